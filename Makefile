@@ -1,0 +1,101 @@
+# tcnla build. `make` builds build/libtcnla.a, build/libtcnla.so, build/tcnla
+# and the CPU test runner. The CUDA backend is compiled in when nvcc is found
+# (override with CUDA=0/1); the library still runs on machines without a GPU.
+#
+#   make            library, command, tests
+#   make test       CPU tests (what CI runs)
+#   make test-gpu   GPU tests (needs a GPU; run on the GPU machine)
+#   make bench      benchmark programs (bench/)
+#   make demo       the main job on its built-in default input
+#   make deps       install the Debian packages the build and tests need
+
+CC        ?= gcc
+CUDA_HOME ?= /usr/local/cuda
+NVCC      ?= $(shell command -v nvcc 2>/dev/null || ls $(CUDA_HOME)/bin/nvcc 2>/dev/null)
+CUDA      ?= $(if $(NVCC),1,0)
+BUILD     ?= build
+OPT       ?= -O2
+
+CFLAGS_BASE = -std=c11 $(OPT) -g -Wall -Wextra -Wno-unused-parameter -ffp-contract=off \
+              -fno-fast-math -fPIC -fopenmp -D_GNU_SOURCE -Iinclude -Isrc
+LIB_CFLAGS  = $(CFLAGS_BASE) -fvisibility=hidden -DTCNLA_BUILDING
+LDLIBS      = -llapack -lblas -lgfortran -lm -fopenmp
+
+# Hopper first; sm_80 SASS + PTX keeps Ampere and later working.
+NVCC_ARCH  ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90a,code=sm_90a \
+              -gencode arch=compute_80,code=compute_80
+NVCCFLAGS   = -std=c++17 -O3 -g -lineinfo $(NVCC_ARCH) -Xcompiler -fPIC,-fvisibility=hidden \
+              -Xcompiler -ffp-contract=off --fmad=true -DTCNLA_BUILDING -Iinclude -Isrc
+
+LIB_C  := $(sort $(wildcard src/*/*.c src/*/*/*.c))
+LIB_CU :=
+ifeq ($(CUDA),1)
+  LIB_CU   := $(sort $(wildcard src/*/*.cu src/*/*/*.cu))
+  LIB_CFLAGS += -DTCNLA_HAVE_CUDA -I$(CUDA_HOME)/include
+  LDLIBS   += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcublasLt -lcusolver \
+              -lcurand -lcudart_static -ldl -lrt -lpthread -lstdc++
+else
+  LIB_C    := $(filter-out %_cuda.c,$(LIB_C))
+endif
+
+LIB_OBJ  := $(LIB_C:%.c=$(BUILD)/obj/%.o) $(LIB_CU:%.cu=$(BUILD)/obj/%.o)
+TOOL_SRC := $(sort $(wildcard tools/*.c))
+TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_SRC := $(sort $(wildcard tests/*.c))
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+GTEST_SRC := $(sort $(wildcard tests/gpu/*.c))
+GTEST_OBJ := $(GTEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/runner.o
+
+.PHONY: all lib test test-gpu bench demo deps clean
+all: lib $(BUILD)/tcnla $(BUILD)/run_tests
+
+lib: $(BUILD)/libtcnla.a $(BUILD)/libtcnla.so
+
+$(BUILD)/obj/src/%.o: src/%.c $(wildcard include/*.h src/*/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(LIB_CFLAGS) -c $< -o $@
+
+$(BUILD)/obj/src/%.o: src/%.cu $(wildcard include/*.h src/*/*.h src/*/*/*.cuh)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -c $< -o $@
+
+$(BUILD)/obj/tools/%.o $(BUILD)/obj/tests/%.o $(BUILD)/obj/bench/%.o: CFLAGS_X = $(CFLAGS_BASE) $(if $(filter 1,$(CUDA)),-DTCNLA_HAVE_CUDA -I$(CUDA_HOME)/include)
+$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h tests/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_X) -c $< -o $@
+
+$(BUILD)/libtcnla.a: $(LIB_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
+
+$(BUILD)/libtcnla.so: $(LIB_OBJ)
+	$(CC) -shared -o $@ $^ $(LDLIBS)
+
+$(BUILD)/tcnla: $(TOOL_OBJ) $(BUILD)/libtcnla.a
+	$(CC) -o $@ $(TOOL_OBJ) $(BUILD)/libtcnla.a $(LDLIBS)
+
+$(BUILD)/run_tests: $(TEST_OBJ) $(BUILD)/libtcnla.a
+	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libtcnla.a $(LDLIBS) -lmpfr -lgmp
+
+$(BUILD)/run_gpu_tests: $(GTEST_OBJ) $(BUILD)/libtcnla.a
+	$(CC) -o $@ $(GTEST_OBJ) $(BUILD)/libtcnla.a $(LDLIBS)
+
+$(BUILD)/.deps: scripts/deps.sh
+	@mkdir -p $(BUILD)
+	bash scripts/deps.sh && touch $@
+
+deps: $(BUILD)/.deps
+
+test: $(BUILD)/.deps
+	$(MAKE) $(BUILD)/run_tests $(BUILD)/tcnla
+	./$(BUILD)/run_tests $(T)
+
+test-gpu: $(BUILD)/run_gpu_tests
+	./$(BUILD)/run_gpu_tests $(T)
+
+demo: $(BUILD)/.deps
+	$(MAKE) $(BUILD)/tcnla
+	./$(BUILD)/tcnla gemm --method tcec_fp16
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,233 @@
+/*
+ * tcnla.h -- Tensor-Core Numerical Linear Algebra: the one public header.
+ *
+ * Conventions (DESIGN.md section 3):
+ *  - every symbol is prefixed tcnla_ / TCNLA_; matrices are column-major;
+ *    sizes are int64_t; BLAS argument order (transa, transb, m, n, k, alpha,
+ *    A, lda, B, ldb, beta, C, ldc).
+ *  - every entry point returns a status: 0 on success, -i when argument i
+ *    (1-based, the handle counting as argument 1) is invalid, and the library
+ *    errors below -100. tcnla_strerror() gives the text. The library never
+ *    exits, aborts or prints on its own.
+ *  - one opaque handle owns the backend, the CUDA stream, a grow-only
+ *    workspace and the model parameters; there is no global state.
+ *  - data passed to a handle lives in that handle's memory: host memory for
+ *    the CPU backend, device memory for the CUDA backend. tcnla_malloc /
+ *    tcnla_free / tcnla_memcpy allocate and move it without the caller
+ *    knowing which.
+ */
+#ifndef TCNLA_H
+#define TCNLA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#if defined(TCNLA_BUILDING) && defined(__GNUC__)
+#define TCNLA_API __attribute__((visibility("default")))
+#else
+#define TCNLA_API
+#endif
+
+#define TCNLA_VERSION_MAJOR 0
+#define TCNLA_VERSION_MINOR 1
+#define TCNLA_VERSION_PATCH 0
+#define TCNLA_VERSION_STRING "0.1.0"
+
+/* ------------------------------------------------------------------ status */
+/* 0 success; -1..-99: argument i is invalid; below -100: library errors. */
+enum {
+    TCNLA_SUCCESS = 0,
+    TCNLA_ERR_ALLOC = -101,           /* host or device allocation failed */
+    TCNLA_ERR_NO_BACKEND = -102,      /* backend not compiled in or no device present */
+    TCNLA_ERR_NOT_SUPPORTED = -103,   /* method / backend combination not implemented */
+    TCNLA_ERR_RANGE = -104,           /* an input is outside what the method's split can represent */
+    TCNLA_ERR_CUDA = -105,            /* a CUDA runtime call failed */
+    TCNLA_ERR_CUBLAS = -106,          /* a cuBLAS call failed */
+    TCNLA_ERR_CUSOLVER = -107,        /* a cuSOLVER call failed */
+    TCNLA_ERR_NUMERICAL = -108,       /* numerical breakdown (e.g. Cholesky of a non-SPD matrix) */
+    TCNLA_ERR_INTERNAL = -109         /* an internal invariant failed: a bug, please report */
+};
+
+/* Text for any status (never NULL). */
+TCNLA_API const char *tcnla_strerror(int status);
+TCNLA_API const char *tcnla_version(void);
+
+/* ---------------------------------------------------------------- backends */
+typedef enum {
+    TCNLA_BACKEND_AUTO = 0, /* CUDA when a GPU is present at run time, else CPU */
+    TCNLA_BACKEND_CPU = 1,  /* BLAS/LAPACK plus the reference Tensor Core model */
+    TCNLA_BACKEND_CUDA = 2  /* cuBLAS/cuSOLVER plus the library's own kernels */
+} tcnla_backend_t;
+
+typedef struct tcnla_handle_s *tcnla_handle_t;
+
+/* Creates a handle. AUTO never fails for want of a GPU: it falls back to
+ * the CPU. Asking for CUDA explicitly when none is usable returns
+ * TCNLA_ERR_NO_BACKEND. *handle is NULL after a failure. */
+TCNLA_API int tcnla_create(tcnla_handle_t *handle, tcnla_backend_t backend);
+TCNLA_API int tcnla_destroy(tcnla_handle_t handle);
+/* The backend actually in use (never AUTO). */
+TCNLA_API int tcnla_get_backend(tcnla_handle_t handle, tcnla_backend_t *backend);
+/* Whether this build has the CUDA backend, and how many GPUs the runtime
+ * sees (0 when none or when the driver is missing). Never fails. */
+TCNLA_API int tcnla_cuda_available(int *compiled_in, int *device_count);
+/* Name of the device the handle runs on ("CPU" for the CPU backend). */
+TCNLA_API int tcnla_device_name(tcnla_handle_t handle, char *buf, size_t len);
+/* CUDA stream (a cudaStream_t) for all work of the handle; NULL = default
+ * stream. Returns TCNLA_ERR_NOT_SUPPORTED on a CPU handle. */
+TCNLA_API int tcnla_set_stream(tcnla_handle_t handle, void *stream);
+/* Waits until all work queued on the handle is done (no-op on the CPU). */
+TCNLA_API int tcnla_synchronize(tcnla_handle_t handle);
+
+/* ------------------------------------------------------------------ memory */
+typedef enum {
+    TCNLA_MEMCPY_HOST_TO_HANDLE = 0, /* from host memory to the handle's memory */
+    TCNLA_MEMCPY_HANDLE_TO_HOST = 1,
+    TCNLA_MEMCPY_HANDLE_TO_HANDLE = 2
+} tcnla_memcpy_kind_t;
+
+/* Memory in the handle's space (device memory on CUDA). bytes == 0 gives
+ * *ptr == NULL and success. */
+TCNLA_API int tcnla_malloc(tcnla_handle_t handle, void **ptr, size_t bytes);
+TCNLA_API int tcnla_free(tcnla_handle_t handle, void *ptr);
+TCNLA_API int tcnla_memcpy(tcnla_handle_t handle, void *dst, const void *src, size_t bytes,
+                           tcnla_memcpy_kind_t kind);
+
+/* ------------------------------------------------------------ GEMM methods */
+typedef enum {
+    TCNLA_GEMM_DEFAULT = 0,       /* use the handle's method (tcnla_set_gemm_method) */
+    TCNLA_GEMM_NATIVE_FP32 = 1,   /* FP32 FMA units (BLAS sgemm / cuBLAS pedantic SGEMM) */
+    TCNLA_GEMM_NATIVE_FP64 = 2,   /* inputs widened to FP64, result rounded to FP32 */
+    TCNLA_GEMM_TF32 = 3,          /* inputs rounded to TF32 (RNA), one product on Tensor Cores */
+    TCNLA_GEMM_FP16 = 4,          /* inputs rounded to FP16 (RN), one product, FP32 accumulate */
+    TCNLA_GEMM_MARKIDIS_FP16 = 5, /* Markidis split, 4 products, accumulated inside the TC (RZ) */
+    TCNLA_GEMM_TCEC_FP16 = 6,     /* halfhalf split (2^11), 3 products, hi*hi accumulated RN outside */
+    TCNLA_GEMM_TCEC_TF32 = 7,     /* tf32tf32 split (2^11, RNA), 3 products, hi*hi RN outside */
+    TCNLA_GEMM_SHGEMM_FP16 = 8,   /* A FP32 split halfhalf x B FP16, 2 products */
+    TCNLA_GEMM_SHGEMM_TF32 = 9,   /* A FP32 split tf32tf32 x B FP16 (exact in TF32), 2 products */
+    TCNLA_GEMM_OZAKI_FP16 = 10,   /* reserved: Ozaki scheme on FP16 Tensor Cores */
+    TCNLA_GEMM_OZAKI_INT8 = 11,   /* reserved: Ozaki scheme on INT8 Tensor Cores */
+    TCNLA_GEMM_METHOD_COUNT = 12
+} tcnla_gemm_method_t;
+
+/* Name ("tcec_fp16", ...) and parse (case-insensitive; "-" and "_" alike).
+ * tcnla_gemm_method_from_name returns -1 for an unknown name. */
+TCNLA_API const char *tcnla_gemm_method_name(tcnla_gemm_method_t method);
+TCNLA_API int tcnla_gemm_method_from_name(const char *name, tcnla_gemm_method_t *method);
+
+/* Handle-wide default method (initially TCNLA_GEMM_NATIVE_FP32). */
+TCNLA_API int tcnla_set_gemm_method(tcnla_handle_t handle, tcnla_gemm_method_t method);
+TCNLA_API int tcnla_get_gemm_method(tcnla_handle_t handle, tcnla_gemm_method_t *method);
+
+/* What an FP16-based method does with inputs its split cannot represent
+ * (an element would overflow FP16, or lose more than the split's own
+ * rounding relative to the largest element of its row of op(A) / column
+ * of op(B), seed 002 Fig. 7/8):
+ *   ERROR    return TCNLA_ERR_RANGE and leave C untouched (default);
+ *   FALLBACK compute with the full-range TF32 variant instead
+ *            (TCEC_FP16 -> TCEC_TF32, SHGEMM_FP16 -> SHGEMM_TF32,
+ *            MARKIDIS_FP16 / FP16 -> TCEC_TF32). */
+typedef enum { TCNLA_RANGE_ERROR = 0, TCNLA_RANGE_FALLBACK = 1 } tcnla_range_policy_t;
+TCNLA_API int tcnla_set_range_policy(tcnla_handle_t handle, tcnla_range_policy_t policy);
+
+/* Inputs holding NaN or Inf are computed with NATIVE_FP32 so that NaN and
+ * Inf propagate exactly as in SGEMM (a split of Inf would turn Inf*0 terms
+ * into NaN). This is reported by tcnla_last_method(). */
+TCNLA_API int tcnla_last_method(tcnla_handle_t handle, tcnla_gemm_method_t *method);
+
+typedef enum { TCNLA_OP_N = 0, TCNLA_OP_T = 1 } tcnla_op_t;
+
+/* C = alpha * op(A) * op(B) + beta * C, FP32 in and out.
+ * op(A) is m x k, op(B) is k x n, C is m x n. When beta == 0, C is not
+ * read (NaN in C is ignored). method TCNLA_GEMM_DEFAULT uses the handle's
+ * method. SHGEMM_* methods round B to FP16 (RN) first: use tcnla_shgemm
+ * to pass B already in FP16. */
+TCNLA_API int tcnla_sgemm(tcnla_handle_t handle, tcnla_gemm_method_t method, tcnla_op_t transa,
+                          tcnla_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
+                          const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                          float *C, int64_t ldc);
+
+/* C = alpha * op(A) * op(B) + beta * C with A FP32 and B given as IEEE
+ * binary16 bit patterns. method must be SHGEMM_FP16, SHGEMM_TF32,
+ * NATIVE_FP32 or NATIVE_FP64 (B widened exactly), or DEFAULT (= SHGEMM_FP16). */
+TCNLA_API int tcnla_shgemm(tcnla_handle_t handle, tcnla_gemm_method_t method, tcnla_op_t transa,
+                           tcnla_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
+                           const float *A, int64_t lda, const uint16_t *B, int64_t ldb,
+                           float beta, float *C, int64_t ldc);
+
+/* ------------------------------------------------- Tensor Core model (CPU) */
+/* One MMA instruction as Fasi et al. (2021) and seed 002 section 3.2
+ * describe it: the products are exact, every addend is aligned to the
+ * largest one and truncated (RZ) to `acc_bits` significant bits, the exact
+ * sum of those is normalised and truncated (RZ) to FP32. The accumulator C
+ * is either one more addend inside the instruction (c_inside = 1, RZ) or
+ * added to the instruction's FP32 result outside it with an RN FP32 add.
+ * The CPU backend computes every Tensor Core method with this model. */
+typedef struct {
+    int acc_bits;      /* significant bits kept by the aligned sum: 24 or 25 (default 25) */
+    int k_per_mma;     /* products per instruction: 8 or 16 (default 16) */
+    int tcec_chunk;    /* TCEC/SHGEMM: products per fresh hi*hi accumulator, a multiple
+                          of k_per_mma (default 16 = every instruction) */
+} tcnla_tc_model_t;
+
+TCNLA_API tcnla_tc_model_t tcnla_tc_model_default(void);
+TCNLA_API int tcnla_set_tc_model(tcnla_handle_t handle, const tcnla_tc_model_t *model);
+TCNLA_API int tcnla_get_tc_model(tcnla_handle_t handle, tcnla_tc_model_t *model);
+
+/* One modelled instruction: returns the FP32 result of sum_i a[i]*b[i]
+ * (+ c), n <= 64 products, a[i]*b[i] taken exactly (inputs are FP32
+ * values holding FP16/TF32/BF16 numbers; any FP32 values work as long as
+ * their products are exact in FP64). c_inside = 1: c is an addend inside the
+ * instruction (RZ); 0: result = fl_RN(c + RZ_fp32(sum)). */
+TCNLA_API float tcnla_tc_mma(const tcnla_tc_model_t *model, const float *a, const float *b, int n,
+                             float c, int c_inside);
+
+/* ----------------------------------------------------------- number formats */
+typedef enum {
+    TCNLA_ROUND_RN = 0,  /* to nearest, ties to even */
+    TCNLA_ROUND_RNA = 1, /* to nearest, ties away from zero */
+    TCNLA_ROUND_RZ = 2   /* toward zero (truncation) */
+} tcnla_round_t;
+
+/* FP32 -> narrower formats, bit-exact, with IEEE 754 semantics for
+ * subnormals, overflow (RN/RNA: Inf; RZ: largest finite), NaN (quiet,
+ * sign kept) and Inf. FP8 follows the OCP 8-bit floating point spec:
+ * e4m3 has no Inf (overflow -> NaN 0x7f/0xff unless `saturate`, Inf -> NaN
+ * or max when saturating), e5m2 is IEEE-like. With `saturate`, finite
+ * overflow gives the largest finite value of the format in any mode. */
+TCNLA_API uint16_t tcnla_f32_to_f16(float x, tcnla_round_t mode);
+TCNLA_API float tcnla_f16_to_f32(uint16_t h);
+TCNLA_API uint16_t tcnla_f32_to_bf16(float x, tcnla_round_t mode);
+TCNLA_API float tcnla_bf16_to_f32(uint16_t h);
+/* TF32: 1 sign, 8 exponent, 10 fraction bits, returned as the FP32 value
+ * whose 13 low fraction bits are zero. */
+TCNLA_API float tcnla_f32_to_tf32(float x, tcnla_round_t mode);
+TCNLA_API uint8_t tcnla_f32_to_e4m3(float x, tcnla_round_t mode, int saturate);
+TCNLA_API float tcnla_e4m3_to_f32(uint8_t v);
+TCNLA_API uint8_t tcnla_f32_to_e5m2(float x, tcnla_round_t mode, int saturate);
+TCNLA_API float tcnla_e5m2_to_f32(uint8_t v);
+/* FP64 -> FP32 with the given rounding (overflow as above). */
+TCNLA_API float tcnla_f64_to_f32(double x, tcnla_round_t mode);
+
+/* ---------------------------------------------------------------- splitting */
+typedef enum {
+    TCNLA_SPLIT_MARKIDIS = 0, /* hi = f16(x), lo = f16(x - hi), no scaling */
+    TCNLA_SPLIT_HALFHALF = 1, /* hi = f16(x), lo = f16((x - hi) * 2^11) */
+    TCNLA_SPLIT_TF32TF32 = 2  /* hi = tf32_rna(x), lo = tf32_rna((x - hi) * 2^11) */
+} tcnla_split_t;
+
+/* Splits x into hi + lo * scale (scale = 1 for MARKIDIS, 2^-11 otherwise).
+ * hi and lo are returned as FP32 values (exactly the FP16 / TF32 numbers).
+ * Non-finite x gives hi = x, lo = 0. */
+TCNLA_API void tcnla_split(tcnla_split_t kind, float x, float *hi, float *lo);
+/* The scale factor of lo (1 or 2^-11). */
+TCNLA_API float tcnla_split_scale(tcnla_split_t kind);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* TCNLA_H */

@@ -1,0 +1,263 @@
+/* Handle life cycle, status text, backend selection and memory helpers. */
+#include "core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const char *tcnla_version(void) { return TCNLA_VERSION_STRING; }
+
+const char *tcnla_strerror(int status) {
+    static const char *const argmsg[] = {
+        "invalid argument 1", "invalid argument 2", "invalid argument 3", "invalid argument 4",
+        "invalid argument 5", "invalid argument 6", "invalid argument 7", "invalid argument 8",
+        "invalid argument 9", "invalid argument 10", "invalid argument 11",
+        "invalid argument 12", "invalid argument 13", "invalid argument 14",
+        "invalid argument 15", "invalid argument 16"};
+    switch (status) {
+    case TCNLA_SUCCESS: return "success";
+    case TCNLA_ERR_ALLOC: return "memory allocation failed";
+    case TCNLA_ERR_NO_BACKEND: return "backend not available (not compiled in, or no GPU present)";
+    case TCNLA_ERR_NOT_SUPPORTED: return "operation not supported by this method or backend";
+    case TCNLA_ERR_RANGE:
+        return "input outside the range the method's FP16 split can represent "
+               "(use a TF32-based method or the range fallback policy)";
+    case TCNLA_ERR_CUDA: return "CUDA runtime error";
+    case TCNLA_ERR_CUBLAS: return "cuBLAS error";
+    case TCNLA_ERR_CUSOLVER: return "cuSOLVER error";
+    case TCNLA_ERR_NUMERICAL: return "numerical breakdown";
+    case TCNLA_ERR_INTERNAL: return "internal error (a bug in tcnla)";
+    default: break;
+    }
+    if (status < 0 && status >= -16) return argmsg[-status - 1];
+    if (status < 0 && status > -100) return "invalid argument";
+    return "unknown status";
+}
+
+tcnla_tc_model_t tcnla_tc_model_default(void) {
+    tcnla_tc_model_t m;
+    m.acc_bits = 25;
+    m.k_per_mma = 16;
+    m.tcec_chunk = 16;
+    return m;
+}
+
+int tcnla_cuda_available(int *compiled_in, int *device_count) {
+#ifdef TCNLA_HAVE_CUDA
+    if (compiled_in) *compiled_in = 1;
+    if (device_count) *device_count = tn_cuda_device_count();
+#else
+    if (compiled_in) *compiled_in = 0;
+    if (device_count) *device_count = 0;
+#endif
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_create(tcnla_handle_t *handle, tcnla_backend_t backend) {
+    if (!handle) return -1;
+    *handle = NULL;
+    if (backend != TCNLA_BACKEND_AUTO && backend != TCNLA_BACKEND_CPU &&
+        backend != TCNLA_BACKEND_CUDA)
+        return -2;
+    struct tcnla_handle_s *h = calloc(1, sizeof *h);
+    if (!h) return TCNLA_ERR_ALLOC;
+    h->method = TCNLA_GEMM_NATIVE_FP32;
+    h->last_method = TCNLA_GEMM_DEFAULT;
+    h->range_policy = TCNLA_RANGE_ERROR;
+    h->model = tcnla_tc_model_default();
+    h->backend = TCNLA_BACKEND_CPU;
+    strcpy(h->device_name, "CPU");
+    int ngpu = 0;
+    tcnla_cuda_available(NULL, &ngpu);
+    if (backend == TCNLA_BACKEND_CUDA && ngpu == 0) {
+        free(h);
+        return TCNLA_ERR_NO_BACKEND;
+    }
+#ifdef TCNLA_HAVE_CUDA
+    if (ngpu > 0 && backend != TCNLA_BACKEND_CPU) {
+        int st = tn_cuda_create(h);
+        if (st == TCNLA_SUCCESS) {
+            h->backend = TCNLA_BACKEND_CUDA;
+        } else if (backend == TCNLA_BACKEND_CUDA) {
+            free(h);
+            return st;
+        } /* AUTO: a GPU that cannot be initialised leaves the CPU backend */
+    }
+#endif
+    *handle = h;
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_destroy(tcnla_handle_t h) {
+    if (!h) return TCNLA_SUCCESS;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->cuda) tn_cuda_destroy(h);
+#endif
+    free(h->host_ws);
+    free(h);
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_get_backend(tcnla_handle_t h, tcnla_backend_t *backend) {
+    if (!h) return -1;
+    if (!backend) return -2;
+    *backend = h->backend;
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_device_name(tcnla_handle_t h, char *buf, size_t len) {
+    if (!h) return -1;
+    if (!buf || len == 0) return -2;
+    size_t n = strlen(h->device_name);
+    if (n >= len) n = len - 1;
+    memcpy(buf, h->device_name, n);
+    buf[n] = 0;
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_set_stream(tcnla_handle_t h, void *stream) {
+    if (!h) return -1;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_set_stream(h, stream);
+#endif
+    (void)stream;
+    return TCNLA_ERR_NOT_SUPPORTED;
+}
+
+int tcnla_synchronize(tcnla_handle_t h) {
+    if (!h) return -1;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_synchronize(h);
+#endif
+    return TCNLA_SUCCESS;
+}
+
+void *tn_host_workspace(tcnla_handle_t h, size_t bytes) {
+    if (bytes <= h->host_ws_bytes) return h->host_ws;
+    void *p = malloc(bytes);
+    if (!p) return NULL;
+    free(h->host_ws);
+    h->host_ws = p;
+    h->host_ws_bytes = bytes;
+    return p;
+}
+
+int tcnla_malloc(tcnla_handle_t h, void **ptr, size_t bytes) {
+    if (!h) return -1;
+    if (!ptr) return -2;
+    *ptr = NULL;
+    if (bytes == 0) return TCNLA_SUCCESS;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_malloc(h, ptr, bytes);
+#endif
+    *ptr = malloc(bytes);
+    return *ptr ? TCNLA_SUCCESS : TCNLA_ERR_ALLOC;
+}
+
+int tcnla_free(tcnla_handle_t h, void *ptr) {
+    if (!h) return -1;
+    if (!ptr) return TCNLA_SUCCESS;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_free(h, ptr);
+#endif
+    free(ptr);
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_memcpy(tcnla_handle_t h, void *dst, const void *src, size_t bytes,
+                 tcnla_memcpy_kind_t kind) {
+    if (!h) return -1;
+    if (!dst && bytes) return -2;
+    if (!src && bytes) return -3;
+    if (kind != TCNLA_MEMCPY_HOST_TO_HANDLE && kind != TCNLA_MEMCPY_HANDLE_TO_HOST &&
+        kind != TCNLA_MEMCPY_HANDLE_TO_HANDLE)
+        return -5;
+    if (bytes == 0) return TCNLA_SUCCESS;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_memcpy(h, dst, src, bytes, kind);
+#endif
+    memmove(dst, src, bytes);
+    return TCNLA_SUCCESS;
+}
+
+/* ------------------------------------------------------------- settings */
+int tcnla_set_gemm_method(tcnla_handle_t h, tcnla_gemm_method_t method) {
+    if (!h) return -1;
+    if ((int)method <= (int)TCNLA_GEMM_DEFAULT || (int)method >= (int)TCNLA_GEMM_METHOD_COUNT)
+        return -2;
+    h->method = method;
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_get_gemm_method(tcnla_handle_t h, tcnla_gemm_method_t *method) {
+    if (!h) return -1;
+    if (!method) return -2;
+    *method = h->method;
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_set_range_policy(tcnla_handle_t h, tcnla_range_policy_t policy) {
+    if (!h) return -1;
+    if (policy != TCNLA_RANGE_ERROR && policy != TCNLA_RANGE_FALLBACK) return -2;
+    h->range_policy = policy;
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_last_method(tcnla_handle_t h, tcnla_gemm_method_t *method) {
+    if (!h) return -1;
+    if (!method) return -2;
+    *method = h->last_method;
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_set_tc_model(tcnla_handle_t h, const tcnla_tc_model_t *m) {
+    if (!h) return -1;
+    if (!m || (m->acc_bits != 24 && m->acc_bits != 25) ||
+        (m->k_per_mma != 4 && m->k_per_mma != 8 && m->k_per_mma != 16) || m->tcec_chunk <= 0 ||
+        m->tcec_chunk % m->k_per_mma != 0)
+        return -2;
+    h->model = *m;
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_get_tc_model(tcnla_handle_t h, tcnla_tc_model_t *m) {
+    if (!h) return -1;
+    if (!m) return -2;
+    *m = h->model;
+    return TCNLA_SUCCESS;
+}
+
+/* --------------------------------------------------------- method names */
+static const char *const method_names[TCNLA_GEMM_METHOD_COUNT] = {
+    "default",  "native_fp32", "native_fp64", "tf32",        "fp16",       "markidis_fp16",
+    "tcec_fp16", "tcec_tf32",  "shgemm_fp16", "shgemm_tf32", "ozaki_fp16", "ozaki_int8"};
+
+const char *tcnla_gemm_method_name(tcnla_gemm_method_t m) {
+    if ((int)m < 0 || (int)m >= (int)TCNLA_GEMM_METHOD_COUNT) return "unknown";
+    return method_names[m];
+}
+
+int tcnla_gemm_method_from_name(const char *name, tcnla_gemm_method_t *method) {
+    if (!name) return -1;
+    if (!method) return -2;
+    char buf[32];
+    size_t n = strlen(name);
+    if (n >= sizeof buf) return -1;
+    for (size_t i = 0; i <= n; i++) buf[i] = (name[i] == '-') ? '_' : name[i];
+    for (int i = 0; i < (int)TCNLA_GEMM_METHOD_COUNT; i++) {
+        if (strcasecmp(buf, method_names[i]) == 0) {
+            *method = (tcnla_gemm_method_t)i;
+            return TCNLA_SUCCESS;
+        }
+    }
+    /* common aliases */
+    if (!strcasecmp(buf, "sgemm") || !strcasecmp(buf, "fp32")) {
+        *method = TCNLA_GEMM_NATIVE_FP32;
+        return TCNLA_SUCCESS;
+    }
+    if (!strcasecmp(buf, "fp64") || !strcasecmp(buf, "dgemm")) {
+        *method = TCNLA_GEMM_NATIVE_FP64;
+        return TCNLA_SUCCESS;
+    }
+    return -1;
+}

@@ -1,0 +1,91 @@
+/* Internal declarations shared by the library's modules (not installed).
+ * Internal functions carry the tn_ prefix and are hidden from the shared
+ * library's symbol table by -fvisibility=hidden. */
+#ifndef TCNLA_INTERNAL_H
+#define TCNLA_INTERNAL_H
+
+#include "tcnla.h"
+#include <stddef.h>
+#include <stdint.h>
+
+struct tn_cuda_ctx; /* defined by the CUDA backend (src/core/backend_cuda.c) */
+
+struct tcnla_handle_s {
+    tcnla_backend_t backend;          /* CPU or CUDA, never AUTO */
+    tcnla_gemm_method_t method;       /* handle default for TCNLA_GEMM_DEFAULT */
+    tcnla_gemm_method_t last_method;  /* what the last GEMM actually computed with */
+    tcnla_range_policy_t range_policy;
+    tcnla_tc_model_t model;           /* CPU Tensor Core model parameters */
+    char device_name[256];
+    void *host_ws;                    /* grow-only host workspace */
+    size_t host_ws_bytes;
+    struct tn_cuda_ctx *cuda;         /* NULL on the CPU backend */
+};
+
+/* Grow-only host workspace of the handle (never shrinks; freed with the
+ * handle). Returns NULL when the allocation fails. */
+void *tn_host_workspace(tcnla_handle_t h, size_t bytes);
+
+/* Argument checking of the BLAS-shaped GEMMs; returns 0 or -i. */
+int tn_check_gemm_args(tcnla_handle_t h, tcnla_op_t transa, tcnla_op_t transb, int64_t m,
+                       int64_t n, int64_t k, const void *A, int64_t lda, const void *B,
+                       int64_t ldb, const void *C, int64_t ldc);
+
+/* Tensor Core method properties. */
+typedef enum { TN_CONV_NONE = 0, TN_CONV_F16 = 1, TN_CONV_TF32 = 2 } tn_conv_t;
+typedef struct {
+    int tensor_core;         /* computed with Tensor Core products (the model on the CPU) */
+    int uses_split;          /* operands split into hi + lo * scale */
+    tcnla_split_t split;     /* which split, when uses_split */
+    tn_conv_t conv;          /* single conversion, when !uses_split and tensor_core */
+    int tol_bits;            /* range check: representation error <= 2^-tol_bits * max|vector| */
+    int fp16_range;          /* limited to the FP16 exponent range (range check needed) */
+    tcnla_gemm_method_t fallback; /* full-range method for TCNLA_RANGE_FALLBACK */
+} tn_method_info;
+const tn_method_info *tn_method(tcnla_gemm_method_t m);
+
+/* Range check of a packed operand (rows of op(A) or columns of op(B), each
+ * `len` long and contiguous, `count` of them, `ld` apart). For every vector,
+ * every element's representation error under the method's conversion must be
+ * at most 2^-tol_bits times the vector's largest magnitude, and no element may
+ * overflow. Returns 1 when the operand is representable. */
+int tn_range_ok(const float *x, int64_t count, int64_t len, int64_t ld, tcnla_gemm_method_t method);
+/* 1 if any element of the m x n column-major matrix is NaN or Inf. */
+int tn_has_nonfinite(const float *x, int64_t rows, int64_t cols, int64_t ld);
+int tn_has_nonfinite_f16(const uint16_t *x, int64_t rows, int64_t cols, int64_t ld);
+
+/* Backends: C = alpha*op(A)*op(B) + beta*C after argument checking, with a
+ * resolved method (never DEFAULT), m, n > 0. B16 is non-NULL for SHGEMM
+ * inputs given in FP16 (then B is NULL). */
+int tn_cpu_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+                int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+                const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
+                int64_t ldc);
+#ifdef TCNLA_HAVE_CUDA
+int tn_cuda_create(tcnla_handle_t h);  /* fills h->cuda and device_name */
+void tn_cuda_destroy(tcnla_handle_t h);
+int tn_cuda_device_count(void);        /* 0 when no GPU or no driver */
+int tn_cuda_malloc(tcnla_handle_t h, void **p, size_t bytes);
+int tn_cuda_free(tcnla_handle_t h, void *p);
+int tn_cuda_memcpy(tcnla_handle_t h, void *dst, const void *src, size_t bytes,
+                   tcnla_memcpy_kind_t kind);
+int tn_cuda_set_stream(tcnla_handle_t h, void *stream);
+int tn_cuda_synchronize(tcnla_handle_t h);
+int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+                 int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+                 const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
+                 int64_t ldc);
+#endif
+
+/* BLAS / LAPACK (Fortran interface, 32-bit integers). */
+void sgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+            const float *alpha, const float *A, const int *lda, const float *B, const int *ldb,
+            const float *beta, float *C, const int *ldc);
+void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+            const double *alpha, const double *A, const int *lda, const double *B,
+            const int *ldb, const double *beta, double *C, const int *ldc);
+
+#define TN_MIN(a, b) ((a) < (b) ? (a) : (b))
+#define TN_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+#endif

@@ -1,0 +1,201 @@
+/* The CPU backend of every GEMM method. NATIVE_FP32 / NATIVE_FP64 go
+ * through BLAS; the Tensor Core methods run on the instruction model of
+ * src/numerics/tcmodel.c, so that CPU tests see the same rounding effects
+ * the GPU has (RZ inside the Tensor Core, RN outside).
+ *
+ * Layout: op(A) is packed row by row (Ap[i*k + p]) and op(B) column by
+ * column (Bp[j*k + p]) so that every dot product runs over contiguous data. */
+#include "core/internal.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ------------------------------------------------------------- packing */
+static void pack_a(const float *A, int64_t lda, tcnla_op_t ta, int64_t m, int64_t k, float *Ap) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t p = 0; p < k; p++)
+            Ap[i * k + p] = ta == TCNLA_OP_N ? A[i + p * lda] : A[p + i * lda];
+}
+
+static void pack_b(const float *B, const uint16_t *B16, int64_t ldb, tcnla_op_t tb, int64_t k,
+                   int64_t n, float *Bp) {
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t p = 0; p < k; p++) {
+            int64_t idx = tb == TCNLA_OP_N ? p + j * ldb : j + p * ldb;
+            Bp[j * k + p] = B16 ? tcnla_f16_to_f32(B16[idx]) : B[idx];
+        }
+}
+
+/* Converts a packed operand into the Tensor Core inputs of the method. */
+static void convert(const tn_method_info *mi, const float *x, int64_t len, float *hi, float *lo) {
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < len; i++) {
+        if (mi->uses_split) {
+            tcnla_split(mi->split, x[i], &hi[i], &lo[i]);
+        } else if (mi->conv == TN_CONV_F16) {
+            hi[i] = tcnla_f16_to_f32(tcnla_f32_to_f16(x[i], TCNLA_ROUND_RN));
+        } else {
+            hi[i] = tcnla_f32_to_tf32(x[i], TCNLA_ROUND_RNA);
+        }
+    }
+}
+
+/* --------------------------------------------------- modelled products */
+typedef struct {
+    const tcnla_tc_model_t *model;
+    int64_t k;
+} dot_ctx;
+
+/* One Tensor Core product, accumulated inside the Tensor Core. */
+static float dot_inside(const dot_ctx *d, const float *a, const float *b) {
+    const int kpm = d->model->k_per_mma;
+    float acc = 0.0f;
+    for (int64_t p = 0; p < d->k; p += kpm)
+        acc = tcnla_tc_mma(d->model, a + p, b + p, (int)TN_MIN(kpm, d->k - p), acc, 1);
+    return acc;
+}
+
+/* Markidis: four products into one accumulator inside the Tensor Core. */
+static float dot_markidis(const dot_ctx *d, const float *ah, const float *al, const float *bh,
+                          const float *bl) {
+    const int kpm = d->model->k_per_mma;
+    float acc = 0.0f;
+    for (int64_t p = 0; p < d->k; p += kpm) {
+        int nn = (int)TN_MIN(kpm, d->k - p);
+        acc = tcnla_tc_mma(d->model, al + p, bl + p, nn, acc, 1);
+        acc = tcnla_tc_mma(d->model, al + p, bh + p, nn, acc, 1);
+        acc = tcnla_tc_mma(d->model, ah + p, bl + p, nn, acc, 1);
+        acc = tcnla_tc_mma(d->model, ah + p, bh + p, nn, acc, 1);
+    }
+    return acc;
+}
+
+/* TCEC / SHGEMM (seed 002 Fig. 4, seed 000 eq. 40): hi*hi from a fresh
+ * accumulator every `tcec_chunk` products, added with RN outside the
+ * Tensor Core; the correction terms accumulate inside; dA*dB is dropped.
+ * bl == NULL for SHGEMM (B is exact in the Tensor Core input format). */
+static float dot_tcec(const dot_ctx *d, const float *ah, const float *al, const float *bh,
+                      const float *bl, float lo_scale) {
+    const int kpm = d->model->k_per_mma, chunk = d->model->tcec_chunk;
+    float hh = 0.0f, t = 0.0f, corr = 0.0f;
+    for (int64_t p = 0; p < d->k; p += kpm) {
+        int nn = (int)TN_MIN(kpm, d->k - p);
+        t = tcnla_tc_mma(d->model, ah + p, bh + p, nn, t, 1);
+        if ((p + kpm) % chunk == 0 || p + kpm >= d->k) {
+            hh = hh + t; /* FP32 add, round to nearest */
+            t = 0.0f;
+        }
+        corr = tcnla_tc_mma(d->model, al + p, bh + p, nn, corr, 1);
+        if (bl) corr = tcnla_tc_mma(d->model, ah + p, bl + p, nn, corr, 1);
+    }
+    return hh + corr * lo_scale;
+}
+
+static int blas_int_ok(int64_t m, int64_t n, int64_t k, int64_t ldc) {
+    return m <= INT_MAX && n <= INT_MAX && k <= INT_MAX && ldc <= INT_MAX;
+}
+
+/* C = alpha * R + beta * C, R m x n with leading dimension m. */
+static void update_c(int64_t m, int64_t n, float alpha, const float *R, float beta, float *C,
+                     int64_t ldc) {
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m; i++) {
+            float r = alpha * R[i + j * m];
+            C[i + j * ldc] = beta == 0.0f ? r : r + beta * C[i + j * ldc];
+        }
+}
+
+int tn_cpu_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+                int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+                const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
+                int64_t ldc) {
+    if (!blas_int_ok(m, n, k, ldc)) return TCNLA_ERR_NOT_SUPPORTED;
+    if (k == 0 || alpha == 0.0f) { /* C = beta * C; C not read when beta == 0 */
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = 0; i < m; i++)
+                C[i + j * ldc] = beta == 0.0f ? 0.0f : beta * C[i + j * ldc];
+        h->last_method = method;
+        return TCNLA_SUCCESS;
+    }
+    /* Workspace: Ap, Bp, then hi/lo of each, then R (m x n). */
+    size_t na = (size_t)m * (size_t)k, nb = (size_t)n * (size_t)k, nc = (size_t)m * (size_t)n;
+    size_t bytes = sizeof(float) * (3 * na + 3 * nb + nc);
+    float *ws = tn_host_workspace(h, bytes);
+    if (!ws) return TCNLA_ERR_ALLOC;
+    float *Ap = ws, *Bp = Ap + na, *Ah = Bp + nb, *Al = Ah + na, *Bh = Al + na, *Bl = Bh + nb,
+          *R = Bl + nb;
+    pack_a(A, lda, ta, m, k, Ap);
+    pack_b(B, B16, ldb, tb, k, n, Bp);
+
+    const int shgemm = method == TCNLA_GEMM_SHGEMM_FP16 || method == TCNLA_GEMM_SHGEMM_TF32;
+    if (shgemm && !B16) { /* SHGEMM through tcnla_sgemm: B is rounded to FP16 */
+        for (size_t i = 0; i < nb; i++) {
+            float v = tcnla_f16_to_f32(tcnla_f32_to_f16(Bp[i], TCNLA_ROUND_RN));
+            if (isinf(v) && isfinite(Bp[i])) return TCNLA_ERR_RANGE;
+            Bp[i] = v;
+        }
+    }
+    /* NaN / Inf: computed natively so that they propagate as in SGEMM. */
+    if (tn_method(method)->tensor_core &&
+        (tn_has_nonfinite(Ap, k, m, k) || tn_has_nonfinite(Bp, k, n, k)))
+        method = TCNLA_GEMM_NATIVE_FP32;
+    const tn_method_info *mi = tn_method(method);
+    if (mi->fp16_range && !(tn_range_ok(Ap, m, k, k, method) &&
+                            (shgemm || tn_range_ok(Bp, n, k, k, method)))) {
+        if (h->range_policy != TCNLA_RANGE_FALLBACK) return TCNLA_ERR_RANGE;
+        method = mi->fallback;
+        mi = tn_method(method);
+    }
+    h->last_method = method;
+
+    const int im = (int)m, in = (int)n, ik = (int)k, ildc = (int)ldc;
+    if (method == TCNLA_GEMM_NATIVE_FP32) {
+        sgemm_("T", "N", &im, &in, &ik, &alpha, Ap, &ik, Bp, &ik, &beta, C, &ildc);
+        return TCNLA_SUCCESS;
+    }
+    if (method == TCNLA_GEMM_NATIVE_FP64) {
+        double *Ad = malloc(sizeof(double) * (na + nb + nc));
+        if (!Ad) return TCNLA_ERR_ALLOC;
+        double *Bd = Ad + na, *Cd = Bd + nb, one = 1.0, zero = 0.0;
+        for (size_t i = 0; i < na; i++) Ad[i] = Ap[i];
+        for (size_t i = 0; i < nb; i++) Bd[i] = Bp[i];
+        dgemm_("T", "N", &im, &in, &ik, &one, Ad, &ik, Bd, &ik, &zero, Cd, &im);
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = 0; i < m; i++) {
+                double r = (double)alpha * Cd[i + j * m];
+                if (beta != 0.0f) r += (double)beta * (double)C[i + j * ldc];
+                C[i + j * ldc] = (float)r;
+            }
+        free(Ad);
+        return TCNLA_SUCCESS;
+    }
+
+    convert(mi, Ap, (int64_t)na, Ah, Al);
+    if (shgemm) {
+        /* B holds FP16 values: exact in FP16 and in TF32 */
+        memcpy(Bh, Bp, sizeof(float) * nb);
+    } else {
+        convert(mi, Bp, (int64_t)nb, Bh, Bl);
+    }
+    dot_ctx d = {&h->model, k};
+    const float scale = mi->uses_split ? tcnla_split_scale(mi->split) : 1.0f;
+#pragma omp parallel for schedule(dynamic, 4)
+    for (int64_t i = 0; i < m; i++) {
+        const float *ah = Ah + i * k, *al = Al + i * k;
+        for (int64_t j = 0; j < n; j++) {
+            const float *bh = Bh + j * k, *bl = Bl + j * k;
+            float r;
+            if (!mi->uses_split) r = dot_inside(&d, ah, bh);
+            else if (method == TCNLA_GEMM_MARKIDIS_FP16) r = dot_markidis(&d, ah, al, bh, bl);
+            else r = dot_tcec(&d, ah, al, bh, shgemm ? NULL : bl, scale);
+            R[i + j * m] = r;
+        }
+    }
+    update_c(m, n, alpha, R, beta, C, ldc);
+    return TCNLA_SUCCESS;
+}

@@ -1,0 +1,74 @@
+/* The BLAS-shaped GEMM entry points: argument checking, method resolution,
+ * quick returns, then the backend (src/gemm/cpu_gemm.c or the CUDA one). */
+#include "core/internal.h"
+
+int tn_check_gemm_args(tcnla_handle_t h, tcnla_op_t transa, tcnla_op_t transb, int64_t m,
+                       int64_t n, int64_t k, const void *A, int64_t lda, const void *B,
+                       int64_t ldb, const void *C, int64_t ldc) {
+    if (!h) return -1;
+    if (transa != TCNLA_OP_N && transa != TCNLA_OP_T) return -3;
+    if (transb != TCNLA_OP_N && transb != TCNLA_OP_T) return -4;
+    if (m < 0) return -5;
+    if (n < 0) return -6;
+    if (k < 0) return -7;
+    int64_t arows = transa == TCNLA_OP_N ? m : k, acols = transa == TCNLA_OP_N ? k : m;
+    int64_t brows = transb == TCNLA_OP_N ? k : n, bcols = transb == TCNLA_OP_N ? n : k;
+    if (!A && arows > 0 && acols > 0) return -9;
+    if (lda < TN_MAX(1, arows)) return -10;
+    if (!B && brows > 0 && bcols > 0) return -11;
+    if (ldb < TN_MAX(1, brows)) return -12;
+    if (!C && m > 0 && n > 0) return -14;
+    if (ldc < TN_MAX(1, m)) return -15;
+    return 0;
+}
+
+static int resolve(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_gemm_method_t *out) {
+    if ((int)method < 0 || (int)method >= (int)TCNLA_GEMM_METHOD_COUNT) return -2;
+    *out = method == TCNLA_GEMM_DEFAULT ? h->method : method;
+    return 0;
+}
+
+static int gemm_common(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa,
+                       tcnla_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
+                       const float *A, int64_t lda, const float *B, const uint16_t *B16,
+                       int64_t ldb, float beta, float *C, int64_t ldc) {
+    if (m == 0 || n == 0) {
+        h->last_method = method;
+        return TCNLA_SUCCESS;
+    }
+    if (method == TCNLA_GEMM_OZAKI_FP16 || method == TCNLA_GEMM_OZAKI_INT8)
+        return TCNLA_ERR_NOT_SUPPORTED; /* single-precision Ozaki: not implemented yet */
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA)
+        return tn_cuda_gemm(h, method, transa, transb, m, n, k, alpha, A, lda, B, B16, ldb, beta,
+                            C, ldc);
+#endif
+    return tn_cpu_gemm(h, method, transa, transb, m, n, k, alpha, A, lda, B, B16, ldb, beta, C,
+                       ldc);
+}
+
+int tcnla_sgemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa,
+                tcnla_op_t transb, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
+                int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    int st = tn_check_gemm_args(h, transa, transb, m, n, k, A, lda, B, ldb, C, ldc);
+    if (st) return st;
+    tcnla_gemm_method_t mth;
+    if ((st = resolve(h, method, &mth))) return st;
+    return gemm_common(h, mth, transa, transb, m, n, k, alpha, A, lda, B, NULL, ldb, beta, C,
+                       ldc);
+}
+
+int tcnla_shgemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa,
+                 tcnla_op_t transb, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
+                 int64_t lda, const uint16_t *B, int64_t ldb, float beta, float *C, int64_t ldc) {
+    int st = tn_check_gemm_args(h, transa, transb, m, n, k, A, lda, B, ldb, C, ldc);
+    if (st) return st;
+    tcnla_gemm_method_t mth;
+    if ((st = resolve(h, method, &mth))) return st;
+    if (method == TCNLA_GEMM_DEFAULT) mth = TCNLA_GEMM_SHGEMM_FP16;
+    if (mth != TCNLA_GEMM_SHGEMM_FP16 && mth != TCNLA_GEMM_SHGEMM_TF32 &&
+        mth != TCNLA_GEMM_NATIVE_FP32 && mth != TCNLA_GEMM_NATIVE_FP64)
+        return -2;
+    return gemm_common(h, mth, transa, transb, m, n, k, alpha, A, lda, NULL, B, ldb, beta, C,
+                       ldc);
+}

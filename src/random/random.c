@@ -1,0 +1,57 @@
+/* Philox-based generators (see random.h). */
+#include "random/random.h"
+
+#include <Random123/philox.h>
+#include <math.h>
+#include <string.h>
+
+void tn_philox(uint64_t seed, uint64_t stream, uint64_t ctr, uint32_t out[4]) {
+    philox4x32_key_t key = {{(uint32_t)seed, (uint32_t)(seed >> 32)}};
+    philox4x32_ctr_t c = {{(uint32_t)ctr, (uint32_t)(ctr >> 32), (uint32_t)stream,
+                           (uint32_t)(stream >> 32)}};
+    philox4x32_ctr_t r = philox4x32(c, key);
+    memcpy(out, r.v, sizeof r.v);
+}
+
+/* (0, 1) with 24 random bits: (u + 0.5) * 2^-24. */
+static double unit24(uint32_t u) { return ((double)(u >> 8) + 0.5) * 0x1p-24; }
+
+void tn_rand_uniform(uint64_t seed, uint64_t stream, float lo, float hi, int64_t n, float *out) {
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < (n + 3) / 4; b++) {
+        uint32_t r[4];
+        tn_philox(seed, stream, (uint64_t)b, r);
+        for (int j = 0; j < 4 && 4 * b + j < n; j++)
+            out[4 * b + j] = (float)((double)lo + ((double)hi - (double)lo) * unit24(r[j]));
+    }
+}
+
+void tn_rand_normal(uint64_t seed, uint64_t stream, float mean, float sd, int64_t n, float *out) {
+    const double two_pi = 6.283185307179586476925286766559;
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < (n + 1) / 2; b++) {
+        uint32_t r[4];
+        tn_philox(seed, stream, (uint64_t)b, r);
+        /* 53-bit uniforms from two words each */
+        double u1 = ((double)(((uint64_t)r[0] << 21) ^ (r[1] >> 11)) + 0.5) * 0x1p-53;
+        double u2 = ((double)(((uint64_t)r[2] << 21) ^ (r[3] >> 11)) + 0.5) * 0x1p-53;
+        double rad = sqrt(-2.0 * log(u1));
+        out[2 * b] = (float)(mean + sd * rad * cos(two_pi * u2));
+        if (2 * b + 1 < n) out[2 * b + 1] = (float)(mean + sd * rad * sin(two_pi * u2));
+    }
+}
+
+void tn_rand_exp(uint64_t seed, uint64_t stream, int emin, int emax, int64_t n, float *out) {
+    uint32_t span = (uint32_t)(emax > emin ? emax - emin : 1);
+#pragma omp parallel for schedule(static)
+    for (int64_t b = 0; b < (n + 1) / 2; b++) {
+        uint32_t r[4];
+        tn_philox(seed, stream, (uint64_t)b, r);
+        for (int j = 0; j < 2 && 2 * b + j < n; j++) {
+            uint32_t frac = r[2 * j] & 0x7fffffu, sign = r[2 * j] >> 31;
+            int e = emin + (int)(((uint64_t)r[2 * j + 1] * span) >> 32);
+            float v = ldexpf((float)(0x800000u | frac) * 0x1p-23f, e);
+            out[2 * b + j] = sign ? -v : v;
+        }
+    }
+}

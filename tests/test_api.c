@@ -1,0 +1,124 @@
+/* Handles, status text, memory helpers, method names, settings. */
+#include "tcnla.h"
+#include "test.h"
+
+#include <string.h>
+
+TEST(api_create_cpu_and_destroy) {
+    tcnla_handle_t h = NULL;
+    REQUIRE(tcnla_create(&h, TCNLA_BACKEND_CPU) == TCNLA_SUCCESS);
+    tcnla_backend_t b;
+    CHECK(tcnla_get_backend(h, &b) == 0 && b == TCNLA_BACKEND_CPU);
+    char name[64];
+    CHECK(tcnla_device_name(h, name, sizeof name) == 0 && strcmp(name, "CPU") == 0);
+    CHECK(tcnla_set_stream(h, NULL) == TCNLA_ERR_NOT_SUPPORTED);
+    CHECK(tcnla_synchronize(h) == 0);
+    CHECK(tcnla_destroy(h) == 0);
+    CHECK(tcnla_destroy(NULL) == 0);
+}
+
+TEST(api_create_invalid_arguments) {
+    tcnla_handle_t h = (tcnla_handle_t)1;
+    CHECK_EQ_INT(tcnla_create(NULL, TCNLA_BACKEND_CPU), -1);
+    CHECK_EQ_INT(tcnla_create(&h, (tcnla_backend_t)7), -2);
+    CHECK(h == NULL);
+    CHECK_EQ_INT(tcnla_get_backend(NULL, NULL), -1);
+    CHECK_EQ_INT(tcnla_device_name(NULL, NULL, 0), -1);
+}
+
+TEST(api_auto_backend_follows_gpu_presence) {
+    int compiled = -1, ngpu = -1;
+    CHECK(tcnla_cuda_available(&compiled, &ngpu) == 0);
+    CHECK(compiled == 0 || compiled == 1);
+    CHECK(ngpu >= 0);
+    tcnla_handle_t h;
+    REQUIRE(tcnla_create(&h, TCNLA_BACKEND_AUTO) == 0);
+    tcnla_backend_t b;
+    tcnla_get_backend(h, &b);
+    if (ngpu == 0) CHECK(b == TCNLA_BACKEND_CPU);
+    else CHECK(b == TCNLA_BACKEND_CUDA);
+    tcnla_destroy(h);
+    if (ngpu == 0) {
+        tcnla_handle_t g = (tcnla_handle_t)1;
+        CHECK_EQ_INT(tcnla_create(&g, TCNLA_BACKEND_CUDA), TCNLA_ERR_NO_BACKEND);
+        CHECK(g == NULL);
+    }
+}
+
+TEST(api_strerror_covers_every_status) {
+    const int codes[] = {TCNLA_SUCCESS,         TCNLA_ERR_ALLOC,     TCNLA_ERR_NO_BACKEND,
+                         TCNLA_ERR_NOT_SUPPORTED, TCNLA_ERR_RANGE,   TCNLA_ERR_CUDA,
+                         TCNLA_ERR_CUBLAS,      TCNLA_ERR_CUSOLVER,  TCNLA_ERR_NUMERICAL,
+                         TCNLA_ERR_INTERNAL};
+    const int n = (int)(sizeof codes / sizeof codes[0]);
+    for (int i = 0; i < n; i++) {
+        const char *s = tcnla_strerror(codes[i]);
+        REQUIRE(s != NULL);
+        CHECK(strcmp(s, "unknown status") != 0);
+        for (int j = 0; j < i; j++) CHECK(strcmp(s, tcnla_strerror(codes[j])) != 0);
+    }
+    CHECK(strstr(tcnla_strerror(-3), "argument 3") != NULL);
+    CHECK(strstr(tcnla_strerror(-15), "argument 15") != NULL);
+    CHECK(tcnla_strerror(12345) != NULL);
+    CHECK(strcmp(tcnla_version(), TCNLA_VERSION_STRING) == 0);
+}
+
+TEST(api_memory_helpers_cpu) {
+    tcnla_handle_t h;
+    REQUIRE(tcnla_create(&h, TCNLA_BACKEND_CPU) == 0);
+    float src[5] = {1, 2, 3, 4, 5}, back[5] = {0};
+    float *d = NULL, *e = NULL;
+    CHECK(tcnla_malloc(h, (void **)&d, sizeof src) == 0 && d != NULL);
+    CHECK(tcnla_malloc(h, (void **)&e, sizeof src) == 0 && e != NULL);
+    CHECK(tcnla_memcpy(h, d, src, sizeof src, TCNLA_MEMCPY_HOST_TO_HANDLE) == 0);
+    CHECK(tcnla_memcpy(h, e, d, sizeof src, TCNLA_MEMCPY_HANDLE_TO_HANDLE) == 0);
+    CHECK(tcnla_memcpy(h, back, e, sizeof src, TCNLA_MEMCPY_HANDLE_TO_HOST) == 0);
+    CHECK(memcmp(src, back, sizeof src) == 0);
+    void *z = (void *)1;
+    CHECK(tcnla_malloc(h, &z, 0) == 0 && z == NULL);
+    CHECK_EQ_INT(tcnla_malloc(h, NULL, 8), -2);
+    CHECK_EQ_INT(tcnla_memcpy(h, NULL, src, 4, TCNLA_MEMCPY_HOST_TO_HANDLE), -2);
+    CHECK_EQ_INT(tcnla_memcpy(h, back, src, 4, (tcnla_memcpy_kind_t)9), -5);
+    CHECK(tcnla_free(h, d) == 0 && tcnla_free(h, e) == 0 && tcnla_free(h, NULL) == 0);
+    tcnla_destroy(h);
+}
+
+TEST(api_method_names_round_trip) {
+    for (int m = 0; m < TCNLA_GEMM_METHOD_COUNT; m++) {
+        tcnla_gemm_method_t back;
+        const char *name = tcnla_gemm_method_name((tcnla_gemm_method_t)m);
+        CHECK(tcnla_gemm_method_from_name(name, &back) == 0 && (int)back == m);
+    }
+    tcnla_gemm_method_t x;
+    CHECK(tcnla_gemm_method_from_name("TCEC-FP16", &x) == 0 && x == TCNLA_GEMM_TCEC_FP16);
+    CHECK(tcnla_gemm_method_from_name("sgemm", &x) == 0 && x == TCNLA_GEMM_NATIVE_FP32);
+    CHECK_EQ_INT(tcnla_gemm_method_from_name("tcec_fp17", &x), -1);
+    CHECK_EQ_INT(tcnla_gemm_method_from_name(NULL, &x), -1);
+    CHECK(strcmp(tcnla_gemm_method_name((tcnla_gemm_method_t)99), "unknown") == 0);
+}
+
+TEST(api_settings_validate) {
+    tcnla_handle_t h;
+    REQUIRE(tcnla_create(&h, TCNLA_BACKEND_CPU) == 0);
+    tcnla_gemm_method_t m;
+    CHECK(tcnla_get_gemm_method(h, &m) == 0 && m == TCNLA_GEMM_NATIVE_FP32);
+    CHECK(tcnla_set_gemm_method(h, TCNLA_GEMM_TCEC_TF32) == 0);
+    CHECK(tcnla_get_gemm_method(h, &m) == 0 && m == TCNLA_GEMM_TCEC_TF32);
+    CHECK_EQ_INT(tcnla_set_gemm_method(h, TCNLA_GEMM_DEFAULT), -2);
+    CHECK_EQ_INT(tcnla_set_gemm_method(h, (tcnla_gemm_method_t)40), -2);
+    CHECK_EQ_INT(tcnla_set_gemm_method(NULL, TCNLA_GEMM_TF32), -1);
+    CHECK_EQ_INT(tcnla_set_range_policy(h, (tcnla_range_policy_t)5), -2);
+    tcnla_tc_model_t md = tcnla_tc_model_default(), got;
+    CHECK(md.acc_bits == 25 && md.k_per_mma == 16 && md.tcec_chunk == 16);
+    md.acc_bits = 23;
+    CHECK_EQ_INT(tcnla_set_tc_model(h, &md), -2);
+    md.acc_bits = 24;
+    md.k_per_mma = 8;
+    md.tcec_chunk = 12; /* not a multiple of 8 */
+    CHECK_EQ_INT(tcnla_set_tc_model(h, &md), -2);
+    md.tcec_chunk = 64;
+    CHECK(tcnla_set_tc_model(h, &md) == 0);
+    CHECK(tcnla_get_tc_model(h, &got) == 0 && got.acc_bits == 24 && got.tcec_chunk == 64);
+    CHECK_EQ_INT(tcnla_set_tc_model(h, NULL), -2);
+    tcnla_destroy(h);
+}

@@ -1,0 +1,47 @@
+#include "util.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+double tu_rel_err(const float *C, int64_t ldc, const double *R, int64_t m, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m; i++) {
+            double e = (double)C[i + j * ldc] - R[i + j * m];
+            num += e * e;
+            den += R[i + j * m] * R[i + j * m];
+        }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+void tu_ref_gemm(tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n, int64_t k, double alpha,
+                 const float *A, int64_t lda, const float *B, int64_t ldb, double beta,
+                 const float *C, int64_t ldc, double *R) {
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m; i++) {
+            double s = 0;
+            for (int64_t p = 0; p < k; p++) {
+                double a = ta == TCNLA_OP_N ? A[i + p * lda] : A[p + i * lda];
+                double b = tb == TCNLA_OP_N ? B[p + j * ldb] : B[j + p * ldb];
+                s += a * b;
+            }
+            R[i + j * m] = alpha * s + (beta != 0 ? beta * (double)C[i + j * ldc] : 0.0);
+        }
+}
+
+int tu_method_err(tcnla_handle_t h, tcnla_gemm_method_t method, int64_t m, int64_t n, int64_t k,
+                  const float *A, const float *B, double *err, double *err_native) {
+    float *C = malloc(sizeof(float) * (size_t)(m * n));
+    double *R = malloc(sizeof(double) * (size_t)(m * n));
+    tu_ref_gemm(TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k, 0.0, NULL, m, R);
+    int st = tcnla_sgemm(h, method, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, A, m, B, k, 0.0f, C, m);
+    if (st == 0) *err = tu_rel_err(C, m, R, m, n);
+    if (st == 0 && err_native) {
+        st = tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, A, m, B,
+                         k, 0.0f, C, m);
+        *err_native = tu_rel_err(C, m, R, m, n);
+    }
+    free(C);
+    free(R);
+    return st;
+}

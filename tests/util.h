@@ -1,0 +1,18 @@
+/* Helpers shared by the CPU tests. */
+#ifndef TCNLA_TEST_UTIL_H
+#define TCNLA_TEST_UTIL_H
+#include "tcnla.h"
+#include <stdint.h>
+
+/* Relative Frobenius error of an m x n FP32 matrix (leading dim ldc) against
+ * a FP64 reference (leading dim m), seed 002 eq. (6). */
+double tu_rel_err(const float *C, int64_t ldc, const double *R, int64_t m, int64_t n);
+/* R = alpha * op(A) op(B) + beta * C in FP64 (reference), column-major. */
+void tu_ref_gemm(tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n, int64_t k, double alpha,
+                 const float *A, int64_t lda, const float *B, int64_t ldb, double beta,
+                 const float *C, int64_t ldc, double *R);
+/* Relative Frobenius error of `method` and of NATIVE_FP32 for C = A*B on the
+ * CPU backend, A m x k and B k x n given column-major. Returns the status. */
+int tu_method_err(tcnla_handle_t h, tcnla_gemm_method_t method, int64_t m, int64_t n, int64_t k,
+                  const float *A, const float *B, double *err, double *err_native);
+#endif

@@ -1,0 +1,37 @@
+/* Shared pieces of the tcnla command's subcommands. */
+#ifndef TCNLA_CLI_H
+#define TCNLA_CLI_H
+#include "tcnla.h"
+#include <stdint.h>
+#include <stdio.h>
+
+/* Exit statuses of every subcommand. */
+enum { EXIT_OK = 0, EXIT_BADINPUT = 1, EXIT_USAGE = 2, EXIT_NUMERICAL = 3 };
+
+/* Options every subcommand takes. */
+typedef struct {
+    tcnla_backend_t backend;
+    uint64_t seed;
+    int json;
+} cli_common;
+
+/* Parses --backend / --seed / --json at argv[*i] (advancing *i past a value).
+ * Returns 1 when it consumed the option, 0 when it is not a common one, -1
+ * on a bad value (message printed). */
+int cli_common_opt(cli_common *c, int argc, char **argv, int *i);
+/* Integer / real option values with range checks; print an error and
+ * return -1 on bad input. */
+int cli_int(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out);
+int cli_double(const char *opt, const char *s, double *out);
+/* Fetches the value of option argv[*i]; prints an error when missing. */
+const char *cli_value(int argc, char **argv, int *i);
+double cli_now(void);
+/* Maps a library status to an exit status with a one-line message. */
+int cli_fail(const char *what, int status);
+/* Opens a handle of the requested backend, printing why it failed. */
+int cli_open(const cli_common *c, tcnla_handle_t *h);
+const char *cli_backend_name(tcnla_backend_t b);
+
+int cmd_info(int argc, char **argv);
+int cmd_gemm(int argc, char **argv);
+#endif

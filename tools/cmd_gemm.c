@@ -1,0 +1,291 @@
+/* tcnla gemm: one FP32 GEMM by a chosen method on generated inputs, its
+ * relative Frobenius error against the FP64 product of the same inputs
+ * (seed 002 eq. 6), the same for NATIVE_FP32 as a yardstick, and the time. */
+#include "cli.h"
+#include "core/internal.h"
+#include "random/random.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    int kind; /* 0 uniform(lo,hi), 1 normal(0,1), 2 exp_rand(a,b) */
+    double lo, hi;
+    int ea, eb;
+    char text[64];
+} dist_t;
+
+static int parse_dist(const char *s, dist_t *d) {
+    memset(d, 0, sizeof *d);
+    snprintf(d->text, sizeof d->text, "%s", s);
+    if (!strcmp(s, "uniform")) {
+        d->kind = 0, d->lo = -1, d->hi = 1;
+        return 0;
+    }
+    if (!strcmp(s, "normal")) {
+        d->kind = 1;
+        return 0;
+    }
+    if (sscanf(s, "uniform:%lf:%lf", &d->lo, &d->hi) == 2 && d->lo < d->hi) {
+        d->kind = 0;
+        return 0;
+    }
+    if (sscanf(s, "exp_rand:%d:%d", &d->ea, &d->eb) == 2 && d->ea < d->eb && d->ea >= -149 &&
+        d->eb <= 128) {
+        d->kind = 2;
+        return 0;
+    }
+    fprintf(stderr,
+            "tcnla gemm: --dist '%s': expected uniform, uniform:LO:HI, normal or "
+            "exp_rand:A:B (integers, -149 <= A < B <= 128)\n",
+            s);
+    return -1;
+}
+
+static void fill(const dist_t *d, uint64_t seed, uint64_t stream, int64_t n, float *x) {
+    if (d->kind == 0) tn_rand_uniform(seed, stream, (float)d->lo, (float)d->hi, n, x);
+    else if (d->kind == 1) tn_rand_normal(seed, stream, 0.0f, 1.0f, n, x);
+    else tn_rand_exp(seed, stream, d->ea, d->eb, n, x);
+}
+
+static double rel_err(const float *C, const double *R, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double e = (double)C[i] - R[i];
+        num += e * e;
+        den += R[i] * R[i];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void help(void) {
+    printf(
+        "usage: tcnla gemm [options]\n\n"
+        "Computes C = alpha*op(A)*op(B) + beta*C in FP32 with one method on generated inputs\n"
+        "and prints its relative Frobenius error ||C - C64||_F / ||C64||_F against the FP64\n"
+        "product of the same inputs, the NATIVE_FP32 error on the same inputs and the ratio of\n"
+        "the two, and the time (median of --reps runs).\n\n"
+        "options (defaults in brackets):\n"
+        "  --method M        native_fp32, native_fp64, tf32, fp16, markidis_fp16, tcec_fp16,\n"
+        "                    tcec_tf32, shgemm_fp16, shgemm_tf32 [tcec_fp16]\n"
+        "  --m N --n N --k N sizes [256 256 1024]\n"
+        "  --dist D          uniform (= uniform:-1:1), uniform:LO:HI, normal, exp_rand:A:B\n"
+        "                    (random sign, exponent uniform in A..B-1, 23 random fraction bits)\n"
+        "                    [uniform]\n"
+        "  --dist-b D        distribution of B [same as --dist]\n"
+        "  --transa, --transb  use op = transpose (A stored k x m, B stored n x k)\n"
+        "  --alpha X --beta X  [1 0]; with beta != 0, C starts as uniform(-1,1)\n"
+        "  --reps N          timed runs after one warm-up [1]\n"
+        "  --range-fallback  FP16 methods fall back to the TF32 variant on out-of-range input\n"
+        "                    instead of failing (exit status 3)\n"
+        "  --no-compare      skip the NATIVE_FP32 comparison\n"
+        "  --tc-bits B --tc-k K --tc-chunk C   CPU Tensor Core model: accumulator bits (24|25),\n"
+        "                    products per instruction (8|16), hi*hi chunk [25 16 16]\n"
+        "  --backend auto|cpu|cuda [auto]   --seed N [1]   --json\n\n"
+        "The CPU backend runs the Tensor Core methods on an instruction-exact model: expect\n"
+        "about 10 ns per modelled product (keep m*n*k small there).\n");
+}
+
+int cmd_gemm(int argc, char **argv) {
+    cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
+    tcnla_gemm_method_t method = TCNLA_GEMM_TCEC_FP16;
+    int64_t m = 256, n = 256, k = 1024, reps = 1;
+    int ta = 0, tb = 0, compare = 1, fallback = 0, have_db = 0;
+    double alpha = 1, beta = 0;
+    dist_t da, db;
+    parse_dist("uniform", &da);
+    tcnla_tc_model_t model = tcnla_tc_model_default();
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        int64_t t;
+        int r = cli_common_opt(&c, argc, argv, &i);
+        if (r < 0) return EXIT_USAGE;
+        if (r > 0) continue;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            help();
+            return EXIT_OK;
+        } else if (!strcmp(a, "--transa")) ta = 1;
+        else if (!strcmp(a, "--transb")) tb = 1;
+        else if (!strcmp(a, "--no-compare")) compare = 0;
+        else if (!strcmp(a, "--range-fallback")) fallback = 1;
+        else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
+        else if (!strcmp(a, "--method")) {
+            if (tcnla_gemm_method_from_name(v, &method) || method == TCNLA_GEMM_DEFAULT) {
+                fprintf(stderr, "tcnla gemm: unknown method '%s' (see --help)\n", v);
+                return EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--m")) {
+            if (cli_int(a, v, 0, 1 << 20, &m)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--n")) {
+            if (cli_int(a, v, 0, 1 << 20, &n)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--k")) {
+            if (cli_int(a, v, 0, 1 << 24, &k)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--reps")) {
+            if (cli_int(a, v, 1, 1000, &reps)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--dist")) {
+            if (parse_dist(v, &da)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--dist-b")) {
+            if (parse_dist(v, &db)) return EXIT_USAGE;
+            have_db = 1;
+        } else if (!strcmp(a, "--alpha")) {
+            if (cli_double(a, v, &alpha)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--beta")) {
+            if (cli_double(a, v, &beta)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--tc-bits")) {
+            if (cli_int(a, v, 24, 25, &t)) return EXIT_USAGE;
+            model.acc_bits = (int)t;
+        } else if (!strcmp(a, "--tc-k")) {
+            if (cli_int(a, v, 4, 16, &t)) return EXIT_USAGE;
+            model.k_per_mma = (int)t;
+        } else if (!strcmp(a, "--tc-chunk")) {
+            if (cli_int(a, v, 4, 1 << 24, &t)) return EXIT_USAGE;
+            model.tcec_chunk = (int)t;
+        } else {
+            fprintf(stderr, "tcnla gemm: unknown option '%s' (see --help)\n", a);
+            return EXIT_USAGE;
+        }
+    }
+    if (!have_db) db = da;
+    if (model.tcec_chunk % model.k_per_mma) {
+        fprintf(stderr, "tcnla gemm: --tc-chunk must be a multiple of --tc-k\n");
+        return EXIT_USAGE;
+    }
+    if ((double)m * (double)k + (double)k * (double)n + 3.0 * (double)m * (double)n > 4e9) {
+        fprintf(stderr, "tcnla gemm: matrices this large (m=%lld n=%lld k=%lld) are not supported "
+                        "by this command\n", (long long)m, (long long)n, (long long)k);
+        return EXIT_BADINPUT;
+    }
+
+    tcnla_handle_t h;
+    int rc = cli_open(&c, &h);
+    if (rc) return rc;
+    int st = tcnla_set_tc_model(h, &model);
+    if (st) {
+        tcnla_destroy(h);
+        return cli_fail("--tc-*", st);
+    }
+    if (fallback) tcnla_set_range_policy(h, TCNLA_RANGE_FALLBACK);
+    tcnla_backend_t be;
+    char dev[256];
+    tcnla_get_backend(h, &be);
+    tcnla_device_name(h, dev, sizeof dev);
+
+    /* host data: A, B, C0 (FP32), reference R (FP64) */
+    int64_t lda = ta ? TN_MAX(1, k) : TN_MAX(1, m), ldb = tb ? TN_MAX(1, n) : TN_MAX(1, k);
+    size_t na = (size_t)m * (size_t)k, nb = (size_t)k * (size_t)n, nc = (size_t)m * (size_t)n;
+    float *A = malloc(sizeof(float) * (na + nb + 2 * nc) + 1);
+    double *R = malloc(sizeof(double) * (nc + na + nb) + 1);
+    if (!A || !R) {
+        fprintf(stderr, "tcnla gemm: out of host memory\n");
+        return EXIT_BADINPUT;
+    }
+    float *B = A + na, *C0 = B + nb, *C = C0 + nc;
+    fill(&da, c.seed, 1, (int64_t)na, A);
+    fill(&db, c.seed, 2, (int64_t)nb, B);
+    tn_rand_uniform(c.seed, 3, -1.0f, 1.0f, (int64_t)nc, C0);
+    const int shgemm = method == TCNLA_GEMM_SHGEMM_FP16 || method == TCNLA_GEMM_SHGEMM_TF32;
+    if (shgemm) /* SHGEMM multiplies by an FP16 B: error is measured against A * fp16(B) */
+        for (size_t i = 0; i < nb; i++)
+            B[i] = tcnla_f16_to_f32(tcnla_f32_to_f16(B[i], TCNLA_ROUND_RN));
+    {   /* FP64 reference of the same (FP32) inputs */
+        double *Ad = R + nc, *Bd = Ad + na, one = alpha, zero = 0;
+        for (size_t i = 0; i < na; i++) Ad[i] = A[i];
+        for (size_t i = 0; i < nb; i++) Bd[i] = B[i];
+        int im = (int)m, in = (int)n, ik = (int)k, ila = (int)lda, ilb = (int)ldb;
+        if (m && n) {
+            if (k) dgemm_(ta ? "T" : "N", tb ? "T" : "N", &im, &in, &ik, &one, Ad, &ila, Bd, &ilb,
+                          &zero, R, &im);
+            else memset(R, 0, sizeof(double) * nc);
+            if (beta != 0)
+                for (size_t i = 0; i < nc; i++) R[i] += beta * (double)C0[i];
+        }
+    }
+
+    /* device copies */
+    float *dA = NULL, *dB = NULL, *dC = NULL;
+    if ((st = tcnla_malloc(h, (void **)&dA, sizeof(float) * na)) ||
+        (st = tcnla_malloc(h, (void **)&dB, sizeof(float) * nb)) ||
+        (st = tcnla_malloc(h, (void **)&dC, sizeof(float) * nc)) ||
+        (st = tcnla_memcpy(h, dA, A, sizeof(float) * na, TCNLA_MEMCPY_HOST_TO_HANDLE)) ||
+        (st = tcnla_memcpy(h, dB, B, sizeof(float) * nb, TCNLA_MEMCPY_HOST_TO_HANDLE))) {
+        rc = cli_fail("allocating the inputs", st);
+        goto out;
+    }
+    double times[1000], err = 0, err_native = -1, t_native = -1;
+    tcnla_gemm_method_t used = method;
+    for (int pass = compare && method != TCNLA_GEMM_NATIVE_FP32 ? 0 : 1; pass < 2; pass++) {
+        tcnla_gemm_method_t mm = pass == 0 ? TCNLA_GEMM_NATIVE_FP32 : method;
+        int64_t runs = reps + (reps > 1 ? 1 : 0); /* one warm-up when timing several */
+        for (int64_t r = 0; r < runs; r++) {
+            if ((st = tcnla_memcpy(h, dC, C0, sizeof(float) * nc, TCNLA_MEMCPY_HOST_TO_HANDLE)))
+                break;
+            tcnla_synchronize(h);
+            double t0 = cli_now();
+            st = tcnla_sgemm(h, mm, ta ? TCNLA_OP_T : TCNLA_OP_N, tb ? TCNLA_OP_T : TCNLA_OP_N, m,
+                             n, k, (float)alpha, dA, lda, dB, ldb, (float)beta, dC, TN_MAX(1, m));
+            if (st == TCNLA_SUCCESS) st = tcnla_synchronize(h);
+            if (st) break;
+            if (r >= runs - reps) times[r - (runs - reps)] = cli_now() - t0;
+        }
+        if (st) {
+            rc = cli_fail(tcnla_gemm_method_name(mm), st);
+            goto out;
+        }
+        if ((st = tcnla_memcpy(h, C, dC, sizeof(float) * nc, TCNLA_MEMCPY_HANDLE_TO_HOST))) {
+            rc = cli_fail("copying C back", st);
+            goto out;
+        }
+        qsort(times, (size_t)reps, sizeof(double), cmp_double);
+        if (pass == 0) {
+            err_native = rel_err(C, R, (int64_t)nc);
+            t_native = times[reps / 2];
+        } else {
+            err = rel_err(C, R, (int64_t)nc);
+            tcnla_last_method(h, &used);
+        }
+    }
+    double t = times[reps / 2], flops = 2.0 * (double)m * (double)n * (double)k;
+    if (c.json) {
+        printf("{\"command\":\"gemm\",\"backend\":\"%s\",\"device\":\"%s\",\"method\":\"%s\","
+               "\"computed_with\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"dist_a\":\"%s\","
+               "\"dist_b\":\"%s\",\"seed\":%llu,\"rel_err\":%.6e,\"native_fp32_rel_err\":%.6e,"
+               "\"ratio\":%.4f,\"seconds\":%.6e,\"tflops\":%.4f,\"native_fp32_seconds\":%.6e}\n",
+               cli_backend_name(be), dev, tcnla_gemm_method_name(method),
+               tcnla_gemm_method_name(used), (long long)m, (long long)n, (long long)k, da.text,
+               db.text, (unsigned long long)c.seed, err, err_native,
+               err_native > 0 ? err / err_native : -1.0, t, flops / t * 1e-12, t_native);
+    } else {
+        printf("tcnla gemm: %s on %s (%s backend), m=%lld n=%lld k=%lld, A ~ %s, B ~ %s, seed "
+               "%llu\n",
+               tcnla_gemm_method_name(method), dev, cli_backend_name(be), (long long)m,
+               (long long)n, (long long)k, da.text, db.text, (unsigned long long)c.seed);
+        if (shgemm) printf("  B rounded to FP16 first: errors are against the FP64 product A*fp16(B)\n");
+        if (used != method)
+            printf("  note: computed with %s (NaN/Inf input or range fallback)\n",
+                   tcnla_gemm_method_name(used));
+        if (be == TCNLA_BACKEND_CPU && tn_method(method)->tensor_core)
+            printf("  Tensor Core model: %d-bit accumulation, %d products/instruction, hi*hi "
+                   "chunk %d\n",
+                   model.acc_bits, model.k_per_mma, model.tcec_chunk);
+        printf("  rel. Frobenius error vs FP64   %.3e\n", err);
+        if (err_native >= 0)
+            printf("  native_fp32 error, same input  %.3e   ratio %.3f\n", err_native,
+                   err_native > 0 ? err / err_native : 0.0);
+        printf("  time (median of %lld)          %.4f s   %.3f TFLOP/s\n", (long long)reps, t,
+               flops / t * 1e-12);
+    }
+out:
+    tcnla_free(h, dA);
+    tcnla_free(h, dB);
+    tcnla_free(h, dC);
+    free(A);
+    free(R);
+    tcnla_destroy(h);
+    return rc;
+}
