@@ -16,7 +16,7 @@ CUDA      ?= $(if $(NVCC),1,0)
 BUILD     ?= build
 OPT       ?= -O2
 
-CFLAGS_BASE = -std=c11 $(OPT) -g -Wall -Wextra -Wno-unused-parameter -ffp-contract=off \
+CFLAGS_BASE = -std=c11 $(OPT) -g -Wall -Wextra -ffp-contract=off \
               -fno-fast-math -fPIC -fopenmp -D_GNU_SOURCE -Iinclude -Isrc
 LIB_CFLAGS  = $(CFLAGS_BASE) -fvisibility=hidden -DTCNLA_BUILDING
 LDLIBS      = -llapack -lblas -lgfortran -lm -fopenmp

@@ -109,8 +109,8 @@ typedef enum {
     TCNLA_GEMM_TCEC_TF32 = 7,     /* tf32tf32 split (2^11, RNA), 3 products, hi*hi RN outside */
     TCNLA_GEMM_SHGEMM_FP16 = 8,   /* A FP32 split halfhalf x B FP16, 2 products */
     TCNLA_GEMM_SHGEMM_TF32 = 9,   /* A FP32 split tf32tf32 x B FP16 (exact in TF32), 2 products */
-    TCNLA_GEMM_OZAKI_FP16 = 10,   /* reserved: Ozaki scheme on FP16 Tensor Cores */
-    TCNLA_GEMM_OZAKI_INT8 = 11,   /* reserved: Ozaki scheme on INT8 Tensor Cores */
+    TCNLA_GEMM_OZAKI_FP16 = 10,   /* Ozaki scheme on FP16 Tensor Cores (seed 004) */
+    TCNLA_GEMM_OZAKI_INT8 = 11,   /* Ozaki scheme on INT8 Tensor Cores, exact INT32 accumulation */
     TCNLA_GEMM_METHOD_COUNT = 12
 } tcnla_gemm_method_t;
 
@@ -158,6 +158,36 @@ TCNLA_API int tcnla_shgemm(tcnla_handle_t handle, tcnla_gemm_method_t method, tc
                            tcnla_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
                            const float *A, int64_t lda, const uint16_t *B, int64_t ldb,
                            float beta, float *C, int64_t ldc);
+
+/* ------------------------------------------------------------ Ozaki scheme */
+/* DGEMM / SGEMM from error-free slices (seed 004). Used by tcnla_dgemm and
+ * tcnla_sgemm with TCNLA_GEMM_OZAKI_FP16 / TCNLA_GEMM_OZAKI_INT8. */
+typedef enum {
+    TCNLA_OZAKI_DP = 0,   /* slice count from the probabilistic bound (seed 004 Alg. 3): as
+                             accurate as the native GEMM of the output precision */
+    TCNLA_OZAKI_CR = 1,   /* split until every slice is zero, correctly-rounded sum (NearSum):
+                             every element is the correctly-rounded exact product */
+    TCNLA_OZAKI_FIXED = 2 /* `slices` slices per operand, set by the caller */
+} tcnla_ozaki_mode_t;
+
+typedef struct {
+    tcnla_ozaki_mode_t mode; /* default TCNLA_OZAKI_DP */
+    int slices;              /* FIXED mode: slices per operand, >= 1 (default 0: unused) */
+    int fast;                /* skip slice products with p + q > d + 1 (DP/FIXED; default 1) */
+    size_t workspace_cap;    /* bytes of workspace the scheme may use; blocking in m and n keeps
+                                it below (default 0: no cap) */
+} tcnla_ozaki_opts_t;
+
+TCNLA_API tcnla_ozaki_opts_t tcnla_ozaki_opts_default(void);
+TCNLA_API int tcnla_set_ozaki_opts(tcnla_handle_t handle, const tcnla_ozaki_opts_t *opts);
+TCNLA_API int tcnla_get_ozaki_opts(tcnla_handle_t handle, tcnla_ozaki_opts_t *opts);
+
+/* C = alpha * op(A) * op(B) + beta * C in FP64. method: NATIVE_FP64 (BLAS
+ * dgemm / cuBLAS DGEMM), OZAKI_FP16, OZAKI_INT8, or DEFAULT (= NATIVE_FP64). */
+TCNLA_API int tcnla_dgemm(tcnla_handle_t handle, tcnla_gemm_method_t method, tcnla_op_t transa,
+                          tcnla_op_t transb, int64_t m, int64_t n, int64_t k, double alpha,
+                          const double *A, int64_t lda, const double *B, int64_t ldb,
+                          double beta, double *C, int64_t ldc);
 
 /* ------------------------------------------------- Tensor Core model (CPU) */
 /* One MMA instruction as Fasi et al. (2021) and seed 002 section 3.2

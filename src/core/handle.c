@@ -65,6 +65,7 @@ int tcnla_create(tcnla_handle_t *handle, tcnla_backend_t backend) {
     h->last_method = TCNLA_GEMM_DEFAULT;
     h->range_policy = TCNLA_RANGE_ERROR;
     h->model = tcnla_tc_model_default();
+    h->ozaki = tcnla_ozaki_opts_default();
     h->backend = TCNLA_BACKEND_CPU;
     strcpy(h->device_name, "CPU");
     int ngpu = 0;
@@ -217,6 +218,33 @@ int tcnla_set_tc_model(tcnla_handle_t h, const tcnla_tc_model_t *m) {
         m->tcec_chunk % m->k_per_mma != 0)
         return -2;
     h->model = *m;
+    return TCNLA_SUCCESS;
+}
+
+tcnla_ozaki_opts_t tcnla_ozaki_opts_default(void) {
+    tcnla_ozaki_opts_t o;
+    o.mode = TCNLA_OZAKI_DP;
+    o.slices = 0;
+    o.fast = 1;
+    o.workspace_cap = 0;
+    return o;
+}
+
+int tcnla_set_ozaki_opts(tcnla_handle_t h, const tcnla_ozaki_opts_t *o) {
+    if (!h) return -1;
+    if (!o || (o->mode != TCNLA_OZAKI_DP && o->mode != TCNLA_OZAKI_CR &&
+               o->mode != TCNLA_OZAKI_FIXED) ||
+        (o->mode == TCNLA_OZAKI_FIXED && (o->slices < 1 || o->slices > 64)) ||
+        (o->fast != 0 && o->fast != 1))
+        return -2;
+    h->ozaki = *o;
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_get_ozaki_opts(tcnla_handle_t h, tcnla_ozaki_opts_t *o) {
+    if (!h) return -1;
+    if (!o) return -2;
+    *o = h->ozaki;
     return TCNLA_SUCCESS;
 }
 

@@ -20,6 +20,7 @@ struct tcnla_handle_s {
     void *host_ws;                    /* grow-only host workspace */
     size_t host_ws_bytes;
     struct tn_cuda_ctx *cuda;         /* NULL on the CPU backend */
+    tcnla_ozaki_opts_t ozaki;         /* options of the Ozaki scheme */
 };
 
 /* Grow-only host workspace of the handle (never shrinks; freed with the
@@ -61,6 +62,16 @@ int tn_cpu_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcn
                 int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                 const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
                 int64_t ldc);
+/* Ozaki scheme on the CPU (src/gemm/ozaki.c): C = alpha*op(A)*op(B) + beta*C
+ * with FP64 data, after argument checking, m, n > 0; method OZAKI_FP16 or
+ * OZAKI_INT8, options from h->ozaki. out_prec 64 for tcnla_dgemm, 32 when
+ * called for tcnla_sgemm (A, B, C then hold FP32 values widened to FP64 and
+ * DP mode targets FP32 accuracy; the caller rounds C). */
+int tn_cpu_ozaki(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+                 int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
+                 const double *B, int64_t ldb, double beta, double *C, int64_t ldc,
+                 int out_prec);
+
 #ifdef TCNLA_HAVE_CUDA
 int tn_cuda_create(tcnla_handle_t h);  /* fills h->cuda and device_name */
 void tn_cuda_destroy(tcnla_handle_t h);

@@ -2,6 +2,9 @@
  * quick returns, then the backend (src/gemm/cpu_gemm.c or the CUDA one). */
 #include "core/internal.h"
 
+#include <limits.h>
+#include <stdlib.h>
+
 int tn_check_gemm_args(tcnla_handle_t h, tcnla_op_t transa, tcnla_op_t transb, int64_t m,
                        int64_t n, int64_t k, const void *A, int64_t lda, const void *B,
                        int64_t ldb, const void *C, int64_t ldc) {
@@ -28,6 +31,32 @@ static int resolve(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_gemm_meth
     return 0;
 }
 
+/* SGEMM by the Ozaki scheme on the CPU: the FP32 data widened to FP64
+ * (exactly), the scheme run for FP32 accuracy, the result rounded once. */
+static int ozaki_sgemm_cpu(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta,
+                           tcnla_op_t tb, int64_t m, int64_t n, int64_t k, float alpha,
+                           const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                           float *C, int64_t ldc) {
+    int64_t acols = ta == TCNLA_OP_N ? k : m, bcols = tb == TCNLA_OP_N ? n : k;
+    size_t na = (size_t)lda * (size_t)acols, nb = (size_t)ldb * (size_t)bcols;
+    size_t nc = (size_t)m * (size_t)n;
+    double *Ad = malloc(sizeof(double) * (na + nb + nc + 1));
+    if (!Ad) return TCNLA_ERR_ALLOC;
+    double *Bd = Ad + na, *Cd = Bd + nb;
+    for (size_t i = 0; i < na; i++) Ad[i] = A[i];
+    for (size_t i = 0; i < nb; i++) Bd[i] = B[i];
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m; i++) Cd[i + j * m] = beta == 0.0f ? 0.0 : C[i + j * ldc];
+    int st = tn_cpu_ozaki(h, method, ta, tb, m, n, k, alpha, Ad, lda, Bd, ldb, beta, Cd, m, 32);
+    if (st == TCNLA_SUCCESS) {
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = 0; i < m; i++) C[i + j * ldc] = (float)Cd[i + j * m];
+        h->last_method = method;
+    }
+    free(Ad);
+    return st;
+}
+
 static int gemm_common(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa,
                        tcnla_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
                        const float *A, int64_t lda, const float *B, const uint16_t *B16,
@@ -36,8 +65,11 @@ static int gemm_common(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t 
         h->last_method = method;
         return TCNLA_SUCCESS;
     }
-    if (method == TCNLA_GEMM_OZAKI_FP16 || method == TCNLA_GEMM_OZAKI_INT8)
-        return TCNLA_ERR_NOT_SUPPORTED; /* single-precision Ozaki: not implemented yet */
+    if (method == TCNLA_GEMM_OZAKI_FP16 || method == TCNLA_GEMM_OZAKI_INT8) {
+        if (h->backend != TCNLA_BACKEND_CPU || B16) return TCNLA_ERR_NOT_SUPPORTED;
+        return ozaki_sgemm_cpu(h, method, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                               ldc);
+    }
 #ifdef TCNLA_HAVE_CUDA
     if (h->backend == TCNLA_BACKEND_CUDA)
         return tn_cuda_gemm(h, method, transa, transb, m, n, k, alpha, A, lda, B, B16, ldb, beta,
@@ -71,4 +103,35 @@ int tcnla_shgemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa
         return -2;
     return gemm_common(h, mth, transa, transb, m, n, k, alpha, A, lda, NULL, B, ldb, beta, C,
                        ldc);
+}
+
+int tcnla_dgemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa,
+                tcnla_op_t transb, int64_t m, int64_t n, int64_t k, double alpha, const double *A,
+                int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
+    int st = tn_check_gemm_args(h, transa, transb, m, n, k, A, lda, B, ldb, C, ldc);
+    if (st) return st;
+    if (method == TCNLA_GEMM_DEFAULT) method = TCNLA_GEMM_NATIVE_FP64;
+    if (method != TCNLA_GEMM_NATIVE_FP64 && method != TCNLA_GEMM_OZAKI_FP16 &&
+        method != TCNLA_GEMM_OZAKI_INT8)
+        return -2;
+    if (m == 0 || n == 0) return TCNLA_SUCCESS;
+    if (h->backend != TCNLA_BACKEND_CPU) return TCNLA_ERR_NOT_SUPPORTED; /* CUDA: not yet */
+    if (k == 0 || alpha == 0.0) { /* C = beta * C; C not read when beta == 0 */
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = 0; i < m; i++)
+                C[i + j * ldc] = beta == 0.0 ? 0.0 : beta * C[i + j * ldc];
+        h->last_method = method;
+        return TCNLA_SUCCESS;
+    }
+    h->last_method = method;
+    if (method != TCNLA_GEMM_NATIVE_FP64)
+        return tn_cpu_ozaki(h, method, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                            ldc, 64);
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX || ldb > INT_MAX ||
+        ldc > INT_MAX)
+        return TCNLA_ERR_NOT_SUPPORTED;
+    const int im = (int)m, in = (int)n, ik = (int)k, ia = (int)lda, ib = (int)ldb, ic = (int)ldc;
+    dgemm_(transa == TCNLA_OP_N ? "N" : "T", transb == TCNLA_OP_N ? "N" : "T", &im, &in, &ik,
+           &alpha, A, &ia, B, &ib, &beta, C, &ic);
+    return TCNLA_SUCCESS;
 }
