@@ -19,7 +19,7 @@ OPT       ?= -O2
 CFLAGS_BASE = -std=c11 $(OPT) -g -Wall -Wextra -ffp-contract=off \
               -fno-fast-math -fPIC -fopenmp -D_GNU_SOURCE -Iinclude -Isrc
 LIB_CFLAGS  = $(CFLAGS_BASE) -fvisibility=hidden -DTCNLA_BUILDING
-LDLIBS      = -llapack -lblas -lgfortran -lm -fopenmp
+LDLIBS      = -ltmglib -llapack -lblas -lgfortran -lm -fopenmp
 
 # Hopper first; sm_80 SASS + PTX keeps Ampere and later working.
 NVCC_ARCH  ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90a,code=sm_90a \

@@ -189,6 +189,89 @@ TCNLA_API int tcnla_dgemm(tcnla_handle_t handle, tcnla_gemm_method_t method, tcn
                           const double *A, int64_t lda, const double *B, int64_t ldb,
                           double beta, double *C, int64_t ldc);
 
+/* ---------------------------------------------------------- random matrices */
+typedef enum {
+    TCNLA_RAND_GAUSSIAN = 0,   /* N(0, 1) */
+    TCNLA_RAND_UNIFORM = 1,    /* U(-1, 1) */
+    TCNLA_RAND_SPARSE3 = 2,    /* Achlioptas: +1, 0, -1 with probabilities 1/6, 2/3, 1/6 (s = 3) */
+    TCNLA_RAND_SPARSE_SQRT = 3 /* Li et al. very sparse: s = sqrt(rows), +-1 w.p. 1/(2s) each */
+} tcnla_rand_dist_t;
+
+/* Storage formats a random matrix is rounded to (RN). */
+typedef enum {
+    TCNLA_FMT_FP32 = 0,
+    TCNLA_FMT_FP16 = 1,
+    TCNLA_FMT_BF16 = 2,
+    TCNLA_FMT_TF32 = 3,
+    TCNLA_FMT_E4M3 = 4, /* OCP FP8, saturating */
+    TCNLA_FMT_E5M2 = 5  /* OCP FP8, saturating */
+} tcnla_format_t;
+
+/* Fills the rows x cols matrix X (column-major, leading dimension ld, in the
+ * handle's memory) with `dist` drawn by Philox4x32-10 and rounded (RN) to
+ * `fmt`, stored as FP32 values. Element (i, j) depends only on (seed,
+ * stream, i + j * rows): the CPU and the GPU give the same matrix. The
+ * sparse distributions are unscaled (+-1, 0: the sqrt(s) factor of
+ * Achlioptas only scales the projection). */
+TCNLA_API int tcnla_random_fill(tcnla_handle_t handle, tcnla_rand_dist_t dist, tcnla_format_t fmt,
+                                uint64_t seed, uint64_t stream, int64_t rows, int64_t cols,
+                                float *X, int64_t ld);
+/* The same matrix with fmt = FP16, stored as binary16 bits (for tcnla_shgemm). */
+TCNLA_API int tcnla_random_fill_f16(tcnla_handle_t handle, tcnla_rand_dist_t dist, uint64_t seed,
+                                    uint64_t stream, int64_t rows, int64_t cols, uint16_t *X,
+                                    int64_t ld);
+
+/* -------------------------------------------------------- orthonormalization */
+typedef enum {
+    TCNLA_ORTH_HOUSEHOLDER = 0,  /* Householder QR in FP32 (LAPACK sgeqrf/sorgqr, cuSOLVER) */
+    TCNLA_ORTH_CHOLQR_FP32 = 1,  /* CholeskyQR in FP32 */
+    TCNLA_ORTH_CHOLQR_FP64 = 2,  /* CholeskyQR with Gram matrix, Cholesky and solve in FP64
+                                    (seed 001 Algorithm 3) */
+    TCNLA_ORTH_CHOLQR2_FP64 = 3  /* CholeskyQR2: CholeskyQR in FP64 twice */
+} tcnla_orth_t;
+
+/* What a Cholesky breakdown does (the Gram matrix is not numerically
+ * positive definite): ERROR returns TCNLA_ERR_NUMERICAL with Y untouched;
+ * RETRY moves on to the next more robust method (FP32 -> FP64 ->
+ * CholeskyQR2 in FP64 -> Householder), which never breaks down. */
+typedef enum { TCNLA_BREAKDOWN_ERROR = 0, TCNLA_BREAKDOWN_RETRY = 1 } tcnla_breakdown_t;
+
+/* Replaces the m x n (m >= n) matrix Y by an orthonormal basis Q of its
+ * column space, Y = Q R. R (n x n, upper triangular, FP32) is returned when
+ * R != NULL. *used (may be NULL) receives the method that succeeded. Input
+ * holding NaN or Inf returns TCNLA_ERR_NUMERICAL. */
+TCNLA_API int tcnla_orthonormalize(tcnla_handle_t handle, tcnla_orth_t method,
+                                   tcnla_breakdown_t on_breakdown, int64_t m, int64_t n, float *Y,
+                                   int64_t ldy, float *R, int64_t ldr, tcnla_orth_t *used);
+
+/* ---------------------------------------------------------- randomized SVD */
+typedef struct {
+    int64_t rank;                    /* k, the target rank (required, >= 1) */
+    int64_t oversampling;            /* p (default 10); l = k + p columns are sampled */
+    int power_iters;                 /* q (default 2), re-orthonormalized at every step */
+    tcnla_gemm_method_t proj_method; /* Y = A * Omega (default TCNLA_GEMM_SHGEMM_FP16, with an
+                                        FP16 random matrix); any tcnla_sgemm method */
+    tcnla_gemm_method_t gemm_method; /* the other products: power iterations and Q^T A
+                                        (default TCNLA_GEMM_TCEC_FP16) */
+    tcnla_format_t random_format;    /* format of Omega (default FP16; SHGEMM methods need FP16) */
+    tcnla_rand_dist_t random_dist;   /* default TCNLA_RAND_GAUSSIAN */
+    tcnla_orth_t orth;               /* default TCNLA_ORTH_CHOLQR2_FP64 */
+    tcnla_breakdown_t on_breakdown;  /* default TCNLA_BREAKDOWN_RETRY */
+    uint64_t seed;                   /* default 1 */
+} tcnla_rsvd_opts_t;
+
+TCNLA_API tcnla_rsvd_opts_t tcnla_rsvd_opts_default(void);
+
+/* Rank-k randomized SVD (seed 000 Algorithm 1) of the m x n matrix A:
+ * A ~ U diag(S) VT with U m x k, S k, VT k x n, singular values in
+ * decreasing order. A is not modified and not copied. The small SVD is
+ * done on the l x l problem (QR of B^T, then SVD of R), not on a tall
+ * matrix. Requires k + p <= min(m, n). FP16-based methods that cannot
+ * represent A return TCNLA_ERR_RANGE (use the TF32 variants). */
+TCNLA_API int tcnla_rsvd(tcnla_handle_t handle, const tcnla_rsvd_opts_t *opts, int64_t m,
+                         int64_t n, const float *A, int64_t lda, float *U, int64_t ldu, float *S,
+                         float *VT, int64_t ldvt);
+
 /* ------------------------------------------------- Tensor Core model (CPU) */
 /* One MMA instruction as Fasi et al. (2021) and seed 002 section 3.2
  * describe it: the products are exact, every addend is aligned to the

@@ -82,6 +82,9 @@ int tn_cuda_memcpy(tcnla_handle_t h, void *dst, const void *src, size_t bytes,
                    tcnla_memcpy_kind_t kind);
 int tn_cuda_set_stream(tcnla_handle_t h, void *stream);
 int tn_cuda_synchronize(tcnla_handle_t h);
+int tn_cuda_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+                           int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
+                           tcnla_orth_t *used);
 int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                  int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                  const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,

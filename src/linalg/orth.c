@@ -1,0 +1,184 @@
+/* Orthonormalization of tall-skinny matrices: Householder QR (LAPACK) and
+ * CholeskyQR in FP32, in FP64 (seed 001 Algorithm 3) and twice in FP64
+ * (CholeskyQR2). A Cholesky breakdown is detected from potrf's info (and
+ * from non-finite or non-positive pivots), never passed on as NaN. */
+#include "core/internal.h"
+#include "linalg/lapack.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int has_nonfinite(const float *Y, int64_t m, int64_t n, int64_t ld) {
+    return tn_has_nonfinite(Y, m, n, ld);
+}
+
+/* Householder: Y <- Q, R <- upper triangle (n x n). */
+static int householder(int m, int n, float *Y, int ldy, float *R, int ldr) {
+    int info = 0, lwork = -1;
+    float wq;
+    sgeqrf_(&m, &n, Y, &ldy, NULL, &wq, &lwork, &info);
+    int lw2 = -1;
+    float wq2;
+    sorgqr_(&m, &n, &n, Y, &ldy, NULL, &wq2, &lw2, &info);
+    lwork = (int)TN_MAX(wq, wq2) + n;
+    float *tau = malloc(sizeof(float) * ((size_t)n + (size_t)lwork));
+    if (!tau) return TCNLA_ERR_ALLOC;
+    float *work = tau + n;
+    sgeqrf_(&m, &n, Y, &ldy, tau, work, &lwork, &info);
+    if (info == 0 && R)
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < n; i++) R[i + (int64_t)j * ldr] = i <= j ? Y[i + (int64_t)j * ldy] : 0.0f;
+    if (info == 0) sorgqr_(&m, &n, &n, Y, &ldy, tau, work, &lwork, &info);
+    free(tau);
+    return info == 0 ? TCNLA_SUCCESS : TCNLA_ERR_INTERNAL;
+}
+
+/* A Cholesky factor is usable when potrf succeeded and no column of Y is
+ * numerically dependent on the ones before it: r_jj^2 / G_jj (the squared
+ * sine of the angle between column j and the span of columns 0..j-1) must
+ * exceed n * unit roundoff of the working precision; below that, Q would
+ * not be orthonormal (CholeskyQR's loss of orthogonality is ~ kappa^2 u).
+ * `gdiag` holds the Gram matrix's diagonal before the factorization. */
+static int chol_ok(const double *gdiag, const double *rdiag, int n, int info, double u) {
+    if (info != 0) return 0;
+    for (int i = 0; i < n; i++) {
+        double r = rdiag[i];
+        if (!(r > 0) || !isfinite(r) || !(gdiag[i] > 0) || r * r < (double)n * u * gdiag[i])
+            return 0;
+    }
+    return 1;
+}
+
+/* One CholeskyQR step in FP64 on Yd (m x n, ld m): Yd <- Yd R^-1, Rd <- R.
+ * Returns 1 on success, 0 on breakdown, -1 when out of memory. */
+static int cholqr_d(int m, int n, double *Yd, double *Rd) {
+    const double one = 1.0, zero = 0.0;
+    dsyrk_("U", "T", &n, &m, &one, Yd, &m, &zero, Rd, &n);
+    double *d = malloc(sizeof(double) * 2 * (size_t)n);
+    if (!d) return -1;
+    for (int i = 0; i < n; i++) d[i] = Rd[i + (int64_t)i * n];
+    int info = 0;
+    dpotrf_("U", &n, Rd, &n, &info);
+    for (int i = 0; i < n; i++) d[n + i] = Rd[i + (int64_t)i * n];
+    int ok = chol_ok(d, d + n, n, info, 0x1p-53);
+    free(d);
+    if (!ok) return 0;
+    for (int j = 0; j < n; j++)
+        for (int i = j + 1; i < n; i++) Rd[i + (int64_t)j * n] = 0.0;
+    dtrsm_("R", "U", "N", "N", &m, &n, &one, Rd, &n, Yd, &m);
+    return 1;
+}
+
+static int cholqr_fp32(int m, int n, float *Y, int ldy, float *R, int ldr) {
+    const float one = 1.0f, zero = 0.0f;
+    float *G = malloc(sizeof(float) * (size_t)n * (size_t)n);
+    double *d = malloc(sizeof(double) * 2 * (size_t)n);
+    if (!G || !d) {
+        free(G), free(d);
+        return TCNLA_ERR_ALLOC;
+    }
+    ssyrk_("U", "T", &n, &m, &one, Y, &ldy, &zero, G, &n);
+    for (int i = 0; i < n; i++) d[i] = G[i + (int64_t)i * n];
+    int info = 0;
+    spotrf_("U", &n, G, &n, &info);
+    for (int i = 0; i < n; i++) d[n + i] = G[i + (int64_t)i * n];
+    int ok = chol_ok(d, d + n, n, info, 0x1p-24);
+    free(d);
+    if (!ok) {
+        free(G);
+        return TCNLA_ERR_NUMERICAL;
+    }
+    for (int j = 0; j < n; j++)
+        for (int i = j + 1; i < n; i++) G[i + (int64_t)j * n] = 0.0f;
+    strsm_("R", "U", "N", "N", &m, &n, &one, G, &n, Y, &ldy);
+    if (R)
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < n; i++) R[i + (int64_t)j * ldr] = G[i + (int64_t)j * n];
+    free(G);
+    return has_nonfinite(Y, m, n, ldy) ? TCNLA_ERR_NUMERICAL : TCNLA_SUCCESS;
+}
+
+/* CholeskyQR (twice when `twice`) in FP64; Y is overwritten only on success. */
+static int cholqr_fp64(int m, int n, float *Y, int ldy, float *R, int ldr, int twice) {
+    double *Yd = malloc(sizeof(double) * ((size_t)m * (size_t)n + 2 * (size_t)n * (size_t)n));
+    if (!Yd) return TCNLA_ERR_ALLOC;
+    double *R1 = Yd + (size_t)m * n, *R2 = R1 + (size_t)n * n;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++) Yd[i + (int64_t)j * m] = Y[i + (int64_t)j * ldy];
+    int ok = cholqr_d(m, n, Yd, R1);
+    if (ok > 0 && twice) {
+        ok = cholqr_d(m, n, Yd, R2);
+        if (ok > 0) { /* R = R2 * R1 */
+            const double one = 1.0;
+            dtrmm_("L", "U", "N", "N", &n, &n, &one, R2, &n, R1, &n);
+        }
+    }
+    if (ok < 0) {
+        free(Yd);
+        return TCNLA_ERR_ALLOC;
+    }
+    for (int64_t i = 0; ok && i < (int64_t)m * n; i++) ok = isfinite(Yd[i]);
+    if (ok) {
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < m; i++) Y[i + (int64_t)j * ldy] = (float)Yd[i + (int64_t)j * m];
+        if (R)
+            for (int j = 0; j < n; j++)
+                for (int i = 0; i < n; i++) R[i + (int64_t)j * ldr] = (float)R1[i + (int64_t)j * n];
+    }
+    free(Yd);
+    return ok ? TCNLA_SUCCESS : TCNLA_ERR_NUMERICAL;
+}
+
+static int orth_cpu(tcnla_orth_t method, int m, int n, float *Y, int ldy, float *R, int ldr) {
+    switch (method) {
+    case TCNLA_ORTH_HOUSEHOLDER: return householder(m, n, Y, ldy, R, ldr);
+    case TCNLA_ORTH_CHOLQR_FP32: {
+        /* keep Y intact on breakdown: work on a copy */
+        float *c = malloc(sizeof(float) * (size_t)m * (size_t)n);
+        if (!c) return TCNLA_ERR_ALLOC;
+        for (int j = 0; j < n; j++) memcpy(c + (int64_t)j * m, Y + (int64_t)j * ldy, sizeof(float) * (size_t)m);
+        int st = cholqr_fp32(m, n, c, m, R, ldr);
+        if (st == TCNLA_SUCCESS)
+            for (int j = 0; j < n; j++) memcpy(Y + (int64_t)j * ldy, c + (int64_t)j * m, sizeof(float) * (size_t)m);
+        free(c);
+        return st;
+    }
+    case TCNLA_ORTH_CHOLQR_FP64: return cholqr_fp64(m, n, Y, ldy, R, ldr, 0);
+    case TCNLA_ORTH_CHOLQR2_FP64:
+    default: return cholqr_fp64(m, n, Y, ldy, R, ldr, 1);
+    }
+}
+
+int tcnla_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+                         int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
+                         tcnla_orth_t *used) {
+    if (!h) return -1;
+    if ((int)method < 0 || (int)method > (int)TCNLA_ORTH_CHOLQR2_FP64) return -2;
+    if (on_breakdown != TCNLA_BREAKDOWN_ERROR && on_breakdown != TCNLA_BREAKDOWN_RETRY) return -3;
+    if (m < 0) return -4;
+    if (n < 0 || n > m) return -5;
+    if (!Y && n > 0) return -6;
+    if (ldy < TN_MAX(1, m)) return -7;
+    if (R && ldr < TN_MAX(1, n)) return -9;
+    if (used) *used = method;
+    if (n == 0) return TCNLA_SUCCESS;
+    if (m > INT_MAX / 2 || ldy > INT_MAX || (R && ldr > INT_MAX) || (int64_t)m * n > INT_MAX)
+        return TCNLA_ERR_NOT_SUPPORTED;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA)
+        return tn_cuda_orthonormalize(h, method, on_breakdown, m, n, Y, ldy, R, ldr, used);
+#endif
+    if (has_nonfinite(Y, m, n, ldy)) return TCNLA_ERR_NUMERICAL;
+    for (;;) {
+        int st = orth_cpu(method, (int)m, (int)n, Y, (int)ldy, R, (int)ldr);
+        if (used) *used = method;
+        if (st != TCNLA_ERR_NUMERICAL || on_breakdown != TCNLA_BREAKDOWN_RETRY ||
+            method == TCNLA_ORTH_HOUSEHOLDER)
+            return st;
+        method = method == TCNLA_ORTH_CHOLQR_FP32   ? TCNLA_ORTH_CHOLQR_FP64
+                 : method == TCNLA_ORTH_CHOLQR_FP64 ? TCNLA_ORTH_CHOLQR2_FP64
+                                                    : TCNLA_ORTH_HOUSEHOLDER;
+    }
+}

@@ -1,0 +1,168 @@
+/* Randomized SVD (seed 000 Algorithm 1, Halko-Martinsson-Tropp) with
+ * oversampling and re-orthonormalized power iterations. Written once over
+ * the public entry points (tcnla_sgemm / tcnla_shgemm, tcnla_orthonormalize,
+ * tcnla_random_fill, tcnla_malloc / tcnla_memcpy), each of which runs on
+ * the handle's backend; only the l x l SVD runs on the host.
+ *
+ *   Omega = randn(n, l)                       l = k + p, rounded to random_format
+ *   Y = A Omega                               proj_method (SHGEMM: FP16 Omega)
+ *   Q = orth(Y)
+ *   repeat q times: Z = orth(A^T Q); Q = orth(A Z)          gemm_method
+ *   W = A^T Q  (n x l, = B^T)                 gemm_method
+ *   W = Qw Rw                                 orth, with R
+ *   Rw^T = Ur S Vr^T                          host, FP64 dgesvd, l x l
+ *   U = Q Ur(:, 1:k),  VT = Vr(:, 1:k)^T Qw^T
+ * since B = Q^T A = Rw^T Qw^T = Ur S (Qw Vr)^T. */
+#include "core/internal.h"
+#include "linalg/lapack.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+tcnla_rsvd_opts_t tcnla_rsvd_opts_default(void) {
+    tcnla_rsvd_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.rank = 0;
+    o.oversampling = 10;
+    o.power_iters = 2;
+    o.proj_method = TCNLA_GEMM_SHGEMM_FP16;
+    o.gemm_method = TCNLA_GEMM_TCEC_FP16;
+    o.random_format = TCNLA_FMT_FP16;
+    o.random_dist = TCNLA_RAND_GAUSSIAN;
+    o.orth = TCNLA_ORTH_CHOLQR2_FP64;
+    o.on_breakdown = TCNLA_BREAKDOWN_RETRY;
+    o.seed = 1;
+    return o;
+}
+
+static int is_shgemm(tcnla_gemm_method_t m) {
+    return m == TCNLA_GEMM_SHGEMM_FP16 || m == TCNLA_GEMM_SHGEMM_TF32;
+}
+
+/* SVD of the l x l matrix M^T (M given column-major, ld l) in FP64 on the
+ * host: M^T = Ur diag(S) VrT. Ur, VrT l x l. */
+static int small_svd_of_transpose(int l, const float *M, double *Ur, double *S, double *VrT) {
+    double *T = malloc(sizeof(double) * (size_t)l * (size_t)l);
+    if (!T) return TCNLA_ERR_ALLOC;
+    for (int j = 0; j < l; j++)
+        for (int i = 0; i < l; i++) T[i + (int64_t)j * l] = M[j + (int64_t)i * l];
+    int info = 0, lwork = -1;
+    double wq;
+    dgesvd_("A", "A", &l, &l, T, &l, S, Ur, &l, VrT, &l, &wq, &lwork, &info);
+    lwork = (int)wq + 1;
+    double *work = malloc(sizeof(double) * (size_t)lwork);
+    if (!work) {
+        free(T);
+        return TCNLA_ERR_ALLOC;
+    }
+    dgesvd_("A", "A", &l, &l, T, &l, S, Ur, &l, VrT, &l, work, &lwork, &info);
+    free(work);
+    free(T);
+    return info == 0 ? TCNLA_SUCCESS : TCNLA_ERR_NUMERICAL;
+}
+
+static int check_opts(const tcnla_rsvd_opts_t *o, int64_t m, int64_t n) {
+    if (!o || o->rank < 1 || o->oversampling < 0 || o->power_iters < 0 || o->power_iters > 100)
+        return -2;
+    if (o->rank + o->oversampling > (m < n ? m : n)) return -2;
+    if ((int)o->proj_method <= 0 || (int)o->proj_method >= (int)TCNLA_GEMM_METHOD_COUNT ||
+        (int)o->gemm_method <= 0 || (int)o->gemm_method >= (int)TCNLA_GEMM_METHOD_COUNT)
+        return -2;
+    if (is_shgemm(o->proj_method) && o->random_format != TCNLA_FMT_FP16) return -2;
+    if (is_shgemm(o->gemm_method)) return -2; /* the other products have no FP16 operand */
+    if ((int)o->random_format < 0 || (int)o->random_format > (int)TCNLA_FMT_E5M2) return -2;
+    if ((int)o->random_dist < 0 || (int)o->random_dist > (int)TCNLA_RAND_SPARSE_SQRT) return -2;
+    if ((int)o->orth < 0 || (int)o->orth > (int)TCNLA_ORTH_CHOLQR2_FP64) return -2;
+    return 0;
+}
+
+int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t n,
+               const float *A, int64_t lda, float *U, int64_t ldu, float *S, float *VT,
+               int64_t ldvt) {
+    if (!h) return -1;
+    if (m < 1) return -3;
+    if (n < 1) return -4;
+    int st = check_opts(o, m, n);
+    if (st) return st;
+    if (!A) return -5;
+    if (lda < m) return -6;
+    const int64_t k = o->rank, l = o->rank + o->oversampling;
+    if (!U) return -7;
+    if (ldu < m) return -8;
+    if (!S) return -9;
+    if (!VT) return -10;
+    if (ldvt < k) return -11;
+    if (l > 46340) return TCNLA_ERR_NOT_SUPPORTED; /* l*l must fit LAPACK's int */
+
+    /* handle memory: Omega (n x l, FP32 or FP16), Y (m x l), W (n x l), R (l x l),
+     * Uk (l x k, copied from the host) */
+    void *Om = NULL;
+    float *Y = NULL, *W = NULL, *R = NULL, *Sm = NULL;
+    double *Ur = NULL, *Sv = NULL, *VrT = NULL;
+    float *hR = NULL, *hS = NULL;
+    const int sh = is_shgemm(o->proj_method);
+    const tcnla_op_t N = TCNLA_OP_N, T = TCNLA_OP_T;
+#define TRY(x)                                                                                 \
+    do {                                                                                       \
+        if ((st = (x)) != TCNLA_SUCCESS) goto out;                                             \
+    } while (0)
+    TRY(tcnla_malloc(h, &Om, (size_t)n * (size_t)l * (sh ? 2 : 4)));
+    TRY(tcnla_malloc(h, (void **)&Y, sizeof(float) * (size_t)m * (size_t)l));
+    TRY(tcnla_malloc(h, (void **)&W, sizeof(float) * (size_t)n * (size_t)l));
+    TRY(tcnla_malloc(h, (void **)&R, sizeof(float) * (size_t)l * (size_t)l));
+    TRY(tcnla_malloc(h, (void **)&Sm, sizeof(float) * (size_t)l * (size_t)l));
+    Ur = malloc(sizeof(double) * (size_t)(l * l * 2 + l));
+    hR = malloc(sizeof(float) * (size_t)(l * l * 2));
+    if (!Ur || !hR) {
+        st = TCNLA_ERR_ALLOC;
+        goto out;
+    }
+    VrT = Ur + l * l;
+    Sv = VrT + l * l;
+    hS = hR + l * l;
+
+    /* Y = A Omega */
+    if (sh) {
+        TRY(tcnla_random_fill_f16(h, o->random_dist, o->seed, 0, n, l, (uint16_t *)Om, n));
+        TRY(tcnla_shgemm(h, o->proj_method, N, N, m, l, n, 1.0f, A, lda, (uint16_t *)Om, n, 0.0f,
+                         Y, m));
+    } else {
+        TRY(tcnla_random_fill(h, o->random_dist, o->random_format, o->seed, 0, n, l, (float *)Om,
+                              n));
+        TRY(tcnla_sgemm(h, o->proj_method, N, N, m, l, n, 1.0f, A, lda, (float *)Om, n, 0.0f, Y, m));
+    }
+    TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, Y, m, NULL, 0, NULL));
+    for (int it = 0; it < o->power_iters; it++) {
+        TRY(tcnla_sgemm(h, o->gemm_method, T, N, n, l, m, 1.0f, A, lda, Y, m, 0.0f, W, n));
+        TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, n, l, W, n, NULL, 0, NULL));
+        TRY(tcnla_sgemm(h, o->gemm_method, N, N, m, l, n, 1.0f, A, lda, W, n, 0.0f, Y, m));
+        TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, Y, m, NULL, 0, NULL));
+    }
+    /* W = A^T Q = B^T, then W = Qw Rw */
+    TRY(tcnla_sgemm(h, o->gemm_method, T, N, n, l, m, 1.0f, A, lda, Y, m, 0.0f, W, n));
+    TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, n, l, W, n, R, l, NULL));
+    TRY(tcnla_memcpy(h, hR, R, sizeof(float) * (size_t)(l * l), TCNLA_MEMCPY_HANDLE_TO_HOST));
+    TRY(small_svd_of_transpose((int)l, hR, Ur, Sv, VrT));
+    /* U = Q Ur(:, 1:k) */
+    for (int64_t j = 0; j < k; j++)
+        for (int64_t i = 0; i < l; i++) hR[i + j * l] = (float)Ur[i + j * l];
+    TRY(tcnla_memcpy(h, Sm, hR, sizeof(float) * (size_t)(l * k), TCNLA_MEMCPY_HOST_TO_HANDLE));
+    TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, N, N, m, k, l, 1.0f, Y, m, Sm, l, 0.0f, U, ldu));
+    /* VT = VrT(1:k, :) Qw^T */
+    for (int64_t j = 0; j < l; j++)
+        for (int64_t i = 0; i < k; i++) hR[i + j * k] = (float)VrT[i + j * l];
+    TRY(tcnla_memcpy(h, Sm, hR, sizeof(float) * (size_t)(k * l), TCNLA_MEMCPY_HOST_TO_HANDLE));
+    TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, N, T, k, n, l, 1.0f, Sm, k, W, n, 0.0f, VT, ldvt));
+    for (int64_t i = 0; i < k; i++) hS[i] = (float)Sv[i];
+    TRY(tcnla_memcpy(h, S, hS, sizeof(float) * (size_t)k, TCNLA_MEMCPY_HOST_TO_HANDLE));
+#undef TRY
+out:
+    tcnla_free(h, Om);
+    tcnla_free(h, Y);
+    tcnla_free(h, W);
+    tcnla_free(h, R);
+    tcnla_free(h, Sm);
+    free(Ur);
+    free(hR);
+    return st;
+}

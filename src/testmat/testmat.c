@@ -1,0 +1,82 @@
+/* Test-matrix generators (see testmat.h). */
+#include "testmat/testmat.h"
+#include "core/internal.h"
+#include "random/random.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+void slatms_(const int *m, const int *n, const char *dist, int *iseed, const char *sym, float *d,
+             const int *mode, const float *cond, const float *dmax, const int *kl, const int *ku,
+             const char *pack, float *a, const int *lda, float *work, int *info);
+void ssyrk_(const char *uplo, const char *trans, const int *n, const int *k, const float *alpha,
+            const float *a, const int *lda, const float *beta, float *c, const int *ldc);
+
+void tn_spectrum(tn_spectrum_t kind, int64_t nsv, int64_t p, double sp, int64_t r, double alpha,
+                 double phi, double *sigma) {
+    for (int64_t i = 0; i < nsv; i++) {
+        if (kind == TN_SPEC_LINEAR) {
+            double a = (1.0 - sp) / (double)p;
+            sigma[i] = fmax(1.0 - a * (double)i, sp);
+        } else if (kind == TN_SPEC_EXP) {
+            double a = log2(1.0 / sp) / (double)p;
+            sigma[i] = exp2(-a * (double)i);
+        } else {
+            sigma[i] = i < r ? phi : pow((double)(i - r + 2), -alpha);
+        }
+    }
+}
+
+int tn_testmat_latms(int64_t m, int64_t n, const double *sigma, uint64_t seed, float *A,
+                     int64_t lda) {
+    int im = (int)m, in = (int)n, ilda = (int)lda, info = 0, mode = 0, kl = im - 1, ku = in - 1;
+    int64_t mn = m < n ? m : n;
+    float *d = malloc(sizeof(float) * (size_t)(mn + 3 * (m > n ? m : n)));
+    if (!d) return -1;
+    float *work = d + mn;
+    for (int64_t i = 0; i < mn; i++) d[i] = (float)sigma[i];
+    int iseed[4] = {(int)(seed & 4095), (int)((seed >> 12) & 4095), (int)((seed >> 24) & 4095),
+                    (int)(((seed >> 36) & 4094) | 1)};
+    float cond = 1.0f, dmax = 1.0f;
+    slatms_(&im, &in, "N", iseed, "N", d, &mode, &cond, &dmax, &kl, &ku, "N", A, &ilda, work,
+            &info);
+    free(d);
+    return info;
+}
+
+int tn_testmat_cauchy(int64_t m, int64_t n, uint64_t seed, float *A, int64_t lda) {
+    float *x = malloc(sizeof(float) * (size_t)(m + n));
+    float *C = malloc(sizeof(float) * (size_t)(m * n));
+    float *G = malloc(sizeof(float) * (size_t)(m * m));
+    if (!x || !C || !G) {
+        free(x), free(C), free(G);
+        return -1;
+    }
+    float *y = x + m;
+    tn_rand_uniform(seed, 11, -1e-3f, 1e-3f, m, x);
+    tn_rand_uniform(seed, 12, -1e-3f, 1e-3f, n, y);
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m; i++) C[i + j * m] = (float)(1.0 / (fabs((double)x[i] - y[j]) + 1e-3));
+    /* A = (C C^T) C */
+    int im = (int)m, in = (int)n, ild = (int)lda;
+    const float one = 1.0f, zero = 0.0f;
+    ssyrk_("U", "N", &im, &in, &one, C, &im, &zero, G, &im);
+    for (int64_t j = 0; j < m; j++)
+        for (int64_t i = j + 1; i < m; i++) G[i + j * m] = G[j + i * m];
+    sgemm_("N", "N", &im, &in, &im, &one, G, &im, C, &im, &zero, A, &ild);
+    free(x), free(C), free(G);
+    return 0;
+}
+
+int tn_testmat_lowrank(int64_t m, int64_t n, int64_t k, uint64_t seed, float *A, int64_t lda) {
+    float *X = malloc(sizeof(float) * (size_t)((m + n) * k));
+    if (!X) return -1;
+    float *Y = X + m * k;
+    tn_rand_normal(seed, 21, 0.0f, 1.0f, m * k, X);
+    tn_rand_normal(seed, 22, 0.0f, 1.0f, n * k, Y);
+    int im = (int)m, in = (int)n, ik = (int)k, ild = (int)lda;
+    const float one = 1.0f, zero = 0.0f;
+    sgemm_("N", "T", &im, &in, &ik, &one, X, &im, Y, &in, &zero, A, &ild);
+    free(X);
+    return 0;
+}

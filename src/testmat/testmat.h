@@ -1,0 +1,27 @@
+/* Test matrices of the seeds (host memory, column-major). */
+#ifndef TCNLA_TESTMAT_H
+#define TCNLA_TESTMAT_H
+#include <stdint.h>
+
+typedef enum {
+    TN_SPEC_LINEAR = 0, /* s_i = max(1 - a i, s_p), a = (1 - s_p) / p      (seed 000 5.1.1) */
+    TN_SPEC_EXP = 1,    /* s_i = 2^(-a i), a = log2(1 / s_p) / p            (seed 000 5.1.1) */
+    TN_SPEC_POLY = 2    /* (phi x r, 2^-alpha, 3^-alpha, ...)  type 2 of seed 000 3.3 */
+} tn_spectrum_t;
+
+/* The first nsv singular values of a spectrum (i = 0 .. nsv-1). LINEAR and
+ * EXP use (p, s_p); POLY uses (r, alpha, phi). */
+void tn_spectrum(tn_spectrum_t kind, int64_t nsv, int64_t p, double sp, int64_t r, double alpha,
+                 double phi, double *sigma);
+/* A (m x n, lda) = U diag(sigma) V^T with Haar-like random orthogonal U, V
+ * (LAPACK slatms from libtmglib; O(mn min(m,n)) level-2 work: keep it for
+ * test sizes). Returns LAPACK's info (0 = ok). */
+int tn_testmat_latms(int64_t m, int64_t n, const double *sigma, uint64_t seed, float *A,
+                     int64_t lda);
+/* Cauchy matrix C_ij = 1 / (|x_i - y_j| + gamma), x, y uniform in
+ * (-1e-3, 1e-3), gamma = 1e-3, followed by one orthogonal (power) iteration
+ * A = C C^T C as in seed 000 5.1.1: its elements exceed FP16's range. */
+int tn_testmat_cauchy(int64_t m, int64_t n, uint64_t seed, float *A, int64_t lda);
+/* Low-rank X Y^T with Gaussian X (m x k), Y (n x k) (seed 001 section 4.1). */
+int tn_testmat_lowrank(int64_t m, int64_t n, int64_t k, uint64_t seed, float *A, int64_t lda);
+#endif
