@@ -272,6 +272,71 @@ TCNLA_API int tcnla_rsvd(tcnla_handle_t handle, const tcnla_rsvd_opts_t *opts, i
                          int64_t n, const float *A, int64_t lda, float *U, int64_t ldu, float *S,
                          float *VT, int64_t ldvt);
 
+/* ------------------------------------------- randomized low-rank approximation */
+/* The GEMM variants of seed 001 section 3.1 (FP16 Tensor Cores, FP32 accumulate):
+ *   32|32: A, B, C in FP32, inputs rounded to FP16 inside the GEMM (TCNLA_GEMM_FP16);
+ *   16|16: A, B rounded to FP16 explicitly, C rounded to FP16 too;
+ *   16|32: A, B rounded to FP16 explicitly (A once, reused), C in FP32;
+ *   NONE:  every product uses `gemm_method` (e.g. NATIVE_FP32 = the FP32 baseline,
+ *          TCEC_FP16, SHGEMM_FP16 for the sketch). */
+typedef enum {
+    TCNLA_TGEMM_NONE = 0,
+    TCNLA_TGEMM_32_32 = 1,
+    TCNLA_TGEMM_16_16 = 2,
+    TCNLA_TGEMM_16_32 = 3
+} tcnla_tgemm_t;
+
+typedef struct {
+    int64_t rank;                    /* k (required, >= 1) */
+    int64_t oversampling;            /* p (default 10) */
+    tcnla_tgemm_t tgemm;             /* default TCNLA_TGEMM_16_32 */
+    tcnla_gemm_method_t gemm_method; /* used when tgemm == NONE (default NATIVE_FP32) */
+    tcnla_orth_t orth;               /* default TCNLA_ORTH_CHOLQR_FP64 (seed 001 Algorithm 3) */
+    tcnla_breakdown_t on_breakdown;  /* default TCNLA_BREAKDOWN_RETRY */
+    int refine;                      /* iterative refinement (seed 001 Algorithm 5): a second
+                                        pass of rank 2k on E = A - X Y^T (default 1) */
+    int recompress;                  /* recompress the rank-3k refined result to rank k (QR of
+                                        both factors, SVD of the small core; default 0) */
+    uint64_t seed;                   /* default 1 */
+} tcnla_lra_opts_t;
+
+TCNLA_API tcnla_lra_opts_t tcnla_lra_opts_default(void);
+/* Columns of X and Y that tcnla_lra writes: k, or 3k with refinement and no
+ * recompression. */
+TCNLA_API int64_t tcnla_lra_out_rank(const tcnla_lra_opts_t *opts);
+
+/* A (m x n) ~ X Y^T with X m x r, Y n x r, r = tcnla_lra_out_rank(opts)
+ * (seed 001 Algorithms 1, 4, 5). With 16|16 and 16|32 the factors hold
+ * FP16 values, as in the paper. Refinement needs one m x n workspace for E
+ * (in the handle's memory). Requires (2k when refining) + p <= min(m, n). */
+TCNLA_API int tcnla_lra(tcnla_handle_t handle, const tcnla_lra_opts_t *opts, int64_t m, int64_t n,
+                        const float *A, int64_t lda, float *X, int64_t ldx, float *Y, int64_t ldy);
+
+/* -------------------------------------------------------------- RP-HOSVD */
+#define TCNLA_HOSVD_MAX_ORDER 8
+typedef struct {
+    int64_t ranks[TCNLA_HOSVD_MAX_ORDER]; /* J_i, 1 <= J_i <= dims[i] (required) */
+    tcnla_gemm_method_t proj_method;      /* the random projections (default SHGEMM_FP16) */
+    tcnla_gemm_method_t gemm_method;      /* the core's mode products (default TCEC_TF32: the
+                                             intermediates of a rank-deficient tensor have rows of
+                                             rounding noise outside FP16's range) */
+    tcnla_format_t random_format;         /* default FP16 (SHGEMM needs FP16) */
+    tcnla_orth_t orth;                    /* default TCNLA_ORTH_CHOLQR2_FP64 */
+    tcnla_breakdown_t on_breakdown;       /* default TCNLA_BREAKDOWN_RETRY */
+    uint64_t seed;                        /* default 1 */
+} tcnla_hosvd_opts_t;
+
+TCNLA_API tcnla_hosvd_opts_t tcnla_hosvd_opts_default(void);
+
+/* Random-projection HOSVD (seed 000 Algorithm 2) of the order-N tensor A
+ * (dims[0] x ... x dims[N-1], first index fastest, 2 <= N <= 8):
+ * A ~ core x_1 Q_1 x_2 Q_2 ... x_N Q_N with Q_i dims[i] x J_i orthonormal
+ * (Q[i], leading dimension dims[i]) and core J_1 x ... x J_N. Mode-i
+ * unfoldings are never materialized: each projection and each mode product
+ * is a sequence of GEMMs over the tensor's contiguous slabs. */
+TCNLA_API int tcnla_hosvd(tcnla_handle_t handle, const tcnla_hosvd_opts_t *opts, int order,
+                          const int64_t *dims, const float *A, float *core, float *const *Q);
+
 /* ------------------------------------------------- Tensor Core model (CPU) */
 /* One MMA instruction as Fasi et al. (2021) and seed 002 section 3.2
  * describe it: the products are exact, every addend is aligned to the

@@ -55,6 +55,16 @@ int tn_range_ok(const float *x, int64_t count, int64_t len, int64_t ld, tcnla_ge
 int tn_has_nonfinite(const float *x, int64_t rows, int64_t cols, int64_t ld);
 int tn_has_nonfinite_f16(const uint16_t *x, int64_t rows, int64_t cols, int64_t ld);
 
+/* Rounds the rows x cols matrix X (handle memory, leading dimension ld) to
+ * `fmt` in place (RN), keeping FP32 storage. */
+int tn_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols, float *X,
+                     int64_t ld);
+/* Copies a rows x cols matrix between leading dimensions, both in handle memory. */
+int tn_copy_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *src, int64_t lds,
+                   float *dst, int64_t ldd);
+/* SVD of a small n x n matrix on the host, FP64: M = U diag(S) VT, all n x n. */
+int tn_small_svd(int n, const double *M, double *U, double *S, double *VT);
+
 /* Backends: C = alpha*op(A)*op(B) + beta*C after argument checking, with a
  * resolved method (never DEFAULT), m, n > 0. B16 is non-NULL for SHGEMM
  * inputs given in FP16 (then B is NULL). */
@@ -85,6 +95,8 @@ int tn_cuda_synchronize(tcnla_handle_t h);
 int tn_cuda_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
                            int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
                            tcnla_orth_t *used);
+int tn_cuda_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
+                          float *X, int64_t ld);
 int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                  int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                  const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,

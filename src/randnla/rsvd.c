@@ -39,26 +39,34 @@ static int is_shgemm(tcnla_gemm_method_t m) {
     return m == TCNLA_GEMM_SHGEMM_FP16 || m == TCNLA_GEMM_SHGEMM_TF32;
 }
 
-/* SVD of the l x l matrix M^T (M given column-major, ld l) in FP64 on the
- * host: M^T = Ur diag(S) VrT. Ur, VrT l x l. */
-static int small_svd_of_transpose(int l, const float *M, double *Ur, double *S, double *VrT) {
-    double *T = malloc(sizeof(double) * (size_t)l * (size_t)l);
+int tn_small_svd(int n, const double *M, double *U, double *S, double *VT) {
+    double *T = malloc(sizeof(double) * (size_t)n * (size_t)n);
     if (!T) return TCNLA_ERR_ALLOC;
-    for (int j = 0; j < l; j++)
-        for (int i = 0; i < l; i++) T[i + (int64_t)j * l] = M[j + (int64_t)i * l];
+    memcpy(T, M, sizeof(double) * (size_t)n * (size_t)n);
     int info = 0, lwork = -1;
     double wq;
-    dgesvd_("A", "A", &l, &l, T, &l, S, Ur, &l, VrT, &l, &wq, &lwork, &info);
+    dgesvd_("A", "A", &n, &n, T, &n, S, U, &n, VT, &n, &wq, &lwork, &info);
     lwork = (int)wq + 1;
     double *work = malloc(sizeof(double) * (size_t)lwork);
     if (!work) {
         free(T);
         return TCNLA_ERR_ALLOC;
     }
-    dgesvd_("A", "A", &l, &l, T, &l, S, Ur, &l, VrT, &l, work, &lwork, &info);
+    dgesvd_("A", "A", &n, &n, T, &n, S, U, &n, VT, &n, work, &lwork, &info);
     free(work);
     free(T);
     return info == 0 ? TCNLA_SUCCESS : TCNLA_ERR_NUMERICAL;
+}
+
+/* SVD of the l x l matrix M^T (M given column-major, ld l, FP32). */
+static int small_svd_of_transpose(int l, const float *M, double *Ur, double *S, double *VrT) {
+    double *T = malloc(sizeof(double) * (size_t)l * (size_t)l);
+    if (!T) return TCNLA_ERR_ALLOC;
+    for (int j = 0; j < l; j++)
+        for (int i = 0; i < l; i++) T[i + (int64_t)j * l] = M[j + (int64_t)i * l];
+    int st = tn_small_svd(l, T, Ur, S, VrT);
+    free(T);
+    return st;
 }
 
 static int check_opts(const tcnla_rsvd_opts_t *o, int64_t m, int64_t n) {

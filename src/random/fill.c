@@ -100,3 +100,28 @@ int tcnla_random_fill_f16(tcnla_handle_t h, tcnla_rand_dist_t dist, uint64_t see
     if (st) return st;
     return fill(h, dist, TCNLA_FMT_FP16, seed, stream, rows, cols, X, ld, 2);
 }
+
+int tn_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols, float *X,
+                     int64_t ld) {
+    if (fmt == TCNLA_FMT_FP32 || rows == 0 || cols == 0) return TCNLA_SUCCESS;
+    (void)h;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_round_inplace(h, fmt, rows, cols, X, ld);
+#endif
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < cols; j++)
+        for (int64_t i = 0; i < rows; i++) X[i + j * ld] = round_to(fmt, X[i + j * ld]);
+    return TCNLA_SUCCESS;
+}
+
+int tn_copy_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *src, int64_t lds,
+                   float *dst, int64_t ldd) {
+    int st = TCNLA_SUCCESS;
+    if (lds == rows && ldd == rows)
+        return tcnla_memcpy(h, dst, src, sizeof(float) * (size_t)(rows * cols),
+                            TCNLA_MEMCPY_HANDLE_TO_HANDLE);
+    for (int64_t j = 0; j < cols && !st; j++)
+        st = tcnla_memcpy(h, dst + j * ldd, src + j * lds, sizeof(float) * (size_t)rows,
+                          TCNLA_MEMCPY_HANDLE_TO_HANDLE);
+    return st;
+}

@@ -80,3 +80,53 @@ int tn_testmat_lowrank(int64_t m, int64_t n, int64_t k, uint64_t seed, float *A,
     free(X);
     return 0;
 }
+
+int tn_testmat_tucker(int order, const int64_t *dims, const int64_t *ranks, int64_t pad,
+                      uint64_t seed, float *A) {
+    int64_t cur[16], sz = 1, maxsz = 1;
+    for (int i = 0; i < order; i++) cur[i] = ranks[i], sz *= ranks[i];
+    /* the largest intermediate: dims up to mode i, ranks after */
+    for (int i = 0; i < order; i++) {
+        int64_t s = 1;
+        for (int a = 0; a < order; a++) s *= a <= i ? dims[a] : ranks[a];
+        if (s > maxsz) maxsz = s;
+    }
+    if (sz > maxsz) maxsz = sz;
+    float *g = malloc(sizeof(float) * (size_t)maxsz), *g2 = malloc(sizeof(float) * (size_t)maxsz);
+    if (!g || !g2) {
+        free(g), free(g2);
+        return -1;
+    }
+    tn_rand_uniform(seed, 100, -1.0f, 1.0f, sz, g);
+    for (int i = 0; i < order; i++) {
+        const int64_t J = ranks[i], I = dims[i], r = ranks[i] - pad;
+        float *Oa = malloc(sizeof(float) * (size_t)(J * r + r * I + J * I));
+        if (!Oa) {
+            free(g), free(g2);
+            return -1;
+        }
+        float *Ob = Oa + J * r, *Om = Ob + r * I;
+        tn_rand_uniform(seed, 200 + (uint64_t)i, -1.0f, 1.0f, J * r, Oa);
+        tn_rand_uniform(seed, 300 + (uint64_t)i, -1.0f, 1.0f, r * I, Ob);
+        int iJ = (int)J, iI = (int)I, ir = (int)r;
+        const float one = 1.0f, zero = 0.0f;
+        sgemm_("N", "N", &iJ, &iI, &ir, &one, Oa, &iJ, Ob, &ir, &zero, Om, &iJ); /* J x I */
+        int64_t L = 1, T = 1;
+        for (int a = 0; a < i; a++) L *= cur[a];
+        for (int a = i + 1; a < order; a++) T *= cur[a];
+        /* slab t: (L x J) * Om (J x I) -> L x I */
+        int iL = (int)L;
+        for (int64_t t = 0; t < T; t++)
+            sgemm_("N", "N", &iL, &iI, &iJ, &one, g + t * L * J, &iL, Om, &iJ, &zero,
+                   g2 + t * L * I, &iL);
+        cur[i] = I;
+        float *tmp = g;
+        g = g2, g2 = tmp;
+        free(Oa);
+    }
+    int64_t total = 1;
+    for (int i = 0; i < order; i++) total *= dims[i];
+    for (int64_t i = 0; i < total; i++) A[i] = g[i];
+    free(g), free(g2);
+    return 0;
+}

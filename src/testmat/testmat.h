@@ -24,4 +24,10 @@ int tn_testmat_latms(int64_t m, int64_t n, const double *sigma, uint64_t seed, f
 int tn_testmat_cauchy(int64_t m, int64_t n, uint64_t seed, float *A, int64_t lda);
 /* Low-rank X Y^T with Gaussian X (m x k), Y (n x k) (seed 001 section 4.1). */
 int tn_testmat_lowrank(int64_t m, int64_t n, int64_t k, uint64_t seed, float *A, int64_t lda);
+/* Tucker tensor of seed 000 Algorithm 3: core G ~ U(-1,1) of J_1 x ... x J_N,
+ * then for each mode G <- G x_i (Oa Ob)^T with Oa (J_i x (J_i - pad)) and
+ * Ob ((J_i - pad) x I_i) uniform(-1,1): multilinear rank J_i - pad. A has
+ * dims I_1 x ... x I_N (first index fastest). Returns 0 or -1 (memory). */
+int tn_testmat_tucker(int order, const int64_t *dims, const int64_t *ranks, int64_t pad,
+                      uint64_t seed, float *A);
 #endif

@@ -1,0 +1,141 @@
+/* Random-projection HOSVD (seed 000 Algorithm 2, Ahmadi-Asl et al.).
+ *
+ * Layout: the order-N tensor is stored with its first index fastest. For
+ * mode i let L = I_1 ... I_{i-1} and T = I_{i+1} ... I_N; the tensor is then
+ * T contiguous slabs M_t of L x I_i (column-major, leading dimension L), and
+ * the mode-i unfolding A_(i) (I_i x L T, columns ordered l fastest) is
+ * [M_0^T M_1^T ... M_{T-1}^T]. So, without transposed copies:
+ *   W = A_(i) Omega = sum_t M_t^T Omega_t      (Omega_t: rows t L .. t L + L - 1)
+ *   (A x_i Q^T) slab t = M_t Q                 (L x J_i, same layout)
+ * Mode 1 (L = 1) and mode N (T = 1) are single GEMMs. */
+#include "core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+tcnla_hosvd_opts_t tcnla_hosvd_opts_default(void) {
+    tcnla_hosvd_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.proj_method = TCNLA_GEMM_SHGEMM_FP16;
+    /* TF32: the intermediate tensors of a rank-deficient input hold rows of
+     * pure rounding noise, far below FP16's range relative to their own size */
+    o.gemm_method = TCNLA_GEMM_TCEC_TF32;
+    o.random_format = TCNLA_FMT_FP16;
+    o.orth = TCNLA_ORTH_CHOLQR2_FP64;
+    o.on_breakdown = TCNLA_BREAKDOWN_RETRY;
+    o.seed = 1;
+    return o;
+}
+
+static int is_shgemm(tcnla_gemm_method_t m) {
+    return m == TCNLA_GEMM_SHGEMM_FP16 || m == TCNLA_GEMM_SHGEMM_TF32;
+}
+
+/* W (I x J) = A_(i) Omega for a tensor whose mode-i slabs are L x I, T of them.
+ * Omega (L T x J) is FP32 (Om32) or FP16 bits (Om16). */
+static int project(tcnla_handle_t h, tcnla_gemm_method_t meth, int64_t L, int64_t I, int64_t T,
+                   int64_t J, const float *A, const float *Om32, const uint16_t *Om16, float *W) {
+    int st = TCNLA_SUCCESS;
+    const int64_t R = L * T;
+    if (L == 1) /* A_(1) is A itself, I x T */
+        return Om16 ? tcnla_shgemm(h, meth, TCNLA_OP_N, TCNLA_OP_N, I, J, T, 1.0f, A, I, Om16, R,
+                                   0.0f, W, I)
+                    : tcnla_sgemm(h, meth, TCNLA_OP_N, TCNLA_OP_N, I, J, T, 1.0f, A, I, Om32, R,
+                                  0.0f, W, I);
+    for (int64_t t = 0; t < T && st == TCNLA_SUCCESS; t++) {
+        const float *Mt = A + t * L * I;
+        const float beta = t ? 1.0f : 0.0f;
+        st = Om16 ? tcnla_shgemm(h, meth, TCNLA_OP_T, TCNLA_OP_N, I, J, L, 1.0f, Mt, L,
+                                 Om16 + t * L, R, beta, W, I)
+                  : tcnla_sgemm(h, meth, TCNLA_OP_T, TCNLA_OP_N, I, J, L, 1.0f, Mt, L,
+                                Om32 + t * L, R, beta, W, I);
+    }
+    return st;
+}
+
+/* Out = In x_i Q^T: In has slabs L x I (T of them), Q is I x J, Out slabs L x J. */
+static int mode_product_qt(tcnla_handle_t h, tcnla_gemm_method_t meth, int64_t L, int64_t I,
+                           int64_t T, int64_t J, const float *In, const float *Q, float *Out) {
+    if (L == 1) /* Out (J x T) = Q^T In (I x T) */
+        return tcnla_sgemm(h, meth, TCNLA_OP_T, TCNLA_OP_N, J, T, I, 1.0f, Q, I, In, I, 0.0f, Out,
+                           J);
+    if (T == 1)
+        return tcnla_sgemm(h, meth, TCNLA_OP_N, TCNLA_OP_N, L, J, I, 1.0f, In, L, Q, I, 0.0f, Out,
+                           L);
+    int st = TCNLA_SUCCESS;
+    for (int64_t t = 0; t < T && st == TCNLA_SUCCESS; t++)
+        st = tcnla_sgemm(h, meth, TCNLA_OP_N, TCNLA_OP_N, L, J, I, 1.0f, In + t * L * I, L, Q, I,
+                         0.0f, Out + t * L * J, L);
+    return st;
+}
+
+int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const int64_t *dims,
+                const float *A, float *core, float *const *Q) {
+    if (!h) return -1;
+    if (!o) return -2;
+    if (order < 2 || order > TCNLA_HOSVD_MAX_ORDER) return -3;
+    if (!dims) return -4;
+    int64_t total = 1;
+    for (int i = 0; i < order; i++) {
+        if (dims[i] < 1) return -4;
+        if (o->ranks[i] < 1 || o->ranks[i] > dims[i]) return -2;
+        total *= dims[i];
+    }
+    if ((int)o->proj_method <= 0 || (int)o->proj_method >= (int)TCNLA_GEMM_METHOD_COUNT ||
+        (int)o->gemm_method <= 0 || (int)o->gemm_method >= (int)TCNLA_GEMM_METHOD_COUNT ||
+        is_shgemm(o->gemm_method) || (is_shgemm(o->proj_method) && o->random_format != TCNLA_FMT_FP16) ||
+        (int)o->random_format < 0 || (int)o->random_format > (int)TCNLA_FMT_E5M2 ||
+        (int)o->orth < 0 || (int)o->orth > (int)TCNLA_ORTH_CHOLQR2_FP64)
+        return -2;
+    if (!A) return -5;
+    if (!core) return -6;
+    if (!Q) return -7;
+    for (int i = 0; i < order; i++)
+        if (!Q[i]) return -7;
+
+    int st = TCNLA_SUCCESS;
+    void *Om = NULL;
+    float *buf[2] = {NULL, NULL};
+    /* 1. factors: W = A_(i) Omega_(i), Q_i = orth(W) */
+    for (int i = 0; i < order && st == TCNLA_SUCCESS; i++) {
+        int64_t L = 1, T = 1, I = dims[i], J = o->ranks[i];
+        for (int a = 0; a < i; a++) L *= dims[a];
+        for (int a = i + 1; a < order; a++) T *= dims[a];
+        const int64_t R = L * T;
+        const int sh = is_shgemm(o->proj_method);
+        st = tcnla_malloc(h, &Om, (size_t)(R * J) * (sh ? 2 : 4));
+        if (st == TCNLA_SUCCESS)
+            st = sh ? tcnla_random_fill_f16(h, TCNLA_RAND_GAUSSIAN, o->seed, (uint64_t)i, R, J,
+                                            (uint16_t *)Om, R)
+                    : tcnla_random_fill(h, TCNLA_RAND_GAUSSIAN, o->random_format, o->seed,
+                                        (uint64_t)i, R, J, (float *)Om, R);
+        if (st == TCNLA_SUCCESS)
+            st = project(h, o->proj_method, L, I, T, J, A, sh ? NULL : (const float *)Om,
+                         sh ? (const uint16_t *)Om : NULL, Q[i]);
+        if (st == TCNLA_SUCCESS)
+            st = tcnla_orthonormalize(h, o->orth, o->on_breakdown, I, J, Q[i], I, NULL, 0, NULL);
+        tcnla_free(h, Om);
+        Om = NULL;
+    }
+    /* 2. core = A x_1 Q_1^T ... x_N Q_N^T, shrinking one mode at a time */
+    if (st == TCNLA_SUCCESS) {
+        int64_t sz = total / dims[0] * o->ranks[0]; /* the largest intermediate */
+        st = tcnla_malloc(h, (void **)&buf[0], sizeof(float) * (size_t)sz);
+        if (st == TCNLA_SUCCESS) st = tcnla_malloc(h, (void **)&buf[1], sizeof(float) * (size_t)sz);
+    }
+    int64_t cur[TCNLA_HOSVD_MAX_ORDER];
+    for (int i = 0; i < order; i++) cur[i] = dims[i];
+    const float *in = A;
+    for (int i = 0; i < order && st == TCNLA_SUCCESS; i++) {
+        int64_t L = 1, T = 1;
+        for (int a = 0; a < i; a++) L *= cur[a];
+        for (int a = i + 1; a < order; a++) T *= cur[a];
+        float *out = i == order - 1 ? core : buf[i & 1];
+        st = mode_product_qt(h, o->gemm_method, L, cur[i], T, o->ranks[i], in, Q[i], out);
+        cur[i] = o->ranks[i];
+        in = out;
+    }
+    tcnla_free(h, buf[0]);
+    tcnla_free(h, buf[1]);
+    return st;
+}

@@ -1,0 +1,222 @@
+/* Randomized low-rank approximation (seed 001): Algorithm 1 with the
+ * tensor-core GEMM variants of Algorithm 4, iterative refinement
+ * (Algorithm 5: a rank-2k pass on E = A - X1 Y1^T, output rank 3k), and a
+ * recompression of the refined rank-3k result back to rank k (the paper's
+ * open perspective): X = Qx Rx, Y = Qy Ry, Rx Ry^T = U S V^T,
+ * X <- Qx U_k S_k, Y <- Qy V_k. Written over the public entry points. */
+#include "core/internal.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+tcnla_lra_opts_t tcnla_lra_opts_default(void) {
+    tcnla_lra_opts_t o;
+    memset(&o, 0, sizeof o);
+    o.oversampling = 10;
+    o.tgemm = TCNLA_TGEMM_16_32;
+    o.gemm_method = TCNLA_GEMM_NATIVE_FP32;
+    o.orth = TCNLA_ORTH_CHOLQR_FP64;
+    o.on_breakdown = TCNLA_BREAKDOWN_RETRY;
+    o.refine = 1;
+    o.recompress = 0;
+    o.seed = 1;
+    return o;
+}
+
+int64_t tcnla_lra_out_rank(const tcnla_lra_opts_t *o) {
+    if (!o) return 0;
+    return (o->refine && !o->recompress) ? 3 * o->rank : o->rank;
+}
+
+#define TRY(x)                                                                                 \
+    do {                                                                                       \
+        if ((st = (x)) != TCNLA_SUCCESS) goto out;                                             \
+    } while (0)
+
+/* X (m x k) = Q U_k, Y (n x k) = Qw V_k S_k from Q (m x l, orthonormal) and
+ * W = A^T Q (n x l): the best rank-k approximation of Q W^T. W is
+ * overwritten by Qw (W = Qw Rw, Rw^T = U S V^T). */
+static int truncate_svd(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t k, int64_t l,
+                        int64_t m, int64_t n, const float *Q, float *W, float *X, int64_t ldx,
+                        float *Y, int64_t ldy) {
+    float *R = NULL, *Sm = NULL;
+    float *hr = malloc(sizeof(float) * (size_t)(l * l));
+    double *M = malloc(sizeof(double) * (size_t)(3 * l * l + l));
+    int st = TCNLA_ERR_ALLOC;
+    if (!hr || !M) goto out;
+    TRY(tcnla_malloc(h, (void **)&R, sizeof(float) * (size_t)(l * l)));
+    TRY(tcnla_malloc(h, (void **)&Sm, sizeof(float) * (size_t)(l * k)));
+    TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, n, l, W, n, R, l, NULL));
+    TRY(tcnla_memcpy(h, hr, R, sizeof(float) * (size_t)(l * l), TCNLA_MEMCPY_HANDLE_TO_HOST));
+    {
+        double *T = M, *U = M + l * l, *VT = U + l * l, *S = VT + l * l;
+        for (int64_t j = 0; j < l; j++)
+            for (int64_t i = 0; i < l; i++) T[i + j * l] = hr[j + i * l]; /* Rw^T */
+        TRY(tn_small_svd((int)l, T, U, S, VT));
+        for (int64_t j = 0; j < k; j++)
+            for (int64_t i = 0; i < l; i++) hr[i + j * l] = (float)U[i + j * l];
+        TRY(tcnla_memcpy(h, Sm, hr, sizeof(float) * (size_t)(l * k), TCNLA_MEMCPY_HOST_TO_HANDLE));
+        TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, m, k, l, 1.0f, Q, m, Sm,
+                        l, 0.0f, X, ldx));
+        for (int64_t j = 0; j < k; j++)
+            for (int64_t i = 0; i < l; i++) hr[i + j * l] = (float)(VT[j + i * l] * S[j]);
+        TRY(tcnla_memcpy(h, Sm, hr, sizeof(float) * (size_t)(l * k), TCNLA_MEMCPY_HOST_TO_HANDLE));
+        TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, n, k, l, 1.0f, W, n, Sm,
+                        l, 0.0f, Y, ldy));
+    }
+out:
+    tcnla_free(h, R);
+    tcnla_free(h, Sm);
+    free(hr);
+    free(M);
+    return st;
+}
+
+/* One pass of randLRA at rank k: X (m x k), Y (n x k). A16 is A rounded to
+ * FP16 (16|16 and 16|32), else NULL. With p == 0 this is seed 001's
+ * Algorithm 1/4 exactly (X, Y = the first k columns of Q and A^T Q). With
+ * p > 0, taking the first k columns would throw the oversampling away (QR
+ * is column-sequential: Q(:, 1:k) depends on the first k samples only), so
+ * the rank-k truncation is done through the SVD of the l x l core instead. */
+static int lra_pass(tcnla_handle_t h, const tcnla_lra_opts_t *o, uint64_t stream, int64_t k,
+                    int64_t m, int64_t n, const float *A, int64_t lda, const float *A16,
+                    float *X, int64_t ldx, float *Y, int64_t ldy) {
+    const int64_t l = k + o->oversampling;
+    const tcnla_op_t N = TCNLA_OP_N, T = TCNLA_OP_T;
+    const int explicit16 = o->tgemm == TCNLA_TGEMM_16_16 || o->tgemm == TCNLA_TGEMM_16_32;
+    const tcnla_gemm_method_t g = o->tgemm == TCNLA_TGEMM_NONE ? o->gemm_method : TCNLA_GEMM_FP16;
+    const float *Ause = explicit16 ? A16 : A;
+    const int64_t ldause = explicit16 ? m : lda;
+    float *Om = NULL, *B = NULL, *Yf = NULL;
+    int st;
+    TRY(tcnla_malloc(h, (void **)&Om, sizeof(float) * (size_t)(n * l)));
+    TRY(tcnla_malloc(h, (void **)&B, sizeof(float) * (size_t)(m * l)));
+    TRY(tcnla_malloc(h, (void **)&Yf, sizeof(float) * (size_t)(n * l)));
+    /* Omega: FP16 when the variant stores it so (for 32|32 the GEMM rounds it) */
+    TRY(tcnla_random_fill(h, TCNLA_RAND_GAUSSIAN, explicit16 ? TCNLA_FMT_FP16 : TCNLA_FMT_FP32,
+                          o->seed, stream, n, l, Om, n));
+    TRY(tcnla_sgemm(h, g, N, N, m, l, n, 1.0f, Ause, ldause, Om, n, 0.0f, B, m));
+    if (o->tgemm == TCNLA_TGEMM_16_16) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, l, B, m));
+    TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, B, m, NULL, 0, NULL));
+    if (explicit16) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, l, B, m)); /* Q16 (line 5) */
+    TRY(tcnla_sgemm(h, g, T, N, n, l, m, 1.0f, Ause, ldause, B, m, 0.0f, Yf, n));
+    if (o->tgemm == TCNLA_TGEMM_16_16) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, n, l, Yf, n));
+    if (l == k) {
+        TRY(tn_copy_matrix(h, m, k, B, m, X, ldx));
+        TRY(tn_copy_matrix(h, n, k, Yf, n, Y, ldy));
+    } else {
+        TRY(truncate_svd(h, o, k, l, m, n, B, Yf, X, ldx, Y, ldy));
+    }
+    if (o->tgemm != TCNLA_TGEMM_NONE) {
+        /* the factors in FP16 (Algorithm 4 lines 7-8): for 32|32 too, so that
+         * the refinement's E = A - X Y^T (whose GEMM rounds X and Y to FP16)
+         * is the error of the factors actually returned */
+        TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, k, X, ldx));
+        TRY(tn_round_inplace(h, TCNLA_FMT_FP16, n, k, Y, ldy));
+    }
+out:
+    tcnla_free(h, Om);
+    tcnla_free(h, B);
+    tcnla_free(h, Yf);
+    return st;
+}
+
+/* X (m x r), Y (n x r) -> rank k: X <- Qx U_k S_k, Y <- Qy V_k. */
+static int recompress(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t r, int64_t k,
+                      int64_t m, int64_t n, float *X, int64_t ldx, float *Y, int64_t ldy) {
+    float *Qx = NULL, *Qy = NULL, *Rx = NULL, *Ry = NULL, *Sm = NULL;
+    float *hx = malloc(sizeof(float) * (size_t)(2 * r * r));
+    double *M = malloc(sizeof(double) * (size_t)(4 * r * r + r));
+    int st = TCNLA_ERR_ALLOC;
+    if (!hx || !M) goto out;
+    TRY(tcnla_malloc(h, (void **)&Qx, sizeof(float) * (size_t)(m * r)));
+    TRY(tcnla_malloc(h, (void **)&Qy, sizeof(float) * (size_t)(n * r)));
+    TRY(tcnla_malloc(h, (void **)&Rx, sizeof(float) * (size_t)(r * r)));
+    TRY(tcnla_malloc(h, (void **)&Ry, sizeof(float) * (size_t)(r * r)));
+    TRY(tcnla_malloc(h, (void **)&Sm, sizeof(float) * (size_t)(r * r)));
+    TRY(tn_copy_matrix(h, m, r, X, ldx, Qx, m));
+    TRY(tn_copy_matrix(h, n, r, Y, ldy, Qy, n));
+    /* Householder: the factors' columns may be (nearly) dependent */
+    TRY(tcnla_orthonormalize(h, TCNLA_ORTH_HOUSEHOLDER, o->on_breakdown, m, r, Qx, m, Rx, r, NULL));
+    TRY(tcnla_orthonormalize(h, TCNLA_ORTH_HOUSEHOLDER, o->on_breakdown, n, r, Qy, n, Ry, r, NULL));
+    TRY(tcnla_memcpy(h, hx, Rx, sizeof(float) * (size_t)(r * r), TCNLA_MEMCPY_HANDLE_TO_HOST));
+    TRY(tcnla_memcpy(h, hx + r * r, Ry, sizeof(float) * (size_t)(r * r), TCNLA_MEMCPY_HANDLE_TO_HOST));
+    {
+        double *C = M, *U = M + r * r, *VT = U + r * r, *S = VT + r * r;
+        for (int64_t j = 0; j < r; j++) /* C = Rx Ry^T (both upper triangular) */
+            for (int64_t i = 0; i < r; i++) {
+                double s = 0;
+                for (int64_t p = TN_MAX(i, j); p < r; p++)
+                    s += (double)hx[i + p * r] * (double)hx[r * r + j + p * r];
+                C[i + j * r] = s;
+            }
+        TRY(tn_small_svd((int)r, C, U, S, VT));
+        for (int64_t j = 0; j < k; j++) /* U_k S_k (r x k) */
+            for (int64_t i = 0; i < r; i++) hx[i + j * r] = (float)(U[i + j * r] * S[j]);
+        TRY(tcnla_memcpy(h, Sm, hx, sizeof(float) * (size_t)(r * k), TCNLA_MEMCPY_HOST_TO_HANDLE));
+        TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, m, k, r, 1.0f, Qx, m, Sm,
+                        r, 0.0f, X, ldx));
+        for (int64_t j = 0; j < k; j++) /* V_k = VT(1:k, :)^T (r x k) */
+            for (int64_t i = 0; i < r; i++) hx[i + j * r] = (float)VT[j + i * r];
+        TRY(tcnla_memcpy(h, Sm, hx, sizeof(float) * (size_t)(r * k), TCNLA_MEMCPY_HOST_TO_HANDLE));
+        TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, n, k, r, 1.0f, Qy, n, Sm,
+                        r, 0.0f, Y, ldy));
+    }
+out:
+    tcnla_free(h, Qx);
+    tcnla_free(h, Qy);
+    tcnla_free(h, Rx);
+    tcnla_free(h, Ry);
+    tcnla_free(h, Sm);
+    free(hx);
+    free(M);
+    return st;
+}
+
+int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n, const float *A,
+              int64_t lda, float *X, int64_t ldx, float *Y, int64_t ldy) {
+    if (!h) return -1;
+    if (!o || o->rank < 1 || o->oversampling < 0 || (int)o->tgemm < 0 ||
+        (int)o->tgemm > (int)TCNLA_TGEMM_16_32 || (int)o->gemm_method <= 0 ||
+        (int)o->gemm_method >= (int)TCNLA_GEMM_METHOD_COUNT ||
+        o->gemm_method == TCNLA_GEMM_SHGEMM_FP16 || o->gemm_method == TCNLA_GEMM_SHGEMM_TF32 ||
+        (int)o->orth < 0 || (int)o->orth > (int)TCNLA_ORTH_CHOLQR2_FP64 ||
+        (o->refine != 0 && o->refine != 1) || (o->recompress != 0 && o->recompress != 1))
+        return -2;
+    if (m < 1) return -3;
+    if (n < 1) return -4;
+    const int64_t k = o->rank, kmax = (o->refine ? 2 * k : k) + o->oversampling;
+    if (kmax > (m < n ? m : n)) return -2;
+    if (!A) return -5;
+    if (lda < m) return -6;
+    if (!X) return -7;
+    if (ldx < m) return -8;
+    if (!Y) return -9;
+    if (ldy < n) return -10;
+    const int explicit16 = o->tgemm == TCNLA_TGEMM_16_16 || o->tgemm == TCNLA_TGEMM_16_32;
+    const tcnla_gemm_method_t g = o->tgemm == TCNLA_TGEMM_NONE ? o->gemm_method : TCNLA_GEMM_FP16;
+    float *A16 = NULL, *E = NULL;
+    int st;
+    if (explicit16) { /* A16 = fp16(A), converted once and reused (Algorithm 4 line 2) */
+        TRY(tcnla_malloc(h, (void **)&A16, sizeof(float) * (size_t)(m * n)));
+        TRY(tn_copy_matrix(h, m, n, A, lda, A16, m));
+        TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, n, A16, m));
+    }
+    TRY(lra_pass(h, o, 0, k, m, n, A, lda, A16, X, ldx, Y, ldy));
+    if (o->refine) {
+        /* E = A - X1 Y1^T in FP32 (Algorithm 5 line 2) */
+        TRY(tcnla_malloc(h, (void **)&E, sizeof(float) * (size_t)(m * n)));
+        TRY(tn_copy_matrix(h, m, n, A, lda, E, m));
+        TRY(tcnla_sgemm(h, g, TCNLA_OP_N, TCNLA_OP_T, m, n, k, -1.0f, X, ldx, Y, ldy, 1.0f, E, m));
+        if (explicit16) { /* fp16(E) goes where fp16(A) was */
+            TRY(tn_copy_matrix(h, m, n, E, m, A16, m));
+            TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, n, A16, m));
+        }
+        TRY(lra_pass(h, o, 1, 2 * k, m, n, E, m, A16, X + k * ldx, ldx, Y + k * ldy, ldy));
+        if (o->recompress) TRY(recompress(h, o, 3 * k, k, m, n, X, ldx, Y, ldy));
+    }
+out:
+    tcnla_free(h, A16);
+    tcnla_free(h, E);
+    return st;
+}

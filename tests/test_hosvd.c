@@ -1,0 +1,111 @@
+/* RP-HOSVD (seed 000 Algorithm 2) on generated Tucker tensors (Algorithm 3). */
+#include "tcnla.h"
+#include "test.h"
+#include "testmat/testmat.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ||A - core x_1 Q_1 ... x_N Q_N||_F / ||A||_F, by expanding one mode at a time. */
+static double tucker_err(int order, const int64_t *dims, const int64_t *ranks, const float *A,
+                         const float *core, float *const *Q) {
+    int64_t cur[8], sz = 1;
+    for (int i = 0; i < order; i++) cur[i] = ranks[i], sz *= ranks[i];
+    int64_t total = 1;
+    for (int i = 0; i < order; i++) total *= dims[i];
+    double *t = malloc(sizeof(double) * (size_t)total), *u = malloc(sizeof(double) * (size_t)total);
+    for (int64_t i = 0; i < sz; i++) t[i] = core[i];
+    for (int i = 0; i < order; i++) {
+        int64_t L = 1, T = 1;
+        for (int a = 0; a < i; a++) L *= cur[a];
+        for (int a = i + 1; a < order; a++) T *= cur[a];
+        for (int64_t tt = 0; tt < T; tt++)
+            for (int64_t r = 0; r < dims[i]; r++)
+                for (int64_t l = 0; l < L; l++) {
+                    double s = 0;
+                    for (int64_t j = 0; j < cur[i]; j++)
+                        s += t[l + j * L + tt * L * cur[i]] * Q[i][r + j * dims[i]];
+                    u[l + r * L + tt * L * dims[i]] = s;
+                }
+        cur[i] = dims[i];
+        double *x = t;
+        t = u, u = x;
+    }
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < total; i++) {
+        num += (t[i] - A[i]) * (t[i] - A[i]);
+        den += (double)A[i] * A[i];
+    }
+    free(t), free(u);
+    return sqrt(num / den);
+}
+
+static double run(int order, const int64_t *dims, const int64_t *ranks, int64_t pad,
+                  tcnla_gemm_method_t proj, tcnla_gemm_method_t gm, int *status) {
+    tcnla_handle_t h;
+    tcnla_create(&h, TCNLA_BACKEND_CPU);
+    int64_t total = 1, csz = 1;
+    for (int i = 0; i < order; i++) total *= dims[i], csz *= ranks[i];
+    float *A = malloc(sizeof(float) * (size_t)total), *core = malloc(sizeof(float) * (size_t)csz);
+    float *Q[8];
+    for (int i = 0; i < order; i++) Q[i] = malloc(sizeof(float) * (size_t)(dims[i] * ranks[i]));
+    tn_testmat_tucker(order, dims, ranks, pad, 7, A);
+    tcnla_hosvd_opts_t o = tcnla_hosvd_opts_default();
+    for (int i = 0; i < order; i++) o.ranks[i] = ranks[i];
+    o.proj_method = proj;
+    o.gemm_method = gm;
+    o.random_format = (proj == TCNLA_GEMM_SHGEMM_FP16 || proj == TCNLA_GEMM_SHGEMM_TF32) ? TCNLA_FMT_FP16 : TCNLA_FMT_FP32;
+    *status = tcnla_hosvd(h, &o, order, dims, A, core, Q);
+    double e = *status ? -1 : tucker_err(order, dims, ranks, A, core, Q);
+    free(A), free(core);
+    for (int i = 0; i < order; i++) free(Q[i]);
+    tcnla_destroy(h);
+    return e;
+}
+
+TEST(hosvd_recovers_tucker_tensor_to_fp32_level) {
+    const int64_t dims[3] = {40, 36, 30}, ranks[3] = {10, 9, 8};
+    int st;
+    double e32 = run(3, dims, ranks, 2, TCNLA_GEMM_NATIVE_FP32, TCNLA_GEMM_NATIVE_FP32, &st);
+    REQUIRE(st == 0);
+    double esh = run(3, dims, ranks, 2, TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_TF32, &st);
+    CHECK_MSG(st == 0, "status %d: %s", st, tcnla_strerror(st));
+    if (st) return;
+    double etf = run(3, dims, ranks, 2, TCNLA_GEMM_TF32, TCNLA_GEMM_TF32, &st);
+    REQUIRE(st == 0);
+    printf("    order 3: FP32 %.3e, SHGEMM_FP16 + TCEC_TF32 %.3e, TF32 %.3e\n", e32, esh, etf);
+    CHECK(e32 < 1e-5);
+    CHECK(esh < 1e-5 && esh < 3 * e32);
+    CHECK(etf > 10 * e32); /* TF32 projection loses accuracy, as seed 000 Fig. 9 shows */
+}
+
+TEST(hosvd_order_4_and_order_2) {
+    const int64_t d4[4] = {12, 10, 9, 8}, r4[4] = {5, 5, 4, 4};
+    int st;
+    double e = run(4, d4, r4, 1, TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_TF32, &st);
+    REQUIRE(st == 0);
+    CHECK_MSG(e < 1e-5, "order 4: %.3e", e);
+    const int64_t d2[2] = {50, 40}, r2[2] = {7, 7};
+    e = run(2, d2, r2, 2, TCNLA_GEMM_SHGEMM_TF32, TCNLA_GEMM_TCEC_TF32, &st);
+    REQUIRE(st == 0);
+    CHECK_MSG(e < 1e-5, "order 2: %.3e", e);
+}
+
+TEST(hosvd_invalid_arguments) {
+    tcnla_handle_t h;
+    tcnla_create(&h, TCNLA_BACKEND_CPU);
+    const int64_t dims[3] = {4, 4, 4};
+    float A[64], core[8], q0[8], q1[8], q2[8];
+    float *Q[3] = {q0, q1, q2};
+    memset(A, 0, sizeof A);
+    tcnla_hosvd_opts_t o = tcnla_hosvd_opts_default();
+    CHECK_EQ_INT(tcnla_hosvd(h, &o, 3, dims, A, core, Q), -2); /* ranks unset */
+    o.ranks[0] = o.ranks[1] = o.ranks[2] = 2;
+    CHECK_EQ_INT(tcnla_hosvd(h, &o, 1, dims, A, core, Q), -3);
+    CHECK_EQ_INT(tcnla_hosvd(h, &o, 9, dims, A, core, Q), -3);
+    CHECK_EQ_INT(tcnla_hosvd(h, &o, 3, dims, NULL, core, Q), -5);
+    o.ranks[1] = 5;
+    CHECK_EQ_INT(tcnla_hosvd(h, &o, 3, dims, A, core, Q), -2);
+    tcnla_destroy(h);
+}
