@@ -191,9 +191,10 @@ TEST(gemm_default_method_comes_from_handle) {
     CHECK(tcnla_sgemm(h, TCNLA_GEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, 16, 16, 16, 1, A, 16, B, 16, 0,
                       C, 16) == 0);
     CHECK(tcnla_last_method(h, &used) == 0 && used == TCNLA_GEMM_FP16);
-    CHECK_EQ_INT(tcnla_sgemm(h, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, 16, 16, 16, 1, A,
-                             16, B, 16, 0, C, 16),
-                 TCNLA_ERR_NOT_SUPPORTED);
+    CHECK(tcnla_set_gemm_method(h, TCNLA_GEMM_OZAKI_INT8) == 0);
+    CHECK(tcnla_sgemm(h, TCNLA_GEMM_DEFAULT, TCNLA_OP_N, TCNLA_OP_N, 16, 16, 16, 1, A, 16, B, 16,
+                      0, C, 16) == 0);
+    CHECK(tcnla_last_method(h, &used) == 0 && used == TCNLA_GEMM_OZAKI_INT8);
     tcnla_destroy(h);
 }
 
