@@ -165,8 +165,9 @@ TCNLA_API int tcnla_shgemm(tcnla_handle_t handle, tcnla_gemm_method_t method, tc
 typedef enum {
     TCNLA_OZAKI_DP = 0,   /* slice count from the probabilistic bound (seed 004 Alg. 3): as
                              accurate as the native GEMM of the output precision */
-    TCNLA_OZAKI_CR = 1,   /* split until every slice is zero, correctly-rounded sum (NearSum):
-                             every element is the correctly-rounded exact product */
+    TCNLA_OZAKI_CR = 1,   /* split until every slice is zero, sum the exact slice products in
+                             an exact fixed-point accumulator, round once: every element is the
+                             correctly-rounded exact product (then alpha, beta applied in FP64) */
     TCNLA_OZAKI_FIXED = 2 /* `slices` slices per operand, set by the caller */
 } tcnla_ozaki_mode_t;
 
@@ -175,7 +176,9 @@ typedef struct {
     int slices;              /* FIXED mode: slices per operand, >= 1 (default 0: unused) */
     int fast;                /* skip slice products with p + q > d + 1 (DP/FIXED; default 1) */
     size_t workspace_cap;    /* bytes of workspace the scheme may use; blocking in m and n keeps
-                                it below (default 0: no cap) */
+                                it below without changing a bit of the result (default 0: no
+                                cap). A cap below one row plus one column of slices gives
+                                TCNLA_ERR_ALLOC */
 } tcnla_ozaki_opts_t;
 
 TCNLA_API tcnla_ozaki_opts_t tcnla_ozaki_opts_default(void);

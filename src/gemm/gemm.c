@@ -47,11 +47,11 @@ static int ozaki_sgemm_cpu(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_o
     for (size_t i = 0; i < nb; i++) Bd[i] = B[i];
     for (int64_t j = 0; j < n; j++)
         for (int64_t i = 0; i < m; i++) Cd[i + j * m] = beta == 0.0f ? 0.0 : C[i + j * ldc];
+    h->last_method = method; /* tn_cpu_ozaki changes it when it falls back to FP64 */
     int st = tn_cpu_ozaki(h, method, ta, tb, m, n, k, alpha, Ad, lda, Bd, ldb, beta, Cd, m, 32);
     if (st == TCNLA_SUCCESS) {
         for (int64_t j = 0; j < n; j++)
             for (int64_t i = 0; i < m; i++) C[i + j * ldc] = (float)Cd[i + j * m];
-        h->last_method = method;
     }
     free(Ad);
     return st;

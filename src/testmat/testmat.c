@@ -44,6 +44,44 @@ int tn_testmat_latms(int64_t m, int64_t n, const double *sigma, uint64_t seed, f
     return info;
 }
 
+void sgeqrf_(const int *m, const int *n, float *a, const int *lda, float *tau, float *work,
+             const int *lwork, int *info);
+void sorgqr_(const int *m, const int *n, const int *k, float *a, const int *lda, const float *tau,
+             float *work, const int *lwork, int *info);
+
+/* Q (rows x r, orthonormal) of a Gaussian matrix. */
+static int random_orthonormal(int64_t rows, int64_t r, uint64_t seed, uint64_t stream, float *Q) {
+    int ir = (int)rows, ic = (int)r, info = 0, lwork = -1;
+    float wq;
+    tn_rand_normal(seed, stream, 0.0f, 1.0f, rows * r, Q);
+    sgeqrf_(&ir, &ic, Q, &ir, NULL, &wq, &lwork, &info);
+    lwork = (int)wq + 64 * ic;
+    float *tau = malloc(sizeof(float) * (size_t)(r + lwork));
+    if (!tau) return -1;
+    sgeqrf_(&ir, &ic, Q, &ir, tau, tau + r, &lwork, &info);
+    if (info == 0) sorgqr_(&ir, &ic, &ic, Q, &ir, tau, tau + r, &lwork, &info);
+    free(tau);
+    return info;
+}
+
+int tn_testmat_svd_fast(int64_t m, int64_t n, int64_t r, const double *sigma, uint64_t seed,
+                        float *A, int64_t lda) {
+    float *U = malloc(sizeof(float) * (size_t)((m + n) * r));
+    if (!U) return -1;
+    float *V = U + m * r;
+    int st = random_orthonormal(m, r, seed, 31, U);
+    if (st == 0) st = random_orthonormal(n, r, seed, 32, V);
+    if (st == 0) {
+        for (int64_t j = 0; j < r; j++) /* U <- U diag(sigma) */
+            for (int64_t i = 0; i < m; i++) U[i + j * m] = (float)((double)U[i + j * m] * sigma[j]);
+        int im = (int)m, in = (int)n, ir = (int)r, ild = (int)lda;
+        const float one = 1.0f, zero = 0.0f;
+        sgemm_("N", "T", &im, &in, &ir, &one, U, &im, V, &in, &zero, A, &ild);
+    }
+    free(U);
+    return st;
+}
+
 int tn_testmat_cauchy(int64_t m, int64_t n, uint64_t seed, float *A, int64_t lda) {
     float *x = malloc(sizeof(float) * (size_t)(m + n));
     float *C = malloc(sizeof(float) * (size_t)(m * n));

@@ -18,6 +18,13 @@ void tn_spectrum(tn_spectrum_t kind, int64_t nsv, int64_t p, double sp, int64_t 
  * test sizes). Returns LAPACK's info (0 = ok). */
 int tn_testmat_latms(int64_t m, int64_t n, const double *sigma, uint64_t seed, float *A,
                      int64_t lda);
+/* A (m x n, lda) = U_r diag(sigma_1..r) V_r^T with U_r, V_r orthonormal
+ * (Householder QR of Gaussian m x r and n x r matrices, level-3 LAPACK):
+ * the singular values beyond r are zero. For large matrices whose spectrum
+ * has decayed below FP32 resolution by index r. Returns 0, -1 (memory) or
+ * a LAPACK info. */
+int tn_testmat_svd_fast(int64_t m, int64_t n, int64_t r, const double *sigma, uint64_t seed,
+                        float *A, int64_t lda);
 /* Cauchy matrix C_ij = 1 / (|x_i - y_j| + gamma), x, y uniform in
  * (-1e-3, 1e-3), gamma = 1e-3, followed by one orthogonal (power) iteration
  * A = C C^T C as in seed 000 5.1.1: its elements exceed FP16's range. */
