@@ -95,7 +95,17 @@ test-gpu: $(BUILD)/run_gpu_tests
 
 demo: $(BUILD)/.deps
 	$(MAKE) $(BUILD)/tcnla
-	./$(BUILD)/tcnla gemm --method tcec_fp16
+	./$(BUILD)/tcnla rsvd
 
 clean:
 	rm -rf $(BUILD)
+
+# ------------------------------------------------------------------ bench
+# Issue 3 (CUDA backend): build/bench_gemm times every GEMM method against
+# the cuBLAS baselines on the GPU and appends CSV rows to
+# bench/results/gemm.csv (see `build/bench_gemm --help`); bench/plot_gemm.py
+# draws bench/results/gemm.png from them. Needs CUDA=1 and a GPU to run.
+bench: $(BUILD)/bench_gemm
+
+$(BUILD)/bench_gemm: $(BUILD)/obj/bench/gemm.o $(BUILD)/libtcnla.a
+	$(CC) -o $@ $(BUILD)/obj/bench/gemm.o $(BUILD)/libtcnla.a $(LDLIBS)

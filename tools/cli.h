@@ -34,4 +34,6 @@ const char *cli_backend_name(tcnla_backend_t b);
 
 int cmd_info(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);
+int cmd_analyze(int argc, char **argv);
+int cmd_rsvd(int argc, char **argv);
 #endif

@@ -14,6 +14,8 @@ static const struct {
 } commands[] = {
     {"info", cmd_info, "version, backends found, GPU name"},
     {"gemm", cmd_gemm, "one FP32 GEMM by a chosen method: error against FP64 and time"},
+    {"rsvd", cmd_rsvd, "randomized SVD: residual vs the optimum, time, speedup over FP32"},
+    {"analyze", cmd_analyze, "analyze formats: seed 000 Table 1 and Fig. 2 for any eXmY"},
 };
 
 static void usage(FILE *f) {

@@ -1,0 +1,161 @@
+/* File formats: NumPy .npy (read and write) and Matrix Market .mtx (read).
+ *
+ * Internal API (tn_io_ prefix, hidden from the shared library); a public
+ * tcnla_ wrapper is expected to map the statuses below onto its own codes.
+ *
+ * Every reader fills a tn_matrix: a dense column-major matrix (leading
+ * dimension = rows) of float or double. The file variants load the file
+ * (mmap for regular files) and call the buffer variants, which is what the
+ * fuzzers (tests/fuzz/) drive.
+ *
+ * Errors: every function returns TN_IO_OK (0) or one of the negative
+ * TN_IO_ERR_* codes, and writes a one-line message "NAME: problem" into the
+ * caller's buffer `err` (errlen bytes, always NUL-terminated; err may be
+ * NULL). NAME is the path, or the `name` given to a buffer variant. Bytes
+ * of the file quoted in a message are sanitized (non-printable -> '?').
+ * On failure *out is zeroed (data == NULL) and nothing is left allocated;
+ * the readers never allocate more than `max_bytes` for the matrix, checked
+ * before allocating, with overflow-safe size arithmetic.
+ *
+ * .npy (reading):
+ *   - versions 1.0, 2.0 and 3.0 (3.0's UTF-8 header: the header of a
+ *     float array is ASCII in practice, other bytes are reported as garbage);
+ *   - descr '<f4' / '<f8' (little-endian), '=' / '|' / no prefix (native),
+ *     and '>f4' / '>f8' (big-endian, byte-swapped on load); anything else,
+ *     including structured dtypes, is TN_IO_ERR_UNSUPPORTED;
+ *   - fortran_order True or False (C order is transposed on load);
+ *   - shape (n,) -> n x 1, (r, c) -> r x c; 0-D and >2-D are unsupported;
+ *     Python 2's "3L" integers are accepted;
+ *   - the dictionary must hold exactly the keys descr, fortran_order, shape;
+ *     only whitespace may follow it inside the header;
+ *   - the data must be exactly rows*cols*itemsize bytes: a shorter file is
+ *     "truncated", a longer one has "trailing data".
+ * .npy (writing): version 1.0 (2.0 when the header would exceed 65535
+ *   bytes), '<f4' or '<f8', header padded to a multiple of 64 bytes as numpy
+ *   does; Fortran order by default (the data as it is in memory), C order
+ *   with TN_IO_NPY_C_ORDER, shape (n,) with TN_IO_NPY_1D (needs cols == 1).
+ *
+ * .mtx (reading), following the NIST Matrix Market specification:
+ *   - banner "%%MatrixMarket matrix FORMAT FIELD SYMMETRY" (case-insensitive)
+ *     with FORMAT array | coordinate, FIELD real | integer | pattern
+ *     (pattern: entries are 1; coordinate only), SYMMETRY general |
+ *     symmetric | skew-symmetric (square only); complex and hermitian are
+ *     TN_IO_ERR_UNSUPPORTED, as are objects other than "matrix";
+ *   - '%' comment lines and blank lines anywhere after the banner; CRLF ok;
+ *   - symmetric files store the lower triangle (skew-symmetric: strictly
+ *     lower) and are expanded; an entry above the diagonal (or on it, for
+ *     skew-symmetric) is an error;
+ *   - coordinate indices are 1-based and bounds-checked; DUPLICATE
+ *     coordinate entries are SUMMED (in the output precision), as in
+ *     scipy.io.mmread followed by toarray();
+ *   - one entry per line with exactly the expected number of fields; values
+ *     must be decimal numbers ([+-]d[.d][e[+-]d]; integers for "integer"):
+ *     NaN, Inf, hexadecimal and out-of-double-range values are errors;
+ *     parsing is locale-independent;
+ *   - exactly the announced number of entries: fewer is "truncated", any
+ *     further non-comment line is "trailing data".
+ *
+ * Element type of the result (`want`): TN_IO_AS_FLOAT, TN_IO_AS_DOUBLE, or
+ * TN_IO_AS_STORED (the file's type; double for Matrix Market). Narrowing to
+ * float rounds to nearest; out->lost_precision is set when at least one
+ * value changed doing so (rounded, overflowed to +-Inf or underflowed):
+ * a float64 .npy element, or a Matrix Market value, compared with its
+ * float64 value. Widening is exact.
+ *
+ * Caveat: regular files are memory-mapped while parsed; a file truncated by
+ * another process during the read can raise SIGBUS. A pipe (or socket) is
+ * read into memory, at most 4 * max_bytes + 1 MiB; devices are refused.
+ */
+#ifndef TN_IO_H
+#define TN_IO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Statuses (the public API will translate them). */
+enum {
+    TN_IO_OK = 0,
+    TN_IO_ERR_ARG = -1,         /* invalid argument (NULL pointer, bad flag, inconsistent matrix) */
+    TN_IO_ERR_OPEN = -2,        /* the file cannot be opened, inspected or read */
+    TN_IO_ERR_WRITE = -3,       /* writing the file failed (disk full, ...) */
+    TN_IO_ERR_FORMAT = -4,      /* malformed: garbage header, truncated, trailing data, bad number */
+    TN_IO_ERR_UNSUPPORTED = -5, /* well-formed, but not handled: dtype, complex, hermitian, 3-D */
+    TN_IO_ERR_TOO_LARGE = -6,   /* matrix bigger than max_bytes, or its size overflows */
+    TN_IO_ERR_ALLOC = -7        /* out of memory */
+};
+
+/* Requested element type of a read. */
+enum { TN_IO_AS_STORED = -1, TN_IO_AS_FLOAT = 0, TN_IO_AS_DOUBLE = 1 };
+
+/* Flags of tn_io_write_npy / tn_io_encode_npy. */
+enum {
+    TN_IO_NPY_C_ORDER = 1u, /* fortran_order False: the data written row by row */
+    TN_IO_NPY_1D = 2u       /* shape (rows,) for a rows x 1 matrix */
+};
+
+/* max_bytes == 0 means this default: 8 GiB (on 64-bit hosts). */
+#if SIZE_MAX > 0xFFFFFFFFu
+#define TN_IO_DEFAULT_MAX_BYTES ((size_t)8 << 30)
+#else
+#define TN_IO_DEFAULT_MAX_BYTES ((size_t)1 << 30)
+#endif
+
+/* A dense column-major matrix, leading dimension = rows. data is NULL when
+ * rows * cols == 0; otherwise malloc'ed, freed by tn_matrix_free. */
+typedef struct {
+    int64_t rows, cols;
+    int is_double;      /* 1: double elements, 0: float */
+    int lost_precision; /* set by the readers, see above */
+    void *data;
+} tn_matrix;
+
+/* Frees m->data and zeroes *m (m may be NULL). */
+void tn_matrix_free(tn_matrix *m);
+/* Text of a TN_IO_* status (never NULL). */
+const char *tn_io_strerror(int status);
+
+/* Readers of a file. max_bytes caps the size of out->data (0: default). */
+int tn_io_read_npy(const char *path, int want, size_t max_bytes, tn_matrix *out, char *err,
+                   size_t errlen);
+int tn_io_read_mtx(const char *path, int want, size_t max_bytes, tn_matrix *out, char *err,
+                   size_t errlen);
+/* Dispatches on the extension (.npy, .mtx, case-insensitive); any other
+ * name is recognized by its first bytes ("\x93NUMPY" or "%%MatrixMarket"). */
+int tn_io_read_matrix(const char *path, int want, size_t max_bytes, tn_matrix *out, char *err,
+                      size_t errlen);
+
+/* The same from a byte buffer; `name` (NULL: "<buffer>") is used in messages. */
+int tn_io_parse_npy(const void *buf, size_t len, const char *name, int want, size_t max_bytes,
+                    tn_matrix *out, char *err, size_t errlen);
+int tn_io_parse_mtx(const void *buf, size_t len, const char *name, int want, size_t max_bytes,
+                    tn_matrix *out, char *err, size_t errlen);
+
+/* Writes m as a .npy file (flags: TN_IO_NPY_*). A partially written regular
+ * file is removed on failure (other kinds of files are left alone). */
+int tn_io_write_npy(const char *path, const tn_matrix *m, unsigned flags, char *err,
+                    size_t errlen);
+/* The same into a malloc'ed buffer (*buf, *len; free() it). */
+int tn_io_encode_npy(const tn_matrix *m, unsigned flags, void **buf, size_t *len, char *err,
+                     size_t errlen);
+
+/* ------------------------------------------------------------------------
+ * Shared by npy.c and mtx.c (io.c). */
+
+/* Formats "NAME: message" into err and returns status. */
+int tn_io_fail(char *err, size_t errlen, const char *name, int status, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
+/* Copies at most 40 bytes of s[0..n) into dst (>= 48 bytes) for quoting in a
+ * message: non-printable bytes become '?', "..." marks a cut. Returns dst. */
+char *tn_io_snippet(char *dst, const char *s, size_t n);
+/* Parses s[0..n) as an optionally signed decimal integer (digits only). */
+enum { TN_IO_INT_OK = 0, TN_IO_INT_BAD = 1, TN_IO_INT_OVERFLOW = 2 };
+int tn_io_parse_int(const char *s, size_t n, int64_t *v);
+/* Allocates out->data for a rows x cols matrix after checking the size
+ * against max_bytes (0: default) without overflow; zeroed when `zero`.
+ * Fills out->rows/cols/is_double; on failure *out is zeroed. */
+int tn_io_alloc_matrix(tn_matrix *out, int64_t rows, int64_t cols, int is_double,
+                       size_t max_bytes, int zero, const char *name, char *err, size_t errlen);
+/* 1 on a little-endian host. */
+int tn_io_host_little(void);
+
+#endif

@@ -1,0 +1,515 @@
+/* NumPy .npy files: reading (versions 1.0-3.0, float32/float64, either byte
+ * order, C or Fortran order, 1-D and 2-D) and writing. See io.h for what is
+ * accepted. Format reference: numpy/lib/format.py.
+ *
+ *   "\x93NUMPY" major minor HEADER_LEN (uint16 LE for 1.x, uint32 LE for
+ *   2.x/3.x) HEADER (a Python dict literal, space-padded, '\n'-terminated)
+ *   DATA (rows*cols items, in C or Fortran order) */
+#include "io/io.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define NPY_MAGIC "\x93NUMPY"
+#define NPY_MAGIC_LEN 6
+#define NPY_MAX_DIMS 32 /* parsed to say "N-D is not supported"; more is garbage */
+
+typedef struct {
+    int itemsize;  /* 4 or 8 */
+    int swap;      /* the file's byte order differs from the host's */
+    int fortran;   /* fortran_order */
+    int ndim;      /* 1 or 2 once validated */
+    int64_t rows, cols;
+} npy_info;
+
+/* ------------------------------------------------- header dictionary */
+
+/* A cursor over the header text; name/err for messages. */
+typedef struct {
+    const char *p, *end, *start;
+    const char *name;
+    char *err;
+    size_t errlen;
+} hscan;
+
+static void hs_ws(hscan *s) {
+    while (s->p < s->end && (*s->p == ' ' || *s->p == '\t')) s->p++;
+}
+
+/* A malformed-header error quoting the text at the cursor. */
+static int hs_bad(hscan *s, const char *what) {
+    char q[48];
+    const char *end = s->end; /* the padding is not worth quoting */
+    while (end > s->p && (end[-1] == ' ' || end[-1] == '\n' || end[-1] == '\r')) end--;
+    if (s->p >= end)
+        return tn_io_fail(s->err, s->errlen, s->name, TN_IO_ERR_FORMAT,
+                          "malformed .npy header: %s, found the end of the header", what);
+    return tn_io_fail(s->err, s->errlen, s->name, TN_IO_ERR_FORMAT,
+                      "malformed .npy header: %s at offset %td, found '%s'", what,
+                      s->p - s->start, tn_io_snippet(q, s->p, (size_t)(end - s->p)));
+}
+
+static int hs_expect(hscan *s, char c, const char *what) {
+    hs_ws(s);
+    if (s->p < s->end && *s->p == c) {
+        s->p++;
+        return 0;
+    }
+    return hs_bad(s, what);
+}
+
+/* A Python string literal in '...' or "..." without escapes: [*str, +*n). */
+static int hs_string(hscan *s, const char **str, size_t *n, const char *what) {
+    hs_ws(s);
+    if (s->p >= s->end || (*s->p != '\'' && *s->p != '"')) return hs_bad(s, what);
+    char q = *s->p;
+    const char *b = s->p + 1, *e = b;
+    while (e < s->end && *e != q) {
+        if (*e == '\n' || *e == '\r') break; /* the string cannot go on */
+        if (*e == '\\' || (unsigned char)*e < 0x20) {
+            s->p = e;
+            return hs_bad(s, "unsupported character in a string");
+        }
+        e++;
+    }
+    if (e >= s->end || *e != q) return hs_bad(s, "unterminated string");
+    *str = b;
+    *n = (size_t)(e - b);
+    s->p = e + 1;
+    return 0;
+}
+
+static int hs_bool(hscan *s, int *v) {
+    hs_ws(s);
+    size_t left = (size_t)(s->end - s->p);
+    if (left >= 4 && memcmp(s->p, "True", 4) == 0) {
+        *v = 1;
+        s->p += 4;
+    } else if (left >= 5 && memcmp(s->p, "False", 5) == 0) {
+        *v = 0;
+        s->p += 5;
+    } else {
+        return hs_bad(s, "fortran_order must be True or False");
+    }
+    if (s->p < s->end && (*s->p == '_' || (*s->p >= 'a' && *s->p <= 'z') ||
+                          (*s->p >= 'A' && *s->p <= 'Z') || (*s->p >= '0' && *s->p <= '9')))
+        return hs_bad(s, "fortran_order must be True or False");
+    return 0;
+}
+
+/* A shape tuple "(d0, d1, ...)" of non-negative integers (Python 2's "3L"
+ * suffix accepted). Python's "(3)" is an int, not a tuple: rejected. */
+static int hs_shape(hscan *s, int64_t *dims, int *ndim) {
+    int st = hs_expect(s, '(', "expected '(' starting the shape tuple");
+    int comma_after_last = 0;
+    if (st) return st;
+    *ndim = 0;
+    for (;;) {
+        hs_ws(s);
+        if (s->p < s->end && *s->p == ')') {
+            s->p++;
+            break;
+        }
+        if (*ndim && !comma_after_last) return hs_bad(s, "expected ',' or ')' in the shape");
+        const char *b = s->p;
+        while (s->p < s->end && ((*s->p >= '0' && *s->p <= '9') || *s->p == '-' || *s->p == '+'))
+            s->p++;
+        const char *e = s->p;
+        if (s->p < s->end && (*s->p == 'L' || *s->p == 'l')) s->p++;
+        int64_t v = 0;
+        int r = tn_io_parse_int(b, (size_t)(e - b), &v);
+        if (r == TN_IO_INT_BAD) {
+            s->p = b;
+            return hs_bad(s, "expected a dimension (a non-negative integer) in the shape");
+        }
+        if (r == TN_IO_INT_OVERFLOW || v < 0) {
+            char q[48];
+            return tn_io_fail(s->err, s->errlen, s->name,
+                              r ? TN_IO_ERR_TOO_LARGE : TN_IO_ERR_FORMAT,
+                              "%s dimension '%s' in the .npy shape",
+                              r ? "out-of-range" : "negative",
+                              tn_io_snippet(q, b, (size_t)(e - b)));
+        }
+        if (*ndim == NPY_MAX_DIMS) return hs_bad(s, "too many dimensions in the shape");
+        dims[(*ndim)++] = v;
+        hs_ws(s);
+        comma_after_last = s->p < s->end && *s->p == ',';
+        if (comma_after_last) s->p++;
+    }
+    if (*ndim == 1 && !comma_after_last)
+        return tn_io_fail(s->err, s->errlen, s->name, TN_IO_ERR_FORMAT,
+                          "malformed .npy header: shape (%lld) is not a tuple (expected (%lld,))",
+                          (long long)dims[0], (long long)dims[0]);
+    return 0;
+}
+
+/* The dtype string: [<>|=]?f[48]. */
+static int parse_descr(const char *d, size_t n, npy_info *info, const char *name, char *err,
+                       size_t errlen) {
+    char q[48], order = '=';
+    const char *t = d;
+    size_t k = n;
+    if (k && (t[0] == '<' || t[0] == '>' || t[0] == '|' || t[0] == '=')) order = *t++, k--;
+    if (k != 2 || t[0] != 'f' || (t[1] != '4' && t[1] != '8'))
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_UNSUPPORTED,
+                          "dtype '%s' is not supported (only float32 '<f4' and float64 '<f8', "
+                          "either byte order)",
+                          tn_io_snippet(q, d, n));
+    int file_little = order == '<' || (order != '>' && tn_io_host_little());
+    info->itemsize = t[1] - '0';
+    info->swap = file_little != tn_io_host_little();
+    return 0;
+}
+
+/* Parses the header dictionary hdr[0..n) into info. */
+static int parse_dict(const char *hdr, size_t n, npy_info *info, const char *name, char *err,
+                      size_t errlen) {
+    hscan s = {hdr, hdr + n, hdr, name, err, errlen};
+    int have_descr = 0, have_order = 0, have_shape = 0, st, ndim = 0;
+    int64_t dims[NPY_MAX_DIMS];
+    char q[48];
+
+    if ((st = hs_expect(&s, '{', "expected '{' starting the header dictionary"))) return st;
+    for (;;) {
+        const char *key;
+        size_t klen;
+        hs_ws(&s);
+        if (s.p < s.end && *s.p == '}') {
+            s.p++;
+            break;
+        }
+        if ((st = hs_string(&s, &key, &klen, "expected a quoted key or '}'"))) return st;
+        if ((st = hs_expect(&s, ':', "expected ':' after a key"))) return st;
+        if (klen == 5 && memcmp(key, "descr", 5) == 0 && !have_descr) {
+            const char *d;
+            size_t dn;
+            hs_ws(&s);
+            if (s.p < s.end && (*s.p == '[' || *s.p == '('))
+                return tn_io_fail(err, errlen, name, TN_IO_ERR_UNSUPPORTED,
+                                  "structured dtypes are not supported (only float32 and "
+                                  "float64 arrays)");
+            if ((st = hs_string(&s, &d, &dn, "expected the dtype string after 'descr'")))
+                return st;
+            if ((st = parse_descr(d, dn, info, name, err, errlen))) return st;
+            have_descr = 1;
+        } else if (klen == 13 && memcmp(key, "fortran_order", 13) == 0 && !have_order) {
+            if ((st = hs_bool(&s, &info->fortran))) return st;
+            have_order = 1;
+        } else if (klen == 5 && memcmp(key, "shape", 5) == 0 && !have_shape) {
+            if ((st = hs_shape(&s, dims, &ndim))) return st;
+            have_shape = 1;
+        } else {
+            int dup = (klen == 5 && (!memcmp(key, "descr", 5) || !memcmp(key, "shape", 5))) ||
+                      (klen == 13 && !memcmp(key, "fortran_order", 13));
+            return tn_io_fail(err, errlen, name, TN_IO_ERR_FORMAT,
+                              "malformed .npy header: %s key '%s'",
+                              dup ? "duplicate" : "unexpected", tn_io_snippet(q, key, klen));
+        }
+        hs_ws(&s);
+        if (s.p < s.end && *s.p == ',') {
+            s.p++;
+            continue;
+        }
+        if ((st = hs_expect(&s, '}', "expected ',' or '}' after a value"))) return st;
+        break;
+    }
+    /* Only padding may follow. */
+    while (s.p < s.end && (*s.p == ' ' || *s.p == '\t' || *s.p == '\n' || *s.p == '\r')) s.p++;
+    if (s.p < s.end) return hs_bad(&s, "unexpected text after the header dictionary");
+    if (!have_descr || !have_order || !have_shape)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_FORMAT,
+                          "malformed .npy header: missing key '%s'",
+                          !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
+    if (ndim != 1 && ndim != 2)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_UNSUPPORTED,
+                          "%d-dimensional arrays are not supported (only 1-D and 2-D)", ndim);
+    info->ndim = ndim;
+    info->rows = dims[0];
+    info->cols = ndim == 2 ? dims[1] : 1;
+    return 0;
+}
+
+/* ------------------------------------------------------------ reading */
+
+/* Copies one file element at src to dst, byte-swapping and converting;
+ * sets *lost when narrowing changed the value. */
+static inline void copy_elem(unsigned char *dst, int out_size, const unsigned char *src,
+                             int in_size, int swap, int *lost) {
+    unsigned char b[8];
+    if (swap)
+        for (int k = 0; k < in_size; k++) b[k] = src[in_size - 1 - k];
+    else
+        memcpy(b, src, (size_t)in_size);
+    if (in_size == out_size) {
+        memcpy(dst, b, (size_t)out_size); /* bit-exact, NaN payloads included */
+    } else if (in_size == 4) {
+        float f;
+        memcpy(&f, b, 4);
+        double d = f;
+        memcpy(dst, &d, 8);
+    } else {
+        double d;
+        memcpy(&d, b, 8);
+        float f = (float)d;
+        if ((double)f != d && !isnan(d)) *lost = 1;
+        memcpy(dst, &f, 4);
+    }
+}
+
+/* Fills out (allocated) from the file's data section. */
+static void load_data(tn_matrix *out, const unsigned char *src, const npy_info *info) {
+    const int is = info->itemsize, os = out->is_double ? 8 : 4;
+    const int64_t r = out->rows, c = out->cols;
+    unsigned char *dst = out->data;
+    int lost = 0;
+    /* The file's layout equals column-major unless it is a true C-order 2-D. */
+    int colmajor = info->fortran || info->ndim == 1 || r == 1 || c == 1;
+    if (colmajor && is == os && !info->swap) {
+        memcpy(dst, src, (size_t)(r * c) * (size_t)os);
+    } else if (colmajor) {
+        for (int64_t k = 0; k < r * c; k++)
+            copy_elem(dst + k * os, os, src + k * is, is, info->swap, &lost);
+    } else {
+        /* Row-major source: blocked transpose. */
+        const int64_t B = 32;
+        for (int64_t jb = 0; jb < c; jb += B)
+            for (int64_t ib = 0; ib < r; ib += B)
+                for (int64_t i = ib; i < r && i < ib + B; i++)
+                    for (int64_t j = jb; j < c && j < jb + B; j++)
+                        copy_elem(dst + (i + j * r) * os, os, src + (i * c + j) * is, is,
+                                  info->swap, &lost);
+    }
+    out->lost_precision = lost;
+}
+
+int tn_io_parse_npy(const void *buf, size_t len, const char *name, int want, size_t max_bytes,
+                    tn_matrix *out, char *err, size_t errlen) {
+    const unsigned char *b = buf;
+    npy_info info;
+    size_t hlen, pre, data_len, need;
+    uint64_t elems;
+    int st, major, minor;
+
+    if (!name) name = "<buffer>";
+    if (err && errlen) err[0] = '\0';
+    if (!out) return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "no output matrix given");
+    memset(out, 0, sizeof *out);
+    if (!buf && len) return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "NULL buffer");
+    if (want < TN_IO_AS_STORED || want > TN_IO_AS_DOUBLE)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "invalid element type %d", want);
+    memset(&info, 0, sizeof info);
+
+    /* Prefix: magic, version, header length. */
+    if (len == 0) return tn_io_fail(err, errlen, name, TN_IO_ERR_FORMAT, "empty file");
+    if (len < NPY_MAGIC_LEN || memcmp(b, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
+        if (len < NPY_MAGIC_LEN && memcmp(b, NPY_MAGIC, len) == 0)
+            return tn_io_fail(err, errlen, name, TN_IO_ERR_FORMAT,
+                              "truncated .npy file (%zu bytes)", len);
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_FORMAT,
+                          "not a .npy file (no \\x93NUMPY magic)");
+    }
+    if (len < NPY_MAGIC_LEN + 2)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_FORMAT, "truncated .npy file (%zu bytes)",
+                          len);
+    major = b[6];
+    minor = b[7];
+    if (major < 1 || major > 3 || minor != 0)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_UNSUPPORTED,
+                          ".npy format version %d.%d is not supported (1.0, 2.0, 3.0)", major,
+                          minor);
+    pre = major == 1 ? 10 : 12;
+    if (len < pre)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_FORMAT,
+                          "truncated .npy file (%zu bytes, header length missing)", len);
+    hlen = major == 1 ? (size_t)b[8] | (size_t)b[9] << 8
+                      : (size_t)b[8] | (size_t)b[9] << 8 | (size_t)b[10] << 16 |
+                            (size_t)b[11] << 24;
+    if (hlen > len - pre)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_FORMAT,
+                          "truncated .npy header: %zu bytes announced, %zu present", hlen,
+                          len - pre);
+
+    /* Header dictionary, then the data's size against the file. */
+    if ((st = parse_dict((const char *)b + pre, hlen, &info, name, err, errlen))) return st;
+    need = (size_t)info.itemsize;
+    if (__builtin_mul_overflow((uint64_t)info.rows, (uint64_t)info.cols, &elems) ||
+        elems > SIZE_MAX / need)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_TOO_LARGE,
+                          "shape (%lld, %lld) is too large to address", (long long)info.rows,
+                          (long long)info.cols);
+    need *= (size_t)elems;
+    data_len = len - pre - hlen;
+    if (data_len < need)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_FORMAT,
+                          "truncated .npy data: %lld x %lld float%d needs %zu bytes, %zu present",
+                          (long long)info.rows, (long long)info.cols, 8 * info.itemsize, need,
+                          data_len);
+    if (data_len > need)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_FORMAT,
+                          "%zu bytes of trailing data after the .npy array", data_len - need);
+    /* Then the result's size against the cap, and the allocation. */
+    int out_double = want == TN_IO_AS_STORED ? info.itemsize == 8 : want;
+    if ((st = tn_io_alloc_matrix(out, info.rows, info.cols, out_double, max_bytes, 0, name, err,
+                                 errlen)))
+        return st;
+    if (need) load_data(out, b + pre + hlen, &info);
+    return TN_IO_OK;
+}
+
+/* ------------------------------------------------------------ writing */
+
+typedef int (*npy_sink)(void *ctx, const void *p, size_t n);
+
+/* Checks m and the flags; 0 or TN_IO_ERR_ARG with a message. */
+static int check_matrix(const tn_matrix *m, unsigned flags, const char *name, char *err,
+                        size_t errlen) {
+    uint64_t elems;
+    if (!m) return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "no matrix given");
+    if (flags & ~(unsigned)(TN_IO_NPY_C_ORDER | TN_IO_NPY_1D))
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "unknown flags 0x%x", flags);
+    if (m->rows < 0 || m->cols < 0 ||
+        __builtin_mul_overflow((uint64_t)m->rows, (uint64_t)m->cols, &elems) ||
+        elems > SIZE_MAX / 8 || (elems && !m->data))
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG,
+                          "invalid matrix (%lld x %lld, data %s)", (long long)m->rows,
+                          (long long)m->cols, m->data ? "set" : "NULL");
+    if ((flags & TN_IO_NPY_1D) && m->cols != 1)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG,
+                          "a 1-D .npy needs a single column, the matrix has %lld",
+                          (long long)m->cols);
+    return 0;
+}
+
+/* Builds magic, version, length and padded dictionary into hdr; returns
+ * its length. Version 1.0 unless the header needs more than 65535 bytes. */
+static size_t build_header(unsigned char *hdr, size_t cap, const tn_matrix *m, unsigned flags) {
+    char dict[160];
+    int dn;
+    if (flags & TN_IO_NPY_1D)
+        dn = snprintf(dict, sizeof dict, "{'descr': '<f%d', 'fortran_order': %s, 'shape': (%lld,), }",
+                      m->is_double ? 8 : 4, "False", (long long)m->rows);
+    else
+        dn = snprintf(dict, sizeof dict,
+                      "{'descr': '<f%d', 'fortran_order': %s, 'shape': (%lld, %lld), }",
+                      m->is_double ? 8 : 4, (flags & TN_IO_NPY_C_ORDER) ? "False" : "True",
+                      (long long)m->rows, (long long)m->cols);
+    if (dn < 0 || (size_t)dn >= sizeof dict) return 0;
+    /* Pad with spaces and a final '\n' to a multiple of 64 bytes in all. */
+    size_t pre = 10, total = pre + (size_t)dn + 1;
+    total = (total + 63) / 64 * 64;
+    if (total - pre > 65535) { /* never for these dictionaries; kept for the format */
+        pre = 12;
+        total = (pre + (size_t)dn + 1 + 63) / 64 * 64;
+    }
+    size_t hlen = total - pre;
+    if (total > cap) return 0;
+    memcpy(hdr, NPY_MAGIC, NPY_MAGIC_LEN);
+    hdr[6] = pre == 10 ? 1 : 2;
+    hdr[7] = 0;
+    for (size_t k = 0; k < pre - 8; k++) hdr[8 + k] = (unsigned char)(hlen >> (8 * k));
+    memcpy(hdr + pre, dict, (size_t)dn);
+    memset(hdr + pre + dn, ' ', hlen - (size_t)dn - 1);
+    hdr[total - 1] = '\n';
+    return total;
+}
+
+/* Emits header and data (little-endian, in the file's order) to the sink. */
+static int emit_npy(const tn_matrix *m, unsigned flags, npy_sink put, void *ctx) {
+    unsigned char hdr[256], chunk[1 << 14];
+    const size_t es = m->is_double ? 8 : 4;
+    const int64_t r = m->rows, c = m->cols;
+    const unsigned char *src = m->data;
+    size_t hn = build_header(hdr, sizeof hdr, m, flags), fill = 0;
+    int swap = !tn_io_host_little();
+    int rowmajor = (flags & TN_IO_NPY_C_ORDER) && r > 1 && c > 1;
+    if (!hn || put(ctx, hdr, hn)) return -1;
+    if (r * c == 0) return 0;
+    if (!rowmajor && !swap) return put(ctx, src, (size_t)(r * c) * es);
+    for (int64_t i = 0; i < (rowmajor ? r : 1); i++) {
+        int64_t n = rowmajor ? c : r * c;
+        for (int64_t j = 0; j < n; j++) {
+            const unsigned char *e = src + (size_t)(rowmajor ? i + j * r : j) * es;
+            for (size_t k = 0; k < es; k++) chunk[fill + k] = e[swap ? es - 1 - k : k];
+            fill += es;
+            if (fill == sizeof chunk) {
+                if (put(ctx, chunk, fill)) return -1;
+                fill = 0;
+            }
+        }
+    }
+    return fill ? put(ctx, chunk, fill) : 0;
+}
+
+typedef struct {
+    unsigned char *p;
+    size_t len, cap;
+} mem_sink;
+
+static int put_mem(void *ctx, const void *p, size_t n) {
+    mem_sink *s = ctx;
+    if (n > s->cap - s->len) return -1;
+    memcpy(s->p + s->len, p, n);
+    s->len += n;
+    return 0;
+}
+
+static int put_file(void *ctx, const void *p, size_t n) {
+    return fwrite(p, 1, n, (FILE *)ctx) == n ? 0 : -1;
+}
+
+int tn_io_encode_npy(const tn_matrix *m, unsigned flags, void **buf, size_t *len, char *err,
+                     size_t errlen) {
+    const char *name = "<buffer>";
+    int st;
+    if (err && errlen) err[0] = '\0';
+    if (!buf || !len) return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "no output buffer");
+    *buf = NULL;
+    *len = 0;
+    if ((st = check_matrix(m, flags, name, err, errlen))) return st;
+    unsigned char hdr[256];
+    size_t hn = build_header(hdr, sizeof hdr, m, flags);
+    size_t data = (size_t)(m->rows * m->cols) * (m->is_double ? 8 : 4);
+    if (!hn || data > SIZE_MAX - hn)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_TOO_LARGE, "matrix too large to encode");
+    mem_sink s = {malloc(hn + data), 0, hn + data};
+    if (!s.p)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_ALLOC, "out of memory (%zu bytes)",
+                          hn + data);
+    if (emit_npy(m, flags, put_mem, &s) || s.len != s.cap) {
+        free(s.p);
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_WRITE,
+                          "internal error: encoded size mismatch");
+    }
+    *buf = s.p;
+    *len = s.len;
+    return TN_IO_OK;
+}
+
+int tn_io_write_npy(const char *path, const tn_matrix *m, unsigned flags, char *err,
+                    size_t errlen) {
+    int st;
+    if (err && errlen) err[0] = '\0';
+    if (!path) return tn_io_fail(err, errlen, "(null)", TN_IO_ERR_ARG, "no file name given");
+    if ((st = check_matrix(m, flags, path, err, errlen))) return st;
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        int e = errno;
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_OPEN, "cannot create: %s", strerror(e));
+    }
+    /* Only a regular file is removed after a failure (never /dev/...). */
+    struct stat sb;
+    int regular = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
+    int bad = emit_npy(m, flags, put_file, f);
+    int e = bad ? errno : 0;
+    if (fclose(f) != 0 && !bad) bad = 1, e = errno;
+    if (bad) {
+        if (regular) remove(path);
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_WRITE, "write failed: %s",
+                          e ? strerror(e) : "short write");
+    }
+    return TN_IO_OK;
+}

@@ -1,0 +1,349 @@
+/* tcnla rsvd: randomized SVD of a generated matrix with a known spectrum (the
+ * main job) or of a .npy / .mtx file; residual against the Eckart-Young
+ * optimum, time, and the speedup over the plain FP32 pipeline. */
+#include "cli.h"
+#include "core/internal.h"
+#include "io/io.h"
+#include "testmat/testmat.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void help(void) {
+    printf(
+        "usage: tcnla rsvd [options]\n\n"
+        "Rank-k randomized SVD A ~ U diag(S) V^T (seed 000 Algorithm 1). Without --input, A is\n"
+        "a generated m x n matrix with a known spectrum, and the residual is printed next to\n"
+        "the optimal (Eckart-Young) one. The same decomposition by the plain FP32 pipeline\n"
+        "(SGEMM, FP32 random matrix, Householder QR) is timed on the same input for the\n"
+        "speedup.\n\n"
+        "options (defaults in brackets):\n"
+        "  --input FILE      a .npy (float32/float64, C or Fortran order) or .mtx matrix\n"
+        "  --m N --n N       size of the generated matrix [4096 4096]\n"
+        "  --spectrum S      exp (s_i = 2^(-a i), s_k = 1e-3), linear (s_i = max(1 - a i, 1e-3)),\n"
+        "                    poly (s_i = (i+1)^-2) [exp]\n"
+        "  --rank K          target rank [256]\n"
+        "  --oversampling P  [10]\n"
+        "  --power-iters Q   [2]\n"
+        "  --proj M          GEMM of A*Omega: shgemm_fp16, shgemm_tf32, tcec_fp16, tcec_tf32,\n"
+        "                    native_fp32, tf32, ... [shgemm_fp16 on a GPU, native_fp32 on the CPU]\n"
+        "  --gemm M          the other products [tcec_fp16 on a GPU, native_fp32 on the CPU]\n"
+        "  --orth O          householder, cholqr_fp32, cholqr_fp64, cholqr2_fp64 [cholqr2_fp64]\n"
+        "  --random-format F fp32, fp16, bf16, tf32, e4m3, e5m2 [fp16]\n"
+        "  --reps N          timed runs after a warm-up, median reported [3 on a GPU, 1 on the CPU]\n"
+        "  --no-baseline     skip the FP32 pipeline\n"
+        "  --output PREFIX   write PREFIX_U.npy, PREFIX_S.npy, PREFIX_VT.npy\n"
+        "  --backend auto|cpu|cuda [auto]   --seed N [1]   --json\n\n"
+        "On the CPU, Tensor Core methods run on a bit-faithful but slow model of the Tensor Core,\n"
+        "which is why the CPU defaults are native FP32.\n");
+}
+
+static int parse_orth(const char *s, tcnla_orth_t *o) {
+    static const char *names[] = {"householder", "cholqr_fp32", "cholqr_fp64", "cholqr2_fp64"};
+    for (int i = 0; i < 4; i++)
+        if (!strcmp(s, names[i])) {
+            *o = (tcnla_orth_t)i;
+            return 0;
+        }
+    return -1;
+}
+
+static int parse_format(const char *s, tcnla_format_t *f) {
+    static const char *names[] = {"fp32", "fp16", "bf16", "tf32", "e4m3", "e5m2"};
+    for (int i = 0; i < 6; i++)
+        if (!strcmp(s, names[i])) {
+            *f = (tcnla_format_t)i;
+            return 0;
+        }
+    return -1;
+}
+
+static void progress(int on, const char *msg) {
+    if (on) fprintf(stderr, "tcnla rsvd: %s\n", msg);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Runs tcnla_rsvd `reps` times after a warm-up; median seconds in *t. */
+static int timed_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t n,
+                      const float *dA, float *dU, float *dS, float *dVT, int reps, double *t) {
+    double ts[64];
+    int st = tcnla_rsvd(h, o, m, n, dA, m, dU, m, dS, dVT, o->rank); /* warm-up */
+    if (st == TCNLA_SUCCESS) st = tcnla_synchronize(h);
+    for (int r = 0; r < reps && st == TCNLA_SUCCESS; r++) {
+        double t0 = cli_now();
+        st = tcnla_rsvd(h, o, m, n, dA, m, dU, m, dS, dVT, o->rank);
+        if (st == TCNLA_SUCCESS) st = tcnla_synchronize(h);
+        ts[r] = cli_now() - t0;
+    }
+    if (st == TCNLA_SUCCESS) {
+        qsort(ts, (size_t)reps, sizeof(double), cmp_double);
+        *t = ts[reps / 2];
+    }
+    return st;
+}
+
+/* ||A - U diag(S) VT||_F / ||A||_F on the host (BLAS SGEMM). */
+static double residual(const float *A, int64_t m, int64_t n, int64_t k, const float *U,
+                       const float *S, const float *VT) {
+    float *E = malloc(sizeof(float) * (size_t)(m * n)), *W = malloc(sizeof(float) * (size_t)(m * k));
+    if (!E || !W) {
+        free(E), free(W);
+        return NAN;
+    }
+    memcpy(E, A, sizeof(float) * (size_t)(m * n));
+    for (int64_t j = 0; j < k; j++)
+        for (int64_t i = 0; i < m; i++) W[i + j * m] = U[i + j * m] * S[j];
+    int im = (int)m, in = (int)n, ik = (int)k;
+    const float mone = -1.0f, one = 1.0f;
+    sgemm_("N", "N", &im, &in, &ik, &mone, W, &im, VT, &ik, &one, E, &im);
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < m * n; i++) {
+        num += (double)E[i] * E[i];
+        den += (double)A[i] * A[i];
+    }
+    free(E), free(W);
+    return sqrt(num / den);
+}
+
+int cmd_rsvd(int argc, char **argv) {
+    cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
+    const char *input = NULL, *output = NULL, *spectrum = "exp";
+    int64_t m = 4096, n = 4096, reps = -1;
+    int baseline = 1, proj_set = 0, gemm_set = 0;
+    tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+    o.rank = 256;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        int64_t t;
+        int r = cli_common_opt(&c, argc, argv, &i);
+        if (r < 0) return EXIT_USAGE;
+        if (r > 0) continue;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            help();
+            return EXIT_OK;
+        } else if (!strcmp(a, "--no-baseline")) baseline = 0;
+        else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
+        else if (!strcmp(a, "--input")) input = v;
+        else if (!strcmp(a, "--output")) output = v;
+        else if (!strcmp(a, "--spectrum")) {
+            if (strcmp(v, "exp") && strcmp(v, "linear") && strcmp(v, "poly")) {
+                fprintf(stderr, "tcnla rsvd: --spectrum: '%s' is not exp, linear or poly\n", v);
+                return EXIT_USAGE;
+            }
+            spectrum = v;
+        } else if (!strcmp(a, "--m")) {
+            if (cli_int(a, v, 1, 1 << 20, &m)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--n")) {
+            if (cli_int(a, v, 1, 1 << 20, &n)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--rank")) {
+            if (cli_int(a, v, 1, 1 << 16, &o.rank)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--oversampling")) {
+            if (cli_int(a, v, 0, 1 << 16, &o.oversampling)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--power-iters")) {
+            if (cli_int(a, v, 0, 100, &t)) return EXIT_USAGE;
+            o.power_iters = (int)t;
+        } else if (!strcmp(a, "--reps")) {
+            if (cli_int(a, v, 1, 64, &reps)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--proj") || !strcmp(a, "--gemm")) {
+            tcnla_gemm_method_t mm;
+            if (tcnla_gemm_method_from_name(v, &mm) || mm == TCNLA_GEMM_DEFAULT) {
+                fprintf(stderr, "tcnla rsvd: %s: unknown method '%s'\n", a, v);
+                return EXIT_USAGE;
+            }
+            if (a[2] == 'p') o.proj_method = mm, proj_set = 1;
+            else o.gemm_method = mm, gemm_set = 1;
+        } else if (!strcmp(a, "--orth")) {
+            if (parse_orth(v, &o.orth)) {
+                fprintf(stderr, "tcnla rsvd: --orth: unknown method '%s'\n", v);
+                return EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--random-format")) {
+            if (parse_format(v, &o.random_format)) {
+                fprintf(stderr, "tcnla rsvd: --random-format: unknown format '%s'\n", v);
+                return EXIT_USAGE;
+            }
+        } else {
+            fprintf(stderr, "tcnla rsvd: unknown option '%s' (see --help)\n", a);
+            return EXIT_USAGE;
+        }
+    }
+    o.seed = c.seed;
+    const int tty = isatty(2);
+
+    /* the matrix, on the host */
+    float *A = NULL;
+    double *sigma = NULL;
+    char err[512];
+    if (input) {
+        tn_matrix mat;
+        int st = tn_io_read_matrix(input, TN_IO_AS_FLOAT, 0, &mat, err, sizeof err);
+        if (st) {
+            fprintf(stderr, "tcnla rsvd: %s\n", err);
+            return EXIT_BADINPUT;
+        }
+        A = mat.data, m = mat.rows, n = mat.cols;
+        for (int64_t i = 0; i < m * n; i++)
+            if (!isfinite(A[i])) {
+                fprintf(stderr, "tcnla rsvd: %s: the matrix holds NaN or Inf\n", input);
+                free(A);
+                return EXIT_BADINPUT;
+            }
+    }
+    if (o.rank + o.oversampling > (m < n ? m : n)) {
+        fprintf(stderr,
+                "tcnla rsvd: rank + oversampling = %lld exceeds min(m, n) = %lld\n",
+                (long long)(o.rank + o.oversampling), (long long)(m < n ? m : n));
+        free(A);
+        return EXIT_BADINPUT;
+    }
+    tcnla_handle_t h;
+    int rc = cli_open(&c, &h);
+    if (rc) {
+        free(A);
+        return rc;
+    }
+    tcnla_backend_t be;
+    char dev[256];
+    tcnla_get_backend(h, &be);
+    tcnla_device_name(h, dev, sizeof dev);
+    if (be == TCNLA_BACKEND_CPU) { /* the Tensor Core model is for accuracy studies, not speed */
+        if (!proj_set) o.proj_method = TCNLA_GEMM_NATIVE_FP32;
+        if (!gemm_set) o.gemm_method = TCNLA_GEMM_NATIVE_FP32;
+    }
+    if (reps < 0) reps = be == TCNLA_BACKEND_CUDA ? 3 : 1;
+
+    if (!input) {
+        int64_t mn = m < n ? m : n, r = mn < 4 * o.rank + 64 ? mn : 4 * o.rank + 64;
+        sigma = malloc(sizeof(double) * (size_t)r);
+        A = malloc(sizeof(float) * (size_t)(m * n));
+        if (!sigma || !A) {
+            fprintf(stderr, "tcnla rsvd: out of host memory for a %lld x %lld matrix\n",
+                    (long long)m, (long long)n);
+            rc = EXIT_BADINPUT;
+            goto out;
+        }
+        tn_spectrum(!strcmp(spectrum, "exp") ? TN_SPEC_EXP : !strcmp(spectrum, "linear") ? TN_SPEC_LINEAR : TN_SPEC_POLY,
+                    r, o.rank, 1e-3, 1, 2.0, 1.0, sigma);
+        if (!strcmp(spectrum, "poly"))
+            for (int64_t i = 0; i < r; i++) sigma[i] = pow((double)(i + 1), -2.0);
+        progress(tty, "generating the input matrix");
+        if (tn_testmat_svd_fast(m, n, r, sigma, c.seed, A, m)) {
+            fprintf(stderr, "tcnla rsvd: generating the matrix failed\n");
+            rc = EXIT_NUMERICAL;
+            goto out;
+        }
+    }
+    float *dA = NULL, *dU = NULL, *dS = NULL, *dVT = NULL;
+    const int64_t k = o.rank;
+    int st;
+    if ((st = tcnla_malloc(h, (void **)&dA, sizeof(float) * (size_t)(m * n))) ||
+        (st = tcnla_malloc(h, (void **)&dU, sizeof(float) * (size_t)(m * k))) ||
+        (st = tcnla_malloc(h, (void **)&dS, sizeof(float) * (size_t)k)) ||
+        (st = tcnla_malloc(h, (void **)&dVT, sizeof(float) * (size_t)(k * n))) ||
+        (st = tcnla_memcpy(h, dA, A, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HOST_TO_HANDLE))) {
+        rc = cli_fail("allocating device memory", st);
+        goto out_dev;
+    }
+    double t_base = -1, res_base = -1, t = 0;
+    float *U = malloc(sizeof(float) * (size_t)(m * k)), *S = malloc(sizeof(float) * (size_t)k);
+    float *VT = malloc(sizeof(float) * (size_t)(k * n));
+    if (!U || !S || !VT) {
+        rc = cli_fail("host buffers", TCNLA_ERR_ALLOC);
+        goto out_host;
+    }
+    if (baseline) {
+        tcnla_rsvd_opts_t b = o;
+        b.proj_method = b.gemm_method = TCNLA_GEMM_NATIVE_FP32;
+        b.random_format = TCNLA_FMT_FP32;
+        b.orth = TCNLA_ORTH_HOUSEHOLDER;
+        progress(tty, "plain FP32 pipeline (SGEMM, FP32 Omega, Householder QR)");
+        if ((st = timed_rsvd(h, &b, m, n, dA, dU, dS, dVT, (int)reps, &t_base))) {
+            rc = cli_fail("FP32 baseline", st);
+            goto out_host;
+        }
+        tcnla_memcpy(h, U, dU, sizeof(float) * (size_t)(m * k), TCNLA_MEMCPY_HANDLE_TO_HOST);
+        tcnla_memcpy(h, S, dS, sizeof(float) * (size_t)k, TCNLA_MEMCPY_HANDLE_TO_HOST);
+        tcnla_memcpy(h, VT, dVT, sizeof(float) * (size_t)(k * n), TCNLA_MEMCPY_HANDLE_TO_HOST);
+        res_base = residual(A, m, n, k, U, S, VT);
+    }
+    progress(tty, "randomized SVD");
+    if ((st = timed_rsvd(h, &o, m, n, dA, dU, dS, dVT, (int)reps, &t))) {
+        rc = cli_fail(tcnla_gemm_method_name(o.proj_method), st);
+        goto out_host;
+    }
+    tcnla_memcpy(h, U, dU, sizeof(float) * (size_t)(m * k), TCNLA_MEMCPY_HANDLE_TO_HOST);
+    tcnla_memcpy(h, S, dS, sizeof(float) * (size_t)k, TCNLA_MEMCPY_HANDLE_TO_HOST);
+    tcnla_memcpy(h, VT, dVT, sizeof(float) * (size_t)(k * n), TCNLA_MEMCPY_HANDLE_TO_HOST);
+    progress(tty, "residual");
+    double res = residual(A, m, n, k, U, S, VT), opt = -1;
+    if (sigma) {
+        int64_t mn = m < n ? m : n, r = mn < 4 * k + 64 ? mn : 4 * k + 64;
+        double tail = 0, all = 0;
+        for (int64_t i = 0; i < r; i++) {
+            all += sigma[i] * sigma[i];
+            if (i >= k) tail += sigma[i] * sigma[i];
+        }
+        opt = sqrt(tail / all);
+    }
+    if (output) {
+        char path[4096];
+        const struct { const char *suffix; float *x; int64_t r, c; } outs[3] = {
+            {"_U.npy", U, m, k}, {"_S.npy", S, k, 1}, {"_VT.npy", VT, k, n}};
+        for (int i = 0; i < 3; i++) {
+            tn_matrix mm = {outs[i].r, outs[i].c, 0, 0, outs[i].x};
+            snprintf(path, sizeof path, "%s%s", output, outs[i].suffix);
+            if (tn_io_write_npy(path, &mm, i == 1 ? TN_IO_NPY_1D : 0u, err, sizeof err)) {
+                fprintf(stderr, "tcnla rsvd: %s\n", err);
+                rc = EXIT_BADINPUT;
+                goto out_host;
+            }
+        }
+    }
+    if (c.json) {
+        printf("{\"command\":\"rsvd\",\"backend\":\"%s\",\"device\":\"%s\",\"m\":%lld,\"n\":%lld,"
+               "\"rank\":%lld,\"oversampling\":%lld,\"power_iters\":%d,\"proj\":\"%s\","
+               "\"gemm\":\"%s\",\"input\":\"%s\",\"rel_residual\":%.6e,\"optimal\":%.6e,"
+               "\"seconds\":%.6e,\"fp32_seconds\":%.6e,\"fp32_rel_residual\":%.6e,\"speedup\":%.4f}\n",
+               cli_backend_name(be), dev, (long long)m, (long long)n, (long long)k,
+               (long long)o.oversampling, o.power_iters, tcnla_gemm_method_name(o.proj_method),
+               tcnla_gemm_method_name(o.gemm_method), input ? input : spectrum, res, opt, t,
+               t_base, res_base, t_base > 0 ? t_base / t : -1.0);
+    } else {
+        printf("tcnla rsvd on %s (%s backend): %lld x %lld %s, rank %lld, oversampling %lld, "
+               "%d power iterations\n",
+               dev, cli_backend_name(be), (long long)m, (long long)n,
+               input ? input : (!strcmp(spectrum, "exp") ? "matrix, exponentially decaying spectrum"
+                                : !strcmp(spectrum, "linear") ? "matrix, linearly decaying spectrum"
+                                                              : "matrix, spectrum (i+1)^-2"),
+               (long long)k, (long long)o.oversampling, o.power_iters);
+        printf("  methods: A*Omega %s, other products %s, Omega in %s\n",
+               tcnla_gemm_method_name(o.proj_method), tcnla_gemm_method_name(o.gemm_method),
+               (const char *[]){"fp32", "fp16", "bf16", "tf32", "e4m3", "e5m2"}[o.random_format]);
+        printf("  ||A - U S V^T||_F / ||A||_F   %.4e", res);
+        if (opt >= 0) printf("   (optimal rank-%lld: %.4e, ratio %.4f)", (long long)k, opt, res / opt);
+        printf("\n  time (median of %lld)         %.4f s\n", (long long)reps, t);
+        if (baseline)
+            printf("  plain FP32 pipeline           %.4f s, residual %.4e   speedup %.2fx\n",
+                   t_base, res_base, t_base / t);
+    }
+out_host:
+    free(U);
+    free(S);
+    free(VT);
+out_dev:
+    tcnla_free(h, dA);
+    tcnla_free(h, dU);
+    tcnla_free(h, dS);
+    tcnla_free(h, dVT);
+out:
+    free(A);
+    free(sigma);
+    tcnla_destroy(h);
+    return rc;
+}
