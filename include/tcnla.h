@@ -261,7 +261,20 @@ typedef struct {
     tcnla_orth_t orth;               /* default TCNLA_ORTH_CHOLQR2_FP64 */
     tcnla_breakdown_t on_breakdown;  /* default TCNLA_BREAKDOWN_RETRY */
     uint64_t seed;                   /* default 1 */
+    double *timings;                 /* optional (default NULL): TCNLA_RSVD_STEPS seconds per
+                                        step (synchronizing after each; seed 000 Fig. 8) */
 } tcnla_rsvd_opts_t;
+
+/* The steps tcnla_rsvd times when opts->timings is set. */
+enum {
+    TCNLA_RSVD_STEP_RANDOM = 0, /* Omega */
+    TCNLA_RSVD_STEP_PROJ = 1,   /* Y = A Omega */
+    TCNLA_RSVD_STEP_ORTH = 2,   /* Q = orth(Y) */
+    TCNLA_RSVD_STEP_POWER = 3,  /* the power iterations, their products and orthonormalizations */
+    TCNLA_RSVD_STEP_BT = 4,     /* W = A^T Q */
+    TCNLA_RSVD_STEP_SVD = 5,    /* QR of W, the l x l SVD, U = Q Ur, VT = Vr^T Qw^T */
+    TCNLA_RSVD_STEPS = 6
+};
 
 TCNLA_API tcnla_rsvd_opts_t tcnla_rsvd_opts_default(void);
 

@@ -196,9 +196,9 @@ int cmd_rsvd(int argc, char **argv) {
             }
     }
     if (o.rank + o.oversampling > (m < n ? m : n)) {
-        fprintf(stderr,
-                "tcnla rsvd: rank + oversampling = %lld exceeds min(m, n) = %lld\n",
-                (long long)(o.rank + o.oversampling), (long long)(m < n ? m : n));
+        fprintf(stderr, "tcnla rsvd: %s%srank + oversampling = %lld exceeds min(m, n) = %lld\n",
+                input ? input : "", input ? ": " : "", (long long)(o.rank + o.oversampling),
+                (long long)(m < n ? m : n));
         free(A);
         return EXIT_BADINPUT;
     }

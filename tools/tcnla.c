@@ -15,6 +15,9 @@ static const struct {
     {"info", cmd_info, "version, backends found, GPU name"},
     {"gemm", cmd_gemm, "one FP32 GEMM by a chosen method: error against FP64 and time"},
     {"rsvd", cmd_rsvd, "randomized SVD: residual vs the optimum, time, speedup over FP32"},
+    {"lra", cmd_lra, "randomized low-rank approximation X Y^T: error, time, speedup over FP32"},
+    {"hosvd", cmd_hosvd, "RP-HOSVD of a Tucker tensor: error, time, speedup over FP32"},
+    {"gen", cmd_gen, "write a test matrix (known spectrum, Cauchy, low-rank) to .npy"},
     {"analyze", cmd_analyze, "analyze formats: seed 000 Table 1 and Fig. 2 for any eXmY"},
 };
 

@@ -121,9 +121,10 @@ out:
     return st;
 }
 
-/* X (m x r), Y (n x r) -> rank k: X <- Qx U_k S_k, Y <- Qy V_k. */
+/* Xr (m x r), Yr (n x r) -> rank k: X <- Qx U_k S_k, Y <- Qy V_k. */
 static int recompress(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t r, int64_t k,
-                      int64_t m, int64_t n, float *X, int64_t ldx, float *Y, int64_t ldy) {
+                      int64_t m, int64_t n, const float *Xr, const float *Yr, float *X,
+                      int64_t ldx, float *Y, int64_t ldy) {
     float *Qx = NULL, *Qy = NULL, *Rx = NULL, *Ry = NULL, *Sm = NULL;
     float *hx = malloc(sizeof(float) * (size_t)(2 * r * r));
     double *M = malloc(sizeof(double) * (size_t)(4 * r * r + r));
@@ -134,8 +135,8 @@ static int recompress(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t r, in
     TRY(tcnla_malloc(h, (void **)&Rx, sizeof(float) * (size_t)(r * r)));
     TRY(tcnla_malloc(h, (void **)&Ry, sizeof(float) * (size_t)(r * r)));
     TRY(tcnla_malloc(h, (void **)&Sm, sizeof(float) * (size_t)(r * r)));
-    TRY(tn_copy_matrix(h, m, r, X, ldx, Qx, m));
-    TRY(tn_copy_matrix(h, n, r, Y, ldy, Qy, n));
+    TRY(tn_copy_matrix(h, m, r, Xr, m, Qx, m));
+    TRY(tn_copy_matrix(h, n, r, Yr, n, Qy, n));
     /* Householder: the factors' columns may be (nearly) dependent */
     TRY(tcnla_orthonormalize(h, TCNLA_ORTH_HOUSEHOLDER, o->on_breakdown, m, r, Qx, m, Rx, r, NULL));
     TRY(tcnla_orthonormalize(h, TCNLA_ORTH_HOUSEHOLDER, o->on_breakdown, n, r, Qy, n, Ry, r, NULL));
@@ -195,28 +196,40 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
     if (ldy < n) return -10;
     const int explicit16 = o->tgemm == TCNLA_TGEMM_16_16 || o->tgemm == TCNLA_TGEMM_16_32;
     const tcnla_gemm_method_t g = o->tgemm == TCNLA_TGEMM_NONE ? o->gemm_method : TCNLA_GEMM_FP16;
-    float *A16 = NULL, *E = NULL;
+    float *A16 = NULL, *E = NULL, *Xr = NULL, *Yr = NULL;
     int st;
+    /* refined and recompressed: the rank-3k factors live in a workspace, the
+     * caller's X and Y receive k columns */
+    float *Xo = X, *Yo = Y;
+    int64_t ldxo = ldx, ldyo = ldy;
+    if (o->refine && o->recompress) {
+        TRY(tcnla_malloc(h, (void **)&Xr, sizeof(float) * (size_t)(m * 3 * k)));
+        TRY(tcnla_malloc(h, (void **)&Yr, sizeof(float) * (size_t)(n * 3 * k)));
+        Xo = Xr, Yo = Yr, ldxo = m, ldyo = n;
+    }
     if (explicit16) { /* A16 = fp16(A), converted once and reused (Algorithm 4 line 2) */
         TRY(tcnla_malloc(h, (void **)&A16, sizeof(float) * (size_t)(m * n)));
         TRY(tn_copy_matrix(h, m, n, A, lda, A16, m));
         TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, n, A16, m));
     }
-    TRY(lra_pass(h, o, 0, k, m, n, A, lda, A16, X, ldx, Y, ldy));
+    TRY(lra_pass(h, o, 0, k, m, n, A, lda, A16, Xo, ldxo, Yo, ldyo));
     if (o->refine) {
         /* E = A - X1 Y1^T in FP32 (Algorithm 5 line 2) */
         TRY(tcnla_malloc(h, (void **)&E, sizeof(float) * (size_t)(m * n)));
         TRY(tn_copy_matrix(h, m, n, A, lda, E, m));
-        TRY(tcnla_sgemm(h, g, TCNLA_OP_N, TCNLA_OP_T, m, n, k, -1.0f, X, ldx, Y, ldy, 1.0f, E, m));
+        TRY(tcnla_sgemm(h, g, TCNLA_OP_N, TCNLA_OP_T, m, n, k, -1.0f, Xo, ldxo, Yo, ldyo, 1.0f, E,
+                        m));
         if (explicit16) { /* fp16(E) goes where fp16(A) was */
             TRY(tn_copy_matrix(h, m, n, E, m, A16, m));
             TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, n, A16, m));
         }
-        TRY(lra_pass(h, o, 1, 2 * k, m, n, E, m, A16, X + k * ldx, ldx, Y + k * ldy, ldy));
-        if (o->recompress) TRY(recompress(h, o, 3 * k, k, m, n, X, ldx, Y, ldy));
+        TRY(lra_pass(h, o, 1, 2 * k, m, n, E, m, A16, Xo + k * ldxo, ldxo, Yo + k * ldyo, ldyo));
+        if (o->recompress) TRY(recompress(h, o, 3 * k, k, m, n, Xr, Yr, X, ldx, Y, ldy));
     }
 out:
     tcnla_free(h, A16);
     tcnla_free(h, E);
+    tcnla_free(h, Xr);
+    tcnla_free(h, Yr);
     return st;
 }

@@ -18,6 +18,29 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* Step timer for opts->timings: synchronizes the handle, adds the time since
+ * the previous mark to timings[step]. */
+typedef struct {
+    double *t;
+    double last;
+} steptimer;
+
+static double now_s(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int mark(tcnla_handle_t h, steptimer *tm, int step) {
+    if (!tm->t) return TCNLA_SUCCESS;
+    int st = tcnla_synchronize(h);
+    double t = now_s();
+    tm->t[step] += t - tm->last;
+    tm->last = t;
+    return st;
+}
 
 tcnla_rsvd_opts_t tcnla_rsvd_opts_default(void) {
     tcnla_rsvd_opts_t o;
@@ -32,6 +55,7 @@ tcnla_rsvd_opts_t tcnla_rsvd_opts_default(void) {
     o.orth = TCNLA_ORTH_CHOLQR2_FP64;
     o.on_breakdown = TCNLA_BREAKDOWN_RETRY;
     o.seed = 1;
+    o.timings = NULL;
     return o;
 }
 
@@ -129,25 +153,37 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     Sv = VrT + l * l;
     hS = hR + l * l;
 
+    steptimer tm = {o->timings, 0.0};
+    if (tm.t) {
+        for (int i = 0; i < TCNLA_RSVD_STEPS; i++) tm.t[i] = 0.0;
+        TRY(tcnla_synchronize(h));
+        tm.last = now_s();
+    }
     /* Y = A Omega */
     if (sh) {
         TRY(tcnla_random_fill_f16(h, o->random_dist, o->seed, 0, n, l, (uint16_t *)Om, n));
+        TRY(mark(h, &tm, TCNLA_RSVD_STEP_RANDOM));
         TRY(tcnla_shgemm(h, o->proj_method, N, N, m, l, n, 1.0f, A, lda, (uint16_t *)Om, n, 0.0f,
                          Y, m));
     } else {
         TRY(tcnla_random_fill(h, o->random_dist, o->random_format, o->seed, 0, n, l, (float *)Om,
                               n));
+        TRY(mark(h, &tm, TCNLA_RSVD_STEP_RANDOM));
         TRY(tcnla_sgemm(h, o->proj_method, N, N, m, l, n, 1.0f, A, lda, (float *)Om, n, 0.0f, Y, m));
     }
+    TRY(mark(h, &tm, TCNLA_RSVD_STEP_PROJ));
     TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, Y, m, NULL, 0, NULL));
+    TRY(mark(h, &tm, TCNLA_RSVD_STEP_ORTH));
     for (int it = 0; it < o->power_iters; it++) {
         TRY(tcnla_sgemm(h, o->gemm_method, T, N, n, l, m, 1.0f, A, lda, Y, m, 0.0f, W, n));
         TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, n, l, W, n, NULL, 0, NULL));
         TRY(tcnla_sgemm(h, o->gemm_method, N, N, m, l, n, 1.0f, A, lda, W, n, 0.0f, Y, m));
         TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, Y, m, NULL, 0, NULL));
     }
+    TRY(mark(h, &tm, TCNLA_RSVD_STEP_POWER));
     /* W = A^T Q = B^T, then W = Qw Rw */
     TRY(tcnla_sgemm(h, o->gemm_method, T, N, n, l, m, 1.0f, A, lda, Y, m, 0.0f, W, n));
+    TRY(mark(h, &tm, TCNLA_RSVD_STEP_BT));
     TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, n, l, W, n, R, l, NULL));
     TRY(tcnla_memcpy(h, hR, R, sizeof(float) * (size_t)(l * l), TCNLA_MEMCPY_HANDLE_TO_HOST));
     TRY(small_svd_of_transpose((int)l, hR, Ur, Sv, VrT));
@@ -163,6 +199,7 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, N, T, k, n, l, 1.0f, Sm, k, W, n, 0.0f, VT, ldvt));
     for (int64_t i = 0; i < k; i++) hS[i] = (float)Sv[i];
     TRY(tcnla_memcpy(h, S, hS, sizeof(float) * (size_t)k, TCNLA_MEMCPY_HOST_TO_HANDLE));
+    TRY(mark(h, &tm, TCNLA_RSVD_STEP_SVD));
 #undef TRY
 out:
     tcnla_free(h, Om);

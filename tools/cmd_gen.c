@@ -1,0 +1,211 @@
+/* tcnla gen: writes a test matrix of the seeds to a .npy file (a known
+ * spectrum, a Cauchy matrix or a low-rank product), and for the spectrum
+ * kinds the optimal rank-k residual, so that any tool can be checked on it. */
+#include "cli.h"
+#include "io/io.h"
+#include "testmat/testmat.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define LATMS_MAX 1024 /* larger matrices use tn_testmat_svd_fast */
+
+static const char *const kind_names[] = {"exp", "linear", "poly", "cauchy", "lowrank"};
+enum { K_EXP, K_LINEAR, K_POLY, K_CAUCHY, K_LOWRANK };
+
+static void help(void) {
+    printf(
+        "usage: tcnla gen --output FILE.npy [options]\n\n"
+        "Writes an m x n test matrix (column-major, Fortran-order .npy) and prints what it wrote.\n"
+        "For the spectrum kinds it also prints the optimal rank-k residual (Eckart-Young):\n"
+        "the Frobenius norm of the singular values from index k = --rank on, absolute and\n"
+        "relative to ||A||_F.\n\n"
+        "options (defaults in brackets):\n"
+        "  --output FILE     the .npy file to write (required)\n"
+        "  --kind K          exp:     s_i = 2^(-a i), s_p = 1e-3 (seed 000 5.1.1)\n"
+        "                    linear:  s_i = max(1 - a i, 1e-3), s_p = 1e-3\n"
+        "                    poly:    s_i = 1 for i < p, then (i - p + 2)^-alpha (seed 000 3.3)\n"
+        "                    cauchy:  C C^T C, C_ij = 1 / (|x_i - y_j| + 1e-3) (seed 000 5.1.1)\n"
+        "                    lowrank: X Y^T, Gaussian X (m x p), Y (n x p) (seed 001 4.1)\n"
+        "                    [exp]\n"
+        "  --m N --n N       size [512 512]\n"
+        "  --rank P          the p of the spectra (and the k of the printed residual), the\n"
+        "                    rank of lowrank; P <= min(m, n); unused by cauchy\n"
+        "                    [32, or min(m, n) when smaller]\n"
+        "  --alpha A         decay of poly [2]\n"
+        "  --double          write float64 (the FP32 generator's values, widened exactly)\n"
+        "                    [float32]\n"
+        "  --seed N [1]      --json (one report on stdout)\n\n"
+        "Spectrum kinds are U diag(s) V^T with random orthogonal U, V: LAPACK slatms up to\n"
+        "max(m, n) = %d (all min(m, n) singular values); above, orthonormal bases of rank\n"
+        "r = min(min(m, n), 4 P + 64) and zero singular values beyond r (the residual printed\n"
+        "is that of the matrix written). Values are rounded to FP32, which adds about 1e-7\n"
+        "||A||_F to any residual.\n",
+        LATMS_MAX);
+}
+
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+        else fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+int cmd_gen(int argc, char **argv) {
+    cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
+    const char *output = NULL;
+    int64_t m = 512, n = 512, p = 32;
+    double alpha = 2;
+    int kind = K_EXP, dbl = 0, p_set = 0;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        int r = cli_common_opt(&c, argc, argv, &i);
+        if (r < 0) return EXIT_USAGE;
+        if (r > 0) continue;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            help();
+            return EXIT_OK;
+        } else if (!strcmp(a, "--double")) dbl = 1;
+        else if (strncmp(a, "--", 2) || !a[2]) {
+            fprintf(stderr, "tcnla gen: unknown option '%s' (see --help)\n", a);
+            return EXIT_USAGE;
+        } else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
+        else if (!strcmp(a, "--output")) output = v;
+        else if (!strcmp(a, "--kind")) {
+            kind = -1;
+            for (int k = 0; k < 5; k++)
+                if (!strcmp(v, kind_names[k])) kind = k;
+            if (kind < 0) {
+                fprintf(stderr, "tcnla gen: --kind: '%s' is not exp, linear, poly, cauchy or "
+                                "lowrank\n", v);
+                return EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--m")) {
+            if (cli_int(a, v, 1, 1 << 20, &m)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--n")) {
+            if (cli_int(a, v, 1, 1 << 20, &n)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--rank")) {
+            if (cli_int(a, v, 1, 1 << 20, &p)) return EXIT_USAGE;
+            p_set = 1;
+        } else if (!strcmp(a, "--alpha")) {
+            if (cli_double(a, v, &alpha)) return EXIT_USAGE;
+            if (alpha <= 0) {
+                fprintf(stderr, "tcnla gen: --alpha: '%s' is not positive\n", v);
+                return EXIT_USAGE;
+            }
+        } else {
+            fprintf(stderr, "tcnla gen: unknown option '%s' (see --help)\n", a);
+            return EXIT_USAGE;
+        }
+    }
+    if (!output) {
+        fprintf(stderr, "tcnla gen: --output FILE.npy is required (see --help)\n");
+        return EXIT_USAGE;
+    }
+    const int64_t mn = m < n ? m : n, mx = m > n ? m : n;
+    if (!p_set && p > mn) p = mn;
+    if (p > mn && kind != K_CAUCHY) {
+        fprintf(stderr, "tcnla gen: --rank %lld exceeds min(m, n) = %lld\n", (long long)p,
+                (long long)mn);
+        return EXIT_USAGE;
+    }
+    if (m * n > INT32_MAX) {
+        fprintf(stderr, "tcnla gen: %lld x %lld has more than 2^31 - 1 elements\n", (long long)m,
+                (long long)n);
+        return EXIT_BADINPUT;
+    }
+    const int spectral = kind <= K_POLY, latms = spectral && mx <= LATMS_MAX;
+    const int64_t r = !spectral ? 0 : latms ? mn : (mn < 4 * p + 64 ? mn : 4 * p + 64);
+    float *A = malloc(sizeof(float) * (size_t)(m * n));
+    double *sigma = spectral ? malloc(sizeof(double) * (size_t)r) : NULL;
+    int rc = EXIT_OK, st = 0;
+    if (!A || (spectral && !sigma)) {
+        fprintf(stderr, "tcnla gen: out of memory for a %lld x %lld matrix\n", (long long)m,
+                (long long)n);
+        rc = EXIT_BADINPUT;
+        goto out;
+    }
+    if (isatty(2)) fprintf(stderr, "tcnla gen: generating\n");
+    if (spectral) {
+        if (kind == K_POLY) tn_spectrum(TN_SPEC_POLY, r, 0, 0, p, alpha, 1.0, sigma);
+        else tn_spectrum(kind == K_EXP ? TN_SPEC_EXP : TN_SPEC_LINEAR, r, p, 1e-3, 0, 0, 0, sigma);
+        st = latms ? tn_testmat_latms(m, n, sigma, c.seed, A, m)
+                   : tn_testmat_svd_fast(m, n, r, sigma, c.seed, A, m);
+    } else if (kind == K_CAUCHY) st = tn_testmat_cauchy(m, n, c.seed, A, m);
+    else st = tn_testmat_lowrank(m, n, p, c.seed, A, m);
+    if (st) {
+        fprintf(stderr, "tcnla gen: generating the matrix failed (%s %d)\n",
+                st == -1 ? "out of memory," : "LAPACK info", st);
+        rc = st == -1 ? EXIT_BADINPUT : EXIT_NUMERICAL;
+        goto out;
+    }
+    double tail = -1, rel = -1;
+    if (spectral) { /* descending sigma: sum the tail from the smallest up */
+        double t2 = 0, all2 = 0;
+        for (int64_t i = r - 1; i >= 0; i--) {
+            all2 += sigma[i] * sigma[i];
+            if (i >= p) t2 += sigma[i] * sigma[i];
+        }
+        tail = sqrt(t2), rel = sqrt(t2 / all2);
+    }
+    double fro = 0;
+    for (int64_t i = 0; i < m * n; i++) fro += (double)A[i] * A[i];
+    fro = sqrt(fro);
+    tn_matrix mat = {m, n, 0, 0, A};
+    double *D = NULL;
+    if (dbl) {
+        D = malloc(sizeof(double) * (size_t)(m * n));
+        if (!D) {
+            fprintf(stderr, "tcnla gen: out of memory for the float64 copy\n");
+            rc = EXIT_BADINPUT;
+            goto out;
+        }
+        for (int64_t i = 0; i < m * n; i++) D[i] = A[i];
+        mat.is_double = 1, mat.data = D;
+    }
+    char err[512];
+    st = tn_io_write_npy(output, &mat, 0u, err, sizeof err);
+    free(D);
+    if (st) {
+        fprintf(stderr, "tcnla gen: %s\n", err);
+        rc = EXIT_BADINPUT;
+        goto out;
+    }
+    const char *gen = spectral ? (latms ? "latms" : "svd_fast") : kind == K_CAUCHY ? "cauchy" : "lowrank";
+    if (c.json) {
+        printf("{\"command\":\"gen\",\"output\":");
+        json_str(stdout, output);
+        printf(",\"kind\":\"%s\",\"m\":%lld,\"n\":%lld,\"rank\":%lld,\"dtype\":\"%s\","
+               "\"generator\":\"%s\",\"seed\":%llu,\"fro_norm\":%.9e,",
+               kind_names[kind], (long long)m, (long long)n, (long long)p,
+               dbl ? "float64" : "float32", gen, (unsigned long long)c.seed, fro);
+        if (spectral)
+            printf("\"nonzero_sv\":%lld,\"sigma_1\":%.9e,\"sigma_k\":%.9e,\"tail\":%.9e,"
+                   "\"optimal_rel_residual\":%.9e}\n",
+                   (long long)r, sigma[0], p < r ? sigma[p] : 0.0, tail, rel);
+        else
+            printf("\"tail\":%s,\"optimal_rel_residual\":%s}\n", kind == K_LOWRANK ? "0" : "null",
+                   kind == K_LOWRANK ? "0" : "null");
+    } else {
+        printf("wrote %s: %lld x %lld %s, kind %s, rank parameter %lld, seed %llu (%s)\n", output,
+               (long long)m, (long long)n, dbl ? "float64" : "float32", kind_names[kind],
+               (long long)p, (unsigned long long)c.seed, gen);
+        printf("  ||A||_F = %.6e\n", fro);
+        if (spectral)
+            printf("  optimal rank-%lld residual: ||A - A_k||_F = %.6e, relative %.6e\n",
+                   (long long)p, tail, rel);
+        else if (kind == K_LOWRANK)
+            printf("  rank %lld: the optimal rank-%lld residual is 0 (up to FP32 rounding)\n",
+                   (long long)p, (long long)p);
+    }
+out:
+    free(A);
+    free(sigma);
+    return rc;
+}

@@ -1,0 +1,391 @@
+/* tcnla lra: randomized low-rank approximation A ~ X Y^T (seed 001) of a
+ * generated low-rank matrix or of a .npy / .mtx file; relative error, output
+ * rank, time, and the speedup over the plain FP32 pipeline. */
+#include "cli.h"
+#include "core/internal.h"
+#include "io/io.h"
+#include "random/random.h"
+#include "testmat/testmat.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static const char *const tgemm_names[] = {"none", "32_32", "16_16", "16_32"};
+static const char *const orth_names[] = {"householder", "cholqr_fp32", "cholqr_fp64",
+                                         "cholqr2_fp64"};
+
+static void help(void) {
+    printf(
+        "usage: tcnla lra [options]\n\n"
+        "Randomized low-rank approximation A ~ X Y^T (seed 001 Algorithms 1, 4, 5) with the\n"
+        "Tensor Core GEMM variants and iterative refinement. Prints the relative error\n"
+        "||A - X Y^T||_F / ||A||_F (computed on the host in FP32 BLAS), the output rank, the\n"
+        "time, and the same for the plain FP32 pipeline (SGEMM, Householder QR, no\n"
+        "refinement) with the speedup. Without --input, A is the m x n product X0 Y0^T of\n"
+        "Gaussian X0 (m x r), Y0 (n x r), r = --true-rank (seed 001 section 4.1).\n\n"
+        "options (defaults in brackets):\n"
+        "  --input FILE      a .npy (float32/float64, C or Fortran order) or .mtx matrix\n"
+        "  --m N --n N       size of the generated matrix [2048 2048]\n"
+        "  --true-rank R     rank of the generated matrix [= --rank]\n"
+        "  --noise EPS       add Gaussian noise of Frobenius norm EPS ||X0 Y0^T||_F to the\n"
+        "                    generated matrix [0]\n"
+        "  --rank K          target rank [64]\n"
+        "  --oversampling P  [10]; needs (2K with refinement, else K) + P <= min(m, n)\n"
+        "  --tgemm T         none, 32_32, 16_16, 16_32: the GEMM variant of seed 001 3.1\n"
+        "                    [16_32 on a GPU, none on the CPU]\n"
+        "  --gemm M          every product when --tgemm none (giving --gemm alone selects\n"
+        "                    --tgemm none): native_fp32, tcec_fp16, tcec_tf32, fp16, tf32, ...\n"
+        "                    (not shgemm_*) [native_fp32]\n"
+        "  --orth O          householder, cholqr_fp32, cholqr_fp64, cholqr2_fp64 [cholqr_fp64]\n"
+        "  --no-refine       skip the iterative refinement (output rank K instead of 3K)\n"
+        "  --recompress      recompress the refined rank-3K result to rank K\n"
+        "  --reps N          timed runs after a warm-up, median reported [3 on a GPU, 1 on the CPU]\n"
+        "  --no-baseline     skip the FP32 pipeline\n"
+        "  --output PREFIX   write PREFIX_X.npy (m x r) and PREFIX_Y.npy (n x r)\n"
+        "  --backend auto|cpu|cuda [auto]   --seed N [1]   --json\n\n"
+        "On the CPU, Tensor Core methods run on a bit-faithful but slow model of the Tensor Core,\n"
+        "which is why the CPU default is --tgemm none with native_fp32 (ask for --tgemm 16_32\n"
+        "explicitly to run the model, on small matrices).\n");
+}
+
+static int parse_name(const char *s, const char *const *names, int count) {
+    for (int i = 0; i < count; i++)
+        if (!strcmp(s, names[i])) return i;
+    return -1;
+}
+
+/* s as the body of a JSON string (quotes, backslashes and controls escaped). */
+static void json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+        else fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+static void progress(int on, const char *msg) {
+    if (on) fprintf(stderr, "tcnla lra: %s\n", msg);
+}
+
+static int cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* Runs tcnla_lra `reps` times after a warm-up; median seconds in *t. */
+static int timed_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
+                     const float *dA, float *dX, float *dY, int reps, double *t) {
+    double ts[64];
+    int st = tcnla_lra(h, o, m, n, dA, m, dX, m, dY, n); /* warm-up */
+    if (st == TCNLA_SUCCESS) st = tcnla_synchronize(h);
+    for (int r = 0; r < reps && st == TCNLA_SUCCESS; r++) {
+        double t0 = cli_now();
+        st = tcnla_lra(h, o, m, n, dA, m, dX, m, dY, n);
+        if (st == TCNLA_SUCCESS) st = tcnla_synchronize(h);
+        ts[r] = cli_now() - t0;
+    }
+    if (st == TCNLA_SUCCESS) {
+        qsort(ts, (size_t)reps, sizeof(double), cmp_double);
+        *t = ts[reps / 2];
+    }
+    return st;
+}
+
+/* ||A - X Y^T||_F / ||A||_F on the host (BLAS SGEMM); NAN when out of memory. */
+static double rel_error(const float *A, int64_t m, int64_t n, int64_t r, const float *X,
+                        const float *Y) {
+    float *E = malloc(sizeof(float) * (size_t)(m * n));
+    if (!E) return NAN;
+    memcpy(E, A, sizeof(float) * (size_t)(m * n));
+    int im = (int)m, in = (int)n, ir = (int)r;
+    const float mone = -1.0f, one = 1.0f;
+    sgemm_("N", "T", &im, &in, &ir, &mone, X, &im, Y, &in, &one, E, &im);
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < m * n; i++) {
+        num += (double)E[i] * E[i];
+        den += (double)A[i] * A[i];
+    }
+    free(E);
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* Copies X (m x r) and Y (n x r) back to the host and measures the error. */
+static double fetch_error(tcnla_handle_t h, const float *A, int64_t m, int64_t n, int64_t r,
+                          const float *dX, const float *dY, float *X, float *Y) {
+    tcnla_memcpy(h, X, dX, sizeof(float) * (size_t)(m * r), TCNLA_MEMCPY_HANDLE_TO_HOST);
+    tcnla_memcpy(h, Y, dY, sizeof(float) * (size_t)(n * r), TCNLA_MEMCPY_HANDLE_TO_HOST);
+    return rel_error(A, m, n, r, X, Y);
+}
+
+int cmd_lra(int argc, char **argv) {
+    cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
+    const char *input = NULL, *output = NULL;
+    int64_t m = 2048, n = 2048, reps = -1, true_rank = -1;
+    double noise = 0;
+    int baseline = 1, tgemm_set = 0, gemm_set = 0;
+    tcnla_lra_opts_t o = tcnla_lra_opts_default();
+    o.rank = 64;
+    for (int i = 1; i < argc; i++) {
+        const char *a = argv[i], *v;
+        int r = cli_common_opt(&c, argc, argv, &i);
+        if (r < 0) return EXIT_USAGE;
+        if (r > 0) continue;
+        if (!strcmp(a, "--help") || !strcmp(a, "-h")) {
+            help();
+            return EXIT_OK;
+        } else if (!strcmp(a, "--no-baseline")) baseline = 0;
+        else if (!strcmp(a, "--no-refine")) o.refine = 0;
+        else if (!strcmp(a, "--recompress")) o.recompress = 1;
+        else if (strncmp(a, "--", 2) || !a[2]) {
+            fprintf(stderr, "tcnla lra: unknown option '%s' (see --help)\n", a);
+            return EXIT_USAGE;
+        } else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
+        else if (!strcmp(a, "--input")) input = v;
+        else if (!strcmp(a, "--output")) output = v;
+        else if (!strcmp(a, "--m")) {
+            if (cli_int(a, v, 1, 1 << 20, &m)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--n")) {
+            if (cli_int(a, v, 1, 1 << 20, &n)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--rank")) {
+            if (cli_int(a, v, 1, 1 << 16, &o.rank)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--true-rank")) {
+            if (cli_int(a, v, 1, 1 << 20, &true_rank)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--noise")) {
+            if (cli_double(a, v, &noise)) return EXIT_USAGE;
+            if (noise < 0) {
+                fprintf(stderr, "tcnla lra: --noise: '%s' is negative\n", v);
+                return EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--oversampling")) {
+            if (cli_int(a, v, 0, 1 << 16, &o.oversampling)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--reps")) {
+            if (cli_int(a, v, 1, 64, &reps)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--tgemm")) {
+            int t = parse_name(v, tgemm_names, 4);
+            if (t < 0) {
+                fprintf(stderr, "tcnla lra: --tgemm: '%s' is not none, 32_32, 16_16 or 16_32\n", v);
+                return EXIT_USAGE;
+            }
+            o.tgemm = (tcnla_tgemm_t)t, tgemm_set = 1;
+        } else if (!strcmp(a, "--gemm")) {
+            tcnla_gemm_method_t mm;
+            if (tcnla_gemm_method_from_name(v, &mm) || mm == TCNLA_GEMM_DEFAULT ||
+                mm == TCNLA_GEMM_SHGEMM_FP16 || mm == TCNLA_GEMM_SHGEMM_TF32) {
+                fprintf(stderr, "tcnla lra: --gemm: unknown or unusable method '%s'\n", v);
+                return EXIT_USAGE;
+            }
+            o.gemm_method = mm, gemm_set = 1;
+        } else if (!strcmp(a, "--orth")) {
+            int t = parse_name(v, orth_names, 4);
+            if (t < 0) {
+                fprintf(stderr, "tcnla lra: --orth: unknown method '%s'\n", v);
+                return EXIT_USAGE;
+            }
+            o.orth = (tcnla_orth_t)t;
+        } else {
+            fprintf(stderr, "tcnla lra: unknown option '%s' (see --help)\n", a);
+            return EXIT_USAGE;
+        }
+    }
+    o.seed = c.seed;
+    if (true_rank < 0) true_rank = o.rank;
+    if (gemm_set && !tgemm_set) o.tgemm = TCNLA_TGEMM_NONE, tgemm_set = 1;
+    const int tty = isatty(2);
+
+    /* the matrix, on the host */
+    float *A = NULL;
+    char err[512];
+    if (input) {
+        tn_matrix mat;
+        if (tn_io_read_matrix(input, TN_IO_AS_FLOAT, 0, &mat, err, sizeof err)) {
+            fprintf(stderr, "tcnla lra: %s\n", err);
+            return EXIT_BADINPUT;
+        }
+        A = mat.data, m = mat.rows, n = mat.cols;
+        if (m < 1 || n < 1) {
+            fprintf(stderr, "tcnla lra: %s: the matrix is empty (%lld x %lld)\n", input,
+                    (long long)m, (long long)n);
+            free(A);
+            return EXIT_BADINPUT;
+        }
+        if (m > INT32_MAX || n > INT32_MAX) {
+            fprintf(stderr, "tcnla lra: %s: %lld x %lld is too large for BLAS\n", input,
+                    (long long)m, (long long)n);
+            free(A);
+            return EXIT_BADINPUT;
+        }
+        for (int64_t i = 0; i < m * n; i++)
+            if (!isfinite(A[i])) {
+                fprintf(stderr, "tcnla lra: %s: the matrix holds NaN or Inf\n", input);
+                free(A);
+                return EXIT_BADINPUT;
+            }
+    } else if (true_rank > (m < n ? m : n)) {
+        fprintf(stderr, "tcnla lra: --true-rank %lld exceeds min(m, n) = %lld\n",
+                (long long)true_rank, (long long)(m < n ? m : n));
+        return EXIT_BADINPUT;
+    }
+    const int64_t k = o.rank, mn = m < n ? m : n, need = (o.refine ? 2 * k : k) + o.oversampling;
+    if (need > mn) {
+        fprintf(stderr, "tcnla lra: %s%s%s + oversampling = %lld exceeds min(m, n) = %lld\n",
+                input ? input : "", input ? ": " : "", o.refine ? "2 * rank (refinement)" : "rank",
+                (long long)need, (long long)mn);
+        free(A);
+        return EXIT_BADINPUT;
+    }
+    tcnla_handle_t h;
+    int rc = cli_open(&c, &h);
+    if (rc) {
+        free(A);
+        return rc;
+    }
+    tcnla_backend_t be;
+    char dev[256];
+    tcnla_get_backend(h, &be);
+    tcnla_device_name(h, dev, sizeof dev);
+    if (be == TCNLA_BACKEND_CPU && !tgemm_set) /* the Tensor Core model is slow */
+        o.tgemm = TCNLA_TGEMM_NONE;
+    if (reps < 0) reps = be == TCNLA_BACKEND_CUDA ? 3 : 1;
+
+    float *dA = NULL, *dX = NULL, *dY = NULL, *X = NULL, *Y = NULL;
+    /* tcnla_lra uses 3k columns of X and Y while refining, even when it then
+     * recompresses to k (src/randnla/lra.c): allocate them whatever r_out is */
+    const int64_t r_out = tcnla_lra_out_rank(&o), r_max = o.refine ? 3 * k : k;
+    int st;
+    if (!input) {
+        A = malloc(sizeof(float) * (size_t)(m * n));
+        if (!A) {
+            fprintf(stderr, "tcnla lra: out of host memory for a %lld x %lld matrix\n",
+                    (long long)m, (long long)n);
+            rc = EXIT_BADINPUT;
+            goto out;
+        }
+        progress(tty, "generating the input matrix");
+        if (tn_testmat_lowrank(m, n, true_rank, c.seed, A, m)) {
+            fprintf(stderr, "tcnla lra: out of host memory generating the matrix\n");
+            rc = EXIT_BADINPUT;
+            goto out;
+        }
+        if (noise > 0) {
+            float *G = malloc(sizeof(float) * (size_t)(m * n));
+            if (!G) {
+                fprintf(stderr, "tcnla lra: out of host memory for the noise\n");
+                rc = EXIT_BADINPUT;
+                goto out;
+            }
+            tn_rand_normal(c.seed, 23, 0.0f, 1.0f, m * n, G);
+            double na = 0, ng = 0;
+            for (int64_t i = 0; i < m * n; i++) {
+                na += (double)A[i] * A[i];
+                ng += (double)G[i] * G[i];
+            }
+            const double s = ng > 0 ? noise * sqrt(na / ng) : 0;
+            for (int64_t i = 0; i < m * n; i++) A[i] = (float)((double)A[i] + s * G[i]);
+            free(G);
+        }
+    }
+    if ((st = tcnla_malloc(h, (void **)&dA, sizeof(float) * (size_t)(m * n))) ||
+        (st = tcnla_malloc(h, (void **)&dX, sizeof(float) * (size_t)(m * r_max))) ||
+        (st = tcnla_malloc(h, (void **)&dY, sizeof(float) * (size_t)(n * r_max))) ||
+        (st = tcnla_memcpy(h, dA, A, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HOST_TO_HANDLE))) {
+        rc = cli_fail("allocating device memory", st);
+        goto out;
+    }
+    X = malloc(sizeof(float) * (size_t)(m * r_max));
+    Y = malloc(sizeof(float) * (size_t)(n * r_max));
+    if (!X || !Y) {
+        rc = cli_fail("host buffers", TCNLA_ERR_ALLOC);
+        goto out;
+    }
+    double t_base = -1, err_base = -1, t = 0;
+    if (baseline) {
+        tcnla_lra_opts_t b = o;
+        b.tgemm = TCNLA_TGEMM_NONE;
+        b.gemm_method = TCNLA_GEMM_NATIVE_FP32;
+        b.orth = TCNLA_ORTH_HOUSEHOLDER;
+        b.refine = 0;
+        b.recompress = 0;
+        progress(tty, "plain FP32 pipeline (SGEMM, Householder QR, no refinement)");
+        if ((st = timed_lra(h, &b, m, n, dA, dX, dY, (int)reps, &t_base))) {
+            rc = cli_fail("FP32 baseline", st);
+            goto out;
+        }
+        err_base = fetch_error(h, A, m, n, k, dX, dY, X, Y);
+    }
+    progress(tty, "randomized low-rank approximation");
+    if ((st = timed_lra(h, &o, m, n, dA, dX, dY, (int)reps, &t))) {
+        rc = cli_fail(o.tgemm == TCNLA_TGEMM_NONE ? tcnla_gemm_method_name(o.gemm_method)
+                                                   : tgemm_names[o.tgemm],
+                      st);
+        goto out;
+    }
+    progress(tty, "error");
+    const double e = fetch_error(h, A, m, n, r_out, dX, dY, X, Y);
+    if (!isfinite(e)) {
+        fprintf(stderr, "tcnla lra: the approximation is not finite\n");
+        rc = EXIT_NUMERICAL;
+        goto out;
+    }
+    if (output) {
+        char path[4096];
+        const struct { const char *suffix; float *x; int64_t r; } outs[2] = {
+            {"_X.npy", X, m}, {"_Y.npy", Y, n}};
+        for (int i = 0; i < 2; i++) {
+            tn_matrix mm = {outs[i].r, r_out, 0, 0, outs[i].x};
+            snprintf(path, sizeof path, "%s%s", output, outs[i].suffix);
+            if (tn_io_write_npy(path, &mm, 0u, err, sizeof err)) {
+                fprintf(stderr, "tcnla lra: %s\n", err);
+                rc = EXIT_BADINPUT;
+                goto out;
+            }
+        }
+    }
+    const char *gname = o.tgemm == TCNLA_TGEMM_NONE ? tcnla_gemm_method_name(o.gemm_method) : "fp16";
+    if (c.json) {
+        printf("{\"command\":\"lra\",\"backend\":\"%s\",\"device\":", cli_backend_name(be));
+        json_str(stdout, dev);
+        printf(",\"input\":");
+        if (input) json_str(stdout, input);
+        else printf("\"lowrank\"");
+        printf(",\"m\":%lld,\"n\":%lld,\"true_rank\":%lld,\"noise\":%.6e,\"rank\":%lld,"
+               "\"oversampling\":%lld,\"tgemm\":\"%s\",\"gemm\":\"%s\",\"orth\":\"%s\","
+               "\"refine\":%s,\"recompress\":%s,\"out_rank\":%lld,\"rel_error\":%.6e,"
+               "\"seconds\":%.6e,\"reps\":%lld,\"fp32_seconds\":%.6e,\"fp32_rel_error\":%.6e,"
+               "\"speedup\":%.4f}\n",
+               (long long)m, (long long)n, input ? -1LL : (long long)true_rank, input ? 0 : noise,
+               (long long)k, (long long)o.oversampling, tgemm_names[o.tgemm], gname,
+               orth_names[o.orth], o.refine ? "true" : "false", o.recompress ? "true" : "false",
+               (long long)r_out, e, t, (long long)reps, t_base, err_base,
+               t_base > 0 && t > 0 ? t_base / t : -1.0);
+    } else {
+        printf("tcnla lra on %s (%s backend): %lld x %lld ", dev, cli_backend_name(be),
+               (long long)m, (long long)n);
+        if (input) printf("%s", input);
+        else if (noise > 0) printf("rank-%lld matrix X Y^T + noise %.2e", (long long)true_rank, noise);
+        else printf("rank-%lld matrix X Y^T", (long long)true_rank);
+        printf(", rank %lld, oversampling %lld\n", (long long)k, (long long)o.oversampling);
+        printf("  methods: tgemm %s (products: %s), orth %s, %s%s\n", tgemm_names[o.tgemm], gname,
+               orth_names[o.orth], o.refine ? "iterative refinement" : "no refinement",
+               o.refine && o.recompress ? ", recompressed" : "");
+        printf("  ||A - X Y^T||_F / ||A||_F     %.4e   (output rank %lld)\n", e, (long long)r_out);
+        printf("  time (median of %lld)         %.4f s\n", (long long)reps, t);
+        if (baseline)
+            printf("  plain FP32 pipeline           %.4f s, error %.4e   speedup %.2fx\n", t_base,
+                   err_base, t > 0 ? t_base / t : 0.0);
+        if (output) printf("  wrote %s_X.npy, %s_Y.npy\n", output, output);
+    }
+out:
+    free(X);
+    free(Y);
+    tcnla_free(h, dA);
+    tcnla_free(h, dX);
+    tcnla_free(h, dY);
+    free(A);
+    tcnla_destroy(h);
+    return rc;
+}
