@@ -32,6 +32,16 @@ int cli_fail(const char *what, int status);
 int cli_open(const cli_common *c, tcnla_handle_t *h);
 const char *cli_backend_name(tcnla_backend_t b);
 
+/* Index of s in names[0..count-1], or -1. */
+int cli_parse_name(const char *s, const char *const *names, int count);
+/* Names of tcnla_orth_t (4) and tcnla_format_t (6) values, in enum order. */
+extern const char *const cli_orth_names[4];
+extern const char *const cli_format_names[6];
+/* s as a JSON string: quotes, backslashes and control characters escaped. */
+void cli_json_str(FILE *f, const char *s);
+/* qsort comparison of doubles. */
+int cli_cmp_double(const void *a, const void *b);
+
 int cmd_info(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);

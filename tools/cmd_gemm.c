@@ -59,11 +59,6 @@ static double rel_err(const float *C, const double *R, int64_t n) {
     return den > 0 ? sqrt(num / den) : sqrt(num);
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void help(void) {
     printf(
         "usage: tcnla gemm [options]\n\n"
@@ -241,7 +236,7 @@ int cmd_gemm(int argc, char **argv) {
             rc = cli_fail("copying C back", st);
             goto out;
         }
-        qsort(times, (size_t)reps, sizeof(double), cmp_double);
+        qsort(times, (size_t)reps, sizeof(double), cli_cmp_double);
         if (pass == 0) {
             err_native = rel_err(C, R, (int64_t)nc);
             t_native = times[reps / 2];

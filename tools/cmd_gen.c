@@ -46,17 +46,6 @@ static void help(void) {
         LATMS_MAX);
 }
 
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
 int cmd_gen(int argc, char **argv) {
     cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
     const char *output = NULL;
@@ -180,7 +169,7 @@ int cmd_gen(int argc, char **argv) {
     const char *gen = spectral ? (latms ? "latms" : "svd_fast") : kind == K_CAUCHY ? "cauchy" : "lowrank";
     if (c.json) {
         printf("{\"command\":\"gen\",\"output\":");
-        json_str(stdout, output);
+        cli_json_str(stdout, output);
         printf(",\"kind\":\"%s\",\"m\":%lld,\"n\":%lld,\"rank\":%lld,\"dtype\":\"%s\","
                "\"generator\":\"%s\",\"seed\":%llu,\"fro_norm\":%.9e,",
                kind_names[kind], (long long)m, (long long)n, (long long)p,

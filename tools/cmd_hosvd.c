@@ -12,9 +12,6 @@
 
 #define MAXN TCNLA_HOSVD_MAX_ORDER
 
-static const char *const orth_names[] = {"householder", "cholqr_fp32", "cholqr_fp64",
-                                         "cholqr2_fp64"};
-static const char *const format_names[] = {"fp32", "fp16", "bf16", "tf32", "e4m3", "e5m2"};
 
 static void help(void) {
     printf(
@@ -42,12 +39,6 @@ static void help(void) {
         "  --backend auto|cpu|cuda [auto]   --seed N [1]   --json\n\n"
         "On the CPU, Tensor Core methods run on a bit-faithful but slow model of the Tensor Core,\n"
         "which is why the CPU defaults are native FP32.\n");
-}
-
-static int parse_name(const char *s, const char *const *names, int count) {
-    for (int i = 0; i < count; i++)
-        if (!strcmp(s, names[i])) return i;
-    return -1;
 }
 
 /* "a,b,c" -> up to MAXN integers in [lo, hi]; returns the count or -1 (message printed). */
@@ -80,11 +71,6 @@ static void progress(int on, const char *msg) {
     if (on) fprintf(stderr, "tcnla hosvd: %s\n", msg);
 }
 
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static int timed_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order,
                        const int64_t *dims, const float *dA, float *dcore, float *const *dQ,
                        int reps, double *t) {
@@ -98,7 +84,7 @@ static int timed_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order,
         ts[r] = cli_now() - t0;
     }
     if (st == TCNLA_SUCCESS) {
-        qsort(ts, (size_t)reps, sizeof(double), cmp_double);
+        qsort(ts, (size_t)reps, sizeof(double), cli_cmp_double);
         *t = ts[reps / 2];
     }
     return st;
@@ -148,17 +134,6 @@ static void print_list(FILE *f, int order, const int64_t *v) {
     for (int i = 0; i < order; i++) fprintf(f, "%s%lld", i ? "," : "", (long long)v[i]);
 }
 
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
 int cmd_hosvd(int argc, char **argv) {
     cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
     int64_t dims[MAXN] = {256, 256, 256}, ranks[MAXN] = {32, 32, 32}, pad = 4, reps = -1;
@@ -195,14 +170,14 @@ int cmd_hosvd(int argc, char **argv) {
             if (a[2] == 'p') o.proj_method = mm, proj_set = 1;
             else o.gemm_method = mm, gemm_set = 1;
         } else if (!strcmp(a, "--orth")) {
-            int t = parse_name(v, orth_names, 4);
+            int t = cli_parse_name(v, cli_orth_names, 4);
             if (t < 0) {
                 fprintf(stderr, "tcnla hosvd: --orth: unknown method '%s'\n", v);
                 return EXIT_USAGE;
             }
             o.orth = (tcnla_orth_t)t;
         } else if (!strcmp(a, "--random-format")) {
-            int t = parse_name(v, format_names, 6);
+            int t = cli_parse_name(v, cli_format_names, 6);
             if (t < 0) {
                 fprintf(stderr, "tcnla hosvd: --random-format: unknown format '%s'\n", v);
                 return EXIT_USAGE;
@@ -323,7 +298,7 @@ int cmd_hosvd(int argc, char **argv) {
     }
     if (c.json) {
         printf("{\"command\":\"hosvd\",\"backend\":\"%s\",\"device\":", cli_backend_name(be));
-        json_str(stdout, dev);
+        cli_json_str(stdout, dev);
         printf(",\"order\":%d,\"dims\":[", order);
         print_list(stdout, order, dims);
         printf("],\"ranks\":[");
@@ -332,8 +307,8 @@ int cmd_hosvd(int argc, char **argv) {
                "\"random_format\":\"%s\",\"rel_error\":%.6e,\"seconds\":%.6e,\"reps\":%lld,"
                "\"fp32_seconds\":%.6e,\"fp32_rel_error\":%.6e,\"speedup\":%.4f}\n",
                (long long)pad, tcnla_gemm_method_name(o.proj_method),
-               tcnla_gemm_method_name(o.gemm_method), orth_names[o.orth],
-               format_names[o.random_format], e, t, (long long)reps, t_base, err_base,
+               tcnla_gemm_method_name(o.gemm_method), cli_orth_names[o.orth],
+               cli_format_names[o.random_format], e, t, (long long)reps, t_base, err_base,
                t_base > 0 && t > 0 ? t_base / t : -1.0);
     } else {
         printf("tcnla hosvd on %s (%s backend): ", dev, cli_backend_name(be));
@@ -341,8 +316,8 @@ int cmd_hosvd(int argc, char **argv) {
         printf(" Tucker tensor of multilinear rank J - %lld, ranks ", (long long)pad);
         print_list(stdout, order, ranks);
         printf("\n  methods: projections %s (random matrix %s), mode products %s, orth %s\n",
-               tcnla_gemm_method_name(o.proj_method), format_names[o.random_format],
-               tcnla_gemm_method_name(o.gemm_method), orth_names[o.orth]);
+               tcnla_gemm_method_name(o.proj_method), cli_format_names[o.random_format],
+               tcnla_gemm_method_name(o.gemm_method), cli_orth_names[o.orth]);
         printf("  ||A - core x Q||_F / ||A||_F  %.4e\n", e);
         printf("  time (median of %lld)         %.4f s\n", (long long)reps, t);
         if (baseline)

@@ -13,8 +13,6 @@
 #include <unistd.h>
 
 static const char *const tgemm_names[] = {"none", "32_32", "16_16", "16_32"};
-static const char *const orth_names[] = {"householder", "cholqr_fp32", "cholqr_fp64",
-                                         "cholqr2_fp64"};
 
 static void help(void) {
     printf(
@@ -50,31 +48,8 @@ static void help(void) {
         "explicitly to run the model, on small matrices).\n");
 }
 
-static int parse_name(const char *s, const char *const *names, int count) {
-    for (int i = 0; i < count; i++)
-        if (!strcmp(s, names[i])) return i;
-    return -1;
-}
-
-/* s as the body of a JSON string (quotes, backslashes and controls escaped). */
-static void json_str(FILE *f, const char *s) {
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char ch = (unsigned char)*s;
-        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
-        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
-        else fputc(ch, f);
-    }
-    fputc('"', f);
-}
-
 static void progress(int on, const char *msg) {
     if (on) fprintf(stderr, "tcnla lra: %s\n", msg);
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* Runs tcnla_lra `reps` times after a warm-up; median seconds in *t. */
@@ -90,7 +65,7 @@ static int timed_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int
         ts[r] = cli_now() - t0;
     }
     if (st == TCNLA_SUCCESS) {
-        qsort(ts, (size_t)reps, sizeof(double), cmp_double);
+        qsort(ts, (size_t)reps, sizeof(double), cli_cmp_double);
         *t = ts[reps / 2];
     }
     return st;
@@ -166,7 +141,7 @@ int cmd_lra(int argc, char **argv) {
         } else if (!strcmp(a, "--reps")) {
             if (cli_int(a, v, 1, 64, &reps)) return EXIT_USAGE;
         } else if (!strcmp(a, "--tgemm")) {
-            int t = parse_name(v, tgemm_names, 4);
+            int t = cli_parse_name(v, tgemm_names, 4);
             if (t < 0) {
                 fprintf(stderr, "tcnla lra: --tgemm: '%s' is not none, 32_32, 16_16 or 16_32\n", v);
                 return EXIT_USAGE;
@@ -181,7 +156,7 @@ int cmd_lra(int argc, char **argv) {
             }
             o.gemm_method = mm, gemm_set = 1;
         } else if (!strcmp(a, "--orth")) {
-            int t = parse_name(v, orth_names, 4);
+            int t = cli_parse_name(v, cli_orth_names, 4);
             if (t < 0) {
                 fprintf(stderr, "tcnla lra: --orth: unknown method '%s'\n", v);
                 return EXIT_USAGE;
@@ -348,9 +323,9 @@ int cmd_lra(int argc, char **argv) {
     const char *gname = o.tgemm == TCNLA_TGEMM_NONE ? tcnla_gemm_method_name(o.gemm_method) : "fp16";
     if (c.json) {
         printf("{\"command\":\"lra\",\"backend\":\"%s\",\"device\":", cli_backend_name(be));
-        json_str(stdout, dev);
+        cli_json_str(stdout, dev);
         printf(",\"input\":");
-        if (input) json_str(stdout, input);
+        if (input) cli_json_str(stdout, input);
         else printf("\"lowrank\"");
         printf(",\"m\":%lld,\"n\":%lld,\"true_rank\":%lld,\"noise\":%.6e,\"rank\":%lld,"
                "\"oversampling\":%lld,\"tgemm\":\"%s\",\"gemm\":\"%s\",\"orth\":\"%s\","
@@ -359,7 +334,7 @@ int cmd_lra(int argc, char **argv) {
                "\"speedup\":%.4f}\n",
                (long long)m, (long long)n, input ? -1LL : (long long)true_rank, input ? 0 : noise,
                (long long)k, (long long)o.oversampling, tgemm_names[o.tgemm], gname,
-               orth_names[o.orth], o.refine ? "true" : "false", o.recompress ? "true" : "false",
+               cli_orth_names[o.orth], o.refine ? "true" : "false", o.recompress ? "true" : "false",
                (long long)r_out, e, t, (long long)reps, t_base, err_base,
                t_base > 0 && t > 0 ? t_base / t : -1.0);
     } else {
@@ -370,7 +345,7 @@ int cmd_lra(int argc, char **argv) {
         else printf("rank-%lld matrix X Y^T", (long long)true_rank);
         printf(", rank %lld, oversampling %lld\n", (long long)k, (long long)o.oversampling);
         printf("  methods: tgemm %s (products: %s), orth %s, %s%s\n", tgemm_names[o.tgemm], gname,
-               orth_names[o.orth], o.refine ? "iterative refinement" : "no refinement",
+               cli_orth_names[o.orth], o.refine ? "iterative refinement" : "no refinement",
                o.refine && o.recompress ? ", recompressed" : "");
         printf("  ||A - X Y^T||_F / ||A||_F     %.4e   (output rank %lld)\n", e, (long long)r_out);
         printf("  time (median of %lld)         %.4f s\n", (long long)reps, t);

@@ -40,33 +40,8 @@ static void help(void) {
         "which is why the CPU defaults are native FP32.\n");
 }
 
-static int parse_orth(const char *s, tcnla_orth_t *o) {
-    static const char *names[] = {"householder", "cholqr_fp32", "cholqr_fp64", "cholqr2_fp64"};
-    for (int i = 0; i < 4; i++)
-        if (!strcmp(s, names[i])) {
-            *o = (tcnla_orth_t)i;
-            return 0;
-        }
-    return -1;
-}
-
-static int parse_format(const char *s, tcnla_format_t *f) {
-    static const char *names[] = {"fp32", "fp16", "bf16", "tf32", "e4m3", "e5m2"};
-    for (int i = 0; i < 6; i++)
-        if (!strcmp(s, names[i])) {
-            *f = (tcnla_format_t)i;
-            return 0;
-        }
-    return -1;
-}
-
 static void progress(int on, const char *msg) {
     if (on) fprintf(stderr, "tcnla rsvd: %s\n", msg);
-}
-
-static int cmp_double(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 /* Runs tcnla_rsvd `reps` times after a warm-up; median seconds in *t. */
@@ -82,7 +57,7 @@ static int timed_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, i
         ts[r] = cli_now() - t0;
     }
     if (st == TCNLA_SUCCESS) {
-        qsort(ts, (size_t)reps, sizeof(double), cmp_double);
+        qsort(ts, (size_t)reps, sizeof(double), cli_cmp_double);
         *t = ts[reps / 2];
     }
     return st;
@@ -159,15 +134,19 @@ int cmd_rsvd(int argc, char **argv) {
             if (a[2] == 'p') o.proj_method = mm, proj_set = 1;
             else o.gemm_method = mm, gemm_set = 1;
         } else if (!strcmp(a, "--orth")) {
-            if (parse_orth(v, &o.orth)) {
+            int t = cli_parse_name(v, cli_orth_names, 4);
+            if (t < 0) {
                 fprintf(stderr, "tcnla rsvd: --orth: unknown method '%s'\n", v);
                 return EXIT_USAGE;
             }
+            o.orth = (tcnla_orth_t)t;
         } else if (!strcmp(a, "--random-format")) {
-            if (parse_format(v, &o.random_format)) {
+            int t = cli_parse_name(v, cli_format_names, 6);
+            if (t < 0) {
                 fprintf(stderr, "tcnla rsvd: --random-format: unknown format '%s'\n", v);
                 return EXIT_USAGE;
             }
+            o.random_format = (tcnla_format_t)t;
         } else {
             fprintf(stderr, "tcnla rsvd: unknown option '%s' (see --help)\n", a);
             return EXIT_USAGE;
@@ -324,7 +303,7 @@ int cmd_rsvd(int argc, char **argv) {
                (long long)k, (long long)o.oversampling, o.power_iters);
         printf("  methods: A*Omega %s, other products %s, Omega in %s\n",
                tcnla_gemm_method_name(o.proj_method), tcnla_gemm_method_name(o.gemm_method),
-               (const char *[]){"fp32", "fp16", "bf16", "tf32", "e4m3", "e5m2"}[o.random_format]);
+               cli_format_names[o.random_format]);
         printf("  ||A - U S V^T||_F / ||A||_F   %.4e", res);
         if (opt >= 0) printf("   (optimal rank-%lld: %.4e, ratio %.4f)", (long long)k, opt, res / opt);
         printf("\n  time (median of %lld)         %.4f s\n", (long long)reps, t);

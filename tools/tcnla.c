@@ -140,3 +140,28 @@ int cli_open(const cli_common *c, tcnla_handle_t *h) {
 const char *cli_backend_name(tcnla_backend_t b) {
     return b == TCNLA_BACKEND_CUDA ? "cuda" : b == TCNLA_BACKEND_CPU ? "cpu" : "auto";
 }
+
+const char *const cli_orth_names[4] = {"householder", "cholqr_fp32", "cholqr_fp64", "cholqr2_fp64"};
+const char *const cli_format_names[6] = {"fp32", "fp16", "bf16", "tf32", "e4m3", "e5m2"};
+
+int cli_parse_name(const char *s, const char *const *names, int count) {
+    for (int i = 0; i < count; i++)
+        if (!strcmp(s, names[i])) return i;
+    return -1;
+}
+
+void cli_json_str(FILE *f, const char *s) {
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char ch = (unsigned char)*s;
+        if (ch == '"' || ch == '\\') fprintf(f, "\\%c", ch);
+        else if (ch < 0x20) fprintf(f, "\\u%04x", ch);
+        else fputc(ch, f);
+    }
+    fputc('"', f);
+}
+
+int cli_cmp_double(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
