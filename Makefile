@@ -51,7 +51,7 @@ all: lib $(BUILD)/tcnla $(BUILD)/run_tests
 
 lib: $(BUILD)/libtcnla.a $(BUILD)/libtcnla.so
 
-$(BUILD)/obj/src/%.o: src/%.c $(wildcard include/*.h src/*/*.h)
+$(BUILD)/obj/src/%.o: src/%.c $(wildcard include/*.h src/*/*.h src/*/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
@@ -60,7 +60,7 @@ $(BUILD)/obj/src/%.o: src/%.cu $(wildcard include/*.h src/*/*.h src/*/*/*.cuh)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
 $(BUILD)/obj/tools/%.o $(BUILD)/obj/tests/%.o $(BUILD)/obj/bench/%.o: CFLAGS_X = $(CFLAGS_BASE) $(if $(filter 1,$(CUDA)),-DTCNLA_HAVE_CUDA -I$(CUDA_HOME)/include)
-$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h tests/*.h)
+$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h src/*/*/*.h tests/*.h tests/*/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_X) -c $< -o $@
 
@@ -69,16 +69,16 @@ $(BUILD)/libtcnla.a: $(LIB_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/libtcnla.so: $(LIB_OBJ)
-	$(CC) -shared -o $@ $^ $(LDLIBS)
+	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
 
 $(BUILD)/tcnla: $(TOOL_OBJ) $(BUILD)/libtcnla.a
-	$(CC) -o $@ $(TOOL_OBJ) $(BUILD)/libtcnla.a $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libtcnla.a $(LDLIBS)
 
 $(BUILD)/run_tests: $(TEST_OBJ) $(BUILD)/libtcnla.a
-	$(CC) -o $@ $(TEST_OBJ) $(BUILD)/libtcnla.a $(LDLIBS) -lmpfr -lgmp
+	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libtcnla.a $(LDLIBS) -lmpfr -lgmp
 
 $(BUILD)/run_gpu_tests: $(GTEST_OBJ) $(BUILD)/libtcnla.a
-	$(CC) -o $@ $(GTEST_OBJ) $(BUILD)/libtcnla.a $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(GTEST_OBJ) $(BUILD)/libtcnla.a $(LDLIBS)
 
 $(BUILD)/.deps: scripts/deps.sh
 	@mkdir -p $(BUILD)
@@ -105,7 +105,11 @@ clean:
 # the cuBLAS baselines on the GPU and appends CSV rows to
 # bench/results/gemm.csv (see `build/bench_gemm --help`); bench/plot_gemm.py
 # draws bench/results/gemm.png from them. Needs CUDA=1 and a GPU to run.
-bench: $(BUILD)/bench_gemm
+bench: $(BUILD)/bench_gemm $(BUILD)/bench_rsvd
 
 $(BUILD)/bench_gemm: $(BUILD)/obj/bench/gemm.o $(BUILD)/libtcnla.a
 	$(CC) -o $@ $(BUILD)/obj/bench/gemm.o $(BUILD)/libtcnla.a $(LDLIBS)
+
+# bench/rsvd.c: tcnla_rsvd against cusolverDnXgesvdr and the FP32 pipeline.
+$(BUILD)/bench_rsvd: $(BUILD)/obj/bench/rsvd.o $(BUILD)/libtcnla.a
+	$(CC) -o $@ $(BUILD)/obj/bench/rsvd.o $(BUILD)/libtcnla.a $(LDLIBS)

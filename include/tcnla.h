@@ -97,6 +97,14 @@ TCNLA_API int tcnla_free(tcnla_handle_t handle, void *ptr);
 TCNLA_API int tcnla_memcpy(tcnla_handle_t handle, void *dst, const void *src, size_t bytes,
                            tcnla_memcpy_kind_t kind);
 
+/* Memory the handle holds in its own space: `current` = live tcnla_malloc
+ * allocations + the grow-only workspace; `peak` = the largest live
+ * allocation total seen at any tcnla_malloc since the last reset, plus the
+ * workspace (an upper bound of the true peak: the workspace only grows).
+ * cuBLAS / cuSOLVER handle-internal memory is not counted. */
+TCNLA_API int tcnla_memory_stats(tcnla_handle_t handle, size_t *current, size_t *peak);
+TCNLA_API int tcnla_reset_peak_memory(tcnla_handle_t handle);
+
 /* ------------------------------------------------------------ GEMM methods */
 typedef enum {
     TCNLA_GEMM_DEFAULT = 0,       /* use the handle's method (tcnla_set_gemm_method) */

@@ -122,3 +122,28 @@ TEST(api_settings_validate) {
     CHECK_EQ_INT(tcnla_set_tc_model(h, NULL), -2);
     tcnla_destroy(h);
 }
+
+TEST(api_memory_stats_track_live_and_peak) {
+    tcnla_handle_t h;
+    REQUIRE(tcnla_create(&h, TCNLA_BACKEND_CPU) == 0);
+    size_t cur = 1, peak = 1;
+    CHECK(tcnla_memory_stats(h, &cur, &peak) == 0 && cur == 0 && peak == 0);
+    void *a, *b, *c[100];
+    CHECK(tcnla_malloc(h, &a, 1000) == 0 && tcnla_malloc(h, &b, 500) == 0);
+    for (int i = 0; i < 100; i++) CHECK(tcnla_malloc(h, &c[i], 10) == 0); /* grows the table */
+    tcnla_memory_stats(h, &cur, &peak);
+    CHECK(cur == 2500 && peak == 2500);
+    for (int i = 0; i < 100; i += 2) tcnla_free(h, c[i]);
+    tcnla_free(h, a);
+    tcnla_memory_stats(h, &cur, &peak);
+    CHECK(cur == 1000 && peak == 2500);
+    CHECK(tcnla_reset_peak_memory(h) == 0);
+    tcnla_memory_stats(h, &cur, &peak);
+    CHECK(peak == 1000);
+    for (int i = 1; i < 100; i += 2) tcnla_free(h, c[i]);
+    tcnla_free(h, b);
+    tcnla_memory_stats(h, &cur, &peak);
+    CHECK(cur == 0);
+    CHECK_EQ_INT(tcnla_memory_stats(NULL, &cur, &peak), -1);
+    tcnla_destroy(h);
+}

@@ -95,6 +95,8 @@ int tcnla_destroy(tcnla_handle_t h) {
     if (h->cuda) tn_cuda_destroy(h);
 #endif
     free(h->host_ws);
+    free(h->mem.keys);
+    free(h->mem.sizes);
     free(h);
     return TCNLA_SUCCESS;
 }
@@ -143,7 +145,83 @@ void *tn_host_workspace(tcnla_handle_t h, size_t bytes) {
     return p;
 }
 
-int tcnla_malloc(tcnla_handle_t h, void **ptr, size_t bytes) {
+/* ------------------------------------------------- allocation tracking */
+static size_t slot_of(const void *p, size_t cap) {
+    uintptr_t x = (uintptr_t)p;
+    x ^= x >> 17;
+    x *= (uintptr_t)0x9e3779b97f4a7c15ULL;
+    return (size_t)(x >> 7) & (cap - 1);
+}
+
+/* Records a live block; on failure to grow the table the block is simply
+ * not counted (statistics never make an allocation fail). */
+static void track_add(tcnla_handle_t h, void *p, size_t bytes) {
+    if (2 * (h->mem.count + 1) > h->mem.cap) {
+        size_t ncap = h->mem.cap ? 2 * h->mem.cap : 64;
+        void **nk = calloc(ncap, sizeof *nk);
+        size_t *ns = calloc(ncap, sizeof *ns);
+        if (!nk || !ns) {
+            free(nk), free(ns);
+            return;
+        }
+        for (size_t i = 0; i < h->mem.cap; i++)
+            if (h->mem.keys[i]) {
+                size_t j = slot_of(h->mem.keys[i], ncap);
+                while (nk[j]) j = (j + 1) & (ncap - 1);
+                nk[j] = h->mem.keys[i], ns[j] = h->mem.sizes[i];
+            }
+        free(h->mem.keys), free(h->mem.sizes);
+        h->mem.keys = nk, h->mem.sizes = ns, h->mem.cap = ncap;
+    }
+    size_t j = slot_of(p, h->mem.cap);
+    while (h->mem.keys[j]) j = (j + 1) & (h->mem.cap - 1);
+    h->mem.keys[j] = p, h->mem.sizes[j] = bytes;
+    h->mem.count++;
+    h->mem.live += bytes;
+    if (h->mem.live > h->mem.peak_live) h->mem.peak_live = h->mem.live;
+}
+
+static void track_remove(tcnla_handle_t h, void *p) {
+    if (!h->mem.cap) return;
+    size_t j = slot_of(p, h->mem.cap);
+    while (h->mem.keys[j] && h->mem.keys[j] != p) j = (j + 1) & (h->mem.cap - 1);
+    if (!h->mem.keys[j]) return; /* not counted */
+    h->mem.live -= h->mem.sizes[j];
+    h->mem.keys[j] = NULL;
+    h->mem.count--;
+    /* re-insert the rest of the probe run */
+    for (size_t i = (j + 1) & (h->mem.cap - 1); h->mem.keys[i]; i = (i + 1) & (h->mem.cap - 1)) {
+        void *k = h->mem.keys[i];
+        size_t sz = h->mem.sizes[i];
+        h->mem.keys[i] = NULL;
+        size_t t = slot_of(k, h->mem.cap);
+        while (h->mem.keys[t]) t = (t + 1) & (h->mem.cap - 1);
+        h->mem.keys[t] = k, h->mem.sizes[t] = sz;
+    }
+}
+
+static size_t workspace_bytes(tcnla_handle_t h) {
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_workspace_bytes(h);
+#endif
+    return h->host_ws_bytes;
+}
+
+int tcnla_memory_stats(tcnla_handle_t h, size_t *current, size_t *peak) {
+    if (!h) return -1;
+    size_t ws = workspace_bytes(h);
+    if (current) *current = h->mem.live + ws;
+    if (peak) *peak = h->mem.peak_live + ws;
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_reset_peak_memory(tcnla_handle_t h) {
+    if (!h) return -1;
+    h->mem.peak_live = h->mem.live;
+    return TCNLA_SUCCESS;
+}
+
+static int malloc_raw(tcnla_handle_t h, void **ptr, size_t bytes) {
     if (!h) return -1;
     if (!ptr) return -2;
     *ptr = NULL;
@@ -155,9 +233,16 @@ int tcnla_malloc(tcnla_handle_t h, void **ptr, size_t bytes) {
     return *ptr ? TCNLA_SUCCESS : TCNLA_ERR_ALLOC;
 }
 
+int tcnla_malloc(tcnla_handle_t h, void **ptr, size_t bytes) {
+    int st = malloc_raw(h, ptr, bytes);
+    if (st == TCNLA_SUCCESS && *ptr) track_add(h, *ptr, bytes);
+    return st;
+}
+
 int tcnla_free(tcnla_handle_t h, void *ptr) {
     if (!h) return -1;
     if (!ptr) return TCNLA_SUCCESS;
+    track_remove(h, ptr);
 #ifdef TCNLA_HAVE_CUDA
     if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_free(h, ptr);
 #endif

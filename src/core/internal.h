@@ -21,6 +21,12 @@ struct tcnla_handle_s {
     size_t host_ws_bytes;
     struct tn_cuda_ctx *cuda;         /* NULL on the CPU backend */
     tcnla_ozaki_opts_t ozaki;         /* options of the Ozaki scheme */
+    struct {                          /* sizes of live tcnla_malloc blocks (open addressing) */
+        void **keys;
+        size_t *sizes;
+        size_t cap, count;
+        size_t live, peak_live;
+    } mem;
 };
 
 /* Grow-only host workspace of the handle (never shrinks; freed with the
@@ -87,6 +93,7 @@ int tn_cuda_create(tcnla_handle_t h);  /* fills h->cuda and device_name */
 void tn_cuda_destroy(tcnla_handle_t h);
 int tn_cuda_device_count(void);        /* 0 when no GPU or no driver */
 int tn_cuda_malloc(tcnla_handle_t h, void **p, size_t bytes);
+size_t tn_cuda_workspace_bytes(tcnla_handle_t h);
 int tn_cuda_free(tcnla_handle_t h, void *p);
 int tn_cuda_memcpy(tcnla_handle_t h, void *dst, const void *src, size_t bytes,
                    tcnla_memcpy_kind_t kind);

@@ -1,0 +1,190 @@
+/* The CUDA backend's handle state: device, stream, cuBLAS / cuSOLVER
+ * handles, a grow-only device workspace and a small pinned host buffer.
+ * Everything lives in the handle (h->cuda); nothing is global. Compiled
+ * only when the build has CUDA (TCNLA_HAVE_CUDA); must stay harmless on a
+ * machine with the toolkit but no driver or GPU (tn_cuda_device_count
+ * then returns 0). */
+#include "core/internal.h"
+#include "gemm/cuda/tn_cuda.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int tn_cuda_err(cudaError_t e) {
+    if (e == cudaSuccess) return TCNLA_SUCCESS;
+    (void)cudaGetLastError(); /* clear a non-sticky error */
+    if (e == cudaErrorMemoryAllocation) return TCNLA_ERR_ALLOC;
+    if (e == cudaErrorNoDevice || e == cudaErrorInsufficientDriver) return TCNLA_ERR_NO_BACKEND;
+    return TCNLA_ERR_CUDA;
+}
+
+int tn_cuda_device_count(void) {
+    int n = 0;
+    cudaError_t e = cudaGetDeviceCount(&n);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return n < 0 ? 0 : n;
+}
+
+static void ctx_release(struct tn_cuda_ctx *c) {
+    if (!c) return;
+    if (c->stream || c->own_stream) cudaStreamSynchronize(c->stream);
+    if (c->ws) cudaFree(c->ws);
+    if (c->pinned) cudaFreeHost(c->pinned);
+    if (c->cusolver) cusolverDnDestroy(c->cusolver);
+    if (c->cublas) cublasDestroy(c->cublas);
+    if (c->own_stream) cudaStreamDestroy(c->own_stream);
+    (void)cudaGetLastError();
+    free(c);
+}
+
+int tn_cuda_create(tcnla_handle_t h) {
+    struct tn_cuda_ctx *c = calloc(1, sizeof *c);
+    if (!c) return TCNLA_ERR_ALLOC;
+    int st = TCNLA_SUCCESS;
+    cudaError_t e = cudaGetDevice(&c->device);
+    if (e != cudaSuccess) {
+        st = tn_cuda_err(e);
+        goto fail;
+    }
+    struct cudaDeviceProp prop;
+    if ((e = cudaGetDeviceProperties(&prop, c->device)) != cudaSuccess) {
+        st = tn_cuda_err(e);
+        goto fail;
+    }
+    c->cc_major = prop.major;
+    c->cc_minor = prop.minor;
+    c->sm_count = prop.multiProcessorCount;
+    c->smem_optin = prop.sharedMemPerBlockOptin;
+    if ((e = cudaStreamCreateWithFlags(&c->own_stream, cudaStreamNonBlocking)) != cudaSuccess) {
+        st = tn_cuda_err(e);
+        goto fail;
+    }
+    c->stream = c->own_stream;
+    if (cublasCreate(&c->cublas) != CUBLAS_STATUS_SUCCESS) {
+        c->cublas = NULL;
+        st = TCNLA_ERR_CUBLAS;
+        goto fail;
+    }
+    if (cublasSetStream(c->cublas, c->stream) != CUBLAS_STATUS_SUCCESS ||
+        cublasSetPointerMode(c->cublas, CUBLAS_POINTER_MODE_HOST) != CUBLAS_STATUS_SUCCESS) {
+        st = TCNLA_ERR_CUBLAS;
+        goto fail;
+    }
+    if (cusolverDnCreate(&c->cusolver) != CUSOLVER_STATUS_SUCCESS) {
+        c->cusolver = NULL;
+        st = TCNLA_ERR_CUSOLVER;
+        goto fail;
+    }
+    if (cusolverDnSetStream(c->cusolver, c->stream) != CUSOLVER_STATUS_SUCCESS) {
+        st = TCNLA_ERR_CUSOLVER;
+        goto fail;
+    }
+    c->pinned_bytes = 4096;
+    if ((e = cudaMallocHost(&c->pinned, c->pinned_bytes)) != cudaSuccess) {
+        c->pinned = NULL;
+        st = tn_cuda_err(e);
+        goto fail;
+    }
+    memset(c->pinned, 0, c->pinned_bytes);
+    size_t n = strlen(prop.name);
+    if (n >= sizeof h->device_name) n = sizeof h->device_name - 1;
+    memcpy(h->device_name, prop.name, n);
+    h->device_name[n] = 0;
+    h->cuda = c;
+    return TCNLA_SUCCESS;
+fail:
+    ctx_release(c);
+    return st;
+}
+
+void tn_cuda_destroy(tcnla_handle_t h) {
+    if (!h || !h->cuda) return;
+    cudaSetDevice(h->cuda->device);
+    ctx_release(h->cuda);
+    h->cuda = NULL;
+}
+
+void *tn_cuda_workspace(struct tn_cuda_ctx *c, size_t bytes) {
+    if (bytes == 0) bytes = 1;
+    if (bytes <= c->ws_bytes) return c->ws;
+    /* round up so that slowly growing requests do not reallocate each time */
+    size_t want = bytes + bytes / 8;
+    want = (want + ((size_t)1 << 20) - 1) & ~(((size_t)1 << 20) - 1);
+    if (cudaStreamSynchronize(c->stream) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return NULL;
+    }
+    if (c->ws) cudaFree(c->ws);
+    c->ws = NULL;
+    c->ws_bytes = 0;
+    void *p = NULL;
+    if (cudaMalloc(&p, want) != cudaSuccess) {
+        (void)cudaGetLastError();
+        if (cudaMalloc(&p, bytes) != cudaSuccess) { /* no headroom: the exact size */
+            (void)cudaGetLastError();
+            return NULL;
+        }
+        want = bytes;
+    }
+    c->ws = p;
+    c->ws_bytes = want;
+    return p;
+}
+
+size_t tn_cuda_workspace_bytes(tcnla_handle_t h) { return h->cuda->ws_bytes; }
+
+int tn_cuda_malloc(tcnla_handle_t h, void **p, size_t bytes) {
+    *p = NULL;
+    if (bytes == 0) return TCNLA_SUCCESS;
+    cudaError_t e = cudaSetDevice(h->cuda->device);
+    if (e == cudaSuccess) e = cudaMalloc(p, bytes);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        int st = tn_cuda_err(e);
+        return st == TCNLA_ERR_CUDA ? TCNLA_ERR_ALLOC : st;
+    }
+    return TCNLA_SUCCESS;
+}
+
+int tn_cuda_free(tcnla_handle_t h, void *p) {
+    if (!p) return TCNLA_SUCCESS;
+    cudaError_t e = cudaSetDevice(h->cuda->device);
+    if (e == cudaSuccess) e = cudaFree(p);
+    return tn_cuda_err(e);
+}
+
+int tn_cuda_memcpy(tcnla_handle_t h, void *dst, const void *src, size_t bytes,
+                   tcnla_memcpy_kind_t kind) {
+    struct tn_cuda_ctx *c = h->cuda;
+    enum cudaMemcpyKind k = kind == TCNLA_MEMCPY_HOST_TO_HANDLE   ? cudaMemcpyHostToDevice
+                            : kind == TCNLA_MEMCPY_HANDLE_TO_HOST ? cudaMemcpyDeviceToHost
+                                                                  : cudaMemcpyDeviceToDevice;
+    cudaError_t e = cudaSetDevice(c->device);
+    /* ordered after the work queued on the handle's stream; returns when
+     * the copy is complete */
+    if (e == cudaSuccess) e = cudaMemcpyAsync(dst, src, bytes, k, c->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+    return tn_cuda_err(e);
+}
+
+int tn_cuda_set_stream(tcnla_handle_t h, void *stream) {
+    struct tn_cuda_ctx *c = h->cuda;
+    cudaStream_t s = stream ? (cudaStream_t)stream : (cudaStream_t)0;
+    cudaError_t e = cudaSetDevice(c->device);
+    /* work queued on the old stream may still use the workspace */
+    if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+    if (e != cudaSuccess) return tn_cuda_err(e);
+    if (cublasSetStream(c->cublas, s) != CUBLAS_STATUS_SUCCESS) return TCNLA_ERR_CUBLAS;
+    if (cusolverDnSetStream(c->cusolver, s) != CUSOLVER_STATUS_SUCCESS) return TCNLA_ERR_CUSOLVER;
+    c->stream = s;
+    return TCNLA_SUCCESS;
+}
+
+int tn_cuda_synchronize(tcnla_handle_t h) {
+    cudaError_t e = cudaSetDevice(h->cuda->device);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(h->cuda->stream);
+    return tn_cuda_err(e);
+}

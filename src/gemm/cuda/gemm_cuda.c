@@ -1,0 +1,324 @@
+/* The CUDA backend of every GEMM method (tn_cuda_gemm), called by
+ * src/gemm/gemm.c after argument checking with a resolved method and
+ * m, n > 0. It mirrors tn_cpu_gemm step by step:
+ *   1. k == 0 or alpha == 0: C = beta * C (C not read when beta == 0);
+ *   2. SHGEMM through tcnla_sgemm: B is rounded to FP16 (RN); a finite
+ *      value that overflows returns TCNLA_ERR_RANGE;
+ *   3. Tensor Core methods: NaN / Inf anywhere in the inputs -> NATIVE_FP32;
+ *   4. FP16-range methods: the range check of tn_range_ok on the GPU; on
+ *      failure TCNLA_ERR_RANGE (C untouched) or the method's fallback;
+ *   5. the computation: cuBLAS for NATIVE_FP32 (pedantic SGEMM), TF32,
+ *      FP16 and NATIVE_FP64; the library's mma.sync kernels
+ *      (src/gemm/cuda/tc_gemm.cu) for MARKIDIS, TCEC and SHGEMM.
+ * Steps 2-4 run as GPU kernels whose flags come back in one small copy
+ * into the handle's pinned buffer (one stream synchronisation). */
+#include "core/internal.h"
+#include "gemm/cuda/tn_cuda.h"
+
+#include <limits.h>
+#include <stdint.h>
+#include <string.h>
+
+#define WS_ALIGN 256
+
+static size_t al(size_t x) { return (x + WS_ALIGN - 1) & ~(size_t)(WS_ALIGN - 1); }
+static int64_t round_up(int64_t x, int64_t q) { return (x + q - 1) / q * q; }
+
+typedef struct {
+    char *base;
+    size_t off, cap;
+} carve_t;
+
+/* Pieces of the workspace; NULL when the accounting was wrong (a bug). */
+static void *carve(carve_t *c, size_t bytes) {
+    if (c->off + al(bytes) > c->cap) return NULL;
+    void *p = c->base + c->off;
+    c->off += al(bytes);
+    return p;
+}
+
+static int cublas_st(cublasStatus_t s) {
+    return s == CUBLAS_STATUS_SUCCESS ? TCNLA_SUCCESS
+           : s == CUBLAS_STATUS_ALLOC_FAILED ? TCNLA_ERR_ALLOC
+                                             : TCNLA_ERR_CUBLAS;
+}
+static int cu_st(int e) { return e == 0 ? TCNLA_SUCCESS : tn_cuda_err((cudaError_t)e); }
+
+static int kmode_of(tcnla_gemm_method_t m) {
+    switch (m) {
+    case TCNLA_GEMM_TCEC_FP16: return TN_KMODE_TCEC_F16;
+    case TCNLA_GEMM_MARKIDIS_FP16: return TN_KMODE_MARKIDIS_F16;
+    case TCNLA_GEMM_SHGEMM_FP16: return TN_KMODE_SHGEMM_F16;
+    case TCNLA_GEMM_TCEC_TF32: return TN_KMODE_TCEC_TF32;
+    case TCNLA_GEMM_SHGEMM_TF32: return TN_KMODE_SHGEMM_TF32;
+    default: return -1;
+    }
+}
+
+/* The range check kind (TN_RCHK_*) of an FP16-range method. */
+static int rchk_of(const tn_method_info *mi) {
+    if (mi->uses_split) return (int)mi->split;
+    return mi->conv == TN_CONV_F16 ? TN_RCHK_F16 : TN_RCHK_TF32;
+}
+
+/* Split-K slices of the own kernels. MARKIDIS stays the faithful baseline:
+ * its four products in one Tensor Core accumulator over all of k. */
+static int splits_for(tcnla_gemm_method_t method, int64_t m, int64_t n, int64_t k, int sm) {
+    if (method == TCNLA_GEMM_MARKIDIS_FP16) return 1;
+    return tn_cu_tc_gemm_splits(m, n, k, sm);
+}
+
+/* Shapes of the stored operands. */
+typedef struct {
+    int64_t arows, acols, brows, bcols;
+} shapes_t;
+
+static int a_aligned(const float *A, int64_t lda) {
+    return ((uintptr_t)A & 15u) == 0 && lda % 4 == 0;
+}
+static int b16_aligned(const uint16_t *B, int64_t ldb) {
+    return ((uintptr_t)B & 15u) == 0 && ldb % 8 == 0;
+}
+
+/* Workspace the computation of `method` needs after the checks. */
+static size_t ws_compute(tcnla_gemm_method_t method, const shapes_t *s, int64_t m, int64_t n,
+                         int64_t k, const float *A, int64_t lda, const float *B, int have_b16,
+                         int64_t ldb, int sm_count) {
+    size_t na = (size_t)s->arows * (size_t)s->acols, nb = (size_t)s->brows * (size_t)s->bcols;
+    switch (method) {
+    case TCNLA_GEMM_NATIVE_FP32: return have_b16 ? al(4 * nb) : 0;
+    case TCNLA_GEMM_NATIVE_FP64: return al(8 * na) + al(8 * nb) + al(8 * (size_t)m * (size_t)n);
+    case TCNLA_GEMM_TF32: return al(4 * na) + al(4 * nb);
+    case TCNLA_GEMM_FP16: return al(2 * na) + al(2 * nb);
+    default: break;
+    }
+    /* own kernels: aligned copies of misaligned operands (B16 is checked
+     * at run time, so count it whenever it may be needed) */
+    size_t bytes = 0;
+    int splits = splits_for(method, m, n, k, sm_count);
+    if (splits > 1) bytes += al(4 * (size_t)splits * (size_t)m * (size_t)n);
+    if (!a_aligned(A, lda)) bytes += al(4 * (size_t)round_up(s->arows, 4) * (size_t)s->acols);
+    if (have_b16) bytes += al(2 * (size_t)round_up(s->brows, 8) * (size_t)s->bcols);
+    else if (!a_aligned(B, ldb))
+        bytes += al(4 * (size_t)round_up(s->brows, 4) * (size_t)s->bcols);
+    return bytes;
+}
+
+/* Copies a rows x cols matrix of `esize`-byte elements to dst with leading
+ * dimension ldd. */
+static int copy2d(void *dst, int64_t ldd, const void *src, int64_t lds, int64_t rows,
+                  int64_t cols, size_t esize, cudaStream_t st) {
+    return cu_st((int)cudaMemcpy2DAsync(dst, (size_t)ldd * esize, src, (size_t)lds * esize,
+                                        (size_t)rows * esize, (size_t)cols,
+                                        cudaMemcpyDeviceToDevice, st));
+}
+
+int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+                 int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+                 const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
+                 int64_t ldc) {
+    struct tn_cuda_ctx *c = h->cuda;
+    if (!c) return TCNLA_ERR_INTERNAL;
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX || ldb > INT_MAX ||
+        ldc > INT_MAX)
+        return TCNLA_ERR_NOT_SUPPORTED; /* cuBLAS's 32-bit interface */
+    int st = cu_st((int)cudaSetDevice(c->device));
+    if (st) return st;
+    cudaStream_t stream = c->stream;
+
+    if (k == 0 || alpha == 0.0f) { /* C = beta * C; C not read when beta == 0 */
+        if ((st = cu_st(tn_cu_scale(beta, C, ldc, m, n, stream)))) return st;
+        h->last_method = method;
+        return TCNLA_SUCCESS;
+    }
+
+    shapes_t s;
+    s.arows = ta == TCNLA_OP_N ? m : k;
+    s.acols = ta == TCNLA_OP_N ? k : m;
+    s.brows = tb == TCNLA_OP_N ? k : n;
+    s.bcols = tb == TCNLA_OP_N ? n : k;
+    const tn_method_info *mi = tn_method(method);
+    const int shgemm = method == TCNLA_GEMM_SHGEMM_FP16 || method == TCNLA_GEMM_SHGEMM_TF32;
+    const int convert_b = shgemm && !B16;
+    const int have_b16 = B16 != NULL || convert_b;
+    const int64_t ldb16 = round_up(s.brows, 8);
+
+    /* one workspace for the checks and for whichever method ends up running */
+    size_t phase1 = al(64) + al(tn_cu_check_scratch(TN_MAX(m, n))) +
+                    (convert_b ? al(2 * (size_t)ldb16 * (size_t)s.bcols) : 0);
+    size_t phase2 = ws_compute(method, &s, m, n, k, A, lda, B, have_b16, ldb, c->sm_count);
+    if (mi->tensor_core) {
+        size_t w = ws_compute(TCNLA_GEMM_NATIVE_FP32, &s, m, n, k, A, lda, B, have_b16, ldb, c->sm_count);
+        phase2 = TN_MAX(phase2, w);
+    }
+    if (mi->fp16_range) {
+        size_t w = ws_compute(mi->fallback, &s, m, n, k, A, lda, B, have_b16, ldb, c->sm_count);
+        phase2 = TN_MAX(phase2, w);
+    }
+    char *wsp = tn_cuda_workspace(c, phase1 + phase2);
+    if (!wsp) return TCNLA_ERR_ALLOC;
+    carve_t cv = {wsp, 0, phase1 + phase2};
+    int *dflags = carve(&cv, 64);
+    void *scratch = carve(&cv, tn_cu_check_scratch(TN_MAX(m, n)));
+    if (!dflags || !scratch) return TCNLA_ERR_INTERNAL;
+    const uint16_t *Bh = B16;
+    int64_t ldbh = ldb;
+
+    int need_sync = 0;
+    if (convert_b || mi->tensor_core) {
+        if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64, stream)))) return st;
+    }
+    if (convert_b) { /* SHGEMM via tcnla_sgemm: B rounded to FP16 (RN) */
+        uint16_t *b16 = carve(&cv, 2 * (size_t)ldb16 * (size_t)s.bcols);
+        if (!b16) return TCNLA_ERR_INTERNAL;
+        if ((st = cu_st(tn_cu_convert(TN_CONV_F32_TO_F16, B, ldb, b16, ldb16, s.brows, s.bcols,
+                                      &dflags[0], stream))))
+            return st;
+        Bh = b16;
+        ldbh = ldb16;
+        need_sync = 1;
+    }
+    if (mi->tensor_core) {
+        int kind = mi->fp16_range ? rchk_of(mi) : TN_RCHK_NONE;
+        /* rows of op(A): the rows of A (op N) or its columns (op T) */
+        if ((st = cu_st(tn_cu_check_f32(A, lda, s.arows, s.acols, ta == TCNLA_OP_T, kind,
+                                        mi->tol_bits, dflags, scratch, stream))))
+            return st;
+        /* columns of op(B); SHGEMM's FP16 B needs no range check */
+        if (Bh) st = cu_st(tn_cu_check_f16(Bh, ldbh, s.brows, s.bcols, dflags, stream));
+        else
+            st = cu_st(tn_cu_check_f32(B, ldb, s.brows, s.bcols, tb == TCNLA_OP_N, kind,
+                                       mi->tol_bits, dflags, scratch, stream));
+        if (st) return st;
+        need_sync = 1;
+    }
+    if (need_sync) {
+        int *hf = (int *)c->pinned;
+        if ((st = cu_st((int)cudaMemcpyAsync(hf, dflags, 3 * sizeof(int),
+                                             cudaMemcpyDeviceToHost, stream))))
+            return st;
+        if ((st = cu_st((int)cudaStreamSynchronize(stream)))) return st;
+        if (hf[0]) return TCNLA_ERR_RANGE; /* FP16 overflow of B */
+        if (hf[1]) {
+            method = TCNLA_GEMM_NATIVE_FP32; /* NaN / Inf propagate as in SGEMM */
+        } else if (mi->fp16_range && hf[2]) {
+            if (h->range_policy != TCNLA_RANGE_FALLBACK) return TCNLA_ERR_RANGE;
+            method = mi->fallback;
+        }
+        mi = tn_method(method);
+    }
+    h->last_method = method;
+
+    const cublasOperation_t opa = ta == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const cublasOperation_t opb = tb == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const int im = (int)m, in = (int)n, ik = (int)k;
+    const size_t na = (size_t)s.arows * (size_t)s.acols, nb = (size_t)s.brows * (size_t)s.bcols;
+
+    switch (method) {
+    case TCNLA_GEMM_NATIVE_FP32: {
+        const float *Bf = B;
+        int64_t ldbf = ldb;
+        if (Bh) { /* FP16 B widened exactly */
+            float *bw = carve(&cv, 4 * nb);
+            if (!bw) return TCNLA_ERR_INTERNAL;
+            if ((st = cu_st(tn_cu_convert(TN_CONV_F16_TO_F32, Bh, ldbh, bw, s.brows, s.brows,
+                                          s.bcols, NULL, stream))))
+                return st;
+            Bf = bw;
+            ldbf = s.brows;
+        }
+        return cublas_st(cublasGemmEx(c->cublas, opa, opb, im, in, ik, &alpha, A, CUDA_R_32F,
+                                      (int)lda, Bf, CUDA_R_32F, (int)ldbf, &beta, C, CUDA_R_32F,
+                                      (int)ldc, CUBLAS_COMPUTE_32F_PEDANTIC,
+                                      CUBLAS_GEMM_DEFAULT));
+    }
+    case TCNLA_GEMM_NATIVE_FP64: {
+        double *Ad = carve(&cv, 8 * na), *Bd = carve(&cv, 8 * nb);
+        double *Rd = carve(&cv, 8 * (size_t)m * (size_t)n);
+        if (!Ad || !Bd || !Rd) return TCNLA_ERR_INTERNAL;
+        const double one = 1.0, zero = 0.0;
+        if ((st = cu_st(tn_cu_convert(TN_CONV_F32_TO_F64, A, lda, Ad, s.arows, s.arows, s.acols,
+                                      NULL, stream))))
+            return st;
+        if (Bh)
+            st = cu_st(tn_cu_convert(TN_CONV_F16_TO_F64, Bh, ldbh, Bd, s.brows, s.brows, s.bcols,
+                                     NULL, stream));
+        else
+            st = cu_st(tn_cu_convert(TN_CONV_F32_TO_F64, B, ldb, Bd, s.brows, s.brows, s.bcols,
+                                     NULL, stream));
+        if (st) return st;
+        if ((st = cublas_st(cublasDgemm(c->cublas, opa, opb, im, in, ik, &one, Ad,
+                                        (int)s.arows, Bd, (int)s.brows, &zero, Rd, im))))
+            return st;
+        return cu_st(tn_cu_epilogue_f64(alpha, Rd, beta, C, ldc, m, n, stream));
+    }
+    case TCNLA_GEMM_TF32:
+    case TCNLA_GEMM_FP16: {
+        if (Bh) return TCNLA_ERR_INTERNAL; /* FP16 B only reaches SHGEMM / native methods */
+        const int f16 = method == TCNLA_GEMM_FP16;
+        const size_t es = f16 ? 2 : 4;
+        const int op = f16 ? TN_CONV_F32_TO_F16 : TN_CONV_F32_TO_TF32;
+        void *Ac = carve(&cv, es * na), *Bc = carve(&cv, es * nb);
+        if (!Ac || !Bc) return TCNLA_ERR_INTERNAL;
+        if ((st = cu_st(tn_cu_convert(op, A, lda, Ac, s.arows, s.arows, s.acols, NULL, stream))))
+            return st;
+        if ((st = cu_st(tn_cu_convert(op, B, ldb, Bc, s.brows, s.brows, s.bcols, NULL, stream))))
+            return st;
+        const cudaDataType_t dt = f16 ? CUDA_R_16F : CUDA_R_32F;
+        const cublasComputeType_t ct = f16 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
+        return cublas_st(cublasGemmEx(c->cublas, opa, opb, im, in, ik, &alpha, Ac, dt,
+                                      (int)s.arows, Bc, dt, (int)s.brows, &beta, C, CUDA_R_32F,
+                                      (int)ldc, ct, CUBLAS_GEMM_DEFAULT));
+    }
+    default: break;
+    }
+
+    const int mode = kmode_of(method);
+    if (mode < 0) return TCNLA_ERR_NOT_SUPPORTED;
+    if (c->cc_major < 8) return TCNLA_ERR_NOT_SUPPORTED; /* mma.sync with FP32 accumulate */
+    int big = tn_cu_tc_gemm_config();
+    if (big < 0) return cu_st(-big);
+    if (tn_cu_tc_gemm_smem(mode, big) > c->smem_optin) return TCNLA_ERR_NOT_SUPPORTED;
+
+    const float *Ak = A;
+    int64_t ldak = lda;
+    if (!a_aligned(A, lda)) { /* the kernels load 16-byte vectors */
+        int64_t ld4 = round_up(s.arows, 4);
+        float *a2 = carve(&cv, 4 * (size_t)ld4 * (size_t)s.acols);
+        if (!a2) return TCNLA_ERR_INTERNAL;
+        if ((st = copy2d(a2, ld4, A, lda, s.arows, s.acols, 4, stream))) return st;
+        Ak = a2;
+        ldak = ld4;
+    }
+    const void *Bk;
+    int64_t ldbk;
+    if (Bh) {
+        Bk = Bh;
+        ldbk = ldbh;
+        if (!b16_aligned(Bh, ldbh)) {
+            uint16_t *b2 = carve(&cv, 2 * (size_t)ldb16 * (size_t)s.bcols);
+            if (!b2) return TCNLA_ERR_INTERNAL;
+            if ((st = copy2d(b2, ldb16, Bh, ldbh, s.brows, s.bcols, 2, stream))) return st;
+            Bk = b2;
+            ldbk = ldb16;
+        }
+    } else {
+        Bk = B;
+        ldbk = ldb;
+        if (!a_aligned(B, ldb)) {
+            int64_t ld4 = round_up(s.brows, 4);
+            float *b2 = carve(&cv, 4 * (size_t)ld4 * (size_t)s.bcols);
+            if (!b2) return TCNLA_ERR_INTERNAL;
+            if ((st = copy2d(b2, ld4, B, ldb, s.brows, s.bcols, 4, stream))) return st;
+            Bk = b2;
+            ldbk = ld4;
+        }
+    }
+    /* split-K when the m x n tiles cannot fill the GPU */
+    const int splits = splits_for(method, m, n, k, c->sm_count);
+    float *P = NULL;
+    if (splits > 1 && !(P = carve(&cv, 4 * (size_t)splits * (size_t)m * (size_t)n)))
+        return TCNLA_ERR_INTERNAL;
+    return cu_st(tn_cu_tc_gemm(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha, Ak, ldak,
+                               Bk, ldbk, beta, C, ldc, splits, P, c->smem_optin, stream));
+}

@@ -1,0 +1,80 @@
+/* Device-side conversions and splits, bit-identical to tcnla_split() and
+ * the format conversions of src/numerics (RN for FP16, RNA for TF32).
+ * Every arithmetic step uses an explicit _rn intrinsic so that no
+ * contraction into FMA can change a result (DESIGN.md section 4). */
+#ifndef TCNLA_SPLIT_CUH
+#define TCNLA_SPLIT_CUH
+
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#define TN_SPLIT_SCALE 2048.0f          /* 2^11 */
+#define TN_SPLIT_INV_SCALE 4.8828125e-4f /* 2^-11 */
+
+/* Two FP32 -> packed FP16x2 (RN): x0 in the low half, x1 in the high half. */
+static __device__ __forceinline__ uint32_t tn_f2_to_h2(float x0, float x1) {
+    uint32_t r;
+    asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(x1), "f"(x0));
+    return r;
+}
+static __device__ __forceinline__ float tn_h2_lo(uint32_t h2) {
+    return __half2float(__ushort_as_half((unsigned short)(h2 & 0xffffu)));
+}
+static __device__ __forceinline__ float tn_h2_hi(uint32_t h2) {
+    return __half2float(__ushort_as_half((unsigned short)(h2 >> 16)));
+}
+static __device__ __forceinline__ float tn_f16rn(float x) {
+    return __half2float(__float2half_rn(x));
+}
+/* TF32 with round-to-nearest, ties away (cvt.rna.tf32.f32); the 13 low
+ * fraction bits are cleared so the value is the FP32 number it stands for. */
+static __device__ __forceinline__ float tn_tf32rna(float x) {
+    uint32_t u;
+    asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(u) : "f"(x));
+    return __uint_as_float(u & 0xffffe000u);
+}
+
+/* halfhalf (scale = 1) or Markidis (scale = 0) split of two elements into
+ * packed FP16x2 hi and lo. */
+static __device__ __forceinline__ void tn_split2_f16(float x0, float x1, const int scale,
+                                                     uint32_t *hi, uint32_t *lo) {
+    uint32_t h = tn_f2_to_h2(x0, x1);
+    float r0 = __fsub_rn(x0, tn_h2_lo(h));
+    float r1 = __fsub_rn(x1, tn_h2_hi(h));
+    if (scale) {
+        r0 = __fmul_rn(r0, TN_SPLIT_SCALE);
+        r1 = __fmul_rn(r1, TN_SPLIT_SCALE);
+    }
+    *hi = h;
+    *lo = tn_f2_to_h2(r0, r1);
+}
+/* tf32tf32 split of one element. */
+static __device__ __forceinline__ void tn_split_tf32(float x, float *hi, float *lo) {
+    float h = tn_tf32rna(x);
+    *hi = h;
+    *lo = tn_tf32rna(__fmul_rn(__fsub_rn(x, h), TN_SPLIT_SCALE));
+}
+
+/* The value a method feeds the Tensor Core for x, in FP64, as
+ * represented() of src/numerics/split.c computes it. kind: TN_RCHK_*. */
+static __device__ __forceinline__ double tn_represented(int kind, float x) {
+    float h, l;
+    switch (kind) {
+    case 0: /* Markidis */
+        h = tn_f16rn(x);
+        l = tn_f16rn(__fsub_rn(x, h));
+        return __dadd_rn((double)h, __dmul_rn((double)l, 1.0));
+    case 1: /* halfhalf */
+        h = tn_f16rn(x);
+        l = tn_f16rn(__fmul_rn(__fsub_rn(x, h), TN_SPLIT_SCALE));
+        return __dadd_rn((double)h, __dmul_rn((double)l, (double)TN_SPLIT_INV_SCALE));
+    case 2: /* tf32tf32 */
+        tn_split_tf32(x, &h, &l);
+        return __dadd_rn((double)h, __dmul_rn((double)l, (double)TN_SPLIT_INV_SCALE));
+    case 3: return (double)tn_f16rn(x);
+    case 4: return (double)tn_tf32rna(x);
+    default: return (double)x;
+    }
+}
+
+#endif

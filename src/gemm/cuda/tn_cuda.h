@@ -1,0 +1,126 @@
+/* The CUDA backend's internal interface (not installed), shared by
+ * src/core/backend_cuda.c, src/gemm/cuda/gemm_cuda.c and the kernels in
+ * src/gemm/cuda/ (*.cu). Plain C declarations; the launchers are extern "C". */
+#ifndef TCNLA_TN_CUDA_H
+#define TCNLA_TN_CUDA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cuda_runtime.h>
+
+#ifndef __CUDACC__
+#include <cublas_v2.h>
+#include <cusolverDn.h>
+#endif
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef __CUDACC__
+/* Everything a CUDA handle owns (h->cuda). No state lives outside it. */
+struct tn_cuda_ctx {
+    int device;                 /* CUDA device ordinal */
+    int cc_major, cc_minor;     /* compute capability */
+    int sm_count;
+    size_t smem_optin;          /* largest dynamic shared memory a block may opt into */
+    cudaStream_t stream;        /* the stream all work goes to (own_stream or the user's) */
+    cudaStream_t own_stream;    /* created with the handle */
+    cublasHandle_t cublas;
+    cusolverDnHandle_t cusolver;
+    void *ws;                   /* grow-only device workspace */
+    size_t ws_bytes;
+    void *pinned;               /* small pinned host buffer (flags read back) */
+    size_t pinned_bytes;
+};
+
+/* Grow-only device workspace of at least `bytes` (NULL on failure). Growing
+ * waits for the handle's stream first, so in-flight work never loses it. */
+void *tn_cuda_workspace(struct tn_cuda_ctx *c, size_t bytes);
+/* Maps a failed runtime call to a status (clears the non-sticky error). */
+int tn_cuda_err(cudaError_t e);
+#endif
+
+/* ------------------------------------------------------------ launchers */
+/* All launchers return a cudaError_t value as int (0 = cudaSuccess) and
+ * queue work on `stream`. Matrices are column-major with int64 sizes. */
+
+/* Element conversions of a rows x cols matrix (leading dims lds / ldd). */
+enum {
+    TN_CONV_F32_TO_F16 = 0,  /* RN; finite -> Inf sets flag[0] */
+    TN_CONV_F32_TO_TF32 = 1, /* RNA (cvt.rna.tf32.f32), result as FP32 */
+    TN_CONV_F32_TO_F64 = 2,
+    TN_CONV_F16_TO_F32 = 3,
+    TN_CONV_F16_TO_F64 = 4
+};
+int tn_cu_convert(int op, const void *src, int64_t lds, void *dst, int64_t ldd, int64_t rows,
+                  int64_t cols, int *flag, cudaStream_t stream);
+
+/* C = beta * C (beta == 0: C = 0 without reading it). */
+int tn_cu_scale(float beta, float *C, int64_t ldc, int64_t m, int64_t n, cudaStream_t stream);
+
+/* C = (float)(alpha * R + beta * C) with R an m x n FP64 matrix (ld m),
+ * computed in FP64 as the CPU backend does (C not read when beta == 0). */
+int tn_cu_epilogue_f64(float alpha, const double *R, float beta, float *C, int64_t ldc,
+                       int64_t m, int64_t n, cudaStream_t stream);
+
+/* Checks of the vectors of a stored rows x cols FP32 matrix: the columns
+ * (vec_is_col = 1) or the rows (0). flags[1] |= 1 when an element is NaN or
+ * Inf. With check_kind >= 0 also the range check of tn_range_ok: every
+ * element's representation error under check_kind (TN_RCHK_*) must be at
+ * most 2^-tol_bits * max|vector| and finite, else flags[2] |= 1.
+ * flags (3 ints) and scratch are device memory. */
+enum {
+    TN_RCHK_NONE = -1,
+    TN_RCHK_MARKIDIS = 0, /* = TCNLA_SPLIT_MARKIDIS */
+    TN_RCHK_HALFHALF = 1, /* = TCNLA_SPLIT_HALFHALF */
+    TN_RCHK_TF32TF32 = 2, /* = TCNLA_SPLIT_TF32TF32 */
+    TN_RCHK_F16 = 3,      /* single FP16 RN conversion */
+    TN_RCHK_TF32 = 4      /* single TF32 RNA conversion */
+};
+int tn_cu_check_f32(const float *X, int64_t ld, int64_t rows, int64_t cols, int vec_is_col,
+                    int check_kind, int tol_bits, int *flags, void *scratch, cudaStream_t stream);
+/* Bytes of device scratch tn_cu_check_f32 needs for nvec vectors. */
+size_t tn_cu_check_scratch(int64_t nvec);
+/* flags[1] |= 1 when any FP16 element (bit patterns) is NaN or Inf. */
+int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int64_t cols, int *flags,
+                    cudaStream_t stream);
+
+/* The Tensor Core GEMM kernels (sm_80+): C = alpha * op(A) op(B) + beta * C.
+ * A is FP32; B is FP32 (TCEC, MARKIDIS) or FP16 bits (SHGEMM). A and B
+ * must be 16-byte aligned with lda % 4 == 0 and ldb % 4 == 0 (FP32) or
+ * ldb % 8 == 0 (FP16). */
+enum {
+    TN_KMODE_TCEC_F16 = 0,
+    TN_KMODE_MARKIDIS_F16 = 1,
+    TN_KMODE_SHGEMM_F16 = 2,
+    TN_KMODE_TCEC_TF32 = 3,
+    TN_KMODE_SHGEMM_TF32 = 4,
+    TN_KMODE_COUNT = 5
+};
+/* Dynamic shared memory the kernel of `mode` needs; big = 1 for the
+ * Hopper configuration (deeper pipeline), 0 otherwise. */
+size_t tn_cu_tc_gemm_smem(int mode, int big);
+/* Which configuration the kernels loaded for the current device use
+ * (1 = big), or a negative cudaError_t. */
+int tn_cu_tc_gemm_config(void);
+/* Split-K: how many k-slices the kernels use for this shape on a GPU
+ * with sm_count multiprocessors (1 when the m x n tiles fill the GPU). */
+int tn_cu_tc_gemm_splits(int64_t m, int64_t n, int64_t k, int sm_count);
+/* With splits > 1, P (splits * m * n floats of device memory) holds each
+ * slice's result before a reduction in slice order adds them (FP32, RN)
+ * and applies alpha / beta. */
+int tn_cu_tc_gemm(int mode, int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,
+                  const float *A, int64_t lda, const void *B, int64_t ldb, float beta, float *C,
+                  int64_t ldc, int splits, float *P, size_t smem_limit, cudaStream_t stream);
+
+/* Test hook: the split the kernels use (kind = tcnla_split_t), n elements
+ * in device memory, hi / lo as FP32 values. */
+int tn_cu_debug_split(int kind, const float *x, float *hi, float *lo, int64_t n,
+                      cudaStream_t stream);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,257 @@
+/* Memory-bound helper kernels of the CUDA GEMM backend: element
+ * conversions, C = beta*C, the FP64 epilogue, and the NaN/Inf and range
+ * checks that run before a Tensor Core method (same semantics as
+ * tn_has_nonfinite and tn_range_ok of src/numerics/split.c). */
+#include "gemm/cuda/split.cuh"
+#include "gemm/cuda/tn_cuda.h"
+
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+/* 2D launch shape for a rows x cols matrix: x over rows, y over columns,
+ * both grid-strided. */
+static dim3 grid2d(int64_t rows, int64_t cols, int bx) {
+    int64_t gx = (rows + bx - 1) / bx, gy = cols;
+    if (gx > 4096) gx = 4096;
+    if (gy > 65535) gy = 65535;
+    if (gx < 1) gx = 1;
+    if (gy < 1) gy = 1;
+    return dim3((unsigned)gx, (unsigned)gy, 1);
+}
+
+/* ------------------------------------------------------- conversions */
+static __global__ void convert_kernel(int op, const void *src, long long lds, void *dst,
+                                      long long ldd, long long rows, long long cols, int *flag) {
+    for (long long j = blockIdx.y; j < cols; j += gridDim.y) {
+        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows;
+             i += (long long)gridDim.x * blockDim.x) {
+            long long s = i + j * lds, d = i + j * ldd;
+            switch (op) {
+            case TN_CONV_F32_TO_F16: {
+                float x = ((const float *)src)[s];
+                __half h = __float2half_rn(x);
+                if (flag && __hisinf(h) && isfinite(x)) atomicOr(flag, 1);
+                ((__half *)dst)[d] = h;
+                break;
+            }
+            case TN_CONV_F32_TO_TF32:
+                ((float *)dst)[d] = tn_tf32rna(((const float *)src)[s]);
+                break;
+            case TN_CONV_F32_TO_F64:
+                ((double *)dst)[d] = (double)((const float *)src)[s];
+                break;
+            case TN_CONV_F16_TO_F32:
+                ((float *)dst)[d] = __half2float(((const __half *)src)[s]);
+                break;
+            case TN_CONV_F16_TO_F64:
+                ((double *)dst)[d] = (double)__half2float(((const __half *)src)[s]);
+                break;
+            default: break;
+            }
+        }
+    }
+}
+
+extern "C" int tn_cu_convert(int op, const void *src, int64_t lds, void *dst, int64_t ldd,
+                             int64_t rows, int64_t cols, int *flag, cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0) return 0;
+    convert_kernel<<<grid2d(rows, cols, 256), 256, 0, stream>>>(op, src, (long long)lds, dst,
+                                                                (long long)ldd, (long long)rows,
+                                                                (long long)cols, flag);
+    return (int)cudaGetLastError();
+}
+
+/* ------------------------------------------------------- C = beta*C */
+static __global__ void scale_kernel(float beta, float *C, long long ldc, long long m,
+                                    long long n) {
+    for (long long j = blockIdx.y; j < n; j += gridDim.y)
+        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m;
+             i += (long long)gridDim.x * blockDim.x) {
+            float *p = C + i + j * ldc;
+            *p = beta == 0.0f ? 0.0f : __fmul_rn(beta, *p);
+        }
+}
+
+extern "C" int tn_cu_scale(float beta, float *C, int64_t ldc, int64_t m, int64_t n,
+                           cudaStream_t stream) {
+    if (m <= 0 || n <= 0) return 0;
+    scale_kernel<<<grid2d(m, n, 256), 256, 0, stream>>>(beta, C, (long long)ldc, (long long)m,
+                                                        (long long)n);
+    return (int)cudaGetLastError();
+}
+
+/* -------------------------------------------------- FP64 epilogue */
+static __global__ void epilogue_f64_kernel(float alpha, const double *R, float beta, float *C,
+                                           long long ldc, long long m, long long n) {
+    for (long long j = blockIdx.y; j < n; j += gridDim.y)
+        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m;
+             i += (long long)gridDim.x * blockDim.x) {
+            float *p = C + i + j * ldc;
+            double r = __dmul_rn((double)alpha, R[i + j * m]);
+            if (beta != 0.0f) r = __dadd_rn(r, __dmul_rn((double)beta, (double)*p));
+            *p = __double2float_rn(r);
+        }
+}
+
+extern "C" int tn_cu_epilogue_f64(float alpha, const double *R, float beta, float *C,
+                                  int64_t ldc, int64_t m, int64_t n, cudaStream_t stream) {
+    if (m <= 0 || n <= 0) return 0;
+    epilogue_f64_kernel<<<grid2d(m, n, 256), 256, 0, stream>>>(
+        alpha, R, beta, C, (long long)ldc, (long long)m, (long long)n);
+    return (int)cudaGetLastError();
+}
+
+/* ----------------------------------------------------------- checks */
+/* Per element: the magnitude bits (NaN > Inf > finite, as unsigned) and the
+ * representation error |represented(x) - x| (Inf when not finite). */
+static __device__ __forceinline__ void check_elem(int kind, float x, uint32_t *mx, double *me) {
+    uint32_t u = __float_as_uint(x) & 0x7fffffffu;
+    *mx = max(*mx, u);
+    if (kind >= 0) {
+        double r = tn_represented(kind, x);
+        double e = isfinite(r) ? fabs(__dsub_rn(r, (double)x)) : __longlong_as_double(0x7ff0000000000000LL);
+        if (!(e <= *me)) *me = e; /* NaN error (NaN input) counts as failure */
+    }
+}
+static __device__ __forceinline__ void atomic_max_f64_nonneg(double *addr, double v) {
+    /* non-negative doubles (and +Inf, NaN with sign 0) order like their bits */
+    atomicMax((unsigned long long *)addr, (unsigned long long)__double_as_longlong(v));
+}
+
+#define TN_SEG_ROWS 8192 /* column vectors: rows per warp task */
+#define TN_SEG_COLS 256  /* row vectors: columns per block task */
+
+/* Vectors are the columns (contiguous). A warp handles one column segment. */
+static __global__ void check_cols_kernel(const float *X, long long ld, long long rows,
+                                         long long cols, int kind, uint32_t *vmx,
+                                         double *verr) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    long long nseg = (rows + TN_SEG_ROWS - 1) / TN_SEG_ROWS;
+    for (long long c = (long long)blockIdx.x * 8 + warp; c < cols; c += (long long)gridDim.x * 8)
+        for (long long sg = blockIdx.y; sg < nseg; sg += gridDim.y) {
+            const float *p = X + c * ld;
+            long long i0 = sg * TN_SEG_ROWS, i1 = min(rows, i0 + TN_SEG_ROWS);
+            uint32_t mx = 0;
+            double me = 0.0;
+#pragma unroll 4
+            for (long long i = i0 + lane; i < i1; i += 32) check_elem(kind, p[i], &mx, &me);
+            for (int o = 16; o > 0; o >>= 1) {
+                mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+                double oe = __shfl_xor_sync(0xffffffffu, me, o);
+                if (!(oe <= me)) me = oe;
+            }
+            if (lane == 0) {
+                atomicMax(&vmx[c], mx);
+                if (kind >= 0) atomic_max_f64_nonneg(&verr[c], me);
+            }
+        }
+}
+
+/* Vectors are the rows (strided by ld). A block handles 32 rows x a column
+ * segment; its 8 warps stride over the columns. */
+static __global__ void check_rows_kernel(const float *X, long long ld, long long rows,
+                                         long long cols, int kind, uint32_t *vmx,
+                                         double *verr) {
+    __shared__ uint32_t smx[8][32];
+    __shared__ double sme[8][32];
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    long long nseg = (cols + TN_SEG_COLS - 1) / TN_SEG_COLS;
+    for (long long r0 = (long long)blockIdx.x * 32; r0 < rows; r0 += (long long)gridDim.x * 32)
+        for (long long sg = blockIdx.y; sg < nseg; sg += gridDim.y) {
+            long long r = r0 + lane, c0 = sg * TN_SEG_COLS, c1 = min(cols, c0 + TN_SEG_COLS);
+            uint32_t mx = 0;
+            double me = 0.0;
+            if (r < rows) {
+#pragma unroll 4
+                for (long long c = c0 + warp; c < c1; c += 8) check_elem(kind, X[r + c * ld], &mx, &me);
+            }
+            smx[warp][lane] = mx;
+            sme[warp][lane] = me;
+            __syncthreads();
+            if (warp == 0 && r < rows) {
+                for (int w = 1; w < 8; w++) {
+                    mx = max(mx, smx[w][lane]);
+                    if (!(sme[w][lane] <= me)) me = sme[w][lane];
+                }
+                atomicMax(&vmx[r], mx);
+                if (kind >= 0) atomic_max_f64_nonneg(&verr[r], me);
+            }
+            __syncthreads();
+        }
+}
+
+/* Per vector: NaN/Inf -> flags[1]; error above 2^-tol_bits * max|vector|
+ * -> flags[2]. */
+static __global__ void check_final_kernel(long long nvec, int kind, int tol_bits,
+                                          const uint32_t *vmx, const double *verr, int *flags) {
+    int nonfinite = 0, bad = 0;
+    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < nvec;
+         v += (long long)gridDim.x * blockDim.x) {
+        uint32_t mx = vmx[v];
+        if (mx >= 0x7f800000u) {
+            nonfinite = 1;
+        } else if (kind >= 0) {
+            double tol = ldexp((double)__uint_as_float(mx), -tol_bits);
+            double e = verr[v];
+            if (!(e <= tol)) bad = 1;
+        }
+    }
+    if (__any_sync(0xffffffffu, nonfinite) && (threadIdx.x & 31) == 0) atomicOr(&flags[1], 1);
+    if (__any_sync(0xffffffffu, bad) && (threadIdx.x & 31) == 0) atomicOr(&flags[2], 1);
+}
+
+extern "C" size_t tn_cu_check_scratch(int64_t nvec) {
+    return (size_t)nvec * (sizeof(double) + sizeof(uint32_t)) + 16;
+}
+
+extern "C" int tn_cu_check_f32(const float *X, int64_t ld, int64_t rows, int64_t cols,
+                               int vec_is_col, int check_kind, int tol_bits, int *flags,
+                               void *scratch, cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0) return 0;
+    int64_t nvec = vec_is_col ? cols : rows;
+    /* per-vector partials: FP64 errors first (8-byte aligned), then maxima */
+    double *verr = (double *)scratch;
+    uint32_t *vmx = (uint32_t *)(verr + nvec);
+    cudaError_t e = cudaMemsetAsync(vmx, 0, sizeof(uint32_t) * (size_t)nvec, stream);
+    if (e != cudaSuccess) return (int)e;
+    e = cudaMemsetAsync(verr, 0, sizeof(double) * (size_t)nvec, stream);
+    if (e != cudaSuccess) return (int)e;
+    if (vec_is_col) {
+        int64_t gx = (cols + 7) / 8, gy = (rows + TN_SEG_ROWS - 1) / TN_SEG_ROWS;
+        if (gx > 0x7fffffffLL) gx = 0x7fffffffLL;
+        if (gy > 65535) gy = 65535;
+        check_cols_kernel<<<dim3((unsigned)gx, (unsigned)gy), 256, 0, stream>>>(
+            X, (long long)ld, (long long)rows, (long long)cols, check_kind, vmx, verr);
+    } else {
+        int64_t gx = (rows + 31) / 32, gy = (cols + TN_SEG_COLS - 1) / TN_SEG_COLS;
+        if (gx > 0x7fffffffLL) gx = 0x7fffffffLL;
+        if (gy > 65535) gy = 65535;
+        check_rows_kernel<<<dim3((unsigned)gx, (unsigned)gy), 256, 0, stream>>>(
+            X, (long long)ld, (long long)rows, (long long)cols, check_kind, vmx, verr);
+    }
+    if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
+    int64_t fb = (nvec + 255) / 256;
+    if (fb > 4096) fb = 4096;
+    check_final_kernel<<<(unsigned)fb, 256, 0, stream>>>((long long)nvec, check_kind, tol_bits,
+                                                         vmx, verr, flags);
+    return (int)cudaGetLastError();
+}
+
+static __global__ void check_f16_kernel(const uint16_t *X, long long ld, long long rows,
+                                        long long cols, int *flags) {
+    int bad = 0;
+    for (long long j = blockIdx.y; j < cols; j += gridDim.y)
+        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows;
+             i += (long long)gridDim.x * blockDim.x)
+            if ((X[i + j * ld] & 0x7c00u) == 0x7c00u) bad = 1;
+    if (__any_sync(0xffffffffu, bad) && (threadIdx.x & 31) == 0) atomicOr(&flags[1], 1);
+}
+
+extern "C" int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int64_t cols,
+                               int *flags, cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0) return 0;
+    check_f16_kernel<<<grid2d(rows, cols, 256), 256, 0, stream>>>(X, (long long)ld,
+                                                                  (long long)rows,
+                                                                  (long long)cols, flags);
+    return (int)cudaGetLastError();
+}

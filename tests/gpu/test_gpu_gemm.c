@@ -1,0 +1,621 @@
+/* GPU tests of the CUDA backend (`make test-gpu`): the handle, every GEMM
+ * method against the CPU backend on the same inputs, bit-identical splits,
+ * accuracy ratios against an FP64 reference (seed 002 eq. 6), edge cases,
+ * NaN/Inf, the range check and its fallback. Every test skips when the
+ * build or the machine has no GPU. */
+#include "../test.h"
+#include "gpu_util.h"
+#include "tcnla.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TCNLA_HAVE_CUDA
+#include "gemm/cuda/tn_cuda.h"
+#endif
+
+#define NEED_GPU(h)                                                                           \
+    do {                                                                                      \
+        if (!(h)) SKIP("no CUDA device (or CUDA not compiled in)");                          \
+    } while (0)
+
+static const tcnla_gemm_method_t all_methods[] = {
+    TCNLA_GEMM_NATIVE_FP32,   TCNLA_GEMM_NATIVE_FP64, TCNLA_GEMM_TF32,
+    TCNLA_GEMM_FP16,          TCNLA_GEMM_MARKIDIS_FP16, TCNLA_GEMM_TCEC_FP16,
+    TCNLA_GEMM_TCEC_TF32,     TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_SHGEMM_TF32};
+#define NMETHODS ((int)(sizeof all_methods / sizeof all_methods[0]))
+static const tcnla_gemm_method_t tc_methods[] = {
+    TCNLA_GEMM_MARKIDIS_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_TCEC_TF32,
+    TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_SHGEMM_TF32};
+#define NTC ((int)(sizeof tc_methods / sizeof tc_methods[0]))
+
+static int is_sh(tcnla_gemm_method_t m) {
+    return m == TCNLA_GEMM_SHGEMM_FP16 || m == TCNLA_GEMM_SHGEMM_TF32;
+}
+static const char *mname(tcnla_gemm_method_t m) { return tcnla_gemm_method_name(m); }
+
+/* --------------------------------------------------------------- handle */
+TEST(gpu_handle_basics) {
+    tcnla_handle_t h = gt_gpu();
+    NEED_GPU(h);
+    int compiled = 0, count = 0;
+    CHECK(tcnla_cuda_available(&compiled, &count) == 0 && compiled == 1 && count > 0);
+    tcnla_backend_t be;
+    CHECK(tcnla_get_backend(h, &be) == 0 && be == TCNLA_BACKEND_CUDA);
+    char name[256];
+    CHECK(tcnla_device_name(h, name, sizeof name) == 0);
+    CHECK(strlen(name) > 0 && strcmp(name, "CPU") != 0);
+    printf("    device: %s\n", name);
+    /* memory round trip through every copy kind */
+    float x[1000], y[1000];
+    gt_uniform(1, -1, 1, 1000, x);
+    void *d1 = NULL, *d2 = NULL, *d0 = (void *)1;
+    CHECK(tcnla_malloc(h, &d0, 0) == 0 && d0 == NULL);
+    REQUIRE(tcnla_malloc(h, &d1, sizeof x) == 0 && d1);
+    REQUIRE(tcnla_malloc(h, &d2, sizeof x) == 0 && d2);
+    CHECK(tcnla_memcpy(h, d1, x, sizeof x, TCNLA_MEMCPY_HOST_TO_HANDLE) == 0);
+    CHECK(tcnla_memcpy(h, d2, d1, sizeof x, TCNLA_MEMCPY_HANDLE_TO_HANDLE) == 0);
+    CHECK(tcnla_memcpy(h, y, d2, sizeof x, TCNLA_MEMCPY_HANDLE_TO_HOST) == 0);
+    CHECK(memcmp(x, y, sizeof x) == 0);
+    CHECK(tcnla_free(h, d1) == 0);
+    CHECK(tcnla_free(h, d2) == 0);
+    CHECK(tcnla_free(h, NULL) == 0);
+    /* streams: the default stream, then back to a user stream */
+    CHECK(tcnla_set_stream(h, NULL) == 0);
+    float a = 3.0f, b = -2.0f, c = 5.0f;
+    CHECK(gt_gemm(h, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, 1, 1, 1, 1, &a, 1, &b, NULL, 1,
+                  2.0f, &c, 1) == 0);
+    CHECK(c == 4.0f);
+#ifdef TCNLA_HAVE_CUDA
+    cudaStream_t s;
+    REQUIRE(cudaStreamCreate(&s) == cudaSuccess);
+    CHECK(tcnla_set_stream(h, s) == 0);
+    c = 5.0f;
+    CHECK(gt_gemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, 1, 1, 1, 1, &a, 1, &b, NULL,
+                  1, 2.0f, &c, 1) == 0);
+    CHECK(c == 4.0f);
+    CHECK(tcnla_synchronize(h) == 0);
+    CHECK(tcnla_destroy(h) == 0);
+    cudaStreamDestroy(s);
+#else
+    tcnla_destroy(h);
+#endif
+    /* AUTO picks the GPU here */
+    tcnla_handle_t h2 = NULL;
+    CHECK(tcnla_create(&h2, TCNLA_BACKEND_AUTO) == 0);
+    CHECK(tcnla_get_backend(h2, &be) == 0 && be == TCNLA_BACKEND_CUDA);
+    tcnla_destroy(h2);
+}
+
+/* ------------------------------------------------------- split bit-exact */
+#ifdef TCNLA_HAVE_CUDA
+static int64_t split_inputs(float *x, int64_t cap) {
+    int64_t n = 0;
+    /* random values over the whole usable exponent range */
+    uint64_t s = 12345;
+    while (n < cap / 2) {
+        uint64_t r = gt_next(&s);
+        int e = -60 + (int)(r % 76); /* 2^-60 .. 2^15 */
+        float f = 1.0f + (float)((r >> 20) & 0x7fffff) / 8388608.0f;
+        x[n++] = ldexpf(((r >> 50) & 1) ? -f : f, e);
+    }
+    /* ties of FP16 and TF32 rounding, at several binades and in the
+     * FP16 subnormal range, and neighbours of the ties */
+    for (int e = -30; e <= 14 && n + 12 < cap; e++) {
+        for (int t = 0; t < 3; t++) {
+            float base = ldexpf(1.0f + (float)t / 1024.0f, e);
+            float tie = base + ldexpf(1.0f, e - 11); /* half an ulp of FP16 / TF32 */
+            x[n++] = tie;
+            x[n++] = -tie;
+            x[n++] = nextafterf(tie, 0.0f);
+            x[n++] = nextafterf(tie, 1e30f);
+        }
+    }
+    /* FP16 subnormals, FP32 subnormals, zeros, the FP16 overflow boundary */
+    const float special[] = {0.0f, -0.0f, 0x1p-24f, 0x1p-25f, 0x3p-26f, 0x1.8p-24f, 0x1p-14f,
+                             0x1.ff8p-15f, 1e-40f, -1e-42f, 0x1p-149f, 65504.0f, 65519.0f,
+                             -65519.0f, 65519.99f, 0x1p-126f, 0x1.000002p-20f, 1.0f / 3.0f};
+    for (size_t i = 0; i < sizeof special / sizeof special[0] && n < cap; i++) x[n++] = special[i];
+    return n;
+}
+#endif
+
+TEST(gpu_split_bit_identical_to_tcnla_split) {
+    tcnla_handle_t h = gt_gpu();
+    NEED_GPU(h);
+#ifdef TCNLA_HAVE_CUDA
+    const int64_t cap = 1 << 16;
+    float *x = malloc(sizeof(float) * cap), *hi = malloc(sizeof(float) * cap),
+          *lo = malloc(sizeof(float) * cap);
+    int64_t n = split_inputs(x, cap);
+    float *dx, *dh, *dl;
+    REQUIRE(tcnla_malloc(h, (void **)&dx, sizeof(float) * n) == 0);
+    REQUIRE(tcnla_malloc(h, (void **)&dh, sizeof(float) * n) == 0);
+    REQUIRE(tcnla_malloc(h, (void **)&dl, sizeof(float) * n) == 0);
+    CHECK(tcnla_memcpy(h, dx, x, sizeof(float) * n, TCNLA_MEMCPY_HOST_TO_HANDLE) == 0);
+    for (int kind = 0; kind < 3; kind++) {
+        CHECK(tn_cu_debug_split(kind, dx, dh, dl, n, 0) == 0);
+        CHECK(tcnla_memcpy(h, hi, dh, sizeof(float) * n, TCNLA_MEMCPY_HANDLE_TO_HOST) == 0);
+        CHECK(tcnla_memcpy(h, lo, dl, sizeof(float) * n, TCNLA_MEMCPY_HANDLE_TO_HOST) == 0);
+        int64_t bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+            float eh, el;
+            tcnla_split((tcnla_split_t)kind, x[i], &eh, &el);
+            if (memcmp(&eh, &hi[i], 4) || memcmp(&el, &lo[i], 4)) {
+                if (bad < 5)
+                    printf("    kind %d x=%a: gpu (%a, %a) cpu (%a, %a)\n", kind, x[i], hi[i],
+                           lo[i], eh, el);
+                bad++;
+            }
+        }
+        CHECK_MSG(bad == 0, "split kind %d: %lld of %lld differ", kind, (long long)bad,
+                  (long long)n);
+    }
+    tcnla_free(h, dx);
+    tcnla_free(h, dh);
+    tcnla_free(h, dl);
+    free(x), free(hi), free(lo);
+#endif
+    tcnla_destroy(h);
+}
+
+/* k = 1 and B = powers of two: every product is exact, so C shows the
+ * split the kernels made (hi + lo * 2^-11) and must equal the CPU backend
+ * bit for bit. */
+TEST(gpu_split_shows_in_products_bit_identical) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    tcnla_handle_t c = gt_cpu();
+    const int64_t m = 300, n = 5, k = 1;
+    float *A = malloc(sizeof(float) * m), B[5], Cg[300 * 5], Cc[300 * 5];
+    uint16_t B16[5];
+    gt_exp_rand(3, -2, 12, m, A); /* inside every split's range, Markidis' too */
+    for (int j = 0; j < n; j++) {
+        B[j] = ldexpf(j & 1 ? -1.0f : 1.0f, j - 2);
+        B16[j] = tcnla_f32_to_f16(B[j], TCNLA_ROUND_RN);
+    }
+    for (int t = 0; t < NTC; t++) {
+        tcnla_gemm_method_t meth = tc_methods[t];
+        for (int via16 = 0; via16 < (is_sh(meth) ? 2 : 1); via16++) {
+            for (int i = 0; i < m * n; i++) Cg[i] = Cc[i] = NAN;
+            int s1 = gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, A, m, B,
+                             via16 ? B16 : NULL, 1, 0.0f, Cg, m);
+            int s2 = gt_gemm(c, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, A, m, B,
+                             via16 ? B16 : NULL, 1, 0.0f, Cc, m);
+            CHECK_MSG(s1 == 0 && s2 == 0, "%s: status gpu %d cpu %d", mname(meth), s1, s2);
+            int bad = 0;
+            for (int i = 0; i < m * n; i++)
+                if (memcmp(&Cg[i], &Cc[i], 4)) {
+                    if (bad < 3)
+                        printf("    %s: C[%d] gpu %a cpu %a (a=%a)\n", mname(meth), i, Cg[i],
+                               Cc[i], A[i % m]);
+                    bad++;
+                }
+            CHECK_MSG(bad == 0, "%s: %d elements differ", mname(meth), bad);
+        }
+    }
+    free(A);
+    tcnla_destroy(c);
+    tcnla_destroy(g);
+}
+
+/* ------------------------------------------------ every method vs the CPU */
+static void compare_backends(tcnla_handle_t g, tcnla_handle_t c, tcnla_gemm_method_t meth,
+                             tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n, int64_t k,
+                             int64_t pad, float alpha, float beta, int via16, int off,
+                             uint64_t seed) {
+    int64_t arows = ta == TCNLA_OP_N ? m : k, acols = ta == TCNLA_OP_N ? k : m;
+    int64_t brows = tb == TCNLA_OP_N ? k : n, bcols = tb == TCNLA_OP_N ? n : k;
+    int64_t lda = arows + pad, ldb = brows + pad, ldc = m + pad;
+    float *A = malloc(sizeof(float) * (size_t)(lda * acols + 1));
+    float *B = malloc(sizeof(float) * (size_t)(ldb * bcols + 1));
+    uint16_t *B16 = malloc(sizeof(uint16_t) * (size_t)(ldb * bcols + 1));
+    float *C0 = malloc(sizeof(float) * (size_t)(ldc * n)), *Cg = malloc(sizeof(float) * (size_t)(ldc * n)),
+          *Cc = malloc(sizeof(float) * (size_t)(ldc * n));
+    gt_uniform(seed, -1, 1, lda * acols, A);
+    gt_uniform(seed + 1, -1, 1, ldb * bcols, B);
+    gt_uniform(seed + 2, -1, 1, ldc * n, C0);
+    for (int64_t i = 0; i < ldb * bcols; i++) B16[i] = tcnla_f32_to_f16(B[i], TCNLA_ROUND_RN);
+    memcpy(Cg, C0, sizeof(float) * (size_t)(ldc * n));
+    memcpy(Cc, C0, sizeof(float) * (size_t)(ldc * n));
+    int s1 = gt_gemm_off(g, meth, ta, tb, m, n, k, alpha, A, lda, B, via16 ? B16 : NULL, ldb, beta,
+                         Cg, ldc, off);
+    tcnla_gemm_method_t ug = TCNLA_GEMM_DEFAULT, uc = TCNLA_GEMM_DEFAULT;
+    tcnla_last_method(g, &ug);
+    int s2 = gt_gemm(c, meth, ta, tb, m, n, k, alpha, A, lda, B, via16 ? B16 : NULL, ldb, beta, Cc,
+                     ldc);
+    tcnla_last_method(c, &uc);
+    CHECK_MSG(s1 == 0 && s2 == 0, "%s m=%lld n=%lld k=%lld: status gpu %d cpu %d", mname(meth),
+              (long long)m, (long long)n, (long long)k, s1, s2);
+    CHECK_MSG(ug == uc, "%s: last method gpu %s cpu %s", mname(meth), mname(ug), mname(uc));
+    double d = gt_rel_diff(Cg, Cc, m, n, ldc);
+    CHECK_MSG(d <= 2e-5, "%s ta=%d tb=%d m=%lld n=%lld k=%lld pad=%lld off=%d b16=%d: gpu vs cpu %.3e",
+              mname(meth), ta, tb, (long long)m, (long long)n, (long long)k, (long long)pad, off,
+              via16, d);
+    /* the padding rows of C are never written */
+    int pad_ok = 1;
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = m; i < ldc; i++)
+            if (memcmp(&Cg[i + j * ldc], &C0[i + j * ldc], 4)) pad_ok = 0;
+    CHECK_MSG(pad_ok, "%s: C padding written", mname(meth));
+    free(A), free(B), free(B16), free(C0), free(Cg), free(Cc);
+}
+
+TEST(gpu_every_method_matches_cpu_backend) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    tcnla_handle_t c = gt_cpu();
+    for (int mi = 0; mi < NMETHODS; mi++)
+        for (int t = 0; t < 4; t++) {
+            tcnla_op_t ta = (t & 1) ? TCNLA_OP_T : TCNLA_OP_N;
+            tcnla_op_t tb = (t & 2) ? TCNLA_OP_T : TCNLA_OP_N;
+            compare_backends(g, c, all_methods[mi], ta, tb, 70, 45, 300, 0, 1.25f, -0.5f, 0, 0,
+                             100 + t);
+            if (is_sh(all_methods[mi]))
+                compare_backends(g, c, all_methods[mi], ta, tb, 70, 45, 300, 0, 1.25f, -0.5f, 1,
+                                 0, 200 + t);
+        }
+    /* split-K (few tiles, long k), with beta and ld > rows */
+    for (int t = 0; t < NTC; t++)
+        compare_backends(g, c, tc_methods[t], t & 1 ? TCNLA_OP_T : TCNLA_OP_N,
+                         t & 2 ? TCNLA_OP_T : TCNLA_OP_N, 100, 70, 3000 + 7 * t, 2, 0.5f, 2.0f,
+                         is_sh(tc_methods[t]) && t == 4, 0, 300 + t);
+    /* tcnla_shgemm's native methods widen the FP16 B exactly */
+    compare_backends(g, c, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_T, 33, 17, 65, 1, 1, 0, 1,
+                     0, 7);
+    compare_backends(g, c, TCNLA_GEMM_NATIVE_FP64, TCNLA_OP_T, TCNLA_OP_N, 33, 17, 65, 1, 1, 2, 1,
+                     0, 8);
+    tcnla_destroy(c);
+    tcnla_destroy(g);
+}
+
+/* Tails in m, n and k, both transposes, ld > rows, misaligned pointers. */
+TEST(gpu_tails_transposes_ld) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    tcnla_handle_t c = gt_cpu();
+    static const int64_t shapes[][3] = {{1, 1, 1},     {7, 33, 130}, {130, 7, 33}, {33, 130, 7},
+                                        {1, 130, 33},  {130, 1, 1},  {129, 131, 257},
+                                        {128, 128, 32}, {256, 8, 40}};
+    const int nshapes = (int)(sizeof shapes / sizeof shapes[0]);
+    for (int mi = 0; mi < NTC; mi++)
+        for (int si = 0; si < nshapes; si++)
+            for (int t = 0; t < 4; t++) {
+                tcnla_op_t ta = (t & 1) ? TCNLA_OP_T : TCNLA_OP_N;
+                tcnla_op_t tb = (t & 2) ? TCNLA_OP_T : TCNLA_OP_N;
+                int64_t pad = (si + t) % 3 == 0 ? 0 : (si + t) % 3 == 1 ? 3 : 4;
+                compare_backends(g, c, tc_methods[mi], ta, tb, shapes[si][0], shapes[si][1],
+                                 shapes[si][2], pad, 0.75f, 1.5f, is_sh(tc_methods[mi]) && (t & 1),
+                                 (si == 6 && t == 3) ? 1 : 0, 1000 + si * 4 + t);
+            }
+    /* the cuBLAS methods too, on a few forms */
+    const tcnla_gemm_method_t cub[] = {TCNLA_GEMM_NATIVE_FP32, TCNLA_GEMM_NATIVE_FP64,
+                                       TCNLA_GEMM_TF32, TCNLA_GEMM_FP16};
+    for (int mi = 0; mi < 4; mi++)
+        for (int si = 0; si < nshapes; si += 2)
+            for (int t = 0; t < 4; t++)
+                compare_backends(g, c, cub[mi], (t & 1) ? TCNLA_OP_T : TCNLA_OP_N,
+                                 (t & 2) ? TCNLA_OP_T : TCNLA_OP_N, shapes[si][0], shapes[si][1],
+                                 shapes[si][2], t, -1.0f, 0.25f, 0, t == 2, 2000 + si * 4 + t);
+    tcnla_destroy(c);
+    tcnla_destroy(g);
+}
+
+/* A small run of every method over tails and transposes: the filter that
+ * tests/gpu/sanitize.sh runs under compute-sanitizer. */
+TEST(gpu_small_sanitize_set) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    tcnla_handle_t c = gt_cpu();
+    for (int mi = 0; mi < NMETHODS; mi++)
+        for (int t = 0; t < 4; t++)
+            compare_backends(g, c, all_methods[mi], (t & 1) ? TCNLA_OP_T : TCNLA_OP_N,
+                             (t & 2) ? TCNLA_OP_T : TCNLA_OP_N, 37 + t, 130 - t, 45 + 17 * t,
+                             t % 2 ? 3 : 0, 1.0f, t == 1 ? 0.0f : 0.5f,
+                             is_sh(all_methods[mi]) && t >= 2, t == 3, 3000 + mi * 4 + t);
+    /* the split-K path (two k-slices and the reduction) */
+    for (int mi = 0; mi < NTC; mi++)
+        compare_backends(g, c, tc_methods[mi], mi & 1 ? TCNLA_OP_T : TCNLA_OP_N, TCNLA_OP_N, 40,
+                         60, 600, 1, 1.0f, 0.5f, is_sh(tc_methods[mi]), 0, 3100 + mi);
+    tcnla_destroy(c);
+    tcnla_destroy(g);
+}
+
+/* --------------------------------------------------------------- edges */
+TEST(gpu_beta_zero_ignores_nan_in_c_and_quick_returns) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    float A[6 * 9], B[9 * 4], C[6 * 4];
+    gt_uniform(4, -1, 1, 54, A);
+    gt_uniform(5, -1, 1, 36, B);
+    for (int mi = 0; mi < NMETHODS; mi++) {
+        tcnla_gemm_method_t meth = all_methods[mi];
+        for (int i = 0; i < 24; i++) C[i] = NAN;
+        CHECK(gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, 6, 4, 9, 1.0f, A, 6, B, NULL, 9, 0.0f, C,
+                      6) == 0);
+        for (int i = 0; i < 24; i++) CHECK_MSG(isfinite(C[i]), "%s left NaN", mname(meth));
+        for (int i = 0; i < 24; i++) C[i] = NAN; /* k == 0 */
+        CHECK(gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, 6, 4, 0, 1.0f, A, 6, B, NULL, 1, 0.0f, C,
+                      6) == 0);
+        for (int i = 0; i < 24; i++) CHECK(C[i] == 0.0f);
+        for (int i = 0; i < 24; i++) C[i] = NAN; /* alpha == 0 */
+        CHECK(gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, 6, 4, 9, 0.0f, A, 6, B, NULL, 9, 0.0f, C,
+                      6) == 0);
+        for (int i = 0; i < 24; i++) CHECK(C[i] == 0.0f);
+        for (int i = 0; i < 24; i++) C[i] = 2.0f; /* k == 0, beta != 0 */
+        CHECK(gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, 6, 4, 0, 1.0f, A, 6, B, NULL, 1, 3.0f, C,
+                      6) == 0);
+        for (int i = 0; i < 24; i++) CHECK(C[i] == 6.0f);
+        float a = 3.0f, b = -2.0f, c = 5.0f; /* 1 x 1 x 1 */
+        CHECK(gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, 1, 1, 1, 1.0f, &a, 1, &b, NULL, 1, 2.0f, &c,
+                      1) == 0);
+        CHECK_MSG(c == 4.0f, "%s: 1x1x1 gave %g", mname(meth), c);
+    }
+    tcnla_destroy(g);
+}
+
+TEST(gpu_nan_inf_propagate_like_sgemm) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    tcnla_handle_t c = gt_cpu();
+    const int m = 40, n = 30, k = 50;
+    float A[40 * 50], B[50 * 30], Cg[40 * 30], Cc[40 * 30];
+    uint16_t B16[50 * 30];
+    gt_uniform(6, 0.5f, 1, m * k, A);
+    gt_uniform(7, 0.5f, 1, k * n, B);
+    A[1 + 2 * m] = INFINITY; /* row 1 of A */
+    A[5 + 7 * m] = -INFINITY; /* row 5 */
+    B[5 + 0 * k] = NAN;       /* column 0 of B */
+    for (int i = 0; i < k * n; i++) B16[i] = tcnla_f32_to_f16(B[i], TCNLA_ROUND_RN);
+    for (int mi = 0; mi < NMETHODS; mi++) {
+        tcnla_gemm_method_t meth = all_methods[mi];
+        for (int via16 = 0; via16 < (is_sh(meth) ? 2 : 1); via16++) {
+            CHECK(gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, via16 ? B16 : NULL,
+                          k, 0, Cg, m) == 0);
+            tcnla_gemm_method_t ug, uc;
+            tcnla_last_method(g, &ug);
+            CHECK(gt_gemm(c, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, via16 ? B16 : NULL,
+                          k, 0, Cc, m) == 0);
+            tcnla_last_method(c, &uc);
+            CHECK_MSG(ug == uc, "%s: last method gpu %s cpu %s", mname(meth), mname(ug), mname(uc));
+            if (meth != TCNLA_GEMM_NATIVE_FP64) CHECK(ug == TCNLA_GEMM_NATIVE_FP32);
+            int bad = 0;
+            for (int i = 0; i < m * n; i++) {
+                int same = isnan(Cg[i]) == isnan(Cc[i]) && isinf(Cg[i]) == isinf(Cc[i]) &&
+                           (!isinf(Cg[i]) || Cg[i] == Cc[i]);
+                if (same && isfinite(Cg[i]) && fabs(Cg[i] - Cc[i]) > 1e-5 * fabs(Cc[i]) + 1e-6)
+                    same = 0;
+                if (!same) bad++;
+            }
+            CHECK_MSG(bad == 0, "%s: %d elements differ from the CPU", mname(meth), bad);
+            CHECK(isinf(Cg[1 + 1 * m]) && Cg[1 + 1 * m] > 0);
+            CHECK(isinf(Cg[5 + 1 * m]) && Cg[5 + 1 * m] < 0);
+            CHECK(isnan(Cg[0]));
+        }
+    }
+    tcnla_destroy(c);
+    tcnla_destroy(g);
+}
+
+/* exp_rand(-45, -35) is below FP16's range: FP16 methods report it, TF32
+ * methods compute it, the fallback policy switches. */
+TEST(gpu_range_error_and_fallback) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    const int m = 64, n = 48, k = 256;
+    float *A = malloc(sizeof(float) * m * k), *B = malloc(sizeof(float) * k * n);
+    float *C = malloc(sizeof(float) * m * n), *C2 = malloc(sizeof(float) * m * n);
+    double *R = malloc(sizeof(double) * m * n);
+    uint16_t *B16 = malloc(sizeof(uint16_t) * k * n);
+    gt_exp_rand(11, -45, -35, m * k, A);
+    gt_exp_rand(12, -45, -35, k * n, B);
+    gt_ref(TCNLA_OP_N, TCNLA_OP_N, m, n, k, A, m, B, k, R);
+    const tcnla_gemm_method_t f16m[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_MARKIDIS_FP16,
+                                        TCNLA_GEMM_FP16, TCNLA_GEMM_SHGEMM_FP16};
+    for (int i = 0; i < 4; i++) {
+        for (int e = 0; e < m * n; e++) C[e] = 42.0f;
+        CHECK_EQ_INT(gt_gemm(g, f16m[i], TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, NULL, k, 0,
+                             C, m),
+                     TCNLA_ERR_RANGE);
+        int untouched = 1;
+        for (int e = 0; e < m * n; e++) untouched &= C[e] == 42.0f;
+        CHECK_MSG(untouched, "%s wrote C on a range error", mname(f16m[i]));
+    }
+    /* TF32-based methods have FP32's exponent range */
+    CHECK(gt_gemm(g, TCNLA_GEMM_TCEC_TF32, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, NULL, k, 0,
+                  C, m) == 0);
+    double e_tf = gt_rel_err(C, m, R, m, n);
+    CHECK_MSG(e_tf < 2e-6, "tcec_tf32 on exp_rand(-45,-35): %.3e", e_tf);
+    /* fallback: TCEC_FP16 computes as TCEC_TF32, bit for bit */
+    CHECK(tcnla_set_range_policy(g, TCNLA_RANGE_FALLBACK) == 0);
+    CHECK(gt_gemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, NULL, k, 0,
+                  C2, m) == 0);
+    tcnla_gemm_method_t used;
+    CHECK(tcnla_last_method(g, &used) == 0 && used == TCNLA_GEMM_TCEC_TF32);
+    CHECK(memcmp(C, C2, sizeof(float) * m * n) == 0);
+    CHECK(gt_gemm(g, TCNLA_GEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, NULL, k, 0, C2,
+                  m) == 0);
+    CHECK(tcnla_last_method(g, &used) == 0 && used == TCNLA_GEMM_TCEC_TF32);
+    /* SHGEMM_FP16 with A out of range falls back to SHGEMM_TF32 */
+    float *Bn = malloc(sizeof(float) * k * n);
+    gt_uniform(13, -1, 1, k * n, Bn);
+    for (int e = 0; e < k * n; e++) B16[e] = tcnla_f32_to_f16(Bn[e], TCNLA_ROUND_RN);
+    CHECK(gt_gemm(g, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, NULL, B16, k,
+                  0, C2, m) == 0);
+    CHECK(tcnla_last_method(g, &used) == 0 && used == TCNLA_GEMM_SHGEMM_TF32);
+    /* a B that overflows FP16 in SHGEMM via tcnla_sgemm: an error whatever the policy */
+    Bn[3] = 1e5f;
+    CHECK_EQ_INT(gt_gemm(g, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, Bn,
+                         NULL, k, 0, C2, m),
+                 TCNLA_ERR_RANGE);
+    CHECK_EQ_INT(gt_gemm(g, TCNLA_GEMM_SHGEMM_TF32, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, Bn,
+                         NULL, k, 0, C2, m),
+                 TCNLA_ERR_RANGE);
+    /* the check is per row of op(A): one row of tiny values fails, the same
+     * values spread over a row with a large element do not */
+    CHECK(tcnla_set_range_policy(g, TCNLA_RANGE_ERROR) == 0);
+    gt_uniform(14, -1, 1, m * k, A);
+    gt_uniform(15, -1, 1, k * n, Bn);
+    CHECK(gt_gemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, Bn, NULL, k,
+                  0, C2, m) == 0);
+    float tiny[256];
+    gt_exp_rand(16, -30, -20, k, tiny);
+    for (int p = 0; p < k; p++) A[7 + p * m] = tiny[p]; /* row 7 of A */
+    CHECK_EQ_INT(gt_gemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, Bn,
+                         NULL, k, 0, C2, m),
+                 TCNLA_ERR_RANGE);
+    A[7 + 100 * m] = 1.0f; /* now the row's maximum makes its small elements negligible */
+    CHECK(gt_gemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, Bn, NULL, k,
+                  0, C2, m) == 0);
+    /* the same for a column of op(B), and with op(A) = A^T */
+    for (int p = 0; p < k; p++) Bn[p + 5 * k] = tiny[p];
+    CHECK_EQ_INT(gt_gemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, Bn,
+                         NULL, k, 0, C2, m),
+                 TCNLA_ERR_RANGE);
+    CHECK_EQ_INT(gt_gemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_T, TCNLA_OP_N, n, n, k, 1, Bn, k, Bn,
+                         NULL, k, 0, C2, n),
+                 TCNLA_ERR_RANGE);
+    free(A), free(B), free(C), free(C2), free(R), free(B16), free(Bn);
+    tcnla_destroy(g);
+}
+
+TEST(gpu_invalid_arguments_return_minus_i) {
+    tcnla_handle_t h = gt_gpu();
+    NEED_GPU(h);
+    float *A, *B, *C;
+    REQUIRE(tcnla_malloc(h, (void **)&A, 64) == 0);
+    REQUIRE(tcnla_malloc(h, (void **)&B, 64) == 0);
+    REQUIRE(tcnla_malloc(h, (void **)&C, 64) == 0);
+    const tcnla_gemm_method_t M = TCNLA_GEMM_TCEC_FP16;
+    const tcnla_op_t N = TCNLA_OP_N;
+    CHECK_EQ_INT(tcnla_sgemm(h, (tcnla_gemm_method_t)77, N, N, 2, 2, 2, 1, A, 2, B, 2, 0, C, 2), -2);
+    CHECK_EQ_INT(tcnla_sgemm(h, M, (tcnla_op_t)5, N, 2, 2, 2, 1, A, 2, B, 2, 0, C, 2), -3);
+    CHECK_EQ_INT(tcnla_sgemm(h, M, N, N, -1, 2, 2, 1, A, 2, B, 2, 0, C, 2), -5);
+    CHECK_EQ_INT(tcnla_sgemm(h, M, N, N, 2, 2, 2, 1, NULL, 2, B, 2, 0, C, 2), -9);
+    CHECK_EQ_INT(tcnla_sgemm(h, M, N, N, 3, 2, 2, 1, A, 2, B, 2, 0, C, 3), -10);
+    CHECK_EQ_INT(tcnla_sgemm(h, M, N, N, 2, 2, 3, 1, A, 2, B, 2, 0, C, 2), -12);
+    CHECK_EQ_INT(tcnla_sgemm(h, M, N, N, 2, 2, 2, 1, A, 2, B, 2, 0, NULL, 2), -14);
+    CHECK_EQ_INT(tcnla_sgemm(h, M, N, N, 2, 2, 2, 1, A, 2, B, 2, 0, C, 1), -15);
+    CHECK_EQ_INT(tcnla_shgemm(h, TCNLA_GEMM_TCEC_FP16, N, N, 2, 2, 2, 1, A, 2, (uint16_t *)B, 2, 0,
+                              C, 2),
+                 -2);
+    CHECK_EQ_INT(tcnla_sgemm(h, TCNLA_GEMM_OZAKI_FP16, N, N, 2, 2, 2, 1, A, 2, B, 2, 0, C, 2),
+                 TCNLA_ERR_NOT_SUPPORTED);
+    tcnla_free(h, A), tcnla_free(h, B), tcnla_free(h, C);
+    tcnla_destroy(h);
+}
+
+/* ------------------------------------------------------------ accuracy */
+TEST(gpu_accuracy_ratios_uniform_k8192) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    const int64_t m = 256, n = 256, k = 8192;
+    float *A = malloc(sizeof(float) * m * k), *B = malloc(sizeof(float) * k * n);
+    float *Bh = malloc(sizeof(float) * k * n), *C = malloc(sizeof(float) * m * n);
+    uint16_t *B16 = malloc(sizeof(uint16_t) * k * n);
+    double *R = malloc(sizeof(double) * m * n), *Rh = malloc(sizeof(double) * m * n);
+    gt_uniform(21, -1, 1, m * k, A);
+    gt_uniform(22, -1, 1, k * n, B);
+    for (int64_t i = 0; i < k * n; i++) {
+        B16[i] = tcnla_f32_to_f16(B[i], TCNLA_ROUND_RN);
+        Bh[i] = tcnla_f16_to_f32(B16[i]);
+    }
+    gt_ref(TCNLA_OP_N, TCNLA_OP_N, m, n, k, A, m, B, k, R);
+    gt_ref(TCNLA_OP_N, TCNLA_OP_N, m, n, k, A, m, Bh, k, Rh);
+    double err[TCNLA_GEMM_METHOD_COUNT] = {0};
+    for (int mi = 0; mi < NMETHODS; mi++) {
+        tcnla_gemm_method_t meth = all_methods[mi];
+        if (is_sh(meth)) continue;
+        CHECK(gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, NULL, k, 0, C, m) == 0);
+        err[meth] = gt_rel_err(C, m, R, m, n);
+    }
+    double e32 = err[TCNLA_GEMM_NATIVE_FP32];
+    printf("    rel err (k=%lld): sgemm %.3e tcec_fp16 %.3e (x%.2f) tcec_tf32 %.3e (x%.2f) "
+           "markidis %.3e (x%.2f) tf32 %.2e fp16 %.2e fp64 %.2e\n",
+           (long long)k, e32, err[TCNLA_GEMM_TCEC_FP16], err[TCNLA_GEMM_TCEC_FP16] / e32,
+           err[TCNLA_GEMM_TCEC_TF32], err[TCNLA_GEMM_TCEC_TF32] / e32,
+           err[TCNLA_GEMM_MARKIDIS_FP16], err[TCNLA_GEMM_MARKIDIS_FP16] / e32,
+           err[TCNLA_GEMM_TF32], err[TCNLA_GEMM_FP16], err[TCNLA_GEMM_NATIVE_FP64]);
+    CHECK(e32 > 0 && e32 < 1e-5);
+    CHECK_MSG(err[TCNLA_GEMM_TCEC_FP16] <= 1.5 * e32, "tcec_fp16 %.3e vs sgemm %.3e",
+              err[TCNLA_GEMM_TCEC_FP16], e32);
+    CHECK_MSG(err[TCNLA_GEMM_TCEC_TF32] <= 1.5 * e32, "tcec_tf32 %.3e vs sgemm %.3e",
+              err[TCNLA_GEMM_TCEC_TF32], e32);
+    CHECK_MSG(err[TCNLA_GEMM_MARKIDIS_FP16] >= 3.0 * e32, "markidis %.3e vs sgemm %.3e",
+              err[TCNLA_GEMM_MARKIDIS_FP16], e32);
+    CHECK(err[TCNLA_GEMM_NATIVE_FP64] < 1e-7);
+    CHECK(err[TCNLA_GEMM_TF32] > 1e-4 && err[TCNLA_GEMM_TF32] < 1e-3);
+    CHECK(err[TCNLA_GEMM_FP16] > 1e-4 && err[TCNLA_GEMM_FP16] < 1e-3);
+    /* SHGEMM against SGEMM on A * fp16(B) */
+    CHECK(gt_gemm(g, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, Bh, NULL, k,
+                  0, C, m) == 0);
+    double eh32 = gt_rel_err(C, m, Rh, m, n);
+    for (int t = 0; t < 2; t++) {
+        tcnla_gemm_method_t meth = t ? TCNLA_GEMM_SHGEMM_TF32 : TCNLA_GEMM_SHGEMM_FP16;
+        CHECK(gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, NULL, B16, k, 0, C, m) == 0);
+        double e = gt_rel_err(C, m, Rh, m, n);
+        printf("    %s on A*fp16(B): %.3e, sgemm %.3e (x%.2f)\n", mname(meth), e, eh32, e / eh32);
+        CHECK_MSG(e <= 1.5 * eh32, "%s %.3e vs sgemm %.3e", mname(meth), e, eh32);
+        /* through tcnla_sgemm (B rounded inside) the same numbers */
+        float *C2 = malloc(sizeof(float) * m * n);
+        CHECK(gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, NULL, k, 0, C2, m) == 0);
+        CHECK(memcmp(C, C2, sizeof(float) * m * n) == 0);
+        free(C2);
+    }
+    free(A), free(B), free(Bh), free(C), free(B16), free(R), free(Rh);
+    tcnla_destroy(g);
+}
+
+/* Many blocks in both directions (grouped rasterisation with a partial
+ * group), repeatability (no races), and the error of a larger product. */
+TEST(gpu_larger_shapes_repeatable) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    const int64_t m = 1100, n = 1300, k = 520;
+    float *A = malloc(sizeof(float) * m * k), *B = malloc(sizeof(float) * k * n);
+    float *C = malloc(sizeof(float) * m * n), *C2 = malloc(sizeof(float) * m * n);
+    double *R = malloc(sizeof(double) * m * n);
+    gt_uniform(31, -1, 1, m * k, A);
+    gt_uniform(32, -1, 1, k * n, B);
+    gt_ref(TCNLA_OP_T, TCNLA_OP_N, m, n, k, A, k, B, k, R);
+    CHECK(gt_gemm(g, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_T, TCNLA_OP_N, m, n, k, 1, A, k, B, NULL, k,
+                  0, C, m) == 0);
+    double e32 = gt_rel_err(C, m, R, m, n);
+    const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_TCEC_TF32,
+                                      TCNLA_GEMM_MARKIDIS_FP16};
+    for (int i = 0; i < 3; i++) {
+        CHECK(gt_gemm(g, ms[i], TCNLA_OP_T, TCNLA_OP_N, m, n, k, 1, A, k, B, NULL, k, 0, C, m) == 0);
+        CHECK(gt_gemm(g, ms[i], TCNLA_OP_T, TCNLA_OP_N, m, n, k, 1, A, k, B, NULL, k, 0, C2, m) == 0);
+        CHECK_MSG(memcmp(C, C2, sizeof(float) * m * n) == 0, "%s not repeatable", mname(ms[i]));
+        double e = gt_rel_err(C, m, R, m, n);
+        printf("    %s m=%lld n=%lld k=%lld: %.3e (sgemm %.3e)\n", mname(ms[i]), (long long)m,
+               (long long)n, (long long)k, e, e32);
+        if (ms[i] != TCNLA_GEMM_MARKIDIS_FP16) CHECK(e <= 1.5 * e32);
+        else CHECK(e < 1e-4);
+    }
+    free(A), free(B), free(C), free(C2), free(R);
+    tcnla_destroy(g);
+}
+
+/* The library's own kernels only (no cuBLAS), tails, transposes and
+ * split-K against the CPU backend: tests/gpu/device_run.sh also runs this
+ * with CUDA_FORCE_PTX_JIT=1, which runs the compute_80 PTX (the sm_80
+ * configuration: shallower pipeline, one split buffer) on a newer GPU. */
+TEST(gpu_tc_kernels_vs_cpu) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    tcnla_handle_t c = gt_cpu();
+    static const int64_t shapes[][3] = {{1, 1, 1}, {7, 33, 130}, {130, 7, 33}, {129, 131, 257},
+                                        {100, 70, 3000}};
+    for (int mi = 0; mi < NTC; mi++)
+        for (int si = 0; si < 5; si++)
+            for (int t = 0; t < 4; t++)
+                compare_backends(g, c, tc_methods[mi], (t & 1) ? TCNLA_OP_T : TCNLA_OP_N,
+                                 (t & 2) ? TCNLA_OP_T : TCNLA_OP_N, shapes[si][0], shapes[si][1],
+                                 shapes[si][2], t == 1 ? 3 : 0, 1.0f, t == 2 ? 0.0f : -0.5f,
+                                 is_sh(tc_methods[mi]) && (t & 1), t == 3, 4000 + si * 4 + t);
+    tcnla_destroy(c);
+    tcnla_destroy(g);
+}

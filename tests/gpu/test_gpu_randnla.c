@@ -1,0 +1,224 @@
+/* GPU tests of the randomized algorithms and their building blocks on the
+ * CUDA backend, against the CPU backend on the same inputs. */
+#include "random/random.h"
+#include "tcnla.h"
+#include "../test.h"
+#include "testmat/testmat.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static tcnla_handle_t gpu(void) {
+    int compiled = 0, count = 0;
+    tcnla_cuda_available(&compiled, &count);
+    if (!compiled || count == 0) return NULL;
+    tcnla_handle_t h = NULL;
+    return tcnla_create(&h, TCNLA_BACKEND_CUDA) == 0 ? h : NULL;
+}
+
+static float *to_dev(tcnla_handle_t h, const float *x, size_t n) {
+    float *d = NULL;
+    if (tcnla_malloc(h, (void **)&d, n * sizeof(float))) return NULL;
+    if (x) tcnla_memcpy(h, d, x, n * sizeof(float), TCNLA_MEMCPY_HOST_TO_HANDLE);
+    return d;
+}
+static void to_host(tcnla_handle_t h, float *x, const float *d, size_t n) {
+    tcnla_memcpy(h, x, d, n * sizeof(float), TCNLA_MEMCPY_HANDLE_TO_HOST);
+}
+
+TEST(gpu_random_fill_matches_cpu_bits) {
+    tcnla_handle_t g = gpu(), c;
+    if (!g) SKIP("no GPU");
+    tcnla_create(&c, TCNLA_BACKEND_CPU);
+    enum { R = 333, C = 17 };
+    float *hc = malloc(sizeof(float) * R * C), *hg = malloc(sizeof(float) * R * C);
+    float *d = to_dev(g, NULL, R * C);
+    for (int dist = 0; dist <= TCNLA_RAND_SPARSE_SQRT; dist++) {
+        CHECK(tcnla_random_fill(c, (tcnla_rand_dist_t)dist, TCNLA_FMT_FP16, 9, 2, R, C, hc, R) == 0);
+        CHECK(tcnla_random_fill(g, (tcnla_rand_dist_t)dist, TCNLA_FMT_FP16, 9, 2, R, C, d, R) == 0);
+        to_host(g, hg, d, R * C);
+        CHECK(memcmp(hc, hg, sizeof(float) * R * C) == 0);
+    }
+    tcnla_free(g, d);
+    free(hc), free(hg);
+    tcnla_destroy(g), tcnla_destroy(c);
+}
+
+static double orth_defect(const float *Q, int m, int n) {
+    double worst = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0;
+            for (int p = 0; p < m; p++) s += (double)Q[p + i * m] * Q[p + j * m];
+            worst = fmax(worst, fabs(s - (i == j)));
+        }
+    return worst;
+}
+
+TEST(gpu_orth_methods_and_breakdown) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    enum { M = 2000, N = 40 };
+    float *Y0 = malloc(sizeof(float) * M * N), *Y = malloc(sizeof(float) * M * N), R[N * N], Rh[N * N];
+    tn_rand_normal(5, 1, 0, 1, M * N, Y0);
+    float *dY = to_dev(g, Y0, M * N), *dR = to_dev(g, NULL, N * N);
+    for (int meth = 0; meth <= TCNLA_ORTH_CHOLQR2_FP64; meth++) {
+        tcnla_memcpy(g, dY, Y0, sizeof(float) * M * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        tcnla_orth_t used;
+        int st = tcnla_orthonormalize(g, (tcnla_orth_t)meth, TCNLA_BREAKDOWN_ERROR, M, N, dY, M, dR, N, &used);
+        CHECK_MSG(st == 0, "method %d: %s", meth, tcnla_strerror(st));
+        to_host(g, Y, dY, M * N);
+        to_host(g, Rh, dR, N * N);
+        double d = orth_defect(Y, M, N);
+        CHECK_MSG(d < (meth == TCNLA_ORTH_CHOLQR_FP32 ? 1e-4 : 2e-6), "method %d: |Q^TQ - I| = %.2e", meth, d);
+        double worst = 0;
+        for (int j = 0; j < N; j++)
+            for (int i = 0; i < M; i++) {
+                double s = 0;
+                for (int p = 0; p <= j; p++) s += (double)Y[i + p * M] * Rh[p + j * N];
+                worst = fmax(worst, fabs(s - Y0[i + j * M]));
+            }
+        CHECK_MSG(worst < 1e-4, "method %d: |QR - Y| = %.2e", meth, worst);
+    }
+    /* rank deficient: breakdown reported, Y untouched; retried to Householder */
+    for (int i = 0; i < M; i++) Y0[i + 7 * M] = Y0[i + 3 * M];
+    tcnla_memcpy(g, dY, Y0, sizeof(float) * M * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
+    CHECK_EQ_INT(tcnla_orthonormalize(g, TCNLA_ORTH_CHOLQR2_FP64, TCNLA_BREAKDOWN_ERROR, M, N, dY, M, NULL, 0, NULL),
+                 TCNLA_ERR_NUMERICAL);
+    to_host(g, Y, dY, M * N);
+    CHECK(memcmp(Y, Y0, sizeof(float) * M * N) == 0);
+    tcnla_orth_t used;
+    CHECK(tcnla_orthonormalize(g, TCNLA_ORTH_CHOLQR_FP32, TCNLA_BREAKDOWN_RETRY, M, N, dY, M, NULL, 0, &used) == 0);
+    CHECK(used == TCNLA_ORTH_HOUSEHOLDER);
+    to_host(g, Y, dY, M * N);
+    for (int i = 0; i < M * N; i++) CHECK(isfinite(Y[i]));
+    (void)R;
+    tcnla_free(g, dY), tcnla_free(g, dR);
+    free(Y0), free(Y);
+    tcnla_destroy(g);
+}
+
+/* ||A - U diag(S) VT||_F / ||A||_F on the host */
+static double residual(const float *A, int m, int n, const float *U, const float *S, const float *VT, int k) {
+    double num = 0, den = 0;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++) {
+            double s = 0;
+            for (int p = 0; p < k; p++) s += (double)U[i + p * m] * S[p] * VT[p + j * k];
+            num += (A[i + j * m] - s) * (A[i + j * m] - s);
+            den += (double)A[i + j * m] * A[i + j * m];
+        }
+    return sqrt(num / den);
+}
+
+TEST(gpu_rsvd_tensor_core_matches_fp32_and_bound) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    const int N = 1024, k = 64, p = 10;
+    double *sig = malloc(sizeof(double) * N);
+    float *A = malloc(sizeof(float) * N * N), *U = malloc(sizeof(float) * N * k),
+          *VT = malloc(sizeof(float) * k * N), S[64];
+    tn_spectrum(TN_SPEC_EXP, N, k, 1e-3, 0, 0, 0, sig);
+    REQUIRE(tn_testmat_svd_fast(N, N, 4 * k + 64, sig, 3, A, N) == 0);
+    double tail = 0, all = 0;
+    for (int i = 0; i < 4 * k + 64; i++) {
+        all += sig[i] * sig[i];
+        if (i >= k) tail += sig[i] * sig[i];
+    }
+    const double opt = sqrt(tail / all), bound = sqrt(1.0 + (double)k / (p - 1)) * opt;
+    float *dA = to_dev(g, A, (size_t)N * N), *dU = to_dev(g, NULL, (size_t)N * k),
+          *dVT = to_dev(g, NULL, (size_t)k * N), *dS = to_dev(g, NULL, k);
+    const tcnla_gemm_method_t pm[3] = {TCNLA_GEMM_NATIVE_FP32, TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_SHGEMM_TF32};
+    const tcnla_gemm_method_t gm[3] = {TCNLA_GEMM_NATIVE_FP32, TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_TCEC_TF32};
+    double res[3];
+    for (int v = 0; v < 3; v++) {
+        tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+        o.rank = k, o.oversampling = p, o.power_iters = 2;
+        o.proj_method = pm[v], o.gemm_method = gm[v];
+        o.random_format = TCNLA_FMT_FP16;
+        int st = tcnla_rsvd(g, &o, N, N, dA, N, dU, N, dS, dVT, k);
+        REQUIRE(st == 0);
+        to_host(g, U, dU, (size_t)N * k), to_host(g, VT, dVT, (size_t)k * N), to_host(g, S, dS, k);
+        res[v] = residual(A, N, N, U, S, VT, k);
+        printf("    %s + %s: residual %.5e (optimal %.5e, bound %.5e)\n", tcnla_gemm_method_name(pm[v]),
+               tcnla_gemm_method_name(gm[v]), res[v], opt, bound);
+        CHECK(res[v] <= bound);
+        CHECK(res[v] >= opt * (1 - 1e-4));
+    }
+    CHECK(res[1] <= 1.05 * res[0]); /* Tensor Core pipeline as accurate as FP32 */
+    CHECK(res[2] <= 1.05 * res[0]);
+    tcnla_free(g, dA), tcnla_free(g, dU), tcnla_free(g, dVT), tcnla_free(g, dS);
+    free(sig), free(A), free(U), free(VT);
+    tcnla_destroy(g);
+}
+
+TEST(gpu_lra_refinement_and_hosvd) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    enum { M = 768, N = 640, K = 16 };
+    float *A = malloc(sizeof(float) * M * N), *X = malloc(sizeof(float) * M * 3 * K),
+          *Y = malloc(sizeof(float) * N * 3 * K);
+    tn_testmat_lowrank(M, N, K, 4, A, M);
+    float *dA = to_dev(g, A, (size_t)M * N), *dX = to_dev(g, NULL, (size_t)M * 3 * K),
+          *dY = to_dev(g, NULL, (size_t)N * 3 * K);
+    double e[2];
+    for (int refine = 0; refine < 2; refine++) {
+        tcnla_lra_opts_t o = tcnla_lra_opts_default();
+        o.rank = K;
+        o.refine = refine;
+        int st = tcnla_lra(g, &o, M, N, dA, M, dX, M, dY, N);
+        REQUIRE(st == 0);
+        int r = (int)tcnla_lra_out_rank(&o);
+        to_host(g, X, dX, (size_t)M * r), to_host(g, Y, dY, (size_t)N * r);
+        double num = 0, den = 0;
+        for (int j = 0; j < N; j++)
+            for (int i = 0; i < M; i++) {
+                double s = 0;
+                for (int p = 0; p < r; p++) s += (double)X[i + p * M] * Y[j + p * N];
+                num += (A[i + j * M] - s) * (A[i + j * M] - s);
+                den += (double)A[i + j * M] * A[i + j * M];
+            }
+        e[refine] = sqrt(num / den);
+    }
+    printf("    randLRA 16|32, CholeskyQR FP64: %.3e, with refinement %.3e\n", e[0], e[1]);
+    CHECK(e[0] / e[1] >= 100);
+    tcnla_free(g, dA), tcnla_free(g, dX), tcnla_free(g, dY);
+    free(A), free(X), free(Y);
+
+    /* RP-HOSVD of a Tucker tensor */
+    const int64_t dims[3] = {96, 80, 64}, ranks[3] = {12, 10, 8};
+    const int64_t tot = 96 * 80 * 64;
+    float *T = malloc(sizeof(float) * tot), core[12 * 10 * 8], *Qh[3], *Qd[3];
+    tn_testmat_tucker(3, dims, ranks, 2, 5, T);
+    float *dT = to_dev(g, T, (size_t)tot), *dcore = to_dev(g, NULL, 960);
+    for (int i = 0; i < 3; i++) {
+        Qh[i] = malloc(sizeof(float) * dims[i] * ranks[i]);
+        Qd[i] = to_dev(g, NULL, (size_t)(dims[i] * ranks[i]));
+    }
+    tcnla_hosvd_opts_t ho = tcnla_hosvd_opts_default();
+    for (int i = 0; i < 3; i++) ho.ranks[i] = ranks[i];
+    REQUIRE(tcnla_hosvd(g, &ho, 3, dims, dT, dcore, Qd) == 0);
+    to_host(g, core, dcore, 960);
+    for (int i = 0; i < 3; i++) to_host(g, Qh[i], Qd[i], (size_t)(dims[i] * ranks[i]));
+    /* reconstruct element by element */
+    double num = 0, den = 0;
+    for (int64_t c3 = 0; c3 < 64; c3++)
+        for (int64_t b = 0; b < 80; b++)
+            for (int64_t a = 0; a < 96; a++) {
+                double s = 0;
+                for (int z = 0; z < 8; z++)
+                    for (int y = 0; y < 10; y++) {
+                        double t = Qh[1][b + y * 80] * Qh[2][c3 + z * 64];
+                        for (int x = 0; x < 12; x++) s += core[x + 12 * (y + 10 * z)] * Qh[0][a + x * 96] * t;
+                    }
+                double v = T[a + 96 * (b + 80 * c3)];
+                num += (v - s) * (v - s), den += v * v;
+            }
+    printf("    RP-HOSVD (SHGEMM_FP16 projections): %.3e\n", sqrt(num / den));
+    CHECK(sqrt(num / den) < 1e-5);
+    tcnla_free(g, dT), tcnla_free(g, dcore);
+    for (int i = 0; i < 3; i++) tcnla_free(g, Qd[i]), free(Qh[i]);
+    free(T);
+    tcnla_destroy(g);
+}
