@@ -235,6 +235,10 @@ int main(int argc, char **argv) {
         {"shgemm_tf32+tcec_tf32", TCNLA_GEMM_SHGEMM_TF32, TCNLA_GEMM_TCEC_TF32, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR2_FP64},
     };
     for (size_t v = 0; v < sizeof vs / sizeof vs[0]; v++) {
+        /* a fresh handle per variant: the workspace only grows, and the peak
+         * memory is measured per variant */
+        tcnla_destroy(h);
+        CHK(tcnla_create(&h, TCNLA_BACKEND_CUDA), "tcnla_create(CUDA)");
         tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
         o.rank = k, o.oversampling = p, o.power_iters = q;
         o.proj_method = vs[v].proj, o.gemm_method = vs[v].gemm;

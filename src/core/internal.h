@@ -102,6 +102,9 @@ int tn_cuda_synchronize(tcnla_handle_t h);
 int tn_cuda_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
                            int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
                            tcnla_orth_t *used);
+int tn_cuda_random_fill(tcnla_handle_t h, tcnla_rand_dist_t dist, tcnla_format_t fmt, int f16,
+                        uint64_t seed, uint64_t stream, int64_t rows, int64_t cols, void *X,
+                        int64_t ld);
 int tn_cuda_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
                           float *X, int64_t ld);
 int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,

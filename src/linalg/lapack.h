@@ -24,4 +24,7 @@ void dtrmm_(const char *side, const char *uplo, const char *transa, const char *
 void dgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n, double *a,
              const int *lda, double *s, double *u, const int *ldu, double *vt, const int *ldvt,
              double *work, const int *lwork, int *info);
+void dgesdd_(const char *jobz, const int *m, const int *n, double *a, const int *lda, double *s,
+             double *u, const int *ldu, double *vt, const int *ldvt, double *work, const int *lwork,
+             int *iwork, int *info);
 #endif

@@ -56,6 +56,10 @@ static int check(tcnla_handle_t h, tcnla_rand_dist_t dist, int64_t rows, int64_t
 static int fill(tcnla_handle_t h, tcnla_rand_dist_t dist, tcnla_format_t fmt, uint64_t seed,
                 uint64_t stream, int64_t rows, int64_t cols, void *X, int64_t ld, size_t esz) {
     if (rows == 0 || cols == 0) return TCNLA_SUCCESS;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA)
+        return tn_cuda_random_fill(h, dist, fmt, esz == 2, seed, stream, rows, cols, X, ld);
+#endif
     size_t n = (size_t)rows * (size_t)cols;
     float *v = malloc(sizeof(float) * n);
     void *packed = esz == 2 ? malloc(2 * n) : NULL;
@@ -65,15 +69,16 @@ static int fill(tcnla_handle_t h, tcnla_rand_dist_t dist, tcnla_format_t fmt, ui
         return TCNLA_ERR_ALLOC;
     }
     draw(dist, seed, stream, rows, (int64_t)n, v);
+#pragma omp parallel for schedule(static)
     for (size_t i = 0; i < n; i++) v[i] = round_to(fmt, v[i]);
     if (esz == 2) {
         uint16_t *p16 = packed;
+#pragma omp parallel for schedule(static)
         for (size_t i = 0; i < n; i++) p16[i] = tcnla_f32_to_f16(v[i], TCNLA_ROUND_RN);
     }
     const char *src = esz == 2 ? (const char *)packed : (const char *)v;
     int st = TCNLA_SUCCESS;
-    /* host-side draw, then into the handle's memory column by column
-     * (CUDA: a host-to-device copy; a device-side Philox kernel is future work) */
+    /* into the handle's memory (host memory here: the CPU backend) */
     if (ld == rows) {
         st = tcnla_memcpy(h, X, src, esz * n, TCNLA_MEMCPY_HOST_TO_HANDLE);
     } else {

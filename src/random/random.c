@@ -1,5 +1,6 @@
 /* Philox-based generators (see random.h). */
 #include "random/random.h"
+#include "random/detmath.h"
 
 #include <Random123/philox.h>
 #include <math.h>
@@ -27,17 +28,14 @@ void tn_rand_uniform(uint64_t seed, uint64_t stream, float lo, float hi, int64_t
 }
 
 void tn_rand_normal(uint64_t seed, uint64_t stream, float mean, float sd, int64_t n, float *out) {
-    const double two_pi = 6.283185307179586476925286766559;
 #pragma omp parallel for schedule(static)
     for (int64_t b = 0; b < (n + 1) / 2; b++) {
         uint32_t r[4];
+        double z0, z1;
         tn_philox(seed, stream, (uint64_t)b, r);
-        /* 53-bit uniforms from two words each */
-        double u1 = ((double)(((uint64_t)r[0] << 21) ^ (r[1] >> 11)) + 0.5) * 0x1p-53;
-        double u2 = ((double)(((uint64_t)r[2] << 21) ^ (r[3] >> 11)) + 0.5) * 0x1p-53;
-        double rad = sqrt(-2.0 * log(u1));
-        out[2 * b] = (float)(mean + sd * rad * cos(two_pi * u2));
-        if (2 * b + 1 < n) out[2 * b + 1] = (float)(mean + sd * rad * sin(two_pi * u2));
+        tn_dm_box_muller(tn_unit53(r[0], r[1]), tn_unit53(r[2], r[3]), &z0, &z1);
+        out[2 * b] = (float)(mean + sd * z0);
+        if (2 * b + 1 < n) out[2 * b + 1] = (float)(mean + sd * z1);
     }
 }
 

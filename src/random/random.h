@@ -9,7 +9,12 @@
 void tn_philox(uint64_t seed, uint64_t stream, uint64_t ctr, uint32_t out[4]);
 /* Uniform in (lo, hi): 24 random bits, never exactly lo (for lo < hi). */
 void tn_rand_uniform(uint64_t seed, uint64_t stream, float lo, float hi, int64_t n, float *out);
-/* Normal(mean, sd) by Box-Muller in double, rounded to FP32. */
+/* 53-bit uniform in (0, 1) from two words: ((hi << 21 ^ lo >> 11) + 0.5) 2^-53. */
+static inline double tn_unit53(uint32_t hi, uint32_t lo) {
+    return ((double)(((uint64_t)hi << 21) ^ (lo >> 11)) + 0.5) * 0x1p-53;
+}
+/* Normal(mean, sd) by Box-Muller in double (src/random/detmath.h, identical on
+ * the CPU and the GPU), rounded to FP32. */
 void tn_rand_normal(uint64_t seed, uint64_t stream, float mean, float sd, int64_t n, float *out);
 /* exp_rand(emin, emax) of seed 002 section 4.1: random sign, exponent
  * uniform in the integers emin .. emax-1 (the paper's interval (a, b) read

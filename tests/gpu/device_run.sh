@@ -8,16 +8,7 @@ set -u
 OUT="${1:?usage: device_run.sh OUTDIR [bench args]}"
 shift
 mkdir -p "$OUT"
-if ls .carry/*.deb >/dev/null 2>&1; then
-  P=/tmp/tn_pfx
-  L=$P/usr/lib/x86_64-linux-gnu
-  for f in .carry/*.deb; do dpkg -x "$f" "$P"; done
-  ln -sf libgfortran.so.5 "$L/libgfortran.so"
-  export CPATH="$P/usr/include${CPATH:+:$CPATH}"
-  export LIBRARY_PATH="$L:$L/blas:$L/lapack${LIBRARY_PATH:+:$LIBRARY_PATH}"
-  export LD_LIBRARY_PATH="$L:$L/blas:$L/lapack${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-fi
-export PATH="$PATH:/usr/local/cuda/bin"
+. tests/gpu/env.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
   --format=csv >"$OUT/gpu.txt" 2>&1
 echo "== build"

@@ -34,12 +34,27 @@ TEST(gpu_random_fill_matches_cpu_bits) {
     enum { R = 333, C = 17 };
     float *hc = malloc(sizeof(float) * R * C), *hg = malloc(sizeof(float) * R * C);
     float *d = to_dev(g, NULL, R * C);
-    for (int dist = 0; dist <= TCNLA_RAND_SPARSE_SQRT; dist++) {
-        CHECK(tcnla_random_fill(c, (tcnla_rand_dist_t)dist, TCNLA_FMT_FP16, 9, 2, R, C, hc, R) == 0);
-        CHECK(tcnla_random_fill(g, (tcnla_rand_dist_t)dist, TCNLA_FMT_FP16, 9, 2, R, C, d, R) == 0);
-        to_host(g, hg, d, R * C);
-        CHECK(memcmp(hc, hg, sizeof(float) * R * C) == 0);
-    }
+    for (int dist = 0; dist <= TCNLA_RAND_SPARSE_SQRT; dist++)
+        for (int fmt = 0; fmt <= TCNLA_FMT_E5M2; fmt++) {
+            CHECK(tcnla_random_fill(c, (tcnla_rand_dist_t)dist, (tcnla_format_t)fmt, 9, 2, R, C, hc, R) == 0);
+            CHECK(tcnla_random_fill(g, (tcnla_rand_dist_t)dist, (tcnla_format_t)fmt, 9, 2, R, C, d, R) == 0);
+            to_host(g, hg, d, R * C);
+            int diff = 0;
+            for (int i = 0; i < R * C; i++) diff += memcmp(&hc[i], &hg[i], 4) != 0;
+            CHECK_MSG(diff == 0, "dist %d format %d: %d of %d elements differ", dist, fmt, diff, R * C);
+        }
+    /* FP16 bits, and a leading dimension larger than the rows */
+    uint16_t *bc = malloc(2 * (R + 3) * C), *bg = malloc(2 * (R + 3) * C);
+    uint16_t *d16 = NULL;
+    tcnla_malloc(g, (void **)&d16, 2 * (R + 3) * C);
+    memset(bc, 0, 2 * (R + 3) * C);
+    tcnla_memcpy(g, d16, bc, 2 * (R + 3) * C, TCNLA_MEMCPY_HOST_TO_HANDLE);
+    CHECK(tcnla_random_fill_f16(c, TCNLA_RAND_GAUSSIAN, 4, 1, R, C, bc, R + 3) == 0);
+    CHECK(tcnla_random_fill_f16(g, TCNLA_RAND_GAUSSIAN, 4, 1, R, C, d16, R + 3) == 0);
+    tcnla_memcpy(g, bg, d16, 2 * (R + 3) * C, TCNLA_MEMCPY_HANDLE_TO_HOST);
+    CHECK(memcmp(bc, bg, 2 * (R + 3) * C) == 0);
+    tcnla_free(g, d16);
+    free(bc), free(bg);
     tcnla_free(g, d);
     free(hc), free(hg);
     tcnla_destroy(g), tcnla_destroy(c);
