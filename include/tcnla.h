@@ -266,7 +266,9 @@ typedef struct {
                                         (default TCNLA_GEMM_TCEC_FP16) */
     tcnla_format_t random_format;    /* format of Omega (default FP16; SHGEMM methods need FP16) */
     tcnla_rand_dist_t random_dist;   /* default TCNLA_RAND_GAUSSIAN */
-    tcnla_orth_t orth;               /* default TCNLA_ORTH_CHOLQR2_FP64 */
+    tcnla_orth_t orth;               /* default TCNLA_ORTH_CHOLQR_FP64 (one pass: for FP32 data
+                                        kappa^2 * 2^-53 stays far below 1 unless Y is nearly
+                                        rank deficient, which the breakdown test catches) */
     tcnla_breakdown_t on_breakdown;  /* default TCNLA_BREAKDOWN_RETRY */
     uint64_t seed;                   /* default 1 */
     double *timings;                 /* optional (default NULL): TCNLA_RSVD_STEPS seconds per

@@ -30,7 +30,7 @@ static void help(void) {
         "  --proj M          GEMM of A*Omega: shgemm_fp16, shgemm_tf32, tcec_fp16, tcec_tf32,\n"
         "                    native_fp32, tf32, ... [shgemm_fp16 on a GPU, native_fp32 on the CPU]\n"
         "  --gemm M          the other products [tcec_fp16 on a GPU, native_fp32 on the CPU]\n"
-        "  --orth O          householder, cholqr_fp32, cholqr_fp64, cholqr2_fp64 [cholqr2_fp64]\n"
+        "  --orth O          householder, cholqr_fp32, cholqr_fp64, cholqr2_fp64 [cholqr_fp64]\n"
         "  --random-format F fp32, fp16, bf16, tf32, e4m3, e5m2 [fp16]\n"
         "  --reps N          timed runs after a warm-up, median reported [3 on a GPU, 1 on the CPU]\n"
         "  --no-baseline     skip the FP32 pipeline\n"

@@ -52,7 +52,7 @@ tcnla_rsvd_opts_t tcnla_rsvd_opts_default(void) {
     o.gemm_method = TCNLA_GEMM_TCEC_FP16;
     o.random_format = TCNLA_FMT_FP16;
     o.random_dist = TCNLA_RAND_GAUSSIAN;
-    o.orth = TCNLA_ORTH_CHOLQR2_FP64;
+    o.orth = TCNLA_ORTH_CHOLQR_FP64; /* kappa(Y)^2 u64 << 1 for FP32 data; breakdowns retry */
     o.on_breakdown = TCNLA_BREAKDOWN_RETRY;
     o.seed = 1;
     o.timings = NULL;
