@@ -113,3 +113,13 @@ $(BUILD)/bench_gemm: $(BUILD)/obj/bench/gemm.o $(BUILD)/libtcnla.a
 # bench/rsvd.c: tcnla_rsvd against cusolverDnXgesvdr and the FP32 pipeline.
 $(BUILD)/bench_rsvd: $(BUILD)/obj/bench/rsvd.o $(BUILD)/libtcnla.a
 	$(CC) -o $@ $(BUILD)/obj/bench/rsvd.o $(BUILD)/libtcnla.a $(LDLIBS)
+
+# bench/lra.c: randomized LRA variants (seed 001) against the FP32 baseline.
+bench: $(BUILD)/bench_lra
+$(BUILD)/bench_lra: $(BUILD)/obj/bench/lra.o $(BUILD)/libtcnla.a
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/lra.o $(BUILD)/libtcnla.a $(LDLIBS)
+
+# bench/hosvd.c: RP-HOSVD variants (seed 000 section 5.2) against the FP32 baseline.
+bench: $(BUILD)/bench_hosvd
+$(BUILD)/bench_hosvd: $(BUILD)/obj/bench/hosvd.o $(BUILD)/libtcnla.a
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/hosvd.o $(BUILD)/libtcnla.a $(LDLIBS)
