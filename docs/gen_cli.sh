@@ -12,7 +12,7 @@ out=$(dirname "$0")/cli.md
   echo '```'
   "$bin" --help
   echo '```'
-  for c in info gemm rsvd lra hosvd gen analyze; do
+  for c in info gemm rsvd lra hosvd gen bench analyze; do
     echo
     echo "## tcnla $c"
     echo

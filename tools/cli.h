@@ -46,6 +46,7 @@ int cmd_info(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);
 int cmd_analyze(int argc, char **argv);
 int cmd_rsvd(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 int cmd_lra(int argc, char **argv);
 int cmd_hosvd(int argc, char **argv);
 int cmd_gen(int argc, char **argv);

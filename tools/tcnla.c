@@ -18,6 +18,7 @@ static const struct {
     {"lra", cmd_lra, "randomized low-rank approximation X Y^T: error, time, speedup over FP32"},
     {"hosvd", cmd_hosvd, "RP-HOSVD of a Tucker tensor: error, time, speedup over FP32"},
     {"gen", cmd_gen, "write a test matrix (known spectrum, Cauchy, low-rank) to .npy"},
+    {"bench", cmd_bench, "run a GPU benchmark (gemm, rsvd, lra, hosvd) built by make bench"},
     {"analyze", cmd_analyze, "analyze formats: seed 000 Table 1 and Fig. 2 for any eXmY"},
 };
 
