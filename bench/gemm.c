@@ -28,7 +28,7 @@
 #define DEFAULT_METHODS                                                                        \
     "cublas_sgemm,cublas_tf32,cublas_fp16,cublas_bf16x9,cublas_dgemm,cublas_sgemm_hB,"         \
     "native_fp32,native_fp64,tf32,fp16,markidis_fp16,tcec_fp16,tcec_tf32,shgemm_fp16,"         \
-    "shgemm_tf32"
+    "shgemm_tf32,tcec_fp16_mma,tcec_tf32_mma,shgemm_fp16_mma,shgemm_tf32_mma"
 
 static void usage(const char *argv0) {
     printf("usage: %s [options]\n"
@@ -40,7 +40,9 @@ static void usage(const char *argv0) {
            "                  CUBLAS_COMPUTE_32F; cublas_tf32: FAST_TF32 on FP32 inputs;\n"
            "                  cublas_fp16: FP16 inputs, FP32 accumulate; cublas_bf16x9:\n"
            "                  EMULATED_16BFX9; cublas_dgemm: DGEMM on FP64 inputs;\n"
-           "                  cublas_sgemm_hB: SGEMM on A * fp16(B), the SHGEMM baseline)\n"
+           "                  cublas_sgemm_hB: SGEMM on A * fp16(B), the SHGEMM baseline);\n"
+           "                  a tcnla name with the suffix _mma runs with TCNLA_DISABLE_SM90=1\n"
+           "                  (the mma.sync kernels; without it Hopper uses wgmma + TMA)\n"
            "                  (default all)\n"
            "  --reps N        timed runs per method (default 10; 3 when 2mnk > 4e12)\n"
            "  --warmup N      warm-up runs (default 2; 1 when 2mnk > 4e12)\n"
@@ -126,6 +128,17 @@ static int run_once(ctx_t *c, const char *name) {
         cublasStatus_t s = cublasDgemm(c->cb, CUBLAS_OP_N, CUBLAS_OP_N, m, n, k, &d1, c->dAd, m,
                                        c->dBd, k, &d0, c->dCd, m);
         return s == CUBLAS_STATUS_SUCCESS ? 0 : -1000 - (int)s;
+    }
+    size_t len = strlen(name);
+    if (len > 4 && !strcmp(name + len - 4, "_mma")) { /* the mma.sync kernels */
+        char base[64];
+        if (len - 4 >= sizeof base) return -2000;
+        memcpy(base, name, len - 4);
+        base[len - 4] = 0;
+        setenv("TCNLA_DISABLE_SM90", "1", 1);
+        int r = run_once(c, base);
+        unsetenv("TCNLA_DISABLE_SM90");
+        return r;
     }
     tcnla_gemm_method_t meth;
     if (tcnla_gemm_method_from_name(name, &meth) != 0) return -2000;
@@ -282,6 +295,7 @@ int main(int argc, char **argv) {
         char *mlist = strdup(methods);
         for (char *mv = NULL, *mt = strtok_r(mlist, ",", &mv); mt; mt = strtok_r(NULL, ",", &mv)) {
             const int hb = !strcmp(mt, "cublas_sgemm_hB") || !strncasecmp(mt, "shgemm", 6);
+            unsetenv("TCNLA_DISABLE_SM90"); /* the _mma rows set it per call */
             CK(cudaMemsetAsync(c.dC, 0xff, sizeof(float) * m * n, c.st)); /* NaN poison */
             int rs = 0;
             for (int w = 0; w < warm && !rs; w++) rs = run_once(&c, mt);

@@ -9,14 +9,19 @@
  *      failure TCNLA_ERR_RANGE (C untouched) or the method's fallback;
  *   5. the computation: cuBLAS for NATIVE_FP32 (pedantic SGEMM), TF32,
  *      FP16 and NATIVE_FP64; the library's mma.sync kernels
- *      (src/gemm/cuda/tc_gemm.cu) for MARKIDIS, TCEC and SHGEMM.
+ *      (src/gemm/cuda/tc_gemm.cu) for MARKIDIS, TCEC and SHGEMM, or on
+ *      compute capability 9.0 the wgmma + TMA kernels of
+ *      src/gemm/cuda/tc_gemm_sm90.cu for TCEC and SHGEMM (set the
+ *      environment variable TCNLA_DISABLE_SM90=1 to use mma.sync there too).
  * Steps 2-4 run as GPU kernels whose flags come back in one small copy
  * into the handle's pinned buffer (one stream synchronisation). */
 #include "core/internal.h"
 #include "gemm/cuda/tn_cuda.h"
+#include "gemm/cuda/tn_sm90.h"
 
 #include <limits.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #define WS_ALIGN 256
@@ -66,6 +71,23 @@ static int rchk_of(const tn_method_info *mi) {
 static int splits_for(tcnla_gemm_method_t method, int64_t m, int64_t n, int64_t k, int sm) {
     if (method == TCNLA_GEMM_MARKIDIS_FP16) return 1;
     return tn_cu_tc_gemm_splits(m, n, k, sm);
+}
+
+/* Whether the sm_90a kernels may run: compute capability 9.0, a mode they
+ * have, and no TCNLA_DISABLE_SM90 (other than "0") in the environment,
+ * read at each call so that tests and benchmarks can compare both paths. */
+#ifndef TN_SM90_DEFAULT
+#define TN_SM90_DEFAULT 1
+#endif
+static int sm90_wanted(const struct tn_cuda_ctx *c, int mode) {
+    if (c->cc_major != 9 || c->cc_minor != 0 || mode == TN_KMODE_MARKIDIS_F16) return 0;
+    const char *d = getenv("TCNLA_DISABLE_SM90");
+    if (d && *d && strcmp(d, "0") != 0) return 0;
+    if (!TN_SM90_DEFAULT) {
+        const char *en = getenv("TCNLA_ENABLE_SM90");
+        if (!en || !*en || strcmp(en, "0") == 0) return 0;
+    }
+    return tn_cu_sm90_available(mode) && tn_cu_sm90_smem(mode) <= c->smem_optin;
 }
 
 /* Shapes of the stored operands. */
@@ -319,6 +341,11 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     float *P = NULL;
     if (splits > 1 && !(P = carve(&cv, 4 * (size_t)splits * (size_t)m * (size_t)n)))
         return TCNLA_ERR_INTERNAL;
+    if (sm90_wanted(c, mode)) { /* Hopper: wgmma fed by TMA (same tiles, splits and P) */
+        int e = tn_cu_tc_gemm_sm90(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha, Ak,
+                                   ldak, Bk, ldbk, beta, C, ldc, splits, P, c->smem_optin, stream);
+        if (e != (int)cudaErrorNotSupported) return cu_st(e);
+    }
     return cu_st(tn_cu_tc_gemm(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha, Ak, ldak,
                                Bk, ldbk, beta, C, ldc, splits, P, c->smem_optin, stream));
 }

@@ -1,0 +1,611 @@
+/* Error-corrected SGEMM on Hopper Tensor Cores (sm_90a): TCEC_FP16,
+ * TCEC_TF32 (seed 002) and SHGEMM_FP16, SHGEMM_TF32 (seed 000 section 4)
+ * with wgmma fed by TMA (cp.async.bulk.tensor) through mbarrier rings.
+ *
+ * Block tile 128 x 128 x 32, 384 threads in three warpgroups:
+ *   warpgroup 0 (split WG, setmaxnreg 40): thread 0 issues the TMA copies
+ *     of the FP32 (or FP16) tiles of op(A) and op(B) into a ring of raw
+ *     stages (raw_full barriers, expect_tx bytes); all 128 threads split
+ *     each raw stage into hi / lo tiles (FP16 or TF32, bit-identical to
+ *     tcnla_split(), src/gemm/cuda/split.cuh) in a second ring (conv_full /
+ *     conv_empty barriers), K-major in the canonical wgmma layouts (64-byte
+ *     swizzle for FP16, 128-byte for TF32), then refills the raw stage it
+ *     has just read. The split of tile k+1.. overlaps the products of k.
+ *   warpgroups 1, 2 (consumers, setmaxnreg 232): 64 rows each, m64n128
+ *     wgmma from shared memory. Per k-tile (the chunk: 32 products, 2
+ *     wgmma k16 for FP16 or 4 wgmma k8 for TF32) hi*hi goes to a fresh
+ *     accumulator (scale-d = 0 on its first wgmma) and is added with RN
+ *     FP32 adds into the result accumulator (RZ avoidance, seed 002
+ *     Fig. 4); dA*Bhi (+ Ahi*dB for TCEC) accumulate in their own wgmma
+ *     accumulator; dA*dB is dropped. C = alpha*(acc + corr*2^-11) + beta*C,
+ *     or, with split-K, the unscaled result into P[slice].
+ * Tails in m, n and k come from TMA's zero fill; transposes from the
+ * tensor maps and the split pass (which reads either raw layout).
+ * The tensor maps are encoded on the host through cuTensorMapEncodeTiled,
+ * found with cudaGetDriverEntryPointByVersion (no -lcuda).
+ * Only the sm_90a pass compiles the kernel bodies; other passes get empty
+ * kernels that the host never launches (tn_cu_sm90_available). */
+#include "gemm/cuda/split.cuh"
+#include "gemm/cuda/tn_cuda.h"
+#include "gemm/cuda/tn_sm90.h"
+
+#include <cuda.h> /* CUtensorMap and its enums (types only, no -lcuda) */
+#include <cuda_fp16.h>
+#include <stdint.h>
+
+#define S9_BM 128
+#define S9_BN 128
+#define S9_BK 32
+#define S9_THREADS 384
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define S9_ON 1
+#else
+#define S9_ON 0
+#endif
+
+/* ---------------------------------------------------- configuration */
+static __host__ __device__ __forceinline__ int s9_tf32(int mode) {
+    return mode == TN_KMODE_TCEC_TF32 || mode == TN_KMODE_SHGEMM_TF32;
+}
+static __host__ __device__ __forceinline__ int s9_sh(int mode) {
+    return mode == TN_KMODE_SHGEMM_F16 || mode == TN_KMODE_SHGEMM_TF32;
+}
+/* raw stage: A 128 x 32 FP32, B 128 x 32 FP32 or FP16 */
+static __host__ __device__ __forceinline__ int s9_raw_a(void) { return S9_BM * S9_BK * 4; }
+static __host__ __device__ __forceinline__ int s9_raw_bytes(int mode) {
+    return s9_raw_a() + S9_BN * S9_BK * (s9_sh(mode) ? 2 : 4);
+}
+/* one hi or lo tile (128 x 32, FP16 or TF32) */
+static __host__ __device__ __forceinline__ int s9_ct(int mode) {
+    return S9_BM * S9_BK * (s9_tf32(mode) ? 4 : 2);
+}
+static __host__ __device__ __forceinline__ int s9_conv_bytes(int mode) {
+    return (s9_sh(mode) ? 3 : 4) * s9_ct(mode);
+}
+static __host__ __device__ __forceinline__ int s9_nraw(int mode) {
+    switch (mode) {
+    case TN_KMODE_TCEC_F16: return 4;   /* 4 x 32 KB + 3 x 32 KB */
+    case TN_KMODE_SHGEMM_F16: return 5; /* 5 x 24 KB + 4 x 24 KB */
+    case TN_KMODE_TCEC_TF32: return 3;  /* 3 x 32 KB + 2 x 64 KB */
+    default: return 3;                  /* 3 x 24 KB + 3 x 48 KB */
+    }
+}
+static __host__ __device__ __forceinline__ int s9_nconv(int mode) {
+    switch (mode) {
+    case TN_KMODE_TCEC_F16: return 3;
+    case TN_KMODE_SHGEMM_F16: return 4;
+    case TN_KMODE_TCEC_TF32: return 2;
+    default: return 3;
+    }
+}
+/* buffers (1024-byte aligned), then the barriers; +1024 for aligning the base */
+static __host__ __device__ __forceinline__ int s9_bar_off(int mode) {
+    return s9_nraw(mode) * s9_raw_bytes(mode) + s9_nconv(mode) * s9_conv_bytes(mode);
+}
+static __host__ __device__ __forceinline__ int s9_smem(int mode) {
+    return s9_bar_off(mode) + 256 + 1024;
+}
+
+/* ------------------------------------------------------- primitives */
+#if S9_ON
+static __device__ __forceinline__ uint32_t s9_smem_u32(const void *p) {
+    return (uint32_t)__cvta_generic_to_shared(p);
+}
+static __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
+    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
+}
+static __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+static __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+static __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
+    uint32_t done;
+    do {
+        asm volatile("{\n.reg .pred p;\n"
+                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
+                     "selp.u32 %0, 1, 0, p;\n}\n"
+                     : "=r"(done)
+                     : "r"(bar), "r"(parity)
+                     : "memory");
+    } while (!done);
+}
+/* 2-D TMA load of one box into shared memory, completing on bar */
+static __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map, int c0,
+                                                   int c1, uint32_t bar) {
+    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
+                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(bar)
+                 : "memory");
+}
+static __device__ __forceinline__ void fence_async_smem(void) {
+    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
+}
+static __device__ __forceinline__ void wgmma_fence(void) {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+}
+static __device__ __forceinline__ void wgmma_commit(void) {
+    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+}
+static __device__ __forceinline__ void wgmma_wait0(void) {
+    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
+}
+static __device__ __forceinline__ void wgmma_wait1(void) {
+    asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
+}
+/* keeps the compiler from moving register reads across a wgmma wait */
+static __device__ __forceinline__ void reg_fence(float *d) {
+#pragma unroll
+    for (int i = 0; i < 64; i++) asm volatile("" : "+f"(d[i])::"memory");
+}
+/* K-major operand descriptor: rows of `row_bytes` (64: 64-byte swizzle,
+ * 128: 128-byte swizzle), 8-row groups row_bytes * 8 apart. */
+static __device__ __forceinline__ uint64_t wg_desc(uint32_t addr, const int row_bytes) {
+    uint64_t d = (uint64_t)((addr & 0x3FFFFu) >> 4);
+    d |= (uint64_t)1 << 16;                                  /* LBO (unused here) */
+    d |= (uint64_t)((row_bytes * 8) >> 4) << 32;             /* SBO */
+    d |= (uint64_t)(row_bytes == 128 ? 1 : 2) << 62;         /* 128B / 64B swizzle */
+    return d;
+}
+#define S9_WGMMA_F16(d, da, db, scd)                                                            \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                               \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "                                \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "  \
+                 "%64, %65, p, 1, 1, 0, 0;\n}\n"                                                       \
+                 : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3]), "+f"((d)[4]), "+f"((d)[5]), "+f"((d)[6]), "+f"((d)[7]),  \
+                   "+f"((d)[8]), "+f"((d)[9]), "+f"((d)[10]), "+f"((d)[11]), "+f"((d)[12]), "+f"((d)[13]), "+f"((d)[14]), "+f"((d)[15]),  \
+                   "+f"((d)[16]), "+f"((d)[17]), "+f"((d)[18]), "+f"((d)[19]), "+f"((d)[20]), "+f"((d)[21]), "+f"((d)[22]), "+f"((d)[23]),  \
+                   "+f"((d)[24]), "+f"((d)[25]), "+f"((d)[26]), "+f"((d)[27]), "+f"((d)[28]), "+f"((d)[29]), "+f"((d)[30]), "+f"((d)[31]),  \
+                   "+f"((d)[32]), "+f"((d)[33]), "+f"((d)[34]), "+f"((d)[35]), "+f"((d)[36]), "+f"((d)[37]), "+f"((d)[38]), "+f"((d)[39]),  \
+                   "+f"((d)[40]), "+f"((d)[41]), "+f"((d)[42]), "+f"((d)[43]), "+f"((d)[44]), "+f"((d)[45]), "+f"((d)[46]), "+f"((d)[47]),  \
+                   "+f"((d)[48]), "+f"((d)[49]), "+f"((d)[50]), "+f"((d)[51]), "+f"((d)[52]), "+f"((d)[53]), "+f"((d)[54]), "+f"((d)[55]),  \
+                   "+f"((d)[56]), "+f"((d)[57]), "+f"((d)[58]), "+f"((d)[59]), "+f"((d)[60]), "+f"((d)[61]), "+f"((d)[62]), "+f"((d)[63])  \
+                 : "l"(da), "l"(db), "r"(scd))
+
+#define S9_WGMMA_TF32(d, da, db, scd)                                                            \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                               \
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "                                \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "  \
+                 "%64, %65, p, 1, 1;\n}\n"                                                       \
+                 : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3]), "+f"((d)[4]), "+f"((d)[5]), "+f"((d)[6]), "+f"((d)[7]),  \
+                   "+f"((d)[8]), "+f"((d)[9]), "+f"((d)[10]), "+f"((d)[11]), "+f"((d)[12]), "+f"((d)[13]), "+f"((d)[14]), "+f"((d)[15]),  \
+                   "+f"((d)[16]), "+f"((d)[17]), "+f"((d)[18]), "+f"((d)[19]), "+f"((d)[20]), "+f"((d)[21]), "+f"((d)[22]), "+f"((d)[23]),  \
+                   "+f"((d)[24]), "+f"((d)[25]), "+f"((d)[26]), "+f"((d)[27]), "+f"((d)[28]), "+f"((d)[29]), "+f"((d)[30]), "+f"((d)[31]),  \
+                   "+f"((d)[32]), "+f"((d)[33]), "+f"((d)[34]), "+f"((d)[35]), "+f"((d)[36]), "+f"((d)[37]), "+f"((d)[38]), "+f"((d)[39]),  \
+                   "+f"((d)[40]), "+f"((d)[41]), "+f"((d)[42]), "+f"((d)[43]), "+f"((d)[44]), "+f"((d)[45]), "+f"((d)[46]), "+f"((d)[47]),  \
+                   "+f"((d)[48]), "+f"((d)[49]), "+f"((d)[50]), "+f"((d)[51]), "+f"((d)[52]), "+f"((d)[53]), "+f"((d)[54]), "+f"((d)[55]),  \
+                   "+f"((d)[56]), "+f"((d)[57]), "+f"((d)[58]), "+f"((d)[59]), "+f"((d)[60]), "+f"((d)[61]), "+f"((d)[62]), "+f"((d)[63])  \
+                 : "l"(da), "l"(db), "r"(scd))
+
+
+/* ------------------------------------------------ raw stage -> hi / lo */
+/* 8 consecutive k values (8q .. 8q+7) of row r of an FP32 raw tile:
+ * K-major (TMA 128-byte swizzle, rows of 32 floats) or MN-major ([32 k][128]). */
+static __device__ __forceinline__ void s9_read8_f32(const unsigned char *st, int kmaj, int r,
+                                                    int q, float *x) {
+    if (kmaj) {
+        float4 v0 = *(const float4 *)(st + r * 128 + (((2 * q) ^ (r & 7)) << 4));
+        float4 v1 = *(const float4 *)(st + r * 128 + (((2 * q + 1) ^ (r & 7)) << 4));
+        x[0] = v0.x; x[1] = v0.y; x[2] = v0.z; x[3] = v0.w;
+        x[4] = v1.x; x[5] = v1.y; x[6] = v1.z; x[7] = v1.w;
+    } else {
+        const float *s = (const float *)st;
+#pragma unroll
+        for (int e = 0; e < 8; e++) x[e] = s[(8 * q + e) * 128 + r];
+    }
+}
+/* Same for an FP16 raw tile (K-major: TMA 64-byte swizzle, rows of 32
+ * halves; MN-major: [32 k][128]), as 4 packed FP16x2 words. */
+static __device__ __forceinline__ void s9_read8_f16(const unsigned char *st, int kmaj, int r,
+                                                    int q, uint32_t *h) {
+    if (kmaj) {
+        uint4 v = *(const uint4 *)(st + r * 64 + ((q ^ ((r >> 1) & 3)) << 4));
+        h[0] = v.x; h[1] = v.y; h[2] = v.z; h[3] = v.w;
+    } else {
+        const unsigned short *s = (const unsigned short *)st;
+#pragma unroll
+        for (int i = 0; i < 4; i++)
+            h[i] = (uint32_t)s[(8 * q + 2 * i) * 128 + r] |
+                   ((uint32_t)s[(8 * q + 2 * i + 1) * 128 + r] << 16);
+    }
+}
+/* byte offset of 16-byte chunk c of row r in a hi / lo tile (the wgmma
+ * K-major layouts: 64-byte swizzle for FP16, 128-byte for TF32) */
+static __device__ __forceinline__ int s9_conv_off(const int tf32, int r, int c) {
+    return tf32 ? r * 128 + ((c ^ (r & 7)) << 4) : r * 64 + ((c ^ ((r >> 1) & 3)) << 4);
+}
+/* Splits a 128 x 32 FP32 raw tile into hi / lo tiles with the 128 threads
+ * of the split warpgroup (t = 0..127). */
+static __device__ __forceinline__ void s9_split_tile(const unsigned char *st, int kmaj,
+                                                     const int tf32, unsigned char *hi,
+                                                     unsigned char *lo, int t) {
+#pragma unroll 2
+    for (int j = 0; j < 4; j++) {
+        int u = t + 128 * j, r = u & 127, q = u >> 7;
+        float x[8];
+        s9_read8_f32(st, kmaj, r, q, x);
+        if (tf32) {
+            float h[8], l[8];
+#pragma unroll
+            for (int e = 0; e < 8; e++) tn_split_tf32(x[e], &h[e], &l[e]);
+            *(float4 *)(hi + s9_conv_off(1, r, 2 * q)) = make_float4(h[0], h[1], h[2], h[3]);
+            *(float4 *)(hi + s9_conv_off(1, r, 2 * q + 1)) = make_float4(h[4], h[5], h[6], h[7]);
+            *(float4 *)(lo + s9_conv_off(1, r, 2 * q)) = make_float4(l[0], l[1], l[2], l[3]);
+            *(float4 *)(lo + s9_conv_off(1, r, 2 * q + 1)) = make_float4(l[4], l[5], l[6], l[7]);
+        } else {
+            uint32_t h[4], l[4];
+#pragma unroll
+            for (int e = 0; e < 4; e++) tn_split2_f16(x[2 * e], x[2 * e + 1], 1, &h[e], &l[e]);
+            *(uint4 *)(hi + s9_conv_off(0, r, q)) = make_uint4(h[0], h[1], h[2], h[3]);
+            *(uint4 *)(lo + s9_conv_off(0, r, q)) = make_uint4(l[0], l[1], l[2], l[3]);
+        }
+    }
+}
+/* Copies a 128 x 32 FP16 raw tile into the hi tile (FP16, or widened to
+ * TF32 where every FP16 value is exact). */
+static __device__ __forceinline__ void s9_copy_f16_tile(const unsigned char *st, int kmaj,
+                                                        const int tf32, unsigned char *hi,
+                                                        int t) {
+#pragma unroll 2
+    for (int j = 0; j < 4; j++) {
+        int u = t + 128 * j, r = u & 127, q = u >> 7;
+        uint32_t h[4];
+        s9_read8_f16(st, kmaj, r, q, h);
+        if (tf32) {
+            float f[8];
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                f[2 * e] = tn_h2_lo(h[e]);
+                f[2 * e + 1] = tn_h2_hi(h[e]);
+            }
+            *(float4 *)(hi + s9_conv_off(1, r, 2 * q)) = make_float4(f[0], f[1], f[2], f[3]);
+            *(float4 *)(hi + s9_conv_off(1, r, 2 * q + 1)) = make_float4(f[4], f[5], f[6], f[7]);
+        } else {
+            *(uint4 *)(hi + s9_conv_off(0, r, q)) = make_uint4(h[0], h[1], h[2], h[3]);
+        }
+    }
+}
+#endif /* S9_ON */
+
+/* ---------------------------------------------------------- the body */
+extern __shared__ unsigned char s9_smem_raw[];
+
+static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap *tmA,
+                                               const CUtensorMap *tmB, int ak, int bk, int M,
+                                               int N, int K, float alpha, float beta,
+                                               float *__restrict__ C, long long ldc,
+                                               int kt_split, float *__restrict__ P) {
+#if S9_ON
+    const int TF32 = s9_tf32(MODE);
+    const int SH = s9_sh(MODE);
+    const int NRAW = s9_nraw(MODE), NCONV = s9_nconv(MODE);
+    const int RAW = s9_raw_bytes(MODE), RAW_A = s9_raw_a();
+    const int CT = s9_ct(MODE), CONV = s9_conv_bytes(MODE);
+    const int RB = TF32 ? 128 : 64; /* bytes per row of a hi / lo tile */
+
+    { /* guard: the host sized shared memory for this kernel */
+        uint32_t dsmem;
+        asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dsmem));
+        if (dsmem < (uint32_t)s9_smem(MODE)) return;
+    }
+    const int tid = threadIdx.x, wg = tid >> 7;
+
+    /* grouped rasterisation: 8 block rows share their B panels in L2 */
+    const int tiles_m = (M + S9_BM - 1) / S9_BM, tiles_n = (N + S9_BN - 1) / S9_BN;
+    const int pid = blockIdx.x, width = 8 * tiles_n, group = pid / width;
+    const int first_m = group * 8, gsz = min(tiles_m - first_m, 8);
+    const int tm = first_m + (pid % width) % gsz, tn = (pid % width) / gsz;
+    const int m0 = tm * S9_BM, n0 = tn * S9_BN;
+    const int kt_base = blockIdx.y * kt_split;
+    const int KT = min((K + S9_BK - 1) / S9_BK - kt_base, kt_split);
+
+    /* 1024-byte aligned base (swizzle patterns repeat every 1024 bytes) */
+    const uint32_t raw_s = s9_smem_u32(s9_smem_raw);
+    const uint32_t base_s = (raw_s + 1023u) & ~1023u;
+    unsigned char *base = s9_smem_raw + (base_s - raw_s);
+    const uint32_t conv_s = base_s + NRAW * RAW;
+    unsigned char *conv = base + NRAW * RAW;
+    const uint32_t bar_s = base_s + s9_bar_off(MODE);
+    /* barriers: raw_full[NRAW], conv_full[NCONV], conv_empty[NCONV] */
+#define RAW_FULL(i) (bar_s + 8u * (uint32_t)(i))
+#define CONV_FULL(i) (bar_s + 8u * (uint32_t)(NRAW + (i)))
+#define CONV_EMPTY(i) (bar_s + 8u * (uint32_t)(NRAW + NCONV + (i)))
+
+    if (tid == 0) {
+        for (int i = 0; i < NRAW; i++) mbar_init(RAW_FULL(i), 1);
+        for (int i = 0; i < NCONV; i++) {
+            mbar_init(CONV_FULL(i), 128);
+            mbar_init(CONV_EMPTY(i), 256);
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        fence_async_smem();
+    }
+    __syncthreads();
+
+/* thread 0: TMA copies of k-tile t (of this slice) into raw slot s */
+#define S9_ISSUE(t, s)                                                                         \
+    do {                                                                                       \
+        uint32_t dst_ = base_s + (uint32_t)((s) * RAW);                                        \
+        int k0_ = (kt_base + (t)) * S9_BK;                                                     \
+        mbar_expect_tx(RAW_FULL(s), (uint32_t)RAW);                                            \
+        if (ak) tma_load_2d(dst_, tmA, k0_, m0, RAW_FULL(s));                                  \
+        else tma_load_2d(dst_, tmA, m0, k0_, RAW_FULL(s));                                     \
+        if (bk) tma_load_2d(dst_ + RAW_A, tmB, k0_, n0, RAW_FULL(s));                          \
+        else tma_load_2d(dst_ + RAW_A, tmB, n0, k0_, RAW_FULL(s));                             \
+    } while (0)
+
+    if (wg == 0) {
+        /* ------------------------------------------ split warpgroup */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        if (tid == 0)
+            for (int t = 0; t < NRAW && t < KT; t++) S9_ISSUE(t, t);
+        for (int kt = 0; kt < KT; kt++) {
+            const int r = kt % NRAW, s = kt % NCONV;
+            mbar_wait(RAW_FULL(r), (uint32_t)((kt / NRAW) & 1));
+            mbar_wait(CONV_EMPTY(s), (uint32_t)(((kt / NCONV) & 1) ^ 1));
+            const unsigned char *ra = base + r * RAW, *rb = ra + RAW_A;
+            unsigned char *cv = conv + s * CONV;
+            s9_split_tile(ra, ak, TF32, cv, cv + CT, tid);
+            if (SH) s9_copy_f16_tile(rb, bk, TF32, cv + 2 * CT, tid);
+            else s9_split_tile(rb, bk, TF32, cv + 2 * CT, cv + 3 * CT, tid);
+            fence_async_smem(); /* generic stores -> wgmma (async proxy) reads */
+            mbar_arrive(CONV_FULL(s));
+            asm volatile("bar.sync 1, 128;" ::: "memory"); /* raw slot r read by all */
+            if (tid == 0 && kt + NRAW < KT) S9_ISSUE(kt + NRAW, r);
+        }
+    } else {
+        /* ---------------------------------------------- consumers */
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+        const int cw = wg - 1; /* rows 64 cw .. 64 cw + 63 of the tile */
+        float acc[64], corr[64], tmp[64];
+#pragma unroll
+        for (int i = 0; i < 64; i++) {
+            acc[i] = 0.0f;
+            corr[i] = 0.0f;
+            tmp[i] = 0.0f;
+        }
+        for (int kt = 0; kt < KT; kt++) {
+            const int s = kt % NCONV;
+            mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
+            const uint32_t cAh = conv_s + (uint32_t)(s * CONV) + (uint32_t)(cw * 64 * RB);
+            const uint32_t cAl = cAh + (uint32_t)CT;
+            const uint32_t cBh = conv_s + (uint32_t)(s * CONV) + (uint32_t)(2 * CT);
+            const uint32_t cBl = cBh + (uint32_t)CT;
+            wgmma_fence();
+            if (TF32) {
+#pragma unroll
+                for (int ks = 0; ks < 4; ks++)
+                    S9_WGMMA_TF32(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
+                                  ks > 0 ? 1 : 0);
+            } else {
+#pragma unroll
+                for (int ks = 0; ks < 2; ks++)
+                    S9_WGMMA_F16(tmp, wg_desc(cAh + 32 * ks, 64), wg_desc(cBh + 32 * ks, 64),
+                                 ks > 0 ? 1 : 0);
+            }
+            wgmma_commit();
+            if (TF32) {
+#pragma unroll
+                for (int ks = 0; ks < 4; ks++) {
+                    S9_WGMMA_TF32(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128), 1);
+                    if (!SH)
+                        S9_WGMMA_TF32(corr, wg_desc(cAh + 32 * ks, 128),
+                                      wg_desc(cBl + 32 * ks, 128), 1);
+                }
+            } else {
+#pragma unroll
+                for (int ks = 0; ks < 2; ks++) {
+                    S9_WGMMA_F16(corr, wg_desc(cAl + 32 * ks, 64), wg_desc(cBh + 32 * ks, 64), 1);
+                    if (!SH)
+                        S9_WGMMA_F16(corr, wg_desc(cAh + 32 * ks, 64), wg_desc(cBl + 32 * ks, 64),
+                                     1);
+                }
+            }
+            wgmma_commit();
+            wgmma_wait1(); /* hi*hi of this chunk is done */
+            reg_fence(tmp);
+#pragma unroll
+            for (int i = 0; i < 64; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+            wgmma_wait0();
+            reg_fence(corr);
+            mbar_arrive(CONV_EMPTY(s));
+        }
+        /* epilogue: r = acc + corr * 2^-11; C = alpha * r (+ beta * C) */
+        const int lane = tid & 31, w = (tid >> 5) & 3;
+        const int row0 = m0 + cw * 64 + 16 * w + (lane >> 2);
+#pragma unroll
+        for (int i = 0; i < 16; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int gi = row0 + 8 * h;
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int gj = n0 + 8 * i + 2 * (lane & 3) + e;
+                    const int x = 4 * i + 2 * h + e;
+                    float r = __fadd_rn(acc[x], __fmul_rn(corr[x], TN_SPLIT_INV_SCALE));
+                    if (gi < M && gj < N) {
+                        if (P) {
+                            P[(long long)blockIdx.y * M * N + gi + (long long)gj * M] = r;
+                        } else {
+                            float *p = C + gi + (long long)gj * ldc;
+                            float v = __fmul_rn(alpha, r);
+                            if (beta != 0.0f) v = __fadd_rn(v, __fmul_rn(beta, *p));
+                            *p = v;
+                        }
+                    }
+                }
+            }
+    }
+#undef S9_ISSUE
+#undef RAW_FULL
+#undef CONV_FULL
+#undef CONV_EMPTY
+#else
+    (void)MODE, (void)tmA, (void)tmB, (void)ak, (void)bk, (void)M, (void)N, (void)K;
+    (void)alpha, (void)beta, (void)C, (void)ldc, (void)kt_split, (void)P;
+#endif
+}
+
+/* ---------------------------------------------------- instantiations */
+#define S9_KERNEL(MODE)                                                                        \
+    static __global__ void __launch_bounds__(S9_THREADS, 1)                                    \
+        tn_sm90_gemm_##MODE(const __grid_constant__ CUtensorMap tmA,                           \
+                            const __grid_constant__ CUtensorMap tmB, int ak, int bk, int M,    \
+                            int N, int K, float alpha, float beta, float *C, long long ldc,    \
+                            int kt_split, float *P) {                                          \
+        s9_body(MODE, &tmA, &tmB, ak, bk, M, N, K, alpha, beta, C, ldc, kt_split, P);          \
+    }
+S9_KERNEL(0) /* TN_KMODE_TCEC_F16 */
+S9_KERNEL(2) /* TN_KMODE_SHGEMM_F16 */
+S9_KERNEL(3) /* TN_KMODE_TCEC_TF32 */
+S9_KERNEL(4) /* TN_KMODE_SHGEMM_TF32 */
+
+typedef void (*s9_kernel_t)(const CUtensorMap, const CUtensorMap, int, int, int, int, int, float,
+                            float, float *, long long, int, float *);
+
+static s9_kernel_t s9_kernel(int mode) {
+    switch (mode) {
+    case TN_KMODE_TCEC_F16: return tn_sm90_gemm_0;
+    case TN_KMODE_SHGEMM_F16: return tn_sm90_gemm_2;
+    case TN_KMODE_TCEC_TF32: return tn_sm90_gemm_3;
+    case TN_KMODE_SHGEMM_TF32: return tn_sm90_gemm_4;
+    default: return NULL;
+    }
+}
+
+/* ------------------------------------------------------- host side */
+typedef CUresult (*s9_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
+                                 const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
+                                 const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
+                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
+
+/* The driver's cuTensorMapEncodeTiled (NULL when the driver lacks it). The
+ * pointer is looked up once per process: a property of the driver, not
+ * state of any handle. */
+static s9_encode_fn s9_encoder(void) {
+    static s9_encode_fn fn = NULL;
+    static int tried = 0;
+    if (!tried) {
+        void *p = NULL;
+        cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
+        cudaError_t e =
+            cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q);
+        if (e != cudaSuccess || q != cudaDriverEntryPointSuccess) {
+            cudaGetLastError();
+            p = NULL;
+        }
+        fn = (s9_encode_fn)p;
+        tried = 1;
+    }
+    return fn;
+}
+
+extern "C" size_t tn_cu_sm90_smem(int mode) {
+    if (!s9_kernel(mode)) return 0;
+    return (size_t)s9_smem(mode);
+}
+
+extern "C" int tn_cu_sm90_available(int mode) {
+    s9_kernel_t k = s9_kernel(mode);
+    if (!k) return 0;
+    cudaFuncAttributes attr;
+    if (cudaFuncGetAttributes(&attr, (const void *)k) != cudaSuccess) {
+        cudaGetLastError();
+        return 0;
+    }
+    /* the sm_90a cubin only (a PTX JIT or the sm_80 cubin has empty bodies) */
+    if (attr.binaryVersion != 90) return 0;
+    return s9_encoder() != NULL;
+}
+
+/* A 2-D tensor map of a column-major rows x cols matrix (leading dim ld,
+ * element size es) with a box of box0 (along rows) x box1 (along cols). */
+static int s9_map(CUtensorMap *map, s9_encode_fn enc, CUtensorMapDataType dt, int es,
+                  const void *X, int64_t rows, int64_t cols, int64_t ld, int box0, int box1,
+                  CUtensorMapSwizzle sw) {
+    cuuint64_t dim[2] = {(cuuint64_t)rows, (cuuint64_t)cols};
+    cuuint64_t stride[1] = {(cuuint64_t)ld * (cuuint64_t)es};
+    cuuint32_t box[2] = {(cuuint32_t)box0, (cuuint32_t)box1};
+    cuuint32_t estr[2] = {1, 1};
+    CUresult r = enc(map, dt, 2, (void *)X, dim, stride, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
+                     sw, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS ? 0 : -1;
+}
+
+static __global__ void s9_splitk_reduce(int S, const float *P, long long m, long long n,
+                                        float alpha, float beta, float *C, long long ldc) {
+    for (long long j = blockIdx.y; j < n; j += gridDim.y)
+        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m;
+             i += (long long)gridDim.x * blockDim.x) {
+            const float *p = P + i + j * m;
+            float r = p[0];
+            for (int z = 1; z < S; z++) r = __fadd_rn(r, p[(long long)z * m * n]);
+            float *c = C + i + j * ldc;
+            float v = __fmul_rn(alpha, r);
+            if (beta != 0.0f) v = __fadd_rn(v, __fmul_rn(beta, *c));
+            *c = v;
+        }
+}
+
+extern "C" int tn_cu_tc_gemm_sm90(int mode, int transa, int transb, int64_t m, int64_t n,
+                                  int64_t k, float alpha, const float *A, int64_t lda,
+                                  const void *B, int64_t ldb, float beta, float *C, int64_t ldc,
+                                  int splits, float *P, size_t smem_limit, cudaStream_t stream) {
+    s9_kernel_t kern = s9_kernel(mode);
+    if (!kern || !tn_cu_sm90_available(mode)) return (int)cudaErrorNotSupported;
+    const size_t smem = (size_t)s9_smem(mode);
+    if (smem > smem_limit) return (int)cudaErrorNotSupported;
+    const int sh = s9_sh(mode);
+    const int es_b = sh ? 2 : 4;
+    /* TMA: 16-byte aligned bases and strides */
+    if (((uintptr_t)A & 15u) || ((uintptr_t)B & 15u) || (lda * 4) % 16 || (ldb * es_b) % 16)
+        return (int)cudaErrorNotSupported;
+    if (m > 0x7fffffffLL || n > 0x7fffffffLL || k > 0x7fffffffLL)
+        return (int)cudaErrorNotSupported;
+    int64_t tiles = ((m + S9_BM - 1) / S9_BM) * ((n + S9_BN - 1) / S9_BN);
+    int64_t kt = (k + S9_BK - 1) / S9_BK;
+    if (tiles > 0x7fffffffLL) return (int)cudaErrorNotSupported;
+    if (splits < 1 || !P) splits = 1;
+    if (splits > 65535) return (int)cudaErrorInvalidValue;
+    const int per = (int)((kt + splits - 1) / splits);
+
+    s9_encode_fn enc = s9_encoder();
+    CUtensorMap mA, mB;
+    const int ak = transa != 0, bk = transb == 0; /* K contiguous in memory */
+    int bad = 0;
+    /* A: op N is m x k (M contiguous), op T is k x m (K contiguous) */
+    if (ak)
+        bad |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, k, m, lda, S9_BK, S9_BM,
+                      CU_TENSOR_MAP_SWIZZLE_128B);
+    else
+        bad |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, m, k, lda, S9_BM, S9_BK,
+                      CU_TENSOR_MAP_SWIZZLE_NONE);
+    /* B: op N is k x n (K contiguous), op T is n x k (N contiguous) */
+    const CUtensorMapDataType bt = sh ? CU_TENSOR_MAP_DATA_TYPE_UINT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
+    if (bk)
+        bad |= s9_map(&mB, enc, bt, es_b, B, k, n, ldb, S9_BK, S9_BN,
+                      sh ? CU_TENSOR_MAP_SWIZZLE_64B : CU_TENSOR_MAP_SWIZZLE_128B);
+    else
+        bad |= s9_map(&mB, enc, bt, es_b, B, n, k, ldb, S9_BN, S9_BK, CU_TENSOR_MAP_SWIZZLE_NONE);
+    if (bad) return (int)cudaErrorNotSupported;
+
+    cudaError_t e = cudaFuncSetAttribute((const void *)kern,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return (int)e;
+    kern<<<dim3((unsigned)tiles, (unsigned)splits), S9_THREADS, smem, stream>>>(
+        mA, mB, ak, bk, (int)m, (int)n, (int)k, alpha, beta, C, (long long)ldc, per,
+        splits > 1 ? P : NULL);
+    if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
+    if (splits > 1) {
+        int64_t gx = (m + 255) / 256, gy = n;
+        if (gx > 4096) gx = 4096;
+        if (gy > 65535) gy = 65535;
+        s9_splitk_reduce<<<dim3((unsigned)gx, (unsigned)gy), 256, 0, stream>>>(
+            splits, P, (long long)m, (long long)n, alpha, beta, C, (long long)ldc);
+        e = cudaGetLastError();
+    }
+    return (int)e;
+}

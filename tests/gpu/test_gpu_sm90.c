@@ -1,0 +1,243 @@
+/* GPU tests of the Hopper (sm_90a) wgmma + TMA kernels of TCEC_FP16,
+ * TCEC_TF32, SHGEMM_FP16 and SHGEMM_TF32 (src/gemm/cuda/tc_gemm_sm90.cu):
+ * against the CPU backend and against the mma.sync kernels
+ * (TCNLA_DISABLE_SM90=1) on tails, transposes, ld > rows, misaligned
+ * pointers, alpha / beta and split-K; accuracy against an FP64 reference
+ * at k = 8192 and beyond, which must be no worse than cuBLAS SGEMM's.
+ * On a GPU that is not compute capability 9.0 the same calls run the
+ * mma.sync kernels (and the comparisons still hold). */
+#include "../test.h"
+#include "gpu_util.h"
+#include "tcnla.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifdef TCNLA_HAVE_CUDA
+#include "gemm/cuda/tn_cuda.h"
+#include "gemm/cuda/tn_sm90.h"
+#endif
+
+#define NEED_GPU(h)                                                                           \
+    do {                                                                                      \
+        if (!(h)) SKIP("no CUDA device (or CUDA not compiled in)");                          \
+    } while (0)
+
+static const tcnla_gemm_method_t s9_methods[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_SHGEMM_FP16,
+                                                 TCNLA_GEMM_TCEC_TF32, TCNLA_GEMM_SHGEMM_TF32};
+#define NS9 4
+
+static int s9_is_sh(tcnla_gemm_method_t m) {
+    return m == TCNLA_GEMM_SHGEMM_FP16 || m == TCNLA_GEMM_SHGEMM_TF32;
+}
+static void mma_path(int on) {
+    if (on) setenv("TCNLA_DISABLE_SM90", "1", 1);
+    else unsetenv("TCNLA_DISABLE_SM90");
+}
+
+TEST(gpu_sm90_available_on_hopper) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+#ifdef TCNLA_HAVE_CUDA
+    int dev = 0, major = 0, minor = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    const int modes[4] = {TN_KMODE_TCEC_F16, TN_KMODE_SHGEMM_F16, TN_KMODE_TCEC_TF32,
+                          TN_KMODE_SHGEMM_TF32};
+    printf("    cc %d.%d, sm90 kernels:", major, minor);
+    for (int i = 0; i < 4; i++) {
+        int a = tn_cu_sm90_available(modes[i]);
+        printf(" %d (%zu B smem)", a, tn_cu_sm90_smem(modes[i]));
+        if (major == 9 && minor == 0) CHECK(a == 1);
+        else CHECK(a == 0);
+    }
+    printf("\n");
+    CHECK(tn_cu_sm90_available(TN_KMODE_MARKIDIS_F16) == 0);
+#endif
+    tcnla_destroy(g);
+}
+
+/* One product on the GPU (default path = sm90 on Hopper), on the mma.sync
+ * path and on the CPU backend; all three agree, C's padding stays. */
+static void s9_compare(tcnla_handle_t g, tcnla_handle_t c, tcnla_gemm_method_t meth,
+                       tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n, int64_t k, int64_t pad,
+                       float alpha, float beta, int via16, int off, uint64_t seed, int with_cpu) {
+    int64_t arows = ta == TCNLA_OP_N ? m : k, acols = ta == TCNLA_OP_N ? k : m;
+    int64_t brows = tb == TCNLA_OP_N ? k : n, bcols = tb == TCNLA_OP_N ? n : k;
+    int64_t lda = arows + pad, ldb = brows + pad, ldc = m + pad;
+    float *A = malloc(sizeof(float) * (size_t)(lda * acols + 1));
+    float *B = malloc(sizeof(float) * (size_t)(ldb * bcols + 1));
+    uint16_t *B16 = malloc(sizeof(uint16_t) * (size_t)(ldb * bcols + 1));
+    size_t cn = (size_t)(ldc * n);
+    float *C0 = malloc(sizeof(float) * cn), *Cg = malloc(sizeof(float) * cn),
+          *Cm = malloc(sizeof(float) * cn), *Cc = malloc(sizeof(float) * cn);
+    gt_uniform(seed, -1, 1, lda * acols, A);
+    gt_uniform(seed + 1, -1, 1, ldb * bcols, B);
+    gt_uniform(seed + 2, -1, 1, ldc * n, C0);
+    for (int64_t i = 0; i < ldb * bcols; i++) B16[i] = tcnla_f32_to_f16(B[i], TCNLA_ROUND_RN);
+    memcpy(Cg, C0, sizeof(float) * cn);
+    memcpy(Cm, C0, sizeof(float) * cn);
+    memcpy(Cc, C0, sizeof(float) * cn);
+    const uint16_t *Bh = via16 ? B16 : NULL;
+    int s1 = gt_gemm_off(g, meth, ta, tb, m, n, k, alpha, A, lda, B, Bh, ldb, beta, Cg, ldc, off);
+    tcnla_gemm_method_t ug = TCNLA_GEMM_DEFAULT;
+    tcnla_last_method(g, &ug);
+    mma_path(1);
+    int s2 = gt_gemm_off(g, meth, ta, tb, m, n, k, alpha, A, lda, B, Bh, ldb, beta, Cm, ldc, off);
+    mma_path(0);
+    int s3 = with_cpu ? gt_gemm(c, meth, ta, tb, m, n, k, alpha, A, lda, B, Bh, ldb, beta, Cc, ldc)
+                      : 0;
+    CHECK_MSG(s1 == 0 && s2 == 0 && s3 == 0, "%s m=%lld n=%lld k=%lld: status %d %d %d",
+              tcnla_gemm_method_name(meth), (long long)m, (long long)n, (long long)k, s1, s2, s3);
+    CHECK_MSG(ug == meth, "%s ran as %s", tcnla_gemm_method_name(meth),
+              tcnla_gemm_method_name(ug));
+    double dm = gt_rel_diff(Cg, Cm, m, n, ldc);
+    double dc = with_cpu ? gt_rel_diff(Cg, Cc, m, n, ldc) : 0.0;
+    CHECK_MSG(dm <= 1e-5 && dc <= 2e-5,
+              "%s ta=%d tb=%d m=%lld n=%lld k=%lld pad=%lld off=%d b16=%d: vs mma %.3e vs cpu %.3e",
+              tcnla_gemm_method_name(meth), ta, tb, (long long)m, (long long)n, (long long)k,
+              (long long)pad, off, via16, dm, dc);
+    int pad_ok = 1;
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = m; i < ldc; i++)
+            if (memcmp(&Cg[i + j * ldc], &C0[i + j * ldc], 4)) pad_ok = 0;
+    CHECK_MSG(pad_ok, "%s: C padding written", tcnla_gemm_method_name(meth));
+    free(A), free(B), free(B16), free(C0), free(Cg), free(Cm), free(Cc);
+}
+
+TEST(gpu_sm90_tails_transposes_alpha_beta) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    tcnla_handle_t c = gt_cpu();
+    static const int64_t shapes[][3] = {{1, 1, 1},     {7, 33, 130},  {130, 7, 33},
+                                        {33, 130, 7},  {129, 131, 257}, {128, 128, 32},
+                                        {256, 8, 40},  {100, 70, 3000}, {300, 260, 96}};
+    const int ns = (int)(sizeof shapes / sizeof shapes[0]);
+    for (int mi = 0; mi < NS9; mi++)
+        for (int si = 0; si < ns; si++)
+            for (int t = 0; t < 4; t++) {
+                tcnla_op_t ta = (t & 1) ? TCNLA_OP_T : TCNLA_OP_N;
+                tcnla_op_t tb = (t & 2) ? TCNLA_OP_T : TCNLA_OP_N;
+                int64_t pad = (si + t) % 3 == 0 ? 0 : (si + t) % 3 == 1 ? 3 : 4;
+                float beta = t == 1 ? 0.0f : (t == 2 ? -0.5f : 1.5f);
+                s9_compare(g, c, s9_methods[mi], ta, tb, shapes[si][0], shapes[si][1],
+                           shapes[si][2], pad, 0.75f, beta, s9_is_sh(s9_methods[mi]) && (t & 1),
+                           (si == 4 && t == 3) ? 1 : 0, 5000 + si * 4 + t, 1);
+            }
+    tcnla_destroy(c);
+    tcnla_destroy(g);
+}
+
+/* Larger shapes against the mma.sync path only (the CPU model is slow):
+ * many tiles, partial raster groups, split-K with long k, repeatability. */
+TEST(gpu_sm90_larger_vs_mma_repeatable) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    static const int64_t shapes[][3] = {{1100, 1300, 520}, {256, 256, 8192}, {640, 384, 4100}};
+    for (int mi = 0; mi < NS9; mi++)
+        for (int si = 0; si < 3; si++)
+            s9_compare(g, NULL, s9_methods[mi], si == 1 ? TCNLA_OP_N : TCNLA_OP_T, TCNLA_OP_N,
+                       shapes[si][0], shapes[si][1], shapes[si][2], 0, 1.0f, 0.0f,
+                       s9_is_sh(s9_methods[mi]) && si == 2, 0, 6000 + si, 0);
+    /* bit-for-bit repeatable */
+    const int64_t m = 1100, n = 1300, k = 520;
+    float *A = malloc(sizeof(float) * m * k), *B = malloc(sizeof(float) * k * n);
+    float *C = malloc(sizeof(float) * m * n), *C2 = malloc(sizeof(float) * m * n);
+    gt_uniform(61, -1, 1, m * k, A);
+    gt_uniform(62, -1, 1, k * n, B);
+    for (int mi = 0; mi < NS9; mi++) {
+        CHECK(gt_gemm(g, s9_methods[mi], TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, NULL, k, 0, C,
+                      m) == 0);
+        CHECK(gt_gemm(g, s9_methods[mi], TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, NULL, k, 0,
+                      C2, m) == 0);
+        CHECK_MSG(memcmp(C, C2, sizeof(float) * m * n) == 0, "%s not repeatable",
+                  tcnla_gemm_method_name(s9_methods[mi]));
+    }
+    free(A), free(B), free(C), free(C2);
+    tcnla_destroy(g);
+}
+
+/* FP64 reference of A * B (op N, N) with contiguous inner loops. */
+static void s9_ref(int64_t m, int64_t n, int64_t k, const float *A, const float *B, double *R) {
+    double *At = malloc(sizeof(double) * (size_t)(m * k));
+#pragma omp parallel for schedule(static)
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t p = 0; p < k; p++) At[p + i * k] = A[i + p * m];
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < n; j++) {
+        double *bj = malloc(sizeof(double) * (size_t)k);
+        for (int64_t p = 0; p < k; p++) bj[p] = B[p + j * k];
+        for (int64_t i = 0; i < m; i++) {
+            const double *ai = At + i * k;
+            double s0 = 0, s1 = 0, s2 = 0, s3 = 0;
+            int64_t p = 0;
+            for (; p + 4 <= k; p += 4) {
+                s0 += ai[p] * bj[p];
+                s1 += ai[p + 1] * bj[p + 1];
+                s2 += ai[p + 2] * bj[p + 2];
+                s3 += ai[p + 3] * bj[p + 3];
+            }
+            for (; p < k; p++) s0 += ai[p] * bj[p];
+            R[i + j * m] = (s0 + s1) + (s2 + s3);
+        }
+        free(bj);
+    }
+    free(At);
+}
+
+/* Accuracy (seed 002 eq. 6) against FP64: every sm90 method no worse than
+ * cuBLAS SGEMM (NATIVE_FP32, pedantic) on the same inputs; SHGEMM against
+ * A * fp16(B) and SGEMM on those inputs. The mma.sync path's error is
+ * printed beside it. */
+TEST(gpu_sm90_accuracy_vs_sgemm) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    static const int64_t shapes[][3] = {{256, 256, 8192}, {512, 512, 8192}, {1024, 1024, 8192},
+                                        {256, 256, 65536}};
+    for (int si = 0; si < 4; si++) {
+        const int64_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+        float *A = malloc(sizeof(float) * m * k), *B = malloc(sizeof(float) * k * n);
+        float *Bh = malloc(sizeof(float) * k * n), *C = malloc(sizeof(float) * m * n);
+        uint16_t *B16 = malloc(sizeof(uint16_t) * k * n);
+        double *R = malloc(sizeof(double) * m * n), *Rh = malloc(sizeof(double) * m * n);
+        gt_uniform(71 + si, -1, 1, m * k, A);
+        gt_uniform(81 + si, -1, 1, k * n, B);
+        for (int64_t i = 0; i < k * n; i++) {
+            B16[i] = tcnla_f32_to_f16(B[i], TCNLA_ROUND_RN);
+            Bh[i] = tcnla_f16_to_f32(B16[i]);
+        }
+        s9_ref(m, n, k, A, B, R);
+        s9_ref(m, n, k, A, Bh, Rh);
+        CHECK(gt_gemm(g, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, NULL,
+                      k, 0, C, m) == 0);
+        double e32 = gt_rel_err(C, m, R, m, n);
+        CHECK(gt_gemm(g, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, Bh,
+                      NULL, k, 0, C, m) == 0);
+        double eh32 = gt_rel_err(C, m, Rh, m, n);
+        printf("    m=n=%lld k=%lld: sgemm %.3e (A*fp16(B): %.3e)\n", (long long)m, (long long)k,
+               e32, eh32);
+        for (int mi = 0; mi < NS9; mi++) {
+            tcnla_gemm_method_t meth = s9_methods[mi];
+            const int sh = s9_is_sh(meth);
+            double e[2];
+            for (int path = 0; path < 2; path++) {
+                mma_path(path);
+                CHECK(gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, sh ? NULL : B,
+                              sh ? B16 : NULL, k, 0, C, m) == 0);
+                e[path] = gt_rel_err(C, m, sh ? Rh : R, m, n);
+            }
+            mma_path(0);
+            double ref = sh ? eh32 : e32;
+            printf("      %-12s sm90 %.3e (x%.2f)  mma.sync %.3e (x%.2f)\n",
+                   tcnla_gemm_method_name(meth), e[0], e[0] / ref, e[1], e[1] / ref);
+            CHECK_MSG(e[0] <= ref, "%s k=%lld: %.3e vs sgemm %.3e", tcnla_gemm_method_name(meth),
+                      (long long)k, e[0], ref);
+        }
+        free(A), free(B), free(Bh), free(C), free(B16), free(R), free(Rh);
+    }
+    tcnla_destroy(g);
+}
