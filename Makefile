@@ -44,7 +44,7 @@ TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(sort $(wildcard tests/*.c))
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 GTEST_SRC := $(sort $(wildcard tests/gpu/*.c))
-GTEST_OBJ := $(GTEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/runner.o
+GTEST_OBJ := $(GTEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/runner.o $(BUILD)/obj/tests/util.o
 
 .PHONY: all lib test test-gpu bench demo deps clean
 all: lib $(BUILD)/tcnla $(BUILD)/run_tests

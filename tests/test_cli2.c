@@ -2,6 +2,7 @@
  * statuses, small runs on the CPU backend, a gen -> rsvd -> numpy round trip,
  * and malformed input files fed to rsvd and lra. */
 #include "test.h"
+#include "util.h"
 
 #include <dirent.h>
 #include <stdint.h>
@@ -12,35 +13,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static const char *bin(void) {
-    const char *b = getenv("TCNLA_BIN");
-    return b ? b : "./build/tcnla";
-}
-
-static int have_bin(void) {
-    FILE *f = fopen(bin(), "rb");
-    if (!f) return 0;
-    fclose(f);
-    return 1;
-}
-
-/* Runs `tcnla ARGS`, captures stdout+stderr into out, returns exit status. */
-static int run(const char *args, char *out, size_t len) {
-    char cmd[2048];
-    snprintf(cmd, sizeof cmd, "%s %s 2>&1", bin(), args);
-    FILE *p = popen(cmd, "r");
-    if (!p) return -1;
-    size_t n = fread(out, 1, len - 1, p);
-    out[n] = 0;
-    int st = pclose(p);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 /* Runs `tcnla ARGS` with stdout discarded and stderr captured into err;
  * returns the exit status, or -1 - signal when killed by a signal. */
 static int run_stderr(const char *args, const char *errfile, char *err, size_t len) {
     char cmd[8192];
-    snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>%s", bin(), args, errfile);
+    snprintf(cmd, sizeof cmd, "%s %s >/dev/null 2>%s", tu_bin(), args, errfile);
     FILE *p = popen(cmd, "r");
     if (!p) return -1;
     int st = pclose(p);
@@ -98,25 +75,25 @@ static char buf[1 << 16];
 /* ------------------------------------------------------------ help, usage */
 
 TEST(cli2_help_shows_defaults) {
-    if (!have_bin()) SKIP("build/tcnla not built");
-    CHECK_EQ_INT(run("--help", buf, sizeof buf), 0);
+    if (!tu_have_bin()) SKIP("build/tcnla not built");
+    CHECK_EQ_INT(tu_run("--help", buf, sizeof buf), 0);
     CHECK(strstr(buf, "lra") && strstr(buf, "hosvd") && strstr(buf, "gen"));
-    CHECK_EQ_INT(run("lra --help", buf, sizeof buf), 0);
+    CHECK_EQ_INT(tu_run("lra --help", buf, sizeof buf), 0);
     CHECK(strstr(buf, "[2048 2048]") && strstr(buf, "[64]") && strstr(buf, "[10]") &&
           strstr(buf, "[16_32 on a GPU, none on the CPU]") && strstr(buf, "[native_fp32]") &&
           strstr(buf, "[cholqr_fp64]") && strstr(buf, "[= --rank]") && strstr(buf, "--no-refine") &&
           strstr(buf, "--recompress") && strstr(buf, "--no-baseline") && strstr(buf, "_X.npy"));
-    CHECK_EQ_INT(run("hosvd --help", buf, sizeof buf), 0);
+    CHECK_EQ_INT(tu_run("hosvd --help", buf, sizeof buf), 0);
     CHECK(strstr(buf, "[256,256,256]") && strstr(buf, "[32,32,32]") && strstr(buf, "[4]") &&
           strstr(buf, "[cholqr2_fp64]") && strstr(buf, "[fp16]") &&
           strstr(buf, "no tensor file input"));
-    CHECK_EQ_INT(run("gen --help", buf, sizeof buf), 0);
+    CHECK_EQ_INT(tu_run("gen --help", buf, sizeof buf), 0);
     CHECK(strstr(buf, "--output") && strstr(buf, "[exp]") && strstr(buf, "[512 512]") &&
           strstr(buf, "[32, or min(m, n) when smaller]") && strstr(buf, "--double"));
 }
 
 TEST(cli2_bad_options_exit_2) {
-    if (!have_bin()) SKIP("build/tcnla not built");
+    if (!tu_have_bin()) SKIP("build/tcnla not built");
     static const char *bad[] = {
         "lra --rank 0",
         "lra --rank",
@@ -147,7 +124,7 @@ TEST(cli2_bad_options_exit_2) {
         "gen --output",
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
-        int st = run(bad[k], buf, sizeof buf);
+        int st = tu_run(bad[k], buf, sizeof buf);
         CHECK_MSG(st == 2, "'tcnla %s' exited %d, expected 2: %s", bad[k], st, buf);
         CHECK_MSG(strstr(buf, "tcnla"), "'tcnla %s': no message", bad[k]);
     }
@@ -159,9 +136,9 @@ TEST(cli2_bad_options_exit_2) {
 /* ------------------------------------------------------------ small runs */
 
 TEST(cli2_lra_small_runs) {
-    if (!have_bin()) SKIP("build/tcnla not built");
+    if (!tu_have_bin()) SKIP("build/tcnla not built");
     /* exactly rank 8: FP32-level error, refined output rank 3k */
-    CHECK_EQ_INT(run("lra --backend cpu --m 200 --n 150 --rank 8 --json", buf, sizeof buf), 0);
+    CHECK_EQ_INT(tu_run("lra --backend cpu --m 200 --n 150 --rank 8 --json", buf, sizeof buf), 0);
     CHECK(buf[0] == '{' && strstr(buf, "\"command\":\"lra\"") && strstr(buf, "\"tgemm\":\"none\""));
     double e = jnum(buf, "rel_error"), eb = jnum(buf, "fp32_rel_error");
     CHECK_MSG(e > 0 && e < 1e-5, "rel_error %g", e);
@@ -169,35 +146,35 @@ TEST(cli2_lra_small_runs) {
     CHECK_EQ_INT(jnum(buf, "out_rank"), 24);
     CHECK(jnum(buf, "seconds") > 0 && jnum(buf, "fp32_seconds") > 0 && jnum(buf, "speedup") > 0);
     /* recompressed to rank k, with noise: the error is the noise level */
-    CHECK_EQ_INT(run("lra --backend cpu --m 200 --n 150 --rank 8 --recompress --noise 1e-2 "
+    CHECK_EQ_INT(tu_run("lra --backend cpu --m 200 --n 150 --rank 8 --recompress --noise 1e-2 "
                      "--no-baseline --json", buf, sizeof buf), 0);
     e = jnum(buf, "rel_error");
     CHECK_EQ_INT(jnum(buf, "out_rank"), 8);
     CHECK_MSG(e > 5e-3 && e < 1.5e-2, "rel_error %g with 1e-2 noise", e);
     CHECK(jnum(buf, "fp32_seconds") < 0);
     /* the Tensor Core model, asked for explicitly: refinement recovers FP32 accuracy */
-    CHECK_EQ_INT(run("lra --backend cpu --m 120 --n 100 --rank 6 --tgemm 16_32 --orth cholqr2_fp64 "
+    CHECK_EQ_INT(tu_run("lra --backend cpu --m 120 --n 100 --rank 6 --tgemm 16_32 --orth cholqr2_fp64 "
                      "--json", buf, sizeof buf), 0);
     e = jnum(buf, "rel_error");
     CHECK(strstr(buf, "\"tgemm\":\"16_32\"") && strstr(buf, "\"orth\":\"cholqr2_fp64\""));
     CHECK_MSG(e > 0 && e < 1e-5, "16_32 refined rel_error %g", e);
     /* without refinement, FP16 inputs: about FP16's unit roundoff */
-    CHECK_EQ_INT(run("lra --backend cpu --m 120 --n 100 --rank 6 --tgemm 16_16 --no-refine --json",
+    CHECK_EQ_INT(tu_run("lra --backend cpu --m 120 --n 100 --rank 6 --tgemm 16_16 --no-refine --json",
                      buf, sizeof buf), 0);
     e = jnum(buf, "rel_error");
     CHECK_MSG(e > 1e-5 && e < 1e-2, "16_16 unrefined rel_error %g", e);
     CHECK_EQ_INT(jnum(buf, "out_rank"), 6);
     /* text report; --gemm alone selects tgemm none */
-    CHECK_EQ_INT(run("lra --backend cpu --m 100 --n 90 --rank 5 --gemm tcec_tf32", buf, sizeof buf), 0);
+    CHECK_EQ_INT(tu_run("lra --backend cpu --m 100 --n 90 --rank 5 --gemm tcec_tf32", buf, sizeof buf), 0);
     CHECK(strstr(buf, "tgemm none (products: tcec_tf32)") && strstr(buf, "speedup"));
     /* too large a rank for the matrix: bad input */
-    CHECK_EQ_INT(run("lra --backend cpu --m 40 --n 30 --rank 12", buf, sizeof buf), 1);
+    CHECK_EQ_INT(tu_run("lra --backend cpu --m 40 --n 30 --rank 12", buf, sizeof buf), 1);
     CHECK(strstr(buf, "exceeds min(m, n)"));
 }
 
 TEST(cli2_hosvd_small_runs) {
-    if (!have_bin()) SKIP("build/tcnla not built");
-    CHECK_EQ_INT(run("hosvd --backend cpu --dims 24,20,16 --ranks 6,5,4 --pad 1 --json", buf,
+    if (!tu_have_bin()) SKIP("build/tcnla not built");
+    CHECK_EQ_INT(tu_run("hosvd --backend cpu --dims 24,20,16 --ranks 6,5,4 --pad 1 --json", buf,
                      sizeof buf), 0);
     CHECK(buf[0] == '{' && strstr(buf, "\"dims\":[24,20,16]") && strstr(buf, "\"ranks\":[6,5,4]"));
     double e = jnum(buf, "rel_error"), eb = jnum(buf, "fp32_rel_error");
@@ -205,26 +182,26 @@ TEST(cli2_hosvd_small_runs) {
     CHECK_MSG(eb > 0 && eb < 1e-5, "fp32_rel_error %g", eb);
     CHECK(jnum(buf, "seconds") > 0 && jnum(buf, "speedup") > 0);
     /* Tensor Core methods on the model, order 4 */
-    CHECK_EQ_INT(run("hosvd --backend cpu --dims 10,9,8,7 --ranks 4,4,3,3 --pad 1 --proj "
+    CHECK_EQ_INT(tu_run("hosvd --backend cpu --dims 10,9,8,7 --ranks 4,4,3,3 --pad 1 --proj "
                      "shgemm_fp16 --gemm tcec_tf32 --orth householder --json", buf, sizeof buf), 0);
     e = jnum(buf, "rel_error");
     CHECK(strstr(buf, "\"proj\":\"shgemm_fp16\"") && strstr(buf, "\"order\":4"));
     CHECK_MSG(e > 0 && e < 1e-5, "order-4 rel_error %g", e);
     /* ranks below the tensor's multilinear rank: a real truncation error */
-    CHECK_EQ_INT(run("hosvd --backend cpu --dims 20,20,20 --ranks 8,8,8 --pad 0 --no-baseline",
+    CHECK_EQ_INT(tu_run("hosvd --backend cpu --dims 20,20,20 --ranks 8,8,8 --pad 0 --no-baseline",
                      buf, sizeof buf), 0);
     CHECK(strstr(buf, "||A - core x Q||_F / ||A||_F") && !strstr(buf, "speedup"));
 }
 
 TEST(cli2_gen_kinds) {
-    if (!have_bin()) SKIP("build/tcnla not built");
+    if (!tu_have_bin()) SKIP("build/tcnla not built");
     char dir[64], args[512];
     REQUIRE(tmp_dir(dir, sizeof dir));
     static const char *kinds[] = {"exp", "linear", "poly", "cauchy", "lowrank"};
     for (int k = 0; k < 5; k++) {
         snprintf(args, sizeof args, "gen --kind %s --m 60 --n 40 --rank 5 --output %s/%s.npy --json",
                  kinds[k], dir, kinds[k]);
-        CHECK_EQ_INT(run(args, buf, sizeof buf), 0);
+        CHECK_EQ_INT(tu_run(args, buf, sizeof buf), 0);
         CHECK(strstr(buf, "\"command\":\"gen\"") && strstr(buf, "\"m\":60"));
         double opt = jnum(buf, "optimal_rel_residual");
         if (k < 3) CHECK_MSG(opt > 0 && opt < 1, "%s: optimal %g", kinds[k], opt);
@@ -233,22 +210,22 @@ TEST(cli2_gen_kinds) {
         /* what gen writes, rsvd reads */
         snprintf(args, sizeof args, "rsvd --backend cpu --input %s/%s.npy --rank 5 --oversampling 5 "
                  "--no-baseline --json", dir, kinds[k]);
-        CHECK_EQ_INT(run(args, buf, sizeof buf), 0);
+        CHECK_EQ_INT(tu_run(args, buf, sizeof buf), 0);
         CHECK(strstr(buf, "\"m\":60,\"n\":40"));
     }
     /* large: the level-3 generator; float64 */
     snprintf(args, sizeof args, "gen --m 1500 --n 300 --rank 10 --double --output %s/big.npy", dir);
-    CHECK_EQ_INT(run(args, buf, sizeof buf), 0);
+    CHECK_EQ_INT(tu_run(args, buf, sizeof buf), 0);
     CHECK(strstr(buf, "1500 x 300 float64") && strstr(buf, "svd_fast") &&
           strstr(buf, "relative 1.000000e-03"));
     /* the default rank shrinks to a small matrix; cauchy has no rank */
     snprintf(args, sizeof args, "gen --m 10 --n 12 --output %s/small.npy --json", dir);
-    CHECK_EQ_INT(run(args, buf, sizeof buf), 0);
+    CHECK_EQ_INT(tu_run(args, buf, sizeof buf), 0);
     CHECK(strstr(buf, "\"rank\":10"));
     snprintf(args, sizeof args, "gen --kind cauchy --m 10 --n 12 --rank 50 --output %s/c.npy", dir);
-    CHECK_EQ_INT(run(args, buf, sizeof buf), 0);
+    CHECK_EQ_INT(tu_run(args, buf, sizeof buf), 0);
     snprintf(args, sizeof args, "gen --output %s/nodir/x.npy", dir);
-    CHECK_EQ_INT(run(args, buf, sizeof buf), 1);
+    CHECK_EQ_INT(tu_run(args, buf, sizeof buf), 1);
     rm_dir(dir);
 }
 
@@ -265,25 +242,25 @@ static const char *python_with_numpy(void) {
 }
 
 TEST(cli2_gen_rsvd_lra_numpy_round_trip) {
-    if (!have_bin()) SKIP("build/tcnla not built");
+    if (!tu_have_bin()) SKIP("build/tcnla not built");
     const char *py = python_with_numpy();
     if (!py) SKIP("python3 with numpy not found");
     char dir[64], args[1024], cmd[2048], line[512];
     REQUIRE(tmp_dir(dir, sizeof dir));
     snprintf(args, sizeof args, "gen --kind exp --m 120 --n 80 --rank 8 --output %s/A.npy --json",
              dir);
-    REQUIRE(run(args, buf, sizeof buf) == 0);
+    REQUIRE(tu_run(args, buf, sizeof buf) == 0);
     const double opt = jnum(buf, "optimal_rel_residual");
     REQUIRE(opt > 0 && opt < 1);
     snprintf(args, sizeof args, "rsvd --input %s/A.npy --backend cpu --rank 8 --output %s/r", dir,
              dir);
-    CHECK_EQ_INT(run(args, buf, sizeof buf), 0);
+    CHECK_EQ_INT(tu_run(args, buf, sizeof buf), 0);
     snprintf(args, sizeof args, "gen --kind lowrank --m 90 --n 70 --rank 4 --double "
              "--output %s/L.npy", dir);
-    CHECK_EQ_INT(run(args, buf, sizeof buf), 0);
+    CHECK_EQ_INT(tu_run(args, buf, sizeof buf), 0);
     snprintf(args, sizeof args, "lra --input %s/L.npy --backend cpu --rank 4 --recompress "
              "--output %s/l", dir, dir);
-    CHECK_EQ_INT(run(args, buf, sizeof buf), 0);
+    CHECK_EQ_INT(tu_run(args, buf, sizeof buf), 0);
     static const char script[] =
         "import sys, os, numpy as np\n"
         "d, opt = sys.argv[1], float(sys.argv[2])\n"
@@ -411,7 +388,7 @@ static int write_malformed(const char *dir, char names[][64], int max) {
 }
 
 TEST(cli2_malformed_inputs_exit_1_with_one_line) {
-    if (!have_bin()) SKIP("build/tcnla not built");
+    if (!tu_have_bin()) SKIP("build/tcnla not built");
     char dir[64], names[64][64], args[4608], errfile[256], err[8192];
     REQUIRE(tmp_dir(dir, sizeof dir));
     const int n = write_malformed(dir, names, 64);

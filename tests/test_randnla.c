@@ -3,6 +3,7 @@
 #include "tcnla.h"
 #include "test.h"
 #include "testmat/testmat.h"
+#include "util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -62,17 +63,6 @@ TEST(random_fill_distributions_have_their_moments) {
     tcnla_destroy(h);
 }
 
-static double orth_defect(const float *Q, int m, int n) {
-    double worst = 0;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++) {
-            double s = 0;
-            for (int p = 0; p < m; p++) s += (double)Q[p + i * m] * Q[p + j * m];
-            worst = fmax(worst, fabs(s - (i == j)));
-        }
-    return worst;
-}
-
 TEST(orth_all_methods_orthonormal_and_qr_equals_y) {
     tcnla_handle_t h = cpu();
     enum { M = 300, N = 24 };
@@ -85,7 +75,7 @@ TEST(orth_all_methods_orthonormal_and_qr_equals_y) {
         int st = tcnla_orthonormalize(h, (tcnla_orth_t)meth, TCNLA_BREAKDOWN_ERROR, M, N, Y, M, R, N, &used);
         REQUIRE(st == 0);
         CHECK(used == (tcnla_orth_t)meth);
-        double d = orth_defect(Y, M, N);
+        double d = tu_orth_defect(Y, M, N);
         CHECK_MSG(d < (meth == TCNLA_ORTH_CHOLQR_FP32 ? 1e-4 : 2e-6), "method %d: |Q^TQ - I| = %.2e", meth, d);
         double worst = 0, nrm = 0;
         for (int j = 0; j < N; j++)

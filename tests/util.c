@@ -1,7 +1,9 @@
 #include "util.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <sys/wait.h>
 
 double tu_rel_err(const float *C, int64_t ldc, const double *R, int64_t m, int64_t n) {
     double num = 0, den = 0;
@@ -44,4 +46,38 @@ int tu_method_err(tcnla_handle_t h, tcnla_gemm_method_t method, int64_t m, int64
     free(C);
     free(R);
     return st;
+}
+
+const char *tu_bin(void) {
+    const char *b = getenv("TCNLA_BIN");
+    return b ? b : "./build/tcnla";
+}
+
+int tu_have_bin(void) {
+    FILE *f = fopen(tu_bin(), "rb");
+    if (!f) return 0;
+    fclose(f);
+    return 1;
+}
+
+int tu_run(const char *args, char *out, size_t len) {
+    char cmd[4096];
+    snprintf(cmd, sizeof cmd, "%s %s 2>&1", tu_bin(), args);
+    FILE *p = popen(cmd, "r");
+    if (!p) return -1;
+    size_t n = fread(out, 1, len - 1, p);
+    out[n] = 0;
+    int st = pclose(p);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+double tu_orth_defect(const float *Q, int m, int n) {
+    double worst = 0;
+    for (int i = 0; i < n; i++)
+        for (int j = 0; j < n; j++) {
+            double s = 0;
+            for (int p = 0; p < m; p++) s += (double)Q[p + i * m] * Q[p + j * m];
+            worst = fmax(worst, fabs(s - (i == j)));
+        }
+    return worst;
 }

@@ -2,6 +2,7 @@
 #ifndef TCNLA_TEST_UTIL_H
 #define TCNLA_TEST_UTIL_H
 #include "tcnla.h"
+#include <stddef.h>
 #include <stdint.h>
 
 /* Relative Frobenius error of an m x n FP32 matrix (leading dim ldc) against
@@ -15,4 +16,12 @@ void tu_ref_gemm(tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n, int64_t k, 
  * CPU backend, A m x k and B k x n given column-major. Returns the status. */
 int tu_method_err(tcnla_handle_t h, tcnla_gemm_method_t method, int64_t m, int64_t n, int64_t k,
                   const float *A, const float *B, double *err, double *err_native);
+/* The tcnla binary under test: $TCNLA_BIN or ./build/tcnla; 1 if it exists. */
+const char *tu_bin(void);
+int tu_have_bin(void);
+/* Runs `tcnla ARGS`, captures stdout+stderr into out (len bytes), returns the
+ * exit status (-1 when it did not exit normally). */
+int tu_run(const char *args, char *out, size_t len);
+/* max |Q^T Q - I| of an m x n matrix (leading dimension m). */
+double tu_orth_defect(const float *Q, int m, int n);
 #endif

@@ -4,6 +4,7 @@
 #include "tcnla.h"
 #include "../test.h"
 #include "testmat/testmat.h"
+#include "../util.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -60,17 +61,6 @@ TEST(gpu_random_fill_matches_cpu_bits) {
     tcnla_destroy(g), tcnla_destroy(c);
 }
 
-static double orth_defect(const float *Q, int m, int n) {
-    double worst = 0;
-    for (int i = 0; i < n; i++)
-        for (int j = 0; j < n; j++) {
-            double s = 0;
-            for (int p = 0; p < m; p++) s += (double)Q[p + i * m] * Q[p + j * m];
-            worst = fmax(worst, fabs(s - (i == j)));
-        }
-    return worst;
-}
-
 TEST(gpu_orth_methods_and_breakdown) {
     tcnla_handle_t g = gpu();
     if (!g) SKIP("no GPU");
@@ -85,7 +75,7 @@ TEST(gpu_orth_methods_and_breakdown) {
         CHECK_MSG(st == 0, "method %d: %s", meth, tcnla_strerror(st));
         to_host(g, Y, dY, M * N);
         to_host(g, Rh, dR, N * N);
-        double d = orth_defect(Y, M, N);
+        double d = tu_orth_defect(Y, M, N);
         CHECK_MSG(d < (meth == TCNLA_ORTH_CHOLQR_FP32 ? 1e-4 : 2e-6), "method %d: |Q^TQ - I| = %.2e", meth, d);
         double worst = 0;
         for (int j = 0; j < N; j++)
