@@ -123,3 +123,10 @@ $(BUILD)/bench_lra: $(BUILD)/obj/bench/lra.o $(BUILD)/libtcnla.a
 bench: $(BUILD)/bench_hosvd
 $(BUILD)/bench_hosvd: $(BUILD)/obj/bench/hosvd.o $(BUILD)/libtcnla.a
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/hosvd.o $(BUILD)/libtcnla.a $(LDLIBS)
+
+# Issue 5 (Ozaki scheme on the GPU): build/bench_ozaki runs seed 004 Table 1
+# (cuBLAS DGEMM, cuBLAS fixed-point emulation, OZAKI_FP16 / OZAKI_INT8 in DP
+# and CR modes, phi = 0.1, 1, 2) and appends to bench/results/ozaki.csv;
+# bench/plot_ozaki.py draws bench/results/ozaki.png. Needs CUDA=1 and a GPU.
+$(BUILD)/bench_ozaki: $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla.a
+	$(CC) -o $@ $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla.a $(LDLIBS)

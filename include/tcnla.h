@@ -193,6 +193,10 @@ TCNLA_API tcnla_ozaki_opts_t tcnla_ozaki_opts_default(void);
 TCNLA_API int tcnla_set_ozaki_opts(tcnla_handle_t handle, const tcnla_ozaki_opts_t *opts);
 TCNLA_API int tcnla_get_ozaki_opts(tcnla_handle_t handle, tcnla_ozaki_opts_t *opts);
 
+/* The slice counts of the handle's last Ozaki product: d (the slice count of
+ * the plan), and the slices actually used for A and for B (any may be NULL). */
+TCNLA_API int tcnla_ozaki_last_slices(tcnla_handle_t handle, int *d, int *slices_a, int *slices_b);
+
 /* C = alpha * op(A) * op(B) + beta * C in FP64. method: NATIVE_FP64 (BLAS
  * dgemm / cuBLAS DGEMM), OZAKI_FP16, OZAKI_INT8, or DEFAULT (= NATIVE_FP64). */
 TCNLA_API int tcnla_dgemm(tcnla_handle_t handle, tcnla_gemm_method_t method, tcnla_op_t transa,

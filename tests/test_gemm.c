@@ -195,6 +195,8 @@ TEST(gemm_default_method_comes_from_handle) {
     CHECK(tcnla_sgemm(h, TCNLA_GEMM_DEFAULT, TCNLA_OP_N, TCNLA_OP_N, 16, 16, 16, 1, A, 16, B, 16,
                       0, C, 16) == 0);
     CHECK(tcnla_last_method(h, &used) == 0 && used == TCNLA_GEMM_OZAKI_INT8);
+    int d = 0, sa = 0, sb = 0;
+    CHECK(tcnla_ozaki_last_slices(h, &d, &sa, &sb) == 0 && d >= 1 && sa >= 1 && sb >= 1);
     tcnla_destroy(h);
 }
 

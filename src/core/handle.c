@@ -326,6 +326,14 @@ int tcnla_set_ozaki_opts(tcnla_handle_t h, const tcnla_ozaki_opts_t *o) {
     return TCNLA_SUCCESS;
 }
 
+int tcnla_ozaki_last_slices(tcnla_handle_t h, int *d, int *slices_a, int *slices_b) {
+    if (!h) return -1;
+    if (d) *d = h->ozaki_slices[0];
+    if (slices_a) *slices_a = h->ozaki_slices[1];
+    if (slices_b) *slices_b = h->ozaki_slices[2];
+    return TCNLA_SUCCESS;
+}
+
 int tcnla_get_ozaki_opts(tcnla_handle_t h, tcnla_ozaki_opts_t *o) {
     if (!h) return -1;
     if (!o) return -2;

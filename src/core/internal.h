@@ -21,6 +21,7 @@ struct tcnla_handle_s {
     size_t host_ws_bytes;
     struct tn_cuda_ctx *cuda;         /* NULL on the CPU backend */
     tcnla_ozaki_opts_t ozaki;         /* options of the Ozaki scheme */
+    int ozaki_slices[3];              /* the last Ozaki product: d, slices of A, slices of B */
     struct {                          /* sizes of live tcnla_malloc blocks (open addressing) */
         void **keys;
         size_t *sizes;
@@ -111,6 +112,14 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
                  int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                  const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
                  int64_t ldc);
+/* Ozaki scheme on the CUDA backend (src/gemm/cuda/ozaki_cuda.c), device
+ * operands, m, n > 0, after argument checking: method OZAKI_FP16 / OZAKI_INT8
+ * (or NATIVE_FP64: cuBLAS DGEMM). out_prec 64: A, B, C are FP64 (tcnla_dgemm);
+ * 32: FP32 (tcnla_sgemm; widened on the device, C rounded once). Bitwise the
+ * result of tn_cpu_ozaki on the same data and options. */
+int tn_cuda_ozaki(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+                  int64_t m, int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
+                  const void *B, int64_t ldb, double beta, void *C, int64_t ldc, int out_prec);
 #endif
 
 /* BLAS / LAPACK (Fortran interface, 32-bit integers). */

@@ -66,7 +66,15 @@ static int gemm_common(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t 
         return TCNLA_SUCCESS;
     }
     if (method == TCNLA_GEMM_OZAKI_FP16 || method == TCNLA_GEMM_OZAKI_INT8) {
-        if (h->backend != TCNLA_BACKEND_CPU || B16) return TCNLA_ERR_NOT_SUPPORTED;
+        if (B16) return TCNLA_ERR_NOT_SUPPORTED;
+#ifdef TCNLA_HAVE_CUDA
+        if (h->backend == TCNLA_BACKEND_CUDA) {
+            h->last_method = method; /* changed when it falls back to FP64 */
+            return tn_cuda_ozaki(h, method, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta,
+                                 C, ldc, 32);
+        }
+#endif
+        if (h->backend != TCNLA_BACKEND_CPU) return TCNLA_ERR_NOT_SUPPORTED;
         return ozaki_sgemm_cpu(h, method, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
                                ldc);
     }
@@ -115,7 +123,14 @@ int tcnla_dgemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa,
         method != TCNLA_GEMM_OZAKI_INT8)
         return -2;
     if (m == 0 || n == 0) return TCNLA_SUCCESS;
-    if (h->backend != TCNLA_BACKEND_CPU) return TCNLA_ERR_NOT_SUPPORTED; /* CUDA: not yet */
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) { /* Ozaki kernels or cuBLAS DGEMM */
+        h->last_method = method;
+        return tn_cuda_ozaki(h, method, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                             ldc, 64);
+    }
+#endif
+    if (h->backend != TCNLA_BACKEND_CPU) return TCNLA_ERR_NOT_SUPPORTED;
     if (k == 0 || alpha == 0.0) { /* C = beta * C; C not read when beta == 0 */
         for (int64_t j = 0; j < n; j++)
             for (int64_t i = 0; i < m; i++)

@@ -489,6 +489,8 @@ int tn_cpu_ozaki(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
 
     tn_ozaki_plan_t pl;
     int st = tn_ozaki_plan(h, method, ta, tb, m, n, k, A, lda, B, ldb, out_prec, &pl);
+    if (st == TCNLA_SUCCESS)
+        h->ozaki_slices[0] = pl.d, h->ozaki_slices[1] = pl.smax_a, h->ozaki_slices[2] = pl.smax_b;
     if (st) return st;
 
     /* blocking in m and n for the workspace cap (whole rows / columns) */

@@ -1,0 +1,214 @@
+/* bench_ozaki: seed 004 Table 1 on the GPU in one run (issue 5).
+ *
+ * For every n and phi: A, B (n x n, op N) from tn_rand_phi (seed 004
+ * section 5.1), then cuBLAS DGEMM, cuBLAS fixed-point emulation
+ * (CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT, EAGER strategy), tcnla_dgemm
+ * with OZAKI_FP16 and OZAKI_INT8 in DP and CR modes (fast mode on, the
+ * library default). Time: median of timed runs (after one warm-up) of the
+ * whole call, host-synchronised, including the plan and splits;
+ * TFLOP/s = 2 n^3 / time. Errors |C - R| / |R| over a sample of
+ * rows x cols elements, R the exact product correctly rounded (the CPU CR
+ * mode of tn_cpu_ozaki on the sampled rows and columns).
+ * Rows gpu,method,mode,phi,m,n,k,slices,seconds,tflops,max_rel_err,
+ * median_rel_err are appended to the CSV.
+ *   build/bench_ozaki [--sizes 4096,8192] [--phis 0.1,1,2] [--reps 3]
+ *                     [--sample 32] [--out bench/results/ozaki.csv] */
+#include "random/phi.h"
+#include "tcnla.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#ifdef TCNLA_HAVE_CUDA
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+
+static double now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return t.tv_sec + 1e-9 * t.tv_nsec;
+}
+static int cmpd(const void *a, const void *b) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+typedef struct {
+    const char *name, *mode;
+    int kind; /* 0 cublas dgemm, 1 cublas emulated, 2 tcnla ozaki */
+    tcnla_gemm_method_t meth;
+    tcnla_ozaki_mode_t omode;
+} meth_t;
+
+static int parse_list(const char *s, double *out, int max) {
+    int n = 0;
+    while (*s && n < max) {
+        char *e;
+        out[n++] = strtod(s, &e);
+        if (*e != ',') break;
+        s = e + 1;
+    }
+    return n;
+}
+
+int main(int argc, char **argv) {
+    double sizes[8] = {4096, 8192}, phis[8] = {0.1, 1, 2};
+    int nsz = 2, nphi = 3, reps = 3, sample = 32;
+    const char *out = "bench/results/ozaki.csv";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--sizes") && i + 1 < argc) nsz = parse_list(argv[++i], sizes, 8);
+        else if (!strcmp(argv[i], "--phis") && i + 1 < argc) nphi = parse_list(argv[++i], phis, 8);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--sample") && i + 1 < argc) sample = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+        else {
+            printf("usage: %s [--sizes N,..] [--phis P,..] [--reps R] [--sample S] [--out CSV]\n",
+                   argv[0]);
+            return strcmp(argv[i], "--help") ? 2 : 0;
+        }
+    }
+    tcnla_handle_t g = NULL, c = NULL;
+    if (tcnla_create(&g, TCNLA_BACKEND_CUDA) || tcnla_create(&c, TCNLA_BACKEND_CPU)) {
+        fprintf(stderr, "no CUDA handle\n");
+        return 1;
+    }
+    char gpu[256];
+    tcnla_device_name(g, gpu, sizeof gpu);
+    for (char *p = gpu; *p; p++)
+        if (*p == ',') *p = ' ';
+    cublasHandle_t cb;
+    if (cublasCreate(&cb) != CUBLAS_STATUS_SUCCESS) return 1;
+    FILE *f = fopen(out, "a");
+    if (!f) {
+        perror(out);
+        return 1;
+    }
+    fseek(f, 0, SEEK_END);
+    if (ftell(f) == 0)
+        fprintf(f, "gpu,method,mode,phi,m,n,k,slices,seconds,tflops,max_rel_err,median_rel_err\n");
+    const meth_t ms[] = {
+        {"cublas_dgemm", "-", 0, TCNLA_GEMM_NATIVE_FP64, TCNLA_OZAKI_DP},
+        {"cublas_fixedpoint_emu", "-", 1, TCNLA_GEMM_NATIVE_FP64, TCNLA_OZAKI_DP},
+        {"ozaki_fp16", "DP", 2, TCNLA_GEMM_OZAKI_FP16, TCNLA_OZAKI_DP},
+        {"ozaki_fp16", "CR", 2, TCNLA_GEMM_OZAKI_FP16, TCNLA_OZAKI_CR},
+        {"ozaki_int8", "DP", 2, TCNLA_GEMM_OZAKI_INT8, TCNLA_OZAKI_DP},
+        {"ozaki_int8", "CR", 2, TCNLA_GEMM_OZAKI_INT8, TCNLA_OZAKI_CR}};
+    const int nm = (int)(sizeof ms / sizeof ms[0]);
+    printf("%-22s %-3s %5s %6s %6s %10s %8s %10s %10s\n", "method", "md", "phi", "n", "slices",
+           "seconds", "TFLOP/s", "max_rel", "med_rel");
+    for (int si = 0; si < nsz; si++) {
+        const int64_t n = (int64_t)sizes[si];
+        const size_t nn = (size_t)n * (size_t)n;
+        double *A = malloc(8 * nn), *B = malloc(8 * nn), *C = malloc(8 * nn);
+        void *dA, *dB, *dC;
+        if (!A || !B || !C || tcnla_malloc(g, &dA, 8 * nn) || tcnla_malloc(g, &dB, 8 * nn) ||
+            tcnla_malloc(g, &dC, 8 * nn)) {
+            fprintf(stderr, "out of memory at n = %lld\n", (long long)n);
+            return 1;
+        }
+        const int S = (int)(sample < n ? sample : n);
+        double *As = malloc(8 * (size_t)S * n), *Bs = malloc(8 * (size_t)S * n);
+        double *R = malloc(8 * (size_t)S * S), *err = malloc(8 * (size_t)S * S);
+        int64_t *ri = malloc(8 * (size_t)S), *cj = malloc(8 * (size_t)S);
+        for (int t = 0; t < S; t++) ri[t] = ((int64_t)t * n / S + 7) % n, cj[t] = ((int64_t)t * n / S + 3) % n;
+        for (int pi = 0; pi < nphi; pi++) {
+            const double phi = phis[pi];
+            tn_rand_phi(1000 + (uint64_t)si, 1, phi, (int64_t)nn, A);
+            tn_rand_phi(1000 + (uint64_t)si, 2, phi, (int64_t)nn, B);
+            tcnla_memcpy(g, dA, A, 8 * nn, TCNLA_MEMCPY_HOST_TO_HANDLE);
+            tcnla_memcpy(g, dB, B, 8 * nn, TCNLA_MEMCPY_HOST_TO_HANDLE);
+            /* exact reference on the sample: CPU CR mode */
+            for (int t = 0; t < S; t++)
+                for (int64_t l = 0; l < n; l++) {
+                    As[t + l * S] = A[ri[t] + l * n];
+                    Bs[l + t * n] = B[l + cj[t] * n];
+                }
+            tcnla_ozaki_opts_t o = tcnla_ozaki_opts_default();
+            o.mode = TCNLA_OZAKI_CR;
+            tcnla_set_ozaki_opts(c, &o);
+            if (tcnla_dgemm(c, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, S, S, n, 1.0, As, S,
+                            Bs, n, 0.0, R, S)) {
+                fprintf(stderr, "reference failed\n");
+                return 1;
+            }
+            for (int mi = 0; mi < nm; mi++) {
+                const meth_t *M = &ms[mi];
+                o = tcnla_ozaki_opts_default();
+                o.mode = M->omode;
+                tcnla_set_ozaki_opts(g, &o);
+                double *ts = malloc(sizeof(double) * (size_t)(reps + 1));
+                int bad = 0;
+                for (int r = 0; r <= reps && !bad; r++) {
+                    const double one = 1.0, zero = 0.0;
+                    cudaDeviceSynchronize();
+                    double t0 = now();
+                    if (M->kind == 2) {
+                        bad = tcnla_dgemm(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, n, n, n, 1.0, dA, n,
+                                          dB, n, 0.0, dC, n);
+                    } else {
+                        cublasSetEmulationStrategy(cb, M->kind == 1
+                                                           ? CUBLAS_EMULATION_STRATEGY_EAGER
+                                                           : CUBLAS_EMULATION_STRATEGY_DEFAULT);
+                        bad = cublasGemmEx(cb, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n,
+                                           &one, dA, CUDA_R_64F, (int)n, dB, CUDA_R_64F, (int)n,
+                                           &zero, dC, CUDA_R_64F, (int)n,
+                                           M->kind == 1 ? CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT
+                                                        : CUBLAS_COMPUTE_64F,
+                                           CUBLAS_GEMM_DEFAULT);
+                    }
+                    tcnla_synchronize(g);
+                    cudaDeviceSynchronize();
+                    ts[r] = now() - t0;
+                }
+                cublasSetEmulationStrategy(cb, CUBLAS_EMULATION_STRATEGY_DEFAULT);
+                if (bad) {
+                    printf("%-22s %-3s failed (%d)\n", M->name, M->mode, bad);
+                    free(ts);
+                    continue;
+                }
+                qsort(ts + 1, (size_t)reps, sizeof(double), cmpd);
+                double sec = ts[1 + reps / 2];
+                free(ts);
+                tcnla_memcpy(g, C, dC, 8 * nn, TCNLA_MEMCPY_HANDLE_TO_HOST);
+                for (int a = 0; a < S; a++)
+                    for (int b = 0; b < S; b++) {
+                        double r = R[a + b * S], x = C[ri[a] + cj[b] * n];
+                        err[a + b * S] = r != 0 ? fabs(x - r) / fabs(r) : fabs(x);
+                    }
+                qsort(err, (size_t)S * S, sizeof(double), cmpd);
+                double emax = err[S * S - 1], emed = err[S * S / 2];
+                double tf = 2.0 * n * n * (double)n / sec / 1e12;
+                char sl[32] = "-";
+                int dsl = 0;
+                if (M->kind == 2 && tcnla_ozaki_last_slices(g, &dsl, NULL, NULL) == 0)
+                    snprintf(sl, sizeof sl, "%d", dsl);
+                printf("%-22s %-3s %5.1f %6lld %6s %10.4f %8.2f %10.3e %10.3e\n", M->name,
+                       M->mode, phi, (long long)n, sl, sec, tf, emax, emed);
+                fflush(stdout);
+                fprintf(f, "%s,%s,%s,%g,%lld,%lld,%lld,%s,%.6f,%.3f,%.3e,%.3e\n", gpu, M->name,
+                        M->mode, phi, (long long)n, (long long)n, (long long)n, sl, sec, tf, emax,
+                        emed);
+                fflush(f);
+            }
+        }
+        free(A), free(B), free(C), free(As), free(Bs), free(R), free(err), free(ri), free(cj);
+        tcnla_free(g, dA), tcnla_free(g, dB), tcnla_free(g, dC);
+    }
+    fclose(f);
+    cublasDestroy(cb);
+    tcnla_destroy(g);
+    tcnla_destroy(c);
+    return 0;
+}
+#else
+#include <stdio.h>
+int main(void) {
+    printf("bench_ozaki needs a CUDA build (make CUDA=1)\n");
+    return 0;
+}
+#endif

@@ -1,0 +1,294 @@
+/* GPU tests of the Ozaki scheme (issue 5, src/gemm/cuda/ozaki_cuda.c):
+ * the CUDA backend against the CPU reference (src/gemm/ozaki.c) bit for bit
+ * in DP, CR and FIXED modes, with phi = 0.1, 1, 2 (seed 004 inputs), odd
+ * sizes, transposes, k across the FP16 k-block boundary, the workspace cap,
+ * NaN / Inf fallback, tcnla_sgemm, NATIVE_FP64 through cuBLAS, and DP
+ * accuracy against cuBLAS DGEMM (CR mode as the exact reference). Every
+ * test skips when the build or the machine has no GPU. */
+#include "../test.h"
+#include "gpu_util.h"
+#include "random/phi.h"
+#include "tcnla.h"
+
+#include <math.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NEED_GPU(h)                                                                           \
+    do {                                                                                      \
+        if (!(h)) SKIP("no CUDA device (or CUDA not compiled in)");                          \
+    } while (0)
+
+static int oz_opts(tcnla_handle_t h, tcnla_ozaki_mode_t mode, int slices, int fast, size_t cap) {
+    tcnla_ozaki_opts_t o = tcnla_ozaki_opts_default();
+    o.mode = mode;
+    o.slices = slices;
+    o.fast = fast;
+    o.workspace_cap = cap;
+    return tcnla_set_ozaki_opts(h, &o);
+}
+
+/* tcnla_dgemm on either backend with host operands (A: lda x acols, ...). */
+static int dg(tcnla_handle_t h, tcnla_gemm_method_t meth, tcnla_op_t ta, tcnla_op_t tb,
+              int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
+              const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
+    tcnla_backend_t be;
+    tcnla_get_backend(h, &be);
+    if (be == TCNLA_BACKEND_CPU)
+        return tcnla_dgemm(h, meth, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+    int64_t acols = ta == TCNLA_OP_N ? k : m, bcols = tb == TCNLA_OP_N ? n : k;
+    size_t ab = 8 * (size_t)(lda * acols), bb = 8 * (size_t)(ldb * bcols), cb = 8 * (size_t)(ldc * n);
+    void *dA = NULL, *dB = NULL, *dC = NULL;
+    int st = tcnla_malloc(h, &dA, ab + 8);
+    if (!st) st = tcnla_malloc(h, &dB, bb + 8);
+    if (!st) st = tcnla_malloc(h, &dC, cb + 8);
+    if (!st && ab) st = tcnla_memcpy(h, dA, A, ab, TCNLA_MEMCPY_HOST_TO_HANDLE);
+    if (!st && bb) st = tcnla_memcpy(h, dB, B, bb, TCNLA_MEMCPY_HOST_TO_HANDLE);
+    if (!st) st = tcnla_memcpy(h, dC, C, cb, TCNLA_MEMCPY_HOST_TO_HANDLE);
+    if (!st) {
+        st = tcnla_dgemm(h, meth, ta, tb, m, n, k, alpha, dA, lda, dB, ldb, beta, dC, ldc);
+        int st2 = tcnla_memcpy(h, C, dC, cb, TCNLA_MEMCPY_HANDLE_TO_HOST);
+        if (!st) st = st2;
+    }
+    tcnla_free(h, dA);
+    tcnla_free(h, dB);
+    tcnla_free(h, dC);
+    return st;
+}
+
+static int64_t bit_diffs(const double *X, const double *Y, int64_t len) {
+    int64_t bad = 0;
+    for (int64_t i = 0; i < len; i++)
+        if (memcmp(&X[i], &Y[i], sizeof(double)) != 0) bad++;
+    return bad;
+}
+
+static const tcnla_gemm_method_t oz_methods[2] = {TCNLA_GEMM_OZAKI_FP16, TCNLA_GEMM_OZAKI_INT8};
+static const char *mth(tcnla_gemm_method_t m) { return tcnla_gemm_method_name(m); }
+
+typedef struct {
+    int64_t m, n, k;
+    tcnla_op_t ta, tb;
+} shape_t;
+
+/* GPU == CPU bitwise for one method / mode / shape / phi. */
+static void cmp_one(tcnla_handle_t g, tcnla_handle_t c, tcnla_gemm_method_t meth,
+                    tcnla_ozaki_mode_t mode, int slices, const shape_t *s, double phi,
+                    uint64_t seed, double alpha, double beta) {
+    int64_t lda = (s->ta == TCNLA_OP_N ? s->m : s->k) + 3;
+    int64_t ldb = (s->tb == TCNLA_OP_N ? s->k : s->n) + 1;
+    int64_t acols = s->ta == TCNLA_OP_N ? s->k : s->m, bcols = s->tb == TCNLA_OP_N ? s->n : s->k;
+    int64_t ldc = s->m + 2;
+    double *A = malloc(8 * (size_t)(lda * acols)), *B = malloc(8 * (size_t)(ldb * bcols));
+    double *Cg = malloc(8 * (size_t)(ldc * s->n)), *Cc = malloc(8 * (size_t)(ldc * s->n));
+    tn_rand_phi(seed, 1, phi, lda * acols, A);
+    tn_rand_phi(seed, 2, phi, ldb * bcols, B);
+    tn_rand_phi(seed, 3, 1.0, ldc * s->n, Cg);
+    memcpy(Cc, Cg, 8 * (size_t)(ldc * s->n));
+    oz_opts(g, mode, slices, 1, 0);
+    oz_opts(c, mode, slices, 1, 0);
+    int sg = dg(g, meth, s->ta, s->tb, s->m, s->n, s->k, alpha, A, lda, B, ldb, beta, Cg, ldc);
+    int sc = dg(c, meth, s->ta, s->tb, s->m, s->n, s->k, alpha, A, lda, B, ldb, beta, Cc, ldc);
+    CHECK_EQ_INT(sg, 0);
+    CHECK_EQ_INT(sc, 0);
+    int64_t bad = bit_diffs(Cg, Cc, ldc * s->n);
+    CHECK_MSG(bad == 0, "%s mode %d phi %g %lldx%lldx%lld op %d%d: %lld elements differ",
+              mth(meth), (int)mode, phi, (long long)s->m, (long long)s->n, (long long)s->k,
+              (int)s->ta, (int)s->tb, (long long)bad);
+    free(A), free(B), free(Cg), free(Cc);
+}
+
+TEST(gpu_ozaki_dp_cr_fixed_bitwise_vs_cpu) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    tcnla_handle_t c = gt_cpu();
+    const shape_t shapes[] = {{37, 29, 61, TCNLA_OP_N, TCNLA_OP_N},
+                              {33, 17, 1030, TCNLA_OP_T, TCNLA_OP_N},
+                              {19, 23, 2049, TCNLA_OP_N, TCNLA_OP_T},
+                              {5, 70, 3, TCNLA_OP_T, TCNLA_OP_T}};
+    const double phis[] = {0.1, 1.0, 2.0};
+    for (int mi = 0; mi < 2; mi++)
+        for (int si = 0; si < 4; si++)
+            for (int f = 0; f < 3; f++) {
+                uint64_t seed = 100 + 10 * (uint64_t)si + (uint64_t)f;
+                cmp_one(g, c, oz_methods[mi], TCNLA_OZAKI_DP, 0, &shapes[si], phis[f], seed, 1.0,
+                        0.0);
+                cmp_one(g, c, oz_methods[mi], TCNLA_OZAKI_CR, 0, &shapes[si], phis[f], seed, 1.0,
+                        0.0);
+                if (f == 1) {
+                    cmp_one(g, c, oz_methods[mi], TCNLA_OZAKI_FIXED, 3, &shapes[si], phis[f],
+                            seed, -0.75, 0.5);
+                    cmp_one(g, c, oz_methods[mi], TCNLA_OZAKI_DP, 0, &shapes[si], phis[f], seed,
+                            1.5, -2.0);
+                }
+            }
+    tcnla_destroy(g);
+    tcnla_destroy(c);
+}
+
+/* exponents far apart within rows: wide CR windows and the ldexp path */
+TEST(gpu_ozaki_wide_range_bitwise) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    tcnla_handle_t c = gt_cpu();
+    const int64_t m = 9, n = 7, k = 40;
+    double A[9 * 40], B[40 * 7], Cg[9 * 7], Cc[9 * 7];
+    tn_rand_phi(11, 1, 2.0, m * k, A);
+    tn_rand_phi(11, 2, 2.0, k * n, B);
+    for (int64_t i = 0; i < m * k; i += 7) A[i] = ldexp(A[i], (int)(i % 5) * 200 - 500);
+    for (int64_t i = 0; i < k * n; i += 5) B[i] = ldexp(B[i], -(int)(i % 4) * 150);
+    A[3] = 0x1p-1074;
+    B[2] = -0x1.8p-1060;
+    for (int mi = 0; mi < 2; mi++)
+        for (int mode = 0; mode < 2; mode++) {
+            memset(Cg, 0, sizeof Cg), memset(Cc, 0, sizeof Cc);
+            oz_opts(g, (tcnla_ozaki_mode_t)mode, 0, 1, 0);
+            oz_opts(c, (tcnla_ozaki_mode_t)mode, 0, 1, 0);
+            CHECK_EQ_INT(dg(g, oz_methods[mi], TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k,
+                            0.0, Cg, m), 0);
+            CHECK_EQ_INT(dg(c, oz_methods[mi], TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k,
+                            0.0, Cc, m), 0);
+            int64_t bad = bit_diffs(Cg, Cc, m * n);
+            CHECK_MSG(bad == 0, "%s mode %d: %lld differ", mth(oz_methods[mi]), mode,
+                      (long long)bad);
+        }
+    tcnla_destroy(g);
+    tcnla_destroy(c);
+}
+
+TEST(gpu_ozaki_workspace_cap_same_bits) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    const int64_t m = 100, n = 90, k = 1500;
+    double *A = malloc(8 * m * k), *B = malloc(8 * k * n), *C0 = malloc(8 * m * n),
+           *C1 = malloc(8 * m * n);
+    tn_rand_phi(21, 1, 1.0, m * k, A);
+    tn_rand_phi(21, 2, 1.0, k * n, B);
+    for (int mi = 0; mi < 2; mi++)
+        for (int mode = 0; mode < 2; mode++) {
+            memset(C0, 0, 8 * m * n), memset(C1, 0, 8 * m * n);
+            oz_opts(g, (tcnla_ozaki_mode_t)mode, 0, 1, 0);
+            CHECK_EQ_INT(dg(g, oz_methods[mi], TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k,
+                            0.0, C0, m), 0);
+            oz_opts(g, (tcnla_ozaki_mode_t)mode, 0, 1, (size_t)3 << 20);
+            CHECK_EQ_INT(dg(g, oz_methods[mi], TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k,
+                            0.0, C1, m), 0);
+            CHECK_MSG(bit_diffs(C0, C1, m * n) == 0, "%s mode %d: cap changed bits",
+                      mth(oz_methods[mi]), mode);
+            oz_opts(g, (tcnla_ozaki_mode_t)mode, 0, 1, 1000);
+            CHECK_EQ_INT(dg(g, oz_methods[mi], TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k,
+                            0.0, C1, m), TCNLA_ERR_ALLOC);
+        }
+    free(A), free(B), free(C0), free(C1);
+    tcnla_destroy(g);
+}
+
+TEST(gpu_ozaki_nan_inf_fallback) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    const int64_t m = 6, n = 5, k = 7;
+    double A[42], B[35], C[30];
+    tn_rand_phi(3, 1, 1.0, 42, A);
+    tn_rand_phi(3, 2, 1.0, 35, B);
+    A[2] = NAN;         /* row 2 of A (op N) */
+    B[1 + 3 * k] = INFINITY; /* column 3 of B */
+    for (int mi = 0; mi < 2; mi++) {
+        for (int i = 0; i < 30; i++) C[i] = NAN; /* beta == 0: C never read */
+        oz_opts(g, TCNLA_OZAKI_DP, 0, 1, 0);
+        CHECK_EQ_INT(dg(g, oz_methods[mi], TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k, 0.0,
+                        C, m), 0);
+        tcnla_gemm_method_t used;
+        tcnla_last_method(g, &used);
+        CHECK(used == TCNLA_GEMM_NATIVE_FP64);
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = 0; i < m; i++) {
+                double x = C[i + j * m];
+                if (i == 2) CHECK(isnan(x));
+                else if (j == 3) CHECK(isinf(x) || isnan(x));
+                else CHECK(isfinite(x));
+            }
+    }
+    tcnla_destroy(g);
+}
+
+TEST(gpu_ozaki_sgemm_bitwise_and_native_fp64) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    tcnla_handle_t c = gt_cpu();
+    const int64_t m = 45, n = 38, k = 1100;
+    float *A = malloc(4 * m * k), *B = malloc(4 * k * n), *Cg = malloc(4 * m * n),
+          *Cc = malloc(4 * m * n);
+    gt_uniform(5, -1, 1, m * k, A);
+    gt_uniform(6, -1, 1, k * n, B);
+    for (int mi = 0; mi < 2; mi++)
+        for (int mode = 0; mode < 2; mode++) {
+            gt_uniform(7, -1, 1, m * n, Cg);
+            memcpy(Cc, Cg, 4 * m * n);
+            oz_opts(g, (tcnla_ozaki_mode_t)mode, 0, 1, 0);
+            oz_opts(c, (tcnla_ozaki_mode_t)mode, 0, 1, 0);
+            CHECK_EQ_INT(gt_gemm(g, oz_methods[mi], TCNLA_OP_T, TCNLA_OP_N, m, n, k, 1.25f, A, k,
+                                 B, NULL, k, 0.5f, Cg, m), 0);
+            CHECK_EQ_INT(gt_gemm(c, oz_methods[mi], TCNLA_OP_T, TCNLA_OP_N, m, n, k, 1.25f, A, k,
+                                 B, NULL, k, 0.5f, Cc, m), 0);
+            CHECK_MSG(memcmp(Cg, Cc, 4 * m * n) == 0, "sgemm %s mode %d differs",
+                      mth(oz_methods[mi]), mode);
+        }
+    /* NATIVE_FP64 on the GPU: cuBLAS DGEMM, close to BLAS */
+    double *Ad = malloc(8 * m * k), *Bd = malloc(8 * k * n), *Dg = malloc(8 * m * n),
+           *Dc = malloc(8 * m * n);
+    tn_rand_phi(8, 1, 1.0, m * k, Ad);
+    tn_rand_phi(8, 2, 1.0, k * n, Bd);
+    memset(Dg, 0, 8 * m * n), memset(Dc, 0, 8 * m * n);
+    CHECK_EQ_INT(dg(g, TCNLA_GEMM_NATIVE_FP64, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, Ad, m, Bd,
+                    k, 0.0, Dg, m), 0);
+    CHECK_EQ_INT(dg(c, TCNLA_GEMM_NATIVE_FP64, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, Ad, m, Bd,
+                    k, 0.0, Dc, m), 0);
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < m * n; i++) num += (Dg[i] - Dc[i]) * (Dg[i] - Dc[i]), den += Dc[i] * Dc[i];
+    CHECK(sqrt(num / den) < 1e-14);
+    /* quick return: k == 0 gives C = beta C */
+    for (int64_t i = 0; i < m * n; i++) Dg[i] = 2.0;
+    CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, 0, 1.0, Ad, m, Bd, 1,
+                    0.5, Dg, m), 0);
+    CHECK(Dg[0] == 1.0 && Dg[m * n - 1] == 1.0);
+    free(A), free(B), free(Cg), free(Cc), free(Ad), free(Bd), free(Dg), free(Dc);
+    tcnla_destroy(g);
+    tcnla_destroy(c);
+}
+
+/* DP mode is as accurate as native DGEMM: max relative error against the
+ * correctly rounded product (CR mode, bitwise the CPU's exact result). */
+TEST(gpu_ozaki_dp_accuracy_vs_dgemm) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    const int64_t m = 256, n = 256, k = 2048;
+    double *A = malloc(8 * m * k), *B = malloc(8 * k * n), *R = malloc(8 * m * n),
+           *D = malloc(8 * m * n), *O = malloc(8 * m * n);
+    const double phis[] = {0.1, 1.0, 2.0};
+    for (int f = 0; f < 3; f++) {
+        tn_rand_phi(30 + f, 1, phis[f], m * k, A);
+        tn_rand_phi(30 + f, 2, phis[f], k * n, B);
+        memset(R, 0, 8 * m * n), memset(D, 0, 8 * m * n);
+        oz_opts(g, TCNLA_OZAKI_CR, 0, 1, 0);
+        CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B,
+                        k, 0.0, R, m), 0);
+        CHECK_EQ_INT(dg(g, TCNLA_GEMM_NATIVE_FP64, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B,
+                        k, 0.0, D, m), 0);
+        double ed = 0;
+        for (int64_t i = 0; i < m * n; i++) ed = fmax(ed, fabs(D[i] - R[i]) / fabs(R[i]));
+        for (int mi = 0; mi < 2; mi++) {
+            memset(O, 0, 8 * m * n);
+            oz_opts(g, TCNLA_OZAKI_DP, 0, 1, 0);
+            CHECK_EQ_INT(dg(g, oz_methods[mi], TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k,
+                            0.0, O, m), 0);
+            double eo = 0;
+            for (int64_t i = 0; i < m * n; i++) eo = fmax(eo, fabs(O[i] - R[i]) / fabs(R[i]));
+            printf("    phi %.1f %s DP max rel err %.3e, cuBLAS DGEMM %.3e\n", phis[f],
+                   mth(oz_methods[mi]), eo, ed);
+            CHECK(eo <= ed);
+        }
+    }
+    free(A), free(B), free(R), free(D), free(O);
+    tcnla_destroy(g);
+}
