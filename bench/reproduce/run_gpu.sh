@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Every reproduction that needs the GPU, in one go (after `make CUDA=1 all bench`):
+# seed 002 Fig. 8, seed 000 Fig. 7, seed 001 Fig. 2/3 (LRA over ranks),
+# seed 000 Table 1 / Fig. 2 (computed on the host). The benchmark programs
+# (bench_gemm, bench_rsvd, bench_hosvd, bench_ozaki) give seed 002 Fig. 9,
+# seed 000 Fig. 5/6/8/9 and seed 004 Table 1; see bench/reproduce/README.md.
+set -u
+bash bench/reproduce/seed000_table1_fig2.sh
+bash bench/reproduce/seed002_fig8.sh cuda
+bash bench/reproduce/seed000_fig7.sh cuda
+bash bench/reproduce/seed001_fig23.sh 16384 64 128 256 512
