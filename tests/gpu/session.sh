@@ -6,7 +6,7 @@
 # OUTDIR.   tests/gpu/session.sh OUTDIR [steps: test,demo,rsvd,lra,hosvd,fig8]
 set -u
 OUT="${1:?usage: session.sh OUTDIR [steps]}"
-STEPS=",${2:-test,demo,rsvd,lra,hosvd,fig8},"
+STEPS=",${2:-test,demo,rsvd,lra,hosvd,fig8,fig7},"
 mkdir -p "$OUT"
 . tests/gpu/env.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv >"$OUT/gpu.txt" 2>&1
@@ -25,12 +25,17 @@ if has demo; then
   ./build/tcnla info
   timeout 120 ./build/tcnla rsvd 2>&1 | tee "$OUT/rsvd.txt"
 fi
-has rsvd && { echo "== bench_rsvd"; timeout 300 ./build/bench_rsvd --csv "$OUT/rsvd.csv" 2>&1 | tee "$OUT/bench_rsvd.log"; }
-has lra && { echo "== bench_lra"; timeout 300 ./build/bench_lra --csv "$OUT/lra.csv" 2>&1 | tee "$OUT/bench_lra.log"; }
-has hosvd && { echo "== bench_hosvd"; timeout 300 ./build/bench_hosvd --csv "$OUT/hosvd.csv" 2>&1 | tee "$OUT/bench_hosvd.log"; }
+has rsvd && { echo "== bench_rsvd"; timeout 300 ./build/bench_rsvd --csv bench/results/rsvd.csv.new 2>&1 | tee "$OUT/bench_rsvd.log"; }
+has hosvd && { echo "== bench_hosvd"; timeout 300 ./build/bench_hosvd --csv bench/results/hosvd.csv.new 2>&1 | tee "$OUT/bench_hosvd.log"; }
+has lra && { echo "== seed 001 Fig. 2/3 (bench_lra over ranks)"; timeout 400 bash bench/reproduce/seed001_fig23.sh 16384 64 128 256 512 2>&1 | tee "$OUT/bench_lra.log" | grep -E "bench_lra on|tgemm16_32\+refine|fp32_householder"; }
 if has fig8; then
   echo "== seed 002 Fig. 8"
   timeout 300 bash bench/reproduce/seed002_fig8.sh cuda >"$OUT/fig8.log" 2>&1; echo "fig8 rc=$?"
-  cp bench/results/seed002_fig8.csv bench/results/seed002_fig8.png "$OUT/" 2>/dev/null
-  tail -2 "$OUT/fig8.log"
 fi
+if has fig7; then
+  echo "== seed 000 Fig. 7"
+  timeout 300 bash bench/reproduce/seed000_fig7.sh cuda >"$OUT/fig7.log" 2>&1; echo "fig7 rc=$?"
+fi
+# everything produced, in one archive (the tool returns few files)
+tar czf "$OUT/results.tgz" bench/results "$OUT"/*.log 2>/dev/null
+ls -la "$OUT"
