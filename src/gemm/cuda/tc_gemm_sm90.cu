@@ -12,11 +12,11 @@
  *     swizzle for FP16, 128-byte for TF32), then refills the raw stage it
  *     has just read. The split of tile k+1.. overlaps the products of k.
  *   warpgroups 1, 2 (consumers, setmaxnreg 232): 64 rows each, m64n128
- *     wgmma from shared memory. Per k-tile (the chunk: 32 products, 2
- *     wgmma k16 for FP16 or 4 wgmma k8 for TF32) hi*hi goes to a fresh
- *     accumulator (scale-d = 0 on its first wgmma) and is added with RN
- *     FP32 adds into the result accumulator (RZ avoidance, seed 002
- *     Fig. 4); dA*Bhi (+ Ahi*dB for TCEC) accumulate in their own wgmma
+ *     wgmma from shared memory. Per chunk (s9_chunk: 64 products, two
+ *     k-tiles of 2 wgmma k16, for FP16; 32, one k-tile of 4 wgmma k8, for TF32)
+ *     hi*hi goes to a fresh accumulator (scale-d = 0 on its first
+ *     wgmma) and is added with RN FP32 adds into the result accumulator
+ *     (RZ avoidance, seed 002 Fig. 4); dA*Bhi (+ Ahi*dB for TCEC) accumulate in their own wgmma
  *     accumulator; dA*dB is dropped. C = alpha*(acc + corr*2^-11) + beta*C,
  *     or, with split-K, the unscaled result into P[slice].
  * Tails in m, n and k come from TMA's zero fill; transposes from the
@@ -32,6 +32,7 @@
 #include <cuda.h> /* CUtensorMap and its enums (types only, no -lcuda) */
 #include <cuda_fp16.h>
 #include <stdint.h>
+#include <stdlib.h>
 
 #define S9_BM 128
 #define S9_BN 128
@@ -277,7 +278,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap
                                                const CUtensorMap *tmB, int ak, int bk, int M,
                                                int N, int K, float alpha, float beta,
                                                float *__restrict__ C, long long ldc,
-                                               int kt_split, float *__restrict__ P) {
+                                               int kt_split, float *__restrict__ P, int chk) {
 #if S9_ON
     const int TF32 = s9_tf32(MODE);
     const int SH = s9_sh(MODE);
@@ -285,6 +286,9 @@ static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap
     const int RAW = s9_raw_bytes(MODE), RAW_A = s9_raw_a();
     const int CT = s9_ct(MODE), CONV = s9_conv_bytes(MODE);
     const int RB = TF32 ? 128 : 64; /* bytes per row of a hi / lo tile */
+    /* chk (s9_chunk): k-tiles per chunk, 1, 2 or 4 (32, 64, 128 products of
+     * hi*hi summed inside the Tensor Core per RN add) */
+    const int CHK = chk;
 
     { /* guard: the host sized shared memory for this kernel */
         uint32_t dsmem;
@@ -369,6 +373,9 @@ static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap
         }
         for (int kt = 0; kt < KT; kt++) {
             const int s = kt % NCONV;
+            /* the chunk (relative to this slice): first / last k-tile */
+            const int cfirst = (kt & (CHK - 1)) == 0;
+            const int clast = ((kt + 1) & (CHK - 1)) == 0 || kt == KT - 1;
             mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
             const uint32_t cAh = conv_s + (uint32_t)(s * CONV) + (uint32_t)(cw * 64 * RB);
             const uint32_t cAl = cAh + (uint32_t)CT;
@@ -379,12 +386,12 @@ static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap
 #pragma unroll
                 for (int ks = 0; ks < 4; ks++)
                     S9_WGMMA_TF32(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
-                                  ks > 0 ? 1 : 0);
+                                  (ks > 0 || !cfirst) ? 1 : 0);
             } else {
 #pragma unroll
                 for (int ks = 0; ks < 2; ks++)
                     S9_WGMMA_F16(tmp, wg_desc(cAh + 32 * ks, 64), wg_desc(cBh + 32 * ks, 64),
-                                 ks > 0 ? 1 : 0);
+                                 (ks > 0 || !cfirst) ? 1 : 0);
             }
             wgmma_commit();
             if (TF32) {
@@ -405,10 +412,12 @@ static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap
                 }
             }
             wgmma_commit();
-            wgmma_wait1(); /* hi*hi of this chunk is done */
-            reg_fence(tmp);
+            wgmma_wait1(); /* hi*hi of this k-tile is done */
+            if (clast) { /* RN add of the chunk's hi*hi */
+                reg_fence(tmp);
 #pragma unroll
-            for (int i = 0; i < 64; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+                for (int i = 0; i < 64; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+            }
             wgmma_wait0();
             reg_fence(corr);
             mbar_arrive(CONV_EMPTY(s));
@@ -445,7 +454,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap
 #undef CONV_EMPTY
 #else
     (void)MODE, (void)tmA, (void)tmB, (void)ak, (void)bk, (void)M, (void)N, (void)K;
-    (void)alpha, (void)beta, (void)C, (void)ldc, (void)kt_split, (void)P;
+    (void)alpha, (void)beta, (void)C, (void)ldc, (void)kt_split, (void)P, (void)chk;
 #endif
 }
 
@@ -455,8 +464,8 @@ static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap
         tn_sm90_gemm_##MODE(const __grid_constant__ CUtensorMap tmA,                           \
                             const __grid_constant__ CUtensorMap tmB, int ak, int bk, int M,    \
                             int N, int K, float alpha, float beta, float *C, long long ldc,    \
-                            int kt_split, float *P) {                                          \
-        s9_body(MODE, &tmA, &tmB, ak, bk, M, N, K, alpha, beta, C, ldc, kt_split, P);          \
+                            int kt_split, float *P, int chk) {                                 \
+        s9_body(MODE, &tmA, &tmB, ak, bk, M, N, K, alpha, beta, C, ldc, kt_split, P, chk);     \
     }
 S9_KERNEL(0) /* TN_KMODE_TCEC_F16 */
 S9_KERNEL(2) /* TN_KMODE_SHGEMM_F16 */
@@ -464,7 +473,7 @@ S9_KERNEL(3) /* TN_KMODE_TCEC_TF32 */
 S9_KERNEL(4) /* TN_KMODE_SHGEMM_TF32 */
 
 typedef void (*s9_kernel_t)(const CUtensorMap, const CUtensorMap, int, int, int, int, int, float,
-                            float, float *, long long, int, float *);
+                            float, float *, long long, int, float *, int);
 
 static s9_kernel_t s9_kernel(int mode) {
     switch (mode) {
@@ -535,6 +544,24 @@ static int s9_map(CUtensorMap *map, s9_encode_fn enc, CUtensorMapDataType dt, in
     return r == CUDA_SUCCESS ? 0 : -1;
 }
 
+/* k-tiles (of 32) per chunk: hi*hi products summed inside the Tensor Core
+ * before each RN add into the FP32 result. Defaults (H200 measurements,
+ * bench/results/sm90_notes.md, round 2): 64 products for FP16 (SHGEMM_FP16
+ * +7 % at 8192^3, error lower there, at most 0.65x SGEMM's in the tests),
+ * 32 for TF32 (64 was 1-2 % faster but its error rose to 0.86x SGEMM's at
+ * m = n = 256, k = 8192). TCNLA_SM90_CHUNK = 32 | 64 | 128 overrides both
+ * (a measurement knob, read once per process: a property of the run). */
+static int s9_chunk(int mode) {
+    static int env = -1;
+    if (env < 0) {
+        const char *e = getenv("TCNLA_SM90_CHUNK");
+        int v = e ? atoi(e) : 0;
+        env = v == 32 ? 1 : v == 64 ? 2 : v == 128 ? 4 : 0;
+    }
+    if (env) return env;
+    return s9_tf32(mode) ? 1 : 2;
+}
+
 static __global__ void s9_splitk_reduce(int S, const float *P, long long m, long long n,
                                         float alpha, float beta, float *C, long long ldc) {
     for (long long j = blockIdx.y; j < n; j += gridDim.y)
@@ -597,7 +624,7 @@ extern "C" int tn_cu_tc_gemm_sm90(int mode, int transa, int transb, int64_t m, i
     if (e != cudaSuccess) return (int)e;
     kern<<<dim3((unsigned)tiles, (unsigned)splits), S9_THREADS, smem, stream>>>(
         mA, mB, ak, bk, (int)m, (int)n, (int)k, alpha, beta, C, (long long)ldc, per,
-        splits > 1 ? P : NULL);
+        splits > 1 ? P : NULL, s9_chunk(mode));
     if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
     if (splits > 1) {
         int64_t gx = (m + 255) / 256, gy = n;
