@@ -71,6 +71,13 @@ int tn_copy_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *sr
                    float *dst, int64_t ldd);
 /* SVD of a small n x n matrix on the host, FP64: M = U diag(S) VT, all n x n. */
 int tn_small_svd(int n, const double *M, double *U, double *S, double *VT);
+/* The leading k singular triplets of R^T for an l x l FP32 matrix R in the
+ * handle's memory (FP64 inside): R^T = Ur diag(s) Vr^T, Uk = Ur(:, 1:k),
+ * Vk = Vr(:, 1:k) (times diag(s(1:k)) when scale_vk) (l x k, leading
+ * dimension l), Sk = s(1:k) (may be NULL), all in the handle's memory.
+ * CPU: LAPACK dgesdd; CUDA: cuSOLVER gesvdj on the GPU. */
+int tn_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk, float *Vk,
+                   float *Sk, int scale_vk);
 
 /* Backends: C = alpha*op(A)*op(B) + beta*C after argument checking, with a
  * resolved method (never DEFAULT), m, n > 0. B16 is non-NULL for SHGEMM
@@ -106,6 +113,8 @@ int tn_cuda_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdow
 int tn_cuda_random_fill(tcnla_handle_t h, tcnla_rand_dist_t dist, tcnla_format_t fmt, int f16,
                         uint64_t seed, uint64_t stream, int64_t rows, int64_t cols, void *X,
                         int64_t ld);
+int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
+                        float *Vk, float *Sk, int scale_vk);
 int tn_cuda_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
                           float *X, int64_t ld);
 int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,

@@ -40,35 +40,18 @@ static int truncate_svd(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t k, 
                         int64_t m, int64_t n, const float *Q, float *W, float *X, int64_t ldx,
                         float *Y, int64_t ldy) {
     float *R = NULL, *Sm = NULL;
-    float *hr = malloc(sizeof(float) * (size_t)(l * l));
-    double *M = malloc(sizeof(double) * (size_t)(3 * l * l + l));
-    int st = TCNLA_ERR_ALLOC;
-    if (!hr || !M) goto out;
+    int st;
     TRY(tcnla_malloc(h, (void **)&R, sizeof(float) * (size_t)(l * l)));
-    TRY(tcnla_malloc(h, (void **)&Sm, sizeof(float) * (size_t)(l * k)));
+    TRY(tcnla_malloc(h, (void **)&Sm, sizeof(float) * (size_t)(2 * l * k)));
     TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, n, l, W, n, R, l, NULL));
-    TRY(tcnla_memcpy(h, hr, R, sizeof(float) * (size_t)(l * l), TCNLA_MEMCPY_HANDLE_TO_HOST));
-    {
-        double *T = M, *U = M + l * l, *VT = U + l * l, *S = VT + l * l;
-        for (int64_t j = 0; j < l; j++)
-            for (int64_t i = 0; i < l; i++) T[i + j * l] = hr[j + i * l]; /* Rw^T */
-        TRY(tn_small_svd((int)l, T, U, S, VT));
-        for (int64_t j = 0; j < k; j++)
-            for (int64_t i = 0; i < l; i++) hr[i + j * l] = (float)U[i + j * l];
-        TRY(tcnla_memcpy(h, Sm, hr, sizeof(float) * (size_t)(l * k), TCNLA_MEMCPY_HOST_TO_HANDLE));
-        TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, m, k, l, 1.0f, Q, m, Sm,
-                        l, 0.0f, X, ldx));
-        for (int64_t j = 0; j < k; j++)
-            for (int64_t i = 0; i < l; i++) hr[i + j * l] = (float)(VT[j + i * l] * S[j]);
-        TRY(tcnla_memcpy(h, Sm, hr, sizeof(float) * (size_t)(l * k), TCNLA_MEMCPY_HOST_TO_HANDLE));
-        TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, n, k, l, 1.0f, W, n, Sm,
-                        l, 0.0f, Y, ldy));
-    }
+    TRY(tn_small_svd_t(h, l, k, R, Sm, Sm + l * k, NULL, 1)); /* U_k, V_k S_k */
+    TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, m, k, l, 1.0f, Q, m, Sm, l,
+                    0.0f, X, ldx));
+    TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, n, k, l, 1.0f, W, n,
+                    Sm + l * k, l, 0.0f, Y, ldy));
 out:
     tcnla_free(h, R);
     tcnla_free(h, Sm);
-    free(hr);
-    free(M);
     return st;
 }
 

@@ -1,8 +1,8 @@
 /* Randomized SVD (seed 000 Algorithm 1, Halko-Martinsson-Tropp) with
  * oversampling and re-orthonormalized power iterations. Written once over
  * the public entry points (tcnla_sgemm / tcnla_shgemm, tcnla_orthonormalize,
- * tcnla_random_fill, tcnla_malloc / tcnla_memcpy), each of which runs on
- * the handle's backend; only the l x l SVD runs on the host.
+ * tcnla_random_fill, tcnla_malloc / tcnla_memcpy) and the small SVD
+ * tn_small_svd_t, each of which runs on the handle's backend.
  *
  *   Omega = randn(n, l)                       l = k + p, rounded to random_format
  *   Y = A Omega                               proj_method (SHGEMM: FP16 Omega)
@@ -10,7 +10,7 @@
  *   repeat q times: Z = orth(A^T Q); Q = orth(A Z)          gemm_method
  *   W = A^T Q  (n x l, = B^T)                 gemm_method
  *   W = Qw Rw                                 orth, with R
- *   Rw^T = Ur S Vr^T                          host, FP64 dgesvd, l x l
+ *   Rw^T = Ur S Vr^T                          l x l, FP64 (CPU: dgesdd; GPU: cuSOLVER gesvdj)
  *   U = Q Ur(:, 1:k),  VT = Vr(:, 1:k)^T Qw^T
  * since B = Q^T A = Rw^T Qw^T = Ur S (Qw Vr)^T. */
 #include "core/internal.h"
@@ -86,13 +86,28 @@ int tn_small_svd(int n, const double *M, double *U, double *S, double *VT) {
     return info == 0 ? TCNLA_SUCCESS : TCNLA_ERR_NUMERICAL;
 }
 
-/* SVD of the l x l matrix M^T (M given column-major, ld l, FP32). */
-static int small_svd_of_transpose(int l, const float *M, double *Ur, double *S, double *VrT) {
-    double *T = malloc(sizeof(double) * (size_t)l * (size_t)l);
+int tn_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk, float *Vk,
+                   float *Sk, int scale_vk) {
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA)
+        return tn_cuda_small_svd_t(h, l, k, R, Uk, Vk, Sk, scale_vk);
+#endif
+    (void)h;
+    /* host memory: R^T in FP64, dgesdd, the leading k triplets */
+    double *T = malloc(sizeof(double) * (size_t)(3 * l * l + l));
     if (!T) return TCNLA_ERR_ALLOC;
-    for (int j = 0; j < l; j++)
-        for (int i = 0; i < l; i++) T[i + (int64_t)j * l] = M[j + (int64_t)i * l];
-    int st = tn_small_svd(l, T, Ur, S, VrT);
+    double *U = T + l * l, *VT = U + l * l, *S = VT + l * l;
+    for (int64_t j = 0; j < l; j++)
+        for (int64_t i = 0; i < l; i++) T[i + j * l] = R[j + i * l];
+    int st = tn_small_svd((int)l, T, U, S, VT);
+    if (st == TCNLA_SUCCESS)
+        for (int64_t j = 0; j < k; j++) {
+            for (int64_t i = 0; i < l; i++) {
+                Uk[i + j * l] = (float)U[i + j * l];
+                Vk[i + j * l] = (float)(scale_vk ? VT[j + i * l] * S[j] : VT[j + i * l]);
+            }
+            if (Sk) Sk[j] = (float)S[j];
+        }
     free(T);
     return st;
 }
@@ -134,8 +149,6 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
      * Uk (l x k, copied from the host) */
     void *Om = NULL;
     float *Y = NULL, *W = NULL, *R = NULL, *Sm = NULL;
-    double *Ur = NULL, *Sv = NULL, *VrT = NULL;
-    float *hR = NULL, *hS = NULL;
     const int sh = is_shgemm(o->proj_method);
     const tcnla_op_t N = TCNLA_OP_N, T = TCNLA_OP_T;
 #define TRY(x)                                                                                 \
@@ -146,16 +159,7 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     TRY(tcnla_malloc(h, (void **)&Y, sizeof(float) * (size_t)m * (size_t)l));
     TRY(tcnla_malloc(h, (void **)&W, sizeof(float) * (size_t)n * (size_t)l));
     TRY(tcnla_malloc(h, (void **)&R, sizeof(float) * (size_t)l * (size_t)l));
-    TRY(tcnla_malloc(h, (void **)&Sm, sizeof(float) * (size_t)l * (size_t)l));
-    Ur = malloc(sizeof(double) * (size_t)(l * l * 2 + l));
-    hR = malloc(sizeof(float) * (size_t)(l * l * 2));
-    if (!Ur || !hR) {
-        st = TCNLA_ERR_ALLOC;
-        goto out;
-    }
-    VrT = Ur + l * l;
-    Sv = VrT + l * l;
-    hS = hR + l * l;
+    TRY(tcnla_malloc(h, (void **)&Sm, sizeof(float) * (size_t)(2 * l * k)));
 
     steptimer tm = {o->timings, 0.0};
     if (tm.t) {
@@ -189,20 +193,12 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     TRY(tcnla_sgemm(h, o->gemm_method, T, N, n, l, m, 1.0f, A, lda, Y, m, 0.0f, W, n));
     TRY(mark(h, &tm, TCNLA_RSVD_STEP_BT));
     TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, n, l, W, n, R, l, NULL));
-    TRY(tcnla_memcpy(h, hR, R, sizeof(float) * (size_t)(l * l), TCNLA_MEMCPY_HANDLE_TO_HOST));
-    TRY(small_svd_of_transpose((int)l, hR, Ur, Sv, VrT));
-    /* U = Q Ur(:, 1:k) */
-    for (int64_t j = 0; j < k; j++)
-        for (int64_t i = 0; i < l; i++) hR[i + j * l] = (float)Ur[i + j * l];
-    TRY(tcnla_memcpy(h, Sm, hR, sizeof(float) * (size_t)(l * k), TCNLA_MEMCPY_HOST_TO_HANDLE));
+    /* Rw^T = Ur S Vr^T (l x l, on the handle's device); Sm holds Ur_k then Vr_k */
+    TRY(tn_small_svd_t(h, l, k, R, Sm, Sm + l * k, S, 0));
+    /* U = Q Ur(:, 1:k), VT = Vr(:, 1:k)^T Qw^T */
     TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, N, N, m, k, l, 1.0f, Y, m, Sm, l, 0.0f, U, ldu));
-    /* VT = VrT(1:k, :) Qw^T */
-    for (int64_t j = 0; j < l; j++)
-        for (int64_t i = 0; i < k; i++) hR[i + j * k] = (float)VrT[i + j * l];
-    TRY(tcnla_memcpy(h, Sm, hR, sizeof(float) * (size_t)(k * l), TCNLA_MEMCPY_HOST_TO_HANDLE));
-    TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, N, T, k, n, l, 1.0f, Sm, k, W, n, 0.0f, VT, ldvt));
-    for (int64_t i = 0; i < k; i++) hS[i] = (float)Sv[i];
-    TRY(tcnla_memcpy(h, S, hS, sizeof(float) * (size_t)k, TCNLA_MEMCPY_HOST_TO_HANDLE));
+    TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, T, T, k, n, l, 1.0f, Sm + l * k, l, W, n, 0.0f, VT,
+                    ldvt));
     TRY(mark(h, &tm, TCNLA_RSVD_STEP_SVD));
 #undef TRY
 out:
@@ -211,7 +207,5 @@ out:
     tcnla_free(h, W);
     tcnla_free(h, R);
     tcnla_free(h, Sm);
-    free(Ur);
-    free(hR);
     return st;
 }

@@ -146,6 +146,18 @@ TEST(gpu_rsvd_tensor_core_matches_fp32_and_bound) {
         REQUIRE(st == 0);
         to_host(g, U, dU, (size_t)N * k), to_host(g, VT, dVT, (size_t)k * N), to_host(g, S, dS, k);
         res[v] = residual(A, N, N, U, S, VT, k);
+        if (v == 0) { /* the same decomposition on the CPU: singular values agree */
+            tcnla_handle_t c;
+            tcnla_create(&c, TCNLA_BACKEND_CPU);
+            float Sc[64], *Uc = malloc(sizeof(float) * N * k), *VTc = malloc(sizeof(float) * k * N);
+            CHECK(tcnla_rsvd(c, &o, N, N, A, N, Uc, N, Sc, VTc, k) == 0);
+            double worst = 0;
+            for (int i = 0; i < k; i++) worst = fmax(worst, fabs((double)Sc[i] - S[i]) / Sc[0]);
+            CHECK_MSG(worst < 1e-5, "singular values GPU vs CPU differ by %.2e", worst);
+            for (int i = 1; i < k; i++) CHECK(S[i] <= S[i - 1]);
+            free(Uc), free(VTc);
+            tcnla_destroy(c);
+        }
         printf("    %s + %s: residual %.5e (optimal %.5e, bound %.5e)\n", tcnla_gemm_method_name(pm[v]),
                tcnla_gemm_method_name(gm[v]), res[v], opt, bound);
         CHECK(res[v] <= bound);
