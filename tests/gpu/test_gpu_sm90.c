@@ -161,6 +161,50 @@ TEST(gpu_sm90_larger_vs_mma_repeatable) {
     tcnla_destroy(g);
 }
 
+/* Round 3: the FP16 methods split A in the consumers' registers (wgmma A
+ * from registers); TCNLA_SM90_REGA=0 selects the round-2 kernels (A split
+ * through shared memory). Same products in the same order: bit-identical
+ * results, on tails, transposes, alpha / beta, ld > rows and split-K. */
+TEST(gpu_sm90_rega_matches_round2) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    static const int64_t shapes[][3] = {{7, 33, 130},  {129, 131, 257}, {300, 260, 96},
+                                        {100, 70, 3000}, {256, 256, 8192}, {1100, 1300, 520}};
+    static const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_SHGEMM_FP16};
+    for (int mi = 0; mi < 2; mi++)
+        for (int si = 0; si < 6; si++)
+            for (int t = 0; t < 4; t++) {
+                tcnla_op_t ta = (t & 1) ? TCNLA_OP_T : TCNLA_OP_N;
+                tcnla_op_t tb = (t & 2) ? TCNLA_OP_T : TCNLA_OP_N;
+                int64_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2], pad = t == 2 ? 3 : 0;
+                int64_t lda = (ta == TCNLA_OP_N ? m : k) + pad, ldb = (tb == TCNLA_OP_N ? k : n) + pad;
+                int64_t ldc = m + pad;
+                float *A = malloc(sizeof(float) * (size_t)(lda * (ta == TCNLA_OP_N ? k : m)));
+                float *B = malloc(sizeof(float) * (size_t)(ldb * (tb == TCNLA_OP_N ? n : k)));
+                float *C1 = malloc(sizeof(float) * (size_t)(ldc * n));
+                float *C2 = malloc(sizeof(float) * (size_t)(ldc * n));
+                gt_uniform(7000 + si * 4 + t, -1, 1, lda * (ta == TCNLA_OP_N ? k : m), A);
+                gt_uniform(7100 + si * 4 + t, -1, 1, ldb * (tb == TCNLA_OP_N ? n : k), B);
+                gt_uniform(7200 + si * 4 + t, -1, 1, ldc * n, C1);
+                memcpy(C2, C1, sizeof(float) * (size_t)(ldc * n));
+                const float beta = t == 1 ? 0.0f : 1.5f;
+                int s1 = gt_gemm(g, ms[mi], ta, tb, m, n, k, 0.75f, A, lda, B, NULL, ldb, beta, C1,
+                                 ldc);
+                setenv("TCNLA_SM90_REGA", "0", 1);
+                int s2 = gt_gemm(g, ms[mi], ta, tb, m, n, k, 0.75f, A, lda, B, NULL, ldb, beta, C2,
+                                 ldc);
+                unsetenv("TCNLA_SM90_REGA");
+                CHECK_MSG(s1 == 0 && s2 == 0, "status %d %d", s1, s2);
+                CHECK_MSG(memcmp(C1, C2, sizeof(float) * (size_t)(ldc * n)) == 0,
+                          "%s ta=%d tb=%d m=%lld n=%lld k=%lld: register-A result differs from "
+                          "round 2 (rel %.3e)",
+                          tcnla_gemm_method_name(ms[mi]), ta, tb, (long long)m, (long long)n,
+                          (long long)k, gt_rel_diff(C1, C2, m, n, ldc));
+                free(A), free(B), free(C1), free(C2);
+            }
+    tcnla_destroy(g);
+}
+
 /* FP64 reference of A * B (op N, N) with contiguous inner loops. */
 static void s9_ref(int64_t m, int64_t n, int64_t k, const float *A, const float *B, double *R) {
     double *At = malloc(sizeof(double) * (size_t)(m * k));

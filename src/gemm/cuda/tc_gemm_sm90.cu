@@ -19,6 +19,11 @@
  *     (RZ avoidance, seed 002 Fig. 4); dA*Bhi (+ Ahi*dB for TCEC) accumulate in their own wgmma
  *     accumulator; dA*dB is dropped. C = alpha*(acc + corr*2^-11) + beta*C,
  *     or, with split-K, the unscaled result into P[slice].
+ * Round 3 (FP16 methods, default; TCNLA_SM90_REGA=0 selects the kernels
+ * above): the consumers take the FP32 A tile from an A ring of their own
+ * (TMA issued by consumer thread 128, a_full / a_empty barriers), split it
+ * in registers (split.cuh, bit-identical) and feed wgmma's A operand from
+ * registers; the split warpgroup splits (TCEC) or copies (SHGEMM) only B.
  * Tails in m, n and k come from TMA's zero fill; transposes from the
  * tensor maps and the split pass (which reads either raw layout).
  * The tensor maps are encoded on the host through cuTensorMapEncodeTiled,
@@ -52,19 +57,29 @@ static __host__ __device__ __forceinline__ int s9_tf32(int mode) {
 static __host__ __device__ __forceinline__ int s9_sh(int mode) {
     return mode == TN_KMODE_SHGEMM_F16 || mode == TN_KMODE_SHGEMM_TF32;
 }
-/* raw stage: A 128 x 32 FP32, B 128 x 32 FP32 or FP16 */
+/* ra: the register-A variant (round 3, FP16 methods): the consumers read
+ * the raw FP32 A tile from its own ring (A stages of 16 KB), split it in
+ * registers and feed wgmma's A operand from registers; the split warpgroup
+ * only splits (TCEC) or copies (SHGEMM) B. ra = 0: the round-2 kernel. */
+static __host__ __device__ __forceinline__ int s9_ra_ok(int mode) { return !s9_tf32(mode); }
+/* raw stage: A 128 x 32 FP32 (not with ra), B 128 x 32 FP32 or FP16 */
 static __host__ __device__ __forceinline__ int s9_raw_a(void) { return S9_BM * S9_BK * 4; }
-static __host__ __device__ __forceinline__ int s9_raw_bytes(int mode) {
-    return s9_raw_a() + S9_BN * S9_BK * (s9_sh(mode) ? 2 : 4);
+static __host__ __device__ __forceinline__ int s9_raw_bytes(int mode, int ra) {
+    return (ra ? 0 : s9_raw_a()) + S9_BN * S9_BK * (s9_sh(mode) ? 2 : 4);
 }
 /* one hi or lo tile (128 x 32, FP16 or TF32) */
 static __host__ __device__ __forceinline__ int s9_ct(int mode) {
     return S9_BM * S9_BK * (s9_tf32(mode) ? 4 : 2);
 }
-static __host__ __device__ __forceinline__ int s9_conv_bytes(int mode) {
-    return (s9_sh(mode) ? 3 : 4) * s9_ct(mode);
+static __host__ __device__ __forceinline__ int s9_conv_bytes(int mode, int ra) {
+    return (ra ? (s9_sh(mode) ? 1 : 2) : (s9_sh(mode) ? 3 : 4)) * s9_ct(mode);
 }
-static __host__ __device__ __forceinline__ int s9_nraw(int mode) {
+/* ra: A stages (16 KB each) */
+static __host__ __device__ __forceinline__ int s9_na(int mode, int ra) {
+    return !ra ? 0 : mode == TN_KMODE_TCEC_F16 ? 5 : 7;
+}
+static __host__ __device__ __forceinline__ int s9_nraw(int mode, int ra) {
+    if (ra) return mode == TN_KMODE_TCEC_F16 ? 5 : 6; /* B: 5 x 16 KB / 6 x 8 KB */
     switch (mode) {
     case TN_KMODE_TCEC_F16: return 4;   /* 4 x 32 KB + 3 x 32 KB */
     case TN_KMODE_SHGEMM_F16: return 5; /* 5 x 24 KB + 4 x 24 KB */
@@ -72,7 +87,8 @@ static __host__ __device__ __forceinline__ int s9_nraw(int mode) {
     default: return 3;                  /* 3 x 24 KB + 3 x 48 KB */
     }
 }
-static __host__ __device__ __forceinline__ int s9_nconv(int mode) {
+static __host__ __device__ __forceinline__ int s9_nconv(int mode, int ra) {
+    if (ra) return mode == TN_KMODE_TCEC_F16 ? 4 : 6; /* Bhi+Blo 16 KB / Bhi 8 KB */
     switch (mode) {
     case TN_KMODE_TCEC_F16: return 3;
     case TN_KMODE_SHGEMM_F16: return 4;
@@ -81,11 +97,13 @@ static __host__ __device__ __forceinline__ int s9_nconv(int mode) {
     }
 }
 /* buffers (1024-byte aligned), then the barriers; +1024 for aligning the base */
-static __host__ __device__ __forceinline__ int s9_bar_off(int mode) {
-    return s9_nraw(mode) * s9_raw_bytes(mode) + s9_nconv(mode) * s9_conv_bytes(mode);
+/* ra layout: [A stages][raw B stages][conv stages][barriers] */
+static __host__ __device__ __forceinline__ int s9_bar_off(int mode, int ra) {
+    return s9_na(mode, ra) * s9_raw_a() + s9_nraw(mode, ra) * s9_raw_bytes(mode, ra) +
+           s9_nconv(mode, ra) * s9_conv_bytes(mode, ra);
 }
-static __host__ __device__ __forceinline__ int s9_smem(int mode) {
-    return s9_bar_off(mode) + 256 + 1024;
+static __host__ __device__ __forceinline__ int s9_smem(int mode, int ra) {
+    return s9_bar_off(mode, ra) + (ra ? 512 : 256) + 1024;
 }
 
 /* ------------------------------------------------------- primitives */
@@ -181,6 +199,40 @@ static __device__ __forceinline__ uint64_t wg_desc(uint32_t addr, const int row_
                    "+f"((d)[56]), "+f"((d)[57]), "+f"((d)[58]), "+f"((d)[59]), "+f"((d)[60]), "+f"((d)[61]), "+f"((d)[62]), "+f"((d)[63])  \
                  : "l"(da), "l"(db), "r"(scd))
 
+/* A from registers (four FP16x2 words per thread, the m64k16 fragment:
+ * warp w of the warpgroup holds rows 16w .. 16w+15, lane l rows l/4 and
+ * l/4+8, k 2(l%4) .. +1 and +8 .. +9), B from shared memory */
+#define S9_WGMMA_F16_RA(d, a, db, scd)                                                         \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"                                   \
+                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "                                \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "  \
+                 "{%64,%65,%66,%67}, %68, p, 1, 1, 0;\n}\n"                                         \
+                 : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3]), "+f"((d)[4]), "+f"((d)[5]), "+f"((d)[6]), "+f"((d)[7]),  \
+                   "+f"((d)[8]), "+f"((d)[9]), "+f"((d)[10]), "+f"((d)[11]), "+f"((d)[12]), "+f"((d)[13]), "+f"((d)[14]), "+f"((d)[15]),  \
+                   "+f"((d)[16]), "+f"((d)[17]), "+f"((d)[18]), "+f"((d)[19]), "+f"((d)[20]), "+f"((d)[21]), "+f"((d)[22]), "+f"((d)[23]),  \
+                   "+f"((d)[24]), "+f"((d)[25]), "+f"((d)[26]), "+f"((d)[27]), "+f"((d)[28]), "+f"((d)[29]), "+f"((d)[30]), "+f"((d)[31]),  \
+                   "+f"((d)[32]), "+f"((d)[33]), "+f"((d)[34]), "+f"((d)[35]), "+f"((d)[36]), "+f"((d)[37]), "+f"((d)[38]), "+f"((d)[39]),  \
+                   "+f"((d)[40]), "+f"((d)[41]), "+f"((d)[42]), "+f"((d)[43]), "+f"((d)[44]), "+f"((d)[45]), "+f"((d)[46]), "+f"((d)[47]),  \
+                   "+f"((d)[48]), "+f"((d)[49]), "+f"((d)[50]), "+f"((d)[51]), "+f"((d)[52]), "+f"((d)[53]), "+f"((d)[54]), "+f"((d)[55]),  \
+                   "+f"((d)[56]), "+f"((d)[57]), "+f"((d)[58]), "+f"((d)[59]), "+f"((d)[60]), "+f"((d)[61]), "+f"((d)[62]), "+f"((d)[63])  \
+                 : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(scd))
+
+/* ra: A(m, k), A(m, k + 1) (k even) of a raw FP32 A stage. K-major: one
+ * TMA box, rows of 32 k (128-byte swizzle); MN-major: four boxes of 32 m x
+ * 32 k, rows of 32 m per k (128-byte swizzle), so that the fragment loads
+ * (8 rows x 4 k per instruction) hit 32 different banks. */
+static __device__ __forceinline__ void s9_ra_read2(const unsigned char *sa, int kmaj, int m, int k,
+                                                   float *x0, float *x1) {
+    if (kmaj) {
+        float2 v = *(const float2 *)(sa + m * 128 + (((k >> 2) ^ (m & 7)) << 4) + (k & 3) * 4);
+        *x0 = v.x;
+        *x1 = v.y;
+    } else {
+        const unsigned char *b = sa + (m >> 5) * 4096 + (m & 3) * 4;
+        *x0 = *(const float *)(b + k * 128 + ((((m & 31) >> 2) ^ (k & 7)) << 4));
+        *x1 = *(const float *)(b + (k + 1) * 128 + ((((m & 31) >> 2) ^ ((k + 1) & 7)) << 4));
+    }
+}
 
 /* ------------------------------------------------ raw stage -> hi / lo */
 /* 8 consecutive k values (8q .. 8q+7) of row r of an FP32 raw tile:
@@ -274,7 +326,7 @@ static __device__ __forceinline__ void s9_copy_f16_tile(const unsigned char *st,
 /* ---------------------------------------------------------- the body */
 extern __shared__ unsigned char s9_smem_raw[];
 
-static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap *tmA,
+static __device__ __forceinline__ void s9_body(const int MODE, const int RA, const CUtensorMap *tmA,
                                                const CUtensorMap *tmB, int ak, int bk, int M,
                                                int N, int K, float alpha, float beta,
                                                float *__restrict__ C, long long ldc,
@@ -282,9 +334,10 @@ static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap
 #if S9_ON
     const int TF32 = s9_tf32(MODE);
     const int SH = s9_sh(MODE);
-    const int NRAW = s9_nraw(MODE), NCONV = s9_nconv(MODE);
-    const int RAW = s9_raw_bytes(MODE), RAW_A = s9_raw_a();
-    const int CT = s9_ct(MODE), CONV = s9_conv_bytes(MODE);
+    const int NRAW = s9_nraw(MODE, RA), NCONV = s9_nconv(MODE, RA), NA = s9_na(MODE, RA);
+    const int RAW = s9_raw_bytes(MODE, RA), RAW_A = s9_raw_a();
+    const int CT = s9_ct(MODE), CONV = s9_conv_bytes(MODE, RA);
+    const int AB = RA ? NA * RAW_A : 0; /* bytes of the A stages (ra) */
     const int RB = TF32 ? 128 : 64; /* bytes per row of a hi / lo tile */
     /* chk (s9_chunk): k-tiles per chunk, 1, 2 or 4 (32, 64, 128 products of
      * hi*hi summed inside the Tensor Core per RN add) */
@@ -293,7 +346,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap
     { /* guard: the host sized shared memory for this kernel */
         uint32_t dsmem;
         asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dsmem));
-        if (dsmem < (uint32_t)s9_smem(MODE)) return;
+        if (dsmem < (uint32_t)s9_smem(MODE, RA)) return;
     }
     const int tid = threadIdx.x, wg = tid >> 7;
 
@@ -310,19 +363,29 @@ static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap
     const uint32_t raw_s = s9_smem_u32(s9_smem_raw);
     const uint32_t base_s = (raw_s + 1023u) & ~1023u;
     unsigned char *base = s9_smem_raw + (base_s - raw_s);
-    const uint32_t conv_s = base_s + NRAW * RAW;
-    unsigned char *conv = base + NRAW * RAW;
-    const uint32_t bar_s = base_s + s9_bar_off(MODE);
-    /* barriers: raw_full[NRAW], conv_full[NCONV], conv_empty[NCONV] */
+    /* ra: A stages first (at base), then the raw (B) stages */
+    const uint32_t rb_s = base_s + AB;
+    unsigned char *rbase = base + AB;
+    const uint32_t conv_s = rb_s + NRAW * RAW;
+    unsigned char *conv = rbase + NRAW * RAW;
+    const uint32_t bar_s = base_s + s9_bar_off(MODE, RA);
+    /* barriers: raw_full[NRAW], conv_full[NCONV], conv_empty[NCONV],
+     * (ra) a_full[NA], a_empty[NA] */
 #define RAW_FULL(i) (bar_s + 8u * (uint32_t)(i))
 #define CONV_FULL(i) (bar_s + 8u * (uint32_t)(NRAW + (i)))
 #define CONV_EMPTY(i) (bar_s + 8u * (uint32_t)(NRAW + NCONV + (i)))
+#define A_FULL(i) (bar_s + 8u * (uint32_t)(NRAW + 2 * NCONV + (i)))
+#define A_EMPTY(i) (bar_s + 8u * (uint32_t)(NRAW + 2 * NCONV + NA + (i)))
 
     if (tid == 0) {
         for (int i = 0; i < NRAW; i++) mbar_init(RAW_FULL(i), 1);
         for (int i = 0; i < NCONV; i++) {
             mbar_init(CONV_FULL(i), 128);
             mbar_init(CONV_EMPTY(i), 256);
+        }
+        for (int i = 0; i < NA; i++) {
+            mbar_init(A_FULL(i), 1);
+            mbar_init(A_EMPTY(i), 8); /* one arrival per consumer warp */
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         fence_async_smem();
@@ -332,13 +395,27 @@ static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap
 /* thread 0: TMA copies of k-tile t (of this slice) into raw slot s */
 #define S9_ISSUE(t, s)                                                                         \
     do {                                                                                       \
-        uint32_t dst_ = base_s + (uint32_t)((s) * RAW);                                        \
+        uint32_t dst_ = rb_s + (uint32_t)((s) * RAW);                                          \
         int k0_ = (kt_base + (t)) * S9_BK;                                                     \
         mbar_expect_tx(RAW_FULL(s), (uint32_t)RAW);                                            \
-        if (ak) tma_load_2d(dst_, tmA, k0_, m0, RAW_FULL(s));                                  \
-        else tma_load_2d(dst_, tmA, m0, k0_, RAW_FULL(s));                                     \
-        if (bk) tma_load_2d(dst_ + RAW_A, tmB, k0_, n0, RAW_FULL(s));                          \
-        else tma_load_2d(dst_ + RAW_A, tmB, n0, k0_, RAW_FULL(s));                             \
+        if (!RA) {                                                                             \
+            if (ak) tma_load_2d(dst_, tmA, k0_, m0, RAW_FULL(s));                              \
+            else tma_load_2d(dst_, tmA, m0, k0_, RAW_FULL(s));                                 \
+            dst_ += RAW_A;                                                                     \
+        }                                                                                      \
+        if (bk) tma_load_2d(dst_, tmB, k0_, n0, RAW_FULL(s));                                  \
+        else tma_load_2d(dst_, tmB, n0, k0_, RAW_FULL(s));                                     \
+    } while (0)
+/* ra, consumer thread 128: TMA copy of the A tile of k-tile t into A stage s */
+#define S9_ISSUE_A(t, s)                                                                       \
+    do {                                                                                       \
+        uint32_t dst_ = base_s + (uint32_t)((s) * RAW_A);                                      \
+        int k0_ = (kt_base + (t)) * S9_BK;                                                     \
+        mbar_expect_tx(A_FULL(s), (uint32_t)RAW_A);                                            \
+        if (ak) tma_load_2d(dst_, tmA, k0_, m0, A_FULL(s));                                    \
+        else                                                                                   \
+            for (int i_ = 0; i_ < 4; i_++)                                                     \
+                tma_load_2d(dst_ + 4096u * i_, tmA, m0 + 32 * i_, k0_, A_FULL(s));             \
     } while (0)
 
     if (wg == 0) {
@@ -350,11 +427,12 @@ static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap
             const int r = kt % NRAW, s = kt % NCONV;
             mbar_wait(RAW_FULL(r), (uint32_t)((kt / NRAW) & 1));
             mbar_wait(CONV_EMPTY(s), (uint32_t)(((kt / NCONV) & 1) ^ 1));
-            const unsigned char *ra = base + r * RAW, *rb = ra + RAW_A;
+            const unsigned char *ra = rbase + r * RAW, *rb = RA ? ra : ra + RAW_A;
             unsigned char *cv = conv + s * CONV;
-            s9_split_tile(ra, ak, TF32, cv, cv + CT, tid);
-            if (SH) s9_copy_f16_tile(rb, bk, TF32, cv + 2 * CT, tid);
-            else s9_split_tile(rb, bk, TF32, cv + 2 * CT, cv + 3 * CT, tid);
+            unsigned char *cb = RA ? cv : cv + 2 * CT; /* Bhi (, Blo) */
+            if (!RA) s9_split_tile(ra, ak, TF32, cv, cv + CT, tid);
+            if (SH) s9_copy_f16_tile(rb, bk, TF32, cb, tid);
+            else s9_split_tile(rb, bk, TF32, cb, cb + CT, tid);
             fence_async_smem(); /* generic stores -> wgmma (async proxy) reads */
             mbar_arrive(CONV_FULL(s));
             asm volatile("bar.sync 1, 128;" ::: "memory"); /* raw slot r read by all */
@@ -364,6 +442,11 @@ static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap
         /* ---------------------------------------------- consumers */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
         const int cw = wg - 1; /* rows 64 cw .. 64 cw + 63 of the tile */
+        /* ra: this thread's fragment rows (mr, mr + 8) and k offset */
+        const int mr = cw * 64 + 16 * ((tid >> 5) & 3) + ((tid & 31) >> 2);
+        const int kc = 2 * (tid & 3);
+        if (RA && tid == 128)
+            for (int t = 0; t < NA && t < KT; t++) S9_ISSUE_A(t, t);
         float acc[64], corr[64], tmp[64];
 #pragma unroll
         for (int i = 0; i < 64; i++) {
@@ -376,6 +459,58 @@ static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap
             /* the chunk (relative to this slice): first / last k-tile */
             const int cfirst = (kt & (CHK - 1)) == 0;
             const int clast = ((kt + 1) & (CHK - 1)) == 0 || kt == KT - 1;
+            if (RA) { /* A: raw FP32 from shared memory, split in registers */
+                const int ia = kt % NA;
+                mbar_wait(A_FULL(ia), (uint32_t)((kt / NA) & 1));
+                const unsigned char *sa = base + ia * RAW_A;
+                uint32_t ah[8], al[8]; /* [4 ks + reg] */
+#pragma unroll
+                for (int ks = 0; ks < 2; ks++)
+#pragma unroll
+                    for (int e2 = 0; e2 < 2; e2++)
+#pragma unroll
+                        for (int h = 0; h < 2; h++) {
+                            float x0, x1;
+                            s9_ra_read2(sa, ak, mr + 8 * h, 16 * ks + kc + 8 * e2, &x0, &x1);
+                            tn_split2_f16(x0, x1, 1, &ah[4 * ks + 2 * e2 + h],
+                                          &al[4 * ks + 2 * e2 + h]);
+                        }
+                __syncwarp();
+                if ((tid & 31) == 0) mbar_arrive(A_EMPTY(ia)); /* A stage read */
+                mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
+                const uint32_t cBh = conv_s + (uint32_t)(s * CONV);
+                const uint32_t cBl = cBh + (uint32_t)CT;
+                wgmma_fence();
+#pragma unroll
+                for (int ks = 0; ks < 2; ks++)
+                    S9_WGMMA_F16_RA(tmp, ah + 4 * ks, wg_desc(cBh + 32 * ks, 64),
+                                    (ks > 0 || !cfirst) ? 1 : 0);
+                wgmma_commit();
+#pragma unroll
+                for (int ks = 0; ks < 2; ks++) {
+                    S9_WGMMA_F16_RA(corr, al + 4 * ks, wg_desc(cBh + 32 * ks, 64), 1);
+                    if (!SH) S9_WGMMA_F16_RA(corr, ah + 4 * ks, wg_desc(cBl + 32 * ks, 64), 1);
+                }
+                wgmma_commit();
+                /* refill the A stage of k-tile kt - 1 (read by all 8 warps by now) */
+                if (tid == 128 && kt > 0 && kt - 1 + NA < KT) {
+                    const int t = kt - 1, sl = t % NA;
+                    mbar_wait(A_EMPTY(sl), (uint32_t)((t / NA) & 1));
+                    S9_ISSUE_A(t + NA, sl);
+                }
+                wgmma_wait1();
+                if (clast) {
+                    reg_fence(tmp);
+#pragma unroll
+                    for (int i = 0; i < 64; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+                }
+                wgmma_wait0();
+                reg_fence(corr);
+#pragma unroll
+                for (int i = 0; i < 8; i++) asm volatile("" : "+r"(ah[i]), "+r"(al[i])::"memory");
+                mbar_arrive(CONV_EMPTY(s));
+                continue;
+            }
             mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
             const uint32_t cAh = conv_s + (uint32_t)(s * CONV) + (uint32_t)(cw * 64 * RB);
             const uint32_t cAl = cAh + (uint32_t)CT;
@@ -449,38 +584,52 @@ static __device__ __forceinline__ void s9_body(const int MODE, const CUtensorMap
             }
     }
 #undef S9_ISSUE
+#undef S9_ISSUE_A
+#undef A_FULL
+#undef A_EMPTY
 #undef RAW_FULL
 #undef CONV_FULL
 #undef CONV_EMPTY
 #else
-    (void)MODE, (void)tmA, (void)tmB, (void)ak, (void)bk, (void)M, (void)N, (void)K;
+    (void)MODE, (void)RA, (void)tmA, (void)tmB, (void)ak, (void)bk, (void)M, (void)N, (void)K;
     (void)alpha, (void)beta, (void)C, (void)ldc, (void)kt_split, (void)P, (void)chk;
 #endif
 }
 
 /* ---------------------------------------------------- instantiations */
-#define S9_KERNEL(MODE)                                                                        \
+#define S9_KERNEL(MODE, RA)                                                                    \
     static __global__ void __launch_bounds__(S9_THREADS, 1)                                    \
-        tn_sm90_gemm_##MODE(const __grid_constant__ CUtensorMap tmA,                           \
+        tn_sm90_gemm_##MODE##_##RA(const __grid_constant__ CUtensorMap tmA,                    \
                             const __grid_constant__ CUtensorMap tmB, int ak, int bk, int M,    \
                             int N, int K, float alpha, float beta, float *C, long long ldc,    \
                             int kt_split, float *P, int chk) {                                 \
-        s9_body(MODE, &tmA, &tmB, ak, bk, M, N, K, alpha, beta, C, ldc, kt_split, P, chk);     \
+        s9_body(MODE, RA, &tmA, &tmB, ak, bk, M, N, K, alpha, beta, C, ldc, kt_split, P, chk); \
     }
-S9_KERNEL(0) /* TN_KMODE_TCEC_F16 */
-S9_KERNEL(2) /* TN_KMODE_SHGEMM_F16 */
-S9_KERNEL(3) /* TN_KMODE_TCEC_TF32 */
-S9_KERNEL(4) /* TN_KMODE_SHGEMM_TF32 */
+S9_KERNEL(0, 0) /* TN_KMODE_TCEC_F16 */
+S9_KERNEL(2, 0) /* TN_KMODE_SHGEMM_F16 */
+S9_KERNEL(3, 0) /* TN_KMODE_TCEC_TF32 */
+S9_KERNEL(4, 0) /* TN_KMODE_SHGEMM_TF32 */
+S9_KERNEL(0, 1) /* TN_KMODE_TCEC_F16, A split in registers */
+S9_KERNEL(2, 1) /* TN_KMODE_SHGEMM_F16, A split in registers */
 
 typedef void (*s9_kernel_t)(const CUtensorMap, const CUtensorMap, int, int, int, int, int, float,
                             float, float *, long long, int, float *, int);
 
-static s9_kernel_t s9_kernel(int mode) {
+/* The register-A kernels (ra) for the FP16 methods unless
+ * TCNLA_SM90_REGA=0 (the round-2 kernels; a measurement / fallback switch,
+ * read at each call so that one process can compare both). */
+static int s9_use_ra(int mode) {
+    const char *e = getenv("TCNLA_SM90_REGA");
+    if (e && e[0] == '0' && e[1] == 0) return 0;
+    return s9_ra_ok(mode);
+}
+
+static s9_kernel_t s9_kernel(int mode, int ra) {
     switch (mode) {
-    case TN_KMODE_TCEC_F16: return tn_sm90_gemm_0;
-    case TN_KMODE_SHGEMM_F16: return tn_sm90_gemm_2;
-    case TN_KMODE_TCEC_TF32: return tn_sm90_gemm_3;
-    case TN_KMODE_SHGEMM_TF32: return tn_sm90_gemm_4;
+    case TN_KMODE_TCEC_F16: return ra ? tn_sm90_gemm_0_1 : tn_sm90_gemm_0_0;
+    case TN_KMODE_SHGEMM_F16: return ra ? tn_sm90_gemm_2_1 : tn_sm90_gemm_2_0;
+    case TN_KMODE_TCEC_TF32: return tn_sm90_gemm_3_0;
+    case TN_KMODE_SHGEMM_TF32: return tn_sm90_gemm_4_0;
     default: return NULL;
     }
 }
@@ -513,12 +662,13 @@ static s9_encode_fn s9_encoder(void) {
 }
 
 extern "C" size_t tn_cu_sm90_smem(int mode) {
-    if (!s9_kernel(mode)) return 0;
-    return (size_t)s9_smem(mode);
+    const int ra = s9_use_ra(mode);
+    if (!s9_kernel(mode, ra)) return 0;
+    return (size_t)s9_smem(mode, ra);
 }
 
 extern "C" int tn_cu_sm90_available(int mode) {
-    s9_kernel_t k = s9_kernel(mode);
+    s9_kernel_t k = s9_kernel(mode, s9_use_ra(mode));
     if (!k) return 0;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, (const void *)k) != cudaSuccess) {
@@ -581,9 +731,10 @@ extern "C" int tn_cu_tc_gemm_sm90(int mode, int transa, int transb, int64_t m, i
                                   int64_t k, float alpha, const float *A, int64_t lda,
                                   const void *B, int64_t ldb, float beta, float *C, int64_t ldc,
                                   int splits, float *P, size_t smem_limit, cudaStream_t stream) {
-    s9_kernel_t kern = s9_kernel(mode);
+    const int ra = s9_use_ra(mode);
+    s9_kernel_t kern = s9_kernel(mode, ra);
     if (!kern || !tn_cu_sm90_available(mode)) return (int)cudaErrorNotSupported;
-    const size_t smem = (size_t)s9_smem(mode);
+    const size_t smem = (size_t)s9_smem(mode, ra);
     if (smem > smem_limit) return (int)cudaErrorNotSupported;
     const int sh = s9_sh(mode);
     const int es_b = sh ? 2 : 4;
@@ -606,6 +757,9 @@ extern "C" int tn_cu_tc_gemm_sm90(int mode, int transa, int transb, int64_t m, i
     /* A: op N is m x k (M contiguous), op T is k x m (K contiguous) */
     if (ak)
         bad |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, k, m, lda, S9_BK, S9_BM,
+                      CU_TENSOR_MAP_SWIZZLE_128B);
+    else if (ra) /* four boxes of 32 m x 32 k, 128-byte swizzle (s9_ra_read2) */
+        bad |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, m, k, lda, 32, S9_BK,
                       CU_TENSOR_MAP_SWIZZLE_128B);
     else
         bad |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, m, k, lda, S9_BM, S9_BK,
