@@ -62,6 +62,12 @@ int tn_range_ok(const float *x, int64_t count, int64_t len, int64_t ld, tcnla_ge
 int tn_has_nonfinite(const float *x, int64_t rows, int64_t cols, int64_t ld);
 int tn_has_nonfinite_f16(const uint16_t *x, int64_t rows, int64_t cols, int64_t ld);
 
+/* CholeskyQR's breakdown test (src/linalg/orth.c): potrf's info was 0 and
+ * every pivot r_ii satisfies r_ii^2 >= n u g_ii, with g the Gram matrix's
+ * diagonal before the factorization (the squared sine of each column's angle
+ * to the span of the previous ones). 1 when the factor is usable. */
+int tn_chol_ok(const double *gdiag, const double *rdiag, int n, int info, double u);
+
 /* Rounds the rows x cols matrix X (handle memory, leading dimension ld) to
  * `fmt` in place (RN), keeping FP32 storage. */
 int tn_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols, float *X,

@@ -41,7 +41,7 @@ static int householder(int m, int n, float *Y, int ldy, float *R, int ldr) {
  * exceed n * unit roundoff of the working precision; below that, Q would
  * not be orthonormal (CholeskyQR's loss of orthogonality is ~ kappa^2 u).
  * `gdiag` holds the Gram matrix's diagonal before the factorization. */
-static int chol_ok(const double *gdiag, const double *rdiag, int n, int info, double u) {
+int tn_chol_ok(const double *gdiag, const double *rdiag, int n, int info, double u) {
     if (info != 0) return 0;
     for (int i = 0; i < n; i++) {
         double r = rdiag[i];
@@ -62,7 +62,7 @@ static int cholqr_d(int m, int n, double *Yd, double *Rd) {
     int info = 0;
     dpotrf_("U", &n, Rd, &n, &info);
     for (int i = 0; i < n; i++) d[n + i] = Rd[i + (int64_t)i * n];
-    int ok = chol_ok(d, d + n, n, info, 0x1p-53);
+    int ok = tn_chol_ok(d, d + n, n, info, 0x1p-53);
     free(d);
     if (!ok) return 0;
     for (int j = 0; j < n; j++)
@@ -84,7 +84,7 @@ static int cholqr_fp32(int m, int n, float *Y, int ldy, float *R, int ldr) {
     int info = 0;
     spotrf_("U", &n, G, &n, &info);
     for (int i = 0; i < n; i++) d[n + i] = G[i + (int64_t)i * n];
-    int ok = chol_ok(d, d + n, n, info, 0x1p-24);
+    int ok = tn_chol_ok(d, d + n, n, info, 0x1p-24);
     free(d);
     if (!ok) {
         free(G);

@@ -29,27 +29,6 @@ static int ce(cudaError_t e) { return tn_cuda_err(e); }
         if ((st = (x)) != TCNLA_SUCCESS) goto out;                                             \
     } while (0)
 
-/* Host Cholesky of the n x n Gram matrix G (upper, FP64, ld n) with the
- * breakdown test: the squared sine of each column's angle to the span of
- * the previous ones must exceed n u. Zeroes the strict lower triangle. */
-static int host_chol(int n, double *G, double u) {
-    double *d = malloc(sizeof(double) * (size_t)n);
-    if (!d) return TCNLA_ERR_ALLOC;
-    for (int i = 0; i < n; i++) d[i] = G[i + (int64_t)i * n];
-    int info = 0;
-    dpotrf_("U", &n, G, &n, &info);
-    int ok = info == 0;
-    for (int i = 0; ok && i < n; i++) {
-        double r = G[i + (int64_t)i * n];
-        ok = r > 0 && isfinite(r) && d[i] > 0 && r * r >= (double)n * u * d[i];
-    }
-    free(d);
-    if (!ok) return TCNLA_ERR_NUMERICAL;
-    for (int j = 0; j < n; j++)
-        for (int i = j + 1; i < n; i++) G[i + (int64_t)j * n] = 0.0;
-    return TCNLA_SUCCESS;
-}
-
 static int householder(tcnla_handle_t h, int64_t m, int64_t n, float *Y, int64_t ldy, float *R,
                        int64_t ldr) {
     struct tn_cuda_ctx *c = h->cuda;
@@ -96,10 +75,25 @@ static int cholqr(tcnla_handle_t h, int fp64, int twice, int64_t m, int64_t n, f
     const int im = (int)m, in = (int)n;
     size_t ybytes = fp64 ? sizeof(double) * (size_t)(m * n) : sizeof(float) * (size_t)(m * n);
     size_t gbytes = sizeof(double) * (size_t)(n * n);
-    char *ws = tn_cuda_workspace(c, ybytes + gbytes + 512);
+    const size_t yoff = 0, goff = (ybytes + 255) & ~(size_t)255,
+                 aoff = goff + ((gbytes + 255) & ~(size_t)255);
+    const size_t abytes = sizeof(double) * (size_t)(2 * n) + 256; /* diagonals, info */
+    char *ws = tn_cuda_workspace(c, aoff + abytes);
     if (!ws) return TCNLA_ERR_ALLOC;
-    void *Yw = ws;                                  /* working copy of Y (m x n, ld m) */
-    void *Gd = ws + ((ybytes + 255) & ~(size_t)255); /* Gram / R on the device */
+    int lwork = 0;
+    if (fp64 && cusolverDnDpotrf_bufferSize(c->cusolver, CUBLAS_FILL_MODE_UPPER, in,
+                                            (double *)(ws + goff), in,
+                                            &lwork) != CUSOLVER_STATUS_SUCCESS)
+        return TCNLA_ERR_CUSOLVER;
+    /* grow for potrf's work: nothing is in the workspace yet, so it may move */
+    ws = tn_cuda_workspace(c, aoff + abytes + sizeof(double) * (size_t)lwork);
+    if (!ws) return TCNLA_ERR_ALLOC;
+    void *Yw = ws + yoff;            /* working copy of Y (m x n, ld m) */
+    void *Gd = ws + goff;            /* Gram / R on the device */
+    double *dg = (double *)(ws + aoff); /* diag before (n), after (n) */
+    int *dinfo = (int *)(dg + 2 * n);
+    double *pwork = (double *)(ws + aoff + abytes);
+    const int need_r = R != NULL || twice; /* R factors wanted on the host */
     double *G = malloc(sizeof(double) * (size_t)(3 * n * n)); /* host: Gram, R1, R2 */
     float *Gf = malloc(sizeof(float) * (size_t)(n * n));
     int st = TCNLA_SUCCESS;
@@ -120,10 +114,29 @@ static int cholqr(tcnla_handle_t h, int fp64, int twice, int64_t m, int64_t n, f
             const double one = 1.0, zero = 0.0;
             TRY(cb(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, in, im, &one,
                                (const double *)Yw, im, &zero, (double *)Gd, in)));
-            TRY(ce(cudaMemcpyAsync(Rp, Gd, gbytes, cudaMemcpyDeviceToHost, c->stream)));
+            /* Cholesky on the GPU; the breakdown test (tn_chol_ok) on the two
+             * diagonals, read back with the info in one small copy */
+            TRY(cb(cublasDcopy(c->cublas, in, (const double *)Gd, in + 1, dg, 1)));
+            TRY(cs(cusolverDnDpotrf(c->cusolver, CUBLAS_FILL_MODE_UPPER, in, (double *)Gd, in,
+                                    pwork, lwork, dinfo)));
+            TRY(cb(cublasDcopy(c->cublas, in, (const double *)Gd, in + 1, dg + n, 1)));
+            TRY(ce(cudaMemcpyAsync(G, dg, sizeof(double) * (size_t)(2 * n) + sizeof(int),
+                                   cudaMemcpyDeviceToHost, c->stream)));
             TRY(ce(cudaStreamSynchronize(c->stream)));
-            TRY(host_chol(in, Rp, 0x1p-53));
-            TRY(ce(cudaMemcpyAsync(Gd, Rp, gbytes, cudaMemcpyHostToDevice, c->stream)));
+            {
+                int info;
+                memcpy(&info, G + 2 * n, sizeof info);
+                if (!tn_chol_ok(G, G + n, in, info, 0x1p-53)) {
+                    st = TCNLA_ERR_NUMERICAL;
+                    goto out;
+                }
+            }
+            if (need_r) {
+                TRY(ce(cudaMemcpyAsync(Rp, Gd, gbytes, cudaMemcpyDeviceToHost, c->stream)));
+                TRY(ce(cudaStreamSynchronize(c->stream)));
+                for (int64_t j = 0; j < n; j++)
+                    for (int64_t i = j + 1; i < n; i++) Rp[i + j * n] = 0.0;
+            }
             TRY(cb(cublasDtrsm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
                                CUBLAS_DIAG_NON_UNIT, im, in, &one, (const double *)Gd, in,
                                (double *)Yw, im)));
@@ -136,7 +149,7 @@ static int cholqr(tcnla_handle_t h, int fp64, int twice, int64_t m, int64_t n, f
             TRY(ce(cudaStreamSynchronize(c->stream)));
             /* FP32 Cholesky on the host, as spotrf would do it on the GPU */
             float *Fg = Gf;
-            float *fd = malloc(sizeof(float) * (size_t)n);
+            double *fd = malloc(sizeof(double) * (size_t)(2 * n));
             if (!fd) {
                 st = TCNLA_ERR_ALLOC;
                 goto out;
@@ -144,11 +157,8 @@ static int cholqr(tcnla_handle_t h, int fp64, int twice, int64_t m, int64_t n, f
             for (int i = 0; i < in; i++) fd[i] = Fg[i + (int64_t)i * n];
             int info = 0;
             spotrf_("U", &in, Fg, &in, &info);
-            int ok = info == 0;
-            for (int i = 0; ok && i < in; i++) {
-                double r = Fg[i + (int64_t)i * n];
-                ok = r > 0 && isfinite(r) && fd[i] > 0 && r * r >= (double)n * 0x1p-24 * fd[i];
-            }
+            for (int i = 0; i < in; i++) fd[n + i] = Fg[i + (int64_t)i * n];
+            int ok = tn_chol_ok(fd, fd + n, in, info, 0x1p-24);
             free(fd);
             if (!ok) {
                 st = TCNLA_ERR_NUMERICAL;
