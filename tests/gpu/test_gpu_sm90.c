@@ -161,17 +161,18 @@ TEST(gpu_sm90_larger_vs_mma_repeatable) {
     tcnla_destroy(g);
 }
 
-/* Round 3: the FP16 methods split A in the consumers' registers (wgmma A
- * from registers); TCNLA_SM90_REGA=0 selects the round-2 kernels (A split
- * through shared memory). Same products in the same order: bit-identical
- * results, on tails, transposes, alpha / beta, ld > rows and split-K. */
-TEST(gpu_sm90_rega_matches_round2) {
+/* Rounds 3 and 4: the register-A kernels (A split in the consumers'
+ * registers, wgmma A from registers; TF32: hi*hi in two n-halves) against
+ * the round-2 kernels (A split through shared memory), selected per call
+ * with TCNLA_SM90_REGA=1 / 0. Same products in the same order:
+ * bit-identical results, on tails, transposes, alpha / beta, ld > rows and
+ * split-K. */
+static void s9_rega_identity(const tcnla_gemm_method_t *ms, int nm) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
     static const int64_t shapes[][3] = {{7, 33, 130},  {129, 131, 257}, {300, 260, 96},
                                         {100, 70, 3000}, {256, 256, 8192}, {1100, 1300, 520}};
-    static const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_SHGEMM_FP16};
-    for (int mi = 0; mi < 2; mi++)
+    for (int mi = 0; mi < nm; mi++)
         for (int si = 0; si < 6; si++)
             for (int t = 0; t < 4; t++) {
                 tcnla_op_t ta = (t & 1) ? TCNLA_OP_T : TCNLA_OP_N;
@@ -188,6 +189,7 @@ TEST(gpu_sm90_rega_matches_round2) {
                 gt_uniform(7200 + si * 4 + t, -1, 1, ldc * n, C1);
                 memcpy(C2, C1, sizeof(float) * (size_t)(ldc * n));
                 const float beta = t == 1 ? 0.0f : 1.5f;
+                setenv("TCNLA_SM90_REGA", "1", 1);
                 int s1 = gt_gemm(g, ms[mi], ta, tb, m, n, k, 0.75f, A, lda, B, NULL, ldb, beta, C1,
                                  ldc);
                 setenv("TCNLA_SM90_REGA", "0", 1);
@@ -203,6 +205,16 @@ TEST(gpu_sm90_rega_matches_round2) {
                 free(A), free(B), free(C1), free(C2);
             }
     tcnla_destroy(g);
+}
+
+TEST(gpu_sm90_rega_matches_round2) {
+    static const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_SHGEMM_FP16};
+    s9_rega_identity(ms, 2);
+}
+
+TEST(gpu_sm90_rega_tf32_matches_round2) {
+    static const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_TF32, TCNLA_GEMM_SHGEMM_TF32};
+    s9_rega_identity(ms, 2);
 }
 
 /* FP64 reference of A * B (op N, N) with contiguous inner loops. */

@@ -19,11 +19,15 @@
  *     (RZ avoidance, seed 002 Fig. 4); dA*Bhi (+ Ahi*dB for TCEC) accumulate in their own wgmma
  *     accumulator; dA*dB is dropped. C = alpha*(acc + corr*2^-11) + beta*C,
  *     or, with split-K, the unscaled result into P[slice].
- * Round 3 (FP16 methods, default; TCNLA_SM90_REGA=0 selects the kernels
- * above): the consumers take the FP32 A tile from an A ring of their own
- * (TMA issued by consumer thread 128, a_full / a_empty barriers), split it
- * in registers (split.cuh, bit-identical) and feed wgmma's A operand from
- * registers; the split warpgroup splits (TCEC) or copies (SHGEMM) only B.
+ * Round 3 (FP16 methods) and round 4 (TF32 methods), default;
+ * TCNLA_SM90_REGA=0 selects the kernels above: the consumers take the FP32
+ * A tile from an A ring of their own (TMA issued by consumer thread 128,
+ * a_full / a_empty barriers), split it in registers (split.cuh,
+ * bit-identical) and feed wgmma's A operand from registers; the split
+ * warpgroup splits (TCEC) or copies (SHGEMM) only B. TF32 takes hi*hi in
+ * two n-halves (m64n64k8 into one 32-register accumulator, each half added
+ * into the result while the other wgmma group runs) so that the 32 TF32
+ * fragment registers fit beside the result and correction accumulators.
  * Tails in m, n and k come from TMA's zero fill; transposes from the
  * tensor maps and the split pass (which reads either raw layout).
  * The tensor maps are encoded on the host through cuTensorMapEncodeTiled,
@@ -57,11 +61,15 @@ static __host__ __device__ __forceinline__ int s9_tf32(int mode) {
 static __host__ __device__ __forceinline__ int s9_sh(int mode) {
     return mode == TN_KMODE_SHGEMM_F16 || mode == TN_KMODE_SHGEMM_TF32;
 }
-/* ra: the register-A variant (round 3, FP16 methods): the consumers read
- * the raw FP32 A tile from its own ring (A stages of 16 KB), split it in
- * registers and feed wgmma's A operand from registers; the split warpgroup
- * only splits (TCEC) or copies (SHGEMM) B. ra = 0: the round-2 kernel. */
-static __host__ __device__ __forceinline__ int s9_ra_ok(int mode) { return !s9_tf32(mode); }
+/* ra: the register-A variant (round 3 FP16, round 4 TF32): the consumers
+ * read the raw FP32 A tile from its own ring (A stages of 16 KB), split it
+ * in registers and feed wgmma's A operand from registers; the split
+ * warpgroup only splits (TCEC) or copies (SHGEMM) B. ra = 0: the round-2
+ * kernel. TF32 (round 4): hi*hi is taken in two n-halves (m64n64k8, one
+ * 32-register accumulator) so that 16 + 16 TF32 fragment registers fit
+ * beside the 64-register result and correction accumulators; one chunk
+ * (32 products) per RN add only. */
+static __host__ __device__ __forceinline__ int s9_ra_ok(int mode) { (void)mode; return 1; }
 /* raw stage: A 128 x 32 FP32 (not with ra), B 128 x 32 FP32 or FP16 */
 static __host__ __device__ __forceinline__ int s9_raw_a(void) { return S9_BM * S9_BK * 4; }
 static __host__ __device__ __forceinline__ int s9_raw_bytes(int mode, int ra) {
@@ -76,10 +84,17 @@ static __host__ __device__ __forceinline__ int s9_conv_bytes(int mode, int ra) {
 }
 /* ra: A stages (16 KB each) */
 static __host__ __device__ __forceinline__ int s9_na(int mode, int ra) {
-    return !ra ? 0 : mode == TN_KMODE_TCEC_F16 ? 5 : 7;
+    if (!ra) return 0;
+    switch (mode) {
+    case TN_KMODE_TCEC_F16: return 5;
+    case TN_KMODE_SHGEMM_F16: return 7;
+    case TN_KMODE_TCEC_TF32: return 4;
+    default: return 6;
+    }
 }
 static __host__ __device__ __forceinline__ int s9_nraw(int mode, int ra) {
-    if (ra) return mode == TN_KMODE_TCEC_F16 ? 5 : 6; /* B: 5 x 16 KB / 6 x 8 KB */
+    /* ra: FP32 B 16 KB, FP16 B 8 KB per stage */
+    if (ra) return mode == TN_KMODE_TCEC_F16 ? 5 : mode == TN_KMODE_TCEC_TF32 ? 4 : 6;
     switch (mode) {
     case TN_KMODE_TCEC_F16: return 4;   /* 4 x 32 KB + 3 x 32 KB */
     case TN_KMODE_SHGEMM_F16: return 5; /* 5 x 24 KB + 4 x 24 KB */
@@ -88,7 +103,16 @@ static __host__ __device__ __forceinline__ int s9_nraw(int mode, int ra) {
     }
 }
 static __host__ __device__ __forceinline__ int s9_nconv(int mode, int ra) {
-    if (ra) return mode == TN_KMODE_TCEC_F16 ? 4 : 6; /* Bhi+Blo 16 KB / Bhi 8 KB */
+    /* ra: Bhi + Blo 16 KB (TCEC_FP16) / 32 KB (TCEC_TF32), Bhi 8 KB / 16 KB:
+     * 5 A + 5 B + 4, 7 + 6 + 6, 4 + 4 + 3, 6 + 6 + 5 stages, 208-224 KB */
+    if (ra) {
+        switch (mode) {
+        case TN_KMODE_TCEC_F16: return 4;
+        case TN_KMODE_SHGEMM_F16: return 6;
+        case TN_KMODE_TCEC_TF32: return 3;
+        default: return 5;
+        }
+    }
     switch (mode) {
     case TN_KMODE_TCEC_F16: return 3;
     case TN_KMODE_SHGEMM_F16: return 4;
@@ -217,6 +241,25 @@ static __device__ __forceinline__ uint64_t wg_desc(uint32_t addr, const int row_
                    "+f"((d)[56]), "+f"((d)[57]), "+f"((d)[58]), "+f"((d)[59]), "+f"((d)[60]), "+f"((d)[61]), "+f"((d)[62]), "+f"((d)[63])  \
                  : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(scd))
 
+/* TF32 A from registers (four words per thread, the m64k8 fragment: warp
+ * w holds rows 16w .. 16w+15, lane l: a0 (l/4, l%4), a1 (l/4+8, l%4),
+ * a2 (l/4, l%4+4), a3 (l/4+8, l%4+4)), B from shared memory; n = 128
+ * (corrections) and n = 64 (hi*hi, one n-half) */
+#define S9_WGMMA_TF32_RA(d, a, db, scd)                                                        \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %69, 0;\n"                                  \
+                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "                       \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "                                                                      \
+                 "{%64,%65,%66,%67}, %68, p, 1, 1;\n}\n"                                  \
+                 : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3]), "+f"((d)[4]), "+f"((d)[5]), "+f"((d)[6]), "+f"((d)[7]), "+f"((d)[8]), "+f"((d)[9]), "+f"((d)[10]), "+f"((d)[11]), "+f"((d)[12]), "+f"((d)[13]), "+f"((d)[14]), "+f"((d)[15]), "+f"((d)[16]), "+f"((d)[17]), "+f"((d)[18]), "+f"((d)[19]), "+f"((d)[20]), "+f"((d)[21]), "+f"((d)[22]), "+f"((d)[23]), "+f"((d)[24]), "+f"((d)[25]), "+f"((d)[26]), "+f"((d)[27]), "+f"((d)[28]), "+f"((d)[29]), "+f"((d)[30]), "+f"((d)[31]), "+f"((d)[32]), "+f"((d)[33]), "+f"((d)[34]), "+f"((d)[35]), "+f"((d)[36]), "+f"((d)[37]), "+f"((d)[38]), "+f"((d)[39]), "+f"((d)[40]), "+f"((d)[41]), "+f"((d)[42]), "+f"((d)[43]), "+f"((d)[44]), "+f"((d)[45]), "+f"((d)[46]), "+f"((d)[47]), "+f"((d)[48]), "+f"((d)[49]), "+f"((d)[50]), "+f"((d)[51]), "+f"((d)[52]), "+f"((d)[53]), "+f"((d)[54]), "+f"((d)[55]), "+f"((d)[56]), "+f"((d)[57]), "+f"((d)[58]), "+f"((d)[59]), "+f"((d)[60]), "+f"((d)[61]), "+f"((d)[62]), "+f"((d)[63]) \
+                 : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(scd))
+#define S9_WGMMA_TF32_RA_N64(d, a, db, scd)                                                    \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                  \
+                 "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "                        \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, "                                                                      \
+                 "{%32,%33,%34,%35}, %36, p, 1, 1;\n}\n"                                  \
+                 : "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3]), "+f"((d)[4]), "+f"((d)[5]), "+f"((d)[6]), "+f"((d)[7]), "+f"((d)[8]), "+f"((d)[9]), "+f"((d)[10]), "+f"((d)[11]), "+f"((d)[12]), "+f"((d)[13]), "+f"((d)[14]), "+f"((d)[15]), "+f"((d)[16]), "+f"((d)[17]), "+f"((d)[18]), "+f"((d)[19]), "+f"((d)[20]), "+f"((d)[21]), "+f"((d)[22]), "+f"((d)[23]), "+f"((d)[24]), "+f"((d)[25]), "+f"((d)[26]), "+f"((d)[27]), "+f"((d)[28]), "+f"((d)[29]), "+f"((d)[30]), "+f"((d)[31]) \
+                 : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(scd))
+
 /* ra: A(m, k), A(m, k + 1) (k even) of a raw FP32 A stage. K-major: one
  * TMA box, rows of 32 k (128-byte swizzle); MN-major: four boxes of 32 m x
  * 32 k, rows of 32 m per k (128-byte swizzle), so that the fragment loads
@@ -232,6 +275,16 @@ static __device__ __forceinline__ void s9_ra_read2(const unsigned char *sa, int 
         *x0 = *(const float *)(b + k * 128 + ((((m & 31) >> 2) ^ (k & 7)) << 4));
         *x1 = *(const float *)(b + (k + 1) * 128 + ((((m & 31) >> 2) ^ ((k + 1) & 7)) << 4));
     }
+}
+
+/* ra, TF32: A(m, k) of a raw FP32 A stage (the layouts of s9_ra_read2).
+ * A warp's load (rows g = 0..7, k = k0 + l%4, k0 % 4 == 0) hits 32 banks
+ * K-major; MN-major only when lanes with g >= 4 take k0 ^ 4 (the caller
+ * swaps those pairs). */
+static __device__ __forceinline__ float s9_ra_read1(const unsigned char *sa, int kmaj, int m, int k) {
+    if (kmaj) return *(const float *)(sa + m * 128 + (((k >> 2) ^ (m & 7)) << 4) + (k & 3) * 4);
+    return *(const float *)(sa + (m >> 5) * 4096 + (m & 3) * 4 + k * 128 +
+                            ((((m & 31) >> 2) ^ (k & 7)) << 4));
 }
 
 /* ------------------------------------------------ raw stage -> hi / lo */
@@ -459,6 +512,76 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
             /* the chunk (relative to this slice): first / last k-tile */
             const int cfirst = (kt & (CHK - 1)) == 0;
             const int clast = ((kt + 1) & (CHK - 1)) == 0 || kt == KT - 1;
+            if (RA && TF32) { /* round 4: TF32 A split in registers, hi*hi in n-halves */
+                const int ia = kt % NA;
+                mbar_wait(A_FULL(ia), (uint32_t)((kt / NA) & 1));
+                const unsigned char *sa = base + ia * RAW_A;
+                /* fragment words [4 ks + 2 e + h]: row mr + 8h, k 8ks + 4e + l%4;
+                 * MN-major: lanes with l/4 >= 4 load e ^ 1 first (bank spread) */
+                const int sw = ak ? 0 : ((tid >> 4) & 1);
+                uint32_t ah[16], al[16];
+#pragma unroll
+                for (int ks = 0; ks < 4; ks++)
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        const float v0 = s9_ra_read1(sa, ak, mr + 8 * h, 8 * ks + 4 * sw + (kc >> 1));
+                        const float v1 =
+                            s9_ra_read1(sa, ak, mr + 8 * h, 8 * ks + 4 * (sw ^ 1) + (kc >> 1));
+                        const float x0 = sw ? v1 : v0, x1 = sw ? v0 : v1;
+                        float h0, l0, h1, l1;
+                        tn_split_tf32(x0, &h0, &l0);
+                        tn_split_tf32(x1, &h1, &l1);
+                        ah[4 * ks + h] = __float_as_uint(h0);
+                        al[4 * ks + h] = __float_as_uint(l0);
+                        ah[4 * ks + 2 + h] = __float_as_uint(h1);
+                        al[4 * ks + 2 + h] = __float_as_uint(l1);
+                    }
+                __syncwarp();
+                if ((tid & 31) == 0) mbar_arrive(A_EMPTY(ia)); /* A stage read */
+                mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
+                const uint32_t cBh = conv_s + (uint32_t)(s * CONV);
+                const uint32_t cBl = cBh + (uint32_t)CT;
+                wgmma_fence();
+                /* hi*hi, n 0..63 (B rows 0..63) */
+#pragma unroll
+                for (int ks = 0; ks < 4; ks++)
+                    S9_WGMMA_TF32_RA_N64(tmp, ah + 4 * ks, wg_desc(cBh + 32 * ks, 128), ks > 0 ? 1 : 0);
+                wgmma_commit();
+#pragma unroll
+                for (int ks = 0; ks < 4; ks++) {
+                    S9_WGMMA_TF32_RA(corr, al + 4 * ks, wg_desc(cBh + 32 * ks, 128), 1);
+                    if (!SH) S9_WGMMA_TF32_RA(corr, ah + 4 * ks, wg_desc(cBl + 32 * ks, 128), 1);
+                }
+                wgmma_commit();
+                wgmma_wait1(); /* hi*hi of n 0..63 done; corrections in flight */
+#pragma unroll
+                for (int i = 0; i < 32; i++) asm volatile("" : "+f"(tmp[i])::"memory");
+#pragma unroll
+                for (int i = 0; i < 32; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+                wgmma_fence();
+                /* hi*hi, n 64..127 (B rows 64..127: 8 KB on) */
+#pragma unroll
+                for (int ks = 0; ks < 4; ks++)
+                    S9_WGMMA_TF32_RA_N64(tmp, ah + 4 * ks, wg_desc(cBh + 8192 + 32 * ks, 128),
+                                         ks > 0 ? 1 : 0);
+                wgmma_commit();
+                /* refill the A stage of k-tile kt - 1 (read by all 8 warps by now) */
+                if (tid == 128 && kt > 0 && kt - 1 + NA < KT) {
+                    const int t = kt - 1, sl = t % NA;
+                    mbar_wait(A_EMPTY(sl), (uint32_t)((t / NA) & 1));
+                    S9_ISSUE_A(t + NA, sl);
+                }
+                wgmma_wait0();
+                reg_fence(corr);
+#pragma unroll
+                for (int i = 0; i < 32; i++) asm volatile("" : "+f"(tmp[i])::"memory");
+#pragma unroll
+                for (int i = 0; i < 16; i++) asm volatile("" : "+r"(ah[i]), "+r"(al[i])::"memory");
+                mbar_arrive(CONV_EMPTY(s));
+#pragma unroll
+                for (int i = 0; i < 32; i++) acc[32 + i] = __fadd_rn(acc[32 + i], tmp[i]);
+                continue;
+            }
             if (RA) { /* A: raw FP32 from shared memory, split in registers */
                 const int ia = kt % NA;
                 mbar_wait(A_FULL(ia), (uint32_t)((kt / NA) & 1));
@@ -611,25 +734,38 @@ S9_KERNEL(3, 0) /* TN_KMODE_TCEC_TF32 */
 S9_KERNEL(4, 0) /* TN_KMODE_SHGEMM_TF32 */
 S9_KERNEL(0, 1) /* TN_KMODE_TCEC_F16, A split in registers */
 S9_KERNEL(2, 1) /* TN_KMODE_SHGEMM_F16, A split in registers */
+S9_KERNEL(3, 1) /* TN_KMODE_TCEC_TF32, A split in registers (round 4) */
+S9_KERNEL(4, 1) /* TN_KMODE_SHGEMM_TF32, A split in registers (round 4) */
 
 typedef void (*s9_kernel_t)(const CUtensorMap, const CUtensorMap, int, int, int, int, int, float,
                             float, float *, long long, int, float *, int);
 
-/* The register-A kernels (ra) for the FP16 methods unless
- * TCNLA_SM90_REGA=0 (the round-2 kernels; a measurement / fallback switch,
- * read at each call so that one process can compare both). */
+static int s9_chunk(int mode);
+/* 1: the register-A kernels are the default for TF32 too (round 4). */
+#ifndef S9_RA_TF32_DEFAULT
+#define S9_RA_TF32_DEFAULT 1
+#endif
+/* The register-A kernels (ra): the default for the FP16 methods, and for
+ * TF32 where S9_RA_TF32_DEFAULT; TCNLA_SM90_REGA=0 selects the round-2
+ * kernels for all four methods, TCNLA_SM90_REGA=1 the register-A kernels
+ * for all four (a measurement / fallback switch, read at each call so that
+ * one process can compare both). The TF32 register-A kernels take one
+ * 32-product chunk per RN add only: with TCNLA_SM90_CHUNK = 64 / 128 TF32
+ * runs the round-2 kernels. */
 static int s9_use_ra(int mode) {
     const char *e = getenv("TCNLA_SM90_REGA");
-    if (e && e[0] == '0' && e[1] == 0) return 0;
-    return s9_ra_ok(mode);
+    int on = s9_tf32(mode) ? S9_RA_TF32_DEFAULT : 1;
+    if (e && (e[0] == '0' || e[0] == '1') && e[1] == 0) on = e[0] == '1';
+    if (on && s9_tf32(mode) && s9_chunk(mode) != 1) on = 0;
+    return on && s9_ra_ok(mode);
 }
 
 static s9_kernel_t s9_kernel(int mode, int ra) {
     switch (mode) {
     case TN_KMODE_TCEC_F16: return ra ? tn_sm90_gemm_0_1 : tn_sm90_gemm_0_0;
     case TN_KMODE_SHGEMM_F16: return ra ? tn_sm90_gemm_2_1 : tn_sm90_gemm_2_0;
-    case TN_KMODE_TCEC_TF32: return tn_sm90_gemm_3_0;
-    case TN_KMODE_SHGEMM_TF32: return tn_sm90_gemm_4_0;
+    case TN_KMODE_TCEC_TF32: return ra ? tn_sm90_gemm_3_1 : tn_sm90_gemm_3_0;
+    case TN_KMODE_SHGEMM_TF32: return ra ? tn_sm90_gemm_4_1 : tn_sm90_gemm_4_0;
     default: return NULL;
     }
 }
