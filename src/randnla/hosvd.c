@@ -7,7 +7,8 @@
  * [M_0^T M_1^T ... M_{T-1}^T]. So, without transposed copies:
  *   W = A_(i) Omega = sum_t M_t^T Omega_t      (Omega_t: rows t L .. t L + L - 1)
  *   (A x_i Q^T) slab t = M_t Q                 (L x J_i, same layout)
- * Mode 1 (L = 1) and mode N (T = 1) are single GEMMs. */
+ * Mode 1 (L = 1) and mode N (T = 1) are single GEMMs; the core's mode
+ * products take them first. */
 #include "core/internal.h"
 
 #include <stdlib.h>
@@ -123,14 +124,22 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
         st = tcnla_malloc(h, (void **)&buf[0], sizeof(float) * (size_t)sz);
         if (st == TCNLA_SUCCESS) st = tcnla_malloc(h, (void **)&buf[1], sizeof(float) * (size_t)sz);
     }
+    /* Mode order 1, N, 2, ..., N-1: the first and the last mode are single
+     * GEMMs; doing both first shrinks the slab count T of the middle modes
+     * (a sequence of small GEMMs each) from I_N to J_N. */
     int64_t cur[TCNLA_HOSVD_MAX_ORDER];
+    int seq[TCNLA_HOSVD_MAX_ORDER];
     for (int i = 0; i < order; i++) cur[i] = dims[i];
+    seq[0] = 0;
+    seq[1] = order - 1;
+    for (int i = 2; i < order; i++) seq[i] = i - 1;
     const float *in = A;
-    for (int i = 0; i < order && st == TCNLA_SUCCESS; i++) {
+    for (int s = 0; s < order && st == TCNLA_SUCCESS; s++) {
+        const int i = seq[s];
         int64_t L = 1, T = 1;
         for (int a = 0; a < i; a++) L *= cur[a];
         for (int a = i + 1; a < order; a++) T *= cur[a];
-        float *out = i == order - 1 ? core : buf[i & 1];
+        float *out = s == order - 1 ? core : buf[s & 1];
         st = mode_product_qt(h, o->gemm_method, L, cur[i], T, o->ranks[i], in, Q[i], out);
         cur[i] = o->ranks[i];
         in = out;
