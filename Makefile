@@ -60,7 +60,7 @@ $(BUILD)/obj/src/%.o: src/%.cu $(wildcard include/*.h src/*/*.h src/*/*/*.cuh)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
 $(BUILD)/obj/tools/%.o $(BUILD)/obj/tests/%.o $(BUILD)/obj/bench/%.o: CFLAGS_X = $(CFLAGS_BASE) $(if $(filter 1,$(CUDA)),-DTCNLA_HAVE_CUDA -I$(CUDA_HOME)/include)
-$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h src/*/*/*.h tests/*.h tests/*/*.h)
+$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h src/*/*/*.h tests/*.h tests/*/*.h bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_X) -c $< -o $@
 

@@ -14,19 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHK(x, what)                                                                           \
-    do {                                                                                       \
-        int s_ = (int)(x);                                                                     \
-        if (s_ != 0) {                                                                         \
-            fprintf(stderr, "bench_hosvd: %s failed (%d, line %d)\n", what, s_, __LINE__);     \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#define BENCH_NAME "bench_hosvd"
+#include "bench_util.h"
 
 /* core x_1 Q_1 x_2 Q_2 x_3 Q_3 (order 3) into W, with T as scratch:
  *   mode 1: W (I1 x J2 J3) = Q_1 core;

@@ -14,19 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define CHK(x, what)                                                                           \
-    do {                                                                                       \
-        int s_ = (int)(x);                                                                     \
-        if (s_ != 0) {                                                                         \
-            fprintf(stderr, "bench_lra: %s failed (%d, line %d)\n", what, s_, __LINE__);       \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
+#define BENCH_NAME "bench_lra"
+#include "bench_util.h"
 
 typedef struct {
     const char *name;

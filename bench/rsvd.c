@@ -22,6 +22,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#define BENCH_NAME "bench_rsvd"
+#include "bench_util.h"
+
 #define CK(x)                                                                                  \
     do {                                                                                       \
         cudaError_t e_ = (x);                                                                  \
@@ -31,15 +34,6 @@
             exit(1);                                                                           \
         }                                                                                      \
     } while (0)
-#define CHK(x, what)                                                                           \
-    do {                                                                                       \
-        int s_ = (int)(x);                                                                     \
-        if (s_ != 0) {                                                                         \
-            fprintf(stderr, "bench_rsvd: %s failed (%d, line %d)\n", what, s_, __LINE__);      \
-            exit(1);                                                                           \
-        }                                                                                      \
-    } while (0)
-
 static cublasHandle_t cub;
 static cusolverDnHandle_t sol;
 
@@ -77,11 +71,6 @@ static double residual(const float *A, int64_t m, int64_t n, int64_t k, const fl
     CHK(cublasSnrm2(cub, (int)(m * n), A, 1, &na), "nrm2");
     cudaFree(dS);
     return (double)ne / (double)na;
-}
-
-static int cmp_d(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
 }
 
 typedef struct {
