@@ -22,6 +22,7 @@ struct tcnla_handle_s {
     struct tn_cuda_ctx *cuda;         /* NULL on the CPU backend */
     tcnla_ozaki_opts_t ozaki;         /* options of the Ozaki scheme */
     int ozaki_slices[3];              /* the last Ozaki product: d, slices of A, slices of B */
+    int ozaki_scheme;                 /* the last Ozaki product: scheme 1 or 2 */
     struct {                          /* sizes of live tcnla_malloc blocks (open addressing) */
         void **keys;
         size_t *sizes;
@@ -38,6 +39,29 @@ void *tn_host_workspace(tcnla_handle_t h, size_t bytes);
 int tn_check_gemm_args(tcnla_handle_t h, tcnla_op_t transa, tcnla_op_t transb, int64_t m,
                        int64_t n, int64_t k, const void *A, int64_t lda, const void *B,
                        int64_t ldb, const void *C, int64_t ldc);
+
+/* Strided-batched SGEMM / SHGEMM (src/gemm/gemm.c), for t < batch with
+ * A_t = A + t*sa, B_t = B + t*sb (or B16 + t*sb: the SHGEMM form of
+ * tcnla_shgemm, B NULL), C_t = C + t*sc (strides in elements, >= 0):
+ *   reduce = 0: C_t = alpha op(A_t) op(B_t) + beta C_t;
+ *   reduce = 1: C = alpha sum_t op(A_t) op(B_t) + beta C (sc unused).
+ * The arguments mean what they mean for tcnla_sgemm / tcnla_shgemm (the same
+ * checks and statuses; -11, -15, -19, -20 for negative sa, sb, sc, batch,
+ * -13 when both B and B16 are given).
+ * Each product gets the semantics of a separate call: the CUDA backend
+ * checks all of A's and B's matrices in one pass (one synchronisation) and
+ * runs the batch in one launch when every product would run as requested;
+ * otherwise, and on the CPU backend, the products run one by one (a reduce
+ * as C = alpha P_0 + beta C, then C = alpha P_t + C). Results match the
+ * separate calls up to the order of the summation. */
+int tn_sgemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa,
+                     tcnla_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
+                     const float *A, int64_t lda, int64_t sa, const float *B, const uint16_t *B16,
+                     int64_t ldb, int64_t sb, float beta, float *C, int64_t ldc, int64_t sc,
+                     int64_t batch, int reduce);
+/* A backend's "not taken: run the batch product by product" (positive, so
+ * never a status). */
+#define TN_BATCH_LOOP 1
 
 /* Tensor Core method properties. */
 typedef enum { TN_CONV_NONE = 0, TN_CONV_F16 = 1, TN_CONV_TF32 = 2 } tn_conv_t;
@@ -127,6 +151,13 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
                  int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                  const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
                  int64_t ldc);
+/* tn_sgemm_batched's CUDA part (src/gemm/cuda/gemm_cuda.c), after its
+ * checks, batch >= 2: a status, or TN_BATCH_LOOP with C untouched. */
+int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta,
+                         tcnla_op_t tb, int64_t m, int64_t n, int64_t k, float alpha,
+                         const float *A, int64_t lda, int64_t sa, const float *B,
+                         const uint16_t *B16, int64_t ldb, int64_t sb, float beta, float *C,
+                         int64_t ldc, int64_t sc, int64_t batch, int reduce);
 /* Ozaki scheme on the CUDA backend (src/gemm/cuda/ozaki_cuda.c), device
  * operands, m, n > 0, after argument checking: method OZAKI_FP16 / OZAKI_INT8
  * (or NATIVE_FP64: cuBLAS DGEMM). out_prec 64: A, B, C are FP64 (tcnla_dgemm);

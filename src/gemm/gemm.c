@@ -113,6 +113,50 @@ int tcnla_shgemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa
                        ldc);
 }
 
+/* Strided batches (internal; declared in src/core/internal.h). */
+int tn_sgemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa,
+                     tcnla_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
+                     const float *A, int64_t lda, int64_t sa, const float *B, const uint16_t *B16,
+                     int64_t ldb, int64_t sb, float beta, float *C, int64_t ldc, int64_t sc,
+                     int64_t batch, int reduce) {
+    if (B && B16) return -13;
+    int st = tn_check_gemm_args(h, transa, transb, m, n, k, A, lda,
+                                B16 ? (const void *)B16 : (const void *)B, ldb, C, ldc);
+    if (st) return st;
+    if (batch < 0) return -20;
+    if (sa < 0) return -11;
+    if (sb < 0) return -15;
+    if (sc < 0) return -19;
+    tcnla_gemm_method_t mth;
+    if ((st = resolve(h, method, &mth))) return st;
+    if (B16) { /* the rules of tcnla_shgemm */
+        if (method == TCNLA_GEMM_DEFAULT) mth = TCNLA_GEMM_SHGEMM_FP16;
+        if (mth != TCNLA_GEMM_SHGEMM_FP16 && mth != TCNLA_GEMM_SHGEMM_TF32 &&
+            mth != TCNLA_GEMM_NATIVE_FP32 && mth != TCNLA_GEMM_NATIVE_FP64)
+            return -2;
+    }
+    if (batch == 0 || m == 0 || n == 0) {
+        h->last_method = mth;
+        return TCNLA_SUCCESS;
+    }
+    if (batch == 1) reduce = 0;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA && batch > 1) {
+        st = tn_cuda_gemm_batched(h, mth, transa, transb, m, n, k, alpha, A, lda, sa, B, B16, ldb,
+                                  sb, beta, C, ldc, sc, batch, reduce);
+        if (st != TN_BATCH_LOOP) return st;
+    }
+#endif
+    /* product by product: the CPU backend, and whatever the CUDA one left */
+    for (int64_t t = 0; t < batch; t++) {
+        st = gemm_common(h, mth, transa, transb, m, n, k, alpha, A + t * sa, lda,
+                         B ? B + t * sb : NULL, B16 ? B16 + t * sb : NULL, ldb,
+                         (reduce && t) ? 1.0f : beta, C + (reduce ? 0 : t * sc), ldc);
+        if (st) return st;
+    }
+    return TCNLA_SUCCESS;
+}
+
 int tcnla_dgemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa,
                 tcnla_op_t transb, int64_t m, int64_t n, int64_t k, double alpha, const double *A,
                 int64_t lda, const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {

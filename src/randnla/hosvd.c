@@ -8,7 +8,15 @@
  *   W = A_(i) Omega = sum_t M_t^T Omega_t      (Omega_t: rows t L .. t L + L - 1)
  *   (A x_i Q^T) slab t = M_t Q                 (L x J_i, same layout)
  * Mode 1 (L = 1) and mode N (T = 1) are single GEMMs; the core's mode
- * products take them first. */
+ * products take them first. The middle modes are strided batches of T slab
+ * products (tn_sgemm_batched): the projection a reduce (the sum over t, on
+ * the CUDA backend one product whose k runs through the slabs), the mode
+ * product T independent products; on the CUDA backend each is one check of
+ * the whole batch, one synchronisation and one launch instead of T calls.
+ *
+ * Memory: one block of handle memory, allocated once, holds Omega during
+ * the factors and then the two intermediate tensors of the core (never live
+ * at the same time), so a call costs one allocation and one free. */
 #include "core/internal.h"
 
 #include <stdlib.h>
@@ -36,22 +44,15 @@ static int is_shgemm(tcnla_gemm_method_t m) {
  * Omega (L T x J) is FP32 (Om32) or FP16 bits (Om16). */
 static int project(tcnla_handle_t h, tcnla_gemm_method_t meth, int64_t L, int64_t I, int64_t T,
                    int64_t J, const float *A, const float *Om32, const uint16_t *Om16, float *W) {
-    int st = TCNLA_SUCCESS;
     const int64_t R = L * T;
     if (L == 1) /* A_(1) is A itself, I x T */
         return Om16 ? tcnla_shgemm(h, meth, TCNLA_OP_N, TCNLA_OP_N, I, J, T, 1.0f, A, I, Om16, R,
                                    0.0f, W, I)
                     : tcnla_sgemm(h, meth, TCNLA_OP_N, TCNLA_OP_N, I, J, T, 1.0f, A, I, Om32, R,
                                   0.0f, W, I);
-    for (int64_t t = 0; t < T && st == TCNLA_SUCCESS; t++) {
-        const float *Mt = A + t * L * I;
-        const float beta = t ? 1.0f : 0.0f;
-        st = Om16 ? tcnla_shgemm(h, meth, TCNLA_OP_T, TCNLA_OP_N, I, J, L, 1.0f, Mt, L,
-                                 Om16 + t * L, R, beta, W, I)
-                  : tcnla_sgemm(h, meth, TCNLA_OP_T, TCNLA_OP_N, I, J, L, 1.0f, Mt, L,
-                                Om32 + t * L, R, beta, W, I);
-    }
-    return st;
+    /* W = sum_t M_t^T Omega_t: slab t at A + t L I, Omega_t rows t L .. */
+    return tn_sgemm_batched(h, meth, TCNLA_OP_T, TCNLA_OP_N, I, J, L, 1.0f, A, L, L * I, Om32,
+                            Om16, R, L, 0.0f, W, I, 0, T, 1);
 }
 
 /* Out = In x_i Q^T: In has slabs L x I (T of them), Q is I x J, Out slabs L x J. */
@@ -60,14 +61,9 @@ static int mode_product_qt(tcnla_handle_t h, tcnla_gemm_method_t meth, int64_t L
     if (L == 1) /* Out (J x T) = Q^T In (I x T) */
         return tcnla_sgemm(h, meth, TCNLA_OP_T, TCNLA_OP_N, J, T, I, 1.0f, Q, I, In, I, 0.0f, Out,
                            J);
-    if (T == 1)
-        return tcnla_sgemm(h, meth, TCNLA_OP_N, TCNLA_OP_N, L, J, I, 1.0f, In, L, Q, I, 0.0f, Out,
-                           L);
-    int st = TCNLA_SUCCESS;
-    for (int64_t t = 0; t < T && st == TCNLA_SUCCESS; t++)
-        st = tcnla_sgemm(h, meth, TCNLA_OP_N, TCNLA_OP_N, L, J, I, 1.0f, In + t * L * I, L, Q, I,
-                         0.0f, Out + t * L * J, L);
-    return st;
+    /* slab t: Out_t (L x J) = In_t (L x I) Q, one Q for all */
+    return tn_sgemm_batched(h, meth, TCNLA_OP_N, TCNLA_OP_N, L, J, I, 1.0f, In, L, L * I, Q, NULL,
+                            I, 0, 0.0f, Out, L, L * J, T, 0);
 }
 
 int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const int64_t *dims,
@@ -95,38 +91,47 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
         if (!Q[i]) return -7;
 
     int st = TCNLA_SUCCESS;
-    void *Om = NULL;
-    float *buf[2] = {NULL, NULL};
+    const int sh = is_shgemm(o->proj_method);
+    /* Mode order of the core: 1, N, 2, ..., N-1 (below); its largest
+     * intermediate is the first, A x_1 Q_1^T. One block serves Omega (the
+     * factors) and then the core's two intermediates. */
+    const int64_t sz = total / dims[0] * o->ranks[0];
+    size_t om_bytes = 0;
+    for (int i = 0; i < order; i++) {
+        size_t b = (size_t)(total / dims[i]) * (size_t)o->ranks[i] * (sh ? 2 : 4);
+        if (b > om_bytes) om_bytes = b;
+    }
+    const size_t buf_bytes = sizeof(float) * (size_t)sz;
+    const size_t buf_off = (buf_bytes + 255) & ~(size_t)255;
+    size_t block_bytes = order > 2 ? buf_off + buf_bytes : buf_bytes; /* order 2: one buffer */
+    if (om_bytes > block_bytes) block_bytes = om_bytes;
+    char *block = NULL;
+    st = tcnla_malloc(h, (void **)&block, block_bytes);
+    if (st != TCNLA_SUCCESS) return st;
+    void *Om = block;
+    float *buf[2] = {(float *)block, order > 2 ? (float *)(block + buf_off) : NULL};
+
     /* 1. factors: W = A_(i) Omega_(i), Q_i = orth(W) */
     for (int i = 0; i < order && st == TCNLA_SUCCESS; i++) {
         int64_t L = 1, T = 1, I = dims[i], J = o->ranks[i];
         for (int a = 0; a < i; a++) L *= dims[a];
         for (int a = i + 1; a < order; a++) T *= dims[a];
         const int64_t R = L * T;
-        const int sh = is_shgemm(o->proj_method);
-        st = tcnla_malloc(h, &Om, (size_t)(R * J) * (sh ? 2 : 4));
-        if (st == TCNLA_SUCCESS)
-            st = sh ? tcnla_random_fill_f16(h, TCNLA_RAND_GAUSSIAN, o->seed, (uint64_t)i, R, J,
-                                            (uint16_t *)Om, R)
-                    : tcnla_random_fill(h, TCNLA_RAND_GAUSSIAN, o->random_format, o->seed,
-                                        (uint64_t)i, R, J, (float *)Om, R);
+        st = sh ? tcnla_random_fill_f16(h, TCNLA_RAND_GAUSSIAN, o->seed, (uint64_t)i, R, J,
+                                        (uint16_t *)Om, R)
+                : tcnla_random_fill(h, TCNLA_RAND_GAUSSIAN, o->random_format, o->seed,
+                                    (uint64_t)i, R, J, (float *)Om, R);
         if (st == TCNLA_SUCCESS)
             st = project(h, o->proj_method, L, I, T, J, A, sh ? NULL : (const float *)Om,
                          sh ? (const uint16_t *)Om : NULL, Q[i]);
         if (st == TCNLA_SUCCESS)
             st = tcnla_orthonormalize(h, o->orth, o->on_breakdown, I, J, Q[i], I, NULL, 0, NULL);
-        tcnla_free(h, Om);
-        Om = NULL;
     }
-    /* 2. core = A x_1 Q_1^T ... x_N Q_N^T, shrinking one mode at a time */
-    if (st == TCNLA_SUCCESS) {
-        int64_t sz = total / dims[0] * o->ranks[0]; /* the largest intermediate */
-        st = tcnla_malloc(h, (void **)&buf[0], sizeof(float) * (size_t)sz);
-        if (st == TCNLA_SUCCESS) st = tcnla_malloc(h, (void **)&buf[1], sizeof(float) * (size_t)sz);
-    }
-    /* Mode order 1, N, 2, ..., N-1: the first and the last mode are single
+    /* 2. core = A x_1 Q_1^T ... x_N Q_N^T, shrinking one mode at a time.
+     * Mode order 1, N, 2, ..., N-1: the first and the last mode are single
      * GEMMs; doing both first shrinks the slab count T of the middle modes
-     * (a sequence of small GEMMs each) from I_N to J_N. */
+     * from I_N to J_N. (Stream order keeps Omega's last reader ahead of the
+     * first write into the buffers.) */
     int64_t cur[TCNLA_HOSVD_MAX_ORDER];
     int seq[TCNLA_HOSVD_MAX_ORDER];
     for (int i = 0; i < order; i++) cur[i] = dims[i];
@@ -144,7 +149,6 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
         cur[i] = o->ranks[i];
         in = out;
     }
-    tcnla_free(h, buf[0]);
-    tcnla_free(h, buf[1]);
-    return st;
+    int st2 = tcnla_free(h, block);
+    return st != TCNLA_SUCCESS ? st : st2;
 }

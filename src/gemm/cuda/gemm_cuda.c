@@ -349,3 +349,183 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     return cu_st(tn_cu_tc_gemm(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha, Ak, ldak,
                                Bk, ldbk, beta, C, ldc, splits, P, c->smem_optin, stream));
 }
+
+/* Strided batches (tn_sgemm_batched, src/gemm/gemm.c) on the library's own
+ * kernels and on cuBLAS, with the checks of the whole batch in one pass and
+ * one stream synchronisation:
+ *   - NATIVE_FP32 (FP32 B): cublasGemmStridedBatchedEx;
+ *   - TF32, FP16 (cuBLAS on converted copies, as tn_cuda_gemm): the copies
+ *     and cublasGemmStridedBatchedEx in groups of at most 32 MiB of them;
+ *   - TCEC, SHGEMM (FP16 B) and MARKIDIS (not a reduce, see below): one
+ *     launch of the mma.sync kernels (tn_cu_tc_gemm_batched) for the whole
+ *     batch, on Hopper too (single products there use the wgmma kernels).
+ * A reduce on cuBLAS computes the products of a group side by side into the
+ * workspace (at most 16 MiB of them) and adds them in order
+ * (tn_cu_splitk_reduce). The Tensor Core methods first check every matrix
+ * of A and B on its own vectors, as tn_cuda_gemm checks one product.
+ * Anything else, and every batch in which some product would not run as
+ * requested (NaN / Inf, a range check failing), returns TN_BATCH_LOOP before
+ * touching C: the caller then runs the products one by one, each with its
+ * own decision, exactly as separate calls would. */
+static int strides_aligned(const void *X, int64_t ld, int64_t stride, int esize) {
+    const int64_t q = 16 / esize; /* elements per 16 bytes */
+    return ((uintptr_t)X & 15u) == 0 && ld % q == 0 && stride % q == 0;
+}
+
+/* The products t0 .. t0 + gn - 1 of a reduce are in P (m x n each, ld m):
+ * C = their sum + (t0 ? C : beta C). */
+static int reduce_group(int64_t gn, const float *P, int64_t m, int64_t n, int64_t t0, float beta,
+                        float *C, int64_t ldc, cudaStream_t stream) {
+    return cu_st(tn_cu_splitk_reduce((int)gn, P, m, n, 1.0f, t0 ? 1.0f : beta, C, ldc, 0, 1,
+                                     stream));
+}
+
+int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta,
+                         tcnla_op_t tb, int64_t m, int64_t n, int64_t k, float alpha,
+                         const float *A, int64_t lda, int64_t sa, const float *B,
+                         const uint16_t *B16, int64_t ldb, int64_t sb, float beta, float *C,
+                         int64_t ldc, int64_t sc, int64_t batch, int reduce) {
+    struct tn_cuda_ctx *c = h->cuda;
+    if (!c) return TCNLA_ERR_INTERNAL;
+    if (batch < 2 || k == 0 || alpha == 0.0f) return TN_BATCH_LOOP;
+    if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX || ldb > INT_MAX ||
+        ldc > INT_MAX || batch > INT_MAX)
+        return TN_BATCH_LOOP;
+    const int mode = kmode_of(method);
+    const int shgemm = method == TCNLA_GEMM_SHGEMM_FP16 || method == TCNLA_GEMM_SHGEMM_TF32;
+    const int native = method == TCNLA_GEMM_NATIVE_FP32 && !B16;
+    const int conv = (method == TCNLA_GEMM_TF32 || method == TCNLA_GEMM_FP16) && !B16;
+    /* MARKIDIS keeps all of k in one Tensor Core accumulator (RZ inside): a
+     * reduce as one product would change its error, not only the order of
+     * a sum, so its products stay separate calls */
+    const int own = mode >= 0 && !(shgemm && !B16) && c->cc_major >= 8 &&
+                    !(reduce && method == TCNLA_GEMM_MARKIDIS_FP16);
+    if (!native && !conv && !own) return TN_BATCH_LOOP;
+    int st = cu_st((int)cudaSetDevice(c->device));
+    if (st) return st;
+    cudaStream_t stream = c->stream;
+    shapes_t s;
+    s.arows = ta == TCNLA_OP_N ? m : k;
+    s.acols = ta == TCNLA_OP_N ? k : m;
+    s.brows = tb == TCNLA_OP_N ? k : n;
+    s.bcols = tb == TCNLA_OP_N ? n : k;
+    const cublasOperation_t opa = ta == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const cublasOperation_t opb = tb == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T;
+    const size_t mn = (size_t)m * (size_t)n;
+    const float zero = 0.0f;
+
+    if (native) {
+        h->last_method = method;
+        if (!reduce)
+            return cublas_st(cublasGemmStridedBatchedEx(
+                c->cublas, opa, opb, (int)m, (int)n, (int)k, &alpha, A, CUDA_R_32F, (int)lda,
+                (long long)sa, B, CUDA_R_32F, (int)ldb, (long long)sb, &beta, C, CUDA_R_32F,
+                (int)ldc, (long long)sc, (int)batch, CUBLAS_COMPUTE_32F_PEDANTIC,
+                CUBLAS_GEMM_DEFAULT));
+        int64_t g = (int64_t)(((size_t)16 << 20) / (4 * mn));
+        g = TN_MAX(1, TN_MIN(g, batch));
+        float *P = tn_cuda_workspace(c, 4 * mn * (size_t)g);
+        if (!P) return TCNLA_ERR_ALLOC;
+        for (int64_t t0 = 0; t0 < batch; t0 += g) {
+            const int64_t gn = TN_MIN(g, batch - t0);
+            if ((st = cublas_st(cublasGemmStridedBatchedEx(
+                     c->cublas, opa, opb, (int)m, (int)n, (int)k, &alpha, A + t0 * sa,
+                     CUDA_R_32F, (int)lda, (long long)sa, B + t0 * sb, CUDA_R_32F, (int)ldb,
+                     (long long)sb, &zero, P, CUDA_R_32F, (int)m, (long long)mn, (int)gn,
+                     CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT))) ||
+                (st = reduce_group(gn, P, m, n, t0, beta, C, ldc, stream)))
+                return st;
+        }
+        return TCNLA_SUCCESS;
+    }
+
+    /* own kernels: 16-byte aligned matrices (the kernels' vector loads) */
+    const void *Bk = B16 ? (const void *)B16 : (const void *)B;
+    int splits = 1;
+    if (own) {
+        if (!strides_aligned(A, lda, sa, 4) || !strides_aligned(Bk, ldb, sb, B16 ? 2 : 4))
+            return TN_BATCH_LOOP;
+        int big = tn_cu_tc_gemm_config();
+        if (big < 0) return cu_st(-big);
+        if (tn_cu_tc_gemm_smem(mode, big) > c->smem_optin) return TN_BATCH_LOOP;
+        if (method != TCNLA_GEMM_MARKIDIS_FP16) /* as splits_for */
+            splits = tn_cu_tc_gemm_splits_batched(m, n, k, batch, reduce, c->sm_count);
+    }
+    const tn_method_info *mi = tn_method(method);
+    /* a matrix with stride 0 is one matrix, checked once */
+    const int64_t nba = sa ? batch : 1, nbb = sb ? batch : 1;
+    const size_t nvec = (size_t)TN_MAX(nba * m, nbb * n);
+    const size_t pbytes = splits > 1 ? 4 * (size_t)splits * mn * (size_t)(reduce ? 1 : batch) : 0;
+    const size_t need = al(64) + al(tn_cu_check_scratch((int64_t)nvec)) + al(pbytes);
+    char *wsp = tn_cuda_workspace(c, need);
+    if (!wsp) return TCNLA_ERR_ALLOC;
+    carve_t cv = {wsp, 0, need};
+    int *dflags = carve(&cv, 64);
+    void *scratch = carve(&cv, tn_cu_check_scratch((int64_t)nvec));
+    float *P = pbytes ? carve(&cv, pbytes) : NULL;
+    if (!dflags || !scratch || (pbytes && !P)) return TCNLA_ERR_INTERNAL;
+
+    /* the checks of tn_cuda_gemm, every matrix on its own vectors */
+    const int kind = mi->fp16_range ? rchk_of(mi) : TN_RCHK_NONE;
+    if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64, stream)))) return st;
+    if ((st = cu_st(tn_cu_check_f32_batched(A, lda, sa, s.arows, s.acols, nba, ta == TCNLA_OP_T,
+                                            kind, mi->tol_bits, dflags, scratch, stream))))
+        return st;
+    if (B16) st = cu_st(tn_cu_check_f16_batched(B16, ldb, sb, s.brows, s.bcols, nbb, dflags, stream));
+    else
+        st = cu_st(tn_cu_check_f32_batched(B, ldb, sb, s.brows, s.bcols, nbb, tb == TCNLA_OP_N,
+                                           kind, mi->tol_bits, dflags, scratch, stream));
+    if (st) return st;
+    int *hf = (int *)c->pinned;
+    if ((st = cu_st((int)cudaMemcpyAsync(hf, dflags, 3 * sizeof(int), cudaMemcpyDeviceToHost,
+                                         stream))))
+        return st;
+    if ((st = cu_st((int)cudaStreamSynchronize(stream)))) return st;
+    if (hf[1] || (mi->fp16_range && hf[2])) return TN_BATCH_LOOP; /* product by product */
+    h->last_method = method;
+
+    if (own) /* the mma.sync kernels with a batch (grid z) dimension, also on Hopper: a
+                batched variant of the wgmma kernels cost 12% of their speed on single
+                products (H200, 8192^3) and is not used */
+        return cu_st(tn_cu_tc_gemm_batched(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k,
+                                           alpha, A, lda, sa, Bk, ldb, sb, beta, C, ldc, sc,
+                                           batch, reduce, splits, P, c->smem_optin, stream));
+
+    /* TF32 / FP16 on cuBLAS: packed converted copies of a group of products
+     * (the checks are done, so the workspace is free again) */
+    const int f16 = method == TCNLA_GEMM_FP16;
+    const size_t es = f16 ? 2 : 4;
+    const int op = f16 ? TN_CONV_F32_TO_F16 : TN_CONV_F32_TO_TF32;
+    const cudaDataType_t dt = f16 ? CUDA_R_16F : CUDA_R_32F;
+    const cublasComputeType_t ct = f16 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
+    const size_t na = (size_t)s.arows * (size_t)s.acols, nb = (size_t)s.brows * (size_t)s.bcols;
+    const size_t per = al(es * na) + (sb ? al(es * nb) : 0) + (reduce ? al(4 * mn) : 0);
+    int64_t g = (int64_t)(((size_t)32 << 20) / per);
+    g = TN_MAX(1, TN_MIN(g, batch));
+    const size_t abytes = al(es * na * (size_t)g), bbytes = al(es * nb * (size_t)(sb ? g : 1));
+    char *w = tn_cuda_workspace(c, abytes + bbytes + (reduce ? al(4 * mn * (size_t)g) : 0));
+    if (!w) return TCNLA_ERR_ALLOC;
+    void *Ac = w, *Bc = w + abytes;
+    float *Pc = reduce ? (float *)(w + abytes + bbytes) : NULL;
+    if (!sb && (st = cu_st(tn_cu_convert(op, B, ldb, Bc, s.brows, s.brows, s.bcols, NULL, stream))))
+        return st;
+    for (int64_t t0 = 0; t0 < batch; t0 += g) {
+        const int64_t gn = TN_MIN(g, batch - t0);
+        if ((st = cu_st(tn_cu_convert_batched(op, A + t0 * sa, lda, sa, Ac, s.arows, (int64_t)na,
+                                              s.arows, s.acols, gn, NULL, stream))))
+            return st;
+        if (sb && (st = cu_st(tn_cu_convert_batched(op, B + t0 * sb, ldb, sb, Bc, s.brows,
+                                                    (int64_t)nb, s.brows, s.bcols, gn, NULL,
+                                                    stream))))
+            return st;
+        float *Cg = reduce ? Pc : C + t0 * sc;
+        if ((st = cublas_st(cublasGemmStridedBatchedEx(
+                 c->cublas, opa, opb, (int)m, (int)n, (int)k, &alpha, Ac, dt, (int)s.arows,
+                 (long long)na, Bc, dt, (int)s.brows, sb ? (long long)nb : 0LL,
+                 reduce ? &zero : &beta, Cg, CUDA_R_32F, reduce ? (int)m : (int)ldc,
+                 reduce ? (long long)mn : (long long)sc, (int)gn, ct, CUBLAS_GEMM_DEFAULT))))
+            return st;
+        if (reduce && (st = reduce_group(gn, Pc, m, n, t0, beta, C, ldc, stream))) return st;
+    }
+    return TCNLA_SUCCESS;
+}

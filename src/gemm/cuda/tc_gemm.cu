@@ -270,7 +270,9 @@ static __device__ __forceinline__ void tc_gemm_body(const int MODE, const int AK
                                                     const void *__restrict__ Bv, long long ldb,
                                                     float beta, float *__restrict__ C,
                                                     long long ldc, int kt_split,
-                                                    float *__restrict__ P) {
+                                                    float *__restrict__ P, long long sa,
+                                                    long long sb, long long sc, int kts,
+                                                    int nseg) {
     const int TF32 = cfg_tf32(MODE);
     const int BF16 = cfg_bf16(MODE);
     const int MARK = MODE == TN_KMODE_MARKIDIS_F16;
@@ -306,10 +308,17 @@ static __device__ __forceinline__ void tc_gemm_body(const int MODE, const int AK
     const float *B32 = (const float *)Bv;
     const uint16_t *B16 = (const uint16_t *)Bv;
 
-    /* split-K: slice blockIdx.y covers k-tiles kt_base .. kt_base + KT - 1
-     * and, with P, writes its unscaled result to P[slice] instead of C */
+    /* Batches (strides sa, sb, sc in elements): with nseg == 1 the block
+     * computes product blockIdx.z, A + z*sa times B + z*sb into C + z*sc.
+     * With nseg > 1 (grid z of 1) the k-tiles are nseg segments of kts
+     * tiles, segment s reading A + s*sa and B + s*sb over k = 0 .. K-1:
+     * the sum of a batch of products as one product. (The offsets are
+     * formed where they are used, so that the base pointers stay kernel
+     * parameters rather than registers.) Split-K: slice blockIdx.y covers
+     * tiles kt_base .. kt_base + KT - 1 of the nseg * kts and, with P,
+     * writes its unscaled result to P[z][slice] instead of C. */
     const int kt_base = blockIdx.y * kt_split;
-    const int KT = min((K + TN_BK - 1) / TN_BK - kt_base, kt_split);
+    const int KT = min(nseg * kts - kt_base, kt_split);
 
     float acc[4][4][4], corr[4][4][4];
 #pragma unroll
@@ -327,15 +336,21 @@ static __device__ __forceinline__ void tc_gemm_body(const int MODE, const int AK
 #define TN_LOAD_TILE(t, s)                                                                     \
     do {                                                                                       \
         uint32_t sa_ = stage0_s + (s) * STAGE_BYTES, sb_ = sa_ + STAGE_A;                      \
-        int k0_ = (kt_base + (t)) * TN_BK;                                                     \
-        if (AK) load_f32_kmaj(sa_, A, lda, M, m0, k0_, K);                                     \
-        else load_f32_mnmaj(sa_, A, lda, M, m0, k0_, K);                                       \
+        unsigned g_ = (unsigned)(kt_base + (t));                                               \
+        unsigned sg_ = nseg > 1 ? g_ / (unsigned)kts : 0u;                                     \
+        int k0_ = (int)(g_ - sg_ * (unsigned)kts) * TN_BK;                                     \
+        const long long o_ = nseg > 1 ? (long long)sg_ : (long long)blockIdx.z;                \
+        const float *A_ = A + o_ * sa;                                                         \
+        if (AK) load_f32_kmaj(sa_, A_, lda, M, m0, k0_, K);                                    \
+        else load_f32_mnmaj(sa_, A_, lda, M, m0, k0_, K);                                      \
         if (BF16) {                                                                            \
-            if (BKM) load_f16_kmaj(sb_, B16, ldb, N, n0, k0_, K);                              \
-            else load_f16_mnmaj(sb_, B16, ldb, N, n0, k0_, K);                                 \
+            const uint16_t *B_ = B16 + o_ * sb;                                                \
+            if (BKM) load_f16_kmaj(sb_, B_, ldb, N, n0, k0_, K);                               \
+            else load_f16_mnmaj(sb_, B_, ldb, N, n0, k0_, K);                                  \
         } else {                                                                               \
-            if (BKM) load_f32_kmaj(sb_, B32, ldb, N, n0, k0_, K);                              \
-            else load_f32_mnmaj(sb_, B32, ldb, N, n0, k0_, K);                                 \
+            const float *B_ = B32 + o_ * sb;                                                   \
+            if (BKM) load_f32_kmaj(sb_, B_, ldb, N, n0, k0_, K);                               \
+            else load_f32_mnmaj(sb_, B_, ldb, N, n0, k0_, K);                                  \
         }                                                                                      \
     } while (0)
 /* split the stage slot s into split-tile buffer b */
@@ -436,9 +451,10 @@ static __device__ __forceinline__ void tc_gemm_body(const int MODE, const int AK
                     if (!MARK) r = __fadd_rn(r, __fmul_rn(corr[i][j][2 * h + e], TN_SPLIT_INV_SCALE));
                     if (gi < M && gj < N) {
                         if (P) {
-                            P[(long long)blockIdx.y * M * N + gi + (long long)gj * M] = r;
+                            P[((long long)blockIdx.z * gridDim.y + blockIdx.y) * M * N + gi +
+                              (long long)gj * M] = r;
                         } else {
-                            float *p = C + gi + (long long)gj * ldc;
+                            float *p = C + (long long)blockIdx.z * sc + gi + (long long)gj * ldc;
                             float v = __fmul_rn(alpha, r);
                             if (beta != 0.0f) v = __fadd_rn(v, __fmul_rn(beta, *p));
                             *p = v;
@@ -450,15 +466,18 @@ static __device__ __forceinline__ void tc_gemm_body(const int MODE, const int AK
 
 /* ---------------------------------------------------- instantiations */
 typedef void (*tn_tc_kernel_t)(int, int, int, float, const float *, long long, const void *,
-                               long long, float, float *, long long, int, float *);
+                               long long, float, float *, long long, int, float *, long long,
+                               long long, long long, int, int);
 
 #define TN_TC_KERNEL(MODE, AK, BKM)                                                            \
     static __global__ void __launch_bounds__(TN_THREADS, 1)                                    \
         tn_tc_gemm_##MODE##_##AK##_##BKM(int M, int N, int K, float alpha, const float *A,     \
                                          long long lda, const void *B, long long ldb,          \
                                          float beta, float *C, long long ldc, int kt_split,    \
-                                         float *P) {                                           \
-        tc_gemm_body(MODE, AK, BKM, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, kt_split, P); \
+                                         float *P, long long sa, long long sb, long long sc,   \
+                                         int kts, int nseg) {                                  \
+        tc_gemm_body(MODE, AK, BKM, M, N, K, alpha, A, lda, B, ldb, beta, C, ldc, kt_split, P, \
+                     sa, sb, sc, kts, nseg);                                                   \
     }
 #define TN_TC_KERNELS(MODE)                                                                    \
     TN_TC_KERNEL(MODE, 0, 0)                                                                   \
@@ -495,9 +514,13 @@ extern "C" int tn_cu_tc_gemm_config(void) {
     return (attr.ptxVersion >= 90 && attr.binaryVersion >= 90 && attr.binaryVersion < 100) ? 1 : 0;
 }
 
-extern "C" int tn_cu_tc_gemm_splits(int64_t m, int64_t n, int64_t k, int sm_count) {
+extern "C" int tn_cu_tc_gemm_splits_batched(int64_t m, int64_t n, int64_t k, int64_t batch,
+                                            int reduce, int sm_count) {
     int64_t tiles = ((m + TN_BM - 1) / TN_BM) * ((n + TN_BN - 1) / TN_BN);
     int64_t kt = (k + TN_BK - 1) / TN_BK;
+    if (batch < 1) batch = 1;
+    if (reduce) kt *= batch; /* the k-tiles of all products, one after another */
+    else tiles *= batch;     /* every product's tiles run side by side */
     if (sm_count <= 0 || tiles >= sm_count || kt < 16) return 1;
     /* one block per SM: fill one wave, at least 8 k-tiles per slice */
     int64_t s = sm_count / tiles, smax = kt / 8;
@@ -508,36 +531,64 @@ extern "C" int tn_cu_tc_gemm_splits(int64_t m, int64_t n, int64_t k, int sm_coun
     return (int)((kt + per - 1) / per);
 }
 
-static __global__ void splitk_reduce_kernel(int S, const float *P, long long m, long long n,
-                                            float alpha, float beta, float *C, long long ldc) {
-    for (long long j = blockIdx.y; j < n; j += gridDim.y)
-        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m;
-             i += (long long)gridDim.x * blockDim.x) {
-            const float *p = P + i + j * m;
-            float r = p[0];
-            for (int z = 1; z < S; z++) r = __fadd_rn(r, p[(long long)z * m * n]);
-            float *c = C + i + j * ldc;
-            float v = __fmul_rn(alpha, r);
-            if (beta != 0.0f) v = __fadd_rn(v, __fmul_rn(beta, *c));
-            *c = v;
-        }
+extern "C" int tn_cu_tc_gemm_splits(int64_t m, int64_t n, int64_t k, int sm_count) {
+    return tn_cu_tc_gemm_splits_batched(m, n, k, 1, 0, sm_count);
 }
 
-extern "C" int tn_cu_tc_gemm(int mode, int transa, int transb, int64_t m, int64_t n, int64_t k,
-                             float alpha, const float *A, int64_t lda, const void *B, int64_t ldb,
-                             float beta, float *C, int64_t ldc, int splits, float *P,
-                             size_t smem_limit, cudaStream_t stream) {
+/* C_z = alpha * (P_z[0] + ... + P_z[S-1]) + beta * C_z (slices added in
+ * order, FP32 RN) for the products z of a batch: P_z = P + z*S*m*n,
+ * C_z = C + z*sc. */
+static __global__ void splitk_reduce_kernel(int S, const float *P, long long m, long long n,
+                                            float alpha, float beta, float *C, long long ldc,
+                                            long long sc, long long batch) {
+    for (long long z = blockIdx.z; z < batch; z += gridDim.z)
+        for (long long j = blockIdx.y; j < n; j += gridDim.y)
+            for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < m;
+                 i += (long long)gridDim.x * blockDim.x) {
+                const float *p = P + z * S * m * n + i + j * m;
+                float r = p[0];
+                for (int q = 1; q < S; q++) r = __fadd_rn(r, p[(long long)q * m * n]);
+                float *c = C + z * sc + i + j * ldc;
+                float v = __fmul_rn(alpha, r);
+                if (beta != 0.0f) v = __fadd_rn(v, __fmul_rn(beta, *c));
+                *c = v;
+            }
+}
+
+extern "C" int tn_cu_splitk_reduce(int splits, const float *P, int64_t m, int64_t n, float alpha,
+                                   float beta, float *C, int64_t ldc, int64_t sc, int64_t batch,
+                                   cudaStream_t stream) {
+    if (m <= 0 || n <= 0 || batch <= 0) return 0;
+    int64_t gx = (m + 255) / 256, gy = n, gz = batch;
+    if (gx > 4096) gx = 4096;
+    if (gy > 65535) gy = 65535;
+    if (gz > 65535) gz = 65535;
+    splitk_reduce_kernel<<<dim3((unsigned)gx, (unsigned)gy, (unsigned)gz), 256, 0, stream>>>(
+        splits, P, (long long)m, (long long)n, alpha, beta, C, (long long)ldc, (long long)sc,
+        (long long)batch);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int tn_cu_tc_gemm_batched(int mode, int transa, int transb, int64_t m, int64_t n,
+                                     int64_t k, float alpha, const float *A, int64_t lda,
+                                     int64_t sa, const void *B, int64_t ldb, int64_t sb,
+                                     float beta, float *C, int64_t ldc, int64_t sc, int64_t batch,
+                                     int reduce, int splits, float *P, size_t smem_limit,
+                                     cudaStream_t stream) {
     if (mode < 0 || mode >= TN_KMODE_COUNT) return (int)cudaErrorInvalidValue;
+    if (batch < 1 || sa < 0 || sb < 0 || sc < 0) return (int)cudaErrorInvalidValue;
+    if (batch == 1) reduce = 0;
     int big = tn_cu_tc_gemm_config();
     if (big < 0) return -big;
     size_t smem = (size_t)cfg_smem(mode, big);
     if (smem > smem_limit) return (int)cudaErrorInvalidConfiguration;
     int64_t tiles = ((m + TN_BM - 1) / TN_BM) * ((n + TN_BN - 1) / TN_BN);
-    int64_t kt = (k + TN_BK - 1) / TN_BK;
-    if (tiles > 0x7fffffffLL) return (int)cudaErrorInvalidConfiguration;
+    int64_t kts = (k + TN_BK - 1) / TN_BK;
+    const int64_t nseg = reduce ? batch : 1;
+    if (tiles > 0x7fffffffLL || kts * nseg > 0x7fffffffLL) return (int)cudaErrorInvalidConfiguration;
     if (splits < 1 || !P) splits = 1;
     if (splits > 65535) return (int)cudaErrorInvalidValue;
-    int per = (int)((kt + splits - 1) / splits);
+    int per = (int)((kts * nseg + splits - 1) / splits);
     /* A with op T and B with op N have K contiguous */
     int ak = transa != 0, bk = transb == 0;
     tn_tc_kernel_t kern = tn_tc_kernels[mode][ak * 2 + bk];
@@ -545,19 +596,29 @@ extern "C" int tn_cu_tc_gemm(int mode, int transa, int transb, int64_t m, int64_
         cudaFuncSetAttribute((const void *)kern, cudaFuncAttributeMaxDynamicSharedMemorySize,
                              (int)smem);
     if (e != cudaSuccess) return (int)e;
-    kern<<<dim3((unsigned)tiles, (unsigned)splits), TN_THREADS, smem, stream>>>(
-        (int)m, (int)n, (int)k, alpha, A, (long long)lda, B, (long long)ldb, beta, C,
-        (long long)ldc, per, splits > 1 ? P : NULL);
-    if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
-    if (splits > 1) {
-        int64_t gx = (m + 255) / 256, gy = n;
-        if (gx > 4096) gx = 4096;
-        if (gy > 65535) gy = 65535;
-        splitk_reduce_kernel<<<dim3((unsigned)gx, (unsigned)gy), 256, 0, stream>>>(
-            splits, P, (long long)m, (long long)n, alpha, beta, C, (long long)ldc);
-        e = cudaGetLastError();
+    /* a batch in launches of at most 65535 products (grid z) */
+    const int es_b = (mode == TN_KMODE_SHGEMM_F16 || mode == TN_KMODE_SHGEMM_TF32) ? 2 : 4;
+    const int64_t nz = reduce ? 1 : batch;
+    for (int64_t z0 = 0; z0 < nz; z0 += 65535) {
+        const int64_t gz = nz - z0 < 65535 ? nz - z0 : 65535;
+        kern<<<dim3((unsigned)tiles, (unsigned)splits, (unsigned)gz), TN_THREADS, smem, stream>>>(
+            (int)m, (int)n, (int)k, alpha, A + z0 * sa, (long long)lda,
+            (const char *)B + z0 * sb * es_b, (long long)ldb, beta, C + z0 * sc, (long long)ldc,
+            per, splits > 1 ? P + z0 * splits * m * n : NULL, (long long)sa, (long long)sb,
+            (long long)sc, (int)kts, (int)nseg);
+        if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
     }
+    if (splits > 1)
+        return tn_cu_splitk_reduce(splits, P, m, n, alpha, beta, C, ldc, sc, nz, stream);
     return (int)e;
+}
+
+extern "C" int tn_cu_tc_gemm(int mode, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                             float alpha, const float *A, int64_t lda, const void *B, int64_t ldb,
+                             float beta, float *C, int64_t ldc, int splits, float *P,
+                             size_t smem_limit, cudaStream_t stream) {
+    return tn_cu_tc_gemm_batched(mode, transa, transb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta,
+                                 C, ldc, 0, 1, 0, splits, P, smem_limit, stream);
 }
 
 /* --------------------------------------------------------- test hook */

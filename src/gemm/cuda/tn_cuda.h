@@ -56,6 +56,11 @@ enum {
 };
 int tn_cu_convert(int op, const void *src, int64_t lds, void *dst, int64_t ldd, int64_t rows,
                   int64_t cols, int *flag, cudaStream_t stream);
+/* The same for `batch` matrices src + z*ss -> dst + z*sd (strides in
+ * elements of the source and destination types), one launch. */
+int tn_cu_convert_batched(int op, const void *src, int64_t lds, int64_t ss, void *dst, int64_t ldd,
+                          int64_t sd, int64_t rows, int64_t cols, int64_t batch, int *flag,
+                          cudaStream_t stream);
 
 /* C = beta * C (beta == 0: C = 0 without reading it). */
 int tn_cu_scale(float beta, float *C, int64_t ldc, int64_t m, int64_t n, cudaStream_t stream);
@@ -86,6 +91,14 @@ size_t tn_cu_check_scratch(int64_t nvec);
 /* flags[1] |= 1 when any FP16 element (bit patterns) is NaN or Inf. */
 int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int64_t cols, int *flags,
                     cudaStream_t stream);
+/* Both checks over a strided batch of `batch` matrices X + z*stride, each
+ * checked on its own vectors (batch * nvec of them: scratch for
+ * tn_cu_check_scratch(batch * nvec)), in one pass of launches. */
+int tn_cu_check_f32_batched(const float *X, int64_t ld, int64_t stride, int64_t rows,
+                            int64_t cols, int64_t batch, int vec_is_col, int check_kind,
+                            int tol_bits, int *flags, void *scratch, cudaStream_t stream);
+int tn_cu_check_f16_batched(const uint16_t *X, int64_t ld, int64_t stride, int64_t rows,
+                            int64_t cols, int64_t batch, int *flags, cudaStream_t stream);
 
 /* The Tensor Core GEMM kernels (sm_80+): C = alpha * op(A) op(B) + beta * C.
  * A is FP32; B is FP32 (TCEC, MARKIDIS) or FP16 bits (SHGEMM). A and B
@@ -114,6 +127,29 @@ int tn_cu_tc_gemm_splits(int64_t m, int64_t n, int64_t k, int sm_count);
 int tn_cu_tc_gemm(int mode, int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,
                   const float *A, int64_t lda, const void *B, int64_t ldb, float beta, float *C,
                   int64_t ldc, int splits, float *P, size_t smem_limit, cudaStream_t stream);
+/* Strided batches on the same kernels, one launch (grid z: the products;
+ * batches over 65535 in several): for z < batch, A_z = A + z*sa,
+ * B_z = B + z*sb, C_z = C + z*sc (strides in elements, each matrix aligned
+ * as above):
+ *   reduce = 0: C_z = alpha * op(A_z) op(B_z) + beta * C_z;
+ *   reduce = 1: C = alpha * sum_z op(A_z) op(B_z) + beta * C, computed as
+ *               one product whose k-tiles run through the matrices in turn
+ *               (each one's k tail zero-filled), split-K over all of them.
+ * P: reduce ? splits * m * n : batch * splits * m * n floats. */
+int tn_cu_tc_gemm_batched(int mode, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                          float alpha, const float *A, int64_t lda, int64_t sa, const void *B,
+                          int64_t ldb, int64_t sb, float beta, float *C, int64_t ldc, int64_t sc,
+                          int64_t batch, int reduce, int splits, float *P, size_t smem_limit,
+                          cudaStream_t stream);
+/* tn_cu_tc_gemm_splits for such a batch (reduce: the k-tiles of all the
+ * products count; otherwise the tiles of all of them). */
+int tn_cu_tc_gemm_splits_batched(int64_t m, int64_t n, int64_t k, int64_t batch, int reduce,
+                                 int sm_count);
+/* C_z = alpha * (P_z[0] + ... + P_z[splits-1]) + beta * C_z for z < batch
+ * (P_z = P + z*splits*m*n, each slice m x n with ld m; C_z = C + z*sc), the
+ * slices added in order in FP32 (RN); C not read when beta == 0. */
+int tn_cu_splitk_reduce(int splits, const float *P, int64_t m, int64_t n, float alpha, float beta,
+                        float *C, int64_t ldc, int64_t sc, int64_t batch, cudaStream_t stream);
 
 /* Test hook: the split the kernels use (kind = tcnla_split_t), n elements
  * in device memory, hi / lo as FP32 values. */

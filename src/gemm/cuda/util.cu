@@ -21,11 +21,13 @@ static dim3 grid2d(int64_t rows, int64_t cols, int bx) {
 
 /* ------------------------------------------------------- conversions */
 static __global__ void convert_kernel(int op, const void *src, long long lds, void *dst,
-                                      long long ldd, long long rows, long long cols, int *flag) {
+                                      long long ldd, long long rows, long long cols, int *flag,
+                                      long long ss, long long sd, long long batch) {
+    for (long long z = blockIdx.z; z < batch; z += gridDim.z)
     for (long long j = blockIdx.y; j < cols; j += gridDim.y) {
         for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows;
              i += (long long)gridDim.x * blockDim.x) {
-            long long s = i + j * lds, d = i + j * ldd;
+            long long s = z * ss + i + j * lds, d = z * sd + i + j * ldd;
             switch (op) {
             case TN_CONV_F32_TO_F16: {
                 float x = ((const float *)src)[s];
@@ -52,13 +54,21 @@ static __global__ void convert_kernel(int op, const void *src, long long lds, vo
     }
 }
 
+extern "C" int tn_cu_convert_batched(int op, const void *src, int64_t lds, int64_t ss, void *dst,
+                                     int64_t ldd, int64_t sd, int64_t rows, int64_t cols,
+                                     int64_t batch, int *flag, cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0 || batch <= 0) return 0;
+    dim3 g = grid2d(rows, cols, 256);
+    g.z = (unsigned)(batch > 65535 ? 65535 : batch);
+    convert_kernel<<<g, 256, 0, stream>>>(op, src, (long long)lds, dst, (long long)ldd,
+                                          (long long)rows, (long long)cols, flag, (long long)ss,
+                                          (long long)sd, (long long)batch);
+    return (int)cudaGetLastError();
+}
+
 extern "C" int tn_cu_convert(int op, const void *src, int64_t lds, void *dst, int64_t ldd,
                              int64_t rows, int64_t cols, int *flag, cudaStream_t stream) {
-    if (rows <= 0 || cols <= 0) return 0;
-    convert_kernel<<<grid2d(rows, cols, 256), 256, 0, stream>>>(op, src, (long long)lds, dst,
-                                                                (long long)ldd, (long long)rows,
-                                                                (long long)cols, flag);
-    return (int)cudaGetLastError();
+    return tn_cu_convert_batched(op, src, lds, 0, dst, ldd, 0, rows, cols, 1, flag, stream);
 }
 
 /* ------------------------------------------------------- C = beta*C */
@@ -124,12 +134,13 @@ static __device__ __forceinline__ void atomic_max_f64_nonneg(double *addr, doubl
 /* Vectors are the columns (contiguous). A warp handles one column segment. */
 static __global__ void check_cols_kernel(const float *X, long long ld, long long rows,
                                          long long cols, int kind, uint32_t *vmx,
-                                         double *verr) {
+                                         double *verr, long long stride, long long batch) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     long long nseg = (rows + TN_SEG_ROWS - 1) / TN_SEG_ROWS;
+    for (long long z = blockIdx.z; z < batch; z += gridDim.z)
     for (long long c = (long long)blockIdx.x * 8 + warp; c < cols; c += (long long)gridDim.x * 8)
         for (long long sg = blockIdx.y; sg < nseg; sg += gridDim.y) {
-            const float *p = X + c * ld;
+            const float *p = X + z * stride + c * ld;
             long long i0 = sg * TN_SEG_ROWS, i1 = min(rows, i0 + TN_SEG_ROWS);
             uint32_t mx = 0;
             double me = 0.0;
@@ -141,23 +152,25 @@ static __global__ void check_cols_kernel(const float *X, long long ld, long long
                 if (!(oe <= me)) me = oe;
             }
             if (lane == 0) {
-                atomicMax(&vmx[c], mx);
-                if (kind >= 0) atomic_max_f64_nonneg(&verr[c], me);
+                atomicMax(&vmx[z * cols + c], mx);
+                if (kind >= 0) atomic_max_f64_nonneg(&verr[z * cols + c], me);
             }
         }
 }
 
 /* Vectors are the rows (strided by ld). A block handles 32 rows x a column
  * segment; its 8 warps stride over the columns. */
-static __global__ void check_rows_kernel(const float *X, long long ld, long long rows,
+static __global__ void check_rows_kernel(const float *Xb, long long ld, long long rows,
                                          long long cols, int kind, uint32_t *vmx,
-                                         double *verr) {
+                                         double *verr, long long stride, long long batch) {
     __shared__ uint32_t smx[8][32];
     __shared__ double sme[8][32];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     long long nseg = (cols + TN_SEG_COLS - 1) / TN_SEG_COLS;
+    for (long long z = blockIdx.z; z < batch; z += gridDim.z)
     for (long long r0 = (long long)blockIdx.x * 32; r0 < rows; r0 += (long long)gridDim.x * 32)
         for (long long sg = blockIdx.y; sg < nseg; sg += gridDim.y) {
+            const float *X = Xb + z * stride;
             long long r = r0 + lane, c0 = sg * TN_SEG_COLS, c1 = min(cols, c0 + TN_SEG_COLS);
             uint32_t mx = 0;
             double me = 0.0;
@@ -173,8 +186,8 @@ static __global__ void check_rows_kernel(const float *X, long long ld, long long
                     mx = max(mx, smx[w][lane]);
                     if (!(sme[w][lane] <= me)) me = sme[w][lane];
                 }
-                atomicMax(&vmx[r], mx);
-                if (kind >= 0) atomic_max_f64_nonneg(&verr[r], me);
+                atomicMax(&vmx[z * rows + r], mx);
+                if (kind >= 0) atomic_max_f64_nonneg(&verr[z * rows + r], me);
             }
             __syncthreads();
         }
@@ -204,30 +217,37 @@ extern "C" size_t tn_cu_check_scratch(int64_t nvec) {
     return (size_t)nvec * (sizeof(double) + sizeof(uint32_t)) + 16;
 }
 
-extern "C" int tn_cu_check_f32(const float *X, int64_t ld, int64_t rows, int64_t cols,
-                               int vec_is_col, int check_kind, int tol_bits, int *flags,
-                               void *scratch, cudaStream_t stream) {
-    if (rows <= 0 || cols <= 0) return 0;
-    int64_t nvec = vec_is_col ? cols : rows;
+extern "C" int tn_cu_check_f32_batched(const float *X, int64_t ld, int64_t stride, int64_t rows,
+                                       int64_t cols, int64_t batch, int vec_is_col,
+                                       int check_kind, int tol_bits, int *flags, void *scratch,
+                                       cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0 || batch <= 0) return 0;
+    /* vectors: matrix z's vector v is number z * nvec + v */
+    int64_t nvec = (vec_is_col ? cols : rows) * batch;
     /* per-vector partials: FP64 errors first (8-byte aligned), then maxima */
     double *verr = (double *)scratch;
     uint32_t *vmx = (uint32_t *)(verr + nvec);
     cudaError_t e = cudaMemsetAsync(vmx, 0, sizeof(uint32_t) * (size_t)nvec, stream);
     if (e != cudaSuccess) return (int)e;
-    e = cudaMemsetAsync(verr, 0, sizeof(double) * (size_t)nvec, stream);
-    if (e != cudaSuccess) return (int)e;
+    if (check_kind >= 0) { /* the errors are only kept for a range check */
+        e = cudaMemsetAsync(verr, 0, sizeof(double) * (size_t)nvec, stream);
+        if (e != cudaSuccess) return (int)e;
+    }
+    int64_t gz = batch > 65535 ? 65535 : batch;
     if (vec_is_col) {
         int64_t gx = (cols + 7) / 8, gy = (rows + TN_SEG_ROWS - 1) / TN_SEG_ROWS;
         if (gx > 0x7fffffffLL) gx = 0x7fffffffLL;
         if (gy > 65535) gy = 65535;
-        check_cols_kernel<<<dim3((unsigned)gx, (unsigned)gy), 256, 0, stream>>>(
-            X, (long long)ld, (long long)rows, (long long)cols, check_kind, vmx, verr);
+        check_cols_kernel<<<dim3((unsigned)gx, (unsigned)gy, (unsigned)gz), 256, 0, stream>>>(
+            X, (long long)ld, (long long)rows, (long long)cols, check_kind, vmx, verr,
+            (long long)stride, (long long)batch);
     } else {
         int64_t gx = (rows + 31) / 32, gy = (cols + TN_SEG_COLS - 1) / TN_SEG_COLS;
         if (gx > 0x7fffffffLL) gx = 0x7fffffffLL;
         if (gy > 65535) gy = 65535;
-        check_rows_kernel<<<dim3((unsigned)gx, (unsigned)gy), 256, 0, stream>>>(
-            X, (long long)ld, (long long)rows, (long long)cols, check_kind, vmx, verr);
+        check_rows_kernel<<<dim3((unsigned)gx, (unsigned)gy, (unsigned)gz), 256, 0, stream>>>(
+            X, (long long)ld, (long long)rows, (long long)cols, check_kind, vmx, verr,
+            (long long)stride, (long long)batch);
     }
     if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
     int64_t fb = (nvec + 255) / 256;
@@ -237,21 +257,37 @@ extern "C" int tn_cu_check_f32(const float *X, int64_t ld, int64_t rows, int64_t
     return (int)cudaGetLastError();
 }
 
+extern "C" int tn_cu_check_f32(const float *X, int64_t ld, int64_t rows, int64_t cols,
+                               int vec_is_col, int check_kind, int tol_bits, int *flags,
+                               void *scratch, cudaStream_t stream) {
+    return tn_cu_check_f32_batched(X, ld, 0, rows, cols, 1, vec_is_col, check_kind, tol_bits,
+                                   flags, scratch, stream);
+}
+
 static __global__ void check_f16_kernel(const uint16_t *X, long long ld, long long rows,
-                                        long long cols, int *flags) {
+                                        long long cols, int *flags, long long stride,
+                                        long long batch) {
     int bad = 0;
-    for (long long j = blockIdx.y; j < cols; j += gridDim.y)
-        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows;
-             i += (long long)gridDim.x * blockDim.x)
-            if ((X[i + j * ld] & 0x7c00u) == 0x7c00u) bad = 1;
+    for (long long z = blockIdx.z; z < batch; z += gridDim.z)
+        for (long long j = blockIdx.y; j < cols; j += gridDim.y)
+            for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows;
+                 i += (long long)gridDim.x * blockDim.x)
+                if ((X[z * stride + i + j * ld] & 0x7c00u) == 0x7c00u) bad = 1;
     if (__any_sync(0xffffffffu, bad) && (threadIdx.x & 31) == 0) atomicOr(&flags[1], 1);
+}
+
+extern "C" int tn_cu_check_f16_batched(const uint16_t *X, int64_t ld, int64_t stride,
+                                       int64_t rows, int64_t cols, int64_t batch, int *flags,
+                                       cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0 || batch <= 0) return 0;
+    dim3 g = grid2d(rows, cols, 256);
+    g.z = (unsigned)(batch > 65535 ? 65535 : batch);
+    check_f16_kernel<<<g, 256, 0, stream>>>(X, (long long)ld, (long long)rows, (long long)cols,
+                                            flags, (long long)stride, (long long)batch);
+    return (int)cudaGetLastError();
 }
 
 extern "C" int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int64_t cols,
                                int *flags, cudaStream_t stream) {
-    if (rows <= 0 || cols <= 0) return 0;
-    check_f16_kernel<<<grid2d(rows, cols, 256), 256, 0, stream>>>(X, (long long)ld,
-                                                                  (long long)rows,
-                                                                  (long long)cols, flags);
-    return (int)cudaGetLastError();
+    return tn_cu_check_f16_batched(X, ld, 0, rows, cols, 1, flags, stream);
 }
