@@ -41,6 +41,11 @@ extern const char *const cli_format_names[6];
 void cli_json_str(FILE *f, const char *s);
 /* qsort comparison of doubles. */
 int cli_cmp_double(const void *a, const void *b);
+/* "a,b,c" -> 2 to TCNLA_HOSVD_MAX_ORDER integers in [lo, hi] (a tensor's
+ * dimensions or ranks); returns the count, or -1 with a message naming
+ * "tcnla CMD" printed (defined in cmd_hosvd.c). */
+int cli_int_list(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi,
+                 int64_t *out);
 
 int cmd_info(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);

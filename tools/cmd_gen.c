@@ -1,6 +1,8 @@
 /* tcnla gen: writes a test matrix of the seeds to a .npy file (a known
  * spectrum, a Cauchy matrix or a low-rank product), and for the spectrum
- * kinds the optimal rank-k residual, so that any tool can be checked on it. */
+ * kinds the optimal rank-k residual, so that any tool can be checked on it;
+ * or a Tucker tensor (seed 000 Algorithm 3, the input of RP-HOSVD) as an
+ * order-N .npy array that `tcnla hosvd --input` reads back. */
 #include "cli.h"
 #include "io/io.h"
 #include "testmat/testmat.h"
@@ -12,8 +14,9 @@
 
 #define LATMS_MAX 1024 /* larger matrices use tn_testmat_svd_fast */
 
-static const char *const kind_names[] = {"exp", "linear", "poly", "cauchy", "lowrank"};
-enum { K_EXP, K_LINEAR, K_POLY, K_CAUCHY, K_LOWRANK };
+static const char *const kind_names[] = {"exp", "linear", "poly", "cauchy", "lowrank", "tucker"};
+enum { K_EXP, K_LINEAR, K_POLY, K_CAUCHY, K_LOWRANK, K_TUCKER, K_COUNT };
+#define MAXN TCNLA_HOSVD_MAX_ORDER
 
 static void help(void) {
     printf(
@@ -21,7 +24,7 @@ static void help(void) {
         "Writes an m x n test matrix (column-major, Fortran-order .npy) and prints what it wrote.\n"
         "For the spectrum kinds it also prints the optimal rank-k residual (Eckart-Young):\n"
         "the Frobenius norm of the singular values from index k = --rank on, absolute and\n"
-        "relative to ||A||_F.\n\n"
+        "relative to ||A||_F. --kind tucker writes an order-N tensor instead.\n\n"
         "options (defaults in brackets):\n"
         "  --output FILE     the .npy file to write (required)\n"
         "  --kind K          exp:     s_i = 2^(-a i), s_p = 1e-3 (seed 000 5.1.1)\n"
@@ -29,6 +32,8 @@ static void help(void) {
         "                    poly:    s_i = 1 for i < p, then (i - p + 2)^-alpha (seed 000 3.3)\n"
         "                    cauchy:  C C^T C, C_ij = 1 / (|x_i - y_j| + 1e-3) (seed 000 5.1.1)\n"
         "                    lowrank: X Y^T, Gaussian X (m x p), Y (n x p) (seed 001 4.1)\n"
+        "                    tucker:  an I_1 x ... x I_N Tucker tensor (seed 000 Algorithm 3,\n"
+        "                             below), the input of `tcnla hosvd --input`\n"
         "                    [exp]\n"
         "  --m N --n N       size [512 512]\n"
         "  --rank P          the p of the spectra (and the k of the printed residual), the\n"
@@ -38,20 +43,113 @@ static void help(void) {
         "  --double          write float64 (the FP32 generator's values, widened exactly)\n"
         "                    [float32]\n"
         "  --seed N [1]      --json (one report on stdout)\n\n"
+        "tucker only (instead of --m, --n, --rank, --alpha):\n"
+        "  --dims I1,I2,...  tensor dimensions, 2 to %d of them [256,256,256]\n"
+        "  --ranks J1,J2,... core dimensions, one per mode, J_i <= I_i [32,32,32]\n"
+        "  --pad P           multilinear rank J_i - P (>= 1) [4]\n"
+        "  A U(-1,1) core of J_1 x ... x J_N is multiplied in mode i by Oa Ob, Oa (J_i x\n"
+        "  (J_i - P)) and Ob ((J_i - P) x I_i) uniform(-1,1): the tensor `tcnla hosvd` builds\n"
+        "  from the same options and --seed. Written as a NumPy array of shape (I1, ..., IN)\n"
+        "  in Fortran order: element [i1, ..., iN] is A(i1, ..., iN), first index fastest.\n\n"
         "Spectrum kinds are U diag(s) V^T with random orthogonal U, V: LAPACK slatms up to\n"
         "max(m, n) = %d (all min(m, n) singular values); above, orthonormal bases of rank\n"
         "r = min(min(m, n), 4 P + 64) and zero singular values beyond r (the residual printed\n"
         "is that of the matrix written). Values are rounded to FP32, which adds about 1e-7\n"
         "||A||_F to any residual.\n",
-        LATMS_MAX);
+        MAXN, LATMS_MAX);
+}
+
+static void print_list(FILE *f, int order, const int64_t *v, const char *sep) {
+    for (int i = 0; i < order; i++) fprintf(f, "%s%lld", i ? sep : "", (long long)v[i]);
+}
+
+/* --kind tucker: the tensor of seed 000 Algorithm 3 as an order-N .npy. */
+static int gen_tucker(const cli_common *c, const char *output, int order, const int64_t *dims,
+                      const int64_t *ranks, int64_t pad, int dbl) {
+    int64_t total = 1;
+    for (int i = 0; i < order; i++) {
+        if (ranks[i] > dims[i] || ranks[i] - pad < 1) {
+            fprintf(stderr,
+                    "tcnla gen: mode %d: need pad < J <= I, got I = %lld, J = %lld, pad = %lld\n",
+                    i + 1, (long long)dims[i], (long long)ranks[i], (long long)pad);
+            return EXIT_USAGE;
+        }
+        if (total > INT32_MAX / dims[i]) {
+            fprintf(stderr, "tcnla gen: the tensor has more than 2^31 - 1 elements\n");
+            return EXIT_BADINPUT;
+        }
+        total *= dims[i];
+    }
+    float *A = malloc(sizeof(float) * (size_t)total);
+    double *D = NULL;
+    int rc = EXIT_OK;
+    if (!A) {
+        fprintf(stderr, "tcnla gen: out of memory for a tensor of %lld elements\n",
+                (long long)total);
+        return EXIT_BADINPUT;
+    }
+    if (isatty(2)) fprintf(stderr, "tcnla gen: generating\n");
+    if (tn_testmat_tucker(order, dims, ranks, pad, c->seed, A)) {
+        fprintf(stderr, "tcnla gen: out of memory generating the tensor\n");
+        free(A);
+        return EXIT_BADINPUT;
+    }
+    double fro = 0;
+    for (int64_t i = 0; i < total; i++) fro += (double)A[i] * A[i];
+    fro = sqrt(fro);
+    tn_tensor t;
+    memset(&t, 0, sizeof t);
+    t.ndim = order, t.data = A;
+    for (int i = 0; i < order; i++) t.dims[i] = dims[i];
+    if (dbl) {
+        if (!(D = malloc(sizeof(double) * (size_t)total))) {
+            fprintf(stderr, "tcnla gen: out of memory for the float64 copy\n");
+            free(A);
+            return EXIT_BADINPUT;
+        }
+        for (int64_t i = 0; i < total; i++) D[i] = A[i];
+        t.is_double = 1, t.data = D;
+    }
+    char err[512];
+    if (tn_io_write_npy_tensor(output, &t, 0u, err, sizeof err)) {
+        fprintf(stderr, "tcnla gen: %s\n", err);
+        rc = EXIT_BADINPUT;
+    } else if (c->json) {
+        int64_t mr[MAXN];
+        for (int i = 0; i < order; i++) mr[i] = ranks[i] - pad;
+        printf("{\"command\":\"gen\",\"output\":");
+        cli_json_str(stdout, output);
+        printf(",\"kind\":\"tucker\",\"order\":%d,\"dims\":[", order);
+        print_list(stdout, order, dims, ",");
+        printf("],\"ranks\":[");
+        print_list(stdout, order, ranks, ",");
+        printf("],\"pad\":%lld,\"multilinear_rank\":[", (long long)pad);
+        print_list(stdout, order, mr, ",");
+        printf("],\"dtype\":\"%s\",\"generator\":\"tucker\",\"seed\":%llu,\"fro_norm\":%.9e}\n",
+               dbl ? "float64" : "float32", (unsigned long long)c->seed, fro);
+    } else {
+        printf("wrote %s: ", output);
+        print_list(stdout, order, dims, " x ");
+        printf(" %s Tucker tensor (Fortran order), core ", dbl ? "float64" : "float32");
+        print_list(stdout, order, ranks, ",");
+        printf(", pad %lld, seed %llu\n", (long long)pad, (unsigned long long)c->seed);
+        printf("  ||A||_F = %.6e; multilinear rank J - %lld: a rank-(", fro, (long long)pad);
+        for (int i = 0; i < order; i++) printf("%s%lld", i ? "," : "", (long long)(ranks[i] - pad));
+        printf(") Tucker decomposition is exact up to FP32 rounding\n");
+    }
+    free(A);
+    free(D);
+    return rc;
 }
 
 int cmd_gen(int argc, char **argv) {
     cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
     const char *output = NULL;
     int64_t m = 512, n = 512, p = 32;
+    int64_t dims[MAXN] = {256, 256, 256}, ranks[MAXN] = {32, 32, 32}, pad = 4;
     double alpha = 2;
-    int kind = K_EXP, dbl = 0, p_set = 0;
+    int kind = K_EXP, dbl = 0, p_set = 0, ndims = 3, nranks = 3;
+    const char *matrix_opt = NULL, *tensor_opt = NULL; /* an option of either kind, given */
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         int r = cli_common_opt(&c, argc, argv, &i);
@@ -68,26 +166,38 @@ int cmd_gen(int argc, char **argv) {
         else if (!strcmp(a, "--output")) output = v;
         else if (!strcmp(a, "--kind")) {
             kind = -1;
-            for (int k = 0; k < 5; k++)
+            for (int k = 0; k < K_COUNT; k++)
                 if (!strcmp(v, kind_names[k])) kind = k;
             if (kind < 0) {
-                fprintf(stderr, "tcnla gen: --kind: '%s' is not exp, linear, poly, cauchy or "
-                                "lowrank\n", v);
+                fprintf(stderr, "tcnla gen: --kind: '%s' is not exp, linear, poly, cauchy, "
+                                "lowrank or tucker\n", v);
                 return EXIT_USAGE;
             }
         } else if (!strcmp(a, "--m")) {
             if (cli_int(a, v, 1, 1 << 20, &m)) return EXIT_USAGE;
+            matrix_opt = a;
         } else if (!strcmp(a, "--n")) {
             if (cli_int(a, v, 1, 1 << 20, &n)) return EXIT_USAGE;
+            matrix_opt = a;
         } else if (!strcmp(a, "--rank")) {
             if (cli_int(a, v, 1, 1 << 20, &p)) return EXIT_USAGE;
-            p_set = 1;
+            p_set = 1, matrix_opt = a;
         } else if (!strcmp(a, "--alpha")) {
             if (cli_double(a, v, &alpha)) return EXIT_USAGE;
             if (alpha <= 0) {
                 fprintf(stderr, "tcnla gen: --alpha: '%s' is not positive\n", v);
                 return EXIT_USAGE;
             }
+            matrix_opt = a;
+        } else if (!strcmp(a, "--dims")) {
+            if ((ndims = cli_int_list("gen", a, v, 1, 1 << 24, dims)) < 0) return EXIT_USAGE;
+            tensor_opt = a;
+        } else if (!strcmp(a, "--ranks")) {
+            if ((nranks = cli_int_list("gen", a, v, 1, 1 << 16, ranks)) < 0) return EXIT_USAGE;
+            tensor_opt = a;
+        } else if (!strcmp(a, "--pad")) {
+            if (cli_int(a, v, 0, 1 << 16, &pad)) return EXIT_USAGE;
+            tensor_opt = a;
         } else {
             fprintf(stderr, "tcnla gen: unknown option '%s' (see --help)\n", a);
             return EXIT_USAGE;
@@ -96,6 +206,22 @@ int cmd_gen(int argc, char **argv) {
     if (!output) {
         fprintf(stderr, "tcnla gen: --output FILE.npy is required (see --help)\n");
         return EXIT_USAGE;
+    }
+    if (kind == K_TUCKER && matrix_opt) {
+        fprintf(stderr, "tcnla gen: %s does not apply to --kind tucker (use --dims, --ranks, "
+                        "--pad)\n", matrix_opt);
+        return EXIT_USAGE;
+    }
+    if (kind != K_TUCKER && tensor_opt) {
+        fprintf(stderr, "tcnla gen: %s is an option of --kind tucker\n", tensor_opt);
+        return EXIT_USAGE;
+    }
+    if (kind == K_TUCKER) {
+        if (nranks != ndims) {
+            fprintf(stderr, "tcnla gen: --dims has %d modes but --ranks has %d\n", ndims, nranks);
+            return EXIT_USAGE;
+        }
+        return gen_tucker(&c, output, ndims, dims, ranks, pad, dbl);
     }
     const int64_t mn = m < n ? m : n, mx = m > n ? m : n;
     if (!p_set && p > mn) p = mn;

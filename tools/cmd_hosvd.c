@@ -1,8 +1,10 @@
 /* tcnla hosvd: random-projection HOSVD (seed 000 Algorithm 2) of a generated
- * Tucker tensor (Algorithm 3); relative reconstruction error, time, and the
- * speedup over the plain FP32 pipeline. */
+ * Tucker tensor (Algorithm 3) or of an order-N .npy array (--input, e.g.
+ * written by `tcnla gen --kind tucker`); relative reconstruction error, time,
+ * and the speedup over the plain FP32 pipeline. */
 #include "cli.h"
 #include "core/internal.h"
+#include "io/io.h"
 #include "testmat/testmat.h"
 
 #include <math.h>
@@ -18,14 +20,20 @@ static void help(void) {
         "usage: tcnla hosvd [options]\n\n"
         "Random-projection HOSVD (seed 000 Algorithm 2): A ~ core x_1 Q_1 ... x_N Q_N of a\n"
         "generated Tucker tensor (seed 000 Algorithm 3: a U(-1,1) core of J_1 x ... x J_N\n"
-        "multiplied in every mode by products of uniform matrices, multilinear rank J_i - pad).\n"
+        "multiplied in every mode by products of uniform matrices, multilinear rank J_i - pad),\n"
+        "or of a tensor read from a .npy file (--input).\n"
         "Prints the relative reconstruction error ||A - core x_1 Q_1 ... x_N Q_N||_F / ||A||_F\n"
         "(reconstructed on the host with FP32 BLAS), the time, and the same for the plain FP32\n"
         "pipeline (projections and mode products native_fp32, FP32 random matrix, the same\n"
-        "--orth) with the speedup. Tensors are always generated: there is no tensor file input.\n\n"
+        "--orth) with the speedup.\n\n"
         "options (defaults in brackets):\n"
+        "  --input FILE.npy  the tensor: an order-N NumPy array (2 <= N <= 8, float32 or float64,\n"
+        "                    C or Fortran order) of shape (I1, ..., IN), such as `tcnla gen\n"
+        "                    --kind tucker` writes; mode i is axis i (.mtx holds matrices only)\n"
+        "                    [none: generate the tensor from --dims, --ranks, --pad, --seed]\n"
         "  --dims I1,I2,...  tensor dimensions, 2 to 8 of them, first index fastest [256,256,256]\n"
         "  --ranks J1,J2,... target multilinear ranks, one per mode, J_i <= I_i [32,32,32]\n"
+        "                    (with --input: [min(32, I_i) for every mode])\n"
         "  --pad P           the tensor's multilinear rank is J_i - P (>= 1) [4]\n"
         "  --proj M          GEMM of the random projections: shgemm_fp16, shgemm_tf32,\n"
         "                    tcec_fp16, tcec_tf32, native_fp32, ...\n"
@@ -41,16 +49,19 @@ static void help(void) {
         "which is why the CPU defaults are native FP32.\n");
 }
 
-/* "a,b,c" -> up to MAXN integers in [lo, hi]; returns the count or -1 (message printed). */
-static int parse_list(const char *opt, const char *s, int64_t lo, int64_t hi, int64_t *out) {
+/* Declared in cli.h: "a,b,c" -> 2 to TCNLA_HOSVD_MAX_ORDER integers in [lo, hi]
+ * (the dimensions or ranks of a tensor, for hosvd and gen); returns the count
+ * or -1 (message printed, naming `cmd`). */
+int cli_int_list(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi,
+                 int64_t *out) {
     int cnt = 0;
     const char *p = s;
     for (;;) {
         char tok[32];
         size_t len = strcspn(p, ",");
         if (cnt == MAXN || len == 0 || len >= sizeof tok) {
-            fprintf(stderr, "tcnla hosvd: %s: '%s' is not a list of 2 to %d integers in [%lld, %lld]\n",
-                    opt, s, MAXN, (long long)lo, (long long)hi);
+            fprintf(stderr, "tcnla %s: %s: '%s' is not a list of 2 to %d integers in [%lld, %lld]\n",
+                    cmd, opt, s, MAXN, (long long)lo, (long long)hi);
             return -1;
         }
         memcpy(tok, p, len);
@@ -61,7 +72,7 @@ static int parse_list(const char *opt, const char *s, int64_t lo, int64_t hi, in
         p += len + 1;
     }
     if (cnt < 2) {
-        fprintf(stderr, "tcnla hosvd: %s: '%s': a tensor needs at least 2 modes\n", opt, s);
+        fprintf(stderr, "tcnla %s: %s: '%s': a tensor needs at least 2 modes\n", cmd, opt, s);
         return -1;
     }
     return cnt;
@@ -138,6 +149,8 @@ int cmd_hosvd(int argc, char **argv) {
     cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
     int64_t dims[MAXN] = {256, 256, 256}, ranks[MAXN] = {32, 32, 32}, pad = 4, reps = -1;
     int ndims = 3, nranks = 3, baseline = 1, proj_set = 0, gemm_set = 0, fmt_set = 0;
+    int ranks_set = 0;
+    const char *input = NULL, *gen_opt = NULL; /* gen_opt: --dims or --pad, given */
     tcnla_hosvd_opts_t o = tcnla_hosvd_opts_default();
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
@@ -152,12 +165,16 @@ int cmd_hosvd(int argc, char **argv) {
             fprintf(stderr, "tcnla hosvd: unknown option '%s' (see --help)\n", a);
             return EXIT_USAGE;
         } else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
+        else if (!strcmp(a, "--input")) input = v;
         else if (!strcmp(a, "--dims")) {
-            if ((ndims = parse_list(a, v, 1, 1 << 24, dims)) < 0) return EXIT_USAGE;
+            if ((ndims = cli_int_list("hosvd", a, v, 1, 1 << 24, dims)) < 0) return EXIT_USAGE;
+            gen_opt = a;
         } else if (!strcmp(a, "--ranks")) {
-            if ((nranks = parse_list(a, v, 1, 1 << 16, ranks)) < 0) return EXIT_USAGE;
+            if ((nranks = cli_int_list("hosvd", a, v, 1, 1 << 16, ranks)) < 0) return EXIT_USAGE;
+            ranks_set = 1;
         } else if (!strcmp(a, "--pad")) {
             if (cli_int(a, v, 0, 1 << 16, &pad)) return EXIT_USAGE;
+            gen_opt = a;
         } else if (!strcmp(a, "--reps")) {
             if (cli_int(a, v, 1, 64, &reps)) return EXIT_USAGE;
         } else if (!strcmp(a, "--proj") || !strcmp(a, "--gemm")) {
@@ -189,21 +206,70 @@ int cmd_hosvd(int argc, char **argv) {
         }
     }
     o.seed = c.seed;
+    if (input && gen_opt) {
+        fprintf(stderr, "tcnla hosvd: %s describes the generated tensor; with --input the file "
+                        "gives the tensor\n", gen_opt);
+        return EXIT_USAGE;
+    }
+    float *Ain = NULL; /* the tensor read from --input */
+    if (input) {
+        tn_tensor t;
+        char err[512];
+        if (tn_io_read_npy_tensor(input, TN_IO_AS_FLOAT, 0, &t, err, sizeof err)) {
+            fprintf(stderr, "tcnla hosvd: %s\n", err);
+            return EXIT_BADINPUT;
+        }
+        int bad = t.ndim < 2 || t.ndim > MAXN;
+        int64_t cnt = 1;
+        for (int i = 0; i < t.ndim && !bad; i++) cnt *= t.dims[i];
+        if (bad || cnt == 0) {
+            fprintf(stderr, "tcnla hosvd: %s: %s\n", input,
+                    bad ? "not a tensor of 2 to 8 modes" : "the tensor has no elements");
+            tn_tensor_free(&t);
+            return EXIT_BADINPUT;
+        }
+        for (int64_t k = 0; k < cnt; k++)
+            if (!isfinite(((const float *)t.data)[k])) {
+                fprintf(stderr, "tcnla hosvd: %s: the tensor holds NaN or Inf\n", input);
+                tn_tensor_free(&t);
+                return EXIT_BADINPUT;
+            }
+        ndims = t.ndim;
+        for (int i = 0; i < ndims; i++) {
+            dims[i] = t.dims[i];
+            if (!ranks_set) ranks[i] = dims[i] < 32 ? dims[i] : 32;
+        }
+        if (!ranks_set) nranks = ndims;
+        Ain = t.data; /* owned from here on */
+    }
     const int order = ndims;
     if (nranks != ndims) {
-        fprintf(stderr, "tcnla hosvd: --dims has %d modes but --ranks has %d\n", ndims, nranks);
-        return EXIT_USAGE;
+        if (input)
+            fprintf(stderr, "tcnla hosvd: %s: the tensor has %d modes but --ranks has %d\n",
+                    input, ndims, nranks);
+        else
+            fprintf(stderr, "tcnla hosvd: --dims has %d modes but --ranks has %d\n", ndims, nranks);
+        free(Ain);
+        return input ? EXIT_BADINPUT : EXIT_USAGE;
     }
     int64_t total = 1, core_sz = 1;
     for (int i = 0; i < order; i++) {
-        if (ranks[i] > dims[i] || ranks[i] - pad < 1) {
+        if (input && ranks[i] > dims[i]) {
+            fprintf(stderr, "tcnla hosvd: %s: mode %d: rank J = %lld exceeds I = %lld\n", input,
+                    i + 1, (long long)ranks[i], (long long)dims[i]);
+            free(Ain);
+            return EXIT_BADINPUT;
+        }
+        if (!input && (ranks[i] > dims[i] || ranks[i] - pad < 1)) {
             fprintf(stderr,
                     "tcnla hosvd: mode %d: need pad < J <= I, got I = %lld, J = %lld, pad = %lld\n",
                     i + 1, (long long)dims[i], (long long)ranks[i], (long long)pad);
             return EXIT_USAGE;
         }
         if (total > INT32_MAX / dims[i]) {
-            fprintf(stderr, "tcnla hosvd: the tensor has more than 2^31 - 1 elements\n");
+            fprintf(stderr, "tcnla hosvd: %s%sthe tensor has more than 2^31 - 1 elements\n",
+                    input ? input : "", input ? ": " : "");
+            free(Ain);
             return EXIT_BADINPUT;
         }
         total *= dims[i];
@@ -212,7 +278,10 @@ int cmd_hosvd(int argc, char **argv) {
     const int tty = isatty(2);
     tcnla_handle_t h;
     int rc = cli_open(&c, &h);
-    if (rc) return rc;
+    if (rc) {
+        free(Ain);
+        return rc;
+    }
     tcnla_backend_t be;
     char dev[256];
     tcnla_get_backend(h, &be);
@@ -226,11 +295,13 @@ int cmd_hosvd(int argc, char **argv) {
         fprintf(stderr, "tcnla hosvd: --proj %s needs --random-format fp16%s\n",
                 tcnla_gemm_method_name(o.proj_method), fmt_set ? "" : " (the default)");
         tcnla_destroy(h);
+        free(Ain);
         return EXIT_USAGE;
     }
     if (reps < 0) reps = be == TCNLA_BACKEND_CUDA ? 3 : 1;
 
-    float *A = malloc(sizeof(float) * (size_t)total), *core = malloc(sizeof(float) * (size_t)core_sz);
+    float *A = input ? Ain : malloc(sizeof(float) * (size_t)total);
+    float *core = malloc(sizeof(float) * (size_t)core_sz);
     float *w1 = malloc(sizeof(float) * (size_t)total), *w2 = malloc(sizeof(float) * (size_t)total);
     float *Q[MAXN] = {0}, *dQ[MAXN] = {0}, *dA = NULL, *dcore = NULL;
     int st = TCNLA_SUCCESS, qok = 1;
@@ -242,8 +313,8 @@ int cmd_hosvd(int argc, char **argv) {
         rc = EXIT_BADINPUT;
         goto out;
     }
-    progress(tty, "generating the Tucker tensor");
-    if (tn_testmat_tucker(order, dims, ranks, pad, c.seed, A)) {
+    if (!input) progress(tty, "generating the Tucker tensor");
+    if (!input && tn_testmat_tucker(order, dims, ranks, pad, c.seed, A)) {
         fprintf(stderr, "tcnla hosvd: out of host memory generating the tensor\n");
         rc = EXIT_BADINPUT;
         goto out;
@@ -303,17 +374,23 @@ int cmd_hosvd(int argc, char **argv) {
         print_list(stdout, order, dims);
         printf("],\"ranks\":[");
         print_list(stdout, order, ranks);
-        printf("],\"pad\":%lld,\"proj\":\"%s\",\"gemm\":\"%s\",\"orth\":\"%s\","
+        printf("],\"input\":");
+        if (input) cli_json_str(stdout, input);
+        else printf("null");
+        if (input) printf(",\"pad\":null");
+        else printf(",\"pad\":%lld", (long long)pad);
+        printf(",\"proj\":\"%s\",\"gemm\":\"%s\",\"orth\":\"%s\","
                "\"random_format\":\"%s\",\"rel_error\":%.6e,\"seconds\":%.6e,\"reps\":%lld,"
                "\"fp32_seconds\":%.6e,\"fp32_rel_error\":%.6e,\"speedup\":%.4f}\n",
-               (long long)pad, tcnla_gemm_method_name(o.proj_method),
+               tcnla_gemm_method_name(o.proj_method),
                tcnla_gemm_method_name(o.gemm_method), cli_orth_names[o.orth],
                cli_format_names[o.random_format], e, t, (long long)reps, t_base, err_base,
                t_base > 0 && t > 0 ? t_base / t : -1.0);
     } else {
         printf("tcnla hosvd on %s (%s backend): ", dev, cli_backend_name(be));
         print_list(stdout, order, dims);
-        printf(" Tucker tensor of multilinear rank J - %lld, ranks ", (long long)pad);
+        if (input) printf(" tensor from %s, ranks ", input);
+        else printf(" Tucker tensor of multilinear rank J - %lld, ranks ", (long long)pad);
         print_list(stdout, order, ranks);
         printf("\n  methods: projections %s (random matrix %s), mode products %s, orth %s\n",
                tcnla_gemm_method_name(o.proj_method), cli_format_names[o.random_format],

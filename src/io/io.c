@@ -261,6 +261,21 @@ int tn_io_read_npy(const char *path, int want, size_t max_bytes, tn_matrix *out,
     return read_with(tn_io_parse_npy, path, want, max_bytes, out, err, errlen);
 }
 
+int tn_io_read_npy_tensor(const char *path, int want, size_t max_bytes, tn_tensor *out,
+                          char *err, size_t errlen) {
+    tn_blob b;
+    int st;
+    if (err && errlen) err[0] = '\0';
+    if (!out) return tn_io_fail(err, errlen, path, TN_IO_ERR_ARG, "no output array given");
+    memset(out, 0, sizeof *out);
+    if (!path) return tn_io_fail(err, errlen, "(null)", TN_IO_ERR_ARG, "no file name given");
+    st = blob_load(&b, path, max_bytes, err, errlen);
+    if (st) return st;
+    st = tn_io_parse_npy_tensor(b.data, b.len, path, want, max_bytes, out, err, errlen);
+    blob_free(&b);
+    return st;
+}
+
 int tn_io_read_mtx(const char *path, int want, size_t max_bytes, tn_matrix *out, char *err,
                    size_t errlen) {
     return read_with(tn_io_parse_mtx, path, want, max_bytes, out, err, errlen);

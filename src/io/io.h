@@ -24,7 +24,8 @@
  *     and '>f4' / '>f8' (big-endian, byte-swapped on load); anything else,
  *     including structured dtypes, is TN_IO_ERR_UNSUPPORTED;
  *   - fortran_order True or False (C order is transposed on load);
- *   - shape (n,) -> n x 1, (r, c) -> r x c; 0-D and >2-D are unsupported;
+ *   - shape (n,) -> n x 1, (r, c) -> r x c; 0-D and >2-D are unsupported
+ *     (read N-D arrays as tensors, below);
  *     Python 2's "3L" integers are accepted;
  *   - the dictionary must hold exactly the keys descr, fortran_order, shape;
  *     only whitespace may follow it inside the header;
@@ -34,6 +35,16 @@
  *   bytes), '<f4' or '<f8', header padded to a multiple of 64 bytes as numpy
  *   does; Fortran order by default (the data as it is in memory), C order
  *   with TN_IO_NPY_C_ORDER, shape (n,) with TN_IO_NPY_1D (needs cols == 1).
+ *
+ * .npy tensors (tn_tensor: order-N arrays, 1 <= N <= TN_IO_MAX_NDIM): read
+ *   with the same rules as matrices except that any number of dimensions
+ *   from 1 to TN_IO_MAX_NDIM is accepted (0-D is TN_IO_ERR_UNSUPPORTED);
+ *   in memory the first index is the fastest (Fortran order, the layout of
+ *   tcnla_hosvd): a C-order file has its axes' order of storage reversed on
+ *   load, so that element [i0, ..., iN-1] of the NumPy array is
+ *   data[i0 + d0 * (i1 + d1 * (i2 + ...))] either way. Written as shape
+ *   (d0, ..., dN-1) in Fortran order by default (the data as it is), in C
+ *   order with TN_IO_NPY_C_ORDER (the only flag).
  *
  * .mtx (reading), following the NIST Matrix Market specification:
  *   - banner "%%MatrixMarket matrix FORMAT FIELD SYMMETRY" (case-insensitive)
@@ -111,6 +122,21 @@ typedef struct {
 
 /* Frees m->data and zeroes *m (m may be NULL). */
 void tn_matrix_free(tn_matrix *m);
+
+/* An order-N array (see the .npy tensor notes above): dims[0..ndim) with
+ * the first index fastest. data is NULL when it has no elements; otherwise
+ * malloc'ed, freed by tn_tensor_free. */
+#define TN_IO_MAX_NDIM 32
+typedef struct {
+    int ndim;
+    int64_t dims[TN_IO_MAX_NDIM];
+    int is_double;      /* 1: double elements, 0: float */
+    int lost_precision; /* as for tn_matrix */
+    void *data;
+} tn_tensor;
+
+/* Frees t->data and zeroes *t (t may be NULL). */
+void tn_tensor_free(tn_tensor *t);
 /* Text of a TN_IO_* status (never NULL). */
 const char *tn_io_strerror(int status);
 
@@ -137,6 +163,18 @@ int tn_io_write_npy(const char *path, const tn_matrix *m, unsigned flags, char *
 /* The same into a malloc'ed buffer (*buf, *len; free() it). */
 int tn_io_encode_npy(const tn_matrix *m, unsigned flags, void **buf, size_t *len, char *err,
                      size_t errlen);
+
+/* Order-N arrays: reading a .npy file or buffer (max_bytes caps out->data,
+ * 0: default), writing a file or a malloc'ed buffer (flags: 0 or
+ * TN_IO_NPY_C_ORDER). */
+int tn_io_read_npy_tensor(const char *path, int want, size_t max_bytes, tn_tensor *out,
+                          char *err, size_t errlen);
+int tn_io_parse_npy_tensor(const void *buf, size_t len, const char *name, int want,
+                           size_t max_bytes, tn_tensor *out, char *err, size_t errlen);
+int tn_io_write_npy_tensor(const char *path, const tn_tensor *t, unsigned flags, char *err,
+                           size_t errlen);
+int tn_io_encode_npy_tensor(const tn_tensor *t, unsigned flags, void **buf, size_t *len,
+                            char *err, size_t errlen);
 
 /* ------------------------------------------------------------------------
  * Shared by npy.c and mtx.c (io.c). */

@@ -1,6 +1,7 @@
 /* NumPy .npy files: reading (versions 1.0-3.0, float32/float64, either byte
- * order, C or Fortran order, 1-D and 2-D) and writing. See io.h for what is
- * accepted. Format reference: numpy/lib/format.py.
+ * order, C or Fortran order; matrices: 1-D and 2-D, tensors: 1-D to
+ * TN_IO_MAX_NDIM-D) and writing. See io.h for what is accepted. Format
+ * reference: numpy/lib/format.py.
  *
  *   "\x93NUMPY" major minor HEADER_LEN (uint16 LE for 1.x, uint32 LE for
  *   2.x/3.x) HEADER (a Python dict literal, space-padded, '\n'-terminated)
@@ -16,14 +17,15 @@
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
-#define NPY_MAX_DIMS 32 /* parsed to say "N-D is not supported"; more is garbage */
+#define NPY_MAX_DIMS TN_IO_MAX_NDIM /* more is reported as garbage */
 
 typedef struct {
     int itemsize;  /* 4 or 8 */
     int swap;      /* the file's byte order differs from the host's */
     int fortran;   /* fortran_order */
-    int ndim;      /* 1 or 2 once validated */
+    int ndim;      /* matrices: 1 or 2 once validated; tensors: 1..NPY_MAX_DIMS */
     int64_t rows, cols;
+    int64_t dims[NPY_MAX_DIMS];
 } npy_info;
 
 /* ------------------------------------------------- header dictionary */
@@ -165,9 +167,10 @@ static int parse_descr(const char *d, size_t n, npy_info *info, const char *name
     return 0;
 }
 
-/* Parses the header dictionary hdr[0..n) into info. */
-static int parse_dict(const char *hdr, size_t n, npy_info *info, const char *name, char *err,
-                      size_t errlen) {
+/* Parses the header dictionary hdr[0..n) into info. tensor = 0: only 1-D
+ * and 2-D arrays (a matrix); 1: 1-D to NPY_MAX_DIMS-D. */
+static int parse_dict(const char *hdr, size_t n, npy_info *info, int tensor, const char *name,
+                      char *err, size_t errlen) {
     hscan s = {hdr, hdr + n, hdr, name, err, errlen};
     int have_descr = 0, have_order = 0, have_shape = 0, st, ndim = 0;
     int64_t dims[NPY_MAX_DIMS];
@@ -224,10 +227,14 @@ static int parse_dict(const char *hdr, size_t n, npy_info *info, const char *nam
         return tn_io_fail(err, errlen, name, TN_IO_ERR_FORMAT,
                           "malformed .npy header: missing key '%s'",
                           !have_descr ? "descr" : !have_order ? "fortran_order" : "shape");
-    if (ndim != 1 && ndim != 2)
+    if (!tensor && ndim != 1 && ndim != 2)
         return tn_io_fail(err, errlen, name, TN_IO_ERR_UNSUPPORTED,
                           "%d-dimensional arrays are not supported (only 1-D and 2-D)", ndim);
+    if (tensor && ndim < 1)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_UNSUPPORTED,
+                          "0-dimensional arrays (scalars) are not supported");
     info->ndim = ndim;
+    memcpy(info->dims, dims, sizeof(int64_t) * (size_t)ndim);
     info->rows = dims[0];
     info->cols = ndim == 2 ? dims[1] : 1;
     return 0;
@@ -286,24 +293,13 @@ static void load_data(tn_matrix *out, const unsigned char *src, const npy_info *
     out->lost_precision = lost;
 }
 
-int tn_io_parse_npy(const void *buf, size_t len, const char *name, int want, size_t max_bytes,
-                    tn_matrix *out, char *err, size_t errlen) {
-    const unsigned char *b = buf;
-    npy_info info;
-    size_t hlen, pre, data_len, need;
-    uint64_t elems;
+/* Magic, version, header length and dictionary of buf[0..len): fills info
+ * and *off (where the data starts). */
+static int parse_prefix(const unsigned char *b, size_t len, const char *name, int tensor,
+                        npy_info *info, size_t *off, char *err, size_t errlen) {
+    size_t hlen, pre;
     int st, major, minor;
-
-    if (!name) name = "<buffer>";
-    if (err && errlen) err[0] = '\0';
-    if (!out) return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "no output matrix given");
-    memset(out, 0, sizeof *out);
-    if (!buf && len) return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "NULL buffer");
-    if (want < TN_IO_AS_STORED || want > TN_IO_AS_DOUBLE)
-        return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "invalid element type %d", want);
-    memset(&info, 0, sizeof info);
-
-    /* Prefix: magic, version, header length. */
+    memset(info, 0, sizeof *info);
     if (len == 0) return tn_io_fail(err, errlen, name, TN_IO_ERR_FORMAT, "empty file");
     if (len < NPY_MAGIC_LEN || memcmp(b, NPY_MAGIC, NPY_MAGIC_LEN) != 0) {
         if (len < NPY_MAGIC_LEN && memcmp(b, NPY_MAGIC, len) == 0)
@@ -332,9 +328,36 @@ int tn_io_parse_npy(const void *buf, size_t len, const char *name, int want, siz
         return tn_io_fail(err, errlen, name, TN_IO_ERR_FORMAT,
                           "truncated .npy header: %zu bytes announced, %zu present", hlen,
                           len - pre);
+    if ((st = parse_dict((const char *)b + pre, hlen, info, tensor, name, err, errlen))) return st;
+    *off = pre + hlen;
+    return 0;
+}
 
-    /* Header dictionary, then the data's size against the file. */
-    if ((st = parse_dict((const char *)b + pre, hlen, &info, name, err, errlen))) return st;
+/* Checks the common arguments of the parsers; 0 or a status with a message. */
+static int check_parse_args(const void *buf, size_t len, const char *name, int want, void *out,
+                            char *err, size_t errlen) {
+    if (!out) return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "no output given");
+    if (!buf && len) return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "NULL buffer");
+    if (want < TN_IO_AS_STORED || want > TN_IO_AS_DOUBLE)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "invalid element type %d", want);
+    return 0;
+}
+
+int tn_io_parse_npy(const void *buf, size_t len, const char *name, int want, size_t max_bytes,
+                    tn_matrix *out, char *err, size_t errlen) {
+    const unsigned char *b = buf;
+    npy_info info;
+    size_t off = 0, data_len, need;
+    uint64_t elems;
+    int st;
+
+    if (!name) name = "<buffer>";
+    if (err && errlen) err[0] = '\0';
+    if (out) memset(out, 0, sizeof *out);
+    if ((st = check_parse_args(buf, len, name, want, out, err, errlen))) return st;
+
+    /* Prefix and header dictionary, then the data's size against the file. */
+    if ((st = parse_prefix(b, len, name, 0, &info, &off, err, errlen))) return st;
     need = (size_t)info.itemsize;
     if (__builtin_mul_overflow((uint64_t)info.rows, (uint64_t)info.cols, &elems) ||
         elems > SIZE_MAX / need)
@@ -342,7 +365,7 @@ int tn_io_parse_npy(const void *buf, size_t len, const char *name, int want, siz
                           "shape (%lld, %lld) is too large to address", (long long)info.rows,
                           (long long)info.cols);
     need *= (size_t)elems;
-    data_len = len - pre - hlen;
+    data_len = len - off;
     if (data_len < need)
         return tn_io_fail(err, errlen, name, TN_IO_ERR_FORMAT,
                           "truncated .npy data: %lld x %lld float%d needs %zu bytes, %zu present",
@@ -356,7 +379,111 @@ int tn_io_parse_npy(const void *buf, size_t len, const char *name, int want, siz
     if ((st = tn_io_alloc_matrix(out, info.rows, info.cols, out_double, max_bytes, 0, name, err,
                                  errlen)))
         return st;
-    if (need) load_data(out, b + pre + hlen, &info);
+    if (need) load_data(out, b + off, &info);
+    return TN_IO_OK;
+}
+
+/* ------------------------------------------------------------ tensors */
+
+/* "(2, 3, 4)" (numpy's spelling, "(5,)" for one dimension) into buf. */
+static const char *shape_str(char *buf, size_t n, int ndim, const int64_t *dims) {
+    size_t k = 0;
+    buf[0] = 0;
+    for (int a = 0; a < ndim && k + 1 < n; a++) {
+        int w = snprintf(buf + k, n - k, "%s%lld", a ? ", " : "(", (long long)dims[a]);
+        if (w < 0) break;
+        k += (size_t)w;
+    }
+    if (k + 1 < n) snprintf(buf + k, n - k, "%s", ndim == 1 ? ",)" : ")");
+    return buf;
+}
+
+/* Fills t->data (allocated, t->dims set) from the file's data section:
+ * Fortran order as it is, C order with its axes reversed into Fortran
+ * order (an odometer over the C-order index, last axis fastest). */
+static void load_tensor(tn_tensor *t, const unsigned char *src, const npy_info *info,
+                        int64_t total) {
+    const int is = info->itemsize, os = t->is_double ? 8 : 4, nd = t->ndim;
+    unsigned char *dst = t->data;
+    int lost = 0, big = 0;
+    for (int a = 0; a < nd; a++) big += t->dims[a] > 1;
+    if (info->fortran || big <= 1) { /* the file's layout is already first-index-fastest */
+        if (is == os && !info->swap) memcpy(dst, src, (size_t)total * (size_t)os);
+        else
+            for (int64_t k = 0; k < total; k++)
+                copy_elem(dst + k * os, os, src + k * is, is, info->swap, &lost);
+    } else {
+        int64_t idx[TN_IO_MAX_NDIM] = {0}, fs[TN_IO_MAX_NDIM], off = 0;
+        fs[0] = 1;
+        for (int a = 1; a < nd; a++) fs[a] = fs[a - 1] * t->dims[a - 1];
+        for (int64_t k = 0; k < total; k++) {
+            copy_elem(dst + off * os, os, src + k * is, is, info->swap, &lost);
+            for (int a = nd - 1; a >= 0; a--) {
+                off += fs[a];
+                if (++idx[a] < t->dims[a]) break;
+                off -= fs[a] * t->dims[a];
+                idx[a] = 0;
+            }
+        }
+    }
+    t->lost_precision = lost;
+}
+
+void tn_tensor_free(tn_tensor *t) {
+    if (!t) return;
+    free(t->data);
+    memset(t, 0, sizeof *t);
+}
+
+int tn_io_parse_npy_tensor(const void *buf, size_t len, const char *name, int want,
+                           size_t max_bytes, tn_tensor *out, char *err, size_t errlen) {
+    const unsigned char *b = buf;
+    npy_info info;
+    size_t off = 0, data_len, need, es;
+    uint64_t elems = 1;
+    char sh[TN_IO_MAX_NDIM * 22 + 4];
+    int st, ovf = 0;
+
+    if (!name) name = "<buffer>";
+    if (err && errlen) err[0] = '\0';
+    if (out) memset(out, 0, sizeof *out);
+    if ((st = check_parse_args(buf, len, name, want, out, err, errlen))) return st;
+    if ((st = parse_prefix(b, len, name, 1, &info, &off, err, errlen))) return st;
+    shape_str(sh, sizeof sh, info.ndim, info.dims);
+    for (int a = 0; a < info.ndim; a++)
+        ovf |= __builtin_mul_overflow(elems, (uint64_t)info.dims[a], &elems);
+    need = (size_t)info.itemsize;
+    if (ovf || elems > SIZE_MAX / need || elems > (uint64_t)INT64_MAX)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_TOO_LARGE,
+                          "shape %s is too large to address", sh);
+    need *= (size_t)elems;
+    data_len = len - off;
+    if (data_len < need)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_FORMAT,
+                          "truncated .npy data: shape %s float%d needs %zu bytes, %zu present", sh,
+                          8 * info.itemsize, need, data_len);
+    if (data_len > need)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_FORMAT,
+                          "%zu bytes of trailing data after the .npy array", data_len - need);
+    const int out_double = want == TN_IO_AS_STORED ? info.itemsize == 8 : want;
+    es = out_double ? 8 : 4;
+    if (max_bytes == 0) max_bytes = TN_IO_DEFAULT_MAX_BYTES;
+    if (elems > SIZE_MAX / es || (size_t)elems * es > max_bytes)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_TOO_LARGE,
+                          "%s array of shape %s needs %llu elements of %zu bytes, above the "
+                          "limit of %zu bytes",
+                          out_double ? "double" : "float", sh, (unsigned long long)elems, es,
+                          max_bytes);
+    void *p = NULL;
+    if (elems && !(p = malloc((size_t)elems * es)))
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_ALLOC,
+                          "out of memory allocating %zu bytes for an array of shape %s",
+                          (size_t)elems * es, sh);
+    out->ndim = info.ndim;
+    memcpy(out->dims, info.dims, sizeof(int64_t) * (size_t)info.ndim);
+    out->is_double = out_double;
+    out->data = p;
+    if (elems) load_tensor(out, b + off, &info, (int64_t)elems);
     return TN_IO_OK;
 }
 
@@ -384,19 +511,17 @@ static int check_matrix(const tn_matrix *m, unsigned flags, const char *name, ch
     return 0;
 }
 
-/* Builds magic, version, length and padded dictionary into hdr; returns
- * its length. Version 1.0 unless the header needs more than 65535 bytes. */
-static size_t build_header(unsigned char *hdr, size_t cap, const tn_matrix *m, unsigned flags) {
-    char dict[160];
-    int dn;
-    if (flags & TN_IO_NPY_1D)
-        dn = snprintf(dict, sizeof dict, "{'descr': '<f%d', 'fortran_order': %s, 'shape': (%lld,), }",
-                      m->is_double ? 8 : 4, "False", (long long)m->rows);
-    else
-        dn = snprintf(dict, sizeof dict,
-                      "{'descr': '<f%d', 'fortran_order': %s, 'shape': (%lld, %lld), }",
-                      m->is_double ? 8 : 4, (flags & TN_IO_NPY_C_ORDER) ? "False" : "True",
-                      (long long)m->rows, (long long)m->cols);
+#define NPY_HDR_CAP (128 + TN_IO_MAX_NDIM * 22) /* the largest header written */
+
+/* Builds magic, version, length and padded dictionary of an array of shape
+ * dims[0..ndim) into hdr; returns its length. Version 1.0 unless the header
+ * needs more than 65535 bytes. */
+static size_t build_header_shape(unsigned char *hdr, size_t cap, int is_double, int fortran,
+                                 int ndim, const int64_t *dims) {
+    char dict[NPY_HDR_CAP], sh[TN_IO_MAX_NDIM * 22 + 4];
+    int dn = snprintf(dict, sizeof dict, "{'descr': '<f%d', 'fortran_order': %s, 'shape': %s, }",
+                      is_double ? 8 : 4, fortran ? "True" : "False",
+                      shape_str(sh, sizeof sh, ndim, dims));
     if (dn < 0 || (size_t)dn >= sizeof dict) return 0;
     /* Pad with spaces and a final '\n' to a multiple of 64 bytes in all. */
     size_t pre = 10, total = pre + (size_t)dn + 1;
@@ -417,9 +542,16 @@ static size_t build_header(unsigned char *hdr, size_t cap, const tn_matrix *m, u
     return total;
 }
 
+/* The header of matrix m written with flags. */
+static size_t build_header(unsigned char *hdr, size_t cap, const tn_matrix *m, unsigned flags) {
+    const int64_t dims[2] = {m->rows, m->cols};
+    if (flags & TN_IO_NPY_1D) return build_header_shape(hdr, cap, m->is_double, 0, 1, dims);
+    return build_header_shape(hdr, cap, m->is_double, !(flags & TN_IO_NPY_C_ORDER), 2, dims);
+}
+
 /* Emits header and data (little-endian, in the file's order) to the sink. */
 static int emit_npy(const tn_matrix *m, unsigned flags, npy_sink put, void *ctx) {
-    unsigned char hdr[256], chunk[1 << 14];
+    unsigned char hdr[NPY_HDR_CAP], chunk[1 << 14];
     const size_t es = m->is_double ? 8 : 4;
     const int64_t r = m->rows, c = m->cols;
     const unsigned char *src = m->data;
@@ -444,6 +576,43 @@ static int emit_npy(const tn_matrix *m, unsigned flags, npy_sink put, void *ctx)
     return fill ? put(ctx, chunk, fill) : 0;
 }
 
+/* The same for an order-N array (Fortran order in memory): the file in
+ * Fortran order, or in C order (the odometer of load_tensor backwards). */
+static int emit_tensor(const tn_tensor *t, unsigned flags, npy_sink put, void *ctx) {
+    unsigned char hdr[NPY_HDR_CAP], chunk[1 << 14];
+    const size_t es = t->is_double ? 8 : 4;
+    const int nd = t->ndim;
+    const unsigned char *src = t->data;
+    int64_t total = 1, idx[TN_IO_MAX_NDIM] = {0}, fs[TN_IO_MAX_NDIM], off = 0;
+    int big = 0;
+    for (int a = 0; a < nd; a++) total *= t->dims[a], big += t->dims[a] > 1;
+    const int corder = (flags & TN_IO_NPY_C_ORDER) != 0, permute = corder && big > 1;
+    const int swap = !tn_io_host_little();
+    size_t hn = build_header_shape(hdr, sizeof hdr, t->is_double, !corder, nd, t->dims), fill = 0;
+    if (!hn || put(ctx, hdr, hn)) return -1;
+    if (total == 0) return 0;
+    if (!permute && !swap) return put(ctx, src, (size_t)total * es);
+    fs[0] = 1;
+    for (int a = 1; a < nd; a++) fs[a] = fs[a - 1] * t->dims[a - 1];
+    for (int64_t k = 0; k < total; k++) {
+        const unsigned char *e = src + (size_t)(permute ? off : k) * es;
+        for (size_t b = 0; b < es; b++) chunk[fill + b] = e[swap ? es - 1 - b : b];
+        fill += es;
+        if (fill == sizeof chunk) {
+            if (put(ctx, chunk, fill)) return -1;
+            fill = 0;
+        }
+        if (permute)
+            for (int a = nd - 1; a >= 0; a--) {
+                off += fs[a];
+                if (++idx[a] < t->dims[a]) break;
+                off -= fs[a] * t->dims[a];
+                idx[a] = 0;
+            }
+    }
+    return fill ? put(ctx, chunk, fill) : 0;
+}
+
 typedef struct {
     unsigned char *p;
     size_t len, cap;
@@ -461,25 +630,25 @@ static int put_file(void *ctx, const void *p, size_t n) {
     return fwrite(p, 1, n, (FILE *)ctx) == n ? 0 : -1;
 }
 
-int tn_io_encode_npy(const tn_matrix *m, unsigned flags, void **buf, size_t *len, char *err,
-                     size_t errlen) {
-    const char *name = "<buffer>";
-    int st;
-    if (err && errlen) err[0] = '\0';
-    if (!buf || !len) return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "no output buffer");
-    *buf = NULL;
-    *len = 0;
-    if ((st = check_matrix(m, flags, name, err, errlen))) return st;
-    unsigned char hdr[256];
-    size_t hn = build_header(hdr, sizeof hdr, m, flags);
-    size_t data = (size_t)(m->rows * m->cols) * (m->is_double ? 8 : 4);
+/* Writer of one kind of object (a matrix or a tensor) to a sink. */
+typedef int (*npy_emitter)(const void *obj, unsigned flags, npy_sink put, void *ctx);
+static int emit_matrix_cb(const void *obj, unsigned flags, npy_sink put, void *ctx) {
+    return emit_npy(obj, flags, put, ctx);
+}
+static int emit_tensor_cb(const void *obj, unsigned flags, npy_sink put, void *ctx) {
+    return emit_tensor(obj, flags, put, ctx);
+}
+
+/* Encodes obj (hn header bytes + data bytes) into a malloc'ed buffer. */
+static int encode_with(npy_emitter emit, const void *obj, unsigned flags, size_t hn, size_t data,
+                       void **buf, size_t *len, const char *name, char *err, size_t errlen) {
     if (!hn || data > SIZE_MAX - hn)
-        return tn_io_fail(err, errlen, name, TN_IO_ERR_TOO_LARGE, "matrix too large to encode");
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_TOO_LARGE, "array too large to encode");
     mem_sink s = {malloc(hn + data), 0, hn + data};
     if (!s.p)
         return tn_io_fail(err, errlen, name, TN_IO_ERR_ALLOC, "out of memory (%zu bytes)",
                           hn + data);
-    if (emit_npy(m, flags, put_mem, &s) || s.len != s.cap) {
+    if (emit(obj, flags, put_mem, &s) || s.len != s.cap) {
         free(s.p);
         return tn_io_fail(err, errlen, name, TN_IO_ERR_WRITE,
                           "internal error: encoded size mismatch");
@@ -489,12 +658,9 @@ int tn_io_encode_npy(const tn_matrix *m, unsigned flags, void **buf, size_t *len
     return TN_IO_OK;
 }
 
-int tn_io_write_npy(const char *path, const tn_matrix *m, unsigned flags, char *err,
-                    size_t errlen) {
-    int st;
-    if (err && errlen) err[0] = '\0';
-    if (!path) return tn_io_fail(err, errlen, "(null)", TN_IO_ERR_ARG, "no file name given");
-    if ((st = check_matrix(m, flags, path, err, errlen))) return st;
+/* Writes obj to path; a partially written regular file is removed. */
+static int write_with(npy_emitter emit, const void *obj, unsigned flags, const char *path,
+                      char *err, size_t errlen) {
     FILE *f = fopen(path, "wb");
     if (!f) {
         int e = errno;
@@ -503,7 +669,7 @@ int tn_io_write_npy(const char *path, const tn_matrix *m, unsigned flags, char *
     /* Only a regular file is removed after a failure (never /dev/...). */
     struct stat sb;
     int regular = fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode);
-    int bad = emit_npy(m, flags, put_file, f);
+    int bad = emit(obj, flags, put_file, f);
     int e = bad ? errno : 0;
     if (fclose(f) != 0 && !bad) bad = 1, e = errno;
     if (bad) {
@@ -512,4 +678,78 @@ int tn_io_write_npy(const char *path, const tn_matrix *m, unsigned flags, char *
                           e ? strerror(e) : "short write");
     }
     return TN_IO_OK;
+}
+
+int tn_io_encode_npy(const tn_matrix *m, unsigned flags, void **buf, size_t *len, char *err,
+                     size_t errlen) {
+    const char *name = "<buffer>";
+    int st;
+    if (err && errlen) err[0] = '\0';
+    if (!buf || !len) return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "no output buffer");
+    *buf = NULL;
+    *len = 0;
+    if ((st = check_matrix(m, flags, name, err, errlen))) return st;
+    unsigned char hdr[NPY_HDR_CAP];
+    size_t hn = build_header(hdr, sizeof hdr, m, flags);
+    size_t data = (size_t)(m->rows * m->cols) * (m->is_double ? 8 : 4);
+    return encode_with(emit_matrix_cb, m, flags, hn, data, buf, len, name, err, errlen);
+}
+
+int tn_io_write_npy(const char *path, const tn_matrix *m, unsigned flags, char *err,
+                    size_t errlen) {
+    int st;
+    if (err && errlen) err[0] = '\0';
+    if (!path) return tn_io_fail(err, errlen, "(null)", TN_IO_ERR_ARG, "no file name given");
+    if ((st = check_matrix(m, flags, path, err, errlen))) return st;
+    return write_with(emit_matrix_cb, m, flags, path, err, errlen);
+}
+
+/* Checks t and the flags; 0 or TN_IO_ERR_ARG with a message. Sets *bytes. */
+static int check_tensor(const tn_tensor *t, unsigned flags, size_t *bytes, const char *name,
+                        char *err, size_t errlen) {
+    uint64_t elems = 1;
+    int ovf = 0;
+    if (!t) return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "no array given");
+    if (flags & ~(unsigned)TN_IO_NPY_C_ORDER)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "unknown flags 0x%x", flags);
+    if (t->ndim < 1 || t->ndim > TN_IO_MAX_NDIM)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG,
+                          "invalid array order %d (1 to %d)", t->ndim, TN_IO_MAX_NDIM);
+    for (int a = 0; a < t->ndim; a++) {
+        if (t->dims[a] < 0)
+            return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "negative dimension %lld",
+                              (long long)t->dims[a]);
+        ovf |= __builtin_mul_overflow(elems, (uint64_t)t->dims[a], &elems);
+    }
+    if (ovf || elems > SIZE_MAX / 8 || elems > (uint64_t)INT64_MAX || (elems && !t->data))
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "invalid array (%llu elements, data %s)",
+                          (unsigned long long)elems, t->data ? "set" : "NULL");
+    *bytes = (size_t)elems * (t->is_double ? 8 : 4);
+    return 0;
+}
+
+int tn_io_encode_npy_tensor(const tn_tensor *t, unsigned flags, void **buf, size_t *len,
+                            char *err, size_t errlen) {
+    const char *name = "<buffer>";
+    size_t data = 0;
+    int st;
+    if (err && errlen) err[0] = '\0';
+    if (!buf || !len) return tn_io_fail(err, errlen, name, TN_IO_ERR_ARG, "no output buffer");
+    *buf = NULL;
+    *len = 0;
+    if ((st = check_tensor(t, flags, &data, name, err, errlen))) return st;
+    unsigned char hdr[NPY_HDR_CAP];
+    size_t hn = build_header_shape(hdr, sizeof hdr, t->is_double, !(flags & TN_IO_NPY_C_ORDER),
+                                   t->ndim, t->dims);
+    return encode_with(emit_tensor_cb, t, flags, hn, data, buf, len, name, err, errlen);
+}
+
+int tn_io_write_npy_tensor(const char *path, const tn_tensor *t, unsigned flags, char *err,
+                           size_t errlen) {
+    size_t data = 0;
+    int st;
+    if (err && errlen) err[0] = '\0';
+    if (!path) return tn_io_fail(err, errlen, "(null)", TN_IO_ERR_ARG, "no file name given");
+    if ((st = check_tensor(t, flags, &data, path, err, errlen))) return st;
+    return write_with(emit_tensor_cb, t, flags, path, err, errlen);
 }
