@@ -128,5 +128,14 @@ $(BUILD)/bench_hosvd: $(BUILD)/obj/bench/hosvd.o $(BUILD)/libtcnla.a
 # (cuBLAS DGEMM, cuBLAS fixed-point emulation, OZAKI_FP16 / OZAKI_INT8 in DP
 # and CR modes, phi = 0.1, 1, 2) and appends to bench/results/ozaki.csv;
 # bench/plot_ozaki.py draws bench/results/ozaki.png. Needs CUDA=1 and a GPU.
+bench: $(BUILD)/bench_ozaki
 $(BUILD)/bench_ozaki: $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla.a
 	$(CC) -o $@ $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla.a $(LDLIBS)
+
+# bench/kernels.c: seed 001 Fig. 1 (bench/reproduce/seed001_fig1.sh); bench/proj_mantissa.c:
+# seed 000 Fig. 3 (CPU, FP64; bench/reproduce/seed000_fig3.sh). Both also build with CUDA=0.
+bench: $(BUILD)/bench_kernels $(BUILD)/bench_proj_mantissa
+$(BUILD)/bench_kernels: $(BUILD)/obj/bench/kernels.o $(BUILD)/libtcnla.a
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/kernels.o $(BUILD)/libtcnla.a $(LDLIBS)
+$(BUILD)/bench_proj_mantissa: $(BUILD)/obj/bench/proj_mantissa.o $(BUILD)/libtcnla.a
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/proj_mantissa.o $(BUILD)/libtcnla.a $(LDLIBS)

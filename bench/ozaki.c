@@ -9,10 +9,17 @@
  * TFLOP/s = 2 n^3 / time. Errors |C - R| / |R| over a sample of
  * rows x cols elements, R the exact product correctly rounded (the CPU CR
  * mode of tn_cpu_ozaki on the sampled rows and columns).
+ * ozaki_int8 is scheme 1 (seed 004's slices), ozaki_int8_crt scheme 2
+ * (moduli and the Chinese remainder theorem); "slices" is the slice count d
+ * or the moduli count.
+ * --precision single: the same for SGEMM: A, B rounded to FP32, cuBLAS
+ * SGEMM (FP32 FMA units) against tcnla_sgemm OZAKI_INT8 scheme 2 DP, the
+ * reference the exact product of the FP32 values.
  * Rows gpu,method,mode,phi,m,n,k,slices,seconds,tflops,max_rel_err,
  * median_rel_err are appended to the CSV.
  *   build/bench_ozaki [--sizes 4096,8192] [--phis 0.1,1,2] [--reps 3]
- *                     [--sample 32] [--out bench/results/ozaki.csv] */
+ *                     [--sample 32] [--methods NAME[/MODE],..]
+ *                     [--precision double|single] [--out bench/results/ozaki.csv] */
 #include "random/phi.h"
 #include "tcnla.h"
 
@@ -40,10 +47,29 @@ static int cmpd(const void *a, const void *b) {
 
 typedef struct {
     const char *name, *mode;
-    int kind; /* 0 cublas dgemm, 1 cublas emulated, 2 tcnla ozaki */
+    int kind; /* 0 cublas dgemm, 1 cublas emulated, 2 tcnla ozaki, 3 cublas sgemm, 4 tcnla
+                 sgemm ozaki */
     tcnla_gemm_method_t meth;
     tcnla_ozaki_mode_t omode;
+    int scheme;
 } meth_t;
+
+/* "name" or "name/mode" in a comma-separated list (NULL: everything) */
+static int wanted(const char *list, const meth_t *M) {
+    if (!list) return 1;
+    char full[64];
+    snprintf(full, sizeof full, "%s/%s", M->name, M->mode);
+    for (const char *p = list; *p;) {
+        const char *e = strchr(p, ',');
+        size_t len = e ? (size_t)(e - p) : strlen(p);
+        if ((strlen(M->name) == len && !strncmp(p, M->name, len)) ||
+            (strlen(full) == len && !strncmp(p, full, len)))
+            return 1;
+        if (!e) break;
+        p = e + 1;
+    }
+    return 0;
+}
 
 static int parse_list(const char *s, double *out, int max) {
     int n = 0;
@@ -59,15 +85,22 @@ static int parse_list(const char *s, double *out, int max) {
 int main(int argc, char **argv) {
     double sizes[8] = {4096, 8192}, phis[8] = {0.1, 1, 2};
     int nsz = 2, nphi = 3, reps = 3, sample = 32;
-    const char *out = "bench/results/ozaki.csv";
+    const char *out = "bench/results/ozaki.csv", *only = NULL;
+    int single = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc) nsz = parse_list(argv[++i], sizes, 8);
         else if (!strcmp(argv[i], "--phis") && i + 1 < argc) nphi = parse_list(argv[++i], phis, 8);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--sample") && i + 1 < argc) sample = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+        else if (!strcmp(argv[i], "--methods") && i + 1 < argc) only = argv[++i];
+        else if (!strcmp(argv[i], "--precision") && i + 1 < argc) single = !strcmp(argv[++i], "single");
         else {
-            printf("usage: %s [--sizes N,..] [--phis P,..] [--reps R] [--sample S] [--out CSV]\n",
+            printf("usage: %s [--sizes N,..] [--phis P,..] [--reps R] [--sample S]\n"
+                   "       [--methods NAME[/MODE],..] [--precision double|single] [--out CSV]\n"
+                   "methods: cublas_dgemm cublas_fixedpoint_emu ozaki_fp16/DP ozaki_fp16/CR\n"
+                   "         ozaki_int8/DP ozaki_int8/CR ozaki_int8_crt/DP (double);\n"
+                   "         cublas ozaki_int8_crt/DP (single; CSV names sgemm_*)\n",
                    argv[0]);
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
@@ -91,14 +124,19 @@ int main(int argc, char **argv) {
     fseek(f, 0, SEEK_END);
     if (ftell(f) == 0)
         fprintf(f, "gpu,method,mode,phi,m,n,k,slices,seconds,tflops,max_rel_err,median_rel_err\n");
-    const meth_t ms[] = {
-        {"cublas_dgemm", "-", 0, TCNLA_GEMM_NATIVE_FP64, TCNLA_OZAKI_DP},
-        {"cublas_fixedpoint_emu", "-", 1, TCNLA_GEMM_NATIVE_FP64, TCNLA_OZAKI_DP},
-        {"ozaki_fp16", "DP", 2, TCNLA_GEMM_OZAKI_FP16, TCNLA_OZAKI_DP},
-        {"ozaki_fp16", "CR", 2, TCNLA_GEMM_OZAKI_FP16, TCNLA_OZAKI_CR},
-        {"ozaki_int8", "DP", 2, TCNLA_GEMM_OZAKI_INT8, TCNLA_OZAKI_DP},
-        {"ozaki_int8", "CR", 2, TCNLA_GEMM_OZAKI_INT8, TCNLA_OZAKI_CR}};
-    const int nm = (int)(sizeof ms / sizeof ms[0]);
+    const meth_t md[] = {
+        {"cublas_dgemm", "-", 0, TCNLA_GEMM_NATIVE_FP64, TCNLA_OZAKI_DP, 0},
+        {"cublas_fixedpoint_emu", "-", 1, TCNLA_GEMM_NATIVE_FP64, TCNLA_OZAKI_DP, 0},
+        {"ozaki_fp16", "DP", 2, TCNLA_GEMM_OZAKI_FP16, TCNLA_OZAKI_DP, 1},
+        {"ozaki_fp16", "CR", 2, TCNLA_GEMM_OZAKI_FP16, TCNLA_OZAKI_CR, 1},
+        {"ozaki_int8", "DP", 2, TCNLA_GEMM_OZAKI_INT8, TCNLA_OZAKI_DP, 1},
+        {"ozaki_int8", "CR", 2, TCNLA_GEMM_OZAKI_INT8, TCNLA_OZAKI_CR, 1},
+        {"ozaki_int8_crt", "DP", 2, TCNLA_GEMM_OZAKI_INT8, TCNLA_OZAKI_DP, 2}};
+    const meth_t msg[] = {
+        {"cublas", "-", 3, TCNLA_GEMM_NATIVE_FP32, TCNLA_OZAKI_DP, 0},
+        {"ozaki_int8_crt", "DP", 4, TCNLA_GEMM_OZAKI_INT8, TCNLA_OZAKI_DP, 2}};
+    const meth_t *ms = single ? msg : md;
+    const int nm = single ? 2 : (int)(sizeof md / sizeof md[0]);
     printf("%-22s %-3s %5s %6s %6s %10s %8s %10s %10s\n", "method", "md", "phi", "n", "slices",
            "seconds", "TFLOP/s", "max_rel", "med_rel");
     for (int si = 0; si < nsz; si++) {
@@ -120,8 +158,16 @@ int main(int argc, char **argv) {
             const double phi = phis[pi];
             tn_rand_phi(1000 + (uint64_t)si, 1, phi, (int64_t)nn, A);
             tn_rand_phi(1000 + (uint64_t)si, 2, phi, (int64_t)nn, B);
-            tcnla_memcpy(g, dA, A, 8 * nn, TCNLA_MEMCPY_HOST_TO_HANDLE);
-            tcnla_memcpy(g, dB, B, 8 * nn, TCNLA_MEMCPY_HOST_TO_HANDLE);
+            if (single) { /* FP32 data in the first half of dA / dB, R of the FP32 values */
+                float *t = (float *)C;
+                for (size_t i = 0; i < nn; i++) t[i] = (float)A[i], A[i] = t[i];
+                tcnla_memcpy(g, dA, t, 4 * nn, TCNLA_MEMCPY_HOST_TO_HANDLE);
+                for (size_t i = 0; i < nn; i++) t[i] = (float)B[i], B[i] = t[i];
+                tcnla_memcpy(g, dB, t, 4 * nn, TCNLA_MEMCPY_HOST_TO_HANDLE);
+            } else {
+                tcnla_memcpy(g, dA, A, 8 * nn, TCNLA_MEMCPY_HOST_TO_HANDLE);
+                tcnla_memcpy(g, dB, B, 8 * nn, TCNLA_MEMCPY_HOST_TO_HANDLE);
+            }
             /* exact reference on the sample: CPU CR mode */
             for (int t = 0; t < S; t++)
                 for (int64_t l = 0; l < n; l++) {
@@ -130,6 +176,7 @@ int main(int argc, char **argv) {
                 }
             tcnla_ozaki_opts_t o = tcnla_ozaki_opts_default();
             o.mode = TCNLA_OZAKI_CR;
+            o.scheme = TCNLA_OZAKI_SCHEME_1;
             tcnla_set_ozaki_opts(c, &o);
             if (tcnla_dgemm(c, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, S, S, n, 1.0, As, S,
                             Bs, n, 0.0, R, S)) {
@@ -138,8 +185,10 @@ int main(int argc, char **argv) {
             }
             for (int mi = 0; mi < nm; mi++) {
                 const meth_t *M = &ms[mi];
+                if (!wanted(only, M)) continue;
                 o = tcnla_ozaki_opts_default();
                 o.mode = M->omode;
+                o.scheme = (tcnla_ozaki_scheme_t)M->scheme;
                 tcnla_set_ozaki_opts(g, &o);
                 double *ts = malloc(sizeof(double) * (size_t)(reps + 1));
                 int bad = 0;
@@ -150,6 +199,13 @@ int main(int argc, char **argv) {
                     if (M->kind == 2) {
                         bad = tcnla_dgemm(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, n, n, n, 1.0, dA, n,
                                           dB, n, 0.0, dC, n);
+                    } else if (M->kind == 3) {
+                        const float fone = 1.0f, fzero = 0.0f;
+                        bad = cublasSgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n,
+                                          &fone, dA, (int)n, dB, (int)n, &fzero, dC, (int)n);
+                    } else if (M->kind == 4) {
+                        bad = tcnla_sgemm(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, n, n, n, 1.0f, dA, n,
+                                          dB, n, 0.0f, dC, n);
                     } else {
                         cublasSetEmulationStrategy(cb, M->kind == 1
                                                            ? CUBLAS_EMULATION_STRATEGY_EAGER
@@ -174,10 +230,11 @@ int main(int argc, char **argv) {
                 qsort(ts + 1, (size_t)reps, sizeof(double), cmpd);
                 double sec = ts[1 + reps / 2];
                 free(ts);
-                tcnla_memcpy(g, C, dC, 8 * nn, TCNLA_MEMCPY_HANDLE_TO_HOST);
+                tcnla_memcpy(g, C, dC, (single ? 4 : 8) * nn, TCNLA_MEMCPY_HANDLE_TO_HOST);
                 for (int a = 0; a < S; a++)
                     for (int b = 0; b < S; b++) {
-                        double r = R[a + b * S], x = C[ri[a] + cj[b] * n];
+                        const size_t at = (size_t)ri[a] + (size_t)cj[b] * (size_t)n;
+                        double r = R[a + b * S], x = single ? ((float *)C)[at] : C[at];
                         err[a + b * S] = r != 0 ? fabs(x - r) / fabs(r) : fabs(x);
                     }
                 qsort(err, (size_t)S * S, sizeof(double), cmpd);
@@ -185,13 +242,14 @@ int main(int argc, char **argv) {
                 double tf = 2.0 * n * n * (double)n / sec / 1e12;
                 char sl[32] = "-";
                 int dsl = 0;
-                if (M->kind == 2 && tcnla_ozaki_last_slices(g, &dsl, NULL, NULL) == 0)
+                if ((M->kind == 2 || M->kind == 4) &&
+                    tcnla_ozaki_last_slices(g, &dsl, NULL, NULL) == 0)
                     snprintf(sl, sizeof sl, "%d", dsl);
                 printf("%-22s %-3s %5.1f %6lld %6s %10.4f %8.2f %10.3e %10.3e\n", M->name,
                        M->mode, phi, (long long)n, sl, sec, tf, emax, emed);
                 fflush(stdout);
-                fprintf(f, "%s,%s,%s,%g,%lld,%lld,%lld,%s,%.6f,%.3f,%.3e,%.3e\n", gpu, M->name,
-                        M->mode, phi, (long long)n, (long long)n, (long long)n, sl, sec, tf, emax,
+                fprintf(f, "%s,%s%s,%s,%g,%lld,%lld,%lld,%s,%.6f,%.3f,%.3e,%.3e\n", gpu,
+                        single ? "sgemm_" : "", M->name, M->mode, phi, (long long)n, (long long)n, (long long)n, sl, sec, tf, emax,
                         emed);
                 fflush(f);
             }

@@ -22,7 +22,7 @@ def main():
         print("no rows")
         return
     gpu = rows[-1]["gpu"]
-    rows = [r for r in rows if r["gpu"] == gpu]
+    rows = [r for r in rows if r["gpu"] == gpu and not r["method"].startswith("sgemm_")]
     last = collections.OrderedDict()  # latest row per (method, mode, phi, n)
     for r in rows:
         last[(r["method"], r["mode"], float(r["phi"]), int(r["n"]))] = r

@@ -179,14 +179,32 @@ typedef enum {
     TCNLA_OZAKI_FIXED = 2 /* `slices` slices per operand, set by the caller */
 } tcnla_ozaki_mode_t;
 
+/* Scheme 1 (seed 004) splits each operand into slices and sums the slice
+ * products; scheme 2 (OZAKI_INT8 only; Ozaki, Uchino and Imamura's scheme
+ * II) scales every row of op(A) and column of op(B) to integers, multiplies
+ * them modulo n pairwise coprime moduli <= 256 (one INT8 GEMM each) and
+ * recombines by the Chinese remainder theorem: n GEMMs instead of about
+ * d (d + 1) / 2, at the price of one truncation per element. AUTO uses
+ * scheme 2 for OZAKI_INT8 in DP mode (scheme 1 when more than 20 moduli
+ * would be needed) and scheme 1 otherwise. CR mode is scheme 1 only. */
+typedef enum {
+    TCNLA_OZAKI_SCHEME_AUTO = 0,
+    TCNLA_OZAKI_SCHEME_1 = 1, /* error-free slices (seed 004) */
+    TCNLA_OZAKI_SCHEME_2 = 2  /* integer moduli and the Chinese remainder theorem (INT8) */
+} tcnla_ozaki_scheme_t;
+
 typedef struct {
     tcnla_ozaki_mode_t mode; /* default TCNLA_OZAKI_DP */
-    int slices;              /* FIXED mode: slices per operand, >= 1 (default 0: unused) */
+    int slices;              /* FIXED mode: slices per operand (scheme 1) or moduli (scheme 2,
+                                1..20), >= 1 (default 0: unused) */
     int fast;                /* skip slice products with p + q > d + 1 (DP/FIXED; default 1) */
     size_t workspace_cap;    /* bytes of workspace the scheme may use; blocking in m and n keeps
                                 it below without changing a bit of the result (default 0: no
                                 cap). A cap below one row plus one column of slices gives
                                 TCNLA_ERR_ALLOC */
+    tcnla_ozaki_scheme_t scheme; /* default TCNLA_OZAKI_SCHEME_AUTO. SCHEME_2 with OZAKI_FP16
+                                    gives TCNLA_ERR_NOT_SUPPORTED; in DP mode, needing more
+                                    than 20 moduli gives TCNLA_ERR_RANGE */
 } tcnla_ozaki_opts_t;
 
 TCNLA_API tcnla_ozaki_opts_t tcnla_ozaki_opts_default(void);
@@ -196,6 +214,9 @@ TCNLA_API int tcnla_get_ozaki_opts(tcnla_handle_t handle, tcnla_ozaki_opts_t *op
 /* The slice counts of the handle's last Ozaki product: d (the slice count of
  * the plan), and the slices actually used for A and for B (any may be NULL). */
 TCNLA_API int tcnla_ozaki_last_slices(tcnla_handle_t handle, int *d, int *slices_a, int *slices_b);
+/* The scheme (1 or 2) of the handle's last Ozaki product; for scheme 2,
+ * tcnla_ozaki_last_slices reports the moduli count in all three. */
+TCNLA_API int tcnla_ozaki_last_scheme(tcnla_handle_t handle, int *scheme);
 
 /* C = alpha * op(A) * op(B) + beta * C in FP64. method: NATIVE_FP64 (BLAS
  * dgemm / cuBLAS DGEMM), OZAKI_FP16, OZAKI_INT8, or DEFAULT (= NATIVE_FP64). */

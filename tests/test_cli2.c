@@ -86,7 +86,7 @@ TEST(cli2_help_shows_defaults) {
     CHECK_EQ_INT(tu_run("hosvd --help", buf, sizeof buf), 0);
     CHECK(strstr(buf, "[256,256,256]") && strstr(buf, "[32,32,32]") && strstr(buf, "[4]") &&
           strstr(buf, "[cholqr2_fp64]") && strstr(buf, "[fp16]") &&
-          strstr(buf, "no tensor file input"));
+          strstr(buf, "--input FILE.npy"));
     CHECK_EQ_INT(tu_run("gen --help", buf, sizeof buf), 0);
     CHECK(strstr(buf, "--output") && strstr(buf, "[exp]") && strstr(buf, "[512 512]") &&
           strstr(buf, "[32, or min(m, n) when smaller]") && strstr(buf, "--double"));
@@ -413,4 +413,25 @@ TEST(cli2_malformed_inputs_exit_1_with_one_line) {
         }
     unlink(errfile);
     rm_dir(dir);
+}
+
+/* tcnla gemm --precision double with the Ozaki options (issue 5) */
+TEST(cli2_gemm_double_ozaki_modes) {
+    char buf[4096];
+    CHECK_EQ_INT(tu_run("gemm --precision double --m 24 --n 20 --k 300 --dist phi:1 --mode "
+                        "fixed:12 --scheme 2 --json",
+                        buf, sizeof buf),
+                 0);
+    CHECK(strstr(buf, "\"precision\":\"double\"") && strstr(buf, "\"scheme\":2") &&
+          strstr(buf, "\"slices\":12") && strstr(buf, "\"max_rel_err\""));
+    CHECK_EQ_INT(tu_run("gemm --precision double --m 16 --n 16 --k 64 --mode cr --json", buf,
+                        sizeof buf),
+                 0);
+    CHECK(strstr(buf, "\"scheme\":1") && strstr(buf, "\"max_rel_err\":0.000000e+00"));
+    CHECK_EQ_INT(tu_run("gemm --precision double --mode cr --scheme 2", buf, sizeof buf), 2);
+    CHECK_EQ_INT(tu_run("gemm --precision double --mode fixed:0", buf, sizeof buf), 2);
+    CHECK_EQ_INT(tu_run("gemm --precision double --method tcec_fp16", buf, sizeof buf), 2);
+    CHECK_EQ_INT(tu_run("gemm --precision quad", buf, sizeof buf), 2);
+    CHECK_EQ_INT(tu_run("gemm --help", buf, sizeof buf), 0);
+    CHECK(strstr(buf, "--precision") && strstr(buf, "fixed:N") && strstr(buf, "--scheme"));
 }

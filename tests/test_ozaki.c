@@ -26,6 +26,7 @@ static int set_opts(tcnla_handle_t h, tcnla_ozaki_mode_t mode, int slices, int f
     o.slices = slices;
     o.fast = fast;
     o.workspace_cap = cap;
+    o.scheme = TCNLA_OZAKI_SCHEME_1; /* scheme 2: tests/test_ozaki2.c */
     return tcnla_set_ozaki_opts(h, &o);
 }
 
@@ -297,6 +298,33 @@ TEST(ozaki_dp_as_accurate_as_native_dgemm) {
         for (int i = 0; i < 20; i++) nz += C[i] != 0.0;
         CHECK_EQ_INT(nz, 0);
     }
+    tcnla_destroy(h);
+}
+
+/* A row whose largest element meets a tiny row of op(B) while its other
+ * elements, 2^300 times smaller, meet normal ones: Algorithm 3's test on
+ * the last slice alone stopped after the large element's 8 slices and
+ * dropped the rest of the row (relative error 0.5); the remainder test
+ * keeps splitting. */
+TEST(ozaki_dp_remainder_test_keeps_small_elements) {
+    tcnla_handle_t h = cpu();
+    REQUIRE(h);
+    double A[80], B[80], C[4], R[4];
+    tn_rand_phi(200, 1, 1.0, 80, A);
+    tn_rand_phi(200, 2, 1.0, 80, B);
+    A[0] *= 0x1p300;
+    B[0] *= 0x1p-300, B[40] *= 0x1p-300;
+    REQUIRE(set_opts(h, TCNLA_OZAKI_CR, 0, 1, 0) == 0);
+    REQUIRE(tcnla_dgemm(h, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, 2, 2, 40, 1.0, A, 2, B,
+                        40, 0.0, R, 2) == 0);
+    for (int t = 0; t < 2; t++)
+        for (int fast = 0; fast < 2; fast++) {
+            REQUIRE(set_opts(h, TCNLA_OZAKI_DP, 0, fast, 0) == 0);
+            CHECK_EQ_INT(tcnla_dgemm(h, methods[t], TCNLA_OP_N, TCNLA_OP_N, 2, 2, 40, 1.0, A, 2, B,
+                                     40, 0.0, C, 2), 0);
+            CHECK_MSG(max_rel(C, R, 4) < 1e-15, "%s fast %d: max rel err %.3g",
+                      tcnla_gemm_method_name(methods[t]), fast, max_rel(C, R, 4));
+        }
     tcnla_destroy(h);
 }
 

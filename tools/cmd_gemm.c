@@ -3,6 +3,7 @@
  * (seed 002 eq. 6), the same for NATIVE_FP32 as a yardstick, and the time. */
 #include "cli.h"
 #include "core/internal.h"
+#include "random/phi.h"
 #include "random/random.h"
 
 #include <math.h>
@@ -10,7 +11,7 @@
 #include <string.h>
 
 typedef struct {
-    int kind; /* 0 uniform(lo,hi), 1 normal(0,1), 2 exp_rand(a,b) */
+    int kind; /* 0 uniform(lo,hi), 1 normal(0,1), 2 exp_rand(a,b), 3 phi (seed 004) */
     double lo, hi;
     int ea, eb;
     char text[64];
@@ -36,17 +37,44 @@ static int parse_dist(const char *s, dist_t *d) {
         d->kind = 2;
         return 0;
     }
+    if (sscanf(s, "phi:%lf", &d->lo) == 1 && d->lo >= 0 && d->lo <= 20) {
+        d->kind = 3;
+        return 0;
+    }
     fprintf(stderr,
-            "tcnla gemm: --dist '%s': expected uniform, uniform:LO:HI, normal or "
-            "exp_rand:A:B (integers, -149 <= A < B <= 128)\n",
+            "tcnla gemm: --dist '%s': expected uniform, uniform:LO:HI, normal, "
+            "exp_rand:A:B (integers, -149 <= A < B <= 128) or phi:P (0 <= P <= 20)\n",
             s);
     return -1;
+}
+
+/* FP64 data for --precision double: phi in full FP64, the others as FP32 */
+static void fill_d(const dist_t *d, uint64_t seed, uint64_t stream, int64_t n, double *x) {
+    if (d->kind == 3) {
+        tn_rand_phi(seed, stream, d->lo, n, x);
+        return;
+    }
+    float *t = (float *)x + n; /* the upper half of x, read before it is overwritten */
+    if (d->kind == 0) tn_rand_uniform(seed, stream, (float)d->lo, (float)d->hi, n, t);
+    else if (d->kind == 1) tn_rand_normal(seed, stream, 0.0f, 1.0f, n, t);
+    else tn_rand_exp(seed, stream, d->ea, d->eb, n, t);
+    for (int64_t i = 0; i < n; i++) x[i] = t[i];
 }
 
 static void fill(const dist_t *d, uint64_t seed, uint64_t stream, int64_t n, float *x) {
     if (d->kind == 0) tn_rand_uniform(seed, stream, (float)d->lo, (float)d->hi, n, x);
     else if (d->kind == 1) tn_rand_normal(seed, stream, 0.0f, 1.0f, n, x);
-    else tn_rand_exp(seed, stream, d->ea, d->eb, n, x);
+    else if (d->kind == 2) tn_rand_exp(seed, stream, d->ea, d->eb, n, x);
+    else {
+        double *t = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
+        if (!t) {
+            for (int64_t i = 0; i < n; i++) x[i] = 0.0f;
+            return;
+        }
+        tn_rand_phi(seed, stream, d->lo, n, t);
+        for (int64_t i = 0; i < n; i++) x[i] = (float)t[i];
+        free(t);
+    }
 }
 
 static double rel_err(const float *C, const double *R, int64_t n) {
@@ -68,11 +96,18 @@ static void help(void) {
         "the two, and the time (median of --reps runs).\n\n"
         "options (defaults in brackets):\n"
         "  --method M        native_fp32, native_fp64, tf32, fp16, markidis_fp16, tcec_fp16,\n"
-        "                    tcec_tf32, shgemm_fp16, shgemm_tf32 [tcec_fp16]\n"
+        "                    tcec_tf32, shgemm_fp16, shgemm_tf32, ozaki_fp16, ozaki_int8\n"
+        "                    [tcec_fp16; ozaki_int8 with --precision double]\n"
+        "  --precision P     single (tcnla_sgemm) or double (tcnla_dgemm: native_fp64,\n"
+        "                    ozaki_fp16, ozaki_int8; errors against the correctly rounded\n"
+        "                    product, the yardstick is native_fp64) [single]\n"
+        "  --mode M          Ozaki scheme: dp, cr or fixed:N (N slices, or N moduli with\n"
+        "                    --scheme 2) [dp]\n"
+        "  --scheme S        Ozaki scheme: auto, 1 (slices) or 2 (INT8 moduli, CRT) [auto]\n"
         "  --m N --n N --k N sizes [256 256 1024]\n"
         "  --dist D          uniform (= uniform:-1:1), uniform:LO:HI, normal, exp_rand:A:B\n"
-        "                    (random sign, exponent uniform in A..B-1, 23 random fraction bits)\n"
-        "                    [uniform]\n"
+        "                    (random sign, exponent uniform in A..B-1, 23 random fraction bits),\n"
+        "                    phi:P ((rand - 0.5) exp(P randn), seed 004) [uniform]\n"
         "  --dist-b D        distribution of B [same as --dist]\n"
         "  --transa, --transb  use op = transpose (A stored k x m, B stored n x k)\n"
         "  --alpha X --beta X  [1 0]; with beta != 0, C starts as uniform(-1,1)\n"
@@ -87,6 +122,158 @@ static void help(void) {
         "about 10 ns per modelled product (keep m*n*k small there).\n");
 }
 
+static double max_rel_d(const double *C, const double *R, int64_t n) {
+    double e = 0;
+    for (int64_t i = 0; i < n; i++) {
+        double d = fabs(C[i] - R[i]) / (R[i] != 0 ? fabs(R[i]) : 1.0);
+        if (d > e) e = d;
+    }
+    return e;
+}
+static double rel_err_d(const double *C, const double *R, int64_t n) {
+    double num = 0, den = 0;
+    for (int64_t i = 0; i < n; i++) num += (C[i] - R[i]) * (C[i] - R[i]), den += R[i] * R[i];
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+/* --precision double: tcnla_dgemm with the method and Ozaki options, errors
+ * (relative Frobenius and largest elementwise) against the correctly
+ * rounded product (scheme 1 CR on the CPU), NATIVE_FP64 as the yardstick */
+static int gemm_double(const cli_common *c, tcnla_gemm_method_t method, int64_t m, int64_t n,
+                       int64_t k, int ta, int tb, double alpha, double beta, const dist_t *da,
+                       const dist_t *db, int64_t reps, const tcnla_ozaki_opts_t *oz,
+                       int compare) {
+    tcnla_handle_t h, ref;
+    int rc = cli_open(c, &h);
+    if (rc) return rc;
+    if (tcnla_create(&ref, TCNLA_BACKEND_CPU)) {
+        tcnla_destroy(h);
+        fprintf(stderr, "tcnla gemm: cannot create a CPU handle for the reference\n");
+        return EXIT_BADINPUT;
+    }
+    int st = tcnla_set_ozaki_opts(h, oz);
+    tcnla_ozaki_opts_t ro = tcnla_ozaki_opts_default();
+    ro.mode = TCNLA_OZAKI_CR;
+    ro.scheme = TCNLA_OZAKI_SCHEME_1;
+    if (!st) st = tcnla_set_ozaki_opts(ref, &ro);
+    if (st) {
+        tcnla_destroy(h), tcnla_destroy(ref);
+        return cli_fail("--mode / --scheme", st);
+    }
+    tcnla_backend_t be;
+    char dev[256];
+    tcnla_get_backend(h, &be);
+    tcnla_device_name(h, dev, sizeof dev);
+    const int64_t lda = ta ? TN_MAX(1, k) : TN_MAX(1, m), ldb = tb ? TN_MAX(1, n) : TN_MAX(1, k);
+    const size_t na = (size_t)m * (size_t)k, nb = (size_t)k * (size_t)n, nc = (size_t)m * (size_t)n;
+    double *A = malloc(sizeof(double) * (na + nb + 3 * nc) + 8);
+    void *dA = NULL, *dB = NULL, *dC = NULL;
+    double times[1000], err = 0, emax = 0, err_n = -1, emax_n = -1, t_n = -1;
+    int scheme = 0, slices = 0;
+    tcnla_gemm_method_t used = method;
+    if (!A) {
+        tcnla_destroy(h), tcnla_destroy(ref);
+        fprintf(stderr, "tcnla gemm: out of host memory\n");
+        return EXIT_BADINPUT;
+    }
+    double *B = A + na, *C0 = B + nb, *C = C0 + nc, *R = C + nc;
+    fill_d(da, c->seed, 1, (int64_t)na, A);
+    fill_d(db, c->seed, 2, (int64_t)nb, B);
+    tn_rand_phi(c->seed, 3, 0.0, (int64_t)nc, C0);
+    memcpy(R, C0, sizeof(double) * nc);
+    if (m && n &&
+        (st = tcnla_dgemm(ref, TCNLA_GEMM_OZAKI_INT8, ta ? TCNLA_OP_T : TCNLA_OP_N,
+                          tb ? TCNLA_OP_T : TCNLA_OP_N, m, n, k, alpha, A, lda, B, ldb, beta, R,
+                          TN_MAX(1, m)))) {
+        rc = cli_fail("the reference", st);
+        goto out;
+    }
+    if ((st = tcnla_malloc(h, &dA, sizeof(double) * na + 8)) ||
+        (st = tcnla_malloc(h, &dB, sizeof(double) * nb + 8)) ||
+        (st = tcnla_malloc(h, &dC, sizeof(double) * nc + 8)) ||
+        (st = tcnla_memcpy(h, dA, A, sizeof(double) * na, TCNLA_MEMCPY_HOST_TO_HANDLE)) ||
+        (st = tcnla_memcpy(h, dB, B, sizeof(double) * nb, TCNLA_MEMCPY_HOST_TO_HANDLE))) {
+        rc = cli_fail("allocating the inputs", st);
+        goto out;
+    }
+    for (int pass = compare && method != TCNLA_GEMM_NATIVE_FP64 ? 0 : 1; pass < 2; pass++) {
+        tcnla_gemm_method_t mm = pass == 0 ? TCNLA_GEMM_NATIVE_FP64 : method;
+        int64_t runs = reps + (reps > 1 ? 1 : 0);
+        for (int64_t r = 0; r < runs && !st; r++) {
+            if ((st = tcnla_memcpy(h, dC, C0, sizeof(double) * nc, TCNLA_MEMCPY_HOST_TO_HANDLE)))
+                break;
+            tcnla_synchronize(h);
+            double t0 = cli_now();
+            st = tcnla_dgemm(h, mm, ta ? TCNLA_OP_T : TCNLA_OP_N, tb ? TCNLA_OP_T : TCNLA_OP_N, m,
+                             n, k, alpha, dA, lda, dB, ldb, beta, dC, TN_MAX(1, m));
+            if (!st) st = tcnla_synchronize(h);
+            if (!st && r >= runs - reps) times[r - (runs - reps)] = cli_now() - t0;
+        }
+        if (!st) st = tcnla_memcpy(h, C, dC, sizeof(double) * nc, TCNLA_MEMCPY_HANDLE_TO_HOST);
+        if (st) {
+            rc = cli_fail(tcnla_gemm_method_name(mm), st);
+            goto out;
+        }
+        qsort(times, (size_t)reps, sizeof(double), cli_cmp_double);
+        if (pass == 0) {
+            err_n = rel_err_d(C, R, (int64_t)nc), emax_n = max_rel_d(C, R, (int64_t)nc);
+            t_n = times[reps / 2];
+        } else {
+            err = rel_err_d(C, R, (int64_t)nc), emax = max_rel_d(C, R, (int64_t)nc);
+            tcnla_last_method(h, &used);
+            if (used == TCNLA_GEMM_OZAKI_FP16 || used == TCNLA_GEMM_OZAKI_INT8) {
+                tcnla_ozaki_last_scheme(h, &scheme);
+                tcnla_ozaki_last_slices(h, &slices, NULL, NULL);
+            }
+        }
+    }
+    {
+        const double t = times[reps / 2], flops = 2.0 * (double)m * (double)n * (double)k;
+        const char *md = oz->mode == TCNLA_OZAKI_DP ? "dp" : oz->mode == TCNLA_OZAKI_CR ? "cr"
+                                                                                       : "fixed";
+        if (c->json) {
+            printf("{\"command\":\"gemm\",\"precision\":\"double\",\"backend\":\"%s\","
+                   "\"device\":\"%s\",\"method\":\"%s\",\"computed_with\":\"%s\",\"mode\":\"%s\","
+                   "\"scheme\":%d,\"slices\":%d,\"m\":%lld,\"n\":%lld,\"k\":%lld,"
+                   "\"dist_a\":\"%s\",\"dist_b\":\"%s\",\"seed\":%llu,\"rel_err\":%.6e,"
+                   "\"max_rel_err\":%.6e,\"native_fp64_rel_err\":%.6e,"
+                   "\"native_fp64_max_rel_err\":%.6e,\"seconds\":%.6e,\"tflops\":%.4f,"
+                   "\"native_fp64_seconds\":%.6e}\n",
+                   cli_backend_name(be), dev, tcnla_gemm_method_name(method),
+                   tcnla_gemm_method_name(used), md, scheme, slices, (long long)m, (long long)n,
+                   (long long)k, da->text, db->text, (unsigned long long)c->seed, err, emax,
+                   err_n, emax_n, t, flops / t * 1e-12, t_n);
+        } else {
+            printf("tcnla gemm: %s (double) on %s (%s backend), m=%lld n=%lld k=%lld, A ~ %s, "
+                   "B ~ %s, seed %llu\n",
+                   tcnla_gemm_method_name(method), dev, cli_backend_name(be), (long long)m,
+                   (long long)n, (long long)k, da->text, db->text, (unsigned long long)c->seed);
+            if (used != method)
+                printf("  note: computed with %s (NaN/Inf input)\n", tcnla_gemm_method_name(used));
+            if (scheme)
+                printf("  Ozaki mode %s, scheme %d, %d %s\n", md, scheme, slices,
+                       scheme == 2 ? "moduli" : "slices per operand");
+            printf("  vs the correctly rounded product: rel. Frobenius %.3e, largest rel. %.3e\n",
+                   err, emax);
+            if (err_n >= 0)
+                printf("  native_fp64, same input:         rel. Frobenius %.3e, largest rel. %.3e\n",
+                       err_n, emax_n);
+            printf("  time (median of %lld)          %.4f s   %.3f TFLOP/s", (long long)reps, t,
+                   flops / t * 1e-12);
+            if (t_n > 0) printf("   (native_fp64 %.4f s)", t_n);
+            printf("\n");
+        }
+    }
+out:
+    tcnla_free(h, dA);
+    tcnla_free(h, dB);
+    tcnla_free(h, dC);
+    free(A);
+    tcnla_destroy(h);
+    tcnla_destroy(ref);
+    return rc;
+}
+
 int cmd_gemm(int argc, char **argv) {
     cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
     tcnla_gemm_method_t method = TCNLA_GEMM_TCEC_FP16;
@@ -96,6 +283,8 @@ int cmd_gemm(int argc, char **argv) {
     dist_t da, db;
     parse_dist("uniform", &da);
     tcnla_tc_model_t model = tcnla_tc_model_default();
+    tcnla_ozaki_opts_t oz = tcnla_ozaki_opts_default();
+    int dbl = 0, have_method = 0;
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i], *v;
         int64_t t;
@@ -113,6 +302,32 @@ int cmd_gemm(int argc, char **argv) {
         else if (!strcmp(a, "--method")) {
             if (tcnla_gemm_method_from_name(v, &method) || method == TCNLA_GEMM_DEFAULT) {
                 fprintf(stderr, "tcnla gemm: unknown method '%s' (see --help)\n", v);
+                return EXIT_USAGE;
+            }
+            have_method = 1;
+        } else if (!strcmp(a, "--precision")) {
+            if (strcmp(v, "single") && strcmp(v, "double")) {
+                fprintf(stderr, "tcnla gemm: --precision '%s': expected single or double\n", v);
+                return EXIT_USAGE;
+            }
+            dbl = !strcmp(v, "double");
+        } else if (!strcmp(a, "--mode")) {
+            int nfix = 0;
+            char extra;
+            if (!strcmp(v, "dp")) oz.mode = TCNLA_OZAKI_DP;
+            else if (!strcmp(v, "cr")) oz.mode = TCNLA_OZAKI_CR;
+            else if (sscanf(v, "fixed:%d%c", &nfix, &extra) == 1 && nfix >= 1 && nfix <= 64)
+                oz.mode = TCNLA_OZAKI_FIXED, oz.slices = nfix;
+            else {
+                fprintf(stderr, "tcnla gemm: --mode '%s': expected dp, cr or fixed:N (1..64)\n", v);
+                return EXIT_USAGE;
+            }
+        } else if (!strcmp(a, "--scheme")) {
+            if (!strcmp(v, "auto")) oz.scheme = TCNLA_OZAKI_SCHEME_AUTO;
+            else if (!strcmp(v, "1")) oz.scheme = TCNLA_OZAKI_SCHEME_1;
+            else if (!strcmp(v, "2")) oz.scheme = TCNLA_OZAKI_SCHEME_2;
+            else {
+                fprintf(stderr, "tcnla gemm: --scheme '%s': expected auto, 1 or 2\n", v);
                 return EXIT_USAGE;
             }
         } else if (!strcmp(a, "--m")) {
@@ -147,6 +362,29 @@ int cmd_gemm(int argc, char **argv) {
         }
     }
     if (!have_db) db = da;
+    if (oz.mode == TCNLA_OZAKI_FIXED && oz.scheme == TCNLA_OZAKI_SCHEME_2 && oz.slices > 20) {
+        fprintf(stderr, "tcnla gemm: --scheme 2 takes fixed:N with N <= 20 moduli\n");
+        return EXIT_USAGE;
+    }
+    if (oz.mode == TCNLA_OZAKI_CR && oz.scheme == TCNLA_OZAKI_SCHEME_2) {
+        fprintf(stderr, "tcnla gemm: --mode cr is scheme 1 only\n");
+        return EXIT_USAGE;
+    }
+    if (dbl) {
+        if (!have_method) method = TCNLA_GEMM_OZAKI_INT8;
+        if (method != TCNLA_GEMM_NATIVE_FP64 && method != TCNLA_GEMM_OZAKI_FP16 &&
+            method != TCNLA_GEMM_OZAKI_INT8) {
+            fprintf(stderr, "tcnla gemm: --precision double takes native_fp64, ozaki_fp16 or "
+                            "ozaki_int8, not %s\n", tcnla_gemm_method_name(method));
+            return EXIT_USAGE;
+        }
+        if ((double)m * (double)k + (double)k * (double)n + 4.0 * (double)m * (double)n > 2e9) {
+            fprintf(stderr, "tcnla gemm: matrices this large (m=%lld n=%lld k=%lld) are not "
+                            "supported by this command\n", (long long)m, (long long)n, (long long)k);
+            return EXIT_BADINPUT;
+        }
+        return gemm_double(&c, method, m, n, k, ta, tb, alpha, beta, &da, &db, reps, &oz, compare);
+    }
     if (model.tcec_chunk % model.k_per_mma) {
         fprintf(stderr, "tcnla gemm: --tc-chunk must be a multiple of --tc-k\n");
         return EXIT_USAGE;
@@ -166,6 +404,10 @@ int cmd_gemm(int argc, char **argv) {
         return cli_fail("--tc-*", st);
     }
     if (fallback) tcnla_set_range_policy(h, TCNLA_RANGE_FALLBACK);
+    if ((st = tcnla_set_ozaki_opts(h, &oz))) { /* for ozaki_fp16 / ozaki_int8 in FP32 */
+        tcnla_destroy(h);
+        return cli_fail("--mode / --scheme", st);
+    }
     tcnla_backend_t be;
     char dev[256];
     tcnla_get_backend(h, &be);

@@ -312,6 +312,7 @@ tcnla_ozaki_opts_t tcnla_ozaki_opts_default(void) {
     o.slices = 0;
     o.fast = 1;
     o.workspace_cap = 0;
+    o.scheme = TCNLA_OZAKI_SCHEME_AUTO;
     return o;
 }
 
@@ -320,7 +321,10 @@ int tcnla_set_ozaki_opts(tcnla_handle_t h, const tcnla_ozaki_opts_t *o) {
     if (!o || (o->mode != TCNLA_OZAKI_DP && o->mode != TCNLA_OZAKI_CR &&
                o->mode != TCNLA_OZAKI_FIXED) ||
         (o->mode == TCNLA_OZAKI_FIXED && (o->slices < 1 || o->slices > 64)) ||
-        (o->fast != 0 && o->fast != 1))
+        (o->fast != 0 && o->fast != 1) ||
+        ((int)o->scheme < 0 || (int)o->scheme > 2) ||
+        (o->scheme == TCNLA_OZAKI_SCHEME_2 &&
+         (o->mode == TCNLA_OZAKI_CR || (o->mode == TCNLA_OZAKI_FIXED && o->slices > 20))))
         return -2;
     h->ozaki = *o;
     return TCNLA_SUCCESS;
@@ -331,6 +335,12 @@ int tcnla_ozaki_last_slices(tcnla_handle_t h, int *d, int *slices_a, int *slices
     if (d) *d = h->ozaki_slices[0];
     if (slices_a) *slices_a = h->ozaki_slices[1];
     if (slices_b) *slices_b = h->ozaki_slices[2];
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_ozaki_last_scheme(tcnla_handle_t h, int *scheme) {
+    if (!h) return -1;
+    if (scheme) *scheme = h->ozaki_scheme;
     return TCNLA_SUCCESS;
 }
 

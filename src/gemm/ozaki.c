@@ -9,7 +9,10 @@
  *     DP: seed 004 Algorithm 3 for op(A) rows, and its transpose for op(B)
  *       columns: with w = |op(B)| e and u = 2^-53 (out_prec 64) or 2^-24
  *       (out_prec 32), row i needs the first d >= 2 with
- *         (d + 1) * (|slice_d of row i| w) < s_i = 2 sqrt(k) u (|op(A)| w)_i,
+ *         (d + 1) * (|slice_d of row i| w) < s_i = 2 sqrt(k) u (|op(A)| w)_i
+       and (|remainder of row i after d slices| w) < s_i (the seed has only
+       the first; without the second a row stops early when its largest
+       elements meet small w_l and its smaller ones large w_l),
  *       or fewer when the row is split completely (a row with s_i == 0, whose
  *       products are all zero, stops at d = 2); column j likewise with
  *       z = |op(A)|^T e. d = the largest over rows and columns, used for both
@@ -42,6 +45,7 @@
  *  O(m + n + k) plan arrays.
  */
 #include "gemm/ozaki.h"
+#include "gemm/ozaki2.h"
 
 #include <limits.h>
 #include <math.h>
@@ -169,7 +173,7 @@ static int vec_needs(const opnd_t *o, int64_t nv, int64_t k, const tn_ozaki_plan
             memset(fin, 0, (size_t)pl->nkb);
             int d = 0, complete = 0, cmax = 0;
             for (d = 1; d <= TN_OZ_MAX_SLICES; d++) {
-                double t = 0.0;
+                double t = 0.0, tr = 0.0;
                 int left = 0;
                 for (int64_t b = 0; b < pl->nkb; b++) {
                     if (fin[b]) continue;
@@ -185,17 +189,23 @@ static int vec_needs(const opnd_t *o, int64_t nv, int64_t k, const tn_ozaki_plan
                     else
                         left = 1;
                     if (w) {
-                        double tb = 0.0;
+                        double tb = 0.0, rb = 0.0;
                         for (int64_t l = 0; l < len; l++)
                             tb += fabs((double)sl[l]) * w[off + l];
+                        for (int64_t l = 0; l < len; l++) rb += fabs(x[off + l]) * w[off + l];
                         t += ldexp(tb, e);
+                        tr += rb;
                     }
                 }
                 if (!left) {
                     complete = 1;
                     break;
                 }
-                if (w && d >= 2 && ((d + 1) * t < s || (s == 0.0 && t == 0.0))) break;
+                /* Algorithm 3's test on slice d, and the remainder itself
+                 * below the target: a row whose largest elements meet small
+                 * w_l (and whose later slices meet large ones) must not stop
+                 * while its remainder still matters */
+                if (w && d >= 2 && (((d + 1) * t < s && tr < s) || (s == 0.0 && t == 0.0))) break;
             }
             need[v] = complete ? cmax : TN_MIN(d, TN_OZ_MAX_SLICES);
             done[v] = complete;
@@ -472,6 +482,8 @@ int tn_cpu_ozaki(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
                  int out_prec) {
     if (method != TCNLA_GEMM_OZAKI_FP16 && method != TCNLA_GEMM_OZAKI_INT8)
         return TCNLA_ERR_NOT_SUPPORTED;
+    if (method == TCNLA_GEMM_OZAKI_FP16 && h->ozaki.scheme == TCNLA_OZAKI_SCHEME_2)
+        return TCNLA_ERR_NOT_SUPPORTED;
     if (m <= 0 || n <= 0) return TCNLA_SUCCESS;
     if (k == 0 || alpha == 0.0) { /* C = beta C; C not read when beta == 0 */
         for (int64_t j = 0; j < n; j++)
@@ -487,10 +499,17 @@ int tn_cpu_ozaki(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
         return st;
     }
 
+    if (tn_oz2_selected(h, method)) { /* scheme II; AUTO falls back when it needs > 20 moduli */
+        int st2 = tn_cpu_ozaki2(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, out_prec);
+        if (st2 != TCNLA_ERR_RANGE || h->ozaki.scheme == TCNLA_OZAKI_SCHEME_2) return st2;
+        /* AUTO: scheme I below */
+    }
     tn_ozaki_plan_t pl;
     int st = tn_ozaki_plan(h, method, ta, tb, m, n, k, A, lda, B, ldb, out_prec, &pl);
-    if (st == TCNLA_SUCCESS)
+    if (st == TCNLA_SUCCESS) {
         h->ozaki_slices[0] = pl.d, h->ozaki_slices[1] = pl.smax_a, h->ozaki_slices[2] = pl.smax_b;
+        h->ozaki_scheme = 1;
+    }
     if (st) return st;
 
     /* blocking in m and n for the workspace cap (whole rows / columns) */

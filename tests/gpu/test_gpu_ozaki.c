@@ -26,6 +26,7 @@ static int oz_opts(tcnla_handle_t h, tcnla_ozaki_mode_t mode, int slices, int fa
     o.slices = slices;
     o.fast = fast;
     o.workspace_cap = cap;
+    o.scheme = TCNLA_OZAKI_SCHEME_1; /* scheme 2: test_gpu_ozaki2.c */
     return tcnla_set_ozaki_opts(h, &o);
 }
 
@@ -290,5 +291,200 @@ TEST(gpu_ozaki_dp_accuracy_vs_dgemm) {
         }
     }
     free(A), free(B), free(R), free(D), free(O);
+    tcnla_destroy(g);
+}
+
+/* ------------------------------------------------------ scheme II (CRT) */
+static int oz2_opts(tcnla_handle_t h, tcnla_ozaki_mode_t mode, int moduli, size_t cap) {
+    tcnla_ozaki_opts_t o = tcnla_ozaki_opts_default();
+    o.mode = mode;
+    o.slices = moduli;
+    o.scheme = TCNLA_OZAKI_SCHEME_2;
+    o.workspace_cap = cap;
+    return tcnla_set_ozaki_opts(h, &o);
+}
+
+/* FIXED: the residues, products and reconstruction are exact integer work
+ * and the last operations are the CPU's: bitwise equal; DP: the moduli
+ * count comes from sums in another order, the same in all these cases. */
+TEST(gpu_ozaki2_bitwise_vs_cpu) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    tcnla_handle_t c = gt_cpu();
+    const shape_t shapes[] = {{37, 29, 61, TCNLA_OP_N, TCNLA_OP_N},
+                              {33, 17, 1030, TCNLA_OP_T, TCNLA_OP_N},
+                              {19, 23, 2049, TCNLA_OP_N, TCNLA_OP_T},
+                              {5, 70, 3, TCNLA_OP_T, TCNLA_OP_T}};
+    const double phis[] = {0.1, 1.0, 2.0};
+    const int moduli[] = {3, 8, 16, 20};
+    for (int si = 0; si < 4; si++)
+        for (int f = 0; f < 3; f++) {
+            const shape_t *s = &shapes[si];
+            int64_t lda = (s->ta == TCNLA_OP_N ? s->m : s->k) + 3;
+            int64_t ldb = (s->tb == TCNLA_OP_N ? s->k : s->n) + 1;
+            int64_t acols = s->ta == TCNLA_OP_N ? s->k : s->m;
+            int64_t bcols = s->tb == TCNLA_OP_N ? s->n : s->k, ldc = s->m + 2;
+            double *A = malloc(8 * (size_t)(lda * acols)), *B = malloc(8 * (size_t)(ldb * bcols));
+            double *Cg = malloc(8 * (size_t)(ldc * s->n)), *Cc = malloc(8 * (size_t)(ldc * s->n));
+            tn_rand_phi(300 + (uint64_t)si, 1, phis[f], lda * acols, A);
+            tn_rand_phi(300 + (uint64_t)si, 2, phis[f], ldb * bcols, B);
+            for (int mi = -1; mi < 4; mi++) { /* -1: DP */
+                const double alpha = mi == 1 ? -0.75 : 1.0, beta = mi == 1 ? 0.5 : 0.0;
+                tn_rand_phi(7, 3, 1.0, ldc * s->n, Cg);
+                memcpy(Cc, Cg, 8 * (size_t)(ldc * s->n));
+                const tcnla_ozaki_mode_t mode = mi < 0 ? TCNLA_OZAKI_DP : TCNLA_OZAKI_FIXED;
+                oz2_opts(g, mode, mi < 0 ? 0 : moduli[mi], 0);
+                oz2_opts(c, mode, mi < 0 ? 0 : moduli[mi], 0);
+                CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, s->ta, s->tb, s->m, s->n, s->k, alpha, A,
+                                lda, B, ldb, beta, Cg, ldc), 0);
+                CHECK_EQ_INT(dg(c, TCNLA_GEMM_OZAKI_INT8, s->ta, s->tb, s->m, s->n, s->k, alpha, A,
+                                lda, B, ldb, beta, Cc, ldc), 0);
+                int dgpu = 0, dcpu = 0, sch = 0;
+                tcnla_ozaki_last_slices(g, &dgpu, NULL, NULL);
+                tcnla_ozaki_last_slices(c, &dcpu, NULL, NULL);
+                tcnla_ozaki_last_scheme(g, &sch);
+                CHECK(sch == 2 && dgpu == dcpu);
+                int64_t bad = bit_diffs(Cg, Cc, ldc * s->n);
+                CHECK_MSG(bad == 0, "scheme 2 %s %d moduli phi %g %lldx%lldx%lld op %d%d: %lld differ",
+                          mi < 0 ? "DP" : "FIXED", dgpu, phis[f], (long long)s->m,
+                          (long long)s->n, (long long)s->k, (int)s->ta, (int)s->tb,
+                          (long long)bad);
+            }
+            free(A), free(B), free(Cg), free(Cc);
+        }
+    /* tcnla_sgemm: FP32 read in place, FP32 written, the CPU's numbers */
+    const int64_t m = 45, n = 38, k = 1100;
+    float *Af = malloc(4 * m * k), *Bf = malloc(4 * k * n), *Fg = malloc(4 * m * n),
+          *Fc = malloc(4 * m * n);
+    gt_uniform(5, -1, 1, m * k, Af);
+    gt_uniform(6, -1, 1, k * n, Bf);
+    for (int mode = 0; mode < 2; mode++) {
+        gt_uniform(7, -1, 1, m * n, Fg);
+        memcpy(Fc, Fg, 4 * m * n);
+        const tcnla_ozaki_mode_t md = mode ? TCNLA_OZAKI_FIXED : TCNLA_OZAKI_DP;
+        oz2_opts(g, md, 7, 0);
+        oz2_opts(c, md, 7, 0);
+        CHECK_EQ_INT(gt_gemm(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_T, TCNLA_OP_N, m, n, k, 1.25f, Af,
+                             k, Bf, NULL, k, 0.5f, Fg, m), 0);
+        CHECK_EQ_INT(gt_gemm(c, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_T, TCNLA_OP_N, m, n, k, 1.25f, Af,
+                             k, Bf, NULL, k, 0.5f, Fc, m), 0);
+        CHECK_MSG(memcmp(Fg, Fc, 4 * m * n) == 0, "sgemm scheme 2 mode %d differs", mode);
+    }
+    free(Af), free(Bf), free(Fg), free(Fc);
+    tcnla_destroy(g);
+    tcnla_destroy(c);
+}
+
+/* k beyond one INT8 product (131056): the products of the k-blocks are
+ * reduced modulo p_l and added; integer data, nothing truncated: exact */
+TEST(gpu_ozaki2_k_blocks_exact) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    const int64_t m = 40, n = 36, k = 140001;
+    double *A = malloc(8 * m * k), *B = malloc(8 * k * n), *C = malloc(8 * m * n),
+           *R = malloc(8 * m * n);
+    uint64_t s = 99;
+    for (int64_t i = 0; i < m * k; i++) A[i] = (double)((int64_t)(gt_next(&s) >> 54) - 512);
+    for (int64_t i = 0; i < k * n; i++) B[i] = (double)((int64_t)(gt_next(&s) >> 52) - 2048);
+    oz_opts(g, TCNLA_OZAKI_CR, 0, 1, 0);
+    CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k,
+                    0.0, R, m), 0);
+    oz2_opts(g, TCNLA_OZAKI_FIXED, 20, 0);
+    memset(C, 0, 8 * m * n);
+    CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k,
+                    0.0, C, m), 0);
+    int64_t bad = 0;
+    for (int64_t i = 0; i < m * n; i++) bad += C[i] != R[i];
+    CHECK_MSG(bad == 0, "%lld of %lld elements not exact", (long long)bad, (long long)(m * n));
+    free(A), free(B), free(C), free(R);
+    tcnla_destroy(g);
+}
+
+TEST(gpu_ozaki2_workspace_cap_same_bits_and_nan) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    const int64_t m = 100, n = 90, k = 1500;
+    double *A = malloc(8 * m * k), *B = malloc(8 * k * n), *C0 = malloc(8 * m * n),
+           *C1 = malloc(8 * m * n);
+    tn_rand_phi(21, 1, 1.0, m * k, A);
+    tn_rand_phi(21, 2, 1.0, k * n, B);
+    memset(C0, 0, 8 * m * n), memset(C1, 0, 8 * m * n);
+    oz2_opts(g, TCNLA_OZAKI_DP, 0, 0);
+    CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k,
+                    0.0, C0, m), 0);
+    oz2_opts(g, TCNLA_OZAKI_DP, 0, (size_t)3 << 20); /* blocks of 32 x 64 */
+    CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k,
+                    0.0, C1, m), 0);
+    CHECK_MSG(bit_diffs(C0, C1, m * n) == 0, "scheme 2: the cap changed bits");
+    oz2_opts(g, TCNLA_OZAKI_DP, 0, 1000);
+    CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k,
+                    0.0, C1, m), TCNLA_ERR_ALLOC);
+    A[5] = NAN;
+    oz2_opts(g, TCNLA_OZAKI_DP, 0, 0);
+    CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k,
+                    0.0, C1, m), 0);
+    tcnla_gemm_method_t used;
+    tcnla_last_method(g, &used);
+    CHECK(used == TCNLA_GEMM_NATIVE_FP64 && isnan(C1[5]) && isfinite(C1[6]));
+    free(A), free(B), free(C0), free(C1);
+    tcnla_destroy(g);
+}
+
+/* DP against cuBLAS DGEMM and SGEMM on the same inputs (exact reference:
+ * scheme 1 CR, bitwise the CPU's correctly rounded product) */
+TEST(gpu_ozaki2_dp_accuracy_vs_cublas) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    const int64_t m = 256, n = 256, k = 4096;
+    double *A = malloc(8 * m * k), *B = malloc(8 * k * n), *R = malloc(8 * m * n),
+           *D = malloc(8 * m * n), *O = malloc(8 * m * n);
+    float *Af = malloc(4 * m * k), *Bf = malloc(4 * k * n), *Cf = malloc(4 * m * n),
+          *Nf = malloc(4 * m * n);
+    const double phis[] = {0.1, 0.5, 1.0, 2.0};
+    for (int f = 0; f < 4; f++) {
+        tn_rand_phi(40 + f, 1, phis[f], m * k, A);
+        tn_rand_phi(40 + f, 2, phis[f], k * n, B);
+        memset(R, 0, 8 * m * n), memset(D, 0, 8 * m * n), memset(O, 0, 8 * m * n);
+        oz_opts(g, TCNLA_OZAKI_CR, 0, 1, 0);
+        CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B,
+                        k, 0.0, R, m), 0);
+        CHECK_EQ_INT(dg(g, TCNLA_GEMM_NATIVE_FP64, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B,
+                        k, 0.0, D, m), 0);
+        oz2_opts(g, TCNLA_OZAKI_DP, 0, 0);
+        CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B,
+                        k, 0.0, O, m), 0);
+        double ed = 0, eo = 0;
+        for (int64_t i = 0; i < m * n; i++) {
+            ed = fmax(ed, fabs(D[i] - R[i]) / fabs(R[i]));
+            eo = fmax(eo, fabs(O[i] - R[i]) / fabs(R[i]));
+        }
+        int nm = 0;
+        tcnla_ozaki_last_slices(g, &nm, NULL, NULL);
+        printf("    phi %.1f scheme 2 DP (%d moduli) max rel err %.3e, cuBLAS DGEMM %.3e\n",
+               phis[f], nm, eo, ed);
+        CHECK(eo <= ed);
+        /* SGEMM: FP32 inputs; reference the exact product of the FP32 values */
+        for (int64_t i = 0; i < m * k; i++) Af[i] = (float)A[i], A[i] = Af[i];
+        for (int64_t i = 0; i < k * n; i++) Bf[i] = (float)B[i], B[i] = Bf[i];
+        oz_opts(g, TCNLA_OZAKI_CR, 0, 1, 0);
+        CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B,
+                        k, 0.0, R, m), 0);
+        oz2_opts(g, TCNLA_OZAKI_DP, 0, 0);
+        CHECK_EQ_INT(gt_gemm(g, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, Af,
+                             m, Bf, NULL, k, 0.0f, Nf, m), 0);
+        CHECK_EQ_INT(gt_gemm(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, Af,
+                             m, Bf, NULL, k, 0.0f, Cf, m), 0);
+        tcnla_ozaki_last_slices(g, &nm, NULL, NULL);
+        double es = 0, eq = 0;
+        for (int64_t i = 0; i < m * n; i++) {
+            const double r = (float)R[i];
+            es = fmax(es, fabs(Nf[i] - r) / fabs(r));
+            eq = fmax(eq, fabs(Cf[i] - r) / fabs(r));
+        }
+        printf("    phi %.1f scheme 2 SGEMM DP (%d moduli) max rel err %.3e, cuBLAS SGEMM %.3e\n",
+               phis[f], nm, eq, es);
+        CHECK(eq <= es);
+    }
+    free(A), free(B), free(R), free(D), free(O), free(Af), free(Bf), free(Cf), free(Nf);
     tcnla_destroy(g);
 }

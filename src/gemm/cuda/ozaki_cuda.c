@@ -34,6 +34,7 @@
 #include "core/internal.h"
 #include "gemm/cuda/tn_cuda.h"
 #include "gemm/ozaki.h"
+#include "gemm/ozaki2.h"
 
 #include <limits.h>
 #include <math.h>
@@ -282,6 +283,7 @@ static int ozaki_f64(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta
     if ((st = make_plan(h, method, &oa, &ob, k, out_prec, &oz))) return st;
     const tn_ozaki_plan_t *pl = &oz.pl;
     h->ozaki_slices[0] = pl->d, h->ozaki_slices[1] = pl->smax_a, h->ozaki_slices[2] = pl->smax_b;
+    h->ozaki_scheme = 1;
     if (oz.kbp > INT_MAX || pl->nkb > 65535) return TCNLA_ERR_NOT_SUPPORTED;
 
     /* blocking in m and n for the workspace budget (never changes a bit) */
@@ -380,9 +382,37 @@ int tn_cuda_ozaki(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, t
     if (method != TCNLA_GEMM_OZAKI_FP16 && method != TCNLA_GEMM_OZAKI_INT8 &&
         method != TCNLA_GEMM_NATIVE_FP64)
         return TCNLA_ERR_NOT_SUPPORTED;
+    if (method == TCNLA_GEMM_OZAKI_FP16 && h->ozaki.scheme == TCNLA_OZAKI_SCHEME_2)
+        return TCNLA_ERR_NOT_SUPPORTED;
     if (m <= 0 || n <= 0) return TCNLA_SUCCESS;
     int st = cu(cudaSetDevice(c->device));
     if (st) return st;
+    if (tn_oz2_selected(h, method) && k > 0 && alpha != 0.0) {
+        /* scheme II on the data as it is (FP32 read in place); NaN / Inf go
+         * the scheme I path's way (native DGEMM), and AUTO falls back to
+         * scheme I when scheme II cannot do it (> 20 moduli, > 2M rows) */
+        cudaStream_t s = c->stream;
+        const int f32 = out_prec == 32;
+        const int64_t arows = ta == TCNLA_OP_N ? m : k, acols = ta == TCNLA_OP_N ? k : m;
+        const int64_t brows = tb == TCNLA_OP_N ? k : n, bcols = tb == TCNLA_OP_N ? n : k;
+        int *flag = tn_cuda_workspace(c, 64);
+        if (!flag) return TCNLA_ERR_ALLOC;
+        if ((st = cu(cudaMemsetAsync(flag, 0, sizeof(int), s)))) return st;
+        if ((st = cuk(tn_oz_nonfinite(f32, A, lda, arows, acols, flag, s)))) return st;
+        if ((st = cuk(tn_oz_nonfinite(f32, B, ldb, brows, bcols, flag, s)))) return st;
+        int *hp = (int *)c->pinned;
+        if ((st = cu(cudaMemcpyAsync(hp, flag, sizeof(int), cudaMemcpyDeviceToHost, s)))) return st;
+        if ((st = cu(cudaStreamSynchronize(s)))) return st;
+        if (!hp[0]) {
+            st = tn_cuda_ozaki2(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, f32,
+                                out_prec);
+            if (!((st == TCNLA_ERR_RANGE || st == TCNLA_ERR_NOT_SUPPORTED) &&
+                  h->ozaki.scheme == TCNLA_OZAKI_SCHEME_AUTO)) {
+                if (!st) h->last_method = method;
+                return st;
+            }
+        }
+    }
     if (out_prec == 64)
         return ozaki_f64(h, method, ta, tb, m, n, k, alpha, (const double *)A, lda,
                          (const double *)B, ldb, beta, (double *)C, ldc, 64);

@@ -162,7 +162,7 @@ static __global__ void k_plan(double *__restrict__ X, long long nv, long long k,
     for (long long b = 0; b < nkb; b++) fin[b * nv + v] = 0;
     int d = 0, complete = 0, cmax = 0, emax = INT_MIN, emin = INT_MAX;
     for (d = 1; d <= OZ_MAXS; d++) {
-        double t = 0.0;
+        double t = 0.0, tr = 0.0;
         int left = 0;
         for (long long b = 0; b < nkb; b++) {
             if (fin[b * nv + v]) continue;
@@ -175,7 +175,7 @@ static __global__ void k_plan(double *__restrict__ X, long long nv, long long k,
                 continue;
             }
             const int e = oz_exp(mu, vmax);
-            double rest = 0.0, tb = 0.0;
+            double rest = 0.0, tb = 0.0, rb = 0.0;
             if (e >= -1022 && e <= 1023) {
                 const double down = ldexp(1.0, -e), up = ldexp(1.0, e);
 #pragma unroll 8
@@ -184,6 +184,7 @@ static __global__ void k_plan(double *__restrict__ X, long long nv, long long k,
                     if (r != 0.0) XL(l) = xv = __dmul_rn(__dsub_rn(y, r), up);
                     rest = fmax(rest, fabs(xv));
                     if (w) tb = __dadd_rn(tb, __dmul_rn(fabs(r), w[l]));
+                    if (w) rb = __dadd_rn(rb, __dmul_rn(fabs(xv), w[l]));
                 }
             } else {
                 for (long long l = off; l < off + len; l++) {
@@ -191,6 +192,7 @@ static __global__ void k_plan(double *__restrict__ X, long long nv, long long k,
                     if (r != 0.0) XL(l) = xv = ldexp(__dsub_rn(y, r), e);
                     rest = fmax(rest, fabs(xv));
                     if (w) tb = __dadd_rn(tb, __dmul_rn(fabs(r), w[l]));
+                    if (w) rb = __dadd_rn(rb, __dmul_rn(fabs(xv), w[l]));
                 }
             }
             cmax = d;
@@ -201,13 +203,15 @@ static __global__ void k_plan(double *__restrict__ X, long long nv, long long k,
             else
                 left = 1;
             if (w) t = __dadd_rn(t, ldexp(tb, e));
+            if (w) tr = __dadd_rn(tr, rb);
         }
         if (!left) {
             complete = 1;
             break;
         }
-        if (w && d >= 2 && (__dmul_rn((double)(d + 1), t) < s || (s == 0.0 && t == 0.0)))
-            break;
+        if (w && d >= 2 &&
+            ((__dmul_rn((double)(d + 1), t) < s && tr < s) || (s == 0.0 && t == 0.0)))
+            break; /* the slice test and the remainder test, as on the CPU */
     }
 #undef XL
     need[v] = complete ? cmax : (d < OZ_MAXS ? d : OZ_MAXS);

@@ -1,0 +1,250 @@
+/* Ozaki scheme II on the CUDA backend (the method: src/gemm/ozaki2.h; the
+ * kernels: ozaki2_kernels.cu). Same steps, same numbers as the CPU
+ * reference (src/gemm/ozaki2.c):
+ *  1. Plan: per row of op(A) / column of op(B) the largest exponent, the
+ *     integer norm bound and sigma (two passes over each operand, read in
+ *     place, FP32 or FP64), in DP mode also w = |op(B)| e, z = |op(A)|^T e
+ *     and g; sigma and g come back to the host, which picks the moduli count
+ *     n and hA, hB with the CPU's functions.
+ *  2. Blocks of mb rows x nb columns (workspace: h->ozaki.workspace_cap, or
+ *     half the free device memory up to 16 GiB): the residues of the block's
+ *     rows and columns for all n moduli (int8, k-contiguous, so cuBLAS runs
+ *     the TN layout), then per modulus one INT8 GEMM per k-block of at most
+ *     TN_OZ2_KBLOCK (exact INT32) and its product reduced modulo p_l to
+ *     uint8, then one kernel reconstructs every element and applies alpha,
+ *     beta. Each element depends only on its row, its column and the plan,
+ *     so the blocking never changes a bit, and FIXED mode is bitwise the CPU.
+ * Device memory at 16384^3 with 16 moduli: 4 + 4 GiB of residues, 1 GiB of
+ * INT32 product, 4 GiB of residue products, and O(m + n + k) for the plan. */
+#include "core/internal.h"
+#include "gemm/cuda/tn_cuda.h"
+#include "gemm/ozaki2.h"
+
+#include <limits.h>
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* launchers (ozaki2_kernels.cu) */
+int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k, int *E,
+                 double *part, double *w, cudaStream_t st);
+int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
+                 const int *E, int tbits, unsigned long long *S, const double *w, double *part,
+                 double *g, int *sig, cudaStream_t st);
+int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
+                    int64_t v_base, int64_t nvp, int64_t kp, const int *sig, int h,
+                    const tn_oz2_consts_t *c, signed char *R, cudaStream_t st);
+int tn_oz2_modp(const int *P, int64_t cnt, int p, int qinv, int first, unsigned char *Q,
+                cudaStream_t st);
+int tn_oz2_launch_reconstruct(const unsigned char *Q, int64_t mbp, int64_t nbp, int64_t mb, int64_t nb,
+                       const tn_oz2_consts_t *c, const int *sa, const int *sb, int hAB,
+                       double alpha, double beta, void *C, int64_t ldc, int f32,
+                       cudaStream_t st);
+
+#define OZ2_MAX_VECTORS ((int64_t)65535 * 32) /* grid.y of the plan passes */
+
+static int cu(cudaError_t e) { return e == cudaSuccess ? TCNLA_SUCCESS : tn_cuda_err(e); }
+static int cuk(int e) { return e == 0 ? TCNLA_SUCCESS : tn_cuda_err((cudaError_t)e); }
+static int64_t rup(int64_t x, int64_t q) { return (x + q - 1) / q * q; }
+static size_t al(size_t x) { return (x + 255) & ~(size_t)255; }
+
+static size_t block_bytes(int nmod, int64_t mbp, int64_t nbp, int64_t kp) {
+    const size_t N = (size_t)nmod;
+    return al(N * (size_t)mbp * (size_t)kp) + al(N * (size_t)nbp * (size_t)kp) +
+           al(4 * (size_t)mbp * (size_t)nbp) + al(N * (size_t)mbp * (size_t)nbp);
+}
+
+static size_t budget(tcnla_handle_t h) {
+    if (h->ozaki.workspace_cap) return h->ozaki.workspace_cap;
+    size_t fr = 0, tot = 0;
+    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) fr = (size_t)4 << 30;
+    size_t b = (fr + h->cuda->ws_bytes) / 2;
+    return TN_MIN(b, (size_t)16 << 30);
+}
+
+static double norm2(const double *w, int64_t k) {
+    double s = 0.0;
+    for (int64_t l = 0; l < k; l++) s += w[l] * w[l];
+    return sqrt(s);
+}
+
+/* The plan on the GPU; sig (device, m + n) stays for the products. */
+static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const void *B,
+                int64_t svb, int64_t slb, int f32, int64_t m, int64_t n, int64_t k,
+                int out_prec, int *sig, tn_oz2_plan_t *pl) {
+    struct tn_cuda_ctx *c = h->cuda;
+    cudaStream_t s = c->stream;
+    const int dp = h->ozaki.mode == TCNLA_OZAKI_DP;
+    const int tb = tn_oz2_tbits(k);
+    const size_t nparts = 64 * (size_t)TN_MAX(k, TN_MAX(m, n));
+    const size_t bytes = al(4 * (size_t)(m + n)) + al(8 * (size_t)(m + n)) +
+                         al(8 * (size_t)(m + n)) + 2 * al(8 * (size_t)k) + al(8 * nparts);
+    char *p = NULL;
+    int st = cu(cudaMallocAsync((void **)&p, bytes, s));
+    if (st) return st;
+    int *E = (int *)p;
+    unsigned long long *S = (unsigned long long *)(p + al(4 * (size_t)(m + n)));
+    double *g = (double *)((char *)S + al(8 * (size_t)(m + n)));
+    double *w = (double *)((char *)g + al(8 * (size_t)(m + n)));
+    double *z = (double *)((char *)w + al(8 * (size_t)k));
+    double *part = (double *)((char *)z + al(8 * (size_t)k));
+    if (dp) {
+        st = cuk(tn_oz2_pass1(B, f32, svb, slb, n, k, E + m, part, w, s));
+        if (!st) st = cuk(tn_oz2_pass1(A, f32, sva, sla, m, k, E, part, z, s));
+    } else {
+        st = cuk(tn_oz2_pass1(B, f32, svb, slb, n, k, E + m, NULL, NULL, s));
+        if (!st) st = cuk(tn_oz2_pass1(A, f32, sva, sla, m, k, E, NULL, NULL, s));
+    }
+    if (!st)
+        st = cuk(tn_oz2_pass2(A, f32, sva, sla, m, k, E, tb, S, dp ? w : NULL, part, g, sig, s));
+    if (!st)
+        st = cuk(tn_oz2_pass2(B, f32, svb, slb, n, k, E + m, tb, S + m, dp ? z : NULL, part,
+                              g + m, sig + m, s));
+    int needA = INT_MIN, needB = INT_MIN;
+    if (!st && dp) {
+        const size_t nh = (size_t)(m + n);
+        char *hb = malloc(4 * nh + 8 * nh + 16 * (size_t)k);
+        if (!hb) st = TCNLA_ERR_ALLOC;
+        int *hs = (int *)hb;
+        double *hg = (double *)(hb + 4 * nh), *hw = hg + nh, *hz = hw + k;
+        if (!st) st = cu(cudaMemcpyAsync(hs, sig, 4 * nh, cudaMemcpyDeviceToHost, s));
+        if (!st) st = cu(cudaMemcpyAsync(hg, g, 8 * nh, cudaMemcpyDeviceToHost, s));
+        if (!st) st = cu(cudaMemcpyAsync(hw, w, 8 * (size_t)k, cudaMemcpyDeviceToHost, s));
+        if (!st) st = cu(cudaMemcpyAsync(hz, z, 8 * (size_t)k, cudaMemcpyDeviceToHost, s));
+        if (!st) st = cu(cudaStreamSynchronize(s));
+        if (!st) {
+            const double wn = norm2(hw, k), zn = norm2(hz, k);
+            for (int64_t i = 0; i < m; i++)
+                needA = TN_MAX(needA, tn_oz2_need(hs[i], wn, hg[i], out_prec));
+            for (int64_t j = 0; j < n; j++)
+                needB = TN_MAX(needB, tn_oz2_need(hs[m + j], zn, hg[m + j], out_prec));
+        }
+        free(hb);
+    }
+    int st2 = cu(cudaFreeAsync(p, s));
+    if (!st) st = st2;
+    if (!st) st = tn_oz2_plan((int)h->ozaki.mode, h->ozaki.slices, needA, needB, pl);
+    return st;
+}
+
+/* TCNLA_OZ2_TIMING=1: a line per call on stderr with the time of each
+ * phase (events on the stream; a diagnostic for the benchmarks) */
+typedef struct {
+    cudaEvent_t ev[5];
+    int on;
+} phases_t;
+static void ph_init(phases_t *p) {
+    const char *e = getenv("TCNLA_OZ2_TIMING");
+    p->on = e && *e && *e != '0';
+    for (int i = 0; p->on && i < 5; i++)
+        if (cudaEventCreate(&p->ev[i]) != cudaSuccess) p->on = 0;
+}
+static void ph_mark(phases_t *p, int i, cudaStream_t s) {
+    if (p->on) cudaEventRecord(p->ev[i], s);
+}
+static void ph_report(phases_t *p, int nmod, int64_t m, int64_t n, int64_t k) {
+    if (!p->on) return;
+    float t[4] = {0};
+    cudaEventSynchronize(p->ev[4]);
+    for (int i = 0; i < 4; i++) cudaEventElapsedTime(&t[i], p->ev[i], p->ev[i + 1]);
+    fprintf(stderr,
+            "[ozaki2] %lldx%lldx%lld moduli %d: plan %.2f ms, residues %.2f ms, gemm+mod %.2f ms, "
+            "reconstruct %.2f ms\n",
+            (long long)m, (long long)n, (long long)k, nmod, t[0], t[1], t[2], t[3]);
+    for (int i = 0; i < 5; i++) cudaEventDestroy(p->ev[i]);
+}
+
+int tn_cuda_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
+                   int64_t k, double alpha, const void *A, int64_t lda, const void *B,
+                   int64_t ldb, double beta, void *C, int64_t ldc, int f32, int out_prec) {
+    struct tn_cuda_ctx *c = h->cuda;
+    cudaStream_t s = c->stream;
+    if (m > OZ2_MAX_VECTORS || n > OZ2_MAX_VECTORS || k > INT_MAX - 64)
+        return TCNLA_ERR_NOT_SUPPORTED;
+    const int64_t sva = ta == TCNLA_OP_N ? 1 : lda, sla = ta == TCNLA_OP_N ? lda : 1;
+    const int64_t svb = tb == TCNLA_OP_N ? ldb : 1, slb = tb == TCNLA_OP_N ? 1 : ldb;
+    phases_t ph;
+    ph_init(&ph);
+    ph_mark(&ph, 0, s);
+    int *sig = NULL;
+    int st = cu(cudaMallocAsync((void **)&sig, 4 * (size_t)(m + n), s));
+    if (st) return st;
+    tn_oz2_plan_t pl;
+    st = plan(h, A, sva, sla, B, svb, slb, f32, m, n, k, out_prec, sig, &pl);
+    tn_oz2_consts_t cs;
+    if (!st) {
+        tn_oz2_consts(pl.n, &cs);
+        h->ozaki_slices[0] = h->ozaki_slices[1] = h->ozaki_slices[2] = pl.n;
+        h->ozaki_scheme = 2;
+    }
+
+    /* blocking for the workspace budget (never changes a bit) */
+    const int64_t kp = rup(k, 32);
+    int64_t mb = m, nb = n;
+    if (!st) {
+        const size_t bud = budget(h);
+        for (;;) {
+            const int64_t mbp = rup(mb, 32), nbp = rup(nb, 32);
+            if (block_bytes(pl.n, mbp, nbp, kp) <= bud && mbp <= INT_MAX && nbp <= INT_MAX)
+                break;
+            if (mb <= 32 && nb <= 32) {
+                st = TCNLA_ERR_ALLOC;
+                break;
+            }
+            if (mb >= nb) mb = (mb + 1) / 2;
+            else nb = (nb + 1) / 2;
+        }
+    }
+    const int64_t mbp = rup(mb, 32), nbp = rup(nb, 32);
+    char *ws = st ? NULL : tn_cuda_workspace(c, block_bytes(pl.n, mbp, nbp, kp));
+    if (!st && !ws) st = TCNLA_ERR_ALLOC;
+    signed char *RA = (signed char *)ws;
+    signed char *RB = RA + al((size_t)pl.n * (size_t)mbp * (size_t)kp);
+    int *P = (int *)((char *)RB + al((size_t)pl.n * (size_t)nbp * (size_t)kp));
+    unsigned char *Q = (unsigned char *)P + al(4 * (size_t)mbp * (size_t)nbp);
+    const int32_t one = 1, zero = 0;
+    const size_t es = f32 ? 4 : 8;
+    int64_t a_at = -1;
+    ph_mark(&ph, 1, s);
+    for (int64_t j0 = 0; j0 < n && !st; j0 += nb) {
+        const int64_t nbb = TN_MIN(nb, n - j0);
+        st = cuk(tn_oz2_residues(B, f32, svb, slb, j0 + nbb, k, j0, nbp, kp, sig + m, pl.hB, &cs,
+                                 RB, s));
+        for (int64_t i0 = 0; i0 < m && !st; i0 += mb) {
+            const int64_t mbb = TN_MIN(mb, m - i0);
+            if (a_at != i0) {
+                st = cuk(tn_oz2_residues(A, f32, sva, sla, i0 + mbb, k, i0, mbp, kp, sig, pl.hA,
+                                         &cs, RA, s));
+                a_at = i0;
+            }
+            if (j0 == 0 && i0 == 0) ph_mark(&ph, 2, s);
+            for (int l = 0; l < pl.n && !st; l++) {
+                for (int64_t k0 = 0; k0 < kp && !st; k0 += TN_OZ2_KBLOCK) {
+                    const int64_t kl = TN_MIN((int64_t)TN_OZ2_KBLOCK, kp - k0);
+                    cublasStatus_t cb = cublasGemmEx(
+                        c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)mbp, (int)nbp, (int)kl, &one,
+                        RA + (size_t)l * (size_t)mbp * (size_t)kp + k0, CUDA_R_8I, (int)kp,
+                        RB + (size_t)l * (size_t)nbp * (size_t)kp + k0, CUDA_R_8I, (int)kp,
+                        &zero, P, CUDA_R_32I, (int)mbp, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
+                    if (cb != CUBLAS_STATUS_SUCCESS)
+                        st = cb == CUBLAS_STATUS_ALLOC_FAILED ? TCNLA_ERR_ALLOC : TCNLA_ERR_CUBLAS;
+                    if (!st)
+                        st = cuk(tn_oz2_modp(P, mbp * nbp, cs.mod[l], cs.qinv[l], k0 == 0,
+                                             Q + (size_t)l * (size_t)mbp * (size_t)nbp, s));
+                }
+            }
+            if (j0 == 0 && i0 == 0) ph_mark(&ph, 3, s);
+            if (!st)
+                st = cuk(tn_oz2_launch_reconstruct(Q, mbp, nbp, mbb, nbb, &cs, sig + i0, sig + m + j0,
+                                            pl.hA + pl.hB, alpha, beta,
+                                            (char *)C + es * (size_t)(i0 + j0 * ldc), ldc, f32,
+                                            s));
+        }
+    }
+    ph_mark(&ph, 4, s);
+    if (!st) ph_report(&ph, pl.n, m, n, k);
+    int st2 = cu(cudaFreeAsync(sig, s));
+    return st ? st : st2;
+}

@@ -1,0 +1,403 @@
+/* Kernels of Ozaki scheme II (host side in src/gemm/cuda/ozaki2_cuda.c, the
+ * method and the CPU reference in src/gemm/ozaki2.h / ozaki2.c).
+ *
+ * An operand is a set of nv vectors of length k (rows of op(A), columns of
+ * op(B)): element l of vector v is X[v*sv + l*sl], FP32 or FP64. The kernels
+ * that read it go through 32 x 32 tiles in shared memory, loaded along
+ * whichever index is contiguous, so both layouts read coalesced.
+ *
+ * What must equal the CPU bit for bit does: the largest exponents (integer
+ * maxima), the norm bounds (integer sums: atomics commute), the residues
+ * (exact integers, computed in FP32 below 2^24), the modular products and
+ * the reconstruction (the same FP64 operations in the same order, the last
+ * combination with __dmul_rn / __dadd_rn so that nothing is contracted).
+ * The sums g = |x| . w of DP mode are FP64 sums in a fixed order of their
+ * own (deterministic, not the CPU's order): they only choose the moduli
+ * count.
+ *
+ * Layouts of the products: residues R[(l*nvp + v)*kp + i] (int8, zero
+ * padded to nvp, kp multiples of 32), cuBLAS's int32 product of one modulus
+ * P[j*mbp + i], u_l = (q_l P) mod p_l of the products Q[(l*nbp + j)*mbp + i]
+ * (uint8). */
+#include "gemm/cuda/tn_cuda.h"
+#include "gemm/ozaki2_consts.h"
+
+#include <limits.h>
+#include <stdint.h>
+
+#define T32 32
+
+typedef struct {
+    const void *X;
+    long long sv, sl, nv, k;
+    int f32;
+} oz2_view;
+
+static __device__ __forceinline__ double ldx(const oz2_view &o, long long v, long long l) {
+    const long long idx = v * o.sv + l * o.sl;
+    return o.f32 ? (double)((const float *)o.X)[idx] : ((const double *)o.X)[idx];
+}
+
+/* t[v][l] = element (v0 + v, l0 + l), 0 outside; block 32 x 8 */
+static __device__ void load_tile(double (*t)[T32 + 1], const oz2_view &o, long long v0,
+                                 long long l0) {
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    if (o.sl == 1) {
+        for (int r = 0; r < T32; r += 8) {
+            const long long v = v0 + ty + r, l = l0 + tx;
+            t[ty + r][tx] = v < o.nv && l < o.k ? ldx(o, v, l) : 0.0;
+        }
+    } else {
+        for (int r = 0; r < T32; r += 8) {
+            const long long v = v0 + tx, l = l0 + ty + r;
+            t[tx][ty + r] = v < o.nv && l < o.k ? ldx(o, v, l) : 0.0;
+        }
+    }
+    __syncthreads();
+}
+
+/* frexp's exponent and the top 8 bits of the significand (f 256 rounded
+ * down), from the bits for normal numbers; frexp for subnormals */
+static __device__ __forceinline__ int exp_m8(double x, unsigned *m8) {
+    const unsigned long long b = (unsigned long long)__double_as_longlong(x);
+    const int ef = (int)((b >> 52) & 0x7FF);
+    if (ef != 0) {
+        *m8 = 128u + (unsigned)((b >> 45) & 127u);
+        return ef - 1022;
+    }
+    int ex;
+    const double f = frexp(fabs(x), &ex);
+    *m8 = (unsigned)(f * 256.0);
+    return ex;
+}
+
+static __device__ unsigned long long sq_term(double x, int e, int tbits) {
+    if (x == 0.0) return 0;
+    unsigned m;
+    const int ex = exp_m8(x, &m);
+    unsigned long long m8 = (unsigned long long)m + 1;
+    unsigned long long v = m8 * m8;
+    int sh = 2 * (ex - e) + tbits;
+    if (sh >= 0) return v << sh;
+    if (sh <= -63) return 1;
+    return (v + (1ull << -sh) - 1) >> -sh;
+}
+
+/* The sums over tiles run in a fixed order per block (blocks loop over
+ * tiles with a stride of the grid size), so they are deterministic. */
+#define OZ2_PARTS 64
+
+/* -------------------------------------------------------------- pass 1 */
+/* E[v] = max exponent (atomicMax; E preset below -2^30), and when wpart:
+ * wpart[b * k + l] = sum of |x| over the vectors of the tiles b, b + 64, ... */
+static __global__ void k_pass1(oz2_view o, int *E, double *wpart) {
+    __shared__ double t[T32][T32 + 1];
+    const long long l0 = (long long)blockIdx.x * T32, vtiles = (o.nv + T32 - 1) / T32;
+    const int tid = threadIdx.y * T32 + threadIdx.x, v = tid >> 3, q = tid & 7;
+    double ws = 0.0;
+    for (long long vt = blockIdx.y; vt < vtiles; vt += gridDim.y) {
+        const long long v0 = vt * T32;
+        load_tile(t, o, v0, l0);
+        int em = INT_MIN;
+        for (int c = q; c < T32; c += 8) {
+            const double x = t[v][c];
+            if (x != 0.0) {
+                unsigned m;
+                em = max(em, exp_m8(x, &m));
+            }
+        }
+        em = max(em, __shfl_xor_sync(0xffffffffu, em, 1));
+        em = max(em, __shfl_xor_sync(0xffffffffu, em, 2));
+        em = max(em, __shfl_xor_sync(0xffffffffu, em, 4));
+        if (q == 0 && em != INT_MIN && v0 + v < o.nv) atomicMax(&E[v0 + v], em);
+        if (wpart && threadIdx.y == 0)
+            for (int r = 0; r < T32; r++) ws = __dadd_rn(ws, fabs(t[r][threadIdx.x]));
+        __syncthreads();
+    }
+    if (wpart && threadIdx.y == 0 && l0 + threadIdx.x < o.k)
+        wpart[(long long)blockIdx.y * o.k + l0 + threadIdx.x] = ws;
+}
+
+/* out[i] = sum_b part[b * len + i], b in order */
+static __global__ void k_sum_parts(const double *part, long long nb, long long len, double *out) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= len) return;
+    double s = 0.0;
+    for (long long b = 0; b < nb; b++) s = __dadd_rn(s, part[b * len + i]);
+    out[i] = s;
+}
+
+/* -------------------------------------------------------------- pass 2 */
+/* S[v] += integer norm bound terms (atomicAdd: exact, commutes), and when
+ * w: gpart[b * nv + v] = sum of |x| w_l over the tiles b, b + 64, ... of l. */
+static __global__ void k_pass2(oz2_view o, const int *E, int tbits, unsigned long long *S,
+                               const double *w, double *gpart) {
+    __shared__ double t[T32][T32 + 1];
+    const long long v0 = (long long)blockIdx.y * T32, ltiles = (o.k + T32 - 1) / T32;
+    const int tid = threadIdx.y * T32 + threadIdx.x, v = tid >> 3, q = tid & 7;
+    const int e = v0 + v < o.nv ? E[v0 + v] : INT_MIN;
+    unsigned long long s = 0;
+    double g = 0.0;
+    for (long long lt = blockIdx.x; lt < ltiles; lt += gridDim.x) {
+        const long long l0 = lt * T32;
+        load_tile(t, o, v0, l0);
+        for (int c = q; c < T32; c += 8) {
+            const double x = t[v][c];
+            if (e > -(1 << 30)) s += sq_term(x, e, tbits);
+            if (w && l0 + c < o.k) g = __dadd_rn(g, __dmul_rn(fabs(x), w[l0 + c]));
+        }
+        __syncthreads();
+    }
+    for (int d = 1; d < 8; d <<= 1) {
+        s += __shfl_xor_sync(0xffffffffu, s, d);
+        g = __dadd_rn(g, __shfl_xor_sync(0xffffffffu, g, d));
+    }
+    if (q == 0 && v0 + v < o.nv) {
+        if (s) atomicAdd(&S[v0 + v], s);
+        if (w) gpart[(long long)blockIdx.x * o.nv + v0 + v] = g;
+    }
+}
+
+/* sig[v] as tn_oz2_sigma */
+static __global__ void k_sigma(const int *E, const unsigned long long *S, long long nv, int tbits,
+                               int *sig) {
+    const long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= nv) return;
+    const int e = E[v];
+    const unsigned long long s = S[v];
+    if (s == 0 || e <= -(1 << 30)) {
+        sig[v] = 0;
+        return;
+    }
+    const int a = 16 + tbits - (64 - __clzll((long long)s)) - 2 * e;
+    sig[v] = a >= 0 ? a / 2 : -((1 - a) / 2);
+}
+
+/* ------------------------------------------------------------ residues */
+/* R for vectors [v_base, v_base + nvp) and all kp (zero outside nv, k):
+ * trunc(x 2^(h + sig[v])) modulo each p_l, in [-128, 127]. */
+static __global__ void k_residues(oz2_view o, long long v_base, long long nvp, long long kp,
+                                  const int *sig, int h, int nch, tn_oz2_consts_t c,
+                                  signed char *R) {
+    __shared__ double t[T32][T32 + 1];
+    const long long v0 = (long long)blockIdx.y * T32, l0 = (long long)blockIdx.x * T32;
+    oz2_view ob = o;
+    ob.X = o.f32 ? (const void *)((const float *)o.X + v_base * o.sv)
+                 : (const void *)((const double *)o.X + v_base * o.sv);
+    ob.nv = o.nv - v_base < 0 ? 0 : o.nv - v_base;
+    load_tile(t, ob, v0, l0);
+    const int tid = threadIdx.y * T32 + threadIdx.x, v = tid >> 3, lq = (tid & 7) * 4;
+    const int s = v0 + v < ob.nv ? h + sig[v_base + v0 + v] : 0;
+    /* 2^s as two exact powers (|s| <= 2046): the same trunc(x 2^s) as
+     * scalbn, since an intermediate underflow means |x 2^s| < 1 anyway */
+    const int s1 = s / 2, s2 = s - s1;
+    const double p1 = __longlong_as_double((long long)(s1 + 1023) << 52);
+    const double p2 = __longlong_as_double((long long)(s2 + 1023) << 52);
+    /* each element as 7 signed 12-bit chunks (floats, exact): x = sum c_t 2^(12 t) */
+    float ch[4][TN_OZ2_CHUNKS];
+    unsigned int low[4]; /* the two's complement low byte: the residue modulo 256 */
+    for (int e = 0; e < 4; e++) {
+        const double y = trunc(__dmul_rn(__dmul_rn(t[v][lq + e], p1), p2));
+        const double a = fabs(y), ah = trunc(__dmul_rn(a, 0x1p-36)); /* ah < 2^44 */
+        /* integers below 2^52 read from the mantissa of x + 2^52 */
+        const unsigned long long hi =
+            (unsigned long long)__double_as_longlong(__dadd_rn(ah, 0x1p52)) & 0xFFFFFFFFFFFFFull;
+        const unsigned long long lo =
+            (unsigned long long)__double_as_longlong(
+                __dadd_rn(__dsub_rn(a, __dmul_rn(ah, 0x1p36)), 0x1p52)) &
+            0xFFFFFFFFFFFFFull;
+        const float sg = y < 0.0 ? -1.0f : 1.0f;
+        const unsigned int c[TN_OZ2_CHUNKS] = {
+            (unsigned)(lo & 4095u),         (unsigned)((lo >> 12) & 4095u),
+            (unsigned)((lo >> 24) & 4095u), (unsigned)(hi & 4095u),
+            (unsigned)((hi >> 12) & 4095u), (unsigned)((hi >> 24) & 4095u),
+            (unsigned)((hi >> 36) & 4095u)};
+#pragma unroll
+        for (int tt = 0; tt < TN_OZ2_CHUNKS; tt++) /* small integers to float, exactly */
+            ch[e][tt] = sg * (__int_as_float(0x4B000000 | (int)c[tt]) - 8388608.0f);
+        low[e] = (y < 0.0 ? 0u - (unsigned)lo : (unsigned)lo) & 0xFFu;
+    }
+    const long long base = (v0 + v) * kp + l0 + lq;
+    for (int l = 0; l < c.n; l++) {
+        unsigned int word;
+        if (c.mod[l] == 256) {
+            word = low[0] | low[1] << 8 | low[2] << 16 | low[3] << 24;
+        } else {
+            /* sum of |c_t| |pw_t| < 7 * 4095 * 127 < 2^22: exact, and the
+             * quotient rounded to nearest (1.5 2^23 trick) is exact too,
+             * since x / p_l (p_l odd) stays 1 / (2 p_l) away from a half
+             * integer while the error of x * (1 / p_l) is below 2^22 / p_l
+             * 2^-23. So r = x - q p_l is the residue in [-(p-1)/2, (p-1)/2]. */
+            const float p = (float)c.mod[l], pinv = c.pinvf[l];
+            word = 0;
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                float acc = 0.0f;
+                if (nch <= 5) {
+#pragma unroll
+                    for (int tt = 0; tt < 5; tt++) acc = fmaf(ch[e][tt], c.pw[l][tt], acc);
+                } else {
+#pragma unroll
+                    for (int tt = 0; tt < TN_OZ2_CHUNKS; tt++)
+                        acc = fmaf(ch[e][tt], c.pw[l][tt], acc);
+                }
+                const float q = __fadd_rn(__fmaf_rn(acc, pinv, 12582912.0f), -12582912.0f);
+                const float r = __fmaf_rn(-q, p, acc);
+                /* the two's complement byte from the mantissa of r + 1.5 2^23 */
+                word |= ((unsigned)__float_as_int(r + 12582912.0f) & 0xFFu) << (8 * e);
+            }
+        }
+        *(unsigned int *)(R + (long long)l * nvp * kp + base) = word;
+    }
+}
+
+/* ------------------------------------------------- products modulo p_l */
+/* Q = u = (q_l P) mod p (first k-block) or (Q + (q_l P) mod p) mod p,
+ * 4 elements per thread, all in exact FP32 integer arithmetic */
+static __device__ __forceinline__ float mod_small(float x, float p, float pinv) {
+    /* x mod p for an integer 0 <= |x| < 2^24: quotient to nearest, one fix */
+    const float q = __fadd_rn(__fmul_rn(x, pinv), 12582912.0f) - 12582912.0f;
+    float r = fmaf(-q, p, x); /* exact */
+    r = r < 0.0f ? r + p : r;
+    return r >= p ? r - p : r;
+}
+
+static __global__ void k_modp(const int *P, long long cnt4, int p, int qinv, float pinvf,
+                              int first, unsigned char *Q) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= cnt4) return;
+    const int4 v = ((const int4 *)P)[i];
+    const int vv[4] = {v.x, v.y, v.z, v.w};
+    unsigned int old = first ? 0u : ((const unsigned int *)Q)[i], word = 0;
+    const float pf = (float)p, qf = (float)qinv, t16 = (float)(65536 % p);
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        /* v = vh 2^16 + vl, vh in [-2^15, 2^15), vl in [0, 2^16): both to
+         * float through the mantissa (exact, full rate), then
+         * vh (2^16 mod p) + vl < 2^24 reduced in FP32 */
+        const int vh = vv[e] >> 16, vl = vv[e] & 0xFFFF;
+        const float fh = __int_as_float(0x4B000000 | (vh + 32768)) - 8421376.0f; /* 2^23 + 2^15 */
+        const float fl = __int_as_float(0x4B000000 | vl) - 8388608.0f;
+        const float r = mod_small(fmaf(fh, t16, fl), pf, pinvf); /* |.| < 2^23 + 2^16 */
+        float u = mod_small(r * qf, pf, pinvf); /* r q < 2^16 */
+        if (!first) u = mod_small(u + (float)((old >> (8 * e)) & 0xFFu), pf, pinvf);
+        word |= ((unsigned)__float_as_int(u + 8388608.0f) & 0xFFu) << (8 * e);
+    }
+    ((unsigned int *)Q)[i] = word;
+}
+
+/* ---------------------------------------------------------- reconstruct */
+/* C[i + j ldc] = alpha x 2^-(hA + sa[i] + hB + sb[j]) + beta C, i < mb, j < nb
+ * (C, sa, sb already offset to the block) */
+static __global__ void k_reconstruct(const unsigned char *Q, long long mbp, long long nbp,
+                                     long long mb, long long nb, tn_oz2_consts_t c,
+                                     const int *sa, const int *sb, int hAB, double alpha,
+                                     double beta, void *C, long long ldc, int f32) {
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= mb) return;
+    for (long long j = blockIdx.y; j < nb; j += gridDim.y) {
+        const unsigned char *q = Q + j * mbp + i;
+        const long long stride = mbp * nbp;
+        double S0 = 0.0, S1 = 0.0, S2 = 0.0, S3 = 0.0;
+        for (int l = 0; l < c.n; l++) {
+            /* u_l < 256 to FP64 from the mantissa of u + 2^52 */
+            const double u =
+                __longlong_as_double(0x4330000000000000ll | (long long)q[l * stride]) - 0x1p52;
+            S0 += c.w[l][0] * u; /* exact: FMA or not, the same */
+            S1 += c.w[l][1] * u;
+            S2 += c.w[l][2] * u;
+            S3 += c.w[l][3] * u;
+        }
+        const double qq = rint(__dmul_rn(__dadd_rn(S0, S1), c.pinv));
+        const double D0 = S0 - qq * c.p[0], D1 = S1 - qq * c.p[1]; /* exact */
+        const double D2 = S2 - qq * c.p[2], D3 = S3 - qq * c.p[3];
+        const double H1 = __dmul_rn(rint(__dmul_rn(D1, c.pow2mlo[0])), c.pow2lo[0]);
+        const double H2 = __dmul_rn(rint(__dmul_rn(D2, c.pow2mlo[1])), c.pow2lo[1]);
+        const double H3 = __dmul_rn(rint(__dmul_rn(D3, c.pow2mlo[2])), c.pow2lo[2]);
+        const double T0 = __dadd_rn(D0, H1), T1 = __dadd_rn(__dsub_rn(D1, H1), H2);
+        const double T2 = __dadd_rn(__dsub_rn(D2, H2), H3), T3 = __dsub_rn(D3, H3);
+        const double x = __dadd_rn(T0, __dadd_rn(T1, __dadd_rn(T2, T3)));
+        const double v = __dmul_rn(alpha, scalbn(x, -(hAB + sa[i] + sb[j])));
+        const long long at = i + j * ldc;
+        if (f32) {
+            float *cf = (float *)C;
+            cf[at] = (float)(beta == 0.0 ? v : __dadd_rn(v, __dmul_rn(beta, (double)cf[at])));
+        } else {
+            double *cd = (double *)C;
+            cd[at] = beta == 0.0 ? v : __dadd_rn(v, __dmul_rn(beta, cd[at]));
+        }
+    }
+}
+
+/* ------------------------------------------------------------ launchers */
+static oz2_view view_of(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k) {
+    oz2_view o;
+    o.X = X, o.f32 = f32, o.sv = sv, o.sl = sl, o.nv = nv, o.k = k;
+    return o;
+}
+
+/* E, and the sums w over the vectors when w != NULL (part: 64 k doubles).
+ * nv <= 65535 * 32. */
+extern "C" int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv,
+                            int64_t k, int *E, double *part, double *w, cudaStream_t st) {
+    if (nv <= 0 || k <= 0) return 0;
+    /* 0x80808080 is below -2^30: "no exponent yet" */
+    cudaError_t e = cudaMemsetAsync(E, 0x80, sizeof(int) * (size_t)nv, st);
+    if (e != cudaSuccess) return (int)e;
+    const oz2_view o = view_of(X, f32, sv, sl, nv, k);
+    const int64_t vt = (nv + T32 - 1) / T32, nb = vt < OZ2_PARTS ? vt : OZ2_PARTS;
+    k_pass1<<<dim3((unsigned)((k + T32 - 1) / T32), (unsigned)nb), dim3(T32, 8), 0, st>>>(
+        o, E, w ? part : NULL);
+    if (w) k_sum_parts<<<(unsigned)((k + 255) / 256), 256, 0, st>>>(part, nb, k, w);
+    return (int)cudaGetLastError();
+}
+
+/* sig from E and the norm bounds; g = |x| . w when w != NULL (part: 64 nv
+ * doubles). nv <= 65535 * 32. */
+extern "C" int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv,
+                            int64_t k, const int *E, int tbits, unsigned long long *S,
+                            const double *w, double *part, double *g, int *sig,
+                            cudaStream_t st) {
+    if (nv <= 0 || k <= 0) return 0;
+    cudaError_t e = cudaMemsetAsync(S, 0, sizeof(unsigned long long) * (size_t)nv, st);
+    if (e != cudaSuccess) return (int)e;
+    const oz2_view o = view_of(X, f32, sv, sl, nv, k);
+    const int64_t lt = (k + T32 - 1) / T32, nb = lt < OZ2_PARTS ? lt : OZ2_PARTS;
+    k_pass2<<<dim3((unsigned)nb, (unsigned)((nv + T32 - 1) / T32)), dim3(T32, 8), 0, st>>>(
+        o, E, tbits, S, w, w ? part : NULL);
+    if (w) k_sum_parts<<<(unsigned)((nv + 255) / 256), 256, 0, st>>>(part, nb, nv, g);
+    k_sigma<<<(unsigned)((nv + 255) / 256), 256, 0, st>>>(E, S, nv, tbits, sig);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv,
+                               int64_t k, int64_t v_base, int64_t nvp, int64_t kp,
+                               const int *sig, int h, const tn_oz2_consts_t *c,
+                               signed char *R, cudaStream_t st) {
+    if (nvp <= 0 || kp <= 0) return 0;
+    const oz2_view o = view_of(X, f32, sv, sl, nv, k);
+    const int nch = (h + 1 + 11) / 12 < TN_OZ2_CHUNKS ? (h + 1 + 11) / 12 : TN_OZ2_CHUNKS;
+    k_residues<<<dim3((unsigned)(kp / T32), (unsigned)(nvp / T32)), dim3(T32, 8), 0, st>>>(o, v_base, nvp, kp, sig, h,
+                                                         nch < 1 ? 1 : nch, *c, R);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int tn_oz2_modp(const int *P, int64_t cnt, int p, int qinv, int first,
+                           unsigned char *Q, cudaStream_t st) {
+    const int64_t c4 = cnt / 4;
+    if (c4 <= 0) return 0;
+    k_modp<<<(unsigned)((c4 + 255) / 256), 256, 0, st>>>(P, c4, p, qinv, 1.0f / (float)p, first,
+                                                          Q);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int tn_oz2_launch_reconstruct(const unsigned char *Q, int64_t mbp, int64_t nbp, int64_t mb,
+                                  int64_t nb, const tn_oz2_consts_t *c, const int *sa,
+                                  const int *sb, int hAB, double alpha, double beta, void *C,
+                                  int64_t ldc, int f32, cudaStream_t st) {
+    if (mb <= 0 || nb <= 0) return 0;
+    dim3 g((unsigned)((mb + 127) / 128), (unsigned)(nb < 65535 ? nb : 65535));
+    k_reconstruct<<<g, 128, 0, st>>>(Q, mbp, nbp, mb, nb, *c, sa, sb, hAB, alpha, beta, C, ldc,
+                                     f32);
+    return (int)cudaGetLastError();
+}
