@@ -56,13 +56,7 @@ static size_t block_bytes(int nmod, int64_t mbp, int64_t nbp, int64_t kp) {
            al(4 * (size_t)mbp * (size_t)nbp) + al(N * (size_t)mbp * (size_t)nbp);
 }
 
-static size_t budget(tcnla_handle_t h) {
-    if (h->ozaki.workspace_cap) return h->ozaki.workspace_cap;
-    size_t fr = 0, tot = 0;
-    if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) fr = (size_t)4 << 30;
-    size_t b = (fr + h->cuda->ws_bytes) / 2;
-    return TN_MIN(b, (size_t)16 << 30);
-}
+size_t tn_oz_budget(tcnla_handle_t h); /* ozaki_cuda.c */
 
 static double norm2(const double *w, int64_t k) {
     double s = 0.0;
@@ -184,7 +178,7 @@ int tn_cuda_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, in
     const int64_t kp = rup(k, 32);
     int64_t mb = m, nb = n;
     if (!st) {
-        const size_t bud = budget(h);
+        const size_t bud = tn_oz_budget(h);
         for (;;) {
             const int64_t mbp = rup(mb, 32), nbp = rup(nb, 32);
             if (block_bytes(pl.n, mbp, nbp, kp) <= bud && mbp <= INT_MAX && nbp <= INT_MAX)

@@ -126,7 +126,8 @@ static size_t block_bytes(const oz_t *o, int64_t mbp, int64_t nbp) {
     return b;
 }
 
-static size_t budget_of(tcnla_handle_t h) {
+/* workspace budget of both schemes (ozaki2_cuda.c uses it too) */
+size_t tn_oz_budget(tcnla_handle_t h) {
     if (h->ozaki.workspace_cap) return h->ozaki.workspace_cap;
     size_t fr = 0, tot = 0;
     if (cudaMemGetInfo(&fr, &tot) != cudaSuccess) fr = (size_t)4 << 30;
@@ -170,7 +171,7 @@ static int make_plan(tcnla_handle_t h, tcnla_gemm_method_t method, const opnd_t 
     const int64_t m = oa->nv, n = ob->nv, nmax = TN_MAX(m, n);
     size_t fixed = al(64) + 2 * al(8 * (size_t)k) + 2 * al(4 * (size_t)(m + n));
     size_t per = 8 * (size_t)k + (size_t)pl->nkb;
-    size_t bud = budget_of(h);
+    size_t bud = tn_oz_budget(h);
     int64_t chunk = bud > fixed + per ? (int64_t)((bud - fixed) / per) - 2 : 1;
     chunk = TN_MAX(1, TN_MIN(chunk, nmax));
     size_t total = fixed + al(8 * (size_t)k * (size_t)chunk) + al((size_t)pl->nkb * (size_t)chunk);
@@ -287,7 +288,7 @@ static int ozaki_f64(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta
     if (oz.kbp > INT_MAX || pl->nkb > 65535) return TCNLA_ERR_NOT_SUPPORTED;
 
     /* blocking in m and n for the workspace budget (never changes a bit) */
-    const size_t bud = budget_of(h);
+    const size_t bud = tn_oz_budget(h);
     int64_t mb = m, nb = TN_MIN(n, 65535);
     for (;;) {
         int64_t mbp = rup(mb, 16), nbp = rup(nb, 16);
