@@ -97,7 +97,7 @@ static void help(void) {
         "options (defaults in brackets):\n"
         "  --method M        native_fp32, native_fp64, tf32, fp16, markidis_fp16, tcec_fp16,\n"
         "                    tcec_tf32, shgemm_fp16, shgemm_tf32, ozaki_fp16, ozaki_int8\n"
-        "                    [tcec_fp16; ozaki_int8 with --precision double]\n"
+        "                    [tcec_fp16] (with --precision double: [ozaki_int8])\n"
         "  --precision P     single (tcnla_sgemm) or double (tcnla_dgemm: native_fp64,\n"
         "                    ozaki_fp16, ozaki_int8; errors against the correctly rounded\n"
         "                    product, the yardstick is native_fp64) [single]\n"
