@@ -283,7 +283,7 @@ static void abs_sums(const view_t *o, int64_t nv, int64_t k, double *w) {
     }
 }
 
-static double norm2(const double *w, int64_t k) {
+double tn_oz2_norm2(const double *w, int64_t k) {
     double s = 0.0;
     for (int64_t l = 0; l < k; l++) s += w[l] * w[l];
     return sqrt(s);
@@ -333,7 +333,7 @@ int tn_cpu_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int
     if (dp) {
         abs_sums(&ob, n, k, w);
         abs_sums(&oa, m, k, z);
-        wn = norm2(w, k), zn = norm2(z, k);
+        wn = tn_oz2_norm2(w, k), zn = tn_oz2_norm2(z, k);
     }
     vec_info(&oa, m, k, dp ? w : NULL, ea, sa, dp ? ga : NULL);
     vec_info(&ob, n, k, dp ? z : NULL, eb, sb, dp ? gb : NULL);

@@ -62,6 +62,8 @@ typedef struct {
  * columns of op(B)); INT_MIN when the vector does not constrain (g == 0). */
 int tn_oz2_need(int sigma, double wnorm, double g, int out_prec);
 int tn_oz2_plan(int mode, int n_fixed, int needA, int needB, tn_oz2_plan_t *pl);
+/* ||w||_2 summed in index order (both backends use it on the host) */
+double tn_oz2_norm2(const double *w, int64_t k);
 
 /* Residue in [-128, 127] modulo p_l of the integer trunc(x 2^s), |.| < 2^80. */
 int tn_oz2_residue(const tn_oz2_consts_t *c, int l, double x, int s);

@@ -58,11 +58,6 @@ static size_t block_bytes(int nmod, int64_t mbp, int64_t nbp, int64_t kp) {
 
 size_t tn_oz_budget(tcnla_handle_t h); /* ozaki_cuda.c */
 
-static double norm2(const double *w, int64_t k) {
-    double s = 0.0;
-    for (int64_t l = 0; l < k; l++) s += w[l] * w[l];
-    return sqrt(s);
-}
 
 /* The plan on the GPU; sig (device, m + n) stays for the products. */
 static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const void *B,
@@ -109,7 +104,7 @@ static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const
         if (!st) st = cu(cudaMemcpyAsync(hz, z, 8 * (size_t)k, cudaMemcpyDeviceToHost, s));
         if (!st) st = cu(cudaStreamSynchronize(s));
         if (!st) {
-            const double wn = norm2(hw, k), zn = norm2(hz, k);
+            const double wn = tn_oz2_norm2(hw, k), zn = tn_oz2_norm2(hz, k);
             for (int64_t i = 0; i < m; i++)
                 needA = TN_MAX(needA, tn_oz2_need(hs[i], wn, hg[i], out_prec));
             for (int64_t j = 0; j < n; j++)

@@ -241,6 +241,24 @@ static int make_plan(tcnla_handle_t h, tcnla_gemm_method_t method, const opnd_t 
     return st;
 }
 
+/* *found = whether op(A) or op(B) (FP32 or FP64, stored arows x acols and
+ * brows x bcols) holds NaN or Inf; one flag read back, one stream sync. */
+static int any_nonfinite(struct tn_cuda_ctx *c, int f32, const void *A, int64_t lda,
+                         int64_t arows, int64_t acols, const void *B, int64_t ldb, int64_t brows,
+                         int64_t bcols, int *found) {
+    cudaStream_t s = c->stream;
+    int st, *flag = tn_cuda_workspace(c, 64);
+    if (!flag) return TCNLA_ERR_ALLOC;
+    if ((st = cu(cudaMemsetAsync(flag, 0, sizeof(int), s)))) return st;
+    if ((st = cuk(tn_oz_nonfinite(f32, A, lda, arows, acols, flag, s)))) return st;
+    if ((st = cuk(tn_oz_nonfinite(f32, B, ldb, brows, bcols, flag, s)))) return st;
+    int *hp = (int *)c->pinned;
+    if ((st = cu(cudaMemcpyAsync(hp, flag, sizeof(int), cudaMemcpyDeviceToHost, s)))) return st;
+    if ((st = cu(cudaStreamSynchronize(s)))) return st;
+    *found = hp[0] != 0;
+    return TCNLA_SUCCESS;
+}
+
 /* C = alpha op(A) op(B) + beta C, FP64 device data. */
 static int ozaki_f64(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                      int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
@@ -256,17 +274,8 @@ static int ozaki_f64(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta
     const int64_t arows = ta == TCNLA_OP_N ? m : k, acols = ta == TCNLA_OP_N ? k : m;
     const int64_t brows = tb == TCNLA_OP_N ? k : n, bcols = tb == TCNLA_OP_N ? n : k;
     int native = method == TCNLA_GEMM_NATIVE_FP64;
-    if (!native) {
-        int *flag = tn_cuda_workspace(c, 64);
-        if (!flag) return TCNLA_ERR_ALLOC;
-        if ((st = cu(cudaMemsetAsync(flag, 0, sizeof(int), s)))) return st;
-        if ((st = cuk(tn_oz_nonfinite(0, A, lda, arows, acols, flag, s)))) return st;
-        if ((st = cuk(tn_oz_nonfinite(0, B, ldb, brows, bcols, flag, s)))) return st;
-        int *hp = (int *)c->pinned;
-        if ((st = cu(cudaMemcpyAsync(hp, flag, sizeof(int), cudaMemcpyDeviceToHost, s)))) return st;
-        if ((st = cu(cudaStreamSynchronize(s)))) return st;
-        native = hp[0] != 0;
-    }
+    if (!native && (st = any_nonfinite(c, 0, A, lda, arows, acols, B, ldb, brows, bcols, &native)))
+        return st;
     if (native) {
         if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX || ldb > INT_MAX ||
             ldc > INT_MAX)
@@ -392,19 +401,13 @@ int tn_cuda_ozaki(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, t
         /* scheme II on the data as it is (FP32 read in place); NaN / Inf go
          * the scheme I path's way (native DGEMM), and AUTO falls back to
          * scheme I when scheme II cannot do it (> 20 moduli, > 2M rows) */
-        cudaStream_t s = c->stream;
         const int f32 = out_prec == 32;
         const int64_t arows = ta == TCNLA_OP_N ? m : k, acols = ta == TCNLA_OP_N ? k : m;
         const int64_t brows = tb == TCNLA_OP_N ? k : n, bcols = tb == TCNLA_OP_N ? n : k;
-        int *flag = tn_cuda_workspace(c, 64);
-        if (!flag) return TCNLA_ERR_ALLOC;
-        if ((st = cu(cudaMemsetAsync(flag, 0, sizeof(int), s)))) return st;
-        if ((st = cuk(tn_oz_nonfinite(f32, A, lda, arows, acols, flag, s)))) return st;
-        if ((st = cuk(tn_oz_nonfinite(f32, B, ldb, brows, bcols, flag, s)))) return st;
-        int *hp = (int *)c->pinned;
-        if ((st = cu(cudaMemcpyAsync(hp, flag, sizeof(int), cudaMemcpyDeviceToHost, s)))) return st;
-        if ((st = cu(cudaStreamSynchronize(s)))) return st;
-        if (!hp[0]) {
+        int bad = 0;
+        if ((st = any_nonfinite(c, f32, A, lda, arows, acols, B, ldb, brows, bcols, &bad)))
+            return st;
+        if (!bad) {
             st = tn_cuda_ozaki2(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, f32,
                                 out_prec);
             if (!((st == TCNLA_ERR_RANGE || st == TCNLA_ERR_NOT_SUPPORTED) &&
