@@ -8,6 +8,7 @@
 #include "test.h"
 #include "util.h"
 
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdint.h>
@@ -105,6 +106,44 @@ TEST(ozaki2_crt_constants_and_reconstruction) {
                 CHECK(r == w && r >= -128 && r <= 127);
             }
         }
+}
+
+/* DP mode takes its need from the vector with the smallest key
+ * (tn_oz2_gkey) instead of the largest per-vector tn_oz2_need: the same
+ * value on random sets (zeros included; g in 2^[-300, 300], where the
+ * per-vector formula has no overflow), the key orders g 2^sigma (subnormal
+ * g too), and a quotient ||w|| / (u g) beyond the doubles asks for more
+ * than any moduli count instead of overflowing the int */
+TEST(ozaki2_need_from_smallest_key) {
+    uint64_t st = 12345;
+    int diff = 0;
+    for (int set = 0; set < 2000; set++) {
+        const int nv = 1 + set % 37, prec = set % 2 ? 32 : 64;
+        const double wn = ldexp(1.0 + (double)(set % 97) / 97.0, set % 200 - 100);
+        int want = INT_MIN;
+        uint64_t key = UINT64_MAX;
+        for (int v = 0; v < nv; v++) {
+            st = st * 6364136223846793005ull + 1442695040888963407ull;
+            const double f = 0.5 + (double)(st >> 12) * 0x1p-53;
+            const int sg = (int)((st >> 3) % 400) - 200;
+            double g = ldexp(f, (int)((st >> 20) % 600) - 300); /* wn / (u g) stays finite */
+            if (v % 11 == 7) g = 0.0;
+            want = TN_MAX(want, tn_oz2_need(sg, wn, g, prec));
+            key = TN_MIN(key, tn_oz2_gkey(g, sg));
+        }
+        const int got = tn_oz2_need_key(key, wn, prec);
+        if (got != want && diff++ < 3 && verbose())
+            printf("    set %d: need %d from the key, %d from the vectors\n", set, got, want);
+    }
+    CHECK_MSG(diff == 0, "%d of 2000 sets differ", diff);
+    CHECK(tn_oz2_gkey(0.0, 3) == UINT64_MAX && tn_oz2_gkey(NAN, 0) == UINT64_MAX &&
+          tn_oz2_gkey(INFINITY, 0) == UINT64_MAX);
+    CHECK(tn_oz2_need_key(UINT64_MAX, 1.0, 64) == INT_MIN);
+    tn_oz2_plan_t pl;
+    const int huge = tn_oz2_need_key(tn_oz2_gkey(0.75, 0), 0x1p1020, 64);
+    CHECK(huge > 1000 && tn_oz2_plan(TCNLA_OZAKI_DP, 0, huge, 0, &pl) == TCNLA_ERR_RANGE);
+    CHECK(tn_oz2_gkey(0x1p-1070, 0) < tn_oz2_gkey(0x1.8p-1070, 0));
+    CHECK(tn_oz2_gkey(3.0, -1) < tn_oz2_gkey(2.0, 0) && tn_oz2_gkey(1.0, 5) == tn_oz2_gkey(0.5, 6));
 }
 
 /* integers that need no truncation: scheme II is exact, like CR */

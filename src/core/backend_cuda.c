@@ -31,6 +31,7 @@ int tn_cuda_device_count(void) {
 static void ctx_release(struct tn_cuda_ctx *c) {
     if (!c) return;
     if (c->stream || c->own_stream) cudaStreamSynchronize(c->stream);
+    tn_cuda_i8_release(c);
     if (c->ws) cudaFree(c->ws);
     if (c->pinned) cudaFreeHost(c->pinned);
     if (c->cusolver) cusolverDnDestroy(c->cusolver);

@@ -168,8 +168,17 @@ int tn_oz2_sigma(int e, uint64_t s, int tbits) {
 int tn_oz2_need(int sigma, double wnorm, double g, int out_prec) {
     if (!(g > 0.0) || !(wnorm > 0.0)) return INT_MIN;
     const double u = out_prec == 32 ? 0x1p-24 : 0x1p-53;
-    const double tol = TN_OZ2_DP_C * u * g;
-    return (int)ceil(log2(wnorm / tol)) - sigma;
+    const double tol = TN_OZ2_DP_C * u * g, r = wnorm / tol;
+    if (!(r <= 0x1p1000)) return 1 << 20; /* (or tol underflowed): more than 20 moduli hold */
+    return (int)ceil(log2(r)) - sigma;
+}
+
+int tn_oz2_need_key(uint64_t key, double wnorm, int out_prec) {
+    if (key == UINT64_MAX) return INT_MIN;
+    const int e = (int)(key >> 51) - 4096;
+    const double f = ldexp((double)((1ull << 52) | ((key & ((1ull << 51) - 1)) << 1)), -53);
+    const int nd = tn_oz2_need(0, wnorm, f, out_prec);
+    return nd == INT_MIN ? INT_MIN : nd - e;
 }
 
 int tn_oz2_plan(int mode, int n_fixed, int needA, int needB, tn_oz2_plan_t *pl) {
@@ -339,10 +348,11 @@ int tn_cpu_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int
     vec_info(&ob, n, k, dp ? z : NULL, eb, sb, dp ? gb : NULL);
     int needA = INT_MIN, needB = INT_MIN;
     if (dp) {
-        for (int64_t i = 0; i < m; i++)
-            needA = TN_MAX(needA, tn_oz2_need(sa[i], wn, ga[i], out_prec));
-        for (int64_t j = 0; j < n; j++)
-            needB = TN_MAX(needB, tn_oz2_need(sb[j], zn, gb[j], out_prec));
+        uint64_t ka = UINT64_MAX, kb = UINT64_MAX;
+        for (int64_t i = 0; i < m; i++) ka = TN_MIN(ka, tn_oz2_gkey(ga[i], sa[i]));
+        for (int64_t j = 0; j < n; j++) kb = TN_MIN(kb, tn_oz2_gkey(gb[j], sb[j]));
+        needA = tn_oz2_need_key(ka, wn, out_prec);
+        needB = tn_oz2_need_key(kb, zn, out_prec);
     }
     tn_oz2_plan_t pl;
     st = tn_oz2_plan((int)h->ozaki.mode, h->ozaki.slices, needA, needB, &pl);

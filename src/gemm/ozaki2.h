@@ -61,6 +61,9 @@ typedef struct {
  * where g = |x| . w (w = |op(B)| e for rows of op(A), z = |op(A)|^T e for
  * columns of op(B)); INT_MIN when the vector does not constrain (g == 0). */
 int tn_oz2_need(int sigma, double wnorm, double g, int out_prec);
+/* The largest need of a set of vectors from the minimum of their keys
+ * (tn_oz2_gkey): need(0, f) - e for key = (f, e); INT_MIN for UINT64_MAX. */
+int tn_oz2_need_key(uint64_t key, double wnorm, int out_prec);
 int tn_oz2_plan(int mode, int n_fixed, int needA, int needB, tn_oz2_plan_t *pl);
 /* ||w||_2 summed in index order (both backends use it on the host) */
 double tn_oz2_norm2(const double *w, int64_t k);

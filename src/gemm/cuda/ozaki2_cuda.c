@@ -3,13 +3,16 @@
  * reference (src/gemm/ozaki2.c):
  *  1. Plan: per row of op(A) / column of op(B) the largest exponent, the
  *     integer norm bound and sigma (two passes over each operand, read in
- *     place, FP32 or FP64), in DP mode also w = |op(B)| e, z = |op(A)|^T e
- *     and g; sigma and g come back to the host, which picks the moduli count
- *     n and hA, hB with the CPU's functions.
+ *     place, FP32 or FP64, each pass fetching its next tile before it works
+ *     on the current one), in DP mode also w = |op(B)| e, z = |op(A)|^T e,
+ *     g and the smallest key tn_oz2_gkey(g, sigma) of each operand (atomicMin:
+ *     order-free). w, z and the two keys come back to the host (one copy),
+ *     which picks the moduli count n and hA, hB with the CPU's functions.
  *  2. Blocks of mb rows x nb columns (workspace: h->ozaki.workspace_cap, or
  *     half the free device memory up to 16 GiB): the residues of the block's
  *     rows and columns for all n moduli (int8, k-contiguous, so cuBLAS runs
- *     the TN layout), then per modulus one INT8 GEMM per k-block of at most
+ *     the TN layout), then per modulus one INT8 GEMM (cuBLASLt, the
+ *     algorithm picked by timing: i8gemm_cuda.c) per k-block of at most
  *     TN_OZ2_KBLOCK (exact INT32) and its product reduced modulo p_l to
  *     uint8, then one kernel reconstructs every element and applies alpha,
  *     beta. Each element depends only on its row, its column and the plan,
@@ -26,13 +29,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* launchers (ozaki2_kernels.cu) */
 int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k, int *E,
                  double *part, double *w, cudaStream_t st);
 int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
                  const int *E, int tbits, unsigned long long *S, const double *w, double *part,
-                 double *g, int *sig, cudaStream_t st);
+                 double *g, int *sig, unsigned long long *key, cudaStream_t st);
 int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
                     int64_t v_base, int64_t nvp, int64_t kp, const int *sig, int h,
                     const tn_oz2_consts_t *c, signed char *R, cudaStream_t st);
@@ -59,17 +63,66 @@ static size_t block_bytes(int nmod, int64_t mbp, int64_t nbp, int64_t kp) {
 size_t tn_oz_budget(tcnla_handle_t h); /* ozaki_cuda.c */
 
 
+/* TCNLA_OZ2_TIMING=1: a line per call on stderr with the time of each
+ * phase (events on the stream; a diagnostic for the benchmarks) */
+typedef struct {
+    cudaEvent_t ev[5];
+    int on;
+    double t[4]; /* host clock: start, plan synchronised, plan done, blocks ready */
+} phases_t;
+static double wall(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
+}
+static void ph_host(phases_t *p, int i) {
+    if (p && p->on) p->t[i] = wall();
+}
+static void ph_init(phases_t *p) {
+    const char *e = getenv("TCNLA_OZ2_TIMING");
+    p->on = e && *e && *e != '0';
+    memset(p->t, 0, sizeof p->t);
+    for (int i = 0; p->on && i < 5; i++)
+        if (cudaEventCreate(&p->ev[i]) != cudaSuccess) p->on = 0;
+}
+static void ph_mark(phases_t *p, int i, cudaStream_t s) {
+    if (p->on) cudaEventRecord(p->ev[i], s);
+}
+static void ph_report(phases_t *p, struct tn_cuda_ctx *c, int nmod, int64_t m, int64_t n,
+                      int64_t k, int64_t mbp, int64_t nbp, int64_t kl) {
+    if (!p->on) return;
+    float ms[8];
+    int nc = 0;
+    const int a = tn_cuda_i8gemm_choice(c, (int)mbp, (int)nbp, (int)kl, &nc, ms);
+    fprintf(stderr, "[ozaki2] INT8 product %lldx%lldx%lld: algorithm %d of %d (", (long long)mbp,
+            (long long)nbp, (long long)kl, a, nc);
+    for (int i = 0; i < nc && i < 8; i++) fprintf(stderr, "%s%.2f", i ? " " : "", ms[i]);
+    fprintf(stderr, " ms)\n");
+    float t[4] = {0};
+    cudaEventSynchronize(p->ev[4]);
+    for (int i = 0; i < 4; i++) cudaEventElapsedTime(&t[i], p->ev[i], p->ev[i + 1]);
+    fprintf(stderr,
+            "[ozaki2] %lldx%lldx%lld moduli %d: plan %.2f ms, residues %.2f ms, gemm+mod %.2f ms, "
+            "reconstruct %.2f ms (host: plan synchronised after %.2f ms, plan done %.2f, "
+            "blocks ready %.2f)\n",
+            (long long)m, (long long)n, (long long)k, nmod, t[0], t[1], t[2], t[3],
+            p->t[1] - p->t[0], p->t[2] - p->t[0], p->t[3] - p->t[0]);
+    for (int i = 0; i < 5; i++) cudaEventDestroy(p->ev[i]);
+}
+
 /* The plan on the GPU; sig (device, m + n) stays for the products. */
 static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const void *B,
                 int64_t svb, int64_t slb, int f32, int64_t m, int64_t n, int64_t k,
-                int out_prec, int *sig, tn_oz2_plan_t *pl) {
+                int out_prec, int *sig, tn_oz2_plan_t *pl, phases_t *ph) {
     struct tn_cuda_ctx *c = h->cuda;
     cudaStream_t s = c->stream;
     const int dp = h->ozaki.mode == TCNLA_OZAKI_DP;
     const int tb = tn_oz2_tbits(k);
     const size_t nparts = 64 * (size_t)TN_MAX(k, TN_MAX(m, n));
+    /* w, z and the two keys of DP mode in one span: one copy to the host */
+    const size_t wk = al(8 * (size_t)k), span = 2 * wk + 16;
     const size_t bytes = al(4 * (size_t)(m + n)) + al(8 * (size_t)(m + n)) +
-                         al(8 * (size_t)(m + n)) + 2 * al(8 * (size_t)k) + al(8 * nparts);
+                         al(8 * (size_t)(m + n)) + al(span) + al(8 * nparts);
     char *p = NULL;
     int st = cu(cudaMallocAsync((void **)&p, bytes, s));
     if (st) return st;
@@ -77,8 +130,9 @@ static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const
     unsigned long long *S = (unsigned long long *)(p + al(4 * (size_t)(m + n)));
     double *g = (double *)((char *)S + al(8 * (size_t)(m + n)));
     double *w = (double *)((char *)g + al(8 * (size_t)(m + n)));
-    double *z = (double *)((char *)w + al(8 * (size_t)k));
-    double *part = (double *)((char *)z + al(8 * (size_t)k));
+    double *z = (double *)((char *)w + wk);
+    unsigned long long *key = (unsigned long long *)((char *)w + 2 * wk);
+    double *part = (double *)((char *)w + al(span));
     if (dp) {
         st = cuk(tn_oz2_pass1(B, f32, svb, slb, n, k, E + m, part, w, s));
         if (!st) st = cuk(tn_oz2_pass1(A, f32, sva, sla, m, k, E, part, z, s));
@@ -87,28 +141,26 @@ static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const
         if (!st) st = cuk(tn_oz2_pass1(A, f32, sva, sla, m, k, E, NULL, NULL, s));
     }
     if (!st)
-        st = cuk(tn_oz2_pass2(A, f32, sva, sla, m, k, E, tb, S, dp ? w : NULL, part, g, sig, s));
+        st = cuk(tn_oz2_pass2(A, f32, sva, sla, m, k, E, tb, S, dp ? w : NULL, part, g, sig,
+                              key, s));
     if (!st)
         st = cuk(tn_oz2_pass2(B, f32, svb, slb, n, k, E + m, tb, S + m, dp ? z : NULL, part,
-                              g + m, sig + m, s));
+                              g + m, sig + m, key + 1, s));
     int needA = INT_MIN, needB = INT_MIN;
     if (!st && dp) {
-        const size_t nh = (size_t)(m + n);
-        char *hb = malloc(4 * nh + 8 * nh + 16 * (size_t)k);
+        /* the host needs ||w||, ||z|| (summed in index order, as the CPU
+         * backend does) and the two keys, not the per-vector data */
+        char *hb = malloc(span);
         if (!hb) st = TCNLA_ERR_ALLOC;
-        int *hs = (int *)hb;
-        double *hg = (double *)(hb + 4 * nh), *hw = hg + nh, *hz = hw + k;
-        if (!st) st = cu(cudaMemcpyAsync(hs, sig, 4 * nh, cudaMemcpyDeviceToHost, s));
-        if (!st) st = cu(cudaMemcpyAsync(hg, g, 8 * nh, cudaMemcpyDeviceToHost, s));
-        if (!st) st = cu(cudaMemcpyAsync(hw, w, 8 * (size_t)k, cudaMemcpyDeviceToHost, s));
-        if (!st) st = cu(cudaMemcpyAsync(hz, z, 8 * (size_t)k, cudaMemcpyDeviceToHost, s));
+        if (!st) st = cu(cudaMemcpyAsync(hb, w, span, cudaMemcpyDeviceToHost, s));
         if (!st) st = cu(cudaStreamSynchronize(s));
+        ph_host(ph, 1);
         if (!st) {
-            const double wn = tn_oz2_norm2(hw, k), zn = tn_oz2_norm2(hz, k);
-            for (int64_t i = 0; i < m; i++)
-                needA = TN_MAX(needA, tn_oz2_need(hs[i], wn, hg[i], out_prec));
-            for (int64_t j = 0; j < n; j++)
-                needB = TN_MAX(needB, tn_oz2_need(hs[m + j], zn, hg[m + j], out_prec));
+            const double *hw = (const double *)hb, *hz = (const double *)(hb + wk);
+            uint64_t hk[2];
+            memcpy(hk, hb + 2 * wk, sizeof hk);
+            needA = tn_oz2_need_key(hk[0], tn_oz2_norm2(hw, k), out_prec);
+            needB = tn_oz2_need_key(hk[1], tn_oz2_norm2(hz, k), out_prec);
         }
         free(hb);
     }
@@ -116,33 +168,6 @@ static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const
     if (!st) st = st2;
     if (!st) st = tn_oz2_plan((int)h->ozaki.mode, h->ozaki.slices, needA, needB, pl);
     return st;
-}
-
-/* TCNLA_OZ2_TIMING=1: a line per call on stderr with the time of each
- * phase (events on the stream; a diagnostic for the benchmarks) */
-typedef struct {
-    cudaEvent_t ev[5];
-    int on;
-} phases_t;
-static void ph_init(phases_t *p) {
-    const char *e = getenv("TCNLA_OZ2_TIMING");
-    p->on = e && *e && *e != '0';
-    for (int i = 0; p->on && i < 5; i++)
-        if (cudaEventCreate(&p->ev[i]) != cudaSuccess) p->on = 0;
-}
-static void ph_mark(phases_t *p, int i, cudaStream_t s) {
-    if (p->on) cudaEventRecord(p->ev[i], s);
-}
-static void ph_report(phases_t *p, int nmod, int64_t m, int64_t n, int64_t k) {
-    if (!p->on) return;
-    float t[4] = {0};
-    cudaEventSynchronize(p->ev[4]);
-    for (int i = 0; i < 4; i++) cudaEventElapsedTime(&t[i], p->ev[i], p->ev[i + 1]);
-    fprintf(stderr,
-            "[ozaki2] %lldx%lldx%lld moduli %d: plan %.2f ms, residues %.2f ms, gemm+mod %.2f ms, "
-            "reconstruct %.2f ms\n",
-            (long long)m, (long long)n, (long long)k, nmod, t[0], t[1], t[2], t[3]);
-    for (int i = 0; i < 5; i++) cudaEventDestroy(p->ev[i]);
 }
 
 int tn_cuda_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
@@ -157,11 +182,13 @@ int tn_cuda_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, in
     phases_t ph;
     ph_init(&ph);
     ph_mark(&ph, 0, s);
+    ph_host(&ph, 0);
     int *sig = NULL;
     int st = cu(cudaMallocAsync((void **)&sig, 4 * (size_t)(m + n), s));
     if (st) return st;
     tn_oz2_plan_t pl;
-    st = plan(h, A, sva, sla, B, svb, slb, f32, m, n, k, out_prec, sig, &pl);
+    st = plan(h, A, sva, sla, B, svb, slb, f32, m, n, k, out_prec, sig, &pl, &ph);
+    ph_host(&ph, 2);
     tn_oz2_consts_t cs;
     if (!st) {
         tn_oz2_consts(pl.n, &cs);
@@ -193,9 +220,9 @@ int tn_cuda_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, in
     signed char *RB = RA + al((size_t)pl.n * (size_t)mbp * (size_t)kp);
     int *P = (int *)((char *)RB + al((size_t)pl.n * (size_t)nbp * (size_t)kp));
     unsigned char *Q = (unsigned char *)P + al(4 * (size_t)mbp * (size_t)nbp);
-    const int32_t one = 1, zero = 0;
     const size_t es = f32 ? 4 : 8;
     int64_t a_at = -1;
+    ph_host(&ph, 3);
     ph_mark(&ph, 1, s);
     for (int64_t j0 = 0; j0 < n && !st; j0 += nb) {
         const int64_t nbb = TN_MIN(nb, n - j0);
@@ -212,13 +239,10 @@ int tn_cuda_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, in
             for (int l = 0; l < pl.n && !st; l++) {
                 for (int64_t k0 = 0; k0 < kp && !st; k0 += TN_OZ2_KBLOCK) {
                     const int64_t kl = TN_MIN((int64_t)TN_OZ2_KBLOCK, kp - k0);
-                    cublasStatus_t cb = cublasGemmEx(
-                        c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)mbp, (int)nbp, (int)kl, &one,
-                        RA + (size_t)l * (size_t)mbp * (size_t)kp + k0, CUDA_R_8I, (int)kp,
-                        RB + (size_t)l * (size_t)nbp * (size_t)kp + k0, CUDA_R_8I, (int)kp,
-                        &zero, P, CUDA_R_32I, (int)mbp, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
-                    if (cb != CUBLAS_STATUS_SUCCESS)
-                        st = cb == CUBLAS_STATUS_ALLOC_FAILED ? TCNLA_ERR_ALLOC : TCNLA_ERR_CUBLAS;
+                    st = tn_cuda_i8gemm(c, (int)mbp, (int)nbp, (int)kl,
+                                        RA + (size_t)l * (size_t)mbp * (size_t)kp + k0, (int)kp,
+                                        RB + (size_t)l * (size_t)nbp * (size_t)kp + k0, (int)kp,
+                                        P, (int)mbp);
                     if (!st)
                         st = cuk(tn_oz2_modp(P, mbp * nbp, cs.mod[l], cs.qinv[l], k0 == 0,
                                              Q + (size_t)l * (size_t)mbp * (size_t)nbp, s));
@@ -233,7 +257,7 @@ int tn_cuda_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, in
         }
     }
     ph_mark(&ph, 4, s);
-    if (!st) ph_report(&ph, pl.n, m, n, k);
+    if (!st) ph_report(&ph, c, pl.n, m, n, k, rup(mb, 32), rup(nb, 32), TN_MIN(kp, TN_OZ2_KBLOCK));
     int st2 = cu(cudaFreeAsync(sig, s));
     return st ? st : st2;
 }

@@ -38,21 +38,42 @@ static __device__ __forceinline__ double ldx(const oz2_view &o, long long v, lon
     return o.f32 ? (double)((const float *)o.X)[idx] : ((const double *)o.X)[idx];
 }
 
+/* A tile in registers: the 4 elements a thread of a 32 x 8 block loads */
+typedef struct {
+    double x[4];
+} oz2_regs;
+
+/* the thread's 4 elements of tile (v0, l0), 0 outside, read along the
+ * contiguous index (issued together, stored later: the passes fetch the
+ * next tile before they work on the current one) */
+static __device__ __forceinline__ void fetch_tile(oz2_regs *r, const oz2_view &o, long long v0,
+                                                  long long l0) {
+    const int tx = threadIdx.x, ty = threadIdx.y;
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+        const long long v = o.sl == 1 ? v0 + ty + 8 * s : v0 + tx;
+        const long long l = o.sl == 1 ? l0 + tx : l0 + ty + 8 * s;
+        r->x[s] = v < o.nv && l < o.k ? ldx(o, v, l) : 0.0;
+    }
+}
+
+/* t[v][l] = element (v0 + v, l0 + l) from the fetched registers */
+static __device__ __forceinline__ void store_tile(double (*t)[T32 + 1], const oz2_view &o,
+                                                  const oz2_regs *r) {
+    const int tx = threadIdx.x, ty = threadIdx.y;
+#pragma unroll
+    for (int s = 0; s < 4; s++) {
+        if (o.sl == 1) t[ty + 8 * s][tx] = r->x[s];
+        else t[tx][ty + 8 * s] = r->x[s];
+    }
+}
+
 /* t[v][l] = element (v0 + v, l0 + l), 0 outside; block 32 x 8 */
 static __device__ void load_tile(double (*t)[T32 + 1], const oz2_view &o, long long v0,
                                  long long l0) {
-    const int tx = threadIdx.x, ty = threadIdx.y;
-    if (o.sl == 1) {
-        for (int r = 0; r < T32; r += 8) {
-            const long long v = v0 + ty + r, l = l0 + tx;
-            t[ty + r][tx] = v < o.nv && l < o.k ? ldx(o, v, l) : 0.0;
-        }
-    } else {
-        for (int r = 0; r < T32; r += 8) {
-            const long long v = v0 + tx, l = l0 + ty + r;
-            t[tx][ty + r] = v < o.nv && l < o.k ? ldx(o, v, l) : 0.0;
-        }
-    }
+    oz2_regs r;
+    fetch_tile(&r, o, v0, l0);
+    store_tile(t, o, &r);
     __syncthreads();
 }
 
@@ -89,15 +110,23 @@ static __device__ unsigned long long sq_term(double x, int e, int tbits) {
 
 /* -------------------------------------------------------------- pass 1 */
 /* E[v] = max exponent (atomicMax; E preset below -2^30), and when wpart:
- * wpart[b * k + l] = sum of |x| over the vectors of the tiles b, b + 64, ... */
+ * wpart[b * k + l] = sum of |x| over the vectors of the tiles b, b + 64, ...
+ * (each of the 8 thread rows sums the tile rows ty, ty + 8, .. in turn, and
+ * the 8 partial sums are added in the order of ty at the end: a fixed order,
+ * so the sums are deterministic) */
 static __global__ void k_pass1(oz2_view o, int *E, double *wpart) {
     __shared__ double t[T32][T32 + 1];
+    __shared__ double red[8][T32];
     const long long l0 = (long long)blockIdx.x * T32, vtiles = (o.nv + T32 - 1) / T32;
     const int tid = threadIdx.y * T32 + threadIdx.x, v = tid >> 3, q = tid & 7;
     double ws = 0.0;
+    oz2_regs nx;
+    if (blockIdx.y < vtiles) fetch_tile(&nx, o, (long long)blockIdx.y * T32, l0);
     for (long long vt = blockIdx.y; vt < vtiles; vt += gridDim.y) {
         const long long v0 = vt * T32;
-        load_tile(t, o, v0, l0);
+        store_tile(t, o, &nx);
+        __syncthreads();
+        if (vt + gridDim.y < vtiles) fetch_tile(&nx, o, (vt + gridDim.y) * T32, l0);
         int em = INT_MIN;
         for (int c = q; c < T32; c += 8) {
             const double x = t[v][c];
@@ -110,12 +139,20 @@ static __global__ void k_pass1(oz2_view o, int *E, double *wpart) {
         em = max(em, __shfl_xor_sync(0xffffffffu, em, 2));
         em = max(em, __shfl_xor_sync(0xffffffffu, em, 4));
         if (q == 0 && em != INT_MIN && v0 + v < o.nv) atomicMax(&E[v0 + v], em);
-        if (wpart && threadIdx.y == 0)
-            for (int r = 0; r < T32; r++) ws = __dadd_rn(ws, fabs(t[r][threadIdx.x]));
+        if (wpart)
+            for (int r = threadIdx.y; r < T32; r += 8)
+                ws = __dadd_rn(ws, fabs(t[r][threadIdx.x]));
         __syncthreads();
     }
-    if (wpart && threadIdx.y == 0 && l0 + threadIdx.x < o.k)
-        wpart[(long long)blockIdx.y * o.k + l0 + threadIdx.x] = ws;
+    if (wpart) {
+        red[threadIdx.y][threadIdx.x] = ws;
+        __syncthreads();
+        if (threadIdx.y == 0 && l0 + threadIdx.x < o.k) {
+            double s = 0.0;
+            for (int r = 0; r < 8; r++) s = __dadd_rn(s, red[r][threadIdx.x]);
+            wpart[(long long)blockIdx.y * o.k + l0 + threadIdx.x] = s;
+        }
+    }
 }
 
 /* out[i] = sum_b part[b * len + i], b in order */
@@ -138,9 +175,13 @@ static __global__ void k_pass2(oz2_view o, const int *E, int tbits, unsigned lon
     const int e = v0 + v < o.nv ? E[v0 + v] : INT_MIN;
     unsigned long long s = 0;
     double g = 0.0;
+    oz2_regs nx;
+    if (blockIdx.x < ltiles) fetch_tile(&nx, o, v0, (long long)blockIdx.x * T32);
     for (long long lt = blockIdx.x; lt < ltiles; lt += gridDim.x) {
         const long long l0 = lt * T32;
-        load_tile(t, o, v0, l0);
+        store_tile(t, o, &nx);
+        __syncthreads();
+        if (lt + gridDim.x < ltiles) fetch_tile(&nx, o, v0, (lt + gridDim.x) * T32);
         for (int c = q; c < T32; c += 8) {
             const double x = t[v][c];
             if (e > -(1 << 30)) s += sq_term(x, e, tbits);
@@ -158,19 +199,28 @@ static __global__ void k_pass2(oz2_view o, const int *E, int tbits, unsigned lon
     }
 }
 
-/* sig[v] as tn_oz2_sigma */
+/* sig[v] as tn_oz2_sigma; in DP mode (g != NULL) also *key = the minimum of
+ * tn_oz2_gkey(g[v], sig[v]) (order-free; *key preset to UINT64_MAX) */
 static __global__ void k_sigma(const int *E, const unsigned long long *S, long long nv, int tbits,
-                               int *sig) {
+                               int *sig, const double *g, unsigned long long *key) {
     const long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= nv) return;
-    const int e = E[v];
-    const unsigned long long s = S[v];
-    if (s == 0 || e <= -(1 << 30)) {
-        sig[v] = 0;
-        return;
+    int sg = 0;
+    if (v < nv) {
+        const int e = E[v];
+        const unsigned long long s = S[v];
+        if (s != 0 && e > -(1 << 30)) {
+            const int a = 16 + tbits - (64 - __clzll((long long)s)) - 2 * e;
+            sg = a >= 0 ? a / 2 : -((1 - a) / 2);
+        }
+        sig[v] = sg;
     }
-    const int a = 16 + tbits - (64 - __clzll((long long)s)) - 2 * e;
-    sig[v] = a >= 0 ? a / 2 : -((1 - a) / 2);
+    if (!g) return;
+    unsigned long long kk = v < nv ? (unsigned long long)tn_oz2_gkey(g[v], sg) : ~0ull;
+    for (int d = 16; d > 0; d >>= 1) {
+        const unsigned long long o = __shfl_xor_sync(0xffffffffu, kk, d);
+        kk = o < kk ? o : kk;
+    }
+    if ((threadIdx.x & 31) == 0 && kk != ~0ull) atomicMin(key, kk);
 }
 
 /* ------------------------------------------------------------ residues */
@@ -262,24 +312,25 @@ static __device__ __forceinline__ float mod_small(float x, float p, float pinv) 
     return r >= p ? r - p : r;
 }
 
-static __global__ void k_modp(const int *P, long long cnt4, int p, int qinv, float pinvf,
-                              int first, unsigned char *Q) {
+/* q v mod p for an int32 v = vh 2^16 + vl (vh in [-2^15, 2^15), vl in
+ * [0, 2^16)) as vh c1 + vl c0 with c1 = q 2^16 mod p and c0 = q, both
+ * taken in (-p/2, p/2]: |vh c1| <= 2^22 and |vl c0| < 2^23, so the sum is
+ * an exact FP32 integer below 2^24 and one reduction gives the residue.
+ * vh and vl reach FP32 through the mantissa (exact, full rate). */
+static __global__ void k_modp(const int *P, long long cnt4, int p, float c0, float c1,
+                              float pinvf, int first, unsigned char *Q) {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= cnt4) return;
     const int4 v = ((const int4 *)P)[i];
     const int vv[4] = {v.x, v.y, v.z, v.w};
     unsigned int old = first ? 0u : ((const unsigned int *)Q)[i], word = 0;
-    const float pf = (float)p, qf = (float)qinv, t16 = (float)(65536 % p);
+    const float pf = (float)p;
 #pragma unroll
     for (int e = 0; e < 4; e++) {
-        /* v = vh 2^16 + vl, vh in [-2^15, 2^15), vl in [0, 2^16): both to
-         * float through the mantissa (exact, full rate), then
-         * vh (2^16 mod p) + vl < 2^24 reduced in FP32 */
         const int vh = vv[e] >> 16, vl = vv[e] & 0xFFFF;
         const float fh = __int_as_float(0x4B000000 | (vh + 32768)) - 8421376.0f; /* 2^23 + 2^15 */
         const float fl = __int_as_float(0x4B000000 | vl) - 8388608.0f;
-        const float r = mod_small(fmaf(fh, t16, fl), pf, pinvf); /* |.| < 2^23 + 2^16 */
-        float u = mod_small(r * qf, pf, pinvf); /* r q < 2^16 */
+        float u = mod_small(__fmaf_rn(fh, c1, __fmul_rn(fl, c0)), pf, pinvf);
         if (!first) u = mod_small(u + (float)((old >> (8 * e)) & 0xFFu), pf, pinvf);
         word |= ((unsigned)__float_as_int(u + 8388608.0f) & 0xFFu) << (8 * e);
     }
@@ -287,44 +338,72 @@ static __global__ void k_modp(const int *P, long long cnt4, int p, int qinv, flo
 }
 
 /* ---------------------------------------------------------- reconstruct */
+/* x 2^-e as scalbn(x, -e) rounds it (once, to nearest): a product with the
+ * exact power when that is a normal double, scalbn otherwise */
+static __device__ __forceinline__ double scale2(double x, int e) {
+    if (e >= -1023 && e <= 1022)
+        return __dmul_rn(x, __longlong_as_double((long long)(1023 - e) << 52));
+    return scalbn(x, -e);
+}
+
 /* C[i + j ldc] = alpha x 2^-(hA + sa[i] + hB + sb[j]) + beta C, i < mb, j < nb
- * (C, sa, sb already offset to the block) */
-static __global__ void k_reconstruct(const unsigned char *Q, long long mbp, long long nbp,
-                                     long long mb, long long nb, tn_oz2_consts_t c,
-                                     const int *sa, const int *sb, int hAB, double alpha,
-                                     double beta, void *C, long long ldc, int f32) {
-    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= mb) return;
+ * (C, sa, sb already offset to the block). A thread takes 4 consecutive
+ * rows of one column: one 32-bit load per modulus, the 4 x 4 partial sums
+ * S_t = sum_l w_lt u_l accumulated over the moduli in a loop that runs over
+ * l with uniform (constant bank) weights; then per element the operations
+ * of tn_oz2_reconstruct in the same order. Every product w_lt u_l (40 x 8
+ * bits) and partial sum is exact, so FMA or not is the same. */
+#define OZ2_REC_ROWS 4
+static __global__ void __launch_bounds__(128)
+    k_reconstruct(const unsigned char *Q, long long mbp, long long nbp, long long mb,
+                  long long nb, tn_oz2_consts_t c, const int *sa, const int *sb, int hAB,
+                  double alpha, double beta, void *C, long long ldc, int f32) {
+    const long long i0 = OZ2_REC_ROWS * ((long long)blockIdx.x * blockDim.x + threadIdx.x);
+    if (i0 >= mb) return;
+    const long long step = mbp * nbp / 4; /* one modulus, in 32-bit words */
     for (long long j = blockIdx.y; j < nb; j += gridDim.y) {
-        const unsigned char *q = Q + j * mbp + i;
-        const long long stride = mbp * nbp;
-        double S0 = 0.0, S1 = 0.0, S2 = 0.0, S3 = 0.0;
+        const unsigned int *q = (const unsigned int *)(Q + j * mbp + i0);
+        double S[OZ2_REC_ROWS][4];
+#pragma unroll
+        for (int e = 0; e < OZ2_REC_ROWS; e++) S[e][0] = S[e][1] = S[e][2] = S[e][3] = 0.0;
+#pragma unroll 4
         for (int l = 0; l < c.n; l++) {
-            /* u_l < 256 to FP64 from the mantissa of u + 2^52 */
-            const double u =
-                __longlong_as_double(0x4330000000000000ll | (long long)q[l * stride]) - 0x1p52;
-            S0 += c.w[l][0] * u; /* exact: FMA or not, the same */
-            S1 += c.w[l][1] * u;
-            S2 += c.w[l][2] * u;
-            S3 += c.w[l][3] * u;
+            const unsigned int wd = __ldg(q + l * step);
+#pragma unroll
+            for (int e = 0; e < OZ2_REC_ROWS; e++) {
+                /* u_l < 256 to FP64 from the mantissa of u + 2^52 */
+                const double u = __hiloint2double(0x43300000, (int)((wd >> (8 * e)) & 0xFFu)) -
+                                 0x1p52;
+                S[e][0] = fma(c.w[l][0], u, S[e][0]);
+                S[e][1] = fma(c.w[l][1], u, S[e][1]);
+                S[e][2] = fma(c.w[l][2], u, S[e][2]);
+                S[e][3] = fma(c.w[l][3], u, S[e][3]);
+            }
         }
-        const double qq = rint(__dmul_rn(__dadd_rn(S0, S1), c.pinv));
-        const double D0 = S0 - qq * c.p[0], D1 = S1 - qq * c.p[1]; /* exact */
-        const double D2 = S2 - qq * c.p[2], D3 = S3 - qq * c.p[3];
-        const double H1 = __dmul_rn(rint(__dmul_rn(D1, c.pow2mlo[0])), c.pow2lo[0]);
-        const double H2 = __dmul_rn(rint(__dmul_rn(D2, c.pow2mlo[1])), c.pow2lo[1]);
-        const double H3 = __dmul_rn(rint(__dmul_rn(D3, c.pow2mlo[2])), c.pow2lo[2]);
-        const double T0 = __dadd_rn(D0, H1), T1 = __dadd_rn(__dsub_rn(D1, H1), H2);
-        const double T2 = __dadd_rn(__dsub_rn(D2, H2), H3), T3 = __dsub_rn(D3, H3);
-        const double x = __dadd_rn(T0, __dadd_rn(T1, __dadd_rn(T2, T3)));
-        const double v = __dmul_rn(alpha, scalbn(x, -(hAB + sa[i] + sb[j])));
-        const long long at = i + j * ldc;
-        if (f32) {
-            float *cf = (float *)C;
-            cf[at] = (float)(beta == 0.0 ? v : __dadd_rn(v, __dmul_rn(beta, (double)cf[at])));
-        } else {
-            double *cd = (double *)C;
-            cd[at] = beta == 0.0 ? v : __dadd_rn(v, __dmul_rn(beta, cd[at]));
+        const int ej = hAB + sb[j];
+#pragma unroll
+        for (int e = 0; e < OZ2_REC_ROWS; e++) {
+            const long long i = i0 + e;
+            if (i >= mb) break;
+            const double qq = rint(__dmul_rn(__dadd_rn(S[e][0], S[e][1]), c.pinv));
+            const double D0 = fma(-qq, c.p[0], S[e][0]), D1 = fma(-qq, c.p[1], S[e][1]);
+            const double D2 = fma(-qq, c.p[2], S[e][2]), D3 = fma(-qq, c.p[3], S[e][3]);
+            const double H1 = __dmul_rn(rint(__dmul_rn(D1, c.pow2mlo[0])), c.pow2lo[0]);
+            const double H2 = __dmul_rn(rint(__dmul_rn(D2, c.pow2mlo[1])), c.pow2lo[1]);
+            const double H3 = __dmul_rn(rint(__dmul_rn(D3, c.pow2mlo[2])), c.pow2lo[2]);
+            const double T0 = __dadd_rn(D0, H1), T1 = __dadd_rn(__dsub_rn(D1, H1), H2);
+            const double T2 = __dadd_rn(__dsub_rn(D2, H2), H3), T3 = __dsub_rn(D3, H3);
+            const double x = __dadd_rn(T0, __dadd_rn(T1, __dadd_rn(T2, T3)));
+            const double v = __dmul_rn(alpha, scale2(x, ej + sa[i]));
+            const long long at = i + j * ldc;
+            if (f32) {
+                float *cf = (float *)C;
+                cf[at] =
+                    (float)(beta == 0.0 ? v : __dadd_rn(v, __dmul_rn(beta, (double)cf[at])));
+            } else {
+                double *cd = (double *)C;
+                cd[at] = beta == 0.0 ? v : __dadd_rn(v, __dmul_rn(beta, cd[at]));
+            }
         }
     }
 }
@@ -352,12 +431,12 @@ extern "C" int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int6
     return (int)cudaGetLastError();
 }
 
-/* sig from E and the norm bounds; g = |x| . w when w != NULL (part: 64 nv
- * doubles). nv <= 65535 * 32. */
+/* sig from E and the norm bounds; when w != NULL also g = |x| . w (part: 64
+ * nv doubles) and *key, the smallest tn_oz2_gkey(g, sig). nv <= 65535 * 32. */
 extern "C" int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv,
                             int64_t k, const int *E, int tbits, unsigned long long *S,
                             const double *w, double *part, double *g, int *sig,
-                            cudaStream_t st) {
+                            unsigned long long *key, cudaStream_t st) {
     if (nv <= 0 || k <= 0) return 0;
     cudaError_t e = cudaMemsetAsync(S, 0, sizeof(unsigned long long) * (size_t)nv, st);
     if (e != cudaSuccess) return (int)e;
@@ -366,7 +445,12 @@ extern "C" int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int6
     k_pass2<<<dim3((unsigned)nb, (unsigned)((nv + T32 - 1) / T32)), dim3(T32, 8), 0, st>>>(
         o, E, tbits, S, w, w ? part : NULL);
     if (w) k_sum_parts<<<(unsigned)((nv + 255) / 256), 256, 0, st>>>(part, nb, nv, g);
-    k_sigma<<<(unsigned)((nv + 255) / 256), 256, 0, st>>>(E, S, nv, tbits, sig);
+    if (w) {
+        e = cudaMemsetAsync(key, 0xFF, sizeof *key, st);
+        if (e != cudaSuccess) return (int)e;
+    }
+    k_sigma<<<(unsigned)((nv + 255) / 256), 256, 0, st>>>(E, S, nv, tbits, sig, w ? g : NULL,
+                                                           key);
     return (int)cudaGetLastError();
 }
 
@@ -386,8 +470,12 @@ extern "C" int tn_oz2_modp(const int *P, int64_t cnt, int p, int qinv, int first
                            unsigned char *Q, cudaStream_t st) {
     const int64_t c4 = cnt / 4;
     if (c4 <= 0) return 0;
-    k_modp<<<(unsigned)((c4 + 255) / 256), 256, 0, st>>>(P, c4, p, qinv, 1.0f / (float)p, first,
-                                                          Q);
+    /* c0 = q, c1 = q 2^16 mod p, each in (-p/2, p/2] */
+    int r0 = qinv % p, r1 = (int)(((long long)qinv * 65536) % p);
+    if (r0 > p / 2) r0 -= p;
+    if (r1 > p / 2) r1 -= p;
+    k_modp<<<(unsigned)((c4 + 255) / 256), 256, 0, st>>>(P, c4, p, (float)r0, (float)r1,
+                                                          1.0f / (float)p, first, Q);
     return (int)cudaGetLastError();
 }
 
@@ -396,7 +484,7 @@ extern "C" int tn_oz2_launch_reconstruct(const unsigned char *Q, int64_t mbp, in
                                   const int *sb, int hAB, double alpha, double beta, void *C,
                                   int64_t ldc, int f32, cudaStream_t st) {
     if (mb <= 0 || nb <= 0) return 0;
-    dim3 g((unsigned)((mb + 127) / 128), (unsigned)(nb < 65535 ? nb : 65535));
+    dim3 g((unsigned)((mb + 511) / 512), (unsigned)(nb < 65535 ? nb : 65535));
     k_reconstruct<<<g, 128, 0, st>>>(Q, mbp, nbp, mb, nb, *c, sa, sb, hAB, alpha, beta, C, ldc,
                                      f32);
     return (int)cudaGetLastError();

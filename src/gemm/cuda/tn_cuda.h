@@ -33,6 +33,7 @@ struct tn_cuda_ctx {
     size_t ws_bytes;
     void *pinned;               /* small pinned host buffer (flags read back) */
     size_t pinned_bytes;
+    struct tn_i8_state *i8;     /* INT8 products of Ozaki scheme II (i8gemm_cuda.c) */
 };
 
 /* Grow-only device workspace of at least `bytes` (NULL on failure). Growing
@@ -40,6 +41,14 @@ struct tn_cuda_ctx {
 void *tn_cuda_workspace(struct tn_cuda_ctx *c, size_t bytes);
 /* Maps a failed runtime call to a status (clears the non-sticky error). */
 int tn_cuda_err(cudaError_t e);
+
+/* C (m x n, int32, ldc) = A^T B, A (k x m) and B (k x n) int8 column-major,
+ * exact for k <= TN_OZ2_KBLOCK; cuBLASLt with the algorithm of each shape
+ * chosen by timing its first products (i8gemm_cuda.c). */
+int tn_cuda_i8gemm(struct tn_cuda_ctx *c, int m, int n, int k, const signed char *A, int lda,
+                   const signed char *B, int ldb, int *C, int ldc);
+int tn_cuda_i8gemm_choice(struct tn_cuda_ctx *c, int m, int n, int k, int *ncand, float *ms);
+void tn_cuda_i8_release(struct tn_cuda_ctx *c);
 #endif
 
 /* ------------------------------------------------------------ launchers */
