@@ -45,14 +45,31 @@ typedef struct {
 
 /* the thread's 4 elements of tile (v0, l0), 0 outside, read along the
  * contiguous index (issued together, stored later: the passes fetch the
- * next tile before they work on the current one) */
+ * next tile before they work on the current one). Tiles inside the operand
+ * take one base address and a stride, without per-element checks. */
 static __device__ __forceinline__ void fetch_tile(oz2_regs *r, const oz2_view &o, long long v0,
                                                   long long l0) {
     const int tx = threadIdx.x, ty = threadIdx.y;
+    const int along_l = o.sl == 1; /* the elements of a vector are contiguous */
+    if (v0 + T32 <= o.nv && l0 + T32 <= o.k) {
+        const long long base = along_l ? (v0 + ty) * o.sv + l0 + tx
+                                       : (v0 + tx) * o.sv + (l0 + ty) * o.sl;
+        const long long step = 8 * (along_l ? o.sv : o.sl);
+        if (o.f32) {
+            const float *p = (const float *)o.X + base;
+#pragma unroll
+            for (int s = 0; s < 4; s++) r->x[s] = (double)p[s * step];
+        } else {
+            const double *p = (const double *)o.X + base;
+#pragma unroll
+            for (int s = 0; s < 4; s++) r->x[s] = p[s * step];
+        }
+        return;
+    }
 #pragma unroll
     for (int s = 0; s < 4; s++) {
-        const long long v = o.sl == 1 ? v0 + ty + 8 * s : v0 + tx;
-        const long long l = o.sl == 1 ? l0 + tx : l0 + ty + 8 * s;
+        const long long v = along_l ? v0 + ty + 8 * s : v0 + tx;
+        const long long l = along_l ? l0 + tx : l0 + ty + 8 * s;
         r->x[s] = v < o.nv && l < o.k ? ldx(o, v, l) : 0.0;
     }
 }
@@ -170,22 +187,31 @@ static __global__ void k_sum_parts(const double *part, long long nb, long long l
 static __global__ void k_pass2(oz2_view o, const int *E, int tbits, unsigned long long *S,
                                const double *w, double *gpart) {
     __shared__ double t[T32][T32 + 1];
+    __shared__ double wt[T32]; /* w of the tile's columns (0 past k) */
     const long long v0 = (long long)blockIdx.y * T32, ltiles = (o.k + T32 - 1) / T32;
     const int tid = threadIdx.y * T32 + threadIdx.x, v = tid >> 3, q = tid & 7;
     const int e = v0 + v < o.nv ? E[v0 + v] : INT_MIN;
     unsigned long long s = 0;
-    double g = 0.0;
+    double g = 0.0, wn = 0.0;
     oz2_regs nx;
-    if (blockIdx.x < ltiles) fetch_tile(&nx, o, v0, (long long)blockIdx.x * T32);
+    if (blockIdx.x < ltiles) {
+        const long long l0 = (long long)blockIdx.x * T32;
+        fetch_tile(&nx, o, v0, l0);
+        if (w && threadIdx.y == 0) wn = l0 + threadIdx.x < o.k ? w[l0 + threadIdx.x] : 0.0;
+    }
     for (long long lt = blockIdx.x; lt < ltiles; lt += gridDim.x) {
-        const long long l0 = lt * T32;
         store_tile(t, o, &nx);
+        if (w && threadIdx.y == 0) wt[threadIdx.x] = wn;
         __syncthreads();
-        if (lt + gridDim.x < ltiles) fetch_tile(&nx, o, v0, (lt + gridDim.x) * T32);
+        if (lt + gridDim.x < ltiles) {
+            const long long l1 = (lt + gridDim.x) * T32;
+            fetch_tile(&nx, o, v0, l1);
+            if (w && threadIdx.y == 0) wn = l1 + threadIdx.x < o.k ? w[l1 + threadIdx.x] : 0.0;
+        }
         for (int c = q; c < T32; c += 8) {
             const double x = t[v][c];
             if (e > -(1 << 30)) s += sq_term(x, e, tbits);
-            if (w && l0 + c < o.k) g = __dadd_rn(g, __dmul_rn(fabs(x), w[l0 + c]));
+            if (w) g = __dadd_rn(g, __dmul_rn(fabs(x), wt[c]));
         }
         __syncthreads();
     }
@@ -283,7 +309,10 @@ static __global__ void k_residues(oz2_view o, long long v_base, long long nvp, l
 #pragma unroll
             for (int e = 0; e < 4; e++) {
                 float acc = 0.0f;
-                if (nch <= 5) {
+                if (nch <= 3) { /* FP32 inputs: about 30 bits */
+#pragma unroll
+                    for (int tt = 0; tt < 3; tt++) acc = fmaf(ch[e][tt], c.pw[l][tt], acc);
+                } else if (nch <= 5) {
 #pragma unroll
                     for (int tt = 0; tt < 5; tt++) acc = fmaf(ch[e][tt], c.pw[l][tt], acc);
                 } else {
