@@ -170,6 +170,68 @@ TEST(gpu_rsvd_tensor_core_matches_fp32_and_bound) {
     tcnla_destroy(g);
 }
 
+/* The small SVD's two GPU paths (src/linalg/small_svd_cuda.c): the
+ * eigensolution of R R^T and, forced by TCNLA_SMALL_SVD_JACOBI, gesvdj give
+ * the same singular values and residual; a spectrum spanning 1e7 over the
+ * kept k (beyond the eigensolution's 1e4) goes to gesvdj and still meets
+ * the bound (eq. (4) plus FP32's floor) and the CPU's values. */
+TEST(gpu_rsvd_small_svd_paths_agree) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    const int N = 512, k = 32, p = 8;
+    double *sig = malloc(sizeof(double) * N);
+    float *A = malloc(sizeof(float) * N * N), *U = malloc(sizeof(float) * N * k),
+          *VT = malloc(sizeof(float) * k * N), S[2][32], Sc[32];
+    float *dA = to_dev(g, NULL, (size_t)N * N), *dU = to_dev(g, NULL, (size_t)N * k),
+          *dVT = to_dev(g, NULL, (size_t)k * N), *dS = to_dev(g, NULL, k);
+    tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+    o.rank = k, o.oversampling = p, o.power_iters = 2;
+    for (int c = 0; c < 2; c++) {
+        const double low = c == 0 ? 1e-3 : 1e-7;
+        tn_spectrum(TN_SPEC_EXP, N, k, low, 0, 0, 0, sig);
+        REQUIRE(tn_testmat_svd_fast(N, N, 2 * k + 32, sig, 5, A, N) == 0);
+        double tail = 0, all = 0;
+        for (int i = 0; i < 2 * k + 32; i++) {
+            all += sig[i] * sig[i];
+            if (i >= k) tail += sig[i] * sig[i];
+        }
+        /* eq. (4)'s bound, plus FP32's floor (about sqrt(k) u_32 = 3.4e-7) that
+         * the 1e-7 spectrum reaches */
+        const double bound = sqrt(1.0 + (double)k / (p - 1)) * sqrt(tail / all) + 4e-7;
+        tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)N * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        double res[2];
+        for (int j = 0; j < 2; j++) {
+            if (j) setenv("TCNLA_SMALL_SVD_JACOBI", "1", 1);
+            REQUIRE(tcnla_rsvd(g, &o, N, N, dA, N, dU, N, dS, dVT, k) == 0);
+            unsetenv("TCNLA_SMALL_SVD_JACOBI");
+            to_host(g, U, dU, (size_t)N * k), to_host(g, VT, dVT, (size_t)k * N),
+                to_host(g, S[j], dS, k);
+            res[j] = residual(A, N, N, U, S[j], VT, k);
+            CHECK_MSG(res[j] <= bound, "case %d path %d: residual %.3e > bound %.3e", c, j,
+                      res[j], bound);
+        }
+        tcnla_handle_t ch;
+        tcnla_create(&ch, TCNLA_BACKEND_CPU);
+        float *Uc = malloc(sizeof(float) * N * k), *VTc = malloc(sizeof(float) * k * N);
+        CHECK(tcnla_rsvd(ch, &o, N, N, A, N, Uc, N, Sc, VTc, k) == 0);
+        double dj = 0, dc = 0;
+        for (int i = 0; i < k; i++) {
+            dj = fmax(dj, fabs((double)S[0][i] - S[1][i]) / S[1][0]);
+            dc = fmax(dc, fabs((double)S[0][i] - Sc[i]) / Sc[0]);
+        }
+        printf("    spectrum to %.0e: residual %.5e (eig) %.5e (gesvdj), bound %.5e; "
+               "values differ by %.1e (paths) %.1e (CPU)\n",
+               low, res[0], res[1], bound, dj, dc);
+        CHECK(dj < 1e-6 && dc < 1e-5);
+        CHECK(fabs(res[0] - res[1]) <= 1e-3 * res[1]);
+        free(Uc), free(VTc);
+        tcnla_destroy(ch);
+    }
+    tcnla_free(g, dA), tcnla_free(g, dU), tcnla_free(g, dVT), tcnla_free(g, dS);
+    free(sig), free(A), free(U), free(VT);
+    tcnla_destroy(g);
+}
+
 TEST(gpu_lra_refinement_and_hosvd) {
     tcnla_handle_t g = gpu();
     if (!g) SKIP("no GPU");

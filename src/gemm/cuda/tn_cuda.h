@@ -76,6 +76,12 @@ int tn_cu_scale(float beta, float *C, int64_t ldc, int64_t m, int64_t n, cudaStr
 
 /* C = (float)(alpha * R + beta * C) with R an m x n FP64 matrix (ld m),
  * computed in FP64 as the CPU backend does (C not read when beta == 0). */
+/* The small SVD from an eigensolution (lam ascending, W the l x l
+ * eigenvectors of M^T M): for i < k, pair l - 1 - i: Vs = W_i / s_i (FP64),
+ * Vk = W_i (times s_i when scale; FP32), Sk = s_i (when not NULL), s = sqrt(lam);
+ * all l x k, leading dimension l. */
+int tn_cu_eig_to_svd(const double *W, const double *lam, int64_t l, int64_t k, int scale,
+                     double *Vs, float *Vk, float *Sk, cudaStream_t stream);
 int tn_cu_epilogue_f64(float alpha, const double *R, float beta, float *C, int64_t ldc,
                        int64_t m, int64_t n, cudaStream_t stream);
 

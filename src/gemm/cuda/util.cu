@@ -111,6 +111,30 @@ extern "C" int tn_cu_epilogue_f64(float alpha, const double *R, float beta, floa
     return (int)cudaGetLastError();
 }
 
+/* ------------------------------------- small SVD from an eigensolution */
+/* lam ascending, W its eigenvectors (l x l): column i of the result is
+ * eigenpair l - 1 - i, s_i = sqrt(lam): Vs (FP64, l x k) = W_i / s_i,
+ * Vk (FP32, l x k) = W_i (times s_i when scale), Sk = s (when not NULL) */
+static __global__ void eig_to_svd_kernel(const double *W, const double *lam, long long l,
+                                         long long k, int scale, double *Vs, float *Vk,
+                                         float *Sk) {
+    const long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x, i = blockIdx.y;
+    if (r >= l || i >= k) return;
+    const double si = sqrt(lam[l - 1 - i]), w = W[r + (l - 1 - i) * l];
+    Vs[r + i * l] = w / si;
+    Vk[r + i * l] = (float)(scale ? w * si : w);
+    if (Sk && r == 0) Sk[i] = (float)si;
+}
+
+extern "C" int tn_cu_eig_to_svd(const double *W, const double *lam, int64_t l, int64_t k,
+                                int scale, double *Vs, float *Vk, float *Sk,
+                                cudaStream_t stream) {
+    if (l <= 0 || k <= 0) return 0;
+    eig_to_svd_kernel<<<dim3((unsigned)((l + 127) / 128), (unsigned)k), 128, 0, stream>>>(
+        W, lam, (long long)l, (long long)k, scale, Vs, Vk, Sk);
+    return (int)cudaGetLastError();
+}
+
 /* ----------------------------------------------------------- checks */
 /* Per element: the magnitude bits (NaN > Inf > finite, as unsigned) and the
  * representation error |represented(x) - x| (Inf when not finite). */
