@@ -86,12 +86,13 @@ $(BUILD)/.deps: scripts/deps.sh
 
 deps: $(BUILD)/.deps
 
+# the CLI tests run the tcnla of this build ($(BUILD) may be relative or absolute)
 test: $(BUILD)/.deps
 	$(MAKE) $(BUILD)/run_tests $(BUILD)/tcnla
-	./$(BUILD)/run_tests $(T)
+	TCNLA_BIN=$(abspath $(BUILD))/tcnla $(abspath $(BUILD))/run_tests $(T)
 
 test-gpu: $(BUILD)/run_gpu_tests
-	./$(BUILD)/run_gpu_tests $(T)
+	$(abspath $(BUILD))/run_gpu_tests $(T)
 
 demo: $(BUILD)/.deps
 	$(MAKE) $(BUILD)/tcnla

@@ -506,7 +506,8 @@ int cmd_gemm(int argc, char **argv) {
         if (used != method)
             printf("  note: computed with %s (NaN/Inf input or range fallback)\n",
                    tcnla_gemm_method_name(used));
-        if (be == TCNLA_BACKEND_CPU && tn_method(method)->tensor_core)
+        if (be == TCNLA_BACKEND_CPU && tn_method(method)->tensor_core &&
+            method != TCNLA_GEMM_OZAKI_FP16 && method != TCNLA_GEMM_OZAKI_INT8) /* exact slices */
             printf("  Tensor Core model: %d-bit accumulation, %d products/instruction, hi*hi "
                    "chunk %d\n",
                    model.acc_bits, model.k_per_mma, model.tcec_chunk);
