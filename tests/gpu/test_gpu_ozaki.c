@@ -419,6 +419,21 @@ TEST(gpu_ozaki2_workspace_cap_same_bits_and_nan) {
     oz2_opts(g, TCNLA_OZAKI_DP, 0, 1000);
     CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k,
                     0.0, C1, m), TCNLA_ERR_ALLOC);
+    { /* many columns: all rows, the columns in blocks (about 1050 of them) */
+        const int64_t m2 = 64, n2 = 2100, k2 = 256;
+        double *A2 = malloc(8 * m2 * k2), *B2 = malloc(8 * k2 * n2), *D0 = calloc(m2 * n2, 8),
+               *D1 = calloc(m2 * n2, 8);
+        tn_rand_phi(22, 1, 0.5, m2 * k2, A2);
+        tn_rand_phi(22, 2, 0.5, k2 * n2, B2);
+        oz2_opts(g, TCNLA_OZAKI_DP, 0, 0);
+        CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m2, n2, k2, 1.0, A2, m2,
+                        B2, k2, 0.0, D0, m2), 0);
+        oz2_opts(g, TCNLA_OZAKI_DP, 0, (size_t)6 << 20);
+        CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m2, n2, k2, 1.0, A2, m2,
+                        B2, k2, 0.0, D1, m2), 0);
+        CHECK_MSG(bit_diffs(D0, D1, m2 * n2) == 0, "scheme 2: column blocks changed bits");
+        free(A2), free(B2), free(D0), free(D1);
+    }
     A[5] = NAN;
     oz2_opts(g, TCNLA_OZAKI_DP, 0, 0);
     CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k,
