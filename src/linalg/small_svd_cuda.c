@@ -8,8 +8,10 @@
  * about 1e-8, below FP32's resolution, in the values and the vectors);
  * otherwise, when syevd fails, or with TCNLA_SMALL_SVD_JACOBI set (to
  * compare), cuSOLVER's Jacobi SVD (gesvdj) of M.
- * Measured on an H200 for l = 266 (a throwaway probe, session 3): DSYRK + syevd
- * 2.4 ms, gesvdj 13.5 ms (gesvdp 7.5 ms, gesvd 28 ms). */
+ * Measured on an H200 for l = 266 (a throwaway probe on a random matrix with
+ * decaying columns, session 3): DSYRK + syevd 2.4 ms, gesvdj 13.5 ms (gesvdp
+ * 7.5 ms, gesvd 28 ms); in bench_rsvd (16384^2, rank 256) the QR + small SVD
+ * step takes 3.5 ms, 6.9 ms with TCNLA_SMALL_SVD_JACOBI=1. */
 #include "core/internal.h"
 #include "gemm/cuda/tn_cuda.h"
 
