@@ -481,6 +481,45 @@ TEST(gpu_range_error_and_fallback) {
     tcnla_destroy(g);
 }
 
+/* The checks read 4 elements per load where every vector start is 16-byte
+ * aligned (ld % 4 == 0) and one by one otherwise: a vector's last element
+ * (past the last whole group of 4) is seen in both layouts, for the range
+ * check (rows of op(A), columns of op(B)) and for NaN. */
+TEST(gpu_checks_see_every_element_aligned_or_not) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    const int m = 70, n = 9, k = 70;
+    float *A = malloc(sizeof(float) * 72 * k), *B = malloc(sizeof(float) * 72 * n),
+          *C = calloc((size_t)m * n, sizeof(float)), tiny[70];
+    gt_exp_rand(31, -30, -20, 70, tiny);
+    for (int ld = 70; ld <= 72; ld += 2) {
+        for (int where = 0; where < 4; where++) {
+            gt_uniform(32, -1, 1, ld * k, A);
+            gt_uniform(33, -1, 1, ld * n, B);
+            tcnla_set_range_policy(g, TCNLA_RANGE_ERROR);
+            int want = TCNLA_ERR_RANGE;
+            if (where == 0) /* the last row of A: tiny everywhere */
+                for (int p = 0; p < k; p++) A[(m - 1) + p * ld] = tiny[p];
+            if (where == 1) /* column 8 of B (rows 0..k-1), its last element too */
+                for (int p = 0; p < k; p++) B[p + 8 * ld] = tiny[p];
+            if (where == 2) A[(m - 1) + 5 * ld] = NAN, want = 0; /* last row: NaN */
+            if (where == 3) B[(k - 1) + 8 * ld] = NAN, want = 0; /* last element of a column */
+            const int st = gt_gemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A,
+                                   ld, B, NULL, ld, 0, C, m);
+            CHECK_MSG(st == want, "ld %d case %d: status %d, want %d", ld, where, st, want);
+            if (where >= 2) {
+                tcnla_gemm_method_t used;
+                tcnla_last_method(g, &used);
+                CHECK_MSG(used == TCNLA_GEMM_NATIVE_FP32, "ld %d case %d: NaN not seen", ld,
+                          where);
+                CHECK(where == 2 ? isnan(C[(m - 1) + 0 * m]) : isnan(C[0 + 8 * m]));
+            }
+        }
+    }
+    free(A), free(B), free(C);
+    tcnla_destroy(g);
+}
+
 TEST(gpu_invalid_arguments_return_minus_i) {
     tcnla_handle_t h = gt_gpu();
     NEED_GPU(h);

@@ -155,10 +155,13 @@ static __device__ __forceinline__ void atomic_max_f64_nonneg(double *addr, doubl
 #define TN_SEG_ROWS 8192 /* column vectors: rows per warp task */
 #define TN_SEG_COLS 256  /* row vectors: columns per block task */
 
-/* Vectors are the columns (contiguous). A warp handles one column segment. */
+/* Vectors are the columns (contiguous). A warp handles one column segment;
+ * with vec4 (every column 16-byte aligned) it reads 4 elements per load
+ * (16 B per lane, 512 B per warp) and the segment's last < 4 one by one. */
 static __global__ void check_cols_kernel(const float *X, long long ld, long long rows,
                                          long long cols, int kind, uint32_t *vmx,
-                                         double *verr, long long stride, long long batch) {
+                                         double *verr, long long stride, long long batch,
+                                         int vec4) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     long long nseg = (rows + TN_SEG_ROWS - 1) / TN_SEG_ROWS;
     for (long long z = blockIdx.z; z < batch; z += gridDim.z)
@@ -168,8 +171,23 @@ static __global__ void check_cols_kernel(const float *X, long long ld, long long
             long long i0 = sg * TN_SEG_ROWS, i1 = min(rows, i0 + TN_SEG_ROWS);
             uint32_t mx = 0;
             double me = 0.0;
+            if (vec4) {
+                const long long nq = (i1 - i0) >> 2; /* i0 is a multiple of 4 */
+                const float4 *p4 = (const float4 *)(p + i0);
 #pragma unroll 4
-            for (long long i = i0 + lane; i < i1; i += 32) check_elem(kind, p[i], &mx, &me);
+                for (long long q = lane; q < nq; q += 32) {
+                    const float4 v = __ldg(p4 + q);
+                    check_elem(kind, v.x, &mx, &me);
+                    check_elem(kind, v.y, &mx, &me);
+                    check_elem(kind, v.z, &mx, &me);
+                    check_elem(kind, v.w, &mx, &me);
+                }
+                const long long it = i0 + 4 * nq + lane;
+                if (it < i1) check_elem(kind, p[it], &mx, &me);
+            } else {
+#pragma unroll 4
+                for (long long i = i0 + lane; i < i1; i += 32) check_elem(kind, p[i], &mx, &me);
+            }
             for (int o = 16; o > 0; o >>= 1) {
                 mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
                 double oe = __shfl_xor_sync(0xffffffffu, me, o);
@@ -182,36 +200,54 @@ static __global__ void check_cols_kernel(const float *X, long long ld, long long
         }
 }
 
-/* Vectors are the rows (strided by ld). A block handles 32 rows x a column
- * segment; its 8 warps stride over the columns. */
+/* Vectors are the rows (strided by ld). A block handles 128 rows (4
+ * consecutive ones per lane, one 16-byte load per column when vec4; one by
+ * one otherwise) x a column segment; its 8 warps stride over the columns. */
 static __global__ void check_rows_kernel(const float *Xb, long long ld, long long rows,
                                          long long cols, int kind, uint32_t *vmx,
-                                         double *verr, long long stride, long long batch) {
-    __shared__ uint32_t smx[8][32];
-    __shared__ double sme[8][32];
+                                         double *verr, long long stride, long long batch,
+                                         int vec4) {
+    __shared__ uint32_t smx[8][128];
+    __shared__ double sme[8][128];
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     long long nseg = (cols + TN_SEG_COLS - 1) / TN_SEG_COLS;
     for (long long z = blockIdx.z; z < batch; z += gridDim.z)
-    for (long long r0 = (long long)blockIdx.x * 32; r0 < rows; r0 += (long long)gridDim.x * 32)
+    for (long long r0 = (long long)blockIdx.x * 128; r0 < rows; r0 += (long long)gridDim.x * 128)
         for (long long sg = blockIdx.y; sg < nseg; sg += gridDim.y) {
             const float *X = Xb + z * stride;
-            long long r = r0 + lane, c0 = sg * TN_SEG_COLS, c1 = min(cols, c0 + TN_SEG_COLS);
-            uint32_t mx = 0;
-            double me = 0.0;
-            if (r < rows) {
+            const long long r = r0 + 4 * lane, c0 = sg * TN_SEG_COLS,
+                            c1 = min(cols, c0 + TN_SEG_COLS);
+            uint32_t mx[4] = {0, 0, 0, 0};
+            double me[4] = {0.0, 0.0, 0.0, 0.0};
+            if (vec4 && r + 3 < rows) {
 #pragma unroll 4
-                for (long long c = c0 + warp; c < c1; c += 8) check_elem(kind, X[r + c * ld], &mx, &me);
-            }
-            smx[warp][lane] = mx;
-            sme[warp][lane] = me;
-            __syncthreads();
-            if (warp == 0 && r < rows) {
-                for (int w = 1; w < 8; w++) {
-                    mx = max(mx, smx[w][lane]);
-                    if (!(sme[w][lane] <= me)) me = sme[w][lane];
+                for (long long c = c0 + warp; c < c1; c += 8) {
+                    const float4 v = __ldg((const float4 *)(X + r + c * ld));
+                    check_elem(kind, v.x, &mx[0], &me[0]);
+                    check_elem(kind, v.y, &mx[1], &me[1]);
+                    check_elem(kind, v.z, &mx[2], &me[2]);
+                    check_elem(kind, v.w, &mx[3], &me[3]);
                 }
-                atomicMax(&vmx[z * rows + r], mx);
-                if (kind >= 0) atomic_max_f64_nonneg(&verr[z * rows + r], me);
+            } else {
+                for (long long c = c0 + warp; c < c1; c += 8)
+                    for (int e = 0; e < 4; e++)
+                        if (r + e < rows) check_elem(kind, X[r + e + c * ld], &mx[e], &me[e]);
+            }
+            for (int e = 0; e < 4; e++) {
+                smx[warp][4 * lane + e] = mx[e];
+                sme[warp][4 * lane + e] = me[e];
+            }
+            __syncthreads();
+            /* warp w reduces rows 32 w' .. of the block: thread t -> row t (< 128) */
+            if (threadIdx.x < 128 && r0 + threadIdx.x < rows) {
+                uint32_t m = smx[0][threadIdx.x];
+                double er = sme[0][threadIdx.x];
+                for (int w = 1; w < 8; w++) {
+                    m = max(m, smx[w][threadIdx.x]);
+                    if (!(sme[w][threadIdx.x] <= er)) er = sme[w][threadIdx.x];
+                }
+                atomicMax(&vmx[z * rows + r0 + threadIdx.x], m);
+                if (kind >= 0) atomic_max_f64_nonneg(&verr[z * rows + r0 + threadIdx.x], er);
             }
             __syncthreads();
         }
@@ -258,20 +294,23 @@ extern "C" int tn_cu_check_f32_batched(const float *X, int64_t ld, int64_t strid
         if (e != cudaSuccess) return (int)e;
     }
     int64_t gz = batch > 65535 ? 65535 : batch;
+    /* 16-byte loads when every vector start (column c, or rows 4 i of any
+     * column) of every matrix of the batch is 16-byte aligned */
+    const int vec4 = ((uintptr_t)X & 15u) == 0 && ld % 4 == 0 && (batch == 1 || stride % 4 == 0);
     if (vec_is_col) {
         int64_t gx = (cols + 7) / 8, gy = (rows + TN_SEG_ROWS - 1) / TN_SEG_ROWS;
         if (gx > 0x7fffffffLL) gx = 0x7fffffffLL;
         if (gy > 65535) gy = 65535;
         check_cols_kernel<<<dim3((unsigned)gx, (unsigned)gy, (unsigned)gz), 256, 0, stream>>>(
             X, (long long)ld, (long long)rows, (long long)cols, check_kind, vmx, verr,
-            (long long)stride, (long long)batch);
+            (long long)stride, (long long)batch, vec4);
     } else {
-        int64_t gx = (rows + 31) / 32, gy = (cols + TN_SEG_COLS - 1) / TN_SEG_COLS;
+        int64_t gx = (rows + 127) / 128, gy = (cols + TN_SEG_COLS - 1) / TN_SEG_COLS;
         if (gx > 0x7fffffffLL) gx = 0x7fffffffLL;
         if (gy > 65535) gy = 65535;
         check_rows_kernel<<<dim3((unsigned)gx, (unsigned)gy, (unsigned)gz), 256, 0, stream>>>(
             X, (long long)ld, (long long)rows, (long long)cols, check_kind, vmx, verr,
-            (long long)stride, (long long)batch);
+            (long long)stride, (long long)batch, vec4);
     }
     if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
     int64_t fb = (nvec + 255) / 256;
