@@ -103,10 +103,12 @@ static void ph_report(phases_t *p, struct tn_cuda_ctx *c, int nmod, int64_t m, i
     for (int i = 0; i < 4; i++) cudaEventElapsedTime(&t[i], p->ev[i], p->ev[i + 1]);
     fprintf(stderr,
             "[ozaki2] %lldx%lldx%lld moduli %d: plan %.2f ms, residues %.2f ms, gemm+mod %.2f ms, "
-            "reconstruct %.2f ms (host: plan synchronised after %.2f ms, plan done %.2f, "
-            "blocks ready %.2f)\n",
-            (long long)m, (long long)n, (long long)k, nmod, t[0], t[1], t[2], t[3],
-            p->t[1] - p->t[0], p->t[2] - p->t[0], p->t[3] - p->t[0]);
+            "reconstruct %.2f ms (the first block's; later blocks count as reconstruction)",
+            (long long)m, (long long)n, (long long)k, nmod, t[0], t[1], t[2], t[3]);
+    if (p->t[1] > 0.0) /* DP mode: the host waited for the plan */
+        fprintf(stderr, "; host: plan synchronised after %.2f ms, done %.2f, blocks ready %.2f",
+                p->t[1] - p->t[0], p->t[2] - p->t[0], p->t[3] - p->t[0]);
+    fprintf(stderr, "\n");
     for (int i = 0; i < 5; i++) cudaEventDestroy(p->ev[i]);
 }
 
