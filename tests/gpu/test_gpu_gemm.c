@@ -516,6 +516,24 @@ TEST(gpu_checks_see_every_element_aligned_or_not) {
             }
         }
     }
+    /* FP16 B of SHGEMM (8 values per load when ld % 8 == 0): Inf in a
+     * column's last element (past the last group of 8) or inside */
+    uint16_t *B16 = malloc(sizeof(uint16_t) * 72 * n);
+    for (int ld = 70; ld <= 72; ld += 2)
+        for (int where = 0; where < 2; where++) {
+            gt_uniform(34, -1, 1, ld * k, A);
+            gt_uniform(35, -1, 1, ld * n, B);
+            for (int e = 0; e < ld * n; e++) B16[e] = tcnla_f32_to_f16(B[e], TCNLA_ROUND_RN);
+            B16[(where ? 13 : k - 1) + 4 * ld] = 0x7c00; /* +Inf */
+            CHECK(gt_gemm(g, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, ld,
+                          NULL, B16, ld, 0, C, m) == 0);
+            tcnla_gemm_method_t used;
+            tcnla_last_method(g, &used);
+            CHECK_MSG(used == TCNLA_GEMM_NATIVE_FP32, "FP16 B, ld %d case %d: Inf not seen", ld,
+                      where);
+            CHECK(isinf(C[0 + 4 * m]) || isnan(C[0 + 4 * m]));
+        }
+    free(B16);
     free(A), free(B), free(C);
     tcnla_destroy(g);
 }

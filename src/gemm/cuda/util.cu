@@ -155,45 +155,52 @@ static __device__ __forceinline__ void atomic_max_f64_nonneg(double *addr, doubl
 #define TN_SEG_ROWS 8192 /* column vectors: rows per warp task */
 #define TN_SEG_COLS 256  /* row vectors: columns per block task */
 
-/* Vectors are the columns (contiguous). A warp handles one column segment;
- * with vec4 (every column 16-byte aligned) it reads 4 elements per load
- * (16 B per lane, 512 B per warp) and the segment's last < 4 one by one. */
+/* Vectors are the columns (contiguous). A group of lpc lanes (32, or 8 for
+ * columns shorter than 2048, so that short columns do not pay a whole
+ * warp's reduction each) handles one column segment; with vec4 (every
+ * column 16-byte aligned) a lane reads 4 elements per load and the
+ * segment's last < 4 one by one. */
 static __global__ void check_cols_kernel(const float *X, long long ld, long long rows,
                                          long long cols, int kind, uint32_t *vmx,
                                          double *verr, long long stride, long long batch,
-                                         int vec4) {
+                                         int vec4, int lpc) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const int sub = lane & (lpc - 1), cpw = 32 / lpc; /* columns per warp */
     long long nseg = (rows + TN_SEG_ROWS - 1) / TN_SEG_ROWS;
     for (long long z = blockIdx.z; z < batch; z += gridDim.z)
-    for (long long c = (long long)blockIdx.x * 8 + warp; c < cols; c += (long long)gridDim.x * 8)
+    for (long long c0 = ((long long)blockIdx.x * 8 + warp) * cpw; c0 < cols;
+         c0 += (long long)gridDim.x * 8 * cpw)
         for (long long sg = blockIdx.y; sg < nseg; sg += gridDim.y) {
+            const long long c = c0 + lane / lpc;
             const float *p = X + z * stride + c * ld;
             long long i0 = sg * TN_SEG_ROWS, i1 = min(rows, i0 + TN_SEG_ROWS);
             uint32_t mx = 0;
             double me = 0.0;
-            if (vec4) {
-                const long long nq = (i1 - i0) >> 2; /* i0 is a multiple of 4 */
-                const float4 *p4 = (const float4 *)(p + i0);
+            if (c < cols) {
+                if (vec4) {
+                    const long long nq = (i1 - i0) >> 2; /* i0 is a multiple of 4 */
+                    const float4 *p4 = (const float4 *)(p + i0);
 #pragma unroll 4
-                for (long long q = lane; q < nq; q += 32) {
-                    const float4 v = __ldg(p4 + q);
-                    check_elem(kind, v.x, &mx, &me);
-                    check_elem(kind, v.y, &mx, &me);
-                    check_elem(kind, v.z, &mx, &me);
-                    check_elem(kind, v.w, &mx, &me);
+                    for (long long q = sub; q < nq; q += lpc) {
+                        const float4 v = __ldg(p4 + q);
+                        check_elem(kind, v.x, &mx, &me);
+                        check_elem(kind, v.y, &mx, &me);
+                        check_elem(kind, v.z, &mx, &me);
+                        check_elem(kind, v.w, &mx, &me);
+                    }
+                    const long long it = i0 + 4 * nq + sub;
+                    if (it < i1) check_elem(kind, p[it], &mx, &me);
+                } else {
+#pragma unroll 4
+                    for (long long i = i0 + sub; i < i1; i += lpc) check_elem(kind, p[i], &mx, &me);
                 }
-                const long long it = i0 + 4 * nq + lane;
-                if (it < i1) check_elem(kind, p[it], &mx, &me);
-            } else {
-#pragma unroll 4
-                for (long long i = i0 + lane; i < i1; i += 32) check_elem(kind, p[i], &mx, &me);
             }
-            for (int o = 16; o > 0; o >>= 1) {
+            for (int o = lpc / 2; o > 0; o >>= 1) { /* within the lane group */
                 mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
                 double oe = __shfl_xor_sync(0xffffffffu, me, o);
                 if (!(oe <= me)) me = oe;
             }
-            if (lane == 0) {
+            if (sub == 0 && c < cols) {
                 atomicMax(&vmx[z * cols + c], mx);
                 if (kind >= 0) atomic_max_f64_nonneg(&verr[z * cols + c], me);
             }
@@ -298,12 +305,13 @@ extern "C" int tn_cu_check_f32_batched(const float *X, int64_t ld, int64_t strid
      * column) of every matrix of the batch is 16-byte aligned */
     const int vec4 = ((uintptr_t)X & 15u) == 0 && ld % 4 == 0 && (batch == 1 || stride % 4 == 0);
     if (vec_is_col) {
-        int64_t gx = (cols + 7) / 8, gy = (rows + TN_SEG_ROWS - 1) / TN_SEG_ROWS;
+        const int lpc = rows >= 2048 ? 32 : 8, cpb = 8 * (32 / lpc); /* columns per block */
+        int64_t gx = (cols + cpb - 1) / cpb, gy = (rows + TN_SEG_ROWS - 1) / TN_SEG_ROWS;
         if (gx > 0x7fffffffLL) gx = 0x7fffffffLL;
         if (gy > 65535) gy = 65535;
         check_cols_kernel<<<dim3((unsigned)gx, (unsigned)gy, (unsigned)gz), 256, 0, stream>>>(
             X, (long long)ld, (long long)rows, (long long)cols, check_kind, vmx, verr,
-            (long long)stride, (long long)batch, vec4);
+            (long long)stride, (long long)batch, vec4, lpc);
     } else {
         int64_t gx = (rows + 127) / 128, gy = (cols + TN_SEG_COLS - 1) / TN_SEG_COLS;
         if (gx > 0x7fffffffLL) gx = 0x7fffffffLL;
@@ -327,15 +335,33 @@ extern "C" int tn_cu_check_f32(const float *X, int64_t ld, int64_t rows, int64_t
                                    flags, scratch, stream);
 }
 
+/* NaN / Inf among FP16 bits; with vec8 (every column 16-byte aligned) a
+ * thread reads 8 values per load, the column's last < 8 one by one. */
 static __global__ void check_f16_kernel(const uint16_t *X, long long ld, long long rows,
                                         long long cols, int *flags, long long stride,
-                                        long long batch) {
+                                        long long batch, int vec8) {
     int bad = 0;
+    const long long t0 = (long long)blockIdx.x * blockDim.x + threadIdx.x,
+                    tn = (long long)gridDim.x * blockDim.x;
     for (long long z = blockIdx.z; z < batch; z += gridDim.z)
-        for (long long j = blockIdx.y; j < cols; j += gridDim.y)
-            for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows;
-                 i += (long long)gridDim.x * blockDim.x)
-                if ((X[z * stride + i + j * ld] & 0x7c00u) == 0x7c00u) bad = 1;
+        for (long long j = blockIdx.y; j < cols; j += gridDim.y) {
+            const uint16_t *p = X + z * stride + j * ld;
+            if (vec8) {
+                const long long n8 = rows >> 3;
+                for (long long q = t0; q < n8; q += tn) {
+                    const uint4 v = __ldg((const uint4 *)p + q);
+                    const unsigned w[4] = {v.x, v.y, v.z, v.w};
+                    for (int e = 0; e < 4; e++) /* two halves per word */
+                        if ((w[e] & 0x7c00u) == 0x7c00u || (w[e] & 0x7c000000u) == 0x7c000000u)
+                            bad = 1;
+                }
+                for (long long i = 8 * n8 + t0; i < rows; i += tn)
+                    if ((p[i] & 0x7c00u) == 0x7c00u) bad = 1;
+            } else {
+                for (long long i = t0; i < rows; i += tn)
+                    if ((p[i] & 0x7c00u) == 0x7c00u) bad = 1;
+            }
+        }
     if (__any_sync(0xffffffffu, bad) && (threadIdx.x & 31) == 0) atomicOr(&flags[1], 1);
 }
 
@@ -343,10 +369,11 @@ extern "C" int tn_cu_check_f16_batched(const uint16_t *X, int64_t ld, int64_t st
                                        int64_t rows, int64_t cols, int64_t batch, int *flags,
                                        cudaStream_t stream) {
     if (rows <= 0 || cols <= 0 || batch <= 0) return 0;
-    dim3 g = grid2d(rows, cols, 256);
+    const int vec8 = ((uintptr_t)X & 15u) == 0 && ld % 8 == 0 && (batch == 1 || stride % 8 == 0);
+    dim3 g = grid2d(vec8 ? (rows + 7) / 8 : rows, cols, 256);
     g.z = (unsigned)(batch > 65535 ? 65535 : batch);
     check_f16_kernel<<<g, 256, 0, stream>>>(X, (long long)ld, (long long)rows, (long long)cols,
-                                            flags, (long long)stride, (long long)batch);
+                                            flags, (long long)stride, (long long)batch, vec8);
     return (int)cudaGetLastError();
 }
 
