@@ -34,6 +34,10 @@ const char *cli_backend_name(tcnla_backend_t b);
 
 /* Index of s in names[0..count-1], or -1. */
 int cli_parse_name(const char *s, const char *const *names, int count);
+/* The same for the value v of option opt of command cmd; -1 after
+ * "tcnla CMD: OPT: unknown WHAT 'V'" on stderr. */
+int cli_name_arg(const char *cmd, const char *opt, const char *v, const char *const *names,
+                 int count, const char *what);
 /* Names of tcnla_orth_t (4) and tcnla_format_t (6) values, in enum order. */
 extern const char *const cli_orth_names[4];
 extern const char *const cli_format_names[6];

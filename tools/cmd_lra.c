@@ -156,11 +156,8 @@ int cmd_lra(int argc, char **argv) {
             }
             o.gemm_method = mm, gemm_set = 1;
         } else if (!strcmp(a, "--orth")) {
-            int t = cli_parse_name(v, cli_orth_names, 4);
-            if (t < 0) {
-                fprintf(stderr, "tcnla lra: --orth: unknown method '%s'\n", v);
-                return EXIT_USAGE;
-            }
+            int t = cli_name_arg("lra", a, v, cli_orth_names, 4, "method");
+            if (t < 0) return EXIT_USAGE;
             o.orth = (tcnla_orth_t)t;
         } else {
             fprintf(stderr, "tcnla lra: unknown option '%s' (see --help)\n", a);

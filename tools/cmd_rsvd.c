@@ -134,18 +134,12 @@ int cmd_rsvd(int argc, char **argv) {
             if (a[2] == 'p') o.proj_method = mm, proj_set = 1;
             else o.gemm_method = mm, gemm_set = 1;
         } else if (!strcmp(a, "--orth")) {
-            int t = cli_parse_name(v, cli_orth_names, 4);
-            if (t < 0) {
-                fprintf(stderr, "tcnla rsvd: --orth: unknown method '%s'\n", v);
-                return EXIT_USAGE;
-            }
+            int t = cli_name_arg("rsvd", a, v, cli_orth_names, 4, "method");
+            if (t < 0) return EXIT_USAGE;
             o.orth = (tcnla_orth_t)t;
         } else if (!strcmp(a, "--random-format")) {
-            int t = cli_parse_name(v, cli_format_names, 6);
-            if (t < 0) {
-                fprintf(stderr, "tcnla rsvd: --random-format: unknown format '%s'\n", v);
-                return EXIT_USAGE;
-            }
+            int t = cli_name_arg("rsvd", a, v, cli_format_names, 6, "format");
+            if (t < 0) return EXIT_USAGE;
             o.random_format = (tcnla_format_t)t;
         } else {
             fprintf(stderr, "tcnla rsvd: unknown option '%s' (see --help)\n", a);

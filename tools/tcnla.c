@@ -151,6 +151,13 @@ int cli_parse_name(const char *s, const char *const *names, int count) {
     return -1;
 }
 
+int cli_name_arg(const char *cmd, const char *opt, const char *v, const char *const *names,
+                 int count, const char *what) {
+    const int t = cli_parse_name(v, names, count);
+    if (t < 0) fprintf(stderr, "tcnla %s: %s: unknown %s '%s'\n", cmd, opt, what, v);
+    return t;
+}
+
 void cli_json_str(FILE *f, const char *s) {
     fputc('"', f);
     for (; *s; s++) {
