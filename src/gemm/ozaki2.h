@@ -87,8 +87,10 @@ int tn_cpu_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int
                   int64_t ldb, double beta, double *C, int64_t ldc, int out_prec);
 
 /* The CUDA backend (src/gemm/cuda/ozaki2_cuda.c): A, B, C device memory,
- * FP32 (f32 = 1; out_prec 32) or FP64, same preconditions. TCNLA_ERR_NOT_SUPPORTED
- * beyond 2096160 rows / columns. */
+ * FP32 (f32 = 1; out_prec 32) or FP64, same preconditions except finiteness:
+ * when op(A) or op(B) holds Inf or NaN it returns TN_OZ2_NONFINITE (> 0)
+ * without writing C. TCNLA_ERR_NOT_SUPPORTED beyond 2096160 rows / columns. */
+#define TN_OZ2_NONFINITE 2
 int tn_cuda_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
                    int64_t k, double alpha, const void *A, int64_t lda, const void *B,
                    int64_t ldb, double beta, void *C, int64_t ldc, int f32, int out_prec);

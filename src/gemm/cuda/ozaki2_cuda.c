@@ -4,9 +4,10 @@
  *  1. Plan: per row of op(A) / column of op(B) the largest exponent, the
  *     integer norm bound and sigma (two passes over each operand, read in
  *     place, FP32 or FP64, each pass fetching its next tile before it works
- *     on the current one), in DP mode also w = |op(B)| e, z = |op(A)|^T e,
- *     g and the smallest key tn_oz2_gkey(g, sigma) of each operand (atomicMin:
- *     order-free). w, z and the two keys come back to the host (one copy),
+ *     on the current one; an exponent above every finite one reports Inf or
+ *     NaN, and the call returns TN_OZ2_NONFINITE before any product), in DP
+ *     mode also w = |op(B)| e, z = |op(A)|^T e, g and the smallest key
+ *     tn_oz2_gkey(g, sigma) of each operand (atomicMin: order-free). w, z and the two keys come back to the host (one copy),
  *     which picks the moduli count n and hA, hB with the CPU's functions.
  *  2. Blocks of mb rows x nb columns (workspace: h->ozaki.workspace_cap, or
  *     half the free device memory up to 16 GiB): the residues of the block's
@@ -36,7 +37,7 @@ int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int
                  double *part, double *w, cudaStream_t st);
 int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
                  const int *E, int tbits, unsigned long long *S, const double *w, double *part,
-                 double *g, int *sig, unsigned long long *key, cudaStream_t st);
+                 double *g, int *sig, unsigned long long *key, int *bad, cudaStream_t st);
 int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
                     int64_t v_base, int64_t nvp, int64_t kp, const int *sig, int h,
                     const tn_oz2_consts_t *c, signed char *R, cudaStream_t st);
@@ -88,6 +89,10 @@ static void ph_init(phases_t *p) {
 static void ph_mark(phases_t *p, int i, cudaStream_t s) {
     if (p->on) cudaEventRecord(p->ev[i], s);
 }
+static void ph_free(phases_t *p) {
+    for (int i = 0; p->on && i < 5; i++) cudaEventDestroy(p->ev[i]);
+    p->on = 0;
+}
 static void ph_report(phases_t *p, struct tn_cuda_ctx *c, int nmod, int64_t m, int64_t n,
                       int64_t k, int64_t mbp, int64_t nbp, int64_t kl) {
     if (!p->on) return;
@@ -109,7 +114,7 @@ static void ph_report(phases_t *p, struct tn_cuda_ctx *c, int nmod, int64_t m, i
         fprintf(stderr, "; host: plan synchronised after %.2f ms, done %.2f, blocks ready %.2f",
                 p->t[1] - p->t[0], p->t[2] - p->t[0], p->t[3] - p->t[0]);
     fprintf(stderr, "\n");
-    for (int i = 0; i < 5; i++) cudaEventDestroy(p->ev[i]);
+    ph_free(p);
 }
 
 /* The plan on the GPU; sig (device, m + n) stays for the products. */
@@ -121,8 +126,9 @@ static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const
     const int dp = h->ozaki.mode == TCNLA_OZAKI_DP;
     const int tb = tn_oz2_tbits(k);
     const size_t nparts = 64 * (size_t)TN_MAX(k, TN_MAX(m, n));
-    /* w, z and the two keys of DP mode in one span: one copy to the host */
-    const size_t wk = al(8 * (size_t)k), span = 2 * wk + 16;
+    /* w, z, the two keys of DP mode and the Inf / NaN flag in one span:
+     * one copy to the host */
+    const size_t wk = al(8 * (size_t)k), span = 2 * wk + 32;
     const size_t bytes = al(4 * (size_t)(m + n)) + al(8 * (size_t)(m + n)) +
                          al(8 * (size_t)(m + n)) + al(span) + al(8 * nparts);
     char *p = NULL;
@@ -134,7 +140,13 @@ static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const
     double *w = (double *)((char *)g + al(8 * (size_t)(m + n)));
     double *z = (double *)((char *)w + wk);
     unsigned long long *key = (unsigned long long *)((char *)w + 2 * wk);
+    int *bad = (int *)((char *)w + 2 * wk + 16);
     double *part = (double *)((char *)w + al(span));
+    st = cu(cudaMemsetAsync(bad, 0, sizeof(int), s));
+    if (st) {
+        (void)cudaFreeAsync(p, s);
+        return st;
+    }
     if (dp) {
         st = cuk(tn_oz2_pass1(B, f32, svb, slb, n, k, E + m, part, w, s));
         if (!st) st = cuk(tn_oz2_pass1(A, f32, sva, sla, m, k, E, part, z, s));
@@ -144,20 +156,23 @@ static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const
     }
     if (!st)
         st = cuk(tn_oz2_pass2(A, f32, sva, sla, m, k, E, tb, S, dp ? w : NULL, part, g, sig,
-                              key, s));
+                              key, bad, s));
     if (!st)
         st = cuk(tn_oz2_pass2(B, f32, svb, slb, n, k, E + m, tb, S + m, dp ? z : NULL, part,
-                              g + m, sig + m, key + 1, s));
-    int needA = INT_MIN, needB = INT_MIN;
-    if (!st && dp) {
-        /* the host needs ||w||, ||z|| (summed in index order, as the CPU
-         * backend does) and the two keys, not the per-vector data */
+                              g + m, sig + m, key + 1, bad, s));
+    int needA = INT_MIN, needB = INT_MIN, found = 0;
+    if (!st) {
+        /* the host needs the flag, and in DP mode ||w||, ||z|| (summed in
+         * index order, as the CPU backend does) and the two keys, not the
+         * per-vector data */
+        const size_t off = dp ? 0 : 2 * wk + 16, len = dp ? span : sizeof(int);
         char *hb = malloc(span);
         if (!hb) st = TCNLA_ERR_ALLOC;
-        if (!st) st = cu(cudaMemcpyAsync(hb, w, span, cudaMemcpyDeviceToHost, s));
+        if (!st) st = cu(cudaMemcpyAsync(hb + off, (char *)w + off, len, cudaMemcpyDeviceToHost, s));
         if (!st) st = cu(cudaStreamSynchronize(s));
         ph_host(ph, 1);
-        if (!st) {
+        if (!st) memcpy(&found, hb + 2 * wk + 16, sizeof found);
+        if (!st && dp && !found) {
             const double *hw = (const double *)hb, *hz = (const double *)(hb + wk);
             uint64_t hk[2];
             memcpy(hk, hb + 2 * wk, sizeof hk);
@@ -168,6 +183,7 @@ static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const
     }
     int st2 = cu(cudaFreeAsync(p, s));
     if (!st) st = st2;
+    if (!st && found) return TN_OZ2_NONFINITE;
     if (!st) st = tn_oz2_plan((int)h->ozaki.mode, h->ozaki.slices, needA, needB, pl);
     return st;
 }
@@ -220,6 +236,11 @@ int tn_cuda_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, in
     tn_oz2_plan_t pl;
     st = plan(h, A, sva, sla, B, svb, slb, f32, m, n, k, out_prec, sig, &pl, &ph);
     ph_host(&ph, 2);
+    if (st == TN_OZ2_NONFINITE) {
+        ph_free(&ph);
+        int st2 = cu(cudaFreeAsync(sig, s));
+        return st2 ? st2 : st;
+    }
     tn_oz2_consts_t cs;
     if (!st) {
         tn_oz2_consts(pl.n, &cs);

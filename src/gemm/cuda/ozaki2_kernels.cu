@@ -85,15 +85,6 @@ static __device__ __forceinline__ void store_tile(double (*t)[T32 + 1], const oz
     }
 }
 
-/* t[v][l] = element (v0 + v, l0 + l), 0 outside; block 32 x 8 */
-static __device__ void load_tile(double (*t)[T32 + 1], const oz2_view &o, long long v0,
-                                 long long l0) {
-    oz2_regs r;
-    fetch_tile(&r, o, v0, l0);
-    store_tile(t, o, &r);
-    __syncthreads();
-}
-
 /* frexp's exponent and the top 8 bits of the significand (f 256 rounded
  * down), from the bits for normal numbers; frexp for subnormals */
 static __device__ __forceinline__ int exp_m8(double x, unsigned *m8) {
@@ -226,13 +217,16 @@ static __global__ void k_pass2(oz2_view o, const int *E, int tbits, unsigned lon
 }
 
 /* sig[v] as tn_oz2_sigma; in DP mode (g != NULL) also *key = the minimum of
- * tn_oz2_gkey(g[v], sig[v]) (order-free; *key preset to UINT64_MAX) */
+ * tn_oz2_gkey(g[v], sig[v]) (order-free; *key preset to UINT64_MAX). *bad
+ * is set when a vector holds Inf or NaN (its E is above every finite
+ * exponent), so no separate pass looks for them. */
 static __global__ void k_sigma(const int *E, const unsigned long long *S, long long nv, int tbits,
-                               int *sig, const double *g, unsigned long long *key) {
+                               int *sig, const double *g, unsigned long long *key, int *bad) {
     const long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     int sg = 0;
     if (v < nv) {
         const int e = E[v];
+        if (e > 1024) atomicOr(bad, 1); /* exp_m8 of Inf / NaN: 2047 - 1022 */
         const unsigned long long s = S[v];
         if (s != 0 && e > -(1 << 30)) {
             const int a = 16 + tbits - (64 - __clzll((long long)s)) - 2 * e;
@@ -251,17 +245,23 @@ static __global__ void k_sigma(const int *E, const unsigned long long *S, long l
 
 /* ------------------------------------------------------------ residues */
 /* R for vectors [v_base, v_base + nvp) and all kp (zero outside nv, k):
- * trunc(x 2^(h + sig[v])) modulo each p_l, in [-128, 127]. */
-static __global__ void k_residues(oz2_view o, long long v_base, long long nvp, long long kp,
-                                  const int *sig, int h, int nch, tn_oz2_consts_t c,
-                                  signed char *R) {
+ * trunc(x 2^(h + sig[v])) modulo each p_l, in [-128, 127]. A block takes
+ * one tile row of 32 vectors and the column tiles blockIdx.x, + gridDim.x,
+ * .., fetching the next tile before it works on the current one. nch (the
+ * 12-bit chunks of the scaled integers that can be nonzero) is a constant
+ * where the kernels below inline this (3, 5 or 7: ceil((h + 1) / 12)), so
+ * each keeps only what it uses in registers. */
+static __device__ __forceinline__ void residues_body(const oz2_view &o, long long v_base,
+                                                     long long nvp, long long kp,
+                                                     const int *sig, int h, const int nch,
+                                                     const tn_oz2_consts_t &c,
+                                                     signed char *R) {
     __shared__ double t[T32][T32 + 1];
-    const long long v0 = (long long)blockIdx.y * T32, l0 = (long long)blockIdx.x * T32;
+    const long long v0 = (long long)blockIdx.y * T32, ltiles = kp / T32;
     oz2_view ob = o;
     ob.X = o.f32 ? (const void *)((const float *)o.X + v_base * o.sv)
                  : (const void *)((const double *)o.X + v_base * o.sv);
     ob.nv = o.nv - v_base < 0 ? 0 : o.nv - v_base;
-    load_tile(t, ob, v0, l0);
     const int tid = threadIdx.y * T32 + threadIdx.x, v = tid >> 3, lq = (tid & 7) * 4;
     const int s = v0 + v < ob.nv ? h + sig[v_base + v0 + v] : 0;
     /* 2^s as two exact powers (|s| <= 2046): the same trunc(x 2^s) as
@@ -269,65 +269,81 @@ static __global__ void k_residues(oz2_view o, long long v_base, long long nvp, l
     const int s1 = s / 2, s2 = s - s1;
     const double p1 = __longlong_as_double((long long)(s1 + 1023) << 52);
     const double p2 = __longlong_as_double((long long)(s2 + 1023) << 52);
-    /* each element as 7 signed 12-bit chunks (floats, exact): x = sum c_t 2^(12 t) */
-    float ch[4][TN_OZ2_CHUNKS];
-    unsigned int low[4]; /* the two's complement low byte: the residue modulo 256 */
-    for (int e = 0; e < 4; e++) {
-        const double y = trunc(__dmul_rn(__dmul_rn(t[v][lq + e], p1), p2));
-        const double a = fabs(y), ah = trunc(__dmul_rn(a, 0x1p-36)); /* ah < 2^44 */
-        /* integers below 2^52 read from the mantissa of x + 2^52 */
-        const unsigned long long hi =
-            (unsigned long long)__double_as_longlong(__dadd_rn(ah, 0x1p52)) & 0xFFFFFFFFFFFFFull;
-        const unsigned long long lo =
-            (unsigned long long)__double_as_longlong(
-                __dadd_rn(__dsub_rn(a, __dmul_rn(ah, 0x1p36)), 0x1p52)) &
-            0xFFFFFFFFFFFFFull;
-        const float sg = y < 0.0 ? -1.0f : 1.0f;
-        const unsigned int c[TN_OZ2_CHUNKS] = {
-            (unsigned)(lo & 4095u),         (unsigned)((lo >> 12) & 4095u),
-            (unsigned)((lo >> 24) & 4095u), (unsigned)(hi & 4095u),
-            (unsigned)((hi >> 12) & 4095u), (unsigned)((hi >> 24) & 4095u),
-            (unsigned)((hi >> 36) & 4095u)};
+    oz2_regs nx;
+    if (blockIdx.x < ltiles) fetch_tile(&nx, ob, v0, (long long)blockIdx.x * T32);
+    for (long long lt = blockIdx.x; lt < ltiles; lt += gridDim.x) {
+        store_tile(t, ob, &nx);
+        __syncthreads();
+        if (lt + gridDim.x < ltiles) fetch_tile(&nx, ob, v0, (lt + gridDim.x) * T32);
+        /* each element as signed 12-bit chunks (floats, exact): x = sum c_t 2^(12 t) */
+        float ch[4][TN_OZ2_CHUNKS];
+        unsigned int low[4]; /* the two's complement low byte: the residue modulo 256 */
 #pragma unroll
-        for (int tt = 0; tt < TN_OZ2_CHUNKS; tt++) /* small integers to float, exactly */
-            ch[e][tt] = sg * (__int_as_float(0x4B000000 | (int)c[tt]) - 8388608.0f);
-        low[e] = (y < 0.0 ? 0u - (unsigned)lo : (unsigned)lo) & 0xFFu;
-    }
-    const long long base = (v0 + v) * kp + l0 + lq;
-    for (int l = 0; l < c.n; l++) {
-        unsigned int word;
-        if (c.mod[l] == 256) {
-            word = low[0] | low[1] << 8 | low[2] << 16 | low[3] << 24;
-        } else {
-            /* sum of |c_t| |pw_t| < 7 * 4095 * 127 < 2^22: exact, and the
-             * quotient rounded to nearest (1.5 2^23 trick) is exact too,
-             * since x / p_l (p_l odd) stays 1 / (2 p_l) away from a half
-             * integer while the error of x * (1 / p_l) is below 2^22 / p_l
-             * 2^-23. So r = x - q p_l is the residue in [-(p-1)/2, (p-1)/2]. */
-            const float p = (float)c.mod[l], pinv = c.pinvf[l];
-            word = 0;
+        for (int e = 0; e < 4; e++) {
+            const double y = trunc(__dmul_rn(__dmul_rn(t[v][lq + e], p1), p2));
+            const double a = fabs(y), ah = trunc(__dmul_rn(a, 0x1p-36)); /* ah < 2^44 */
+            /* integers below 2^52 read from the mantissa of x + 2^52 */
+            const unsigned long long hi =
+                (unsigned long long)__double_as_longlong(__dadd_rn(ah, 0x1p52)) &
+                0xFFFFFFFFFFFFFull;
+            const unsigned long long lo =
+                (unsigned long long)__double_as_longlong(
+                    __dadd_rn(__dsub_rn(a, __dmul_rn(ah, 0x1p36)), 0x1p52)) &
+                0xFFFFFFFFFFFFFull;
+            const float sg = y < 0.0 ? -1.0f : 1.0f;
+            const unsigned int cc[TN_OZ2_CHUNKS] = {
+                (unsigned)(lo & 4095u),         (unsigned)((lo >> 12) & 4095u),
+                (unsigned)((lo >> 24) & 4095u), (unsigned)(hi & 4095u),
+                (unsigned)((hi >> 12) & 4095u), (unsigned)((hi >> 24) & 4095u),
+                (unsigned)((hi >> 36) & 4095u)};
 #pragma unroll
-            for (int e = 0; e < 4; e++) {
-                float acc = 0.0f;
-                if (nch <= 3) { /* FP32 inputs: about 30 bits */
+            for (int tt = 0; tt < TN_OZ2_CHUNKS; tt++) /* small integers to float, exactly */
+                ch[e][tt] = sg * (__int_as_float(0x4B000000 | (int)cc[tt]) - 8388608.0f);
+            low[e] = (y < 0.0 ? 0u - (unsigned)lo : (unsigned)lo) & 0xFFu;
+        }
+        const long long base = (v0 + v) * kp + lt * T32 + lq;
+        for (int l = 0; l < c.n; l++) {
+            unsigned int word;
+            if (c.mod[l] == 256) {
+                word = low[0] | low[1] << 8 | low[2] << 16 | low[3] << 24;
+            } else {
+                /* sum of |c_t| |pw_t| < 7 * 4095 * 127 < 2^22: exact, and the
+                 * quotient rounded to nearest (1.5 2^23 trick) is exact too,
+                 * since x / p_l (p_l odd) stays 1 / (2 p_l) away from a half
+                 * integer while the error of x * (1 / p_l) is below 2^22 / p_l
+                 * 2^-23. So r = x - q p_l is the residue in [-(p-1)/2, (p-1)/2]. */
+                const float p = (float)c.mod[l], pinv = c.pinvf[l];
+                word = 0;
 #pragma unroll
-                    for (int tt = 0; tt < 3; tt++) acc = fmaf(ch[e][tt], c.pw[l][tt], acc);
-                } else if (nch <= 5) {
-#pragma unroll
-                    for (int tt = 0; tt < 5; tt++) acc = fmaf(ch[e][tt], c.pw[l][tt], acc);
-                } else {
+                for (int e = 0; e < 4; e++) {
+                    float acc = 0.0f;
 #pragma unroll
                     for (int tt = 0; tt < TN_OZ2_CHUNKS; tt++)
-                        acc = fmaf(ch[e][tt], c.pw[l][tt], acc);
+                        if (tt < nch) acc = fmaf(ch[e][tt], c.pw[l][tt], acc);
+                    const float q = __fadd_rn(__fmaf_rn(acc, pinv, 12582912.0f), -12582912.0f);
+                    const float r = __fmaf_rn(-q, p, acc);
+                    /* the two's complement byte from the mantissa of r + 1.5 2^23 */
+                    word |= ((unsigned)__float_as_int(r + 12582912.0f) & 0xFFu) << (8 * e);
                 }
-                const float q = __fadd_rn(__fmaf_rn(acc, pinv, 12582912.0f), -12582912.0f);
-                const float r = __fmaf_rn(-q, p, acc);
-                /* the two's complement byte from the mantissa of r + 1.5 2^23 */
-                word |= ((unsigned)__float_as_int(r + 12582912.0f) & 0xFFu) << (8 * e);
             }
+            *(unsigned int *)(R + (long long)l * nvp * kp + base) = word;
         }
-        *(unsigned int *)(R + (long long)l * nvp * kp + base) = word;
+        __syncthreads();
     }
+}
+
+/* |trunc(x 2^s)| <= 2^h: h + 1 <= 36 bits (FP32 inputs in DP mode), 3 chunks */
+static __global__ void __launch_bounds__(256, 5) k_residues3(oz2_view o, long long v_base, long long nvp, long long kp,
+                                   const int *sig, int h, tn_oz2_consts_t c, signed char *R) {
+    residues_body(o, v_base, nvp, kp, sig, h, 3, c, R);
+}
+static __global__ void k_residues5(oz2_view o, long long v_base, long long nvp, long long kp,
+                                   const int *sig, int h, tn_oz2_consts_t c, signed char *R) {
+    residues_body(o, v_base, nvp, kp, sig, h, 5, c, R);
+}
+static __global__ void k_residues7(oz2_view o, long long v_base, long long nvp, long long kp,
+                                   const int *sig, int h, tn_oz2_consts_t c, signed char *R) {
+    residues_body(o, v_base, nvp, kp, sig, h, TN_OZ2_CHUNKS, c, R);
 }
 
 /* ------------------------------------------------- products modulo p_l */
@@ -465,7 +481,7 @@ extern "C" int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int6
 extern "C" int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv,
                             int64_t k, const int *E, int tbits, unsigned long long *S,
                             const double *w, double *part, double *g, int *sig,
-                            unsigned long long *key, cudaStream_t st) {
+                            unsigned long long *key, int *bad, cudaStream_t st) {
     if (nv <= 0 || k <= 0) return 0;
     cudaError_t e = cudaMemsetAsync(S, 0, sizeof(unsigned long long) * (size_t)nv, st);
     if (e != cudaSuccess) return (int)e;
@@ -479,7 +495,7 @@ extern "C" int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int6
         if (e != cudaSuccess) return (int)e;
     }
     k_sigma<<<(unsigned)((nv + 255) / 256), 256, 0, st>>>(E, S, nv, tbits, sig, w ? g : NULL,
-                                                           key);
+                                                           key, bad);
     return (int)cudaGetLastError();
 }
 
@@ -489,9 +505,12 @@ extern "C" int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, i
                                signed char *R, cudaStream_t st) {
     if (nvp <= 0 || kp <= 0) return 0;
     const oz2_view o = view_of(X, f32, sv, sl, nv, k);
-    const int nch = (h + 1 + 11) / 12 < TN_OZ2_CHUNKS ? (h + 1 + 11) / 12 : TN_OZ2_CHUNKS;
-    k_residues<<<dim3((unsigned)(kp / T32), (unsigned)(nvp / T32)), dim3(T32, 8), 0, st>>>(o, v_base, nvp, kp, sig, h,
-                                                         nch < 1 ? 1 : nch, *c, R);
+    /* column tiles per block: enough blocks in flight, a few tiles each */
+    const int64_t lt = kp / T32, gx = lt < 16 ? lt : 16;
+    const dim3 g((unsigned)gx, (unsigned)(nvp / T32)), b(T32, 8);
+    if (h + 1 <= 36) k_residues3<<<g, b, 0, st>>>(o, v_base, nvp, kp, sig, h, *c, R);
+    else if (h + 1 <= 60) k_residues5<<<g, b, 0, st>>>(o, v_base, nvp, kp, sig, h, *c, R);
+    else k_residues7<<<g, b, 0, st>>>(o, v_base, nvp, kp, sig, h, *c, R);
     return (int)cudaGetLastError();
 }
 

@@ -402,19 +402,14 @@ int tn_cuda_ozaki(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, t
          * the scheme I path's way (native DGEMM), and AUTO falls back to
          * scheme I when scheme II cannot do it (> 20 moduli, > 2M rows) */
         const int f32 = out_prec == 32;
-        const int64_t arows = ta == TCNLA_OP_N ? m : k, acols = ta == TCNLA_OP_N ? k : m;
-        const int64_t brows = tb == TCNLA_OP_N ? k : n, bcols = tb == TCNLA_OP_N ? n : k;
-        int bad = 0;
-        if ((st = any_nonfinite(c, f32, A, lda, arows, acols, B, ldb, brows, bcols, &bad)))
+        st = tn_cuda_ozaki2(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, f32,
+                            out_prec);
+        /* Inf / NaN (found by the plan's first pass, nothing written) go on below */
+        if (st != TN_OZ2_NONFINITE &&
+            !((st == TCNLA_ERR_RANGE || st == TCNLA_ERR_NOT_SUPPORTED) &&
+              h->ozaki.scheme == TCNLA_OZAKI_SCHEME_AUTO)) {
+            if (!st) h->last_method = method;
             return st;
-        if (!bad) {
-            st = tn_cuda_ozaki2(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, f32,
-                                out_prec);
-            if (!((st == TCNLA_ERR_RANGE || st == TCNLA_ERR_NOT_SUPPORTED) &&
-                  h->ozaki.scheme == TCNLA_OZAKI_SCHEME_AUTO)) {
-                if (!st) h->last_method = method;
-                return st;
-            }
         }
     }
     if (out_prec == 64)
