@@ -63,6 +63,16 @@ int tn_sgemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t tr
  * never a status). */
 #define TN_BATCH_LOOP 1
 
+/* Within one driver call (tcnla_rsvd, tcnla_lra, tcnla_hosvd): check the
+ * operand A (rows x cols, ld) once for the nm methods that will multiply by
+ * it, so that their products need not check it again (the CUDA backend;
+ * tn_cuda_trust in src/gemm/cuda/gemm_cuda.c says when it is taken). The
+ * caller must not write A until tn_untrust, which every exit path calls. A
+ * no-op on the CPU backend. */
+int tn_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
+             const tcnla_gemm_method_t *meths, int nm);
+void tn_untrust(tcnla_handle_t h);
+
 /* Tensor Core method properties. */
 typedef enum { TN_CONV_NONE = 0, TN_CONV_F16 = 1, TN_CONV_TF32 = 2 } tn_conv_t;
 typedef struct {
@@ -148,6 +158,9 @@ int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, 
                         float *Vk, float *Sk, int scale_vk);
 int tn_cuda_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
                           float *X, int64_t ld);
+int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
+                  const tcnla_gemm_method_t *meths, int nm);
+void tn_cuda_untrust(tcnla_handle_t h);
 int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                  int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                  const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,

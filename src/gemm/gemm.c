@@ -113,6 +113,23 @@ int tcnla_shgemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa
                        ldc);
 }
 
+int tn_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
+             const tcnla_gemm_method_t *meths, int nm) {
+#ifdef TCNLA_HAVE_CUDA
+    if (h && h->backend == TCNLA_BACKEND_CUDA)
+        return tn_cuda_trust(h, A, ld, rows, cols, meths, nm);
+#endif
+    (void)h, (void)A, (void)ld, (void)rows, (void)cols, (void)meths, (void)nm;
+    return TCNLA_SUCCESS;
+}
+
+void tn_untrust(tcnla_handle_t h) {
+#ifdef TCNLA_HAVE_CUDA
+    if (h && h->backend == TCNLA_BACKEND_CUDA) tn_cuda_untrust(h);
+#endif
+    (void)h;
+}
+
 /* Strided batches (internal; declared in src/core/internal.h). */
 int tn_sgemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa,
                      tcnla_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,

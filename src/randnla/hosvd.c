@@ -108,6 +108,11 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
     char *block = NULL;
     st = tcnla_malloc(h, (void **)&block, block_bytes);
     if (st != TCNLA_SUCCESS) return st;
+    {   /* every factor's projection and the core's first product read A in
+         * some layout: checked once, element by element */
+        const tcnla_gemm_method_t ms[2] = {o->proj_method, o->gemm_method};
+        st = tn_trust(h, A, dims[0], dims[0], total / dims[0], ms, 2);
+    }
     void *Om = block;
     float *buf[2] = {(float *)block, order > 2 ? (float *)(block + buf_off) : NULL};
 
@@ -149,6 +154,7 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
         cur[i] = o->ranks[i];
         in = out;
     }
+    tn_untrust(h);
     int st2 = tcnla_free(h, block);
     return st != TCNLA_SUCCESS ? st : st2;
 }

@@ -155,6 +155,10 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     do {                                                                                       \
         if ((st = (x)) != TCNLA_SUCCESS) goto out;                                             \
     } while (0)
+    {   /* A is read by every product below: checked once */
+        const tcnla_gemm_method_t ms[2] = {o->proj_method, o->gemm_method};
+        TRY(tn_trust(h, A, lda, m, n, ms, 2));
+    }
     TRY(tcnla_malloc(h, &Om, (size_t)n * (size_t)l * (sh ? 2 : 4)));
     TRY(tcnla_malloc(h, (void **)&Y, sizeof(float) * (size_t)m * (size_t)l));
     TRY(tcnla_malloc(h, (void **)&W, sizeof(float) * (size_t)n * (size_t)l));
@@ -202,6 +206,7 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     TRY(mark(h, &tm, TCNLA_RSVD_STEP_SVD));
 #undef TRY
 out:
+    tn_untrust(h);
     tcnla_free(h, Om);
     tcnla_free(h, Y);
     tcnla_free(h, W);

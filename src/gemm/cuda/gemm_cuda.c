@@ -135,6 +135,94 @@ static int copy2d(void *dst, int64_t ldd, const void *src, int64_t lds, int64_t 
                                         cudaMemcpyDeviceToDevice, st));
 }
 
+/* ------------------------------------------------- operands checked once */
+/* A driver that multiplies by the same operand many times (tcnla_rsvd,
+ * tcnla_lra, tcnla_hosvd) checks it once here, element by element, for the
+ * methods it will use: a method is trusted when no element is NaN / Inf
+ * and, for the FP16-range methods, every element x meets
+ * |represented(x) - x| <= 2^-tol |x|. Then every vector of every layout of
+ * those elements passes the per-product check (its bound is 2^-tol times the
+ * vector's largest |x|), so tn_cuda_gemm skips that operand's check and
+ * decides exactly as it would have. When an element fails, the method is
+ * simply not trusted and each product checks as before. The record holds
+ * until tn_cuda_untrust; the driver must not write the operand meanwhile. */
+int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
+                  const tcnla_gemm_method_t *meths, int nm) {
+    struct tn_cuda_ctx *c = h->cuda;
+    c->trust.mask = 0;
+    if (!A || rows <= 0 || cols <= 0 || ld < rows) return TCNLA_SUCCESS;
+    int st = cu_st((int)cudaSetDevice(c->device));
+    if (st) return st;
+    tn_elem_kinds_t kk;
+    memset(&kk, 0, sizeof kk);
+    int idx[TCNLA_GEMM_METHOD_COUNT], any = 0;
+    for (int i = 0; i < nm; i++) {
+        const int m = (int)meths[i];
+        if (m <= 0 || m >= TCNLA_GEMM_METHOD_COUNT) continue;
+        const tn_method_info *mi = tn_method(meths[i]);
+        idx[m] = -1;
+        if (!mi->tensor_core) continue;
+        any = 1;
+        if (!mi->fp16_range) continue;
+        const int kind = rchk_of(mi);
+        const double sc = 1.0 / (double)((int64_t)1 << mi->tol_bits);
+        int j = 0;
+        while (j < kk.n && !(kk.kind[j] == kind && kk.scale[j] == sc)) j++;
+        if (j == kk.n) {
+            if (kk.n == 4) continue; /* (never: fewer kinds exist) untrusted */
+            kk.kind[j] = kind, kk.scale[j] = sc, kk.n++;
+        }
+        idx[m] = j;
+    }
+    if (!any) return TCNLA_SUCCESS;
+    int *dflags = tn_cuda_workspace(c, 64);
+    if (!dflags) return TCNLA_ERR_ALLOC;
+    cudaStream_t stream = c->stream;
+    if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64, stream))) ||
+        (st = cu_st(tn_cu_check_elementwise(A, ld, rows, cols, &kk, dflags, stream))))
+        return st;
+    int *hf = (int *)c->pinned;
+    if ((st = cu_st((int)cudaMemcpyAsync(hf, dflags, 5 * sizeof(int), cudaMemcpyDeviceToHost,
+                                         stream))) ||
+        (st = cu_st((int)cudaStreamSynchronize(stream))))
+        return st;
+    if (hf[0]) return TCNLA_SUCCESS; /* NaN / Inf: every product checks */
+    unsigned mask = 0;
+    for (int i = 0; i < nm; i++) {
+        const int m = (int)meths[i];
+        if (m <= 0 || m >= TCNLA_GEMM_METHOD_COUNT || !tn_method(meths[i])->tensor_core)
+            continue;
+        if (tn_method(meths[i])->fp16_range && (idx[m] < 0 || hf[1 + idx[m]])) continue;
+        mask |= 1u << m;
+    }
+    c->trust.base = A, c->trust.ld = ld, c->trust.rows = rows, c->trust.cols = cols;
+    c->trust.mask = mask;
+    return TCNLA_SUCCESS;
+}
+
+void tn_cuda_untrust(tcnla_handle_t h) {
+    if (h && h->cuda) h->cuda->trust.mask = 0;
+}
+
+/* Whether `method` may skip the check of the rows x cols matrix X (ld),
+ * batch matrices stride elements apart: all its elements lie in the trusted
+ * operand. */
+static int trusted(const struct tn_cuda_ctx *c, tcnla_gemm_method_t method, const float *X,
+                   int64_t ld, int64_t rows, int64_t cols, int64_t stride, int64_t batch) {
+    if (!(c->trust.mask & (1u << (int)method)) || rows <= 0 || cols <= 0 || batch <= 0)
+        return 0;
+    const uintptr_t b = (uintptr_t)c->trust.base, x = (uintptr_t)X;
+    if (x < b || (x - b) % sizeof(float)) return 0;
+    const int64_t off = (int64_t)((x - b) / sizeof(float));
+    const int64_t last = off + (batch - 1) * stride + (cols - 1) * ld + rows; /* one past */
+    if (c->trust.ld == c->trust.rows) /* dense: every address in the span was checked */
+        return last <= c->trust.rows * c->trust.cols;
+    /* padded: the same leading dimension, inside the rows x cols block */
+    const int64_t r0 = off % c->trust.ld, c0 = off / c->trust.ld;
+    return batch == 1 && ld == c->trust.ld && r0 + rows <= c->trust.rows &&
+           c0 + cols <= c->trust.cols;
+}
+
 int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                  int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                  const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
@@ -203,16 +291,23 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     if (mi->tensor_core) {
         int kind = mi->fp16_range ? rchk_of(mi) : TN_RCHK_NONE;
         /* rows of op(A): the rows of A (op N) or its columns (op T) */
-        if ((st = cu_st(tn_cu_check_f32(A, lda, s.arows, s.acols, ta == TCNLA_OP_T, kind,
-                                        mi->tol_bits, dflags, scratch, stream))))
-            return st;
+        if (!trusted(c, method, A, lda, s.arows, s.acols, 0, 1)) {
+            if ((st = cu_st(tn_cu_check_f32(A, lda, s.arows, s.acols, ta == TCNLA_OP_T, kind,
+                                            mi->tol_bits, dflags, scratch, stream))))
+                return st;
+            need_sync = 1;
+        }
         /* columns of op(B); SHGEMM's FP16 B needs no range check */
-        if (Bh) st = cu_st(tn_cu_check_f16(Bh, ldbh, s.brows, s.bcols, dflags, stream));
-        else
-            st = cu_st(tn_cu_check_f32(B, ldb, s.brows, s.bcols, tb == TCNLA_OP_N, kind,
-                                       mi->tol_bits, dflags, scratch, stream));
-        if (st) return st;
-        need_sync = 1;
+        if (Bh) {
+            if ((st = cu_st(tn_cu_check_f16(Bh, ldbh, s.brows, s.bcols, dflags, stream))))
+                return st;
+            need_sync = 1;
+        } else if (!trusted(c, method, B, ldb, s.brows, s.bcols, 0, 1)) {
+            if ((st = cu_st(tn_cu_check_f32(B, ldb, s.brows, s.bcols, tb == TCNLA_OP_N, kind,
+                                            mi->tol_bits, dflags, scratch, stream))))
+                return st;
+            need_sync = 1;
+        }
     }
     if (need_sync) {
         int *hf = (int *)c->pinned;
@@ -468,19 +563,31 @@ int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_
     /* the checks of tn_cuda_gemm, every matrix on its own vectors */
     const int kind = mi->fp16_range ? rchk_of(mi) : TN_RCHK_NONE;
     if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64, stream)))) return st;
-    if ((st = cu_st(tn_cu_check_f32_batched(A, lda, sa, s.arows, s.acols, nba, ta == TCNLA_OP_T,
-                                            kind, mi->tol_bits, dflags, scratch, stream))))
-        return st;
-    if (B16) st = cu_st(tn_cu_check_f16_batched(B16, ldb, sb, s.brows, s.bcols, nbb, dflags, stream));
-    else
+    int checked = 0; /* what tn_cuda_trust covers is not read again */
+    if (!(mi->tensor_core && trusted(c, method, A, lda, s.arows, s.acols, sa, nba))) {
+        if ((st = cu_st(tn_cu_check_f32_batched(A, lda, sa, s.arows, s.acols, nba,
+                                                ta == TCNLA_OP_T, kind, mi->tol_bits, dflags,
+                                                scratch, stream))))
+            return st;
+        checked = 1;
+    }
+    if (B16) {
+        st = cu_st(tn_cu_check_f16_batched(B16, ldb, sb, s.brows, s.bcols, nbb, dflags, stream));
+        checked = 1;
+    } else if (!(mi->tensor_core && trusted(c, method, B, ldb, s.brows, s.bcols, sb, nbb))) {
         st = cu_st(tn_cu_check_f32_batched(B, ldb, sb, s.brows, s.bcols, nbb, tb == TCNLA_OP_N,
                                            kind, mi->tol_bits, dflags, scratch, stream));
+        checked = 1;
+    }
     if (st) return st;
     int *hf = (int *)c->pinned;
-    if ((st = cu_st((int)cudaMemcpyAsync(hf, dflags, 3 * sizeof(int), cudaMemcpyDeviceToHost,
-                                         stream))))
-        return st;
-    if ((st = cu_st((int)cudaStreamSynchronize(stream)))) return st;
+    hf[1] = hf[2] = 0;
+    if (checked) {
+        if ((st = cu_st((int)cudaMemcpyAsync(hf, dflags, 3 * sizeof(int),
+                                             cudaMemcpyDeviceToHost, stream))))
+            return st;
+        if ((st = cu_st((int)cudaStreamSynchronize(stream)))) return st;
+    }
     if (hf[1] || (mi->fp16_range && hf[2])) return TN_BATCH_LOOP; /* product by product */
     h->last_method = method;
 

@@ -34,6 +34,11 @@ struct tn_cuda_ctx {
     void *pinned;               /* small pinned host buffer (flags read back) */
     size_t pinned_bytes;
     struct tn_i8_state *i8;     /* INT8 products of Ozaki scheme II (i8gemm_cuda.c) */
+    struct {                    /* an operand checked once (tn_cuda_trust) */
+        const float *base;
+        int64_t ld, rows, cols;
+        unsigned mask; /* bit m: method m needs no check of it; 0: nothing trusted */
+    } trust;
 };
 
 /* Grow-only device workspace of at least `bytes` (NULL on failure). Growing
@@ -114,6 +119,19 @@ int tn_cu_check_f32_batched(const float *X, int64_t ld, int64_t stride, int64_t 
                             int tol_bits, int *flags, void *scratch, cudaStream_t stream);
 int tn_cu_check_f16_batched(const uint16_t *X, int64_t ld, int64_t stride, int64_t rows,
                             int64_t cols, int64_t batch, int *flags, cudaStream_t stream);
+
+/* Element-wise check of a rows x cols FP32 matrix (ld): flags[0] |= 1 when
+ * an element is NaN or Inf; flags[1 + i] |= 1 when some element x fails
+ * |represented_i(x) - x| <= scale[i] |x| (scale = 2^-tol_bits) under kind[i]
+ * (TN_RCHK_*, i < n <= 4). Passing it means passing tn_cu_check_f32's range
+ * check for every vector of every layout of those elements. */
+typedef struct {
+    int n;
+    int kind[4];
+    double scale[4];
+} tn_elem_kinds_t;
+int tn_cu_check_elementwise(const float *X, int64_t ld, int64_t rows, int64_t cols,
+                            const tn_elem_kinds_t *kk, int *flags, cudaStream_t stream);
 
 /* The Tensor Core GEMM kernels (sm_80+): C = alpha * op(A) op(B) + beta * C.
  * A is FP32; B is FP32 (TCEC, MARKIDIS) or FP16 bits (SHGEMM). A and B

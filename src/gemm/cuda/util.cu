@@ -381,3 +381,61 @@ extern "C" int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int6
                                int *flags, cudaStream_t stream) {
     return tn_cu_check_f16_batched(X, ld, 0, rows, cols, 1, flags, stream);
 }
+
+/* ------------------------------------ element-wise check (trusted operand) */
+/* bit 0: x is NaN or Inf; bit 1 + i: x fails kinds i's element-wise test
+ * |represented(x) - x| <= 2^-tol |x| (and finite): then it passes the
+ * per-vector test of every vector it belongs to, whichever the layout. */
+static __device__ __forceinline__ unsigned elem_bad(float x, const tn_elem_kinds_t &kk) {
+    if (!isfinite(x)) return 0xFFFFFFFFu;
+    unsigned b = 0;
+    const double ax = fabs((double)x);
+    for (int i = 0; i < kk.n; i++) {
+        const double r = tn_represented(kk.kind[i], x);
+        const double e = fabs(__dsub_rn(r, (double)x));
+        if (!isfinite(r) || !(e <= __dmul_rn(ax, kk.scale[i]))) b |= 2u << i;
+    }
+    return b;
+}
+
+static __global__ void check_elementwise_kernel(const float *X, long long ld, long long rows,
+                                                long long cols, tn_elem_kinds_t kk, int vec4,
+                                                int *flags) {
+    unsigned bad = 0;
+    const long long step = (long long)gridDim.x * blockDim.x;
+    const long long t0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    for (long long j = blockIdx.y; j < cols; j += gridDim.y) {
+        const float *p = X + j * ld;
+        if (vec4) {
+            const float4 *p4 = (const float4 *)p;
+            for (long long q = t0; q < rows / 4; q += step) {
+                const float4 v = __ldg(p4 + q);
+                bad |= elem_bad(v.x, kk) | elem_bad(v.y, kk) | elem_bad(v.z, kk) |
+                       elem_bad(v.w, kk);
+            }
+        } else {
+            for (long long i = t0; i < rows; i += step) bad |= elem_bad(__ldg(p + i), kk);
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) bad |= __shfl_xor_sync(0xffffffffu, bad, o);
+    if ((threadIdx.x & 31) == 0 && bad)
+        for (int i = 0; i <= kk.n; i++)
+            if (bad & (1u << i)) atomicOr(&flags[i], 1);
+}
+
+extern "C" int tn_cu_check_elementwise(const float *X, int64_t ld, int64_t rows, int64_t cols,
+                                       const tn_elem_kinds_t *kk, int *flags,
+                                       cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0) return 0;
+    /* a dense matrix is one long column */
+    if (ld == rows && rows * cols / rows == cols) rows *= cols, cols = 1, ld = rows;
+    const int vec4 = ((uintptr_t)X & 15u) == 0 && ld % 4 == 0 && rows % 4 == 0;
+    const long long per = vec4 ? rows / 4 : rows;
+    long long gx = (per + 255) / 256;
+    if (gx > 2048) gx = 2048;
+    if (gx < 1) gx = 1;
+    const long long gy = cols < 65535 ? cols : 65535;
+    check_elementwise_kernel<<<dim3((unsigned)gx, (unsigned)gy), 256, 0, stream>>>(
+        X, (long long)ld, (long long)rows, (long long)cols, *kk, vec4, flags);
+    return (int)cudaGetLastError();
+}
