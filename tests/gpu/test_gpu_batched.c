@@ -157,8 +157,11 @@ TEST(gpu_batched_matches_separate_calls) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
     static const bshape shapes[] = {
-        /* RP-HOSVD's middle-mode projection: W = sum_t M_t^T Omega_t */
+        /* RP-HOSVD's middle-mode projection: W = sum_t M_t^T Omega_t (on
+         * Hopper one wgmma product through a 3-D map of A when k % 32 == 0;
+         * the second with padded leading dimensions and gaps) */
         {256, 64, 256, 40, TCNLA_OP_T, TCNLA_OP_N, 1, 0, 0, 0, 0, 1},
+        {96, 40, 64, 5, TCNLA_OP_T, TCNLA_OP_N, 1, 8, 16, 0, 0, 1},
         /* its middle-mode product: Out_t = In_t Q, one Q */
         {64, 32, 256, 48, TCNLA_OP_N, TCNLA_OP_N, 0, 0, 0, 0, 1, 0},
         /* tails: k not a multiple of the k-tile (each slab's tail), m, n

@@ -681,21 +681,25 @@ TEST(gpu_tc_kernels_vs_cpu) {
 
 #ifdef TCNLA_HAVE_CUDA
 /* The operand a driver checks once (tn_trust, src/gemm/cuda/gemm_cuda.c).
- * A (m x k, padded lda) holds ordinary values, or one tiny value (fine for
- * the per-row check, fails the element-wise one for the FP16 splits), or
- * one value FP16 cannot hold, or a NaN. For each method, the products
- * C1 = A B (A as op(A)), C2 = X A^T (A as op(B)) and C3 = A(2:m, :) B (a
- * view inside A) give the same status, the same method that ran and the
- * same bits with the trust as without; the trust is taken for every method
- * on ordinary data and for none with a NaN, and not for the FP16 methods
- * with the tiny or the large value. */
-static int run3(tcnla_handle_t g, tcnla_gemm_method_t meth, int64_t m, int64_t n, int64_t k,
+ * A (m x k, padded lda) holds ordinary values (trusted element by element),
+ * or one tiny value (fails the element-wise test of the FP16 splits, passes
+ * the per-row and per-column checks: trusted by layout), or one value FP16
+ * cannot hold, or a NaN (not trusted), or a whole row of small values (that
+ * row fails its FP16 check, the columns pass: trusted for column vectors
+ * only). For each method, the products C1 = A B (A's rows as vectors),
+ * C2 = X A^T (rows), C3 = A(2:m, :) B (rows of a view) and C4 = A^T Y
+ * (columns) give the same status, the same method that ran and the same
+ * bits with the trust as without. */
+static int run4(tcnla_handle_t g, tcnla_gemm_method_t meth, int64_t m, int64_t n, int64_t k,
                 const float *dA, int64_t lda, const float *dB, const uint16_t *dB16,
-                const float *dX, float *dC, float *hC, int *st, tcnla_gemm_method_t *ran) {
+                const float *dX, const float *dY, float *dC, int64_t blk, float *hC, int *st,
+                tcnla_gemm_method_t *ran) {
     const tcnla_op_t N = TCNLA_OP_N, T = TCNLA_OP_T;
-    for (int p = 0; p < 3; p++) {
-        float *C = dC + (size_t)p * (size_t)m * (size_t)m;
+    for (int p = 0; p < 4; p++) {
+        float *C = dC + (size_t)p * (size_t)blk;
         if (p == 1) st[p] = tcnla_sgemm(g, meth, N, T, n, m, k, 1.0f, dX, n, dA, lda, 0.0f, C, n);
+        else if (p == 3)
+            st[p] = tcnla_sgemm(g, meth, T, N, k, n, m, 1.0f, dA, lda, dY, m, 0.0f, C, k);
         else {
             const int64_t r = p == 0 ? m : m - 1;
             const float *Ap = p == 0 ? dA : dA + 1;
@@ -707,70 +711,82 @@ static int run3(tcnla_handle_t g, tcnla_gemm_method_t meth, int64_t m, int64_t n
         ran[p] = TCNLA_GEMM_DEFAULT;
         if (st[p] == TCNLA_SUCCESS) tcnla_last_method(g, &ran[p]);
     }
-    return tcnla_memcpy(g, hC, dC, sizeof(float) * 3 * (size_t)m * (size_t)m,
-                        TCNLA_MEMCPY_HANDLE_TO_HOST);
+    return tcnla_memcpy(g, hC, dC, sizeof(float) * 4 * (size_t)blk, TCNLA_MEMCPY_HANDLE_TO_HOST);
 }
 
 TEST(gpu_trusted_operand_same_decisions) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
-    const int64_t m = 192, n = 40, k = 260, lda = 200;
+    const int64_t m = 192, n = 40, k = 260, lda = 200, blk = m * m;
     const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_TCEC_TF32,
                                       TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TF32};
     float *A = malloc(sizeof(float) * (size_t)(lda * k)), *B = malloc(sizeof(float) * (size_t)(k * n));
-    float *X = malloc(sizeof(float) * (size_t)(n * k));
+    float *X = malloc(sizeof(float) * (size_t)(n * k)), *Y = malloc(sizeof(float) * (size_t)(m * n));
     uint16_t *B16 = malloc(sizeof(uint16_t) * (size_t)(k * n));
-    const size_t cn = 3 * (size_t)m * (size_t)m;
+    const size_t cn = 4 * (size_t)blk;
     float *C0 = malloc(sizeof(float) * cn), *C1 = malloc(sizeof(float) * cn);
     gt_uniform(71, -1.0f, 1.0f, k * n, B);
     gt_uniform(72, -1.0f, 1.0f, n * k, X);
+    gt_uniform(73, -1.0f, 1.0f, m * n, Y);
     for (int64_t i = 0; i < k * n; i++) B16[i] = tcnla_f32_to_f16(B[i], TCNLA_ROUND_RN);
-    float *dA = NULL, *dB = NULL, *dX = NULL, *dC = NULL;
+    float *dA = NULL, *dB = NULL, *dX = NULL, *dY = NULL, *dC = NULL;
     uint16_t *dB16 = NULL;
     CHECK(tcnla_malloc(g, (void **)&dA, sizeof(float) * (size_t)(lda * k)) == 0);
     CHECK(tcnla_malloc(g, (void **)&dB, sizeof(float) * (size_t)(k * n)) == 0);
     CHECK(tcnla_malloc(g, (void **)&dX, sizeof(float) * (size_t)(n * k)) == 0);
+    CHECK(tcnla_malloc(g, (void **)&dY, sizeof(float) * (size_t)(m * n)) == 0);
     CHECK(tcnla_malloc(g, (void **)&dB16, sizeof(uint16_t) * (size_t)(k * n)) == 0);
     CHECK(tcnla_malloc(g, (void **)&dC, sizeof(float) * cn) == 0);
     tcnla_memcpy(g, dB, B, sizeof(float) * (size_t)(k * n), TCNLA_MEMCPY_HOST_TO_HANDLE);
     tcnla_memcpy(g, dX, X, sizeof(float) * (size_t)(n * k), TCNLA_MEMCPY_HOST_TO_HANDLE);
+    tcnla_memcpy(g, dY, Y, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HOST_TO_HANDLE);
     tcnla_memcpy(g, dB16, B16, sizeof(uint16_t) * (size_t)(k * n), TCNLA_MEMCPY_HOST_TO_HANDLE);
-    for (int cs = 0; cs < 4; cs++) {
+    for (int cs = 0; cs < 5; cs++) {
         gt_uniform(70, -1.0f, 1.0f, lda * k, A);
         if (cs == 1) A[5 + 3 * lda] = 1e-30f;
         if (cs == 2) A[7 + 9 * lda] = 1e6f;
         if (cs == 3) A[11 + 2 * lda] = NAN;
+        if (cs == 4)
+            for (int64_t j = 0; j < k; j++) A[20 + j * lda] *= 1e-6f;
         tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)(lda * k), TCNLA_MEMCPY_HOST_TO_HANDLE);
         for (int i = 0; i < 4; i++) {
             const tcnla_gemm_method_t me = ms[i];
-            int st0[3], st1[3];
-            tcnla_gemm_method_t r0[3], r1[3];
+            int st0[4], st1[4];
+            tcnla_gemm_method_t r0[4], r1[4];
             memset(C0, 0, sizeof(float) * cn);
             tcnla_memcpy(g, dC, C0, sizeof(float) * cn, TCNLA_MEMCPY_HOST_TO_HANDLE);
-            CHECK(run3(g, me, m, n, k, dA, lda, dB, dB16, dX, dC, C0, st0, r0) == 0);
+            CHECK(run4(g, me, m, n, k, dA, lda, dB, dB16, dX, dY, dC, blk, C0, st0, r0) == 0);
             CHECK(tn_trust(g, dA, lda, m, k, &me, 1) == 0);
-            const int taken = (g->cuda->trust.mask >> (int)me) & 1;
+            const int any = (g->cuda->trust.mask >> (int)me) & 1;
+            const int rows = (g->cuda->trust.mask_rows >> (int)me) & 1;
+            const int cols = (g->cuda->trust.mask_cols >> (int)me) & 1;
             memset(C1, 0, sizeof(float) * cn);
             tcnla_memcpy(g, dC, C1, sizeof(float) * cn, TCNLA_MEMCPY_HOST_TO_HANDLE);
-            CHECK(run3(g, me, m, n, k, dA, lda, dB, dB16, dX, dC, C1, st1, r1) == 0);
+            CHECK(run4(g, me, m, n, k, dA, lda, dB, dB16, dX, dY, dC, blk, C1, st1, r1) == 0);
             tn_untrust(g);
-            CHECK(g->cuda->trust.mask == 0);
+            CHECK(g->cuda->trust.mask == 0 && g->cuda->trust.mask_rows == 0 &&
+                  g->cuda->trust.mask_cols == 0);
             const int f16 = me != TCNLA_GEMM_TCEC_TF32 && me != TCNLA_GEMM_TF32;
-            if (cs == 0) CHECK(taken);
-            if (cs == 3 || (f16 && (cs == 1 || cs == 2))) CHECK(!taken);
-            for (int p = 0; p < 3; p++) {
+            if (cs == 0 || (!f16 && cs != 3)) CHECK(any);
+            if (cs == 3 || f16) CHECK(!any || cs == 0);
+            if (f16 && cs == 1) CHECK(rows && cols);
+            if (f16 && cs == 2) CHECK(!rows && !cols);
+            if (f16 && cs == 4) CHECK(!rows && cols);
+            for (int p = 0; p < 4; p++) {
                 CHECK(st0[p] == st1[p]);
                 CHECK(r0[p] == r1[p]);
             }
             CHECK(memcmp(C0, C1, sizeof(float) * cn) == 0);
             if (cs == 1) CHECK(st0[0] == 0 && r0[0] == me); /* the per-row check passes */
             if (cs == 3) CHECK(st0[0] == 0 && r0[0] == TCNLA_GEMM_NATIVE_FP32);
-            printf("    case %d %-12s trusted %d, statuses %d %d %d\n", cs, mname(me), taken,
-                   st0[0], st0[1], st0[2]);
+            if (f16 && cs == 4) CHECK(st0[0] == TCNLA_ERR_RANGE && st0[3] == 0 && r0[3] == me);
+            printf("    case %d %-12s trusted any %d rows %d cols %d, statuses %d %d %d %d\n", cs,
+                   mname(me), any, rows, cols, st0[0], st0[1], st0[2], st0[3]);
         }
     }
-    tcnla_free(g, dA), tcnla_free(g, dB), tcnla_free(g, dX), tcnla_free(g, dB16), tcnla_free(g, dC);
-    free(A), free(B), free(X), free(B16), free(C0), free(C1);
+    tcnla_free(g, dA), tcnla_free(g, dB), tcnla_free(g, dX), tcnla_free(g, dY);
+    tcnla_free(g, dB16), tcnla_free(g, dC);
+    free(A), free(B), free(X), free(Y), free(B16), free(C0), free(C1);
     tcnla_destroy(g);
 }
 #endif

@@ -137,30 +137,40 @@ static int copy2d(void *dst, int64_t ldd, const void *src, int64_t lds, int64_t 
 
 /* ------------------------------------------------- operands checked once */
 /* A driver that multiplies by the same operand many times (tcnla_rsvd,
- * tcnla_lra, tcnla_hosvd) checks it once here, element by element, for the
- * methods it will use: a method is trusted when no element is NaN / Inf
- * and, for the FP16-range methods, every element x meets
- * |represented(x) - x| <= 2^-tol |x|. Then every vector of every layout of
- * those elements passes the per-product check (its bound is 2^-tol times the
- * vector's largest |x|), so tn_cuda_gemm skips that operand's check and
- * decides exactly as it would have. When an element fails, the method is
- * simply not trusted and each product checks as before. The record holds
- * until tn_cuda_untrust; the driver must not write the operand meanwhile. */
+ * tcnla_lra, tcnla_hosvd) checks it once here, for the methods it will use
+ * (none trusted when an element is NaN / Inf; methods without a range check
+ * need nothing more):
+ *  - element by element: every x meets |represented(x) - x| <= 2^-tol |x|.
+ *    Then every vector of any layout passes the per-product check (its
+ *    bound is 2^-tol times the vector's largest |x|): mask;
+ *  - else, data with small elements (below FP16's normal range), the
+ *    per-product check itself on the rows and on the columns of the stored
+ *    matrix: mask_rows, mask_cols. A product whose vectors are whole rows,
+ *    or unions of whole columns (a column is the largest |x| of any union
+ *    of columns at most, and its error at least), passes its check too.
+ * tn_cuda_gemm then skips that operand's check and decides exactly as it
+ * would have. The record holds until tn_cuda_untrust; the driver must not
+ * write the operand meanwhile. */
+static int trust_methods(const tcnla_gemm_method_t *meths, int nm, tcnla_gemm_method_t m) {
+    for (int i = 0; i < nm; i++)
+        if (meths[i] == m) return 1;
+    return 0;
+}
+
 int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
                   const tcnla_gemm_method_t *meths, int nm) {
     struct tn_cuda_ctx *c = h->cuda;
-    c->trust.mask = 0;
+    c->trust.mask = c->trust.mask_rows = c->trust.mask_cols = 0;
     if (!A || rows <= 0 || cols <= 0 || ld < rows) return TCNLA_SUCCESS;
     int st = cu_st((int)cudaSetDevice(c->device));
     if (st) return st;
     tn_elem_kinds_t kk;
     memset(&kk, 0, sizeof kk);
-    int idx[TCNLA_GEMM_METHOD_COUNT], any = 0;
-    for (int i = 0; i < nm; i++) {
-        const int m = (int)meths[i];
-        if (m <= 0 || m >= TCNLA_GEMM_METHOD_COUNT) continue;
-        const tn_method_info *mi = tn_method(meths[i]);
-        idx[m] = -1;
+    int idx[TCNLA_GEMM_METHOD_COUNT], tolb[4] = {0, 0, 0, 0}, any = 0;
+    for (int m = 0; m < TCNLA_GEMM_METHOD_COUNT; m++) idx[m] = -1;
+    for (int m = 1; m < TCNLA_GEMM_METHOD_COUNT; m++) {
+        if (!trust_methods(meths, nm, (tcnla_gemm_method_t)m)) continue;
+        const tn_method_info *mi = tn_method((tcnla_gemm_method_t)m);
         if (!mi->tensor_core) continue;
         any = 1;
         if (!mi->fp16_range) continue;
@@ -170,57 +180,97 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
         while (j < kk.n && !(kk.kind[j] == kind && kk.scale[j] == sc)) j++;
         if (j == kk.n) {
             if (kk.n == 4) continue; /* (never: fewer kinds exist) untrusted */
-            kk.kind[j] = kind, kk.scale[j] = sc, kk.n++;
+            kk.kind[j] = kind, kk.scale[j] = sc, tolb[j] = mi->tol_bits, kk.n++;
+            kk.fast[j] = (kind == TN_RCHK_HALFHALF && mi->tol_bits <= 21) ||
+                         (kind == TN_RCHK_F16 && mi->tol_bits <= 10);
         }
         idx[m] = j;
     }
     if (!any) return TCNLA_SUCCESS;
-    int *dflags = tn_cuda_workspace(c, 64);
-    if (!dflags) return TCNLA_ERR_ALLOC;
+    const size_t scr = tn_cu_check_scratch(TN_MAX(rows, cols));
+    char *w = tn_cuda_workspace(c, al(64 * sizeof(int)) + al(scr));
+    if (!w) return TCNLA_ERR_ALLOC;
+    int *dflags = (int *)w;
+    void *scratch = w + al(64 * sizeof(int));
     cudaStream_t stream = c->stream;
-    if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64, stream))) ||
-        (st = cu_st(tn_cu_check_elementwise(A, ld, rows, cols, &kk, dflags, stream))))
-        return st;
     int *hf = (int *)c->pinned;
-    if ((st = cu_st((int)cudaMemcpyAsync(hf, dflags, 5 * sizeof(int), cudaMemcpyDeviceToHost,
+    if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64 * sizeof(int), stream))) ||
+        (st = cu_st(tn_cu_check_elementwise(A, ld, rows, cols, &kk, dflags, stream))) ||
+        (st = cu_st((int)cudaMemcpyAsync(hf, dflags, 5 * sizeof(int), cudaMemcpyDeviceToHost,
                                          stream))) ||
         (st = cu_st((int)cudaStreamSynchronize(stream))))
         return st;
     if (hf[0]) return TCNLA_SUCCESS; /* NaN / Inf: every product checks */
-    unsigned mask = 0;
-    for (int i = 0; i < nm; i++) {
-        const int m = (int)meths[i];
-        if (m <= 0 || m >= TCNLA_GEMM_METHOD_COUNT || !tn_method(meths[i])->tensor_core)
+    unsigned mask = 0, need = 0; /* need: kinds failing element by element */
+    for (int m = 1; m < TCNLA_GEMM_METHOD_COUNT; m++) {
+        if (!trust_methods(meths, nm, (tcnla_gemm_method_t)m)) continue;
+        const tn_method_info *mi = tn_method((tcnla_gemm_method_t)m);
+        if (!mi->tensor_core) continue;
+        if (mi->fp16_range && (idx[m] < 0 || hf[1 + idx[m]])) {
+            if (idx[m] >= 0) need |= 1u << idx[m];
             continue;
-        if (tn_method(meths[i])->fp16_range && (idx[m] < 0 || hf[1 + idx[m]])) continue;
+        }
         mask |= 1u << m;
     }
+    unsigned mrows = 0, mcols = 0;
+    if (need) { /* the per-vector check on both layouts, each kind in flags[8 + 6 j ..] */
+        int *fl = dflags + 8;
+        for (int j = 0; j < kk.n && !st; j++) {
+            if (!(need & (1u << j))) continue;
+            st = cu_st(tn_cu_check_f32(A, ld, rows, cols, 0, kk.kind[j], tolb[j], fl + 6 * j,
+                                       scratch, stream));
+            if (!st)
+                st = cu_st(tn_cu_check_f32(A, ld, rows, cols, 1, kk.kind[j], tolb[j],
+                                           fl + 6 * j + 3, scratch, stream));
+        }
+        if (st || (st = cu_st((int)cudaMemcpyAsync(hf, dflags, 40 * sizeof(int),
+                                                   cudaMemcpyDeviceToHost, stream))) ||
+            (st = cu_st((int)cudaStreamSynchronize(stream))))
+            return st;
+        for (int m = 1; m < TCNLA_GEMM_METHOD_COUNT; m++) {
+            const int j = idx[m];
+            if (j < 0 || !(need & (1u << j)) || !trust_methods(meths, nm, (tcnla_gemm_method_t)m))
+                continue;
+            const int *f = hf + 8 + 6 * j;
+            if (!f[1] && !f[2]) mrows |= 1u << m;
+            if (!f[4] && !f[5]) mcols |= 1u << m;
+        }
+    }
     c->trust.base = A, c->trust.ld = ld, c->trust.rows = rows, c->trust.cols = cols;
-    c->trust.mask = mask;
+    c->trust.mask = mask, c->trust.mask_rows = mrows, c->trust.mask_cols = mcols;
     return TCNLA_SUCCESS;
 }
 
 void tn_cuda_untrust(tcnla_handle_t h) {
-    if (h && h->cuda) h->cuda->trust.mask = 0;
+    if (h && h->cuda) h->cuda->trust.mask = h->cuda->trust.mask_rows = h->cuda->trust.mask_cols = 0;
 }
 
 /* Whether `method` may skip the check of the rows x cols matrix X (ld),
- * batch matrices stride elements apart: all its elements lie in the trusted
- * operand. */
+ * batch matrices stride elements apart, whose vectors are its columns
+ * (vcol) or rows (tn_cuda_trust says when). */
 static int trusted(const struct tn_cuda_ctx *c, tcnla_gemm_method_t method, const float *X,
-                   int64_t ld, int64_t rows, int64_t cols, int64_t stride, int64_t batch) {
-    if (!(c->trust.mask & (1u << (int)method)) || rows <= 0 || cols <= 0 || batch <= 0)
+                   int64_t ld, int64_t rows, int64_t cols, int64_t stride, int64_t batch,
+                   int vcol) {
+    const unsigned bit = 1u << (int)method;
+    if (!((c->trust.mask | c->trust.mask_rows | c->trust.mask_cols) & bit) || rows <= 0 ||
+        cols <= 0 || batch <= 0)
         return 0;
     const uintptr_t b = (uintptr_t)c->trust.base, x = (uintptr_t)X;
     if (x < b || (x - b) % sizeof(float)) return 0;
     const int64_t off = (int64_t)((x - b) / sizeof(float));
     const int64_t last = off + (batch - 1) * stride + (cols - 1) * ld + rows; /* one past */
-    if (c->trust.ld == c->trust.rows) /* dense: every address in the span was checked */
-        return last <= c->trust.rows * c->trust.cols;
-    /* padded: the same leading dimension, inside the rows x cols block */
-    const int64_t r0 = off % c->trust.ld, c0 = off / c->trust.ld;
-    return batch == 1 && ld == c->trust.ld && r0 + rows <= c->trust.rows &&
-           c0 + cols <= c->trust.cols;
+    const int64_t tr = c->trust.rows, tl = c->trust.ld, tc = c->trust.cols;
+    const int dense = tl == tr;
+    if (dense ? last > tr * tc : (ld != tl || off % tl + rows > tr || batch > 1 ||
+                                   off / tl + cols > tc))
+        return 0; /* not inside the checked elements */
+    if (c->trust.mask & bit) return 1; /* any layout */
+    if (vcol && (c->trust.mask_cols & bit)) /* unions of whole columns */
+        return off % tl == 0 && ld % tl == 0 && rows % tr == 0 &&
+               (batch == 1 || stride % tl == 0) && (dense || rows == tr);
+    if (!vcol && (c->trust.mask_rows & bit)) /* whole rows */
+        return batch == 1 && ld == tl && off / tl == 0 && cols == tc;
+    return 0;
 }
 
 int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
@@ -291,7 +341,7 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     if (mi->tensor_core) {
         int kind = mi->fp16_range ? rchk_of(mi) : TN_RCHK_NONE;
         /* rows of op(A): the rows of A (op N) or its columns (op T) */
-        if (!trusted(c, method, A, lda, s.arows, s.acols, 0, 1)) {
+        if (!trusted(c, method, A, lda, s.arows, s.acols, 0, 1, ta == TCNLA_OP_T)) {
             if ((st = cu_st(tn_cu_check_f32(A, lda, s.arows, s.acols, ta == TCNLA_OP_T, kind,
                                             mi->tol_bits, dflags, scratch, stream))))
                 return st;
@@ -302,7 +352,7 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
             if ((st = cu_st(tn_cu_check_f16(Bh, ldbh, s.brows, s.bcols, dflags, stream))))
                 return st;
             need_sync = 1;
-        } else if (!trusted(c, method, B, ldb, s.brows, s.bcols, 0, 1)) {
+        } else if (!trusted(c, method, B, ldb, s.brows, s.bcols, 0, 1, tb == TCNLA_OP_N)) {
             if ((st = cu_st(tn_cu_check_f32(B, ldb, s.brows, s.bcols, tb == TCNLA_OP_N, kind,
                                             mi->tol_bits, dflags, scratch, stream))))
                 return st;
@@ -453,7 +503,10 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
  *     and cublasGemmStridedBatchedEx in groups of at most 32 MiB of them;
  *   - TCEC, SHGEMM (FP16 B) and MARKIDIS (not a reduce, see below): one
  *     launch of the mma.sync kernels (tn_cu_tc_gemm_batched) for the whole
- *     batch, on Hopper too (single products there use the wgmma kernels).
+ *     batch, on Hopper too (single products there use the wgmma kernels),
+ *     except a reduce of A_t^T B_t whose B_t are consecutive row blocks of
+ *     one matrix (RP-HOSVD's projections): on Hopper one wgmma product
+ *     whose k runs through the slabs (tn_cu_tc_gemm_sm90_slabs).
  * A reduce on cuBLAS computes the products of a group side by side into the
  * workspace (at most 16 MiB of them) and adds them in order
  * (tn_cu_splitk_reduce). The Tensor Core methods first check every matrix
@@ -536,7 +589,12 @@ int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_
 
     /* own kernels: 16-byte aligned matrices (the kernels' vector loads) */
     const void *Bk = B16 ? (const void *)B16 : (const void *)B;
-    int splits = 1;
+    int splits = 1, splits3 = 1;
+    /* Hopper, a reduce of A_t^T B_t with B_t the consecutive row blocks of
+     * one matrix (the RP-HOSVD projection): one wgmma product whose k runs
+     * through the slabs (a 3-D tensor map of A), k a multiple of 32 */
+    const int slabs = own && reduce && ta == TCNLA_OP_T && tb == TCNLA_OP_N && sb == k &&
+                      k % 32 == 0 && k * batch <= INT_MAX && sm90_wanted(c, mode);
     if (own) {
         if (!strides_aligned(A, lda, sa, 4) || !strides_aligned(Bk, ldb, sb, B16 ? 2 : 4))
             return TN_BATCH_LOOP;
@@ -545,12 +603,15 @@ int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_
         if (tn_cu_tc_gemm_smem(mode, big) > c->smem_optin) return TN_BATCH_LOOP;
         if (method != TCNLA_GEMM_MARKIDIS_FP16) /* as splits_for */
             splits = tn_cu_tc_gemm_splits_batched(m, n, k, batch, reduce, c->sm_count);
+        if (slabs) splits3 = splits_for(method, m, n, k * batch, c->sm_count);
     }
     const tn_method_info *mi = tn_method(method);
     /* a matrix with stride 0 is one matrix, checked once */
     const int64_t nba = sa ? batch : 1, nbb = sb ? batch : 1;
     const size_t nvec = (size_t)TN_MAX(nba * m, nbb * n);
-    const size_t pbytes = splits > 1 ? 4 * (size_t)splits * mn * (size_t)(reduce ? 1 : batch) : 0;
+    const int psplits = TN_MAX(splits, splits3);
+    const size_t pbytes =
+        psplits > 1 ? 4 * (size_t)psplits * mn * (size_t)(reduce ? 1 : batch) : 0;
     const size_t need = al(64) + al(tn_cu_check_scratch((int64_t)nvec)) + al(pbytes);
     char *wsp = tn_cuda_workspace(c, need);
     if (!wsp) return TCNLA_ERR_ALLOC;
@@ -564,7 +625,8 @@ int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_
     const int kind = mi->fp16_range ? rchk_of(mi) : TN_RCHK_NONE;
     if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64, stream)))) return st;
     int checked = 0; /* what tn_cuda_trust covers is not read again */
-    if (!(mi->tensor_core && trusted(c, method, A, lda, s.arows, s.acols, sa, nba))) {
+    if (!(mi->tensor_core &&
+          trusted(c, method, A, lda, s.arows, s.acols, sa, nba, ta == TCNLA_OP_T))) {
         if ((st = cu_st(tn_cu_check_f32_batched(A, lda, sa, s.arows, s.acols, nba,
                                                 ta == TCNLA_OP_T, kind, mi->tol_bits, dflags,
                                                 scratch, stream))))
@@ -574,7 +636,8 @@ int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_
     if (B16) {
         st = cu_st(tn_cu_check_f16_batched(B16, ldb, sb, s.brows, s.bcols, nbb, dflags, stream));
         checked = 1;
-    } else if (!(mi->tensor_core && trusted(c, method, B, ldb, s.brows, s.bcols, sb, nbb))) {
+    } else if (!(mi->tensor_core &&
+                 trusted(c, method, B, ldb, s.brows, s.bcols, sb, nbb, tb == TCNLA_OP_N))) {
         st = cu_st(tn_cu_check_f32_batched(B, ldb, sb, s.brows, s.bcols, nbb, tb == TCNLA_OP_N,
                                            kind, mi->tol_bits, dflags, scratch, stream));
         checked = 1;
@@ -591,6 +654,11 @@ int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_
     if (hf[1] || (mi->fp16_range && hf[2])) return TN_BATCH_LOOP; /* product by product */
     h->last_method = method;
 
+    if (slabs) {
+        const int e = tn_cu_tc_gemm_sm90_slabs(mode, m, n, k, batch, alpha, A, lda, sa, Bk, ldb,
+                                               beta, C, ldc, splits3, P, c->smem_optin, stream);
+        if (e != (int)cudaErrorNotSupported) return cu_st(e);
+    }
     if (own) /* the mma.sync kernels with a batch (grid z) dimension, also on Hopper: a
                 batched variant of the wgmma kernels cost 12% of their speed on single
                 products (H200, 8192^3) and is not used */

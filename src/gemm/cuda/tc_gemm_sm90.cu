@@ -164,6 +164,21 @@ static __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorM
                  "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(bar)
                  : "memory");
 }
+/* 3-D TMA load (op(A) whose k runs through slabs: tn_cu_tc_gemm_sm90_slabs) */
+static __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap *map, int c0,
+                                                   int c1, int c2, uint32_t bar) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 " [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
+                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
+                 : "memory");
+}
+/* the K-contiguous A box of k0: one 2-D matrix, or slab k0 / kslab of a
+ * 3-D one (kslab a multiple of S9_BK, so a box never straddles slabs) */
+static __device__ __forceinline__ void tma_load_ak(uint32_t dst, const CUtensorMap *map, int k0,
+                                                   int m0, int kslab, uint32_t bar) {
+    if (kslab) tma_load_3d(dst, map, k0 % kslab, m0, k0 / kslab, bar);
+    else tma_load_2d(dst, map, k0, m0, bar);
+}
 static __device__ __forceinline__ void fence_async_smem(void) {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
 }
@@ -373,7 +388,8 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
                                                const CUtensorMap *tmB, int ak, int bk, int M,
                                                int N, int K, float alpha, float beta,
                                                float *__restrict__ C, long long ldc,
-                                               int kt_split, float *__restrict__ P, int chk) {
+                                               int kt_split, float *__restrict__ P, int chk,
+                                               int kslab) {
 #if S9_ON
     const int TF32 = s9_tf32(MODE);
     const int SH = s9_sh(MODE);
@@ -442,7 +458,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
         int k0_ = (kt_base + (t)) * S9_BK;                                                     \
         mbar_expect_tx(RAW_FULL(s), (uint32_t)RAW);                                            \
         if (!RA) {                                                                             \
-            if (ak) tma_load_2d(dst_, tmA, k0_, m0, RAW_FULL(s));                              \
+            if (ak) tma_load_ak(dst_, tmA, k0_, m0, kslab, RAW_FULL(s));                       \
             else tma_load_2d(dst_, tmA, m0, k0_, RAW_FULL(s));                                 \
             dst_ += RAW_A;                                                                     \
         }                                                                                      \
@@ -455,7 +471,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
         uint32_t dst_ = base_s + (uint32_t)((s) * RAW_A);                                      \
         int k0_ = (kt_base + (t)) * S9_BK;                                                     \
         mbar_expect_tx(A_FULL(s), (uint32_t)RAW_A);                                            \
-        if (ak) tma_load_2d(dst_, tmA, k0_, m0, A_FULL(s));                                    \
+        if (ak) tma_load_ak(dst_, tmA, k0_, m0, kslab, A_FULL(s));                             \
         else                                                                                   \
             for (int i_ = 0; i_ < 4; i_++)                                                     \
                 tma_load_2d(dst_ + 4096u * i_, tmA, m0 + 32 * i_, k0_, A_FULL(s));             \
@@ -706,6 +722,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
 #else
     (void)MODE, (void)RA, (void)tmA, (void)tmB, (void)ak, (void)bk, (void)M, (void)N, (void)K;
     (void)alpha, (void)beta, (void)C, (void)ldc, (void)kt_split, (void)P, (void)chk;
+    (void)kslab;
 #endif
 }
 
@@ -715,8 +732,9 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
         tn_sm90_gemm_##MODE##_##RA(const __grid_constant__ CUtensorMap tmA,                    \
                             const __grid_constant__ CUtensorMap tmB, int ak, int bk, int M,    \
                             int N, int K, float alpha, float beta, float *C, long long ldc,    \
-                            int kt_split, float *P, int chk) {                                 \
-        s9_body(MODE, RA, &tmA, &tmB, ak, bk, M, N, K, alpha, beta, C, ldc, kt_split, P, chk); \
+                            int kt_split, float *P, int chk, int kslab) {                      \
+        s9_body(MODE, RA, &tmA, &tmB, ak, bk, M, N, K, alpha, beta, C, ldc, kt_split, P, chk,  \
+                kslab);                                                                        \
     }
 S9_KERNEL(0, 0) /* TN_KMODE_TCEC_F16 */
 S9_KERNEL(2, 0) /* TN_KMODE_SHGEMM_F16 */
@@ -728,7 +746,7 @@ S9_KERNEL(3, 1) /* TN_KMODE_TCEC_TF32, A split in registers (round 4) */
 S9_KERNEL(4, 1) /* TN_KMODE_SHGEMM_TF32, A split in registers (round 4) */
 
 typedef void (*s9_kernel_t)(const CUtensorMap, const CUtensorMap, int, int, int, int, int, float,
-                            float, float *, long long, int, float *, int);
+                            float, float *, long long, int, float *, int, int);
 
 static int s9_chunk(int mode);
 /* 1: the register-A kernels are the default for TF32 too (round 4). */
@@ -853,10 +871,51 @@ static __global__ void s9_splitk_reduce(int S, const float *P, long long m, long
         }
 }
 
+/* A 3-D tensor map of T slabs of a column-major rows x cols matrix (leading
+ * dim ld, slab stride sstride elements), box box0 x box1 x 1. */
+static int s9_map3(CUtensorMap *map, s9_encode_fn enc, const float *X, int64_t rows,
+                   int64_t cols, int64_t ld, int64_t T, int64_t sstride, int box0, int box1,
+                   CUtensorMapSwizzle sw) {
+    cuuint64_t dim[3] = {(cuuint64_t)rows, (cuuint64_t)cols, (cuuint64_t)T};
+    cuuint64_t stride[2] = {(cuuint64_t)ld * 4u, (cuuint64_t)sstride * 4u};
+    cuuint32_t box[3] = {(cuuint32_t)box0, (cuuint32_t)box1, 1};
+    cuuint32_t estr[3] = {1, 1, 1};
+    CUresult r = enc(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 3, (void *)X, dim, stride, box, estr,
+                     CU_TENSOR_MAP_INTERLEAVE_NONE, sw, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
+                     CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+    return r == CUDA_SUCCESS ? 0 : -1;
+}
+
+static int s9_launch(int mode, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                     float alpha, const float *A, int64_t lda, int64_t slabs, int64_t sstride,
+                     const void *B, int64_t ldb, float beta, float *C, int64_t ldc, int splits,
+                     float *P, size_t smem_limit, cudaStream_t stream);
+
 extern "C" int tn_cu_tc_gemm_sm90(int mode, int transa, int transb, int64_t m, int64_t n,
                                   int64_t k, float alpha, const float *A, int64_t lda,
                                   const void *B, int64_t ldb, float beta, float *C, int64_t ldc,
                                   int splits, float *P, size_t smem_limit, cudaStream_t stream) {
+    return s9_launch(mode, transa, transb, m, n, k, alpha, A, lda, 0, 0, B, ldb, beta, C, ldc,
+                     splits, P, smem_limit, stream);
+}
+
+extern "C" int tn_cu_tc_gemm_sm90_slabs(int mode, int64_t m, int64_t n, int64_t kslab,
+                                        int64_t slabs, float alpha, const float *A, int64_t lda,
+                                        int64_t sstride, const void *B, int64_t ldb, float beta,
+                                        float *C, int64_t ldc, int splits, float *P,
+                                        size_t smem_limit, cudaStream_t stream) {
+    if (kslab % S9_BK || slabs < 1 || kslab * slabs > 0x7fffffffLL)
+        return (int)cudaErrorNotSupported;
+    return s9_launch(mode, 1, 0, m, n, kslab * slabs, alpha, A, lda, slabs, sstride, B, ldb,
+                     beta, C, ldc, splits, P, smem_limit, stream);
+}
+
+/* slabs = 0: op(A) one 2-D matrix; slabs > 0: op(A) = [A_0^T .. A_{slabs-1}^T],
+ * A_t = A + t sstride (k / slabs x m, K contiguous: transa) */
+static int s9_launch(int mode, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                     float alpha, const float *A, int64_t lda, int64_t slabs, int64_t sstride,
+                     const void *B, int64_t ldb, float beta, float *C, int64_t ldc, int splits,
+                     float *P, size_t smem_limit, cudaStream_t stream) {
     const int ra = s9_use_ra(mode);
     s9_kernel_t kern = s9_kernel(mode, ra);
     if (!kern || !tn_cu_sm90_available(mode)) return (int)cudaErrorNotSupported;
@@ -881,7 +940,12 @@ extern "C" int tn_cu_tc_gemm_sm90(int mode, int transa, int transb, int64_t m, i
     const int ak = transa != 0, bk = transb == 0; /* K contiguous in memory */
     int bad = 0;
     /* A: op N is m x k (M contiguous), op T is k x m (K contiguous) */
-    if (ak)
+    const int64_t kslab = slabs ? k / slabs : 0;
+    if (slabs && ((sstride * 4) % 16 || !ak)) return (int)cudaErrorNotSupported;
+    if (slabs)
+        bad |= s9_map3(&mA, enc, A, kslab, m, lda, slabs, sstride, S9_BK, S9_BM,
+                       CU_TENSOR_MAP_SWIZZLE_128B);
+    else if (ak)
         bad |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, k, m, lda, S9_BK, S9_BM,
                       CU_TENSOR_MAP_SWIZZLE_128B);
     else if (ra) /* four boxes of 32 m x 32 k, 128-byte swizzle (s9_ra_read2) */
@@ -904,7 +968,7 @@ extern "C" int tn_cu_tc_gemm_sm90(int mode, int transa, int transb, int64_t m, i
     if (e != cudaSuccess) return (int)e;
     kern<<<dim3((unsigned)tiles, (unsigned)splits), S9_THREADS, smem, stream>>>(
         mA, mB, ak, bk, (int)m, (int)n, (int)k, alpha, beta, C, (long long)ldc, per,
-        splits > 1 ? P : NULL, s9_chunk(mode));
+        splits > 1 ? P : NULL, s9_chunk(mode), (int)kslab);
     if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
     if (splits > 1) {
         int64_t gx = (m + 255) / 256, gy = n;

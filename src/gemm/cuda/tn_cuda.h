@@ -37,7 +37,9 @@ struct tn_cuda_ctx {
     struct {                    /* an operand checked once (tn_cuda_trust) */
         const float *base;
         int64_t ld, rows, cols;
-        unsigned mask; /* bit m: method m needs no check of it; 0: nothing trusted */
+        unsigned mask;      /* bit m: method m needs no check of it in any layout */
+        unsigned mask_rows; /* ... of vectors that are whole rows */
+        unsigned mask_cols; /* ... of vectors that are unions of whole columns */
     } trust;
 };
 
@@ -129,6 +131,8 @@ typedef struct {
     int n;
     int kind[4];
     double scale[4];
+    int fast[4]; /* 1: FP16's normal range passes unseen (util.cu: HALFHALF with
+                    tol <= 21, F16 with tol <= 10) */
 } tn_elem_kinds_t;
 int tn_cu_check_elementwise(const float *X, int64_t ld, int64_t rows, int64_t cols,
                             const tn_elem_kinds_t *kk, int *flags, cudaStream_t stream);

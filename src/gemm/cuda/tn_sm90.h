@@ -27,6 +27,16 @@ int tn_cu_tc_gemm_sm90(int mode, int transa, int transb, int64_t m, int64_t n, i
                        float beta, float *C, int64_t ldc, int splits, float *P,
                        size_t smem_limit, cudaStream_t stream);
 
+/* The same for op(A) = [A_0^T A_1^T ... A_{slabs-1}^T] (m x kslab slabs),
+ * A_t = A + t sstride (kslab x m, lda), and op(B) = B (kslab slabs x n, op
+ * N, ldb): C = alpha sum_t A_t^T B_t + beta C as ONE product whose k runs
+ * through the slabs (a 3-D tensor map of A). kslab must be a multiple of 32
+ * and sstride * 4 of 16 bytes; else cudaErrorNotSupported. */
+int tn_cu_tc_gemm_sm90_slabs(int mode, int64_t m, int64_t n, int64_t kslab, int64_t slabs,
+                             float alpha, const float *A, int64_t lda, int64_t sstride,
+                             const void *B, int64_t ldb, float beta, float *C, int64_t ldc,
+                             int splits, float *P, size_t smem_limit, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -385,15 +385,47 @@ extern "C" int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int6
 /* ------------------------------------ element-wise check (trusted operand) */
 /* bit 0: x is NaN or Inf; bit 1 + i: x fails kinds i's element-wise test
  * |represented(x) - x| <= 2^-tol |x| (and finite): then it passes the
- * per-vector test of every vector it belongs to, whichever the layout. */
+ * per-vector test of every vector it belongs to, whichever the layout.
+ * For the FP16 kinds the error is computed in FP32 and is exact: with
+ * h = fp16(x), d = x - h is exact (h is within a factor 2 of x, or x is in
+ * FP16's subnormal range where both are multiples of 2^-48 and |d| <=
+ * 2^-25), and l fp16(d) (or fp16(d 2^11) 2^-11) minus d is the rounding error
+ * of that conversion, exact too. |x| 2^-tol is exact for |x| >= 2^-100; a
+ * nonzero |x| below that fails (only less is trusted). Other kinds take
+ * the FP64 form of tn_represented. Conversions, not memory, set the speed,
+ * so elements in FP16's normal range skip them where that decides. */
 static __device__ __forceinline__ unsigned elem_bad(float x, const tn_elem_kinds_t &kk) {
     if (!isfinite(x)) return 0xFFFFFFFFu;
+    const float ax = fabsf(x);
+    const int tiny = ax != 0.0f && ax < 0x1p-100f;
+    /* FP16's normal range: there halfhalf represents x within 2^-22 |x| (lo
+     * normal) or 2^-36 <= 2^-22 |x| (lo subnormal), a single FP16 within
+     * 2^-11 |x|, so those kinds pass without converting (fast[i], set on the
+     * host where tol allows: 21 and 10 bits) */
+    const int normal16 = ax == 0.0f || (ax >= 0x1p-14f && ax < 65504.0f);
     unsigned b = 0;
-    const double ax = fabs((double)x);
     for (int i = 0; i < kk.n; i++) {
-        const double r = tn_represented(kk.kind[i], x);
-        const double e = fabs(__dsub_rn(r, (double)x));
-        if (!isfinite(r) || !(e <= __dmul_rn(ax, kk.scale[i]))) b |= 2u << i;
+        const int kind = kk.kind[i];
+        if (normal16 && kk.fast[i]) continue;
+        if (kind == TN_RCHK_MARKIDIS || kind == TN_RCHK_HALFHALF || kind == TN_RCHK_F16) {
+            const float h = tn_f16rn(x);
+            float e;
+            if (kind == TN_RCHK_F16) {
+                e = fabsf(__fsub_rn(h, x));
+            } else {
+                const float d = __fsub_rn(x, h);
+                e = kind == TN_RCHK_HALFHALF
+                        ? fabsf(__fsub_rn(__fmul_rn(tn_f16rn(__fmul_rn(d, TN_SPLIT_SCALE)),
+                                                    TN_SPLIT_INV_SCALE),
+                                          d))
+                        : fabsf(__fsub_rn(tn_f16rn(d), d));
+            }
+            if (!isfinite(h) || tiny || !(e <= __fmul_rn(ax, (float)kk.scale[i]))) b |= 2u << i;
+        } else {
+            const double r = tn_represented(kind, x);
+            const double e = fabs(__dsub_rn(r, (double)x));
+            if (!isfinite(r) || !(e <= __dmul_rn((double)ax, kk.scale[i]))) b |= 2u << i;
+        }
     }
     return b;
 }
@@ -408,7 +440,18 @@ static __global__ void check_elementwise_kernel(const float *X, long long ld, lo
         const float *p = X + j * ld;
         if (vec4) {
             const float4 *p4 = (const float4 *)p;
-            for (long long q = t0; q < rows / 4; q += step) {
+            const long long nq = rows / 4;
+            long long q = t0;
+            for (; q + 3 * step < nq; q += 4 * step) { /* four loads in flight */
+                float4 v[4];
+#pragma unroll
+                for (int u = 0; u < 4; u++) v[u] = __ldg(p4 + q + u * step);
+#pragma unroll
+                for (int u = 0; u < 4; u++)
+                    bad |= elem_bad(v[u].x, kk) | elem_bad(v[u].y, kk) | elem_bad(v[u].z, kk) |
+                           elem_bad(v[u].w, kk);
+            }
+            for (; q < nq; q += step) {
                 const float4 v = __ldg(p4 + q);
                 bad |= elem_bad(v.x, kk) | elem_bad(v.y, kk) | elem_bad(v.z, kk) |
                        elem_bad(v.w, kk);
