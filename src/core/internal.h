@@ -72,6 +72,20 @@ int tn_sgemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t tr
 int tn_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
              const tcnla_gemm_method_t *meths, int nm);
 void tn_untrust(tcnla_handle_t h);
+/* The record of a trusted operand (rows x cols FP32 at base, ld) and
+ * tn_trust_covers (src/gemm/trust.c): whether `method` may skip the check of
+ * the rows x cols view X (ld; batch views stride elements apart) whose
+ * vectors are its columns (vcol) or its rows: all its elements lie in the
+ * checked ones and either mask has the method (element by element: any
+ * layout), or mask_cols and every vector is a union of whole columns, or
+ * mask_rows and every vector is a whole row. */
+typedef struct {
+    uintptr_t base;
+    int64_t ld, rows, cols;
+    unsigned mask, mask_rows, mask_cols; /* bit m: method m */
+} tn_trust_t;
+int tn_trust_covers(const tn_trust_t *t, int method, uintptr_t X, int64_t ld, int64_t rows,
+                    int64_t cols, int64_t stride, int64_t batch, int vcol);
 
 /* Tensor Core method properties. */
 typedef enum { TN_CONV_NONE = 0, TN_CONV_F16 = 1, TN_CONV_TF32 = 2 } tn_conv_t;

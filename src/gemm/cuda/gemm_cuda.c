@@ -236,7 +236,7 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
             if (!f[4] && !f[5]) mcols |= 1u << m;
         }
     }
-    c->trust.base = A, c->trust.ld = ld, c->trust.rows = rows, c->trust.cols = cols;
+    c->trust.base = (uintptr_t)A, c->trust.ld = ld, c->trust.rows = rows, c->trust.cols = cols;
     c->trust.mask = mask, c->trust.mask_rows = mrows, c->trust.mask_cols = mcols;
     return TCNLA_SUCCESS;
 }
@@ -245,32 +245,11 @@ void tn_cuda_untrust(tcnla_handle_t h) {
     if (h && h->cuda) h->cuda->trust.mask = h->cuda->trust.mask_rows = h->cuda->trust.mask_cols = 0;
 }
 
-/* Whether `method` may skip the check of the rows x cols matrix X (ld),
- * batch matrices stride elements apart, whose vectors are its columns
- * (vcol) or rows (tn_cuda_trust says when). */
 static int trusted(const struct tn_cuda_ctx *c, tcnla_gemm_method_t method, const float *X,
                    int64_t ld, int64_t rows, int64_t cols, int64_t stride, int64_t batch,
                    int vcol) {
-    const unsigned bit = 1u << (int)method;
-    if (!((c->trust.mask | c->trust.mask_rows | c->trust.mask_cols) & bit) || rows <= 0 ||
-        cols <= 0 || batch <= 0)
-        return 0;
-    const uintptr_t b = (uintptr_t)c->trust.base, x = (uintptr_t)X;
-    if (x < b || (x - b) % sizeof(float)) return 0;
-    const int64_t off = (int64_t)((x - b) / sizeof(float));
-    const int64_t last = off + (batch - 1) * stride + (cols - 1) * ld + rows; /* one past */
-    const int64_t tr = c->trust.rows, tl = c->trust.ld, tc = c->trust.cols;
-    const int dense = tl == tr;
-    if (dense ? last > tr * tc : (ld != tl || off % tl + rows > tr || batch > 1 ||
-                                   off / tl + cols > tc))
-        return 0; /* not inside the checked elements */
-    if (c->trust.mask & bit) return 1; /* any layout */
-    if (vcol && (c->trust.mask_cols & bit)) /* unions of whole columns */
-        return off % tl == 0 && ld % tl == 0 && rows % tr == 0 &&
-               (batch == 1 || stride % tl == 0) && (dense || rows == tr);
-    if (!vcol && (c->trust.mask_rows & bit)) /* whole rows */
-        return batch == 1 && ld == tl && off / tl == 0 && cols == tc;
-    return 0;
+    return tn_trust_covers(&c->trust, (int)method, (uintptr_t)X, ld, rows, cols, stride, batch,
+                           vcol);
 }
 
 int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,

@@ -10,6 +10,7 @@
 #include <cuda_runtime.h>
 
 #ifndef __CUDACC__
+#include "core/internal.h"
 #include <cublas_v2.h>
 #include <cusolverDn.h>
 #endif
@@ -34,13 +35,7 @@ struct tn_cuda_ctx {
     void *pinned;               /* small pinned host buffer (flags read back) */
     size_t pinned_bytes;
     struct tn_i8_state *i8;     /* INT8 products of Ozaki scheme II (i8gemm_cuda.c) */
-    struct {                    /* an operand checked once (tn_cuda_trust) */
-        const float *base;
-        int64_t ld, rows, cols;
-        unsigned mask;      /* bit m: method m needs no check of it in any layout */
-        unsigned mask_rows; /* ... of vectors that are whole rows */
-        unsigned mask_cols; /* ... of vectors that are unions of whole columns */
-    } trust;
+    tn_trust_t trust;           /* an operand checked once (tn_cuda_trust) */
 };
 
 /* Grow-only device workspace of at least `bytes` (NULL on failure). Growing
