@@ -6,13 +6,12 @@
  * the mode-i unfolding A_(i) (I_i x L T, columns ordered l fastest) is
  * [M_0^T M_1^T ... M_{T-1}^T]. So, without transposed copies:
  *   W = A_(i) Omega = sum_t M_t^T Omega_t      (Omega_t: rows t L .. t L + L - 1)
- *   (A x_i Q^T) slab t = M_t Q                 (L x J_i, same layout)
- * Mode 1 (L = 1) and mode N (T = 1) are single GEMMs; the core's mode
- * products take them first. The middle modes are strided batches of T slab
- * products (tn_sgemm_batched): the projection a reduce (the sum over t, on
- * the CUDA backend one product whose k runs through the slabs), the mode
- * product T independent products; on the CUDA backend each is one check of
- * the whole batch, one synchronisation and one launch instead of T calls.
+ * Mode 1 (L = 1) and mode N (T = 1) are single GEMMs; the middle modes are
+ * a strided batch of T slab products reduced into W (tn_sgemm_batched; on
+ * the CUDA backend one product whose k runs through the slabs).
+ * The core's mode products always contract the current first mode,
+ * In (I_s x rest) -> Out (rest x J_s) = In^T Q_s: the modes turn round once
+ * and end in the core's order, each product one GEMM with n = J_s.
  *
  * Memory: one block of handle memory, allocated once, holds Omega during
  * the factors and then the two intermediate tensors of the core (never live
@@ -55,17 +54,6 @@ static int project(tcnla_handle_t h, tcnla_gemm_method_t meth, int64_t L, int64_
                             Om16, R, L, 0.0f, W, I, 0, T, 1);
 }
 
-/* Out = In x_i Q^T: In has slabs L x I (T of them), Q is I x J, Out slabs L x J. */
-static int mode_product_qt(tcnla_handle_t h, tcnla_gemm_method_t meth, int64_t L, int64_t I,
-                           int64_t T, int64_t J, const float *In, const float *Q, float *Out) {
-    if (L == 1) /* Out (J x T) = Q^T In (I x T) */
-        return tcnla_sgemm(h, meth, TCNLA_OP_T, TCNLA_OP_N, J, T, I, 1.0f, Q, I, In, I, 0.0f, Out,
-                           J);
-    /* slab t: Out_t (L x J) = In_t (L x I) Q, one Q for all */
-    return tn_sgemm_batched(h, meth, TCNLA_OP_N, TCNLA_OP_N, L, J, I, 1.0f, In, L, L * I, Q, NULL,
-                            I, 0, 0.0f, Out, L, L * J, T, 0);
-}
-
 int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const int64_t *dims,
                 const float *A, float *core, float *const *Q) {
     if (!h) return -1;
@@ -92,9 +80,9 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
 
     int st = TCNLA_SUCCESS;
     const int sh = is_shgemm(o->proj_method);
-    /* Mode order of the core: 1, N, 2, ..., N-1 (below); its largest
-     * intermediate is the first, A x_1 Q_1^T. One block serves Omega (the
-     * factors) and then the core's two intermediates. */
+    /* The core's largest intermediate is the first (I_2 .. I_N x J_1,
+     * below). One block serves Omega (the factors) and then the core's two
+     * intermediates. */
     const int64_t sz = total / dims[0] * o->ranks[0];
     size_t om_bytes = 0;
     for (int i = 0; i < order; i++) {
@@ -132,26 +120,23 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
         if (st == TCNLA_SUCCESS)
             st = tcnla_orthonormalize(h, o->orth, o->on_breakdown, I, J, Q[i], I, NULL, 0, NULL);
     }
-    /* 2. core = A x_1 Q_1^T ... x_N Q_N^T, shrinking one mode at a time.
-     * Mode order 1, N, 2, ..., N-1: the first and the last mode are single
-     * GEMMs; doing both first shrinks the slab count T of the middle modes
-     * from I_N to J_N. (Stream order keeps Omega's last reader ahead of the
-     * first write into the buffers.) */
-    int64_t cur[TCNLA_HOSVD_MAX_ORDER];
-    int seq[TCNLA_HOSVD_MAX_ORDER];
-    for (int i = 0; i < order; i++) cur[i] = dims[i];
-    seq[0] = 0;
-    seq[1] = order - 1;
-    for (int i = 2; i < order; i++) seq[i] = i - 1;
+    /* 2. core = A x_1 Q_1^T ... x_N Q_N^T, one mode at a time, always the
+     * first: the current tensor (I_s x rest, its first mode first) gives
+     * Out (rest x J_s) = In^T Q_s, a tensor whose modes are the rest and
+     * then J_s. After N products the modes have gone round once: (J_1, ..,
+     * J_N), the core in its own order. Every product is one GEMM with
+     * n = J_s (the 64-wide rank), k = I_s and no strided batches; the
+     * largest intermediate is the first, I_2 .. I_N J_1. (Stream order keeps
+     * Omega's last reader ahead of the first write into the buffers.) */
     const float *in = A;
-    for (int s = 0; s < order && st == TCNLA_SUCCESS; s++) {
-        const int i = seq[s];
-        int64_t L = 1, T = 1;
-        for (int a = 0; a < i; a++) L *= cur[a];
-        for (int a = i + 1; a < order; a++) T *= cur[a];
-        float *out = s == order - 1 ? core : buf[s & 1];
-        st = mode_product_qt(h, o->gemm_method, L, cur[i], T, o->ranks[i], in, Q[i], out);
-        cur[i] = o->ranks[i];
+    int64_t rest = total;
+    for (int i = 0; i < order && st == TCNLA_SUCCESS; i++) {
+        const int64_t I = dims[i], J = o->ranks[i];
+        rest /= I; /* the other modes of the current tensor */
+        float *out = i == order - 1 ? core : buf[i & 1];
+        st = tcnla_sgemm(h, o->gemm_method, TCNLA_OP_T, TCNLA_OP_N, rest, J, I, 1.0f, in, I,
+                         Q[i], I, 0.0f, out, rest);
+        rest *= J;
         in = out;
     }
     tn_untrust(h);

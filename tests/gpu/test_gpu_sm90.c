@@ -167,13 +167,12 @@ TEST(gpu_sm90_larger_vs_mma_repeatable) {
  * with TCNLA_SM90_REGA=1 / 0. Same products in the same order:
  * bit-identical results, on tails, transposes, alpha / beta, ld > rows and
  * split-K. */
-static void s9_rega_identity(const tcnla_gemm_method_t *ms, int nm) {
+static void s9_env_identity(const tcnla_gemm_method_t *ms, int nm, const char *env,
+                            const int64_t (*shapes)[3], int ns) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
-    static const int64_t shapes[][3] = {{7, 33, 130},  {129, 131, 257}, {300, 260, 96},
-                                        {100, 70, 3000}, {256, 256, 8192}, {1100, 1300, 520}};
     for (int mi = 0; mi < nm; mi++)
-        for (int si = 0; si < 6; si++)
+        for (int si = 0; si < ns; si++)
             for (int t = 0; t < 4; t++) {
                 tcnla_op_t ta = (t & 1) ? TCNLA_OP_T : TCNLA_OP_N;
                 tcnla_op_t tb = (t & 2) ? TCNLA_OP_T : TCNLA_OP_N;
@@ -189,27 +188,46 @@ static void s9_rega_identity(const tcnla_gemm_method_t *ms, int nm) {
                 gt_uniform(7200 + si * 4 + t, -1, 1, ldc * n, C1);
                 memcpy(C2, C1, sizeof(float) * (size_t)(ldc * n));
                 const float beta = t == 1 ? 0.0f : 1.5f;
-                setenv("TCNLA_SM90_REGA", "1", 1);
+                setenv(env, "1", 1);
                 int s1 = gt_gemm(g, ms[mi], ta, tb, m, n, k, 0.75f, A, lda, B, NULL, ldb, beta, C1,
                                  ldc);
-                setenv("TCNLA_SM90_REGA", "0", 1);
+                setenv(env, "0", 1);
                 int s2 = gt_gemm(g, ms[mi], ta, tb, m, n, k, 0.75f, A, lda, B, NULL, ldb, beta, C2,
                                  ldc);
-                unsetenv("TCNLA_SM90_REGA");
+                unsetenv(env);
                 CHECK_MSG(s1 == 0 && s2 == 0, "status %d %d", s1, s2);
                 CHECK_MSG(memcmp(C1, C2, sizeof(float) * (size_t)(ldc * n)) == 0,
-                          "%s ta=%d tb=%d m=%lld n=%lld k=%lld: register-A result differs from "
-                          "round 2 (rel %.3e)",
+                          "%s ta=%d tb=%d m=%lld n=%lld k=%lld: %s=1 result differs from %s=0 "
+                          "(rel %.3e)",
                           tcnla_gemm_method_name(ms[mi]), ta, tb, (long long)m, (long long)n,
-                          (long long)k, gt_rel_diff(C1, C2, m, n, ldc));
+                          (long long)k, env, env, gt_rel_diff(C1, C2, m, n, ldc));
                 free(A), free(B), free(C1), free(C2);
             }
     tcnla_destroy(g);
 }
 
+static const int64_t s9_rega_shapes[][3] = {{7, 33, 130},  {129, 131, 257}, {300, 260, 96},
+                                            {100, 70, 3000}, {256, 256, 8192}, {1100, 1300, 520}};
+static void s9_rega_identity(const tcnla_gemm_method_t *ms, int nm) {
+    /* n = 33 runs the n64 kernels under REGA = 1 (TCNLA_SM90_N64 below) */
+    s9_env_identity(ms, nm, "TCNLA_SM90_REGA", s9_rega_shapes, 6);
+}
+
 TEST(gpu_sm90_rega_matches_round2) {
     static const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_SHGEMM_FP16};
     s9_rega_identity(ms, 2);
+}
+
+/* N <= 64: the m64n64 register-A kernels (the default there) against the
+ * 128-wide ones (TCNLA_SM90_N64=0), all four methods: the same products in
+ * the same order per element, bit-identical, on tails (n = 1, 33), n = 64
+ * exactly, transposes, alpha / beta, ld > rows and split-K (k = 65536). */
+TEST(gpu_sm90_n64_matches_n128) {
+    static const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_SHGEMM_FP16,
+                                             TCNLA_GEMM_TCEC_TF32, TCNLA_GEMM_SHGEMM_TF32};
+    static const int64_t shapes[][3] = {{7, 1, 130},    {129, 33, 257}, {300, 64, 96},
+                                        {1024, 64, 4096}, {200, 64, 65536}};
+    s9_env_identity(ms, 4, "TCNLA_SM90_N64", shapes, 5);
 }
 
 TEST(gpu_sm90_rega_tf32_matches_round2) {

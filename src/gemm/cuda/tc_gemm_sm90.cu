@@ -246,6 +246,20 @@ static __device__ __forceinline__ uint64_t wg_desc(uint32_t addr, const int row_
                  : S9_ACC64(d)  \
                  : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(scd))
 
+/* The same with n = 64 (32 accumulator registers): products with N <= 64 */
+#define S9_ACC32(d)                                                                             \
+    "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3]), "+f"((d)[4]), "+f"((d)[5]), "+f"((d)[6]), "+f"((d)[7]),  \
+    "+f"((d)[8]), "+f"((d)[9]), "+f"((d)[10]), "+f"((d)[11]), "+f"((d)[12]), "+f"((d)[13]), "+f"((d)[14]), "+f"((d)[15]),  \
+    "+f"((d)[16]), "+f"((d)[17]), "+f"((d)[18]), "+f"((d)[19]), "+f"((d)[20]), "+f"((d)[21]), "+f"((d)[22]), "+f"((d)[23]),  \
+    "+f"((d)[24]), "+f"((d)[25]), "+f"((d)[26]), "+f"((d)[27]), "+f"((d)[28]), "+f"((d)[29]), "+f"((d)[30]), "+f"((d)[31])
+#define S9_WGMMA_F16_RA_N64(d, a, db, scd)                                                     \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                   \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "                         \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, " \
+                 "{%32,%33,%34,%35}, %36, p, 1, 1, 0;\n}\n"                                    \
+                 : S9_ACC32(d)                                                                 \
+                 : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(scd))
+
 /* TF32 A from registers (four words per thread, the m64k8 fragment: warp
  * w holds rows 16w .. 16w+15, lane l: a0 (l/4, l%4), a1 (l/4+8, l%4),
  * a2 (l/4, l%4+4), a3 (l/4+8, l%4+4)), B from shared memory; n = 128
@@ -384,7 +398,8 @@ static __device__ __forceinline__ void s9_copy_f16_tile(const unsigned char *st,
 /* ---------------------------------------------------------- the body */
 extern __shared__ unsigned char s9_smem_raw[];
 
-static __device__ __forceinline__ void s9_body(const int MODE, const int RA, const CUtensorMap *tmA,
+static __device__ __forceinline__ void s9_body(const int MODE, const int RA, const int N64,
+                                               const CUtensorMap *tmA,
                                                const CUtensorMap *tmB, int ak, int bk, int M,
                                                int N, int K, float alpha, float beta,
                                                float *__restrict__ C, long long ldc,
@@ -553,6 +568,33 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
                 for (int ks = 0; ks < 4; ks++)
                     S9_WGMMA_TF32_RA_N64(tmp, ah + 4 * ks, wg_desc(cBh + 32 * ks, 128), ks > 0 ? 1 : 0);
                 wgmma_commit();
+                if (N64) { /* N <= 64: one n-half, corrections at n = 64 too */
+#pragma unroll
+                    for (int ks = 0; ks < 4; ks++) {
+                        S9_WGMMA_TF32_RA_N64(corr, al + 4 * ks, wg_desc(cBh + 32 * ks, 128), 1);
+                        if (!SH)
+                            S9_WGMMA_TF32_RA_N64(corr, ah + 4 * ks, wg_desc(cBl + 32 * ks, 128), 1);
+                    }
+                    wgmma_commit();
+                    if (tid == 128 && kt > 0 && kt - 1 + NA < KT) {
+                        const int t = kt - 1, sl = t % NA;
+                        mbar_wait(A_EMPTY(sl), (uint32_t)((t / NA) & 1));
+                        S9_ISSUE_A(t + NA, sl);
+                    }
+                    wgmma_wait1();
+#pragma unroll
+                    for (int i = 0; i < 32; i++) asm volatile("" : "+f"(tmp[i])::"memory");
+#pragma unroll
+                    for (int i = 0; i < 32; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+                    wgmma_wait0();
+#pragma unroll
+                    for (int i = 0; i < 32; i++) asm volatile("" : "+f"(corr[i])::"memory");
+#pragma unroll
+                    for (int i = 0; i < 16; i++)
+                        asm volatile("" : "+r"(ah[i]), "+r"(al[i])::"memory");
+                    mbar_arrive(CONV_EMPTY(s));
+                    continue;
+                }
 #pragma unroll
                 for (int ks = 0; ks < 4; ks++) {
                     S9_WGMMA_TF32_RA(corr, al + 4 * ks, wg_desc(cBh + 32 * ks, 128), 1);
@@ -610,17 +652,32 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
                 const uint32_t cBh = conv_s + (uint32_t)(s * CONV);
                 const uint32_t cBl = cBh + (uint32_t)CT;
                 wgmma_fence();
+                if (N64) { /* N <= 64: B rows 0..63 only, 32 accumulator registers */
 #pragma unroll
-                for (int ks = 0; ks < 2; ks++)
-                    S9_WGMMA_F16_RA(tmp, ah + 4 * ks, wg_desc(cBh + 32 * ks, 64),
-                                    (ks > 0 || !cfirst) ? 1 : 0);
-                wgmma_commit();
+                    for (int ks = 0; ks < 2; ks++)
+                        S9_WGMMA_F16_RA_N64(tmp, ah + 4 * ks, wg_desc(cBh + 32 * ks, 64),
+                                            (ks > 0 || !cfirst) ? 1 : 0);
+                    wgmma_commit();
 #pragma unroll
-                for (int ks = 0; ks < 2; ks++) {
-                    S9_WGMMA_F16_RA(corr, al + 4 * ks, wg_desc(cBh + 32 * ks, 64), 1);
-                    if (!SH) S9_WGMMA_F16_RA(corr, ah + 4 * ks, wg_desc(cBl + 32 * ks, 64), 1);
+                    for (int ks = 0; ks < 2; ks++) {
+                        S9_WGMMA_F16_RA_N64(corr, al + 4 * ks, wg_desc(cBh + 32 * ks, 64), 1);
+                        if (!SH)
+                            S9_WGMMA_F16_RA_N64(corr, ah + 4 * ks, wg_desc(cBl + 32 * ks, 64), 1);
+                    }
+                    wgmma_commit();
+                } else {
+#pragma unroll
+                    for (int ks = 0; ks < 2; ks++)
+                        S9_WGMMA_F16_RA(tmp, ah + 4 * ks, wg_desc(cBh + 32 * ks, 64),
+                                        (ks > 0 || !cfirst) ? 1 : 0);
+                    wgmma_commit();
+#pragma unroll
+                    for (int ks = 0; ks < 2; ks++) {
+                        S9_WGMMA_F16_RA(corr, al + 4 * ks, wg_desc(cBh + 32 * ks, 64), 1);
+                        if (!SH) S9_WGMMA_F16_RA(corr, ah + 4 * ks, wg_desc(cBl + 32 * ks, 64), 1);
+                    }
+                    wgmma_commit();
                 }
-                wgmma_commit();
                 /* refill the A stage of k-tile kt - 1 (read by all 8 warps by now) */
                 if (tid == 128 && kt > 0 && kt - 1 + NA < KT) {
                     const int t = kt - 1, sl = t % NA;
@@ -631,7 +688,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
                 if (clast) {
                     reg_fence(tmp);
 #pragma unroll
-                    for (int i = 0; i < 64; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+                    for (int i = 0; i < (N64 ? 32 : 64); i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
                 }
                 wgmma_wait0();
                 reg_fence(corr);
@@ -690,7 +747,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
         const int lane = tid & 31, w = (tid >> 5) & 3;
         const int row0 = m0 + cw * 64 + 16 * w + (lane >> 2);
 #pragma unroll
-        for (int i = 0; i < 16; i++)
+        for (int i = 0; i < (N64 ? 8 : 16); i++)
 #pragma unroll
             for (int h = 0; h < 2; h++) {
                 const int gi = row0 + 8 * h;
@@ -720,22 +777,26 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
 #undef CONV_FULL
 #undef CONV_EMPTY
 #else
-    (void)MODE, (void)RA, (void)tmA, (void)tmB, (void)ak, (void)bk, (void)M, (void)N, (void)K;
+    (void)MODE, (void)RA, (void)N64, (void)tmA, (void)tmB, (void)ak, (void)bk, (void)M, (void)N;
+    (void)K;
     (void)alpha, (void)beta, (void)C, (void)ldc, (void)kt_split, (void)P, (void)chk;
     (void)kslab;
 #endif
 }
 
 /* ---------------------------------------------------- instantiations */
-#define S9_KERNEL(MODE, RA)                                                                    \
+#define S9_KERNEL_N(MODE, RA, N64, NAME)                                                       \
     static __global__ void __launch_bounds__(S9_THREADS, 1)                                    \
-        tn_sm90_gemm_##MODE##_##RA(const __grid_constant__ CUtensorMap tmA,                    \
-                            const __grid_constant__ CUtensorMap tmB, int ak, int bk, int M,    \
-                            int N, int K, float alpha, float beta, float *C, long long ldc,    \
-                            int kt_split, float *P, int chk, int kslab) {                      \
-        s9_body(MODE, RA, &tmA, &tmB, ak, bk, M, N, K, alpha, beta, C, ldc, kt_split, P, chk,  \
-                kslab);                                                                        \
+        NAME(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, \
+             int ak, int bk, int M, int N, int K, float alpha, float beta, float *C,           \
+             long long ldc, int kt_split, float *P, int chk, int kslab) {                      \
+        s9_body(MODE, RA, N64, &tmA, &tmB, ak, bk, M, N, K, alpha, beta, C, ldc, kt_split, P,  \
+                chk, kslab);                                                                   \
     }
+#define S9_KERNEL(MODE, RA) S9_KERNEL_N(MODE, RA, 0, tn_sm90_gemm_##MODE##_##RA)
+/* N <= 64 (RP-HOSVD's rank-64 products): the register-A kernels with
+ * m64n64 wgmma, half the Tensor Core work of a 128-wide tile */
+#define S9_KERNEL64(MODE) S9_KERNEL_N(MODE, 1, 1, tn_sm90_gemm_##MODE##_n64)
 S9_KERNEL(0, 0) /* TN_KMODE_TCEC_F16 */
 S9_KERNEL(2, 0) /* TN_KMODE_SHGEMM_F16 */
 S9_KERNEL(3, 0) /* TN_KMODE_TCEC_TF32 */
@@ -743,6 +804,10 @@ S9_KERNEL(4, 0) /* TN_KMODE_SHGEMM_TF32 */
 S9_KERNEL(0, 1) /* TN_KMODE_TCEC_F16, A split in registers */
 S9_KERNEL(2, 1) /* TN_KMODE_SHGEMM_F16, A split in registers */
 S9_KERNEL(3, 1) /* TN_KMODE_TCEC_TF32, A split in registers (round 4) */
+S9_KERNEL64(0)
+S9_KERNEL64(2)
+S9_KERNEL64(3)
+S9_KERNEL64(4)
 S9_KERNEL(4, 1) /* TN_KMODE_SHGEMM_TF32, A split in registers (round 4) */
 
 typedef void (*s9_kernel_t)(const CUtensorMap, const CUtensorMap, int, int, int, int, int, float,
@@ -776,6 +841,23 @@ static s9_kernel_t s9_kernel(int mode, int ra) {
     case TN_KMODE_SHGEMM_TF32: return ra ? tn_sm90_gemm_4_1 : tn_sm90_gemm_4_0;
     default: return NULL;
     }
+}
+
+/* The register-A kernels for N <= 64 (same shared memory layout as ra) */
+static s9_kernel_t s9_kernel64(int mode) {
+    switch (mode) {
+    case TN_KMODE_TCEC_F16: return tn_sm90_gemm_0_n64;
+    case TN_KMODE_SHGEMM_F16: return tn_sm90_gemm_2_n64;
+    case TN_KMODE_TCEC_TF32: return tn_sm90_gemm_3_n64;
+    case TN_KMODE_SHGEMM_TF32: return tn_sm90_gemm_4_n64;
+    default: return NULL;
+    }
+}
+/* N <= 64 takes the n64 kernels unless TCNLA_SM90_N64=0 (a measurement /
+ * fallback switch, read at each call) */
+static int s9_use_n64(int64_t n, int ra) {
+    const char *e = getenv("TCNLA_SM90_N64");
+    return ra && n <= 64 && !(e && e[0] == '0' && e[1] == 0);
 }
 
 /* ------------------------------------------------------- host side */
@@ -917,7 +999,7 @@ static int s9_launch(int mode, int transa, int transb, int64_t m, int64_t n, int
                      const void *B, int64_t ldb, float beta, float *C, int64_t ldc, int splits,
                      float *P, size_t smem_limit, cudaStream_t stream) {
     const int ra = s9_use_ra(mode);
-    s9_kernel_t kern = s9_kernel(mode, ra);
+    s9_kernel_t kern = s9_use_n64(n, ra) ? s9_kernel64(mode) : s9_kernel(mode, ra);
     if (!kern || !tn_cu_sm90_available(mode)) return (int)cudaErrorNotSupported;
     const size_t smem = (size_t)s9_smem(mode, ra);
     if (smem > smem_limit) return (int)cudaErrorNotSupported;
