@@ -63,10 +63,12 @@ int tn_sgemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t tr
  * never a status). */
 #define TN_BATCH_LOOP 1
 
-/* Within one driver call (tcnla_rsvd, tcnla_lra, tcnla_hosvd): check the
- * operand A (rows x cols, ld) once for the nm methods that will multiply by
- * it, so that their products need not check it again (the CUDA backend;
- * tn_cuda_trust in src/gemm/cuda/gemm_cuda.c says when it is taken). The
+/* Within one driver call (tcnla_rsvd, tcnla_hosvd): check the operand A
+ * (rows x cols, ld) once for the nm methods that will multiply by it, so
+ * that their products need not check it again (the CUDA backend;
+ * tn_cuda_trust in src/gemm/cuda/gemm_cuda.c says when it is taken). It
+ * costs one to three passes over A, so it pays where A meets more than two
+ * products (tcnla_lra's passes have two each and do not use it). The
  * caller must not write A until tn_untrust, which every exit path calls. A
  * no-op on the CPU backend. */
 int tn_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,

@@ -72,7 +72,6 @@ static int lra_pass(tcnla_handle_t h, const tcnla_lra_opts_t *o, uint64_t stream
     const int64_t ldause = explicit16 ? m : lda;
     float *Om = NULL, *B = NULL, *Yf = NULL;
     int st;
-    TRY(tn_trust(h, Ause, ldause, m, n, &g, 1)); /* both products read it: checked once */
     TRY(tcnla_malloc(h, (void **)&Om, sizeof(float) * (size_t)(n * l)));
     TRY(tcnla_malloc(h, (void **)&B, sizeof(float) * (size_t)(m * l)));
     TRY(tcnla_malloc(h, (void **)&Yf, sizeof(float) * (size_t)(n * l)));
@@ -99,7 +98,6 @@ static int lra_pass(tcnla_handle_t h, const tcnla_lra_opts_t *o, uint64_t stream
         TRY(tn_round_inplace(h, TCNLA_FMT_FP16, n, k, Y, ldy));
     }
 out:
-    tn_untrust(h);
     tcnla_free(h, Om);
     tcnla_free(h, B);
     tcnla_free(h, Yf);

@@ -54,10 +54,53 @@ static __global__ void convert_kernel(int op, const void *src, long long lds, vo
     }
 }
 
+/* FP32 -> FP16 / TF32 with 16-byte loads: 4 elements per thread and step
+ * (every column start 16-byte aligned, rows % 4 == 0); the same values as
+ * convert_kernel, which ran at about 1.3 TB/s on 1 GiB operands */
+static __global__ void convert4_kernel(int op, const float *src, long long lds, void *dst,
+                                       long long ldd, long long rows4, long long cols, int *flag,
+                                       long long ss, long long sd, long long batch) {
+    for (long long z = blockIdx.z; z < batch; z += gridDim.z)
+    for (long long j = blockIdx.y; j < cols; j += gridDim.y) {
+        const float4 *s4 = (const float4 *)(src + z * ss + j * lds);
+        for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < rows4;
+             q += (long long)gridDim.x * blockDim.x) {
+            const float4 v = __ldg(s4 + q);
+            if (op == TN_CONV_F32_TO_F16) {
+                const __half2 a = __floats2half2_rn(v.x, v.y), b = __floats2half2_rn(v.z, v.w);
+                if (flag && ((__hisinf(__low2half(a)) && isfinite(v.x)) ||
+                             (__hisinf(__high2half(a)) && isfinite(v.y)) ||
+                             (__hisinf(__low2half(b)) && isfinite(v.z)) ||
+                             (__hisinf(__high2half(b)) && isfinite(v.w))))
+                    atomicOr(flag, 1);
+                uint2 w;
+                w.x = *(const uint32_t *)&a;
+                w.y = *(const uint32_t *)&b;
+                ((uint2 *)((__half *)dst + z * sd + j * ldd))[q] = w;
+            } else { /* TN_CONV_F32_TO_TF32 */
+                ((float4 *)((float *)dst + z * sd + j * ldd))[q] =
+                    make_float4(tn_tf32rna(v.x), tn_tf32rna(v.y), tn_tf32rna(v.z), tn_tf32rna(v.w));
+            }
+        }
+    }
+}
+
 extern "C" int tn_cu_convert_batched(int op, const void *src, int64_t lds, int64_t ss, void *dst,
                                      int64_t ldd, int64_t sd, int64_t rows, int64_t cols,
                                      int64_t batch, int *flag, cudaStream_t stream) {
     if (rows <= 0 || cols <= 0 || batch <= 0) return 0;
+    const int64_t de = op == TN_CONV_F32_TO_F16 ? 2 : 4; /* bytes per element written */
+    if ((op == TN_CONV_F32_TO_F16 || op == TN_CONV_F32_TO_TF32) && rows % 4 == 0 &&
+        lds % 4 == 0 && ldd % 4 == 0 && (batch == 1 || (ss % 4 == 0 && sd % 4 == 0)) &&
+        ((uintptr_t)src & 15u) == 0 && ((uintptr_t)dst & (uintptr_t)(4 * de - 1)) == 0) {
+        dim3 g = grid2d(rows / 4, cols, 256);
+        g.z = (unsigned)(batch > 65535 ? 65535 : batch);
+        convert4_kernel<<<g, 256, 0, stream>>>(op, (const float *)src, (long long)lds, dst,
+                                               (long long)ldd, (long long)(rows / 4),
+                                               (long long)cols, flag, (long long)ss,
+                                               (long long)sd, (long long)batch);
+        return (int)cudaGetLastError();
+    }
     dim3 g = grid2d(rows, cols, 256);
     g.z = (unsigned)(batch > 65535 ? 65535 : batch);
     convert_kernel<<<g, 256, 0, stream>>>(op, src, (long long)lds, dst, (long long)ldd,
