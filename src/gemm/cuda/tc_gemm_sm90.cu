@@ -245,6 +245,11 @@ static __device__ __forceinline__ uint64_t wg_desc(uint32_t addr, const int row_
                  : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(scd))
 
 /* The same with n = 64 (32 accumulator registers): products with N <= 64 */
+#define S9_WGMMA_F16_RA_N(n64, d, a, db, scd)                                                  \
+    do {                                                                                       \
+        if (n64) S9_WGMMA_F16_RA_N64(d, a, db, scd);                                           \
+        else S9_WGMMA_F16_RA(d, a, db, scd);                                                   \
+    } while (0)
 #define S9_WGMMA_F16_RA_N64(d, a, db, scd)                                                     \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                   \
                  "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "                         \
@@ -264,6 +269,11 @@ static __device__ __forceinline__ uint64_t wg_desc(uint32_t addr, const int row_
                  "{%64,%65,%66,%67}, %68, p, 1, 1;\n}\n"                                  \
                  : S9_ACC64(d) \
                  : "r"((a)[0]), "r"((a)[1]), "r"((a)[2]), "r"((a)[3]), "l"(db), "r"(scd))
+#define S9_WGMMA_TF32_RA_N(n64, d, a, db, scd)                                                 \
+    do {                                                                                       \
+        if (n64) S9_WGMMA_TF32_RA_N64(d, a, db, scd);                                          \
+        else S9_WGMMA_TF32_RA(d, a, db, scd);                                                  \
+    } while (0)
 #define S9_WGMMA_TF32_RA_N64(d, a, db, scd)                                                    \
     asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %37, 0;\n"                                  \
                  "wgmma.mma_async.sync.aligned.m64n64k8.f32.tf32.tf32 "                        \
@@ -561,37 +571,11 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
                 for (int ks = 0; ks < 4; ks++)
                     S9_WGMMA_TF32_RA_N64(tmp, ah + 4 * ks, wg_desc(cBh + 32 * ks, 128), ks > 0 ? 1 : 0);
                 wgmma_commit();
-                if (N64) { /* N <= 64: one n-half, corrections at n = 64 too */
 #pragma unroll
-                    for (int ks = 0; ks < 4; ks++) {
-                        S9_WGMMA_TF32_RA_N64(corr, al + 4 * ks, wg_desc(cBh + 32 * ks, 128), 1);
-                        if (!SH)
-                            S9_WGMMA_TF32_RA_N64(corr, ah + 4 * ks, wg_desc(cBl + 32 * ks, 128), 1);
-                    }
-                    wgmma_commit();
-                    if (tid == 128 && kt > 0 && kt - 1 + NA < KT) {
-                        const int t = kt - 1, sl = t % NA;
-                        mbar_wait(A_EMPTY(sl), (uint32_t)((t / NA) & 1));
-                        S9_ISSUE_A(t + NA, sl);
-                    }
-                    wgmma_wait1();
-#pragma unroll
-                    for (int i = 0; i < 32; i++) asm volatile("" : "+f"(tmp[i])::"memory");
-#pragma unroll
-                    for (int i = 0; i < 32; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
-                    wgmma_wait0();
-#pragma unroll
-                    for (int i = 0; i < 32; i++) asm volatile("" : "+f"(corr[i])::"memory");
-#pragma unroll
-                    for (int i = 0; i < 16; i++)
-                        asm volatile("" : "+r"(ah[i]), "+r"(al[i])::"memory");
-                    mbar_arrive(CONV_EMPTY(s));
-                    continue;
-                }
-#pragma unroll
-                for (int ks = 0; ks < 4; ks++) {
-                    S9_WGMMA_TF32_RA(corr, al + 4 * ks, wg_desc(cBh + 32 * ks, 128), 1);
-                    if (!SH) S9_WGMMA_TF32_RA(corr, ah + 4 * ks, wg_desc(cBl + 32 * ks, 128), 1);
+                for (int ks = 0; ks < 4; ks++) { /* (N64: n = 64 too) */
+                    S9_WGMMA_TF32_RA_N(N64, corr, al + 4 * ks, wg_desc(cBh + 32 * ks, 128), 1);
+                    if (!SH)
+                        S9_WGMMA_TF32_RA_N(N64, corr, ah + 4 * ks, wg_desc(cBl + 32 * ks, 128), 1);
                 }
                 wgmma_commit();
                 wgmma_wait1(); /* hi*hi of n 0..63 done; corrections in flight */
@@ -599,13 +583,15 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
                 for (int i = 0; i < 32; i++) asm volatile("" : "+f"(tmp[i])::"memory");
 #pragma unroll
                 for (int i = 0; i < 32; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
-                wgmma_fence();
-                /* hi*hi, n 64..127 (B rows 64..127: 8 KB on) */
+                if (!N64) {
+                    wgmma_fence();
+                    /* hi*hi, n 64..127 (B rows 64..127: 8 KB on) */
 #pragma unroll
-                for (int ks = 0; ks < 4; ks++)
-                    S9_WGMMA_TF32_RA_N64(tmp, ah + 4 * ks, wg_desc(cBh + 8192 + 32 * ks, 128),
-                                         ks > 0 ? 1 : 0);
-                wgmma_commit();
+                    for (int ks = 0; ks < 4; ks++)
+                        S9_WGMMA_TF32_RA_N64(tmp, ah + 4 * ks, wg_desc(cBh + 8192 + 32 * ks, 128),
+                                             ks > 0 ? 1 : 0);
+                    wgmma_commit();
+                }
                 /* refill the A stage of k-tile kt - 1 (read by all 8 warps by now) */
                 if (tid == 128 && kt > 0 && kt - 1 + NA < KT) {
                     const int t = kt - 1, sl = t % NA;
@@ -619,8 +605,10 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
 #pragma unroll
                 for (int i = 0; i < 16; i++) asm volatile("" : "+r"(ah[i]), "+r"(al[i])::"memory");
                 mbar_arrive(CONV_EMPTY(s));
+                if (!N64) {
 #pragma unroll
-                for (int i = 0; i < 32; i++) acc[32 + i] = __fadd_rn(acc[32 + i], tmp[i]);
+                    for (int i = 0; i < 32; i++) acc[32 + i] = __fadd_rn(acc[32 + i], tmp[i]);
+                }
                 continue;
             }
             if (RA) { /* A: raw FP32 from shared memory, split in registers */
@@ -645,32 +633,19 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
                 const uint32_t cBh = conv_s + (uint32_t)(s * CONV);
                 const uint32_t cBl = cBh + (uint32_t)CT;
                 wgmma_fence();
-                if (N64) { /* N <= 64: B rows 0..63 only, 32 accumulator registers */
+                /* (N64: B rows 0..63 only, 32 accumulator registers) */
 #pragma unroll
-                    for (int ks = 0; ks < 2; ks++)
-                        S9_WGMMA_F16_RA_N64(tmp, ah + 4 * ks, wg_desc(cBh + 32 * ks, 64),
-                                            (ks > 0 || !cfirst) ? 1 : 0);
-                    wgmma_commit();
+                for (int ks = 0; ks < 2; ks++)
+                    S9_WGMMA_F16_RA_N(N64, tmp, ah + 4 * ks, wg_desc(cBh + 32 * ks, 64),
+                                      (ks > 0 || !cfirst) ? 1 : 0);
+                wgmma_commit();
 #pragma unroll
-                    for (int ks = 0; ks < 2; ks++) {
-                        S9_WGMMA_F16_RA_N64(corr, al + 4 * ks, wg_desc(cBh + 32 * ks, 64), 1);
-                        if (!SH)
-                            S9_WGMMA_F16_RA_N64(corr, ah + 4 * ks, wg_desc(cBl + 32 * ks, 64), 1);
-                    }
-                    wgmma_commit();
-                } else {
-#pragma unroll
-                    for (int ks = 0; ks < 2; ks++)
-                        S9_WGMMA_F16_RA(tmp, ah + 4 * ks, wg_desc(cBh + 32 * ks, 64),
-                                        (ks > 0 || !cfirst) ? 1 : 0);
-                    wgmma_commit();
-#pragma unroll
-                    for (int ks = 0; ks < 2; ks++) {
-                        S9_WGMMA_F16_RA(corr, al + 4 * ks, wg_desc(cBh + 32 * ks, 64), 1);
-                        if (!SH) S9_WGMMA_F16_RA(corr, ah + 4 * ks, wg_desc(cBl + 32 * ks, 64), 1);
-                    }
-                    wgmma_commit();
+                for (int ks = 0; ks < 2; ks++) {
+                    S9_WGMMA_F16_RA_N(N64, corr, al + 4 * ks, wg_desc(cBh + 32 * ks, 64), 1);
+                    if (!SH)
+                        S9_WGMMA_F16_RA_N(N64, corr, ah + 4 * ks, wg_desc(cBl + 32 * ks, 64), 1);
                 }
+                wgmma_commit();
                 /* refill the A stage of k-tile kt - 1 (read by all 8 warps by now) */
                 if (tid == 128 && kt > 0 && kt - 1 + NA < KT) {
                     const int t = kt - 1, sl = t % NA;
