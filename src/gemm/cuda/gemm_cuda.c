@@ -137,7 +137,7 @@ static int copy2d(void *dst, int64_t ldd, const void *src, int64_t lds, int64_t 
 
 /* ------------------------------------------------- operands checked once */
 /* A driver that multiplies by the same operand many times (tcnla_rsvd,
- * tcnla_lra, tcnla_hosvd) checks it once here, for the methods it will use
+ * tcnla_hosvd) checks it once here, for the methods it will use
  * (none trusted when an element is NaN / Inf; methods without a range check
  * need nothing more):
  *  - element by element: every x meets |represented(x) - x| <= 2^-tol |x|.
