@@ -32,37 +32,6 @@ static int run_stderr(const char *args, const char *errfile, char *err, size_t l
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
-/* The number after "key": in a one-line JSON report; NAN when absent. */
-static double jnum(const char *json, const char *key) {
-    char k[128];
-    snprintf(k, sizeof k, "\"%s\":", key);
-    const char *p = strstr(json, k);
-    if (!p) return NAN;
-    p += strlen(k);
-    char *end;
-    double v = strtod(p, &end);
-    return end == p ? NAN : v;
-}
-
-static char *tmp_dir(char *buf, size_t n) {
-    snprintf(buf, n, "/tmp/tcnla_cli2_XXXXXX");
-    return mkdtemp(buf);
-}
-
-static void rm_dir(const char *dir) {
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char p[4096];
-    if (!d) return;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            if (unlink(p)) rmdir(p);
-        }
-    closedir(d);
-    rmdir(dir);
-}
-
 static int write_bytes(const char *path, const void *p, size_t n) {
     FILE *f = fopen(path, "wb");
     if (!f) return -1;
@@ -140,30 +109,31 @@ TEST(cli2_lra_small_runs) {
     /* exactly rank 8: FP32-level error, refined output rank 3k */
     CHECK_EQ_INT(tu_run("lra --backend cpu --m 200 --n 150 --rank 8 --json", buf, sizeof buf), 0);
     CHECK(buf[0] == '{' && strstr(buf, "\"command\":\"lra\"") && strstr(buf, "\"tgemm\":\"none\""));
-    double e = jnum(buf, "rel_error"), eb = jnum(buf, "fp32_rel_error");
+    double e = tu_jnum(buf, "rel_error"), eb = tu_jnum(buf, "fp32_rel_error");
     CHECK_MSG(e > 0 && e < 1e-5, "rel_error %g", e);
     CHECK_MSG(eb > 0 && eb < 1e-5, "fp32_rel_error %g", eb);
-    CHECK_EQ_INT(jnum(buf, "out_rank"), 24);
-    CHECK(jnum(buf, "seconds") > 0 && jnum(buf, "fp32_seconds") > 0 && jnum(buf, "speedup") > 0);
+    CHECK_EQ_INT(tu_jnum(buf, "out_rank"), 24);
+    CHECK(tu_jnum(buf, "seconds") > 0 && tu_jnum(buf, "fp32_seconds") > 0 &&
+          tu_jnum(buf, "speedup") > 0);
     /* recompressed to rank k, with noise: the error is the noise level */
     CHECK_EQ_INT(tu_run("lra --backend cpu --m 200 --n 150 --rank 8 --recompress --noise 1e-2 "
                      "--no-baseline --json", buf, sizeof buf), 0);
-    e = jnum(buf, "rel_error");
-    CHECK_EQ_INT(jnum(buf, "out_rank"), 8);
+    e = tu_jnum(buf, "rel_error");
+    CHECK_EQ_INT(tu_jnum(buf, "out_rank"), 8);
     CHECK_MSG(e > 5e-3 && e < 1.5e-2, "rel_error %g with 1e-2 noise", e);
-    CHECK(jnum(buf, "fp32_seconds") < 0);
+    CHECK(tu_jnum(buf, "fp32_seconds") < 0);
     /* the Tensor Core model, asked for explicitly: refinement recovers FP32 accuracy */
     CHECK_EQ_INT(tu_run("lra --backend cpu --m 120 --n 100 --rank 6 --tgemm 16_32 --orth cholqr2_fp64 "
                      "--json", buf, sizeof buf), 0);
-    e = jnum(buf, "rel_error");
+    e = tu_jnum(buf, "rel_error");
     CHECK(strstr(buf, "\"tgemm\":\"16_32\"") && strstr(buf, "\"orth\":\"cholqr2_fp64\""));
     CHECK_MSG(e > 0 && e < 1e-5, "16_32 refined rel_error %g", e);
     /* without refinement, FP16 inputs: about FP16's unit roundoff */
     CHECK_EQ_INT(tu_run("lra --backend cpu --m 120 --n 100 --rank 6 --tgemm 16_16 --no-refine --json",
                      buf, sizeof buf), 0);
-    e = jnum(buf, "rel_error");
+    e = tu_jnum(buf, "rel_error");
     CHECK_MSG(e > 1e-5 && e < 1e-2, "16_16 unrefined rel_error %g", e);
-    CHECK_EQ_INT(jnum(buf, "out_rank"), 6);
+    CHECK_EQ_INT(tu_jnum(buf, "out_rank"), 6);
     /* text report; --gemm alone selects tgemm none */
     CHECK_EQ_INT(tu_run("lra --backend cpu --m 100 --n 90 --rank 5 --gemm tcec_tf32", buf, sizeof buf), 0);
     CHECK(strstr(buf, "tgemm none (products: tcec_tf32)") && strstr(buf, "speedup"));
@@ -177,14 +147,14 @@ TEST(cli2_hosvd_small_runs) {
     CHECK_EQ_INT(tu_run("hosvd --backend cpu --dims 24,20,16 --ranks 6,5,4 --pad 1 --json", buf,
                      sizeof buf), 0);
     CHECK(buf[0] == '{' && strstr(buf, "\"dims\":[24,20,16]") && strstr(buf, "\"ranks\":[6,5,4]"));
-    double e = jnum(buf, "rel_error"), eb = jnum(buf, "fp32_rel_error");
+    double e = tu_jnum(buf, "rel_error"), eb = tu_jnum(buf, "fp32_rel_error");
     CHECK_MSG(e > 0 && e < 1e-5, "rel_error %g", e);
     CHECK_MSG(eb > 0 && eb < 1e-5, "fp32_rel_error %g", eb);
-    CHECK(jnum(buf, "seconds") > 0 && jnum(buf, "speedup") > 0);
+    CHECK(tu_jnum(buf, "seconds") > 0 && tu_jnum(buf, "speedup") > 0);
     /* Tensor Core methods on the model, order 4 */
     CHECK_EQ_INT(tu_run("hosvd --backend cpu --dims 10,9,8,7 --ranks 4,4,3,3 --pad 1 --proj "
                      "shgemm_fp16 --gemm tcec_tf32 --orth householder --json", buf, sizeof buf), 0);
-    e = jnum(buf, "rel_error");
+    e = tu_jnum(buf, "rel_error");
     CHECK(strstr(buf, "\"proj\":\"shgemm_fp16\"") && strstr(buf, "\"order\":4"));
     CHECK_MSG(e > 0 && e < 1e-5, "order-4 rel_error %g", e);
     /* ranks below the tensor's multilinear rank: a real truncation error */
@@ -196,14 +166,14 @@ TEST(cli2_hosvd_small_runs) {
 TEST(cli2_gen_kinds) {
     if (!tu_have_bin()) SKIP("build/tcnla not built");
     char dir[64], args[512];
-    REQUIRE(tmp_dir(dir, sizeof dir));
+    REQUIRE(tu_tmp_dir(dir, sizeof dir, "cli2"));
     static const char *kinds[] = {"exp", "linear", "poly", "cauchy", "lowrank"};
     for (int k = 0; k < 5; k++) {
         snprintf(args, sizeof args, "gen --kind %s --m 60 --n 40 --rank 5 --output %s/%s.npy --json",
                  kinds[k], dir, kinds[k]);
         CHECK_EQ_INT(tu_run(args, buf, sizeof buf), 0);
         CHECK(strstr(buf, "\"command\":\"gen\"") && strstr(buf, "\"m\":60"));
-        double opt = jnum(buf, "optimal_rel_residual");
+        double opt = tu_jnum(buf, "optimal_rel_residual");
         if (k < 3) CHECK_MSG(opt > 0 && opt < 1, "%s: optimal %g", kinds[k], opt);
         else if (k == 4) CHECK(opt == 0);
         else CHECK(strstr(buf, "\"optimal_rel_residual\":null"));
@@ -226,7 +196,7 @@ TEST(cli2_gen_kinds) {
     CHECK_EQ_INT(tu_run(args, buf, sizeof buf), 0);
     snprintf(args, sizeof args, "gen --output %s/nodir/x.npy", dir);
     CHECK_EQ_INT(tu_run(args, buf, sizeof buf), 1);
-    rm_dir(dir);
+    tu_rm_dir(dir);
 }
 
 /* A python interpreter that has numpy, or NULL (as tests/test_io.c finds it). */
@@ -246,11 +216,11 @@ TEST(cli2_gen_rsvd_lra_numpy_round_trip) {
     const char *py = python_with_numpy();
     if (!py) SKIP("python3 with numpy not found");
     char dir[64], args[1024], cmd[2048], line[512];
-    REQUIRE(tmp_dir(dir, sizeof dir));
+    REQUIRE(tu_tmp_dir(dir, sizeof dir, "cli2"));
     snprintf(args, sizeof args, "gen --kind exp --m 120 --n 80 --rank 8 --output %s/A.npy --json",
              dir);
     REQUIRE(tu_run(args, buf, sizeof buf) == 0);
-    const double opt = jnum(buf, "optimal_rel_residual");
+    const double opt = tu_jnum(buf, "optimal_rel_residual");
     REQUIRE(opt > 0 && opt < 1);
     snprintf(args, sizeof args, "rsvd --input %s/A.npy --backend cpu --rank 8 --output %s/r", dir,
              dir);
@@ -293,7 +263,7 @@ TEST(cli2_gen_rsvd_lra_numpy_round_trip) {
     }
     CHECK(pclose(pp) == 0);
     CHECK(ok);
-    rm_dir(dir);
+    tu_rm_dir(dir);
 }
 
 /* ------------------------------------------------------- malformed input */
@@ -390,7 +360,7 @@ static int write_malformed(const char *dir, char names[][64], int max) {
 TEST(cli2_malformed_inputs_exit_1_with_one_line) {
     if (!tu_have_bin()) SKIP("build/tcnla not built");
     char dir[64], names[64][64], args[4608], errfile[256], err[8192];
-    REQUIRE(tmp_dir(dir, sizeof dir));
+    REQUIRE(tu_tmp_dir(dir, sizeof dir, "cli2"));
     const int n = write_malformed(dir, names, 64);
     CHECK_MSG(n >= 30, "only %d malformed files written", n);
     snprintf(errfile, sizeof errfile, "%s/stderr.txt", dir);
@@ -412,7 +382,7 @@ TEST(cli2_malformed_inputs_exit_1_with_one_line) {
                       names[k], err);
         }
     unlink(errfile);
-    rm_dir(dir);
+    tu_rm_dir(dir);
 }
 
 /* tcnla gemm --precision double with the Ozaki options (issue 5) */

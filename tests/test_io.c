@@ -7,6 +7,7 @@
 #define _GNU_SOURCE /* memmem, mkdtemp */
 #endif
 #include "test.h"
+#include "util.h"
 #include "io/io.h"
 
 #include <dirent.h>
@@ -21,27 +22,6 @@
 #include <unistd.h>
 
 /* ------------------------------------------------------------- helpers */
-
-/* A fresh directory under /tmp; NULL on failure. */
-static char *tmp_dir(char *buf, size_t n) {
-    snprintf(buf, n, "/tmp/tcnla_io_XXXXXX");
-    return mkdtemp(buf);
-}
-
-/* Removes the files of dir (flat) and dir itself. */
-static void rm_dir(const char *dir) {
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char p[4096];
-    if (!d) return;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-    closedir(d);
-    rmdir(dir);
-}
 
 static const char *path_in(char *buf, size_t n, const char *dir, const char *name) {
     snprintf(buf, n, "%s/%s", dir, name);
@@ -117,7 +97,7 @@ TEST(io_npy_roundtrip) {
     char dir[64], p[256], err[512];
     static const int64_t shapes[][2] = {{3, 5}, {1, 4}, {4, 1}, {0, 3}, {2, 0}, {37, 41}};
     static const unsigned flagset[] = {0, TN_IO_NPY_C_ORDER, TN_IO_NPY_1D};
-    REQUIRE(tmp_dir(dir, sizeof dir));
+    REQUIRE(tu_tmp_dir(dir, sizeof dir, "io"));
     for (int dbl = 0; dbl < 2; dbl++)
         for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
             for (size_t fl = 0; fl < 3; fl++) {
@@ -168,7 +148,7 @@ TEST(io_npy_roundtrip) {
                 }
                 tn_matrix_free(&a);
             }
-    rm_dir(dir);
+    tu_rm_dir(dir);
 }
 
 TEST(io_npy_c_order_layout) {
@@ -347,7 +327,7 @@ TEST(io_npy_malformed) {
     };
     char dir[64], p[256], err[512];
     unsigned char img[1 << 17];
-    REQUIRE(tmp_dir(dir, sizeof dir));
+    REQUIRE(tu_tmp_dir(dir, sizeof dir, "io"));
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         const npy_bad *c = &cases[k];
         size_t n = c->major ? make_npy(img, sizeof img, c->major, c->dict, NULL, c->dlen)
@@ -366,7 +346,7 @@ TEST(io_npy_malformed) {
         CHECK(m.data == NULL && m.rows == 0 && m.cols == 0);
         if (tt_failed_now() == 0 && getenv("TCNLA_IO_SHOW")) printf("    %s\n", err);
     }
-    rm_dir(dir);
+    tu_rm_dir(dir);
 }
 
 /* ----------------------------------------------------- Matrix Market */
@@ -474,7 +454,7 @@ TEST(io_mtx_files) {
         {"ck.mtx", "%%MatrixMarket matrix coordinate real skew-symmetric\n3 3 1\n3 1 2\n", 3, 3, 0},
     };
     char dir[64], p[256], err[512];
-    REQUIRE(tmp_dir(dir, sizeof dir));
+    REQUIRE(tu_tmp_dir(dir, sizeof dir, "io"));
     for (size_t k = 0; k < sizeof files / sizeof files[0]; k++) {
         tn_matrix m;
         REQUIRE(write_text(path_in(p, sizeof p, dir, files[k].name), files[k].text) == 0);
@@ -487,7 +467,7 @@ TEST(io_mtx_files) {
                   (long long)m.cols, sum);
         tn_matrix_free(&m);
     }
-    rm_dir(dir);
+    tu_rm_dir(dir);
 }
 
 TEST(io_mtx_malformed) {
@@ -541,7 +521,7 @@ TEST(io_mtx_malformed) {
         {"nul.mtx", "%%MatrixMarket matrix array real general\n1 1\n1\0002\n", 0, TN_IO_ERR_FORMAT},
     };
     char dir[64], p[256], err[512];
-    REQUIRE(tmp_dir(dir, sizeof dir));
+    REQUIRE(tu_tmp_dir(dir, sizeof dir, "io"));
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) {
         size_t n = strlen(cases[k].text);
         if (strcmp(cases[k].label, "nul.mtx") == 0) n += 3; /* the text goes on after the NUL */
@@ -560,7 +540,7 @@ TEST(io_mtx_malformed) {
             if (want == 1 && getenv("TCNLA_IO_SHOW")) printf("    %s\n", err);
         }
     }
-    rm_dir(dir);
+    tu_rm_dir(dir);
 }
 
 /* ----------------------------------------------- dispatch and errors */
@@ -568,7 +548,7 @@ TEST(io_mtx_malformed) {
 TEST(io_read_matrix_dispatch) {
     char dir[64], p[256], err[512];
     tn_matrix a, m;
-    REQUIRE(tmp_dir(dir, sizeof dir));
+    REQUIRE(tu_tmp_dir(dir, sizeof dir, "io"));
     fill(&a, 3, 2, 0);
     /* By extension, either case. */
     REQUIRE(tn_io_write_npy(path_in(p, sizeof p, dir, "a.NPY"), &a, 0, err, sizeof err) == 0);
@@ -621,13 +601,13 @@ TEST(io_read_matrix_dispatch) {
     CHECK(tn_io_parse_mtx("", 0, "abcdefghijkl", 0, 0, &m, tiny, sizeof tiny) != 0);
     CHECK(strlen(tiny) == 7);
     tn_matrix_free(&a);
-    rm_dir(dir);
+    tu_rm_dir(dir);
 }
 
 TEST(io_write_errors) {
     char dir[64], p[256], err[512];
     tn_matrix a, bad;
-    REQUIRE(tmp_dir(dir, sizeof dir));
+    REQUIRE(tu_tmp_dir(dir, sizeof dir, "io"));
     fill(&a, 2, 2, 1);
     CHECK(tn_io_write_npy("/nonexistent_dir_tcnla/x.npy", &a, 0, err, sizeof err) ==
           TN_IO_ERR_OPEN);
@@ -652,7 +632,7 @@ TEST(io_write_errors) {
         CHECK(stat("/dev/full", &sb) == 0 && S_ISCHR(sb.st_mode));
     }
     tn_matrix_free(&a);
-    rm_dir(dir);
+    tu_rm_dir(dir);
 }
 
 TEST(io_read_pipe) {
@@ -661,7 +641,7 @@ TEST(io_read_pipe) {
     tn_matrix a, m;
     void *buf;
     size_t len;
-    REQUIRE(tmp_dir(dir, sizeof dir));
+    REQUIRE(tu_tmp_dir(dir, sizeof dir, "io"));
     fill(&a, 20, 30, 1);
     REQUIRE(tn_io_encode_npy(&a, TN_IO_NPY_C_ORDER, &buf, &len, err, sizeof err) == 0);
     path_in(p, sizeof p, dir, "fifo");
@@ -685,7 +665,7 @@ TEST(io_read_pipe) {
     tn_matrix_free(&m);
     free(buf);
     tn_matrix_free(&a);
-    rm_dir(dir);
+    tu_rm_dir(dir);
 }
 
 /* ------------------------------------------------------- with numpy */
@@ -706,7 +686,7 @@ TEST(io_numpy_interop) {
     const char *py = python_with_numpy();
     if (!py) SKIP("python3 with numpy not found");
     char dir[64], p[256], err[512], cmd[1024], line[512];
-    REQUIRE(tmp_dir(dir, sizeof dir));
+    REQUIRE(tu_tmp_dir(dir, sizeof dir, "io"));
     /* Files we write, for numpy to check; files numpy writes, for us. */
     static const struct {
         const char *name;
@@ -780,5 +760,5 @@ TEST(io_numpy_interop) {
                               (long long)j);
             tn_matrix_free(&m);
         }
-    rm_dir(dir);
+    tu_rm_dir(dir);
 }

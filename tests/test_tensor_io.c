@@ -17,37 +17,6 @@
 
 static char out[1 << 16];
 
-static char *tmp_dir(char *buf, size_t n) {
-    snprintf(buf, n, "/tmp/tcnla_tensor_XXXXXX");
-    return mkdtemp(buf);
-}
-
-static void rm_dir(const char *dir) {
-    DIR *d = opendir(dir);
-    struct dirent *e;
-    char p[4096];
-    if (!d) return;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
-            unlink(p);
-        }
-    closedir(d);
-    rmdir(dir);
-}
-
-/* The number after "key": in a one-line JSON report; NAN when absent. */
-static double jnum(const char *json, const char *key) {
-    char k[128];
-    snprintf(k, sizeof k, "\"%s\":", key);
-    const char *p = strstr(json, k);
-    if (!p) return NAN;
-    p += strlen(k);
-    char *end;
-    double v = strtod(p, &end);
-    return end == p ? NAN : v;
-}
-
 /* A value that identifies its multi-index (exact in float and double). */
 static double tval(int64_t lin) { return (double)lin * 0.25 - 17.0; }
 
@@ -232,7 +201,7 @@ static const char *python_with_numpy(void) {
 TEST(tensor_gen_tucker_file_matches_generator) {
     if (!tu_have_bin()) SKIP("tcnla binary not built");
     char dir[64], args[1024], err[512], path[256];
-    REQUIRE(tmp_dir(dir, sizeof dir));
+    REQUIRE(tu_tmp_dir(dir, sizeof dir, "tensor"));
     const int64_t dims[4] = {9, 8, 7, 6}, ranks[4] = {4, 4, 3, 3};
     snprintf(path, sizeof path, "%s/T.npy", dir);
     snprintf(args, sizeof args, "gen --kind tucker --dims 9,8,7,6 --ranks 4,4,3,3 --pad 1 --seed 5 "
@@ -252,7 +221,7 @@ TEST(tensor_gen_tucker_file_matches_generator) {
         CHECK(memcmp(t.data, A, sizeof(float) * 9 * 8 * 7 * 6) == 0);
         double fro = 0;
         for (int k = 0; k < 9 * 8 * 7 * 6; k++) fro += (double)A[k] * A[k];
-        CHECK(fabs(sqrt(fro) - jnum(out, "fro_norm")) <= 1e-8 * sqrt(fro));
+        CHECK(fabs(sqrt(fro) - tu_jnum(out, "fro_norm")) <= 1e-8 * sqrt(fro));
     }
     tn_tensor_free(&t);
     free(A);
@@ -280,7 +249,7 @@ TEST(tensor_gen_tucker_file_matches_generator) {
     FILE *f = fopen("/tmp/never_written_t.npy", "rb");
     CHECK(f == NULL);
     if (f) fclose(f);
-    rm_dir(dir);
+    tu_rm_dir(dir);
 }
 
 TEST(tensor_gen_numpy_hosvd_round_trip) {
@@ -288,11 +257,11 @@ TEST(tensor_gen_numpy_hosvd_round_trip) {
     const char *py = python_with_numpy();
     if (!py) SKIP("python3 with numpy not found");
     char dir[64], args[1024], cmd[2048], line[512];
-    REQUIRE(tmp_dir(dir, sizeof dir));
+    REQUIRE(tu_tmp_dir(dir, sizeof dir, "tensor"));
     snprintf(args, sizeof args, "gen --kind tucker --dims 12,10,8 --ranks 5,4,4 --pad 1 --seed 3 "
              "--output %s/T.npy --json", dir);
     REQUIRE(tu_run(args, out, sizeof out) == 0);
-    const double fro = jnum(out, "fro_norm");
+    const double fro = tu_jnum(out, "fro_norm");
     /* NumPy: the shape, Fortran order, the norm, the multilinear rank (J - pad) of every
      * unfolding, and the mode-1 fibres as the first index; then a C-order copy */
     static const char script[] =
@@ -328,7 +297,7 @@ TEST(tensor_gen_numpy_hosvd_round_trip) {
      * tensor, so the same decomposition and error */
     CHECK_EQ_INT(tu_run("hosvd --backend cpu --dims 12,10,8 --ranks 5,4,4 --pad 1 --seed 3 "
                         "--no-baseline --json", out, sizeof out), 0);
-    const double e0 = jnum(out, "rel_error");
+    const double e0 = tu_jnum(out, "rel_error");
     CHECK_MSG(e0 > 0 && e0 < 1e-5, "generated: rel_error %g", e0);
     static const char *files[] = {"T.npy", "C.npy"};
     for (int k = 0; k < 2; k++) {
@@ -337,8 +306,8 @@ TEST(tensor_gen_numpy_hosvd_round_trip) {
         CHECK_EQ_INT(tu_run(args, out, sizeof out), 0);
         CHECK(strstr(out, "\"dims\":[12,10,8]") && strstr(out, "\"pad\":null") &&
               strstr(out, files[k]));
-        CHECK_MSG(jnum(out, "rel_error") == e0, "%s: rel_error %g, generated %g", files[k],
-                  jnum(out, "rel_error"), e0);
+        CHECK_MSG(tu_jnum(out, "rel_error") == e0, "%s: rel_error %g, generated %g", files[k],
+                  tu_jnum(out, "rel_error"), e0);
     }
     /* default ranks min(32, I): every mode kept, FP32-level error */
     snprintf(args, sizeof args, "hosvd --backend cpu --input %s/T.npy --no-baseline --json", dir);
@@ -360,5 +329,5 @@ TEST(tensor_gen_numpy_hosvd_round_trip) {
         CHECK_MSG(st == 1 && strstr(out, bad[k].msg) && strstr(out, dir),
                   "'%s': exit %d: %s", a2, st, out);
     }
-    rm_dir(dir);
+    tu_rm_dir(dir);
 }

@@ -3,7 +3,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <dirent.h>
+#include <string.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 double tu_rel_err(const float *C, int64_t ldc, const double *R, int64_t m, int64_t n) {
     double num = 0, den = 0;
@@ -80,4 +83,34 @@ double tu_orth_defect(const float *Q, int m, int n) {
             worst = fmax(worst, fabs(s - (i == j)));
         }
     return worst;
+}
+
+char *tu_tmp_dir(char *buf, size_t n, const char *tag) {
+    snprintf(buf, n, "/tmp/tcnla_%s_XXXXXX", tag);
+    return mkdtemp(buf);
+}
+
+void tu_rm_dir(const char *dir) {
+    DIR *d = opendir(dir);
+    struct dirent *e;
+    char p[4096];
+    if (!d) return;
+    while ((e = readdir(d)))
+        if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
+            snprintf(p, sizeof p, "%s/%s", dir, e->d_name);
+            if (unlink(p)) rmdir(p);
+        }
+    closedir(d);
+    rmdir(dir);
+}
+
+double tu_jnum(const char *json, const char *key) {
+    char k[128];
+    snprintf(k, sizeof k, "\"%s\":", key);
+    const char *p = strstr(json, k);
+    if (!p) return NAN;
+    p += strlen(k);
+    char *end;
+    double v = strtod(p, &end);
+    return end == p ? NAN : v;
 }

@@ -22,6 +22,12 @@ int tu_have_bin(void);
 /* Runs `tcnla ARGS`, captures stdout+stderr into out (len bytes), returns the
  * exit status (-1 when it did not exit normally). */
 int tu_run(const char *args, char *out, size_t len);
+/* A fresh directory /tmp/tcnla_TAG_XXXXXX in buf (n bytes); NULL on failure. */
+char *tu_tmp_dir(char *buf, size_t n, const char *tag);
+/* Removes the files (and empty subdirectories) of dir, then dir. */
+void tu_rm_dir(const char *dir);
+/* The number after "key": in a one-line JSON report; NAN when absent. */
+double tu_jnum(const char *json, const char *key);
 /* max |Q^T Q - I| of an m x n matrix (leading dimension m). */
 double tu_orth_defect(const float *Q, int m, int n);
 #endif
