@@ -171,6 +171,11 @@ static void s9_env_identity(const tcnla_gemm_method_t *ms, int nm, const char *e
                             const int64_t (*shapes)[3], int ns) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
+    /* the pre-split path (the default from m, n >= 1024) is compared on its
+     * own (gpu_sm90_presplit_matches_rega); elsewhere both runs take the
+     * in-kernel split */
+    const int ps_off = strcmp(env, "TCNLA_SM90_PRESPLIT") != 0;
+    if (ps_off) setenv("TCNLA_SM90_PRESPLIT", "0", 1);
     for (int mi = 0; mi < nm; mi++)
         for (int si = 0; si < ns; si++)
             for (int t = 0; t < 4; t++) {
@@ -203,6 +208,7 @@ static void s9_env_identity(const tcnla_gemm_method_t *ms, int nm, const char *e
                           (long long)k, env, env, gt_rel_diff(C1, C2, m, n, ldc));
                 free(A), free(B), free(C1), free(C2);
             }
+    if (ps_off) unsetenv("TCNLA_SM90_PRESPLIT");
     tcnla_destroy(g);
 }
 
@@ -228,6 +234,19 @@ TEST(gpu_sm90_n64_matches_n128) {
     static const int64_t shapes[][3] = {{7, 1, 130},    {129, 33, 257}, {300, 64, 96},
                                         {1024, 64, 4096}, {200, 64, 65536}};
     s9_env_identity(ms, 4, "TCNLA_SM90_N64", shapes, 5);
+}
+
+/* The pre-split path (TCNLA_SM90_PRESPLIT=1: hi / lo parts written once
+ * by a pass over each operand, wgmma from shared memory) against the
+ * in-kernel split (=0), all four methods: the same products in the same
+ * order, bit-identical, on tails (k = 77, 130: not multiples of 8 or 32),
+ * transposes, alpha / beta, ld > rows and split-K (k = 8192 at 256^2). */
+TEST(gpu_sm90_presplit_matches_rega) {
+    static const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_SHGEMM_FP16,
+                                             TCNLA_GEMM_TCEC_TF32, TCNLA_GEMM_SHGEMM_TF32};
+    static const int64_t shapes[][3] = {{7, 33, 130},   {129, 131, 257},  {300, 260, 96},
+                                        {130, 200, 77}, {256, 256, 8192}, {1100, 1300, 520}};
+    s9_env_identity(ms, 4, "TCNLA_SM90_PRESPLIT", shapes, 6);
 }
 
 TEST(gpu_sm90_rega_tf32_matches_round2) {

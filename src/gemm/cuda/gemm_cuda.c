@@ -294,9 +294,17 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
         size_t w = ws_compute(mi->fallback, &s, m, n, k, A, lda, B, have_b16, ldb, c->sm_count);
         phase2 = TN_MAX(phase2, w);
     }
-    char *wsp = tn_cuda_workspace(c, phase1 + phase2);
+    /* Hopper's pre-split path (tc_gemm_sm90_ps.cu) wants the hi / lo parts
+     * of both operands in the workspace as well; without that much memory
+     * the product runs on the in-kernel split instead */
+    const int kmode = kmode_of(method);
+    size_t psb = 0;
+    if (kmode >= 0 && sm90_wanted(c, kmode) && tn_cu_sm90_ps_wanted(kmode, m, n, k))
+        psb = al(tn_cu_sm90_ps_bytes(kmode, tb == TCNLA_OP_T, m, n, k));
+    char *wsp = tn_cuda_workspace(c, phase1 + phase2 + psb);
+    if (!wsp && psb) wsp = tn_cuda_workspace(c, phase1 + phase2), psb = 0;
     if (!wsp) return TCNLA_ERR_ALLOC;
-    carve_t cv = {wsp, 0, phase1 + phase2};
+    carve_t cv = {wsp, 0, phase1 + phase2 + psb};
     int *dflags = carve(&cv, 64);
     void *scratch = carve(&cv, tn_cu_check_scratch(TN_MAX(m, n)));
     if (!dflags || !scratch) return TCNLA_ERR_INTERNAL;
@@ -466,6 +474,13 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     if (splits > 1 && !(P = carve(&cv, 4 * (size_t)splits * (size_t)m * (size_t)n)))
         return TCNLA_ERR_INTERNAL;
     if (sm90_wanted(c, mode)) { /* Hopper: wgmma fed by TMA (same tiles, splits and P) */
+        void *psw = psb && mode == kmode ? carve(&cv, psb) : NULL;
+        if (psw) {
+            int e = tn_cu_tc_gemm_sm90_ps(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha,
+                                          Ak, ldak, Bk, ldbk, beta, C, ldc, splits, P, psw, psb,
+                                          c->smem_optin, stream);
+            if (e != (int)cudaErrorNotSupported) return cu_st(e);
+        }
         int e = tn_cu_tc_gemm_sm90(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha, Ak,
                                    ldak, Bk, ldbk, beta, C, ldc, splits, P, c->smem_optin, stream);
         if (e != (int)cudaErrorNotSupported) return cu_st(e);

@@ -34,6 +34,7 @@
  * found with cudaGetDriverEntryPointByVersion (no -lcuda).
  * Only the sm_90a pass compiles the kernel bodies; other passes get empty
  * kernels that the host never launches (tn_cu_sm90_available). */
+#include "gemm/cuda/sm90_common.cuh"
 #include "gemm/cuda/split.cuh"
 #include "gemm/cuda/tn_cuda.h"
 #include "gemm/cuda/tn_sm90.h"
@@ -48,19 +49,7 @@
 #define S9_BK 32
 #define S9_THREADS 384
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ == 900 && defined(__CUDA_ARCH_FEAT_SM90_ALL)
-#define S9_ON 1
-#else
-#define S9_ON 0
-#endif
-
 /* ---------------------------------------------------- configuration */
-static __host__ __device__ __forceinline__ int s9_tf32(int mode) {
-    return mode == TN_KMODE_TCEC_TF32 || mode == TN_KMODE_SHGEMM_TF32;
-}
-static __host__ __device__ __forceinline__ int s9_sh(int mode) {
-    return mode == TN_KMODE_SHGEMM_F16 || mode == TN_KMODE_SHGEMM_TF32;
-}
 /* ra: the register-A variant (round 3 FP16, round 4 TF32): the consumers
  * read the raw FP32 A tile from its own ring (A stages of 16 KB), split it
  * in registers and feed wgmma's A operand from registers; the split
@@ -132,107 +121,6 @@ static __host__ __device__ __forceinline__ int s9_smem(int mode, int ra) {
 
 /* ------------------------------------------------------- primitives */
 #if S9_ON
-static __device__ __forceinline__ uint32_t s9_smem_u32(const void *p) {
-    return (uint32_t)__cvta_generic_to_shared(p);
-}
-static __device__ __forceinline__ void mbar_init(uint32_t bar, uint32_t count) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" ::"r"(bar), "r"(count) : "memory");
-}
-static __device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" ::"r"(bar) : "memory");
-}
-static __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-                 : "memory");
-}
-static __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
-    uint32_t done;
-    do {
-        asm volatile("{\n.reg .pred p;\n"
-                     "mbarrier.try_wait.parity.shared::cta.b64 p, [%1], %2;\n"
-                     "selp.u32 %0, 1, 0, p;\n}\n"
-                     : "=r"(done)
-                     : "r"(bar), "r"(parity)
-                     : "memory");
-    } while (!done);
-}
-/* 2-D TMA load of one box into shared memory, completing on bar */
-static __device__ __forceinline__ void tma_load_2d(uint32_t dst, const CUtensorMap *map, int c0,
-                                                   int c1, uint32_t bar) {
-    asm volatile("cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3}], [%4];" ::"r"(dst),
-                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(bar)
-                 : "memory");
-}
-/* 3-D TMA load (op(A) whose k runs through slabs: tn_cu_tc_gemm_sm90_slabs) */
-static __device__ __forceinline__ void tma_load_3d(uint32_t dst, const CUtensorMap *map, int c0,
-                                                   int c1, int c2, uint32_t bar) {
-    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
-                 " [%0], [%1, {%2, %3, %4}], [%5];" ::"r"(dst),
-                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar)
-                 : "memory");
-}
-/* the K-contiguous A box of k0: one 2-D matrix, or slab k0 / kslab of a
- * 3-D one (kslab a multiple of S9_BK, so a box never straddles slabs) */
-static __device__ __forceinline__ void tma_load_ak(uint32_t dst, const CUtensorMap *map, int k0,
-                                                   int m0, int kslab, uint32_t bar) {
-    if (kslab) tma_load_3d(dst, map, k0 % kslab, m0, k0 / kslab, bar);
-    else tma_load_2d(dst, map, k0, m0, bar);
-}
-static __device__ __forceinline__ void fence_async_smem(void) {
-    asm volatile("fence.proxy.async.shared::cta;" ::: "memory");
-}
-static __device__ __forceinline__ void wgmma_fence(void) {
-    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
-}
-static __device__ __forceinline__ void wgmma_commit(void) {
-    asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
-}
-static __device__ __forceinline__ void wgmma_wait0(void) {
-    asm volatile("wgmma.wait_group.sync.aligned 0;" ::: "memory");
-}
-static __device__ __forceinline__ void wgmma_wait1(void) {
-    asm volatile("wgmma.wait_group.sync.aligned 1;" ::: "memory");
-}
-/* keeps the compiler from moving register reads across a wgmma wait */
-static __device__ __forceinline__ void reg_fence(float *d) {
-#pragma unroll
-    for (int i = 0; i < 64; i++) asm volatile("" : "+f"(d[i])::"memory");
-}
-/* K-major operand descriptor: rows of `row_bytes` (64: 64-byte swizzle,
- * 128: 128-byte swizzle), 8-row groups row_bytes * 8 apart. */
-static __device__ __forceinline__ uint64_t wg_desc(uint32_t addr, const int row_bytes) {
-    uint64_t d = (uint64_t)((addr & 0x3FFFFu) >> 4);
-    d |= (uint64_t)1 << 16;                                  /* LBO (unused here) */
-    d |= (uint64_t)((row_bytes * 8) >> 4) << 32;             /* SBO */
-    d |= (uint64_t)(row_bytes == 128 ? 1 : 2) << 62;         /* 128B / 64B swizzle */
-    return d;
-}
-/* The FP32 accumulator registers of an m64n64 (32) and an m64n128 (64)
- * wgmma, as asm outputs. */
-#define S9_ACC32(d)                                                                             \
-    "+f"((d)[0]), "+f"((d)[1]), "+f"((d)[2]), "+f"((d)[3]), "+f"((d)[4]), "+f"((d)[5]), "+f"((d)[6]), "+f"((d)[7]),  \
-    "+f"((d)[8]), "+f"((d)[9]), "+f"((d)[10]), "+f"((d)[11]), "+f"((d)[12]), "+f"((d)[13]), "+f"((d)[14]), "+f"((d)[15]),  \
-    "+f"((d)[16]), "+f"((d)[17]), "+f"((d)[18]), "+f"((d)[19]), "+f"((d)[20]), "+f"((d)[21]), "+f"((d)[22]), "+f"((d)[23]),  \
-    "+f"((d)[24]), "+f"((d)[25]), "+f"((d)[26]), "+f"((d)[27]), "+f"((d)[28]), "+f"((d)[29]), "+f"((d)[30]), "+f"((d)[31])
-#define S9_ACC64(d) S9_ACC32(d), S9_ACC32((d) + 32)
-
-#define S9_WGMMA_F16(d, da, db, scd)                                                            \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                               \
-                 "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16 "                                \
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "  \
-                 "%64, %65, p, 1, 1, 0, 0;\n}\n"                                                       \
-                 : S9_ACC64(d)  \
-                 : "l"(da), "l"(db), "r"(scd))
-
-#define S9_WGMMA_TF32(d, da, db, scd)                                                            \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %66, 0;\n"                               \
-                 "wgmma.mma_async.sync.aligned.m64n128k8.f32.tf32.tf32 "                                \
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63}, "  \
-                 "%64, %65, p, 1, 1;\n}\n"                                                       \
-                 : S9_ACC64(d)  \
-                 : "l"(da), "l"(db), "r"(scd))
-
 /* A from registers (four FP16x2 words per thread, the m64k16 fragment:
  * warp w of the warpgroup holds rows 16w .. 16w+15, lane l rows l/4 and
  * l/4+8, k 2(l%4) .. +1 and +8 .. +9), B from shared memory */
@@ -829,32 +717,6 @@ static int s9_use_n64(int64_t n, int ra) {
 }
 
 /* ------------------------------------------------------- host side */
-typedef CUresult (*s9_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t, void *,
-                                 const cuuint64_t *, const cuuint64_t *, const cuuint32_t *,
-                                 const cuuint32_t *, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-/* The driver's cuTensorMapEncodeTiled (NULL when the driver lacks it). The
- * pointer is looked up once per process: a property of the driver, not
- * state of any handle. */
-static s9_encode_fn s9_encoder(void) {
-    static s9_encode_fn fn = NULL;
-    static int tried = 0;
-    if (!tried) {
-        void *p = NULL;
-        cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
-        cudaError_t e =
-            cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q);
-        if (e != cudaSuccess || q != cudaDriverEntryPointSuccess) {
-            cudaGetLastError();
-            p = NULL;
-        }
-        fn = (s9_encode_fn)p;
-        tried = 1;
-    }
-    return fn;
-}
-
 extern "C" size_t tn_cu_sm90_smem(int mode) {
     const int ra = s9_use_ra(mode);
     if (!s9_kernel(mode, ra)) return 0;
@@ -872,20 +734,6 @@ extern "C" int tn_cu_sm90_available(int mode) {
     /* the sm_90a cubin only (a PTX JIT or the sm_80 cubin has empty bodies) */
     if (attr.binaryVersion != 90) return 0;
     return s9_encoder() != NULL;
-}
-
-/* A 2-D tensor map of a column-major rows x cols matrix (leading dim ld,
- * element size es) with a box of box0 (along rows) x box1 (along cols). */
-static int s9_map(CUtensorMap *map, s9_encode_fn enc, CUtensorMapDataType dt, int es,
-                  const void *X, int64_t rows, int64_t cols, int64_t ld, int box0, int box1,
-                  CUtensorMapSwizzle sw) {
-    cuuint64_t dim[2] = {(cuuint64_t)rows, (cuuint64_t)cols};
-    cuuint64_t stride[1] = {(cuuint64_t)ld * (cuuint64_t)es};
-    cuuint32_t box[2] = {(cuuint32_t)box0, (cuuint32_t)box1};
-    cuuint32_t estr[2] = {1, 1};
-    CUresult r = enc(map, dt, 2, (void *)X, dim, stride, box, estr, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                     sw, CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-    return r == CUDA_SUCCESS ? 0 : -1;
 }
 
 /* k-tiles (of 32) per chunk: hi*hi products summed inside the Tensor Core
@@ -1020,13 +868,20 @@ static int s9_launch(int mode, int transa, int transb, int64_t m, int64_t n, int
         mA, mB, ak, bk, (int)m, (int)n, (int)k, alpha, beta, C, (long long)ldc, per,
         splits > 1 ? P : NULL, s9_chunk(mode), (int)kslab);
     if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
-    if (splits > 1) {
-        int64_t gx = (m + 255) / 256, gy = n;
-        if (gx > 4096) gx = 4096;
-        if (gy > 65535) gy = 65535;
-        s9_splitk_reduce<<<dim3((unsigned)gx, (unsigned)gy), 256, 0, stream>>>(
-            splits, P, (long long)m, (long long)n, alpha, beta, C, (long long)ldc);
-        e = cudaGetLastError();
-    }
+    if (splits > 1) e = (cudaError_t)tn_cu_sm90_splitk_reduce(splits, P, m, n, alpha, beta, C, ldc,
+                                                            stream);
     return (int)e;
 }
+
+extern "C" int tn_cu_sm90_splitk_reduce(int splits, const float *P, int64_t m, int64_t n,
+                                        float alpha, float beta, float *C, int64_t ldc,
+                                        cudaStream_t stream) {
+    int64_t gx = (m + 255) / 256, gy = n;
+    if (gx > 4096) gx = 4096;
+    if (gy > 65535) gy = 65535;
+    s9_splitk_reduce<<<dim3((unsigned)gx, (unsigned)gy), 256, 0, stream>>>(
+        splits, P, (long long)m, (long long)n, alpha, beta, C, (long long)ldc);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int tn_cu_sm90_chunk(int mode) { return s9_chunk(mode); }

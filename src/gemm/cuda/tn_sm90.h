@@ -37,6 +37,31 @@ int tn_cu_tc_gemm_sm90_slabs(int mode, int64_t m, int64_t n, int64_t kslab, int6
                              const void *B, int64_t ldb, float beta, float *C, int64_t ldc,
                              int splits, float *P, size_t smem_limit, cudaStream_t stream);
 
+/* Split-K: C = alpha * sum of the `splits` m x n slices of P + beta * C
+ * (the slices added in order, RN). */
+int tn_cu_sm90_splitk_reduce(int splits, const float *P, int64_t m, int64_t n, float alpha,
+                             float beta, float *C, int64_t ldc, cudaStream_t stream);
+/* k-tiles of 32 per chunk of hi*hi products summed inside the Tensor Core
+ * before each RN add (TCNLA_SM90_CHUNK overrides the default). */
+int tn_cu_sm90_chunk(int mode);
+
+/* The pre-split path (tc_gemm_sm90_ps.cu): one pass writes the hi / lo
+ * parts of op(A) and op(B) K-major into a workspace of
+ * tn_cu_sm90_ps_bytes(); the GEMM kernel then multiplies them with both
+ * wgmma operands in shared memory. Same operands, results (bit for bit),
+ * split-K slices and P as tn_cu_tc_gemm_sm90. */
+/* 1 when the pre-split path should run for this shape: m, n >= 1024 and
+ * k >= 256 (each element would otherwise be split n / 128 or m / 128 >= 8
+ * times), or as TCNLA_SM90_PRESPLIT=0 / 1 says (read at each call). */
+int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k);
+size_t tn_cu_sm90_ps_bytes(int mode, int transb, int64_t m, int64_t n, int64_t k);
+/* cudaErrorNotSupported (nothing queued) when it cannot run, e.g. a
+ * workspace smaller than tn_cu_sm90_ps_bytes(). */
+int tn_cu_tc_gemm_sm90_ps(int mode, int transa, int transb, int64_t m, int64_t n, int64_t k,
+                          float alpha, const float *A, int64_t lda, const void *B, int64_t ldb,
+                          float beta, float *C, int64_t ldc, int splits, float *P, void *ws,
+                          size_t ws_bytes, size_t smem_limit, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,433 @@
+/* Error-corrected SGEMM on Hopper (sm_90a) from pre-split operands
+ * ("round 5"): TCEC_FP16, SHGEMM_FP16, TCEC_TF32, SHGEMM_TF32.
+ *
+ * The kernels of tc_gemm_sm90.cu split each tile of A inside the consumer
+ * warpgroups, once per column of output tiles (n / 128 times per element),
+ * and a consumer cannot issue its next wgmma group before that split is
+ * done. Here one pass per operand (ps_prep) first writes its hi and lo
+ * parts, bit-identical to tcnla_split(), K-major into the handle's
+ * workspace, once per element; the GEMM kernel then only moves tiles and
+ * multiplies:
+ *   warpgroup 0 (setmaxnreg 40): thread 0 issues the TMA copies of the
+ *     Ahi, Alo, Bhi (, Blo) tiles of each 128 x 128 x 32 k-tile into a ring
+ *     of stages (full / empty mbarriers), in the layouts wgmma reads
+ *     (64-byte swizzle for FP16, 128-byte for TF32);
+ *   warpgroups 1, 2 (setmaxnreg 232): 64 rows each, wgmma with both
+ *     operands in shared memory, in the order of the register-A kernels:
+ *     per k16 (FP16) or k8 (TF32) step, hi*hi into a fresh accumulator per
+ *     chunk, which is added with RN FP32 adds into the result at the
+ *     chunk's end (seed 002's RZ avoidance), then Alo*Bhi (and Ahi*Blo for
+ *     TCEC) into the correction accumulator; dA*dB dropped. The results
+ *     are the same bits as those kernels' (a GPU test compares them).
+ *     A consumer commits hi*hi and the corrections of k-tile kt as two
+ *     wgmma groups and waits for the first only (wait_group 1), so the
+ *     corrections run while it adds hi*hi (at a chunk's end), frees the
+ *     stage of kt - 1 and issues kt + 1: nothing else is left for it to
+ *     do between groups.
+ * Split-K slices and P as tn_cu_tc_gemm_sm90. Tails in m, n and k come
+ * from TMA's zero fill (the tensor maps end at k, m and n).
+ * Workspace (tn_cu_sm90_ps_bytes): Ahi, Alo (m x kp) and Bhi, Blo (n x kp)
+ * of es bytes (2 FP16, 4 TF32), kp = k rounded up to 8; SHGEMM has one B
+ * part (FP16 B copied K-major, or widened to FP32 for TF32), none when
+ * SHGEMM_FP16's B is already K-contiguous (read in place). */
+#include "gemm/cuda/sm90_common.cuh"
+#include "gemm/cuda/split.cuh"
+#include "gemm/cuda/tn_sm90.h"
+
+#include <cuda_fp16.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define PS_BM 128
+#define PS_BN 128
+#define PS_BK 32
+#define PS_THREADS 384
+
+/* ---------------------------------------------------- configuration */
+/* one 128 x 32 tile of hi or lo parts */
+static __host__ __device__ __forceinline__ int ps_ct(int mode) {
+    return PS_BM * PS_BK * (s9_tf32(mode) ? 4 : 2);
+}
+/* tiles per stage: Ahi, Alo, Bhi (, Blo) */
+static __host__ __device__ __forceinline__ int ps_nt(int mode) { return s9_sh(mode) ? 3 : 4; }
+/* ring depth: 7 x 32 KB, 9 x 24 KB, 3 x 64 KB, 4 x 48 KB */
+static __host__ __device__ __forceinline__ int ps_stages(int mode) {
+    switch (mode) {
+    case TN_KMODE_TCEC_F16: return 7;
+    case TN_KMODE_SHGEMM_F16: return 9;
+    case TN_KMODE_TCEC_TF32: return 3;
+    default: return 4;
+    }
+}
+static __host__ __device__ __forceinline__ int ps_bar_off(int mode) {
+    return ps_stages(mode) * ps_nt(mode) * ps_ct(mode);
+}
+/* stages, barriers (full, empty), +1024 for aligning the base */
+static __host__ __device__ __forceinline__ int ps_smem(int mode) {
+    return ps_bar_off(mode) + 16 * ps_stages(mode) + 1024;
+}
+
+/* ------------------------------------------------ the operand pass */
+/* X: R rows of K values (row r of op(A) or column j of op(B)), with k
+ * contiguous (kc: X[r ld + k]) or r contiguous (X[k ld + r]), FP32 or
+ * (PS_COPY16, PS_WIDEN16) FP16. Writes row r of hi (and lo) with k
+ * contiguous and row stride kp; values past K in the last 8-chunk are 0.
+ * 64 x 64 tiles through shared memory, so that reads and writes are both
+ * contiguous whichever the layout. */
+enum { PS_SPLIT16 = 0, PS_SPLITTF32 = 1, PS_COPY16 = 2, PS_WIDEN16 = 3 };
+
+static __global__ void __launch_bounds__(256)
+    ps_prep(int what, const void *X, long long ld, int kc, int R, int K, void *hi, void *lo,
+            long long kp) {
+    __shared__ float t[64][65];
+    const int tid = threadIdx.x;
+    const int k0 = blockIdx.x * 64;
+    const int rtiles = (R + 63) / 64;
+    const int in16 = what >= PS_COPY16;
+    for (int rt = blockIdx.y; rt < rtiles; rt += gridDim.y) {
+        const int r0 = rt * 64;
+#pragma unroll 4
+        for (int i = 0; i < 16; i++) {
+            const int idx = tid + 256 * i;
+            const int a = idx >> 6, b = idx & 63; /* kc: r = a, k = b; else k = a, r = b */
+            const int r = kc ? a : b, k = kc ? b : a;
+            float v = 0.0f;
+            if (r0 + r < R && k0 + k < K) {
+                const long long off = kc ? (long long)(r0 + r) * ld + (k0 + k)
+                                         : (long long)(k0 + k) * ld + (r0 + r);
+                v = in16 ? __half2float(((const __half *)X)[off]) : ((const float *)X)[off];
+            }
+            t[r][k] = v;
+        }
+        __syncthreads();
+#pragma unroll
+        for (int j = 0; j < 2; j++) {
+            const int item = tid + 256 * j, r = item >> 3, c = item & 7;
+            const int k = k0 + 8 * c;
+            if (r0 + r < R && k < K) {
+                float x[8];
+#pragma unroll
+                for (int e = 0; e < 8; e++) x[e] = t[r][8 * c + e];
+                const long long o = (long long)(r0 + r) * kp + k;
+                if (what == PS_SPLIT16) {
+                    uint32_t h[4], l[4];
+#pragma unroll
+                    for (int e = 0; e < 4; e++) tn_split2_f16(x[2 * e], x[2 * e + 1], 1, &h[e], &l[e]);
+                    *(uint4 *)((uint16_t *)hi + o) = make_uint4(h[0], h[1], h[2], h[3]);
+                    *(uint4 *)((uint16_t *)lo + o) = make_uint4(l[0], l[1], l[2], l[3]);
+                } else if (what == PS_SPLITTF32) {
+                    float h[8], l[8];
+#pragma unroll
+                    for (int e = 0; e < 8; e++) tn_split_tf32(x[e], &h[e], &l[e]);
+                    float4 *ph = (float4 *)((float *)hi + o), *pl = (float4 *)((float *)lo + o);
+                    ph[0] = make_float4(h[0], h[1], h[2], h[3]);
+                    ph[1] = make_float4(h[4], h[5], h[6], h[7]);
+                    pl[0] = make_float4(l[0], l[1], l[2], l[3]);
+                    pl[1] = make_float4(l[4], l[5], l[6], l[7]);
+                } else if (what == PS_COPY16) { /* exact: the values are FP16 */
+                    uint32_t h[4];
+#pragma unroll
+                    for (int e = 0; e < 4; e++) h[e] = tn_f2_to_h2(x[2 * e], x[2 * e + 1]);
+                    *(uint4 *)((uint16_t *)hi + o) = make_uint4(h[0], h[1], h[2], h[3]);
+                } else {
+                    float4 *ph = (float4 *)((float *)hi + o);
+                    ph[0] = make_float4(x[0], x[1], x[2], x[3]);
+                    ph[1] = make_float4(x[4], x[5], x[6], x[7]);
+                }
+            }
+        }
+        __syncthreads();
+    }
+}
+
+/* ---------------------------------------------------------- the GEMM */
+extern __shared__ unsigned char ps_smem_raw[];
+
+static __device__ __forceinline__ void ps_body(const int MODE, const CUtensorMap *tAh,
+                                               const CUtensorMap *tAl, const CUtensorMap *tBh,
+                                               const CUtensorMap *tBl, int M, int N, int K,
+                                               float alpha, float beta, float *__restrict__ C,
+                                               long long ldc, int kt_split, float *__restrict__ P,
+                                               int chk) {
+#if S9_ON
+    const int TF32 = s9_tf32(MODE), SH = s9_sh(MODE);
+    const int S = ps_stages(MODE), CT = ps_ct(MODE), NT = ps_nt(MODE);
+    const int STAGE = NT * CT;
+    const int RB = TF32 ? 128 : 64; /* bytes per row of a tile */
+    const int CHK = chk;            /* k-tiles per chunk: 1, 2 or 4 */
+    {
+        uint32_t dsmem;
+        asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dsmem));
+        if (dsmem < (uint32_t)ps_smem(MODE)) return;
+    }
+    const int tid = threadIdx.x, wg = tid >> 7;
+    /* grouped rasterisation (as tc_gemm_sm90.cu): 8 block rows share B in L2 */
+    const int tiles_m = (M + PS_BM - 1) / PS_BM, tiles_n = (N + PS_BN - 1) / PS_BN;
+    const int pid = blockIdx.x, width = 8 * tiles_n, group = pid / width;
+    const int first_m = group * 8, gsz = min(tiles_m - first_m, 8);
+    const int tm = first_m + (pid % width) % gsz, tn = (pid % width) / gsz;
+    const int m0 = tm * PS_BM, n0 = tn * PS_BN;
+    const int kt_base = blockIdx.y * kt_split;
+    const int KT = min((K + PS_BK - 1) / PS_BK - kt_base, kt_split);
+
+    const uint32_t raw_s = s9_smem_u32(ps_smem_raw);
+    const uint32_t base_s = (raw_s + 1023u) & ~1023u;
+    const uint32_t bar_s = base_s + (uint32_t)ps_bar_off(MODE);
+#define FULL(i) (bar_s + 8u * (uint32_t)(i))
+#define EMPTY(i) (bar_s + 8u * (uint32_t)(S + (i)))
+    if (tid == 0) {
+        for (int i = 0; i < S; i++) {
+            mbar_init(FULL(i), 1);
+            mbar_init(EMPTY(i), 8); /* one arrival per consumer warp */
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        fence_async_smem();
+    }
+    __syncthreads();
+
+    if (wg == 0) {
+        /* ---------------------------------------------- producer */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        if (tid == 0) {
+            for (int kt = 0; kt < KT; kt++) {
+                const int s = kt % S;
+                if (kt >= S) mbar_wait(EMPTY(s), (uint32_t)(((kt / S) & 1) ^ 1));
+                const uint32_t dst = base_s + (uint32_t)(s * STAGE);
+                const int k0 = (kt_base + kt) * PS_BK;
+                mbar_expect_tx(FULL(s), (uint32_t)STAGE);
+                tma_load_2d(dst, tAh, k0, m0, FULL(s));
+                tma_load_2d(dst + CT, tAl, k0, m0, FULL(s));
+                tma_load_2d(dst + 2 * CT, tBh, k0, n0, FULL(s));
+                if (!SH) tma_load_2d(dst + 3 * CT, tBl, k0, n0, FULL(s));
+            }
+        }
+    } else {
+        /* ---------------------------------------------- consumers */
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
+        const int cw = wg - 1; /* rows 64 cw .. 64 cw + 63 of the tile */
+        /* corr and tmp are not zeroed: the first wgmma of each (scale-d
+         * 0) does that. Zeroing them here made ptxas serialize every wgmma
+         * (C7515), as the loop's first pass then enters with the registers
+         * of the groups the later passes leave in flight defined by moves. */
+        float acc[64], corr[64], tmp[64];
+#pragma unroll
+        for (int i = 0; i < 64; i++) acc[i] = 0.0f;
+        for (int kt = 0; kt < KT; kt++) {
+            const int s = kt % S;
+            const int cfirst = (kt & (CHK - 1)) == 0;
+            const int clast = ((kt + 1) & (CHK - 1)) == 0 || kt == KT - 1;
+            mbar_wait(FULL(s), (uint32_t)((kt / S) & 1));
+            const uint32_t st = base_s + (uint32_t)(s * STAGE);
+            const uint32_t cAh = st + (uint32_t)(cw * 64 * RB), cAl = cAh + (uint32_t)CT;
+            const uint32_t cBh = st + (uint32_t)(2 * CT), cBl = cBh + (uint32_t)CT;
+            wgmma_fence();
+            if (TF32) {
+#pragma unroll
+                for (int ks = 0; ks < 4; ks++)
+                    S9_WGMMA_TF32(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
+                                  (ks > 0 || !cfirst) ? 1 : 0);
+                wgmma_commit();
+#pragma unroll
+                for (int ks = 0; ks < 4; ks++) {
+                    S9_WGMMA_TF32(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
+                                  (kt > 0 || ks > 0) ? 1 : 0);
+                    if (!SH)
+                        S9_WGMMA_TF32(corr, wg_desc(cAh + 32 * ks, 128),
+                                      wg_desc(cBl + 32 * ks, 128), 1);
+                }
+            } else {
+#pragma unroll
+                for (int ks = 0; ks < 2; ks++)
+                    S9_WGMMA_F16(tmp, wg_desc(cAh + 32 * ks, 64), wg_desc(cBh + 32 * ks, 64),
+                                 (ks > 0 || !cfirst) ? 1 : 0);
+                wgmma_commit();
+#pragma unroll
+                for (int ks = 0; ks < 2; ks++) {
+                    S9_WGMMA_F16(corr, wg_desc(cAl + 32 * ks, 64), wg_desc(cBh + 32 * ks, 64),
+                                 (kt > 0 || ks > 0) ? 1 : 0);
+                    if (!SH)
+                        S9_WGMMA_F16(corr, wg_desc(cAh + 32 * ks, 64), wg_desc(cBl + 32 * ks, 64),
+                                     1);
+                }
+            }
+            wgmma_commit();
+            /* hi*hi of kt done (and all of kt - 1); the corrections run on.
+             * (wait_group 2 where no add follows made ptxas serialize every
+             * wgmma, C7514: it cannot follow two different counts.) */
+            if (clast) {
+                wgmma_wait1();
+                reg_fence(tmp);
+#pragma unroll
+                for (int i = 0; i < 64; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+            } else {
+                wgmma_wait1(); /* (inside both branches: else C7515 again) */
+            }
+            if (kt > 0) {
+                __syncwarp();
+                if ((tid & 31) == 0) mbar_arrive(EMPTY((kt - 1) % S));
+            }
+        }
+        wgmma_wait0();
+        reg_fence(corr);
+        reg_fence(acc);
+        if (KT <= 0) /* an empty split-K slice (nothing in flight here) */
+#pragma unroll
+            for (int i = 0; i < 64; i++) corr[i] = 0.0f;
+        /* epilogue: r = acc + corr * 2^-11; C = alpha * r (+ beta * C) */
+        const int lane = tid & 31, w = (tid >> 5) & 3;
+        const int row0 = m0 + cw * 64 + 16 * w + (lane >> 2);
+#pragma unroll
+        for (int i = 0; i < 16; i++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const int gi = row0 + 8 * h;
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int gj = n0 + 8 * i + 2 * (lane & 3) + e;
+                    const int x = 4 * i + 2 * h + e;
+                    float r = __fadd_rn(acc[x], __fmul_rn(corr[x], TN_SPLIT_INV_SCALE));
+                    if (gi < M && gj < N) {
+                        if (P) {
+                            P[(long long)blockIdx.y * M * N + gi + (long long)gj * M] = r;
+                        } else {
+                            float *p = C + gi + (long long)gj * ldc;
+                            float v = __fmul_rn(alpha, r);
+                            if (beta != 0.0f) v = __fadd_rn(v, __fmul_rn(beta, *p));
+                            *p = v;
+                        }
+                    }
+                }
+            }
+    }
+#undef FULL
+#undef EMPTY
+#else
+    (void)MODE, (void)tAh, (void)tAl, (void)tBh, (void)tBl, (void)M, (void)N, (void)K;
+    (void)alpha, (void)beta, (void)C, (void)ldc, (void)kt_split, (void)P, (void)chk;
+#endif
+}
+
+#define PS_KERNEL(MODE)                                                                        \
+    static __global__ void __launch_bounds__(PS_THREADS, 1) tn_sm90_ps_##MODE(                \
+        const __grid_constant__ CUtensorMap tAh, const __grid_constant__ CUtensorMap tAl,      \
+        const __grid_constant__ CUtensorMap tBh, const __grid_constant__ CUtensorMap tBl,      \
+        int M, int N, int K, float alpha, float beta, float *C, long long ldc, int kt_split,   \
+        float *P, int chk) {                                                                   \
+        ps_body(MODE, &tAh, &tAl, &tBh, &tBl, M, N, K, alpha, beta, C, ldc, kt_split, P, chk); \
+    }
+PS_KERNEL(0) /* TN_KMODE_TCEC_F16 */
+PS_KERNEL(2) /* TN_KMODE_SHGEMM_F16 */
+PS_KERNEL(3) /* TN_KMODE_TCEC_TF32 */
+PS_KERNEL(4) /* TN_KMODE_SHGEMM_TF32 */
+
+typedef void (*ps_kernel_t)(const CUtensorMap, const CUtensorMap, const CUtensorMap,
+                            const CUtensorMap, int, int, int, float, float, float *, long long,
+                            int, float *, int);
+
+static ps_kernel_t ps_kernel(int mode) {
+    switch (mode) {
+    case TN_KMODE_TCEC_F16: return tn_sm90_ps_0;
+    case TN_KMODE_SHGEMM_F16: return tn_sm90_ps_2;
+    case TN_KMODE_TCEC_TF32: return tn_sm90_ps_3;
+    case TN_KMODE_SHGEMM_TF32: return tn_sm90_ps_4;
+    default: return NULL;
+    }
+}
+
+/* ------------------------------------------------------- host side */
+static size_t ps_al(size_t b) { return (b + 255) & ~(size_t)255; }
+static int64_t ps_kp(int64_t k) { return (k + 7) / 8 * 8; }
+/* SHGEMM_FP16 with op(B) = B (K contiguous) reads B in place */
+static int ps_b_in_place(int mode, int transb) { return mode == TN_KMODE_SHGEMM_F16 && !transb; }
+
+extern "C" int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k) {
+    if (!ps_kernel(mode)) return 0;
+    const char *e = getenv("TCNLA_SM90_PRESPLIT");
+    if (e && (e[0] == '0' || e[0] == '1') && e[1] == 0) return e[0] == '1';
+    /* each element of A is split n / 128 times by the in-kernel path, each
+     * of B m / 128 times: the pass pays once both are at least 8 */
+    return m >= 1024 && n >= 1024 && k >= 256;
+}
+
+extern "C" size_t tn_cu_sm90_ps_bytes(int mode, int transb, int64_t m, int64_t n, int64_t k) {
+    const size_t es = s9_tf32(mode) ? 4 : 2, kp = (size_t)ps_kp(k);
+    size_t b = 2 * ps_al(es * (size_t)m * kp);
+    if (!ps_b_in_place(mode, transb)) b += (s9_sh(mode) ? 1 : 2) * ps_al(es * (size_t)n * kp);
+    return b;
+}
+
+static int ps_prep_launch(int what, const void *X, int64_t ld, int kc, int64_t R, int64_t K,
+                          void *hi, void *lo, int64_t kp, cudaStream_t stream) {
+    const int64_t gx = (K + 63) / 64, rt = (R + 63) / 64;
+    if (gx > 0x7fffffffLL) return (int)cudaErrorNotSupported;
+    ps_prep<<<dim3((unsigned)gx, (unsigned)(rt < 65535 ? rt : 65535)), 256, 0, stream>>>(
+        what, X, (long long)ld, kc, (int)R, (int)K, hi, lo, (long long)kp);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int tn_cu_tc_gemm_sm90_ps(int mode, int transa, int transb, int64_t m, int64_t n,
+                                     int64_t k, float alpha, const float *A, int64_t lda,
+                                     const void *B, int64_t ldb, float beta, float *C,
+                                     int64_t ldc, int splits, float *P, void *ws,
+                                     size_t ws_bytes, size_t smem_limit, cudaStream_t stream) {
+    ps_kernel_t kern = ps_kernel(mode);
+    if (!kern || !tn_cu_sm90_available(mode)) return (int)cudaErrorNotSupported;
+    const size_t smem = (size_t)ps_smem(mode);
+    if (smem > smem_limit || !ws || ws_bytes < tn_cu_sm90_ps_bytes(mode, transb, m, n, k))
+        return (int)cudaErrorNotSupported;
+    if (m > 0x7fffffffLL || n > 0x7fffffffLL || k > 0x7fffffffLL)
+        return (int)cudaErrorNotSupported;
+    const int tf32 = s9_tf32(mode), sh = s9_sh(mode);
+    const int in_place = ps_b_in_place(mode, transb);
+    if (in_place && (((uintptr_t)B & 15u) || (ldb * 2) % 16)) return (int)cudaErrorNotSupported;
+    int64_t tiles = ((m + PS_BM - 1) / PS_BM) * ((n + PS_BN - 1) / PS_BN);
+    int64_t kt = (k + PS_BK - 1) / PS_BK;
+    if (tiles > 0x7fffffffLL) return (int)cudaErrorNotSupported;
+    if (splits < 1 || !P) splits = 1;
+    if (splits > 65535) return (int)cudaErrorInvalidValue;
+    const int per = (int)((kt + splits - 1) / splits);
+
+    /* the tensor maps first: nothing is queued when one cannot be made */
+    const size_t es = tf32 ? 4 : 2;
+    const int64_t kp = ps_kp(k);
+    char *w = (char *)ws;
+    void *Ah = w, *Al = w + ps_al(es * (size_t)m * (size_t)kp);
+    char *wb = w + 2 * ps_al(es * (size_t)m * (size_t)kp);
+    void *Bh = wb, *Bl = wb + ps_al(es * (size_t)n * (size_t)kp);
+    s9_encode_fn enc = s9_encoder();
+    const CUtensorMapDataType dt = tf32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_UINT16;
+    const CUtensorMapSwizzle sw = tf32 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+    CUtensorMap mAh, mAl, mBh, mBl;
+    int bad = 0;
+    bad |= s9_map(&mAh, enc, dt, (int)es, Ah, k, m, kp, PS_BK, PS_BM, sw);
+    bad |= s9_map(&mAl, enc, dt, (int)es, Al, k, m, kp, PS_BK, PS_BM, sw);
+    if (in_place) bad |= s9_map(&mBh, enc, dt, 2, B, k, n, ldb, PS_BK, PS_BN, sw);
+    else bad |= s9_map(&mBh, enc, dt, (int)es, Bh, k, n, kp, PS_BK, PS_BN, sw);
+    if (sh) mBl = mBh; /* not read */
+    else bad |= s9_map(&mBl, enc, dt, (int)es, Bl, k, n, kp, PS_BK, PS_BN, sw);
+    if (bad) return (int)cudaErrorNotSupported;
+    cudaError_t e = cudaFuncSetAttribute((const void *)kern,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return (int)e;
+
+    /* the operand passes: op(A) rows (K contiguous when transa), op(B)
+     * columns (K contiguous when !transb) */
+    int r = ps_prep_launch(tf32 ? PS_SPLITTF32 : PS_SPLIT16, A, lda, transa != 0, m, k, Ah, Al,
+                           kp, stream);
+    if (!r && !in_place) {
+        if (sh)
+            r = ps_prep_launch(tf32 ? PS_WIDEN16 : PS_COPY16, B, ldb, !transb, n, k, Bh, NULL, kp,
+                               stream);
+        else
+            r = ps_prep_launch(tf32 ? PS_SPLITTF32 : PS_SPLIT16, B, ldb, !transb, n, k, Bh, Bl,
+                               kp, stream);
+    }
+    if (r) return r;
+    kern<<<dim3((unsigned)tiles, (unsigned)splits), PS_THREADS, smem, stream>>>(
+        mAh, mAl, mBh, mBl, (int)m, (int)n, (int)k, alpha, beta, C, (long long)ldc, per,
+        splits > 1 ? P : NULL, tn_cu_sm90_chunk(mode));
+    if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
+    if (splits > 1) e = (cudaError_t)tn_cu_sm90_splitk_reduce(splits, P, m, n, alpha, beta, C, ldc,
+                                                            stream);
+    return (int)e;
+}
