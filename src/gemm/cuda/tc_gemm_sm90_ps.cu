@@ -9,9 +9,9 @@
  * workspace, once per element; the GEMM kernel then only moves tiles and
  * multiplies:
  *   warpgroup 0 (setmaxnreg 40): thread 0 issues the TMA copies of the
- *     Ahi, Alo, Bhi (, Blo) tiles of each 128 x 128 x 32 k-tile into a ring
- *     of stages (full / empty mbarriers), in the layouts wgmma reads
- *     (64-byte swizzle for FP16, 128-byte for TF32);
+ *     Ahi, Alo, Bhi (, Blo) tiles of each k-tile (128 x 128 x 128 bytes of
+ *     k: 64 FP16 or 32 TF32 values) into a ring of stages (full / empty
+ *     mbarriers), in the layout wgmma reads (128-byte swizzle);
  *   warpgroups 1, 2 (setmaxnreg 232): 64 rows each, wgmma with both
  *     operands in shared memory, in the order of the register-A kernels:
  *     per k16 (FP16) or k8 (TF32) step, hi*hi into a fresh accumulator per
@@ -40,25 +40,22 @@
 
 #define PS_BM 128
 #define PS_BN 128
-#define PS_BK 32
+/* k-tile: 128 bytes of k per row (64 FP16 or 32 TF32 values), 128-byte
+ * swizzle, four wgmma k-steps (k16 / k8) per stage for every method */
+#define PS_KB 128
 #define PS_THREADS 384
 
 /* ---------------------------------------------------- configuration */
-/* one 128 x 32 tile of hi or lo parts */
+static __host__ __device__ __forceinline__ int ps_bk(int mode) { return s9_tf32(mode) ? 32 : 64; }
+/* one 128-row tile of hi or lo parts (16 KB) */
 static __host__ __device__ __forceinline__ int ps_ct(int mode) {
-    return PS_BM * PS_BK * (s9_tf32(mode) ? 4 : 2);
+    (void)mode;
+    return PS_BM * PS_KB;
 }
 /* tiles per stage: Ahi, Alo, Bhi (, Blo) */
 static __host__ __device__ __forceinline__ int ps_nt(int mode) { return s9_sh(mode) ? 3 : 4; }
-/* ring depth: 7 x 32 KB, 9 x 24 KB, 3 x 64 KB, 4 x 48 KB */
-static __host__ __device__ __forceinline__ int ps_stages(int mode) {
-    switch (mode) {
-    case TN_KMODE_TCEC_F16: return 7;
-    case TN_KMODE_SHGEMM_F16: return 9;
-    case TN_KMODE_TCEC_TF32: return 3;
-    default: return 4;
-    }
-}
+/* ring depth: 3 x 64 KB (TCEC), 4 x 48 KB (SHGEMM) */
+static __host__ __device__ __forceinline__ int ps_stages(int mode) { return s9_sh(mode) ? 4 : 3; }
 static __host__ __device__ __forceinline__ int ps_bar_off(int mode) {
     return ps_stages(mode) * ps_nt(mode) * ps_ct(mode);
 }
@@ -153,8 +150,8 @@ static __device__ __forceinline__ void ps_body(const int MODE, const CUtensorMap
     const int TF32 = s9_tf32(MODE), SH = s9_sh(MODE);
     const int S = ps_stages(MODE), CT = ps_ct(MODE), NT = ps_nt(MODE);
     const int STAGE = NT * CT;
-    const int RB = TF32 ? 128 : 64; /* bytes per row of a tile */
-    const int CHK = chk;            /* k-tiles per chunk: 1, 2 or 4 */
+    const int RB = PS_KB, BK = ps_bk(MODE); /* bytes, values of k per row of a tile */
+    const int CHK = chk;                     /* k-tiles per chunk: 1, 2 or 4 */
     {
         uint32_t dsmem;
         asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dsmem));
@@ -168,7 +165,7 @@ static __device__ __forceinline__ void ps_body(const int MODE, const CUtensorMap
     const int tm = first_m + (pid % width) % gsz, tn = (pid % width) / gsz;
     const int m0 = tm * PS_BM, n0 = tn * PS_BN;
     const int kt_base = blockIdx.y * kt_split;
-    const int KT = min((K + PS_BK - 1) / PS_BK - kt_base, kt_split);
+    const int KT = min((K + BK - 1) / BK - kt_base, kt_split);
 
     const uint32_t raw_s = s9_smem_u32(ps_smem_raw);
     const uint32_t base_s = (raw_s + 1023u) & ~1023u;
@@ -193,7 +190,7 @@ static __device__ __forceinline__ void ps_body(const int MODE, const CUtensorMap
                 const int s = kt % S;
                 if (kt >= S) mbar_wait(EMPTY(s), (uint32_t)(((kt / S) & 1) ^ 1));
                 const uint32_t dst = base_s + (uint32_t)(s * STAGE);
-                const int k0 = (kt_base + kt) * PS_BK;
+                const int k0 = (kt_base + kt) * BK;
                 mbar_expect_tx(FULL(s), (uint32_t)STAGE);
                 tma_load_2d(dst, tAh, k0, m0, FULL(s));
                 tma_load_2d(dst + CT, tAl, k0, m0, FULL(s));
@@ -237,17 +234,17 @@ static __device__ __forceinline__ void ps_body(const int MODE, const CUtensorMap
                 }
             } else {
 #pragma unroll
-                for (int ks = 0; ks < 2; ks++)
-                    S9_WGMMA_F16(tmp, wg_desc(cAh + 32 * ks, 64), wg_desc(cBh + 32 * ks, 64),
+                for (int ks = 0; ks < 4; ks++)
+                    S9_WGMMA_F16(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
                                  (ks > 0 || !cfirst) ? 1 : 0);
                 wgmma_commit();
 #pragma unroll
-                for (int ks = 0; ks < 2; ks++) {
-                    S9_WGMMA_F16(corr, wg_desc(cAl + 32 * ks, 64), wg_desc(cBh + 32 * ks, 64),
+                for (int ks = 0; ks < 4; ks++) {
+                    S9_WGMMA_F16(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
                                  (kt > 0 || ks > 0) ? 1 : 0);
                     if (!SH)
-                        S9_WGMMA_F16(corr, wg_desc(cAh + 32 * ks, 64), wg_desc(cBl + 32 * ks, 64),
-                                     1);
+                        S9_WGMMA_F16(corr, wg_desc(cAh + 32 * ks, 128),
+                                     wg_desc(cBl + 32 * ks, 128), 1);
                 }
             }
             wgmma_commit();
@@ -381,11 +378,17 @@ extern "C" int tn_cu_tc_gemm_sm90_ps(int mode, int transa, int transb, int64_t m
     const int in_place = ps_b_in_place(mode, transb);
     if (in_place && (((uintptr_t)B & 15u) || (ldb * 2) % 16)) return (int)cudaErrorNotSupported;
     int64_t tiles = ((m + PS_BM - 1) / PS_BM) * ((n + PS_BN - 1) / PS_BN);
-    int64_t kt = (k + PS_BK - 1) / PS_BK;
+    /* chunks and split-K slices in k-tiles of 32 as the in-kernel path
+     * (the same sums, so the same bits); FP16 k-tiles here are 64 deep, so
+     * an odd count of those (TCNLA_SM90_CHUNK=32) is left to that path */
+    int64_t kt = (k + 31) / 32;
+    const int kx = ps_bk(mode) / 32, chk = tn_cu_sm90_chunk(mode);
+    if (chk % kx) return (int)cudaErrorNotSupported;
     if (tiles > 0x7fffffffLL) return (int)cudaErrorNotSupported;
     if (splits < 1 || !P) splits = 1;
     if (splits > 65535) return (int)cudaErrorInvalidValue;
     const int per = (int)((kt + splits - 1) / splits);
+    if (per % kx) return (int)cudaErrorNotSupported;
 
     /* the tensor maps first: nothing is queued when one cannot be made */
     const size_t es = tf32 ? 4 : 2;
@@ -396,15 +399,16 @@ extern "C" int tn_cu_tc_gemm_sm90_ps(int mode, int transa, int transb, int64_t m
     void *Bh = wb, *Bl = wb + ps_al(es * (size_t)n * (size_t)kp);
     s9_encode_fn enc = s9_encoder();
     const CUtensorMapDataType dt = tf32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_UINT16;
-    const CUtensorMapSwizzle sw = tf32 ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_64B;
+    const CUtensorMapSwizzle sw = CU_TENSOR_MAP_SWIZZLE_128B;
     CUtensorMap mAh, mAl, mBh, mBl;
     int bad = 0;
-    bad |= s9_map(&mAh, enc, dt, (int)es, Ah, k, m, kp, PS_BK, PS_BM, sw);
-    bad |= s9_map(&mAl, enc, dt, (int)es, Al, k, m, kp, PS_BK, PS_BM, sw);
-    if (in_place) bad |= s9_map(&mBh, enc, dt, 2, B, k, n, ldb, PS_BK, PS_BN, sw);
-    else bad |= s9_map(&mBh, enc, dt, (int)es, Bh, k, n, kp, PS_BK, PS_BN, sw);
+    const int bk = ps_bk(mode);
+    bad |= s9_map(&mAh, enc, dt, (int)es, Ah, k, m, kp, bk, PS_BM, sw);
+    bad |= s9_map(&mAl, enc, dt, (int)es, Al, k, m, kp, bk, PS_BM, sw);
+    if (in_place) bad |= s9_map(&mBh, enc, dt, 2, B, k, n, ldb, bk, PS_BN, sw);
+    else bad |= s9_map(&mBh, enc, dt, (int)es, Bh, k, n, kp, bk, PS_BN, sw);
     if (sh) mBl = mBh; /* not read */
-    else bad |= s9_map(&mBl, enc, dt, (int)es, Bl, k, n, kp, PS_BK, PS_BN, sw);
+    else bad |= s9_map(&mBl, enc, dt, (int)es, Bl, k, n, kp, bk, PS_BN, sw);
     if (bad) return (int)cudaErrorNotSupported;
     cudaError_t e = cudaFuncSetAttribute((const void *)kern,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
@@ -424,8 +428,8 @@ extern "C" int tn_cu_tc_gemm_sm90_ps(int mode, int transa, int transb, int64_t m
     }
     if (r) return r;
     kern<<<dim3((unsigned)tiles, (unsigned)splits), PS_THREADS, smem, stream>>>(
-        mAh, mAl, mBh, mBl, (int)m, (int)n, (int)k, alpha, beta, C, (long long)ldc, per,
-        splits > 1 ? P : NULL, tn_cu_sm90_chunk(mode));
+        mAh, mAl, mBh, mBl, (int)m, (int)n, (int)k, alpha, beta, C, (long long)ldc, per / kx,
+        splits > 1 ? P : NULL, chk / kx);
     if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
     if (splits > 1) e = (cudaError_t)tn_cu_sm90_splitk_reduce(splits, P, m, n, alpha, beta, C, ldc,
                                                             stream);
