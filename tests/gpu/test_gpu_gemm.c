@@ -539,6 +539,18 @@ TEST(gpu_checks_see_every_element_aligned_or_not) {
     tcnla_destroy(g);
 }
 
+/* The same three tests through Hopper's pre-split path, whose pass over A
+ * and FP32 B also does their checks (TCNLA_SM90_PRESPLIT=1 makes even these
+ * small products take it): the same statuses, fallbacks and NaN / Inf
+ * results. (Elsewhere the path runs by default from m, n >= 1024 only.) */
+TEST(gpu_presplit_checks_same_decisions) {
+    setenv("TCNLA_SM90_PRESPLIT", "1", 1);
+    gpu_nan_inf_propagate_like_sgemm();
+    gpu_range_error_and_fallback();
+    gpu_checks_see_every_element_aligned_or_not();
+    unsetenv("TCNLA_SM90_PRESPLIT");
+}
+
 TEST(gpu_invalid_arguments_return_minus_i) {
     tcnla_handle_t h = gt_gpu();
     NEED_GPU(h);

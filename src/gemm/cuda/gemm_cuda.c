@@ -299,7 +299,8 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
      * the product runs on the in-kernel split instead */
     const int kmode = kmode_of(method);
     size_t psb = 0;
-    if (kmode >= 0 && sm90_wanted(c, kmode) && tn_cu_sm90_ps_wanted(kmode, m, n, k))
+    if (kmode >= 0 && sm90_wanted(c, kmode) &&
+        tn_cu_sm90_ps_wanted(kmode, m, n, k, splits_for(method, m, n, k, c->sm_count)))
         psb = al(tn_cu_sm90_ps_bytes(kmode, tb == TCNLA_OP_T, m, n, k));
     char *wsp = tn_cuda_workspace(c, phase1 + phase2 + psb);
     if (!wsp && psb) wsp = tn_cuda_workspace(c, phase1 + phase2), psb = 0;
@@ -307,7 +308,9 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     carve_t cv = {wsp, 0, phase1 + phase2 + psb};
     int *dflags = carve(&cv, 64);
     void *scratch = carve(&cv, tn_cu_check_scratch(TN_MAX(m, n)));
-    if (!dflags || !scratch) return TCNLA_ERR_INTERNAL;
+    void *psw = psb ? carve(&cv, psb) : NULL;
+    if (!dflags || !scratch || (psb && !psw)) return TCNLA_ERR_INTERNAL;
+    int ps_done = 0; /* operands the pre-split pass has split (1 op(A), 2 op(B)) */
     const uint16_t *Bh = B16;
     int64_t ldbh = ldb;
 
@@ -328,7 +331,16 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     if (mi->tensor_core) {
         int kind = mi->fp16_range ? rchk_of(mi) : TN_RCHK_NONE;
         /* rows of op(A): the rows of A (op N) or its columns (op T) */
-        if (!trusted(c, method, A, lda, s.arows, s.acols, 0, 1, ta == TCNLA_OP_T)) {
+        /* (the pre-split path checks A and FP32 B in its pass over them) */
+        const int trA = trusted(c, method, A, lda, s.arows, s.acols, 0, 1, ta == TCNLA_OP_T);
+        if (psw) {
+            if ((st = cu_st(tn_cu_sm90_ps_split(kmode, 0, ta == TCNLA_OP_T, m, n, k, A, lda, psw,
+                                                kind, mi->tol_bits, dflags, trA ? NULL : scratch,
+                                                stream))))
+                return st;
+            ps_done |= 1;
+            need_sync |= !trA;
+        } else if (!trA) {
             if ((st = cu_st(tn_cu_check_f32(A, lda, s.arows, s.acols, ta == TCNLA_OP_T, kind,
                                             mi->tol_bits, dflags, scratch, stream))))
                 return st;
@@ -339,11 +351,21 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
             if ((st = cu_st(tn_cu_check_f16(Bh, ldbh, s.brows, s.bcols, dflags, stream))))
                 return st;
             need_sync = 1;
-        } else if (!trusted(c, method, B, ldb, s.brows, s.bcols, 0, 1, tb == TCNLA_OP_N)) {
-            if ((st = cu_st(tn_cu_check_f32(B, ldb, s.brows, s.bcols, tb == TCNLA_OP_N, kind,
-                                            mi->tol_bits, dflags, scratch, stream))))
-                return st;
-            need_sync = 1;
+        } else {
+            const int trB = trusted(c, method, B, ldb, s.brows, s.bcols, 0, 1, tb == TCNLA_OP_N);
+            if (psw) {
+                if ((st = cu_st(tn_cu_sm90_ps_split(kmode, 1, tb == TCNLA_OP_T, m, n, k, B, ldb,
+                                                    psw, kind, mi->tol_bits, dflags,
+                                                    trB ? NULL : scratch, stream))))
+                    return st;
+                ps_done |= 2;
+                need_sync |= !trB;
+            } else if (!trB) {
+                if ((st = cu_st(tn_cu_check_f32(B, ldb, s.brows, s.bcols, tb == TCNLA_OP_N, kind,
+                                                mi->tol_bits, dflags, scratch, stream))))
+                    return st;
+                need_sync = 1;
+            }
         }
     }
     if (need_sync) {
@@ -474,11 +496,10 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     if (splits > 1 && !(P = carve(&cv, 4 * (size_t)splits * (size_t)m * (size_t)n)))
         return TCNLA_ERR_INTERNAL;
     if (sm90_wanted(c, mode)) { /* Hopper: wgmma fed by TMA (same tiles, splits and P) */
-        void *psw = psb && mode == kmode ? carve(&cv, psb) : NULL;
-        if (psw) {
+        if (psw && mode == kmode) { /* (not after a fallback to another method) */
             int e = tn_cu_tc_gemm_sm90_ps(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha,
                                           Ak, ldak, Bk, ldbk, beta, C, ldc, splits, P, psw, psb,
-                                          c->smem_optin, stream);
+                                          ps_done, c->smem_optin, stream);
             if (e != (int)cudaErrorNotSupported) return cu_st(e);
         }
         int e = tn_cu_tc_gemm_sm90(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha, Ak,

@@ -77,4 +77,22 @@ static __device__ __forceinline__ double tn_represented(int kind, float x) {
     }
 }
 
+/* One element of the operand checks (tn_cu_check_f32, and the pre-split
+ * pass that does them on the way): the magnitude bits (NaN > Inf > finite,
+ * as unsigned) into *mx and the representation error |represented(x) - x|
+ * (Inf when not finite) into *me, both as running maxima. */
+static __device__ __forceinline__ void tn_check_elem(int kind, float x, uint32_t *mx, double *me) {
+    uint32_t u = __float_as_uint(x) & 0x7fffffffu;
+    *mx = max(*mx, u);
+    if (kind >= 0) {
+        double r = tn_represented(kind, x);
+        double e = isfinite(r) ? fabs(__dsub_rn(r, (double)x)) : __longlong_as_double(0x7ff0000000000000LL);
+        if (!(e <= *me)) *me = e; /* NaN error (NaN input) counts as failure */
+    }
+}
+static __device__ __forceinline__ void tn_atomic_max_f64_nonneg(double *addr, double v) {
+    /* non-negative doubles (and +Inf, NaN with sign 0) order like their bits */
+    atomicMax((unsigned long long *)addr, (unsigned long long)__double_as_longlong(v));
+}
+
 #endif

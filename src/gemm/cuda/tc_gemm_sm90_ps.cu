@@ -73,9 +73,11 @@ static __host__ __device__ __forceinline__ int ps_smem(int mode) {
  * contiguous whichever the layout. */
 enum { PS_SPLIT16 = 0, PS_SPLITTF32 = 1, PS_COPY16 = 2, PS_WIDEN16 = 3 };
 
+/* With vmx (FP32 input), also the operand check of tn_cu_check_f32 on the
+ * R vectors (tn_check_elem folded into vmx[r], verr[r]). */
 static __global__ void __launch_bounds__(256)
     ps_prep(int what, const void *X, long long ld, int kc, int R, int K, void *hi, void *lo,
-            long long kp) {
+            long long kp, int kind, uint32_t *vmx, double *verr) {
     __shared__ float t[64][65];
     const int tid = threadIdx.x;
     const int k0 = blockIdx.x * 64;
@@ -101,6 +103,22 @@ static __global__ void __launch_bounds__(256)
         for (int j = 0; j < 2; j++) {
             const int item = tid + 256 * j, r = item >> 3, c = item & 7;
             const int k = k0 + 8 * c;
+            if (vmx) { /* the 8 lanes of row r (c = lane % 8) reduce, lane c = 0 folds */
+                uint32_t mx = 0;
+                double me = 0.0;
+#pragma unroll
+                for (int e = 0; e < 8; e++) tn_check_elem(kind, t[r][8 * c + e], &mx, &me);
+#pragma unroll
+                for (int o = 4; o > 0; o >>= 1) {
+                    mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+                    const double oe = __shfl_xor_sync(0xffffffffu, me, o);
+                    if (!(oe <= me)) me = oe;
+                }
+                if (c == 0 && r0 + r < R) {
+                    atomicMax(&vmx[r0 + r], mx);
+                    if (kind >= 0) tn_atomic_max_f64_nonneg(&verr[r0 + r], me);
+                }
+            }
             if (r0 + r < R && k < K) {
                 float x[8];
 #pragma unroll
@@ -337,8 +355,19 @@ static int64_t ps_kp(int64_t k) { return (k + 7) / 8 * 8; }
 /* SHGEMM_FP16 with op(B) = B (K contiguous) reads B in place */
 static int ps_b_in_place(int mode, int transb) { return mode == TN_KMODE_SHGEMM_F16 && !transb; }
 
-extern "C" int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k) {
-    if (!ps_kernel(mode)) return 0;
+/* chunks and split-K slices are counted in k-tiles of 32, as by the
+ * in-kernel path (the same sums, so the same bits); FP16 k-tiles here are
+ * 64 deep, so odd counts of 32 (TCNLA_SM90_CHUNK=32, some split-K slices)
+ * are left to that path */
+static int ps_fits(int mode, int64_t k, int splits) {
+    const int kx = ps_bk(mode) / 32;
+    const int64_t kt = (k + 31) / 32, per = (kt + splits - 1) / splits;
+    return tn_cu_sm90_chunk(mode) % kx == 0 && (splits <= 1 || per % kx == 0);
+}
+
+extern "C" int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k, int splits) {
+    if (!ps_kernel(mode) || m <= 0 || n <= 0 || k <= 0 || !ps_fits(mode, k, splits < 1 ? 1 : splits))
+        return 0;
     const char *e = getenv("TCNLA_SM90_PRESPLIT");
     if (e && (e[0] == '0' || e[0] == '1') && e[1] == 0) return e[0] == '1';
     /* each element of A is split n / 128 times by the in-kernel path, each
@@ -353,20 +382,46 @@ extern "C" size_t tn_cu_sm90_ps_bytes(int mode, int transb, int64_t m, int64_t n
     return b;
 }
 
-static int ps_prep_launch(int what, const void *X, int64_t ld, int kc, int64_t R, int64_t K,
-                          void *hi, void *lo, int64_t kp, cudaStream_t stream) {
-    const int64_t gx = (K + 63) / 64, rt = (R + 63) / 64;
-    if (gx > 0x7fffffffLL) return (int)cudaErrorNotSupported;
+/* where op(A)'s (which 0) or op(B)'s (1) parts go in the workspace */
+static void ps_parts(int mode, int which, int64_t m, int64_t n, int64_t k, void *ws, void **hi,
+                     void **lo) {
+    const size_t es = s9_tf32(mode) ? 4 : 2, kp = (size_t)ps_kp(k);
+    char *w = (char *)ws + (which ? 2 * ps_al(es * (size_t)m * kp) : 0);
+    *hi = w;
+    *lo = w + ps_al(es * (size_t)(which ? n : m) * kp);
+}
+
+extern "C" int tn_cu_sm90_ps_split(int mode, int which, int trans, int64_t m, int64_t n,
+                                   int64_t k, const void *X, int64_t ld, void *ws,
+                                   int check_kind, int tol_bits, int *flags, void *scratch,
+                                   cudaStream_t stream) {
+    const int tf32 = s9_tf32(mode), b16 = which && s9_sh(mode);
+    const int64_t R = which ? n : m, kp = ps_kp(k);
+    /* op(A) rows are K-contiguous when transa, op(B) columns when !transb */
+    const int kc = which ? !trans : trans;
+    const int what = b16 ? (tf32 ? PS_WIDEN16 : PS_COPY16) : (tf32 ? PS_SPLITTF32 : PS_SPLIT16);
+    if (R <= 0 || k <= 0 || R > 0x7fffffffLL || k > 0x7fffffffLL) return (int)cudaErrorNotSupported;
+    if (scratch && b16) return (int)cudaErrorInvalidValue; /* FP16 B: tn_cu_check_f16 */
+    void *hi, *lo;
+    ps_parts(mode, which, m, n, k, ws, &hi, &lo);
+    uint32_t *vmx = NULL;
+    double *verr = NULL;
+    int e = 0;
+    if (scratch && (e = tn_cu_check_begin(R, check_kind, scratch, &vmx, &verr, stream))) return e;
+    const int64_t gx = (k + 63) / 64, rt = (R + 63) / 64;
     ps_prep<<<dim3((unsigned)gx, (unsigned)(rt < 65535 ? rt : 65535)), 256, 0, stream>>>(
-        what, X, (long long)ld, kc, (int)R, (int)K, hi, lo, (long long)kp);
-    return (int)cudaGetLastError();
+        what, X, (long long)ld, kc, (int)R, (int)k, hi, b16 ? NULL : lo, (long long)kp,
+        check_kind, vmx, verr);
+    if ((e = (int)cudaGetLastError())) return e;
+    return scratch ? tn_cu_check_end(R, check_kind, tol_bits, scratch, flags, stream) : 0;
 }
 
 extern "C" int tn_cu_tc_gemm_sm90_ps(int mode, int transa, int transb, int64_t m, int64_t n,
                                      int64_t k, float alpha, const float *A, int64_t lda,
                                      const void *B, int64_t ldb, float beta, float *C,
                                      int64_t ldc, int splits, float *P, void *ws,
-                                     size_t ws_bytes, size_t smem_limit, cudaStream_t stream) {
+                                     size_t ws_bytes, int done, size_t smem_limit,
+                                     cudaStream_t stream) {
     ps_kernel_t kern = ps_kernel(mode);
     if (!kern || !tn_cu_sm90_available(mode)) return (int)cudaErrorNotSupported;
     const size_t smem = (size_t)ps_smem(mode);
@@ -378,25 +433,21 @@ extern "C" int tn_cu_tc_gemm_sm90_ps(int mode, int transa, int transb, int64_t m
     const int in_place = ps_b_in_place(mode, transb);
     if (in_place && (((uintptr_t)B & 15u) || (ldb * 2) % 16)) return (int)cudaErrorNotSupported;
     int64_t tiles = ((m + PS_BM - 1) / PS_BM) * ((n + PS_BN - 1) / PS_BN);
-    /* chunks and split-K slices in k-tiles of 32 as the in-kernel path
-     * (the same sums, so the same bits); FP16 k-tiles here are 64 deep, so
-     * an odd count of those (TCNLA_SM90_CHUNK=32) is left to that path */
-    int64_t kt = (k + 31) / 32;
-    const int kx = ps_bk(mode) / 32, chk = tn_cu_sm90_chunk(mode);
-    if (chk % kx) return (int)cudaErrorNotSupported;
     if (tiles > 0x7fffffffLL) return (int)cudaErrorNotSupported;
     if (splits < 1 || !P) splits = 1;
     if (splits > 65535) return (int)cudaErrorInvalidValue;
-    const int per = (int)((kt + splits - 1) / splits);
-    if (per % kx) return (int)cudaErrorNotSupported;
+    if (!ps_fits(mode, k, splits)) return (int)cudaErrorNotSupported;
+    const int kx = ps_bk(mode) / 32, chk = tn_cu_sm90_chunk(mode);
+    /* k-tiles of this kernel per slice (one slice: all of them, rounded up) */
+    const int per32 = (int)(((k + 31) / 32 + splits - 1) / splits);
+    const int per = splits > 1 ? per32 / kx : (per32 + kx - 1) / kx;
 
     /* the tensor maps first: nothing is queued when one cannot be made */
     const size_t es = tf32 ? 4 : 2;
     const int64_t kp = ps_kp(k);
-    char *w = (char *)ws;
-    void *Ah = w, *Al = w + ps_al(es * (size_t)m * (size_t)kp);
-    char *wb = w + 2 * ps_al(es * (size_t)m * (size_t)kp);
-    void *Bh = wb, *Bl = wb + ps_al(es * (size_t)n * (size_t)kp);
+    void *Ah, *Al, *Bh, *Bl;
+    ps_parts(mode, 0, m, n, k, ws, &Ah, &Al);
+    ps_parts(mode, 1, m, n, k, ws, &Bh, &Bl);
     s9_encode_fn enc = s9_encoder();
     const CUtensorMapDataType dt = tf32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_UINT16;
     const CUtensorMapSwizzle sw = CU_TENSOR_MAP_SWIZZLE_128B;
@@ -414,21 +465,17 @@ extern "C" int tn_cu_tc_gemm_sm90_ps(int mode, int transa, int transb, int64_t m
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return (int)e;
 
-    /* the operand passes: op(A) rows (K contiguous when transa), op(B)
-     * columns (K contiguous when !transb) */
-    int r = ps_prep_launch(tf32 ? PS_SPLITTF32 : PS_SPLIT16, A, lda, transa != 0, m, k, Ah, Al,
-                           kp, stream);
-    if (!r && !in_place) {
-        if (sh)
-            r = ps_prep_launch(tf32 ? PS_WIDEN16 : PS_COPY16, B, ldb, !transb, n, k, Bh, NULL, kp,
-                               stream);
-        else
-            r = ps_prep_launch(tf32 ? PS_SPLITTF32 : PS_SPLIT16, B, ldb, !transb, n, k, Bh, Bl,
-                               kp, stream);
-    }
+    /* the operand passes not done yet (done: 1 op(A), 2 op(B)) */
+    int r = 0;
+    if (!(done & 1))
+        r = tn_cu_sm90_ps_split(mode, 0, transa, m, n, k, A, lda, ws, TN_RCHK_NONE, 0, NULL, NULL,
+                                stream);
+    if (!r && !in_place && !(done & 2))
+        r = tn_cu_sm90_ps_split(mode, 1, transb, m, n, k, B, ldb, ws, TN_RCHK_NONE, 0, NULL, NULL,
+                                stream);
     if (r) return r;
     kern<<<dim3((unsigned)tiles, (unsigned)splits), PS_THREADS, smem, stream>>>(
-        mAh, mAl, mBh, mBl, (int)m, (int)n, (int)k, alpha, beta, C, (long long)ldc, per / kx,
+        mAh, mAl, mBh, mBl, (int)m, (int)n, (int)k, alpha, beta, C, (long long)ldc, per,
         splits > 1 ? P : NULL, chk / kx);
     if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
     if (splits > 1) e = (cudaError_t)tn_cu_sm90_splitk_reduce(splits, P, m, n, alpha, beta, C, ldc,

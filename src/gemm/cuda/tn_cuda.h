@@ -105,6 +105,15 @@ int tn_cu_check_f32(const float *X, int64_t ld, int64_t rows, int64_t cols, int 
                     int check_kind, int tol_bits, int *flags, void *scratch, cudaStream_t stream);
 /* Bytes of device scratch tn_cu_check_f32 needs for nvec vectors. */
 size_t tn_cu_check_scratch(int64_t nvec);
+/* The check in three steps, for a pass that reads the matrix anyway (the
+ * pre-split pass of tc_gemm_sm90_ps.cu): begin zeroes the per-vector
+ * maxima (vmx, verr, in scratch), the pass folds tn_check_elem of every
+ * element of vector v into vmx[v] / verr[v] (atomic maxima), end sets the
+ * flags. The same flags as tn_cu_check_f32 (maxima do not depend on order). */
+int tn_cu_check_begin(int64_t nvec, int check_kind, void *scratch, uint32_t **vmx, double **verr,
+                      cudaStream_t stream);
+int tn_cu_check_end(int64_t nvec, int check_kind, int tol_bits, const void *scratch, int *flags,
+                    cudaStream_t stream);
 /* flags[1] |= 1 when any FP16 element (bit patterns) is NaN or Inf. */
 int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int64_t cols, int *flags,
                     cudaStream_t stream);

@@ -50,17 +50,29 @@ int tn_cu_sm90_chunk(int mode);
  * tn_cu_sm90_ps_bytes(); the GEMM kernel then multiplies them with both
  * wgmma operands in shared memory. Same operands, results (bit for bit),
  * split-K slices and P as tn_cu_tc_gemm_sm90. */
-/* 1 when the pre-split path should run for this shape: m, n >= 1024 and
- * k >= 256 (each element would otherwise be split n / 128 or m / 128 >= 8
- * times), or as TCNLA_SM90_PRESPLIT=0 / 1 says (read at each call). */
-int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k);
+/* 1 when the pre-split path should run for this shape and split-K count
+ * (tn_cu_tc_gemm_splits): m, n >= 1024 and k >= 256 (each element would
+ * otherwise be split n / 128 or m / 128 >= 8 times), or as
+ * TCNLA_SM90_PRESPLIT=0 / 1 says (read at each call); 0 where chunk or
+ * slice lengths do not fit its 64-deep FP16 k-tiles. */
+int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k, int splits);
 size_t tn_cu_sm90_ps_bytes(int mode, int transb, int64_t m, int64_t n, int64_t k);
-/* cudaErrorNotSupported (nothing queued) when it cannot run, e.g. a
- * workspace smaller than tn_cu_sm90_ps_bytes(). */
+/* The pass that writes the parts of op(A) (which = 0: X = A, trans =
+ * transa) or op(B) (1: X = B, trans = transb; FP16 for SHGEMM) into ws.
+ * With scratch (FP32 X only), also the check of tn_cu_check_f32 on the
+ * same vectors (rows of op(A), columns of op(B)), on the way: the same
+ * flags, one read of X fewer. */
+int tn_cu_sm90_ps_split(int mode, int which, int trans, int64_t m, int64_t n, int64_t k,
+                        const void *X, int64_t ld, void *ws, int check_kind, int tol_bits,
+                        int *flags, void *scratch, cudaStream_t stream);
+/* The product, after tn_cu_sm90_ps_split of the operands in `done` (1:
+ * op(A), 2: op(B)); the others are split here. cudaErrorNotSupported
+ * (nothing queued) when it cannot run, e.g. a workspace smaller than
+ * tn_cu_sm90_ps_bytes(). */
 int tn_cu_tc_gemm_sm90_ps(int mode, int transa, int transb, int64_t m, int64_t n, int64_t k,
                           float alpha, const float *A, int64_t lda, const void *B, int64_t ldb,
                           float beta, float *C, int64_t ldc, int splits, float *P, void *ws,
-                          size_t ws_bytes, size_t smem_limit, cudaStream_t stream);
+                          size_t ws_bytes, int done, size_t smem_limit, cudaStream_t stream);
 
 #ifdef __cplusplus
 }

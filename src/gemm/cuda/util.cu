@@ -179,22 +179,6 @@ extern "C" int tn_cu_eig_to_svd(const double *W, const double *lam, int64_t l, i
 }
 
 /* ----------------------------------------------------------- checks */
-/* Per element: the magnitude bits (NaN > Inf > finite, as unsigned) and the
- * representation error |represented(x) - x| (Inf when not finite). */
-static __device__ __forceinline__ void check_elem(int kind, float x, uint32_t *mx, double *me) {
-    uint32_t u = __float_as_uint(x) & 0x7fffffffu;
-    *mx = max(*mx, u);
-    if (kind >= 0) {
-        double r = tn_represented(kind, x);
-        double e = isfinite(r) ? fabs(__dsub_rn(r, (double)x)) : __longlong_as_double(0x7ff0000000000000LL);
-        if (!(e <= *me)) *me = e; /* NaN error (NaN input) counts as failure */
-    }
-}
-static __device__ __forceinline__ void atomic_max_f64_nonneg(double *addr, double v) {
-    /* non-negative doubles (and +Inf, NaN with sign 0) order like their bits */
-    atomicMax((unsigned long long *)addr, (unsigned long long)__double_as_longlong(v));
-}
-
 #define TN_SEG_ROWS 8192 /* column vectors: rows per warp task */
 #define TN_SEG_COLS 256  /* row vectors: columns per block task */
 
@@ -226,16 +210,16 @@ static __global__ void check_cols_kernel(const float *X, long long ld, long long
 #pragma unroll 4
                     for (long long q = sub; q < nq; q += lpc) {
                         const float4 v = __ldg(p4 + q);
-                        check_elem(kind, v.x, &mx, &me);
-                        check_elem(kind, v.y, &mx, &me);
-                        check_elem(kind, v.z, &mx, &me);
-                        check_elem(kind, v.w, &mx, &me);
+                        tn_check_elem(kind, v.x, &mx, &me);
+                        tn_check_elem(kind, v.y, &mx, &me);
+                        tn_check_elem(kind, v.z, &mx, &me);
+                        tn_check_elem(kind, v.w, &mx, &me);
                     }
                     const long long it = i0 + 4 * nq + sub;
-                    if (it < i1) check_elem(kind, p[it], &mx, &me);
+                    if (it < i1) tn_check_elem(kind, p[it], &mx, &me);
                 } else {
 #pragma unroll 4
-                    for (long long i = i0 + sub; i < i1; i += lpc) check_elem(kind, p[i], &mx, &me);
+                    for (long long i = i0 + sub; i < i1; i += lpc) tn_check_elem(kind, p[i], &mx, &me);
                 }
             }
             for (int o = lpc / 2; o > 0; o >>= 1) { /* within the lane group */
@@ -245,7 +229,7 @@ static __global__ void check_cols_kernel(const float *X, long long ld, long long
             }
             if (sub == 0 && c < cols) {
                 atomicMax(&vmx[z * cols + c], mx);
-                if (kind >= 0) atomic_max_f64_nonneg(&verr[z * cols + c], me);
+                if (kind >= 0) tn_atomic_max_f64_nonneg(&verr[z * cols + c], me);
             }
         }
 }
@@ -273,15 +257,15 @@ static __global__ void check_rows_kernel(const float *Xb, long long ld, long lon
 #pragma unroll 4
                 for (long long c = c0 + warp; c < c1; c += 8) {
                     const float4 v = __ldg((const float4 *)(X + r + c * ld));
-                    check_elem(kind, v.x, &mx[0], &me[0]);
-                    check_elem(kind, v.y, &mx[1], &me[1]);
-                    check_elem(kind, v.z, &mx[2], &me[2]);
-                    check_elem(kind, v.w, &mx[3], &me[3]);
+                    tn_check_elem(kind, v.x, &mx[0], &me[0]);
+                    tn_check_elem(kind, v.y, &mx[1], &me[1]);
+                    tn_check_elem(kind, v.z, &mx[2], &me[2]);
+                    tn_check_elem(kind, v.w, &mx[3], &me[3]);
                 }
             } else {
                 for (long long c = c0 + warp; c < c1; c += 8)
                     for (int e = 0; e < 4; e++)
-                        if (r + e < rows) check_elem(kind, X[r + e + c * ld], &mx[e], &me[e]);
+                        if (r + e < rows) tn_check_elem(kind, X[r + e + c * ld], &mx[e], &me[e]);
             }
             for (int e = 0; e < 4; e++) {
                 smx[warp][4 * lane + e] = mx[e];
@@ -297,7 +281,7 @@ static __global__ void check_rows_kernel(const float *Xb, long long ld, long lon
                     if (!(sme[w][threadIdx.x] <= er)) er = sme[w][threadIdx.x];
                 }
                 atomicMax(&vmx[z * rows + r0 + threadIdx.x], m);
-                if (kind >= 0) atomic_max_f64_nonneg(&verr[z * rows + r0 + threadIdx.x], er);
+                if (kind >= 0) tn_atomic_max_f64_nonneg(&verr[z * rows + r0 + threadIdx.x], er);
             }
             __syncthreads();
         }
@@ -327,6 +311,29 @@ extern "C" size_t tn_cu_check_scratch(int64_t nvec) {
     return (size_t)nvec * (sizeof(double) + sizeof(uint32_t)) + 16;
 }
 
+/* per-vector partials in scratch: FP64 errors first (8-byte aligned), then
+ * maxima; zeroed here (the errors only for a range check) */
+extern "C" int tn_cu_check_begin(int64_t nvec, int check_kind, void *scratch, uint32_t **vmx,
+                                 double **verr, cudaStream_t stream) {
+    *verr = (double *)scratch;
+    *vmx = (uint32_t *)(*verr + nvec);
+    cudaError_t e = cudaMemsetAsync(*vmx, 0, sizeof(uint32_t) * (size_t)nvec, stream);
+    if (e == cudaSuccess && check_kind >= 0)
+        e = cudaMemsetAsync(*verr, 0, sizeof(double) * (size_t)nvec, stream);
+    return (int)e;
+}
+
+extern "C" int tn_cu_check_end(int64_t nvec, int check_kind, int tol_bits, const void *scratch,
+                               int *flags, cudaStream_t stream) {
+    const double *verr = (const double *)scratch;
+    const uint32_t *vmx = (const uint32_t *)(verr + nvec);
+    int64_t fb = (nvec + 255) / 256;
+    if (fb > 4096) fb = 4096;
+    check_final_kernel<<<(unsigned)fb, 256, 0, stream>>>((long long)nvec, check_kind, tol_bits,
+                                                         vmx, verr, flags);
+    return (int)cudaGetLastError();
+}
+
 extern "C" int tn_cu_check_f32_batched(const float *X, int64_t ld, int64_t stride, int64_t rows,
                                        int64_t cols, int64_t batch, int vec_is_col,
                                        int check_kind, int tol_bits, int *flags, void *scratch,
@@ -334,15 +341,10 @@ extern "C" int tn_cu_check_f32_batched(const float *X, int64_t ld, int64_t strid
     if (rows <= 0 || cols <= 0 || batch <= 0) return 0;
     /* vectors: matrix z's vector v is number z * nvec + v */
     int64_t nvec = (vec_is_col ? cols : rows) * batch;
-    /* per-vector partials: FP64 errors first (8-byte aligned), then maxima */
-    double *verr = (double *)scratch;
-    uint32_t *vmx = (uint32_t *)(verr + nvec);
-    cudaError_t e = cudaMemsetAsync(vmx, 0, sizeof(uint32_t) * (size_t)nvec, stream);
+    double *verr;
+    uint32_t *vmx;
+    cudaError_t e = (cudaError_t)tn_cu_check_begin(nvec, check_kind, scratch, &vmx, &verr, stream);
     if (e != cudaSuccess) return (int)e;
-    if (check_kind >= 0) { /* the errors are only kept for a range check */
-        e = cudaMemsetAsync(verr, 0, sizeof(double) * (size_t)nvec, stream);
-        if (e != cudaSuccess) return (int)e;
-    }
     int64_t gz = batch > 65535 ? 65535 : batch;
     /* 16-byte loads when every vector start (column c, or rows 4 i of any
      * column) of every matrix of the batch is 16-byte aligned */
@@ -364,11 +366,7 @@ extern "C" int tn_cu_check_f32_batched(const float *X, int64_t ld, int64_t strid
             (long long)stride, (long long)batch, vec4);
     }
     if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
-    int64_t fb = (nvec + 255) / 256;
-    if (fb > 4096) fb = 4096;
-    check_final_kernel<<<(unsigned)fb, 256, 0, stream>>>((long long)nvec, check_kind, tol_bits,
-                                                         vmx, verr, flags);
-    return (int)cudaGetLastError();
+    return tn_cu_check_end(nvec, check_kind, tol_bits, scratch, flags, stream);
 }
 
 extern "C" int tn_cu_check_f32(const float *X, int64_t ld, int64_t rows, int64_t cols,
