@@ -51,8 +51,9 @@ int tn_cu_sm90_chunk(int mode);
  * wgmma operands in shared memory. Same operands, results (bit for bit),
  * split-K slices and P as tn_cu_tc_gemm_sm90. */
 /* 1 when the pre-split path should run for this shape and split-K count
- * (tn_cu_tc_gemm_splits): m, n >= 1024 and k >= 256 (each element would
- * otherwise be split n / 128 or m / 128 >= 8 times), or as
+ * (tn_cu_tc_gemm_splits): min(m, n) >= 512, max(m, n) >= 1024 and
+ * k >= 1024 (each element would otherwise be split n / 128 or m / 128
+ * times, at least 4 and 8), or as
  * TCNLA_SM90_PRESPLIT=0 / 1 says (read at each call); 0 where chunk or
  * slice lengths do not fit its 64-deep FP16 k-tiles. */
 int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k, int splits);
