@@ -53,18 +53,23 @@ __device__ static float round_to(int fmt, float x) {
     }
 }
 
-__device__ static void store(void *X, long long ld, long long rows, long long idx, long long n,
-                             float v, int fmt, int f16) {
+/* Element idx (column-major, idx = i + j rows) of X; contig: ld == rows, so
+ * no 64-bit division for (i, j). */
+__device__ static void store(void *X, long long ld, long long rows, int contig, long long idx,
+                             long long n, float v, int fmt, int f16) {
     if (idx >= n) return;
-    long long i = idx % rows, j = idx / rows;
+    const long long off = contig ? idx : idx % rows + idx / rows * ld;
     float r = round_to(fmt, v);
-    if (f16) ((__half *)X)[i + j * ld] = __float2half_rn(r);
-    else ((float *)X)[i + j * ld] = r;
+    if (f16) ((__half *)X)[off] = __float2half_rn(r);
+    else ((float *)X)[off] = r;
 }
 
-/* One thread per Philox counter: 2 Gaussians or 4 uniform-based values. */
+/* One thread per Philox counter: 2 Gaussians or 4 uniform-based values.
+ * contig: ld == rows; vec: contig and X 8-byte aligned (the two Gaussians
+ * of a thread, elements 2b and 2b + 1, go out in one store). */
 __global__ void fill_kernel(int dist, int fmt, int f16, uint64_t seed, uint64_t stream,
-                            long long rows, long long n, double sparse_p, void *X, long long ld) {
+                            long long rows, long long n, double sparse_p, void *X, long long ld,
+                            int contig, int vec) {
     long long b = blockIdx.x * (long long)blockDim.x + threadIdx.x;
     uint32_t r[4];
     if (dist == D_GAUSS) {
@@ -73,8 +78,18 @@ __global__ void fill_kernel(int dist, int fmt, int f16, uint64_t seed, uint64_t 
         double z0, z1;
         tn_dm_box_muller(unit53(r[0], r[1]), unit53(r[2], r[3]), &z0, &z1);
         /* mean 0, sd 1: (float)(0 + 1 * z) as random.c computes it */
-        store(X, ld, rows, 2 * b, n, (float)__dadd_rn(0.0, __dmul_rn(1.0, z0)), fmt, f16);
-        store(X, ld, rows, 2 * b + 1, n, (float)__dadd_rn(0.0, __dmul_rn(1.0, z1)), fmt, f16);
+        const float v0 = (float)__dadd_rn(0.0, __dmul_rn(1.0, z0));
+        const float v1 = (float)__dadd_rn(0.0, __dmul_rn(1.0, z1));
+        if (vec && 2 * b + 1 < n) {
+            const float a = round_to(fmt, v0), c = round_to(fmt, v1);
+            if (f16)
+                ((__half2 *)X)[b] = __halves2half2(__float2half_rn(a), __float2half_rn(c));
+            else
+                ((float2 *)X)[b] = make_float2(a, c);
+            return;
+        }
+        store(X, ld, rows, contig, 2 * b, n, v0, fmt, f16);
+        store(X, ld, rows, contig, 2 * b + 1, n, v1, fmt, f16);
         return;
     }
     if (4 * b >= n) return;
@@ -87,7 +102,7 @@ __global__ void fill_kernel(int dist, int fmt, int f16, uint64_t seed, uint64_t 
             double u = (double)(float)__dadd_rn(0.0, __dmul_rn(__dsub_rn(1.0, 0.0), unit24(r[q])));
             v = u < sparse_p ? 1.0f : u < 2 * sparse_p ? -1.0f : 0.0f;
         }
-        store(X, ld, rows, 4 * b + q, n, v, fmt, f16);
+        store(X, ld, rows, contig, 4 * b + q, n, v, fmt, f16);
     }
 }
 
@@ -98,7 +113,8 @@ extern "C" int tn_cu_random_fill(int dist, int fmt, int f16, uint64_t seed, uint
     if (n == 0) return 0;
     long long per = dist == D_GAUSS ? 2 : 4, threads = (n + per - 1) / per;
     unsigned blocks = (unsigned)((threads + 255) / 256);
+    const int contig = ld == rows, vec = contig && ((uintptr_t)X & 7u) == 0;
     fill_kernel<<<blocks, 256, 0, s>>>(dist, fmt, f16, seed, stream, (long long)rows, n, sparse_p,
-                                       X, (long long)ld);
+                                       X, (long long)ld, contig, vec);
     return (int)cudaGetLastError();
 }

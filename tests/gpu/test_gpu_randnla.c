@@ -54,8 +54,23 @@ TEST(gpu_random_fill_matches_cpu_bits) {
     CHECK(tcnla_random_fill_f16(g, TCNLA_RAND_GAUSSIAN, 4, 1, R, C, d16, R + 3) == 0);
     tcnla_memcpy(g, bg, d16, 2 * (R + 3) * C, TCNLA_MEMCPY_HANDLE_TO_HOST);
     CHECK(memcmp(bc, bg, 2 * (R + 3) * C) == 0);
+    /* FP16 with ld == rows (two values per store on the GPU; R * C odd) */
+    CHECK(tcnla_random_fill_f16(c, TCNLA_RAND_GAUSSIAN, 5, 3, R, C, bc, R) == 0);
+    CHECK(tcnla_random_fill_f16(g, TCNLA_RAND_GAUSSIAN, 5, 3, R, C, d16, R) == 0);
+    tcnla_memcpy(g, bg, d16, 2 * R * C, TCNLA_MEMCPY_HANDLE_TO_HOST);
+    CHECK(memcmp(bc, bg, 2 * R * C) == 0);
     tcnla_free(g, d16);
     free(bc), free(bg);
+    /* FP32 Gaussians with ld > rows (one value per store) */
+    float *dl = NULL, *hl = malloc(sizeof(float) * (R + 3) * C), *gl = malloc(sizeof(float) * (R + 3) * C);
+    memset(hl, 0, sizeof(float) * (R + 3) * C);
+    dl = to_dev(g, hl, (R + 3) * C);
+    CHECK(tcnla_random_fill(c, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 6, 0, R, C, hl, R + 3) == 0);
+    CHECK(tcnla_random_fill(g, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 6, 0, R, C, dl, R + 3) == 0);
+    to_host(g, gl, dl, (R + 3) * C);
+    CHECK(memcmp(hl, gl, sizeof(float) * (R + 3) * C) == 0);
+    tcnla_free(g, dl);
+    free(hl), free(gl);
     tcnla_free(g, d);
     free(hc), free(hg);
     tcnla_destroy(g), tcnla_destroy(c);
