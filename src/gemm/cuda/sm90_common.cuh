@@ -7,6 +7,7 @@
 #ifndef TCNLA_SM90_COMMON_CUH
 #define TCNLA_SM90_COMMON_CUH
 
+#include "gemm/cuda/split.cuh"
 #include "gemm/cuda/tn_cuda.h"
 
 #include <cuda.h> /* CUtensorMap and its enums (types only, no -lcuda) */
@@ -133,6 +134,63 @@ static __device__ __forceinline__ uint64_t wg_desc(uint32_t addr, const int row_
                  : S9_ACC64(d)  \
                  : "l"(da), "l"(db), "r"(scd))
 
+/* Both operands from shared memory, FP16 (k16) or TF32 (k8) by TF */
+#define S9_WGMMA_SS(TF, d, da, db, scd)                                                        \
+    do {                                                                                       \
+        if (TF) S9_WGMMA_TF32(d, da, db, scd);                                                 \
+        else S9_WGMMA_F16(d, da, db, scd);                                                     \
+    } while (0)
+/* 1 when the launch gave the kernel at least `need` bytes of dynamic
+ * shared memory (the host sizes it; a guard, not a branch of the design) */
+static __device__ __forceinline__ int s9_dsmem_ok(int need) {
+    uint32_t dsmem;
+    asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dsmem));
+    return dsmem >= (uint32_t)need;
+}
+/* Grouped rasterisation of the 128 x 128 output tiles: 8 block rows in a
+ * row share their B panels in L2. Block pid's tile starts at (m0, n0). */
+static __device__ __forceinline__ void s9_tile_of(int pid, int M, int N, int *m0, int *n0) {
+    const int tiles_m = (M + 127) / 128, tiles_n = (N + 127) / 128;
+    const int width = 8 * tiles_n, group = pid / width;
+    const int first_m = group * 8, gsz = min(tiles_m - first_m, 8);
+    *m0 = (first_m + (pid % width) % gsz) * 128;
+    *n0 = ((pid % width) / gsz) * 128;
+}
+/* The consumers' epilogue: thread tid (128 .. 383) of warpgroup cw holds
+ * the m64nN accumulators acc (result) and corr (corrections, scaled by
+ * 2^11) of rows m0 + 64 cw .., columns n0 .. n0 + 8 NF - 1 (NF = 16 for
+ * n = 128, 8 for n = 64). r = acc + corr 2^-11; C = alpha r (+ beta C), or
+ * with split-K r into slice blockIdx.y of P (m x n each). */
+static __device__ __forceinline__ void s9_epilogue(const float *acc, const float *corr,
+                                                   const int NF, int tid, int cw, int m0, int n0,
+                                                   int M, int N, float alpha, float beta,
+                                                   float *__restrict__ C, long long ldc,
+                                                   float *__restrict__ P) {
+    const int lane = tid & 31, w = (tid >> 5) & 3;
+    const int row0 = m0 + cw * 64 + 16 * w + (lane >> 2);
+#pragma unroll
+    for (int i = 0; i < NF; i++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const int gi = row0 + 8 * h;
+#pragma unroll
+            for (int e = 0; e < 2; e++) {
+                const int gj = n0 + 8 * i + 2 * (lane & 3) + e;
+                const int x = 4 * i + 2 * h + e;
+                float r = __fadd_rn(acc[x], __fmul_rn(corr[x], TN_SPLIT_INV_SCALE));
+                if (gi < M && gj < N) {
+                    if (P) {
+                        P[(long long)blockIdx.y * M * N + gi + (long long)gj * M] = r;
+                    } else {
+                        float *p = C + gi + (long long)gj * ldc;
+                        float v = __fmul_rn(alpha, r);
+                        if (beta != 0.0f) v = __fadd_rn(v, __fmul_rn(beta, *p));
+                        *p = v;
+                    }
+                }
+            }
+        }
+}
 #endif /* S9_ON */
 
 /* ------------------------------------------------------- host side */

@@ -308,19 +308,11 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
      * hi*hi summed inside the Tensor Core per RN add) */
     const int CHK = chk;
 
-    { /* guard: the host sized shared memory for this kernel */
-        uint32_t dsmem;
-        asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dsmem));
-        if (dsmem < (uint32_t)s9_smem(MODE, RA)) return;
-    }
+    if (!s9_dsmem_ok(s9_smem(MODE, RA))) return;
     const int tid = threadIdx.x, wg = tid >> 7;
 
-    /* grouped rasterisation: 8 block rows share their B panels in L2 */
-    const int tiles_m = (M + S9_BM - 1) / S9_BM, tiles_n = (N + S9_BN - 1) / S9_BN;
-    const int pid = blockIdx.x, width = 8 * tiles_n, group = pid / width;
-    const int first_m = group * 8, gsz = min(tiles_m - first_m, 8);
-    const int tm = first_m + (pid % width) % gsz, tn = (pid % width) / gsz;
-    const int m0 = tm * S9_BM, n0 = tn * S9_BN;
+    int m0, n0;
+    s9_tile_of(blockIdx.x, M, N, &m0, &n0);
     const int kt_base = blockIdx.y * kt_split;
     const int KT = min((K + S9_BK - 1) / S9_BK - kt_base, kt_split);
 
@@ -599,31 +591,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
             reg_fence(corr);
             mbar_arrive(CONV_EMPTY(s));
         }
-        /* epilogue: r = acc + corr * 2^-11; C = alpha * r (+ beta * C) */
-        const int lane = tid & 31, w = (tid >> 5) & 3;
-        const int row0 = m0 + cw * 64 + 16 * w + (lane >> 2);
-#pragma unroll
-        for (int i = 0; i < (N64 ? 8 : 16); i++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int gi = row0 + 8 * h;
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int gj = n0 + 8 * i + 2 * (lane & 3) + e;
-                    const int x = 4 * i + 2 * h + e;
-                    float r = __fadd_rn(acc[x], __fmul_rn(corr[x], TN_SPLIT_INV_SCALE));
-                    if (gi < M && gj < N) {
-                        if (P) {
-                            P[(long long)blockIdx.y * M * N + gi + (long long)gj * M] = r;
-                        } else {
-                            float *p = C + gi + (long long)gj * ldc;
-                            float v = __fmul_rn(alpha, r);
-                            if (beta != 0.0f) v = __fadd_rn(v, __fmul_rn(beta, *p));
-                            *p = v;
-                        }
-                    }
-                }
-            }
+        s9_epilogue(acc, corr, N64 ? 8 : 16, tid, cw, m0, n0, M, N, alpha, beta, C, ldc, P);
     }
 #undef S9_ISSUE
 #undef S9_ISSUE_A

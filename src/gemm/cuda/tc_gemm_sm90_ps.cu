@@ -170,18 +170,10 @@ static __device__ __forceinline__ void ps_body(const int MODE, const CUtensorMap
     const int STAGE = NT * CT;
     const int RB = PS_KB, BK = ps_bk(MODE); /* bytes, values of k per row of a tile */
     const int CHK = chk;                     /* k-tiles per chunk: 1, 2 or 4 */
-    {
-        uint32_t dsmem;
-        asm("mov.u32 %0, %%dynamic_smem_size;" : "=r"(dsmem));
-        if (dsmem < (uint32_t)ps_smem(MODE)) return;
-    }
+    if (!s9_dsmem_ok(ps_smem(MODE))) return;
     const int tid = threadIdx.x, wg = tid >> 7;
-    /* grouped rasterisation (as tc_gemm_sm90.cu): 8 block rows share B in L2 */
-    const int tiles_m = (M + PS_BM - 1) / PS_BM, tiles_n = (N + PS_BN - 1) / PS_BN;
-    const int pid = blockIdx.x, width = 8 * tiles_n, group = pid / width;
-    const int first_m = group * 8, gsz = min(tiles_m - first_m, 8);
-    const int tm = first_m + (pid % width) % gsz, tn = (pid % width) / gsz;
-    const int m0 = tm * PS_BM, n0 = tn * PS_BN;
+    int m0, n0;
+    s9_tile_of(blockIdx.x, M, N, &m0, &n0);
     const int kt_base = blockIdx.y * kt_split;
     const int KT = min((K + BK - 1) / BK - kt_base, kt_split);
 
@@ -236,34 +228,19 @@ static __device__ __forceinline__ void ps_body(const int MODE, const CUtensorMap
             const uint32_t cAh = st + (uint32_t)(cw * 64 * RB), cAl = cAh + (uint32_t)CT;
             const uint32_t cBh = st + (uint32_t)(2 * CT), cBl = cBh + (uint32_t)CT;
             wgmma_fence();
-            if (TF32) {
+            /* 4 k-steps per k-tile: k16 (FP16) or k8 (TF32), 32 bytes each */
 #pragma unroll
-                for (int ks = 0; ks < 4; ks++)
-                    S9_WGMMA_TF32(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
-                                  (ks > 0 || !cfirst) ? 1 : 0);
-                wgmma_commit();
+            for (int ks = 0; ks < 4; ks++)
+                S9_WGMMA_SS(TF32, tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
+                            (ks > 0 || !cfirst) ? 1 : 0);
+            wgmma_commit();
 #pragma unroll
-                for (int ks = 0; ks < 4; ks++) {
-                    S9_WGMMA_TF32(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
-                                  (kt > 0 || ks > 0) ? 1 : 0);
-                    if (!SH)
-                        S9_WGMMA_TF32(corr, wg_desc(cAh + 32 * ks, 128),
-                                      wg_desc(cBl + 32 * ks, 128), 1);
-                }
-            } else {
-#pragma unroll
-                for (int ks = 0; ks < 4; ks++)
-                    S9_WGMMA_F16(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
-                                 (ks > 0 || !cfirst) ? 1 : 0);
-                wgmma_commit();
-#pragma unroll
-                for (int ks = 0; ks < 4; ks++) {
-                    S9_WGMMA_F16(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
-                                 (kt > 0 || ks > 0) ? 1 : 0);
-                    if (!SH)
-                        S9_WGMMA_F16(corr, wg_desc(cAh + 32 * ks, 128),
-                                     wg_desc(cBl + 32 * ks, 128), 1);
-                }
+            for (int ks = 0; ks < 4; ks++) {
+                S9_WGMMA_SS(TF32, corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
+                            (kt > 0 || ks > 0) ? 1 : 0);
+                if (!SH)
+                    S9_WGMMA_SS(TF32, corr, wg_desc(cAh + 32 * ks, 128),
+                                wg_desc(cBl + 32 * ks, 128), 1);
             }
             wgmma_commit();
             /* hi*hi of kt done (and all of kt - 1); the corrections run on.
@@ -288,31 +265,7 @@ static __device__ __forceinline__ void ps_body(const int MODE, const CUtensorMap
         if (KT <= 0) /* an empty split-K slice (nothing in flight here) */
 #pragma unroll
             for (int i = 0; i < 64; i++) corr[i] = 0.0f;
-        /* epilogue: r = acc + corr * 2^-11; C = alpha * r (+ beta * C) */
-        const int lane = tid & 31, w = (tid >> 5) & 3;
-        const int row0 = m0 + cw * 64 + 16 * w + (lane >> 2);
-#pragma unroll
-        for (int i = 0; i < 16; i++)
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const int gi = row0 + 8 * h;
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int gj = n0 + 8 * i + 2 * (lane & 3) + e;
-                    const int x = 4 * i + 2 * h + e;
-                    float r = __fadd_rn(acc[x], __fmul_rn(corr[x], TN_SPLIT_INV_SCALE));
-                    if (gi < M && gj < N) {
-                        if (P) {
-                            P[(long long)blockIdx.y * M * N + gi + (long long)gj * M] = r;
-                        } else {
-                            float *p = C + gi + (long long)gj * ldc;
-                            float v = __fmul_rn(alpha, r);
-                            if (beta != 0.0f) v = __fadd_rn(v, __fmul_rn(beta, *p));
-                            *p = v;
-                        }
-                    }
-                }
-            }
+        s9_epilogue(acc, corr, 16, tid, cw, m0, n0, M, N, alpha, beta, C, ldc, P);
     }
 #undef FULL
 #undef EMPTY
