@@ -74,6 +74,13 @@ int tn_sgemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t tr
 int tn_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
              const tcnla_gemm_method_t *meths, int nm);
 void tn_untrust(tcnla_handle_t h);
+/* Within tcnla_rsvd, tcnla_lra and tcnla_hosvd, which promise device memory
+ * of about size(A) plus their factors (no copy of A; randLRA's E aside): the
+ * products take no path whose workspace grows with an operand's size
+ * (Hopper's pre-split path, src/gemm/cuda/tc_gemm_sm90_ps.cu). Calls nest;
+ * a no-op on the CPU backend. */
+void tn_bounded_begin(tcnla_handle_t h);
+void tn_bounded_end(tcnla_handle_t h);
 /* The record of a trusted operand (rows x cols FP32 at base, ld) and
  * tn_trust_covers (src/gemm/trust.c): whether `method` may skip the check of
  * the rows x cols view X (ld; batch views stride elements apart) whose
@@ -177,6 +184,7 @@ int tn_cuda_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, in
 int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
                   const tcnla_gemm_method_t *meths, int nm);
 void tn_cuda_untrust(tcnla_handle_t h);
+void tn_cuda_bounded(tcnla_handle_t h, int delta);
 int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                  int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                  const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,

@@ -130,6 +130,20 @@ void tn_untrust(tcnla_handle_t h) {
     (void)h;
 }
 
+void tn_bounded_begin(tcnla_handle_t h) {
+#ifdef TCNLA_HAVE_CUDA
+    if (h && h->backend == TCNLA_BACKEND_CUDA) tn_cuda_bounded(h, 1);
+#endif
+    (void)h;
+}
+
+void tn_bounded_end(tcnla_handle_t h) {
+#ifdef TCNLA_HAVE_CUDA
+    if (h && h->backend == TCNLA_BACKEND_CUDA) tn_cuda_bounded(h, -1);
+#endif
+    (void)h;
+}
+
 /* Strided batches (internal; declared in src/core/internal.h). */
 int tn_sgemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa,
                      tcnla_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,

@@ -96,6 +96,7 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
     char *block = NULL;
     st = tcnla_malloc(h, (void **)&block, block_bytes);
     if (st != TCNLA_SUCCESS) return st;
+    tn_bounded_begin(h); /* device memory: the tensor plus the one block above */
     {   /* every factor's projection and the core's first product read A in
          * some layout: checked once, element by element */
         const tcnla_gemm_method_t ms[2] = {o->proj_method, o->gemm_method};
@@ -140,6 +141,7 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
         in = out;
     }
     tn_untrust(h);
+    tn_bounded_end(h);
     int st2 = tcnla_free(h, block);
     return st != TCNLA_SUCCESS ? st : st2;
 }

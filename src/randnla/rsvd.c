@@ -155,6 +155,7 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     do {                                                                                       \
         if ((st = (x)) != TCNLA_SUCCESS) goto out;                                             \
     } while (0)
+    tn_bounded_begin(h); /* device memory: A plus O((m + n) l) */
     {   /* A is read by every product below: checked once */
         const tcnla_gemm_method_t ms[2] = {o->proj_method, o->gemm_method};
         TRY(tn_trust(h, A, lda, m, n, ms, 2));
@@ -207,6 +208,7 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
 #undef TRY
 out:
     tn_untrust(h);
+    tn_bounded_end(h);
     tcnla_free(h, Om);
     tcnla_free(h, Y);
     tcnla_free(h, W);

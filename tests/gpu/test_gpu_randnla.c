@@ -5,10 +5,14 @@
 #include "../test.h"
 #include "testmat/testmat.h"
 #include "../util.h"
+#include "gpu_util.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
+#ifdef TCNLA_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
 
 static tcnla_handle_t gpu(void) {
     int compiled = 0, count = 0;
@@ -183,6 +187,63 @@ TEST(gpu_rsvd_tensor_core_matches_fp32_and_bound) {
     tcnla_free(g, dA), tcnla_free(g, dU), tcnla_free(g, dVT), tcnla_free(g, dS);
     free(sig), free(A), free(U), free(VT);
     tcnla_destroy(g);
+}
+
+/* tcnla_rsvd keeps its device memory to A plus O((m + n) l) (issue 6): its
+ * products never take Hopper's pre-split path, whose workspace holds split
+ * copies of the operands, even where a plain product of the same shape
+ * would (forced here with TCNLA_SM90_PRESPLIT=1): the driver's peak is the
+ * same as with the path switched off, while the plain product's peak grows
+ * by 2 bytes per element of A or more (the control, on Hopper only). */
+TEST(gpu_rsvd_memory_bound_without_presplit) {
+    tcnla_handle_t g0 = gpu();
+    if (!g0) SKIP("no GPU");
+    tcnla_destroy(g0);
+    /* l = k + p = 610 >= 512: the product A Omega alone would take the path */
+    const int N = 2048, k = 600, p = 10;
+    float *A = malloc(sizeof(float) * N * N);
+    gt_uniform(91, -1, 1, (int64_t)N * N, A);
+    size_t peak_rsvd[2], peak_gemm[2];
+    for (int ps = 0; ps < 2; ps++) {
+        setenv("TCNLA_SM90_PRESPLIT", ps ? "1" : "0", 1);
+        tcnla_handle_t g = gpu();
+        float *dA = to_dev(g, A, (size_t)N * N), *dU = to_dev(g, NULL, (size_t)N * k),
+              *dVT = to_dev(g, NULL, (size_t)k * N), *dS = to_dev(g, NULL, k),
+              *dY = NULL, *dO = NULL;
+        tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+        o.rank = k, o.oversampling = p;
+        size_t cur;
+        CHECK(tcnla_reset_peak_memory(g) == 0);
+        CHECK(tcnla_rsvd(g, &o, N, N, dA, N, dU, N, dS, dVT, k) == 0);
+        CHECK(tcnla_memory_stats(g, &cur, &peak_rsvd[ps]) == 0);
+        tcnla_free(g, dA), tcnla_free(g, dU), tcnla_free(g, dVT), tcnla_free(g, dS);
+        tcnla_free(g, dY), tcnla_free(g, dO);
+        tcnla_destroy(g);
+        /* the control: Y = A O with O of 1024 columns (one slice), on a new handle */
+        g = gpu();
+        dA = to_dev(g, A, (size_t)N * N), dY = to_dev(g, NULL, (size_t)N * 1024);
+        dO = to_dev(g, NULL, (size_t)N * 1024);
+        CHECK(tcnla_random_fill(g, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 3, 0, N, 1024, dO, N) == 0);
+        CHECK(tcnla_reset_peak_memory(g) == 0);
+        CHECK(tcnla_sgemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, N, 1024, N, 1.0f, dA,
+                          N, dO, N, 0.0f, dY, N) == 0);
+        CHECK(tcnla_memory_stats(g, &cur, &peak_gemm[ps]) == 0);
+        tcnla_free(g, dA), tcnla_free(g, dY), tcnla_free(g, dO);
+        tcnla_destroy(g);
+    }
+    unsetenv("TCNLA_SM90_PRESPLIT");
+    printf("    peak MiB: rsvd %.1f / %.1f, plain product %.1f / %.1f (pre-split off / on)\n",
+           peak_rsvd[0] / 1048576.0, peak_rsvd[1] / 1048576.0, peak_gemm[0] / 1048576.0,
+           peak_gemm[1] / 1048576.0);
+    CHECK(peak_rsvd[1] == peak_rsvd[0]);
+#ifdef TCNLA_HAVE_CUDA
+    int dev = 0, major = 0, minor = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    if (major == 9 && minor == 0) CHECK(peak_gemm[1] >= peak_gemm[0] + (size_t)N * N * 2);
+#endif
+    free(A);
 }
 
 /* The small SVD's two GPU paths (src/linalg/small_svd_cuda.c): the

@@ -241,6 +241,10 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
     return TCNLA_SUCCESS;
 }
 
+void tn_cuda_bounded(tcnla_handle_t h, int delta) {
+    if (h && h->cuda) h->cuda->bounded += delta;
+}
+
 void tn_cuda_untrust(tcnla_handle_t h) {
     if (h && h->cuda) h->cuda->trust.mask = h->cuda->trust.mask_rows = h->cuda->trust.mask_cols = 0;
 }
@@ -295,11 +299,12 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
         phase2 = TN_MAX(phase2, w);
     }
     /* Hopper's pre-split path (tc_gemm_sm90_ps.cu) wants the hi / lo parts
-     * of both operands in the workspace as well; without that much memory
+     * of both operands in the workspace as well; without that much memory,
+     * or inside a driver that keeps to a memory bound (tn_bounded_begin),
      * the product runs on the in-kernel split instead */
     const int kmode = kmode_of(method);
     size_t psb = 0;
-    if (kmode >= 0 && sm90_wanted(c, kmode) &&
+    if (kmode >= 0 && c->bounded <= 0 && sm90_wanted(c, kmode) &&
         tn_cu_sm90_ps_wanted(kmode, m, n, k, splits_for(method, m, n, k, c->sm_count)))
         psb = al(tn_cu_sm90_ps_bytes(kmode, tb == TCNLA_OP_T, m, n, k));
     char *wsp = tn_cuda_workspace(c, phase1 + phase2 + psb);

@@ -36,6 +36,7 @@ struct tn_cuda_ctx {
     size_t pinned_bytes;
     struct tn_i8_state *i8;     /* INT8 products of Ozaki scheme II (i8gemm_cuda.c) */
     tn_trust_t trust;           /* an operand checked once (tn_cuda_trust) */
+    int bounded;                /* > 0: inside tn_bounded_begin / _end (no pre-split path) */
 };
 
 /* Grow-only device workspace of at least `bytes` (NULL on failure). Growing
