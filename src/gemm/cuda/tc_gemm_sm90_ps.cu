@@ -77,7 +77,7 @@ enum { PS_SPLIT16 = 0, PS_SPLITTF32 = 1, PS_COPY16 = 2, PS_WIDEN16 = 3 };
  * R vectors (tn_check_elem folded into vmx[r], verr[r]). */
 static __global__ void __launch_bounds__(256)
     ps_prep(int what, const void *X, long long ld, int kc, int R, int K, void *hi, void *lo,
-            long long kp, int kind, uint32_t *vmx, double *verr) {
+            long long kp, int kind, uint32_t *vmx, double *verr, int vec4) {
     __shared__ float t[64][65];
     const int tid = threadIdx.x;
     const int k0 = blockIdx.x * 64;
@@ -85,18 +85,32 @@ static __global__ void __launch_bounds__(256)
     const int in16 = what >= PS_COPY16;
     for (int rt = blockIdx.y; rt < rtiles; rt += gridDim.y) {
         const int r0 = rt * 64;
-#pragma unroll 4
-        for (int i = 0; i < 16; i++) {
+        /* the contiguous dimension (b) 4 at a time: 16-byte loads where the
+         * 4 lie inside the matrix (vec4: FP32, 16-byte aligned columns) */
+#pragma unroll
+        for (int i = 0; i < 4; i++) {
             const int idx = tid + 256 * i;
-            const int a = idx >> 6, b = idx & 63; /* kc: r = a, k = b; else k = a, r = b */
-            const int r = kc ? a : b, k = kc ? b : a;
-            float v = 0.0f;
-            if (r0 + r < R && k0 + k < K) {
-                const long long off = kc ? (long long)(r0 + r) * ld + (k0 + k)
-                                         : (long long)(k0 + k) * ld + (r0 + r);
-                v = in16 ? __half2float(((const __half *)X)[off]) : ((const float *)X)[off];
+            const int a = idx >> 4, b = 4 * (idx & 15); /* kc: r = a, k = b; else k = a, r = b */
+            const int ra = r0 + (kc ? a : b), ka = k0 + (kc ? b : a); /* first of the 4 */
+            const int inr = kc ? ra < R : ka < K;       /* the line of the 4 exists */
+            const int nb = kc ? K - ka : R - ra;        /* values left along it */
+            const long long off = kc ? (long long)ra * ld + ka : (long long)ka * ld + ra;
+            float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+            if (inr && vec4 && nb >= 4) {
+                const float4 q = __ldg((const float4 *)((const float *)X + off));
+                v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
+            } else if (inr) {
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    if (e < nb)
+                        v[e] = in16 ? __half2float(((const __half *)X)[off + e])
+                                    : ((const float *)X)[off + e];
             }
-            t[r][k] = v;
+#pragma unroll
+            for (int e = 0; e < 4; e++) {
+                if (kc) t[a][b + e] = v[e];
+                else t[b + e][a] = v[e];
+            }
         }
         __syncthreads();
 #pragma unroll
@@ -366,9 +380,10 @@ extern "C" int tn_cu_sm90_ps_split(int mode, int which, int trans, int64_t m, in
     int e = 0;
     if (scratch && (e = tn_cu_check_begin(R, check_kind, scratch, &vmx, &verr, stream))) return e;
     const int64_t gx = (k + 63) / 64, rt = (R + 63) / 64;
+    const int vec4 = !b16 && ((uintptr_t)X & 15u) == 0 && ld % 4 == 0;
     ps_prep<<<dim3((unsigned)gx, (unsigned)(rt < 65535 ? rt : 65535)), 256, 0, stream>>>(
         what, X, (long long)ld, kc, (int)R, (int)k, hi, b16 ? NULL : lo, (long long)kp,
-        check_kind, vmx, verr);
+        check_kind, vmx, verr, vec4);
     if ((e = (int)cudaGetLastError())) return e;
     return scratch ? tn_cu_check_end(R, check_kind, tol_bits, scratch, flags, stream) : 0;
 }
