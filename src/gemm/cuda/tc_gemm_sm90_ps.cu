@@ -6,8 +6,9 @@
  * and a consumer cannot issue its next wgmma group before that split is
  * done. Here one pass per operand (ps_prep) first writes its hi and lo
  * parts, bit-identical to tcnla_split(), K-major into the handle's
- * workspace, once per element; the GEMM kernel then only moves tiles and
- * multiplies:
+ * workspace, once per element (and, from tn_cuda_gemm, the operand check
+ * on the way: tn_cu_sm90_ps_split); the GEMM kernel then only moves tiles
+ * and multiplies:
  *   warpgroup 0 (setmaxnreg 40): thread 0 issues the TMA copies of the
  *     Ahi, Alo, Bhi (, Blo) tiles of each k-tile (128 x 128 x 128 bytes of
  *     k: 64 FP16 or 32 TF32 values) into a ring of stages (full / empty
@@ -29,7 +30,9 @@
  * Workspace (tn_cu_sm90_ps_bytes): Ahi, Alo (m x kp) and Bhi, Blo (n x kp)
  * of es bytes (2 FP16, 4 TF32), kp = k rounded up to 8; SHGEMM has one B
  * part (FP16 B copied K-major, or widened to FP32 for TF32), none when
- * SHGEMM_FP16's B is already K-contiguous (read in place). */
+ * SHGEMM_FP16's B is already K-contiguous (read in place). Where it runs:
+ * tn_cu_sm90_ps_wanted (and never inside tcnla_rsvd / _lra / _hosvd, which
+ * keep to their memory bounds). */
 #include "gemm/cuda/sm90_common.cuh"
 #include "gemm/cuda/split.cuh"
 #include "gemm/cuda/tn_sm90.h"
