@@ -86,36 +86,47 @@ static __global__ void __launch_bounds__(256)
     const int k0 = blockIdx.x * 64;
     const int rtiles = (R + 63) / 64;
     const int in16 = what >= PS_COPY16;
+    /* tile rt's 4 x 4 values of this thread, the contiguous dimension (b) 4
+     * at a time: 16-byte loads where the 4 lie inside the matrix (vec4: FP32,
+     * 16-byte aligned columns). A block takes tiles rt, rt + gridDim.y, ..:
+     * the next tile's loads are issued before the current one is written, so
+     * that they are in flight meanwhile. */
+    float v[4][4];
+#define PS_LOAD(RT_)                                                                           \
+    do {                                                                                       \
+        const int r0_ = (RT_) * 64;                                                            \
+        _Pragma("unroll") for (int i = 0; i < 4; i++) {                                        \
+            const int idx = tid + 256 * i;                                                     \
+            const int a = idx >> 4, b = 4 * (idx & 15); /* kc: r = a, k = b; else k = a, r = b */ \
+            const int ra = r0_ + (kc ? a : b), ka = k0 + (kc ? b : a); /* first of the 4 */   \
+            const int inr = kc ? ra < R : ka < K;       /* the line of the 4 exists */         \
+            const int nb = kc ? K - ka : R - ra;        /* values left along it */             \
+            const long long off = kc ? (long long)ra * ld + ka : (long long)ka * ld + ra;      \
+            v[i][0] = v[i][1] = v[i][2] = v[i][3] = 0.0f;                                      \
+            if (inr && vec4 && nb >= 4) {                                                      \
+                const float4 q = __ldg((const float4 *)((const float *)X + off));              \
+                v[i][0] = q.x, v[i][1] = q.y, v[i][2] = q.z, v[i][3] = q.w;                    \
+            } else if (inr) {                                                                  \
+                _Pragma("unroll") for (int e = 0; e < 4; e++) if (e < nb) v[i][e] =            \
+                    in16 ? __half2float(((const __half *)X)[off + e])                          \
+                         : ((const float *)X)[off + e];                                        \
+            }                                                                                  \
+        }                                                                                      \
+    } while (0)
+    if ((int)blockIdx.y < rtiles) PS_LOAD((int)blockIdx.y);
     for (int rt = blockIdx.y; rt < rtiles; rt += gridDim.y) {
         const int r0 = rt * 64;
-        /* the contiguous dimension (b) 4 at a time: 16-byte loads where the
-         * 4 lie inside the matrix (vec4: FP32, 16-byte aligned columns) */
 #pragma unroll
         for (int i = 0; i < 4; i++) {
-            const int idx = tid + 256 * i;
-            const int a = idx >> 4, b = 4 * (idx & 15); /* kc: r = a, k = b; else k = a, r = b */
-            const int ra = r0 + (kc ? a : b), ka = k0 + (kc ? b : a); /* first of the 4 */
-            const int inr = kc ? ra < R : ka < K;       /* the line of the 4 exists */
-            const int nb = kc ? K - ka : R - ra;        /* values left along it */
-            const long long off = kc ? (long long)ra * ld + ka : (long long)ka * ld + ra;
-            float v[4] = {0.0f, 0.0f, 0.0f, 0.0f};
-            if (inr && vec4 && nb >= 4) {
-                const float4 q = __ldg((const float4 *)((const float *)X + off));
-                v[0] = q.x, v[1] = q.y, v[2] = q.z, v[3] = q.w;
-            } else if (inr) {
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    if (e < nb)
-                        v[e] = in16 ? __half2float(((const __half *)X)[off + e])
-                                    : ((const float *)X)[off + e];
-            }
+            const int idx = tid + 256 * i, a = idx >> 4, b = 4 * (idx & 15);
 #pragma unroll
             for (int e = 0; e < 4; e++) {
-                if (kc) t[a][b + e] = v[e];
-                else t[b + e][a] = v[e];
+                if (kc) t[a][b + e] = v[i][e];
+                else t[b + e][a] = v[i][e];
             }
         }
         __syncthreads();
+        if (rt + (int)gridDim.y < rtiles) PS_LOAD(rt + (int)gridDim.y);
 #pragma unroll
         for (int j = 0; j < 2; j++) {
             const int item = tid + 256 * j, r = item >> 3, c = item & 7;
@@ -170,6 +181,7 @@ static __global__ void __launch_bounds__(256)
         }
         __syncthreads();
     }
+#undef PS_LOAD
 }
 
 /* ---------------------------------------------------------- the GEMM */
@@ -384,7 +396,16 @@ extern "C" int tn_cu_sm90_ps_split(int mode, int which, int trans, int64_t m, in
     if (scratch && (e = tn_cu_check_begin(R, check_kind, scratch, &vmx, &verr, stream))) return e;
     const int64_t gx = (k + 63) / 64, rt = (R + 63) / 64;
     const int vec4 = !b16 && ((uintptr_t)X & 15u) == 0 && ld % 4 == 0;
-    ps_prep<<<dim3((unsigned)gx, (unsigned)(rt < 65535 ? rt : 65535)), 256, 0, stream>>>(
+    /* a few row tiles per block (16 at most), at least 8 blocks per SM */
+    int dev = 0, sms = 132;
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
+        return (int)cudaGetLastError();
+    int64_t gy = (rt + 15) / 16;
+    while (gy < rt && gx * gy < 8 * (int64_t)sms) gy *= 2;
+    if (gy > rt) gy = rt;
+    if (gy > 65535) gy = 65535;
+    ps_prep<<<dim3((unsigned)gx, (unsigned)gy), 256, 0, stream>>>(
         what, X, (long long)ld, kc, (int)R, (int)k, hi, b16 ? NULL : lo, (long long)kp,
         check_kind, vmx, verr, vec4);
     if ((e = (int)cudaGetLastError())) return e;
