@@ -181,8 +181,7 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
         if (j == kk.n) {
             if (kk.n == 4) continue; /* (never: fewer kinds exist) untrusted */
             kk.kind[j] = kind, kk.scale[j] = sc, tolb[j] = mi->tol_bits, kk.n++;
-            kk.fast[j] = (kind == TN_RCHK_HALFHALF && mi->tol_bits <= 21) ||
-                         (kind == TN_RCHK_F16 && mi->tol_bits <= 10);
+            kk.fast[j] = tn_rchk_fast(kind, mi->tol_bits);
         }
         idx[m] = j;
     }
@@ -341,7 +340,7 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
         if (psw) {
             if ((st = cu_st(tn_cu_sm90_ps_split(kmode, 0, ta == TCNLA_OP_T, m, n, k, A, lda, psw,
                                                 kind, mi->tol_bits, dflags, trA ? NULL : scratch,
-                                                stream))))
+                                                c->sm_count, stream))))
                 return st;
             ps_done |= 1;
             need_sync |= !trA;
@@ -361,7 +360,7 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
             if (psw) {
                 if ((st = cu_st(tn_cu_sm90_ps_split(kmode, 1, tb == TCNLA_OP_T, m, n, k, B, ldb,
                                                     psw, kind, mi->tol_bits, dflags,
-                                                    trB ? NULL : scratch, stream))))
+                                                    trB ? NULL : scratch, c->sm_count, stream))))
                     return st;
                 ps_done |= 2;
                 need_sync |= !trB;
@@ -504,7 +503,7 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
         if (psw && mode == kmode) { /* (not after a fallback to another method) */
             int e = tn_cu_tc_gemm_sm90_ps(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha,
                                           Ak, ldak, Bk, ldbk, beta, C, ldc, splits, P, psw, psb,
-                                          ps_done, c->smem_optin, stream);
+                                          ps_done, c->sm_count, c->smem_optin, stream);
             if (e != (int)cudaErrorNotSupported) return cu_st(e);
         }
         int e = tn_cu_tc_gemm_sm90(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha, Ak,

@@ -77,6 +77,11 @@ static __device__ __forceinline__ double tn_represented(int kind, float x) {
     }
 }
 
+/* |x| in FP16's normal range, or 0 (the fast path of the checks where
+ * tn_rchk_fast allows it) */
+static __device__ __forceinline__ int tn_f16_normal_or_zero(float ax) {
+    return ax == 0.0f || (ax >= 0x1p-14f && ax < 65504.0f);
+}
 /* One element of the operand checks (tn_cu_check_f32, and the pre-split
  * pass that does them on the way): the magnitude bits (NaN > Inf > finite,
  * as unsigned) into *mx and the representation error |represented(x) - x|

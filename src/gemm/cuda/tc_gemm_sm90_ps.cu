@@ -136,13 +136,11 @@ static __global__ void __launch_bounds__(256)
                 double me = 0.0;
 #pragma unroll
                 for (int e = 0; e < 8; e++) {
-                    const float x = t[r][8 * c + e], ax = fabsf(x);
-                    /* fast: in FP16's normal range the represented value is
-                     * within 2^-22 |x| (halfhalf) or 2^-11 |x| (FP16) of x,
-                     * under the tolerance of every vector holding x (the
-                     * host sets fast where tol allows, as tn_cu_check_elementwise
-                     * does), so the error need not be computed: same flags */
-                    if (fast && (ax == 0.0f || (ax >= 0x1p-14f && ax < 65504.0f)))
+                    const float x = t[r][8 * c + e];
+                    /* fast (tn_rchk_fast): such an x is within the tolerance
+                     * of any vector holding it, so its error need not be
+                     * computed: the same flags */
+                    if (fast && tn_f16_normal_or_zero(fabsf(x)))
                         mx = max(mx, __float_as_uint(x) & 0x7fffffffu);
                     else
                         tn_check_elem(kind, x, &mx, &me);
@@ -391,7 +389,7 @@ static void ps_parts(int mode, int which, int64_t m, int64_t n, int64_t k, void 
 extern "C" int tn_cu_sm90_ps_split(int mode, int which, int trans, int64_t m, int64_t n,
                                    int64_t k, const void *X, int64_t ld, void *ws,
                                    int check_kind, int tol_bits, int *flags, void *scratch,
-                                   cudaStream_t stream) {
+                                   int sms, cudaStream_t stream) {
     const int tf32 = s9_tf32(mode), b16 = which && s9_sh(mode);
     const int64_t R = which ? n : m, kp = ps_kp(k);
     /* op(A) rows are K-contiguous when transa, op(B) columns when !transb */
@@ -407,13 +405,8 @@ extern "C" int tn_cu_sm90_ps_split(int mode, int which, int trans, int64_t m, in
     if (scratch && (e = tn_cu_check_begin(R, check_kind, scratch, &vmx, &verr, stream))) return e;
     const int64_t gx = (k + 63) / 64, rt = (R + 63) / 64;
     const int vec4 = !b16 && ((uintptr_t)X & 15u) == 0 && ld % 4 == 0;
-    const int fast = (check_kind == TN_RCHK_HALFHALF && tol_bits <= 21) ||
-                     (check_kind == TN_RCHK_F16 && tol_bits <= 10);
+    const int fast = tn_rchk_fast(check_kind, tol_bits);
     /* a few row tiles per block (16 at most), at least 8 blocks per SM */
-    int dev = 0, sms = 132;
-    if (cudaGetDevice(&dev) != cudaSuccess ||
-        cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess)
-        return (int)cudaGetLastError();
     int64_t gy = (rt + 15) / 16;
     while (gy < rt && gx * gy < 8 * (int64_t)sms) gy *= 2;
     if (gy > rt) gy = rt;
@@ -429,7 +422,7 @@ extern "C" int tn_cu_tc_gemm_sm90_ps(int mode, int transa, int transb, int64_t m
                                      int64_t k, float alpha, const float *A, int64_t lda,
                                      const void *B, int64_t ldb, float beta, float *C,
                                      int64_t ldc, int splits, float *P, void *ws,
-                                     size_t ws_bytes, int done, size_t smem_limit,
+                                     size_t ws_bytes, int done, int sms, size_t smem_limit,
                                      cudaStream_t stream) {
     ps_kernel_t kern = ps_kernel(mode);
     if (!kern || !tn_cu_sm90_available(mode)) return (int)cudaErrorNotSupported;
@@ -478,10 +471,10 @@ extern "C" int tn_cu_tc_gemm_sm90_ps(int mode, int transa, int transb, int64_t m
     int r = 0;
     if (!(done & 1))
         r = tn_cu_sm90_ps_split(mode, 0, transa, m, n, k, A, lda, ws, TN_RCHK_NONE, 0, NULL, NULL,
-                                stream);
+                                sms, stream);
     if (!r && !in_place && !(done & 2))
         r = tn_cu_sm90_ps_split(mode, 1, transb, m, n, k, B, ldb, ws, TN_RCHK_NONE, 0, NULL, NULL,
-                                stream);
+                                sms, stream);
     if (r) return r;
     kern<<<dim3((unsigned)tiles, (unsigned)splits), PS_THREADS, smem, stream>>>(
         mAh, mAl, mBh, mBl, (int)m, (int)n, (int)k, alpha, beta, C, (long long)ldc, per,

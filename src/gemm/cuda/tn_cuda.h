@@ -102,6 +102,13 @@ enum {
     TN_RCHK_F16 = 3,      /* single FP16 RN conversion */
     TN_RCHK_TF32 = 4      /* single TF32 RNA conversion */
 };
+/* 1 when every element in FP16's normal range (or 0) passes the range check
+ * of `kind` at tol_bits without computing its error (tn_f16_normal_or_zero
+ * in split.cuh): halfhalf represents such x within 2^-22 |x| (lo normal) or
+ * 2^-36 <= 2^-22 |x| (lo subnormal), a single FP16 within 2^-11 |x|. */
+static inline int tn_rchk_fast(int kind, int tol_bits) {
+    return (kind == TN_RCHK_HALFHALF && tol_bits <= 21) || (kind == TN_RCHK_F16 && tol_bits <= 10);
+}
 int tn_cu_check_f32(const float *X, int64_t ld, int64_t rows, int64_t cols, int vec_is_col,
                     int check_kind, int tol_bits, int *flags, void *scratch, cudaStream_t stream);
 /* Bytes of device scratch tn_cu_check_f32 needs for nvec vectors. */

@@ -62,10 +62,10 @@ size_t tn_cu_sm90_ps_bytes(int mode, int transb, int64_t m, int64_t n, int64_t k
  * transa) or op(B) (1: X = B, trans = transb; FP16 for SHGEMM) into ws.
  * With scratch (FP32 X only), also the check of tn_cu_check_f32 on the
  * same vectors (rows of op(A), columns of op(B)), on the way: the same
- * flags, one read of X fewer. */
+ * flags, one read of X fewer. sms: the device's SM count (sizes the grid). */
 int tn_cu_sm90_ps_split(int mode, int which, int trans, int64_t m, int64_t n, int64_t k,
                         const void *X, int64_t ld, void *ws, int check_kind, int tol_bits,
-                        int *flags, void *scratch, cudaStream_t stream);
+                        int *flags, void *scratch, int sms, cudaStream_t stream);
 /* The product, after tn_cu_sm90_ps_split of the operands in `done` (1:
  * op(A), 2: op(B)); the others are split here. cudaErrorNotSupported
  * (nothing queued) when it cannot run, e.g. a workspace smaller than
@@ -73,7 +73,8 @@ int tn_cu_sm90_ps_split(int mode, int which, int trans, int64_t m, int64_t n, in
 int tn_cu_tc_gemm_sm90_ps(int mode, int transa, int transb, int64_t m, int64_t n, int64_t k,
                           float alpha, const float *A, int64_t lda, const void *B, int64_t ldb,
                           float beta, float *C, int64_t ldc, int splits, float *P, void *ws,
-                          size_t ws_bytes, int done, size_t smem_limit, cudaStream_t stream);
+                          size_t ws_bytes, int done, int sms, size_t smem_limit,
+                          cudaStream_t stream);
 
 #ifdef __cplusplus
 }

@@ -439,11 +439,9 @@ static __device__ __forceinline__ unsigned elem_bad(float x, const tn_elem_kinds
     if (!isfinite(x)) return 0xFFFFFFFFu;
     const float ax = fabsf(x);
     const int tiny = ax != 0.0f && ax < 0x1p-100f;
-    /* FP16's normal range: there halfhalf represents x within 2^-22 |x| (lo
-     * normal) or 2^-36 <= 2^-22 |x| (lo subnormal), a single FP16 within
-     * 2^-11 |x|, so those kinds pass without converting (fast[i], set on the
-     * host where tol allows: 21 and 10 bits) */
-    const int normal16 = ax == 0.0f || (ax >= 0x1p-14f && ax < 65504.0f);
+    /* FP16's normal range: those kinds pass without converting (fast[i],
+     * tn_rchk_fast on the host) */
+    const int normal16 = tn_f16_normal_or_zero(ax);
     unsigned b = 0;
     for (int i = 0; i < kk.n; i++) {
         const int kind = kk.kind[i];
