@@ -1,9 +1,9 @@
 /* Orthonormalization on the CUDA backend: Householder QR through cuSOLVER
- * (geqrf + orgqr), CholeskyQR with the Gram matrix and the triangular solve
- * on the GPU (cuBLAS syrk / trsm, FP32 or FP64) and the small n x n
- * Cholesky factorization on the host (LAPACK, microseconds for the n of
- * randomized algorithms), where the breakdown test of src/linalg/orth.c
- * runs on exactly the same numbers. Y is written only on success. */
+ * (geqrf + orgqr), CholeskyQR in FP64 entirely on the GPU (cholqr64, with the
+ * kernels of cholqr_kernels.cu) and CholeskyQR in FP32 with the small n x n
+ * Cholesky factorization on the host (LAPACK). The breakdown test of
+ * src/linalg/orth.c runs on the factor's numbers. Y is written only on
+ * success. */
 #include "core/internal.h"
 #include "gemm/cuda/tn_cuda.h"
 #include "linalg/lapack.h"
@@ -23,6 +23,7 @@ static int cs(cusolverStatus_t s) {
                                                : TCNLA_ERR_CUSOLVER;
 }
 static int ce(cudaError_t e) { return tn_cuda_err(e); }
+static size_t al256(size_t b) { return (b + 255) & ~(size_t)255; }
 
 #define TRY(x)                                                                                 \
     do {                                                                                       \
@@ -67,139 +68,155 @@ out:
     return st;
 }
 
-/* CholeskyQR passes on the GPU. fp64: Y is widened into the workspace and
- * the Gram matrix, the solve and (for `twice`) the second pass run in FP64. */
-static int cholqr(tcnla_handle_t h, int fp64, int twice, int64_t m, int64_t n, float *Y,
-                  int64_t ldy, float *R, int64_t ldr) {
+/* Returned (positive, not a status) by cholqr64 when Y holds NaN or Inf:
+ * the Gram matrix's diagonal is then not finite. */
+#define TN_ORTH_NONFINITE 2
+
+/* CholeskyQR in FP64 (seed 001 Algorithm 3; `twice`: CholeskyQR2), all of
+ * it on the GPU: Y widened once into the workspace (Yw), per pass the Gram
+ * matrix as a strided batch of DGEMMs over row slabs plus their sum
+ * (tn_cu_gram_reduce), the factorization (tn_cu_potrf_upper, one
+ * cooperative launch), one read-back of the two diagonals and the info for
+ * the breakdown test (tn_chol_ok; also where NaN / Inf in Y show, as a
+ * non-finite diagonal of the Gram matrix), then Yw <- Yw R^-1 in 64-column
+ * blocks (DGEMM for the earlier blocks, tn_cu_trsm_rows for the block
+ * itself), whose last pass writes Y in FP32; R (CholeskyQR2: R2 R1, by
+ * DTRMM) is formed on the GPU as well. H200, whole call: 16384 x 256 0.44 ms
+ * (0.65 with cuBLAS DSYRK / cuSOLVER potrf / cuBLAS DTRSM and a separate
+ * NaN check before: 0.14 + 0.27 + 0.30 ms of kernels), 16384 x 512 1.00 ms
+ * (1.27), CholeskyQR2 of 768 x 64 0.22 ms (0.30). */
+static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y, int64_t ldy,
+                    float *R, int64_t ldr) {
     struct tn_cuda_ctx *c = h->cuda;
-    const int im = (int)m, in = (int)n;
-    size_t ybytes = fp64 ? sizeof(double) * (size_t)(m * n) : sizeof(float) * (size_t)(m * n);
-    size_t gbytes = sizeof(double) * (size_t)(n * n);
-    const size_t yoff = 0, goff = (ybytes + 255) & ~(size_t)255,
-                 aoff = goff + ((gbytes + 255) & ~(size_t)255);
-    const size_t abytes = sizeof(double) * (size_t)(2 * n) + 256; /* diagonals, info */
-    char *ws = tn_cuda_workspace(c, aoff + abytes);
+    const int in = (int)n;
+    int64_t nslab = m / 1024;
+    if (nslab < 1) nslab = 1;
+    if (nslab > 16) nslab = 16;
+    const int64_t slab = m / nslab, rem = m - slab * nslab;
+    const size_t nn = (size_t)n * (size_t)n;
+    const size_t o_p = al256(sizeof(double) * (size_t)m * (size_t)n),
+                 o_g = o_p + al256(sizeof(double) * nn * (size_t)nslab),
+                 o_r = o_g + al256(sizeof(double) * nn),
+                 o_d = o_r + (twice ? al256(sizeof(double) * nn) : 0),
+                 o_i = o_d + al256(sizeof(double) * 2 * (size_t)n), total = o_i + 256;
+    char *ws = tn_cuda_workspace(c, total);
     if (!ws) return TCNLA_ERR_ALLOC;
-    int lwork = 0;
-    if (fp64 && cusolverDnDpotrf_bufferSize(c->cusolver, CUBLAS_FILL_MODE_UPPER, in,
-                                            (double *)(ws + goff), in,
-                                            &lwork) != CUSOLVER_STATUS_SUCCESS)
-        return TCNLA_ERR_CUSOLVER;
-    /* grow for potrf's work: nothing is in the workspace yet, so it may move */
-    ws = tn_cuda_workspace(c, aoff + abytes + sizeof(double) * (size_t)lwork);
-    if (!ws) return TCNLA_ERR_ALLOC;
-    void *Yw = ws + yoff;            /* working copy of Y (m x n, ld m) */
-    void *Gd = ws + goff;            /* Gram / R on the device */
-    double *dg = (double *)(ws + aoff); /* diag before (n), after (n) */
-    int *dinfo = (int *)(dg + 2 * n);
-    double *pwork = (double *)(ws + aoff + abytes);
-    const int need_r = R != NULL || twice; /* R factors wanted on the host */
-    double *G = malloc(sizeof(double) * (size_t)(3 * n * n)); /* host: Gram, R1, R2 */
-    float *Gf = malloc(sizeof(float) * (size_t)(n * n));
+    double *Yw = (double *)ws, *P = (double *)(ws + o_p), *G = (double *)(ws + o_g),
+           *R1 = (double *)(ws + o_r), *dg = (double *)(ws + o_d);
+    int *dinfo = (int *)(ws + o_i);
+    unsigned *bar = (unsigned *)(ws + o_i + 64);
+    double *hd = malloc(sizeof(double) * (2 * (size_t)n + 1)); /* diagonals, info */
+    if (!hd) return TCNLA_ERR_ALLOC;
     int st = TCNLA_SUCCESS;
-    if (!G || !Gf) {
-        st = TCNLA_ERR_ALLOC;
-        goto out;
-    }
-    double *R1 = G + n * n, *R2 = R1 + n * n;
-    if (fp64)
-        TRY(ce((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, Y, ldy, Yw, m, m, n, NULL, c->stream)));
-    else
-        TRY(ce(cudaMemcpy2DAsync(Yw, sizeof(float) * (size_t)m, Y, sizeof(float) * (size_t)ldy,
-                                 sizeof(float) * (size_t)m, (size_t)n, cudaMemcpyDeviceToDevice,
-                                 c->stream)));
+    const double one = 1.0, zero = 0.0, mone = -1.0;
+    TRY(ce((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, Y, ldy, Yw, m, m, n, NULL, c->stream)));
     for (int pass = 0; pass < (twice ? 2 : 1); pass++) {
-        double *Rp = pass ? R2 : R1;
-        if (fp64) {
-            const double one = 1.0, zero = 0.0;
-            TRY(cb(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, in, im, &one,
-                               (const double *)Yw, im, &zero, (double *)Gd, in)));
-            /* Cholesky on the GPU; the breakdown test (tn_chol_ok) on the two
-             * diagonals, read back with the info in one small copy */
-            TRY(cb(cublasDcopy(c->cublas, in, (const double *)Gd, in + 1, dg, 1)));
-            TRY(cs(cusolverDnDpotrf(c->cusolver, CUBLAS_FILL_MODE_UPPER, in, (double *)Gd, in,
-                                    pwork, lwork, dinfo)));
-            TRY(cb(cublasDcopy(c->cublas, in, (const double *)Gd, in + 1, dg + n, 1)));
-            TRY(ce(cudaMemcpyAsync(G, dg, sizeof(double) * (size_t)(2 * n) + sizeof(int),
-                                   cudaMemcpyDeviceToHost, c->stream)));
-            TRY(ce(cudaStreamSynchronize(c->stream)));
-            {
-                int info;
-                memcpy(&info, G + 2 * n, sizeof info);
-                if (!tn_chol_ok(G, G + n, in, info, 0x1p-53)) {
-                    st = TCNLA_ERR_NUMERICAL;
+        const int last = pass == (twice ? 1 : 0);
+        TRY(cb(cublasDgemmStridedBatched(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, in, in, (int)slab,
+                                         &one, Yw, (int)m, (long long)slab, Yw, (int)m,
+                                         (long long)slab, &zero, P, in, (long long)nn,
+                                         (int)nslab)));
+        if (rem) /* the rows past the last whole slab, into the first partial */
+            TRY(cb(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, in, in, (int)rem, &one,
+                               Yw + slab * nslab, (int)m, Yw + slab * nslab, (int)m, &one, P, in)));
+        TRY(ce((cudaError_t)tn_cu_gram_reduce(P, nslab, n, G, dg, c->stream)));
+        TRY(ce((cudaError_t)tn_cu_potrf_upper(in, G, n, dg + n, dinfo, bar, c->sm_count,
+                                              c->stream)));
+        TRY(ce(cudaMemcpyAsync(hd, dg, sizeof(double) * 2 * (size_t)n, cudaMemcpyDeviceToHost,
+                               c->stream)));
+        TRY(ce(cudaMemcpyAsync(hd + 2 * n, dinfo, sizeof(int), cudaMemcpyDeviceToHost, c->stream)));
+        TRY(ce(cudaStreamSynchronize(c->stream)));
+        {
+            int info;
+            memcpy(&info, hd + 2 * n, sizeof info);
+            for (int64_t i = 0; i < n; i++)
+                if (!isfinite(hd[i])) {
+                    st = TN_ORTH_NONFINITE;
                     goto out;
                 }
-            }
-            if (need_r) {
-                TRY(ce(cudaMemcpyAsync(Rp, Gd, gbytes, cudaMemcpyDeviceToHost, c->stream)));
-                TRY(ce(cudaStreamSynchronize(c->stream)));
-                for (int64_t j = 0; j < n; j++)
-                    for (int64_t i = j + 1; i < n; i++) Rp[i + j * n] = 0.0;
-            }
-            TRY(cb(cublasDtrsm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                               CUBLAS_DIAG_NON_UNIT, im, in, &one, (const double *)Gd, in,
-                               (double *)Yw, im)));
-        } else {
-            const float one = 1.0f, zero = 0.0f;
-            TRY(cb(cublasSsyrk(c->cublas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, in, im, &one,
-                               (const float *)Yw, im, &zero, (float *)Gd, in)));
-            TRY(ce(cudaMemcpyAsync(Gf, Gd, sizeof(float) * (size_t)(n * n), cudaMemcpyDeviceToHost,
-                                   c->stream)));
-            TRY(ce(cudaStreamSynchronize(c->stream)));
-            /* FP32 Cholesky on the host, as spotrf would do it on the GPU */
-            float *Fg = Gf;
-            double *fd = malloc(sizeof(double) * (size_t)(2 * n));
-            if (!fd) {
-                st = TCNLA_ERR_ALLOC;
-                goto out;
-            }
-            for (int i = 0; i < in; i++) fd[i] = Fg[i + (int64_t)i * n];
-            int info = 0;
-            spotrf_("U", &in, Fg, &in, &info);
-            for (int i = 0; i < in; i++) fd[n + i] = Fg[i + (int64_t)i * n];
-            int ok = tn_chol_ok(fd, fd + n, in, info, 0x1p-24);
-            free(fd);
-            if (!ok) {
+            if (!tn_chol_ok(hd, hd + n, in, info, 0x1p-53)) {
                 st = TCNLA_ERR_NUMERICAL;
                 goto out;
             }
-            for (int64_t j = 0; j < n; j++)
-                for (int64_t i = 0; i < n; i++) {
-                    if (i > j) Fg[i + j * n] = 0.0f;
-                    Rp[i + j * n] = Fg[i + j * n];
-                }
-            TRY(ce(cudaMemcpyAsync(Gd, Fg, sizeof(float) * (size_t)(n * n), cudaMemcpyHostToDevice,
-                                   c->stream)));
-            TRY(cb(cublasStrsm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                               CUBLAS_DIAG_NON_UNIT, im, in, &one, (const float *)Gd, in,
-                               (float *)Yw, im)));
-            TRY(ce(cudaStreamSynchronize(c->stream))); /* Gf is reused by the next pass */
+        }
+        /* R: the first factor kept (CholeskyQR2), the last one times it */
+        if (twice && !last && R)
+            TRY(ce((cudaError_t)tn_cu_upper_copy(n, G, n, R1, n, NULL, 0, c->stream)));
+        if (last && R) {
+            if (twice)
+                TRY(cb(cublasDtrmm(c->cublas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER,
+                                   CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, in, in, &one, G, in, R1,
+                                   in, R1, in)));
+            TRY(ce((cudaError_t)tn_cu_upper_copy(n, twice ? R1 : G, n, NULL, 0, R, ldr,
+                                                 c->stream)));
+        }
+        /* Yw <- Yw R^-1, 64 columns at a time; the last pass also writes Y */
+        for (int64_t j0 = 0; j0 < n; j0 += 64) {
+            const int jb = (int)(n - j0 < 64 ? n - j0 : 64);
+            if (j0 > 0)
+                TRY(cb(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, jb, (int)j0, &mone,
+                                   Yw, (int)m, G + j0 * n, in, &one, Yw + j0 * m, (int)m)));
+            TRY(ce((cudaError_t)tn_cu_trsm_rows(m, jb, G + j0 + j0 * n, n, Yw + j0 * m, m,
+                                                last ? Y + j0 * ldy : NULL, ldy, c->stream)));
         }
     }
-    if (twice) { /* R = R2 R1 */
-        const double one = 1.0;
-        dtrmm_("L", "U", "N", "N", &in, &in, &one, R2, &in, R1, &in);
+out:
+    free(hd);
+    return st;
+}
+
+/* CholeskyQR in FP32 on the GPU: the Gram matrix and the triangular solve
+ * with cuBLAS (SSYRK, STRSM), the n x n Cholesky factorization on the host
+ * (spotrf), where the breakdown test runs on exactly the same numbers. */
+static int cholqr32(tcnla_handle_t h, int64_t m, int64_t n, float *Y, int64_t ldy, float *R,
+                    int64_t ldr) {
+    struct tn_cuda_ctx *c = h->cuda;
+    const int im = (int)m, in = (int)n;
+    const size_t nn = (size_t)n * (size_t)n;
+    const size_t goff = al256(sizeof(float) * (size_t)m * (size_t)n);
+    char *ws = tn_cuda_workspace(c, goff + sizeof(float) * nn);
+    if (!ws) return TCNLA_ERR_ALLOC;
+    float *Yw = (float *)ws, *Gd = (float *)(ws + goff); /* working copy of Y (ld m), Gram / R */
+    float *Gf = malloc(sizeof(float) * nn);
+    double *fd = malloc(sizeof(double) * 2 * (size_t)n);
+    int st = TCNLA_SUCCESS;
+    if (!Gf || !fd) {
+        st = TCNLA_ERR_ALLOC;
+        goto out;
     }
-    /* Y <- Yw (FP64 -> FP32 rounds once) */
-    if (fp64)
-        TRY(ce((cudaError_t)tn_cu_epilogue_f64(1.0f, (const double *)Yw, 0.0f, Y, ldy, m, n,
-                                               c->stream)));
-    else
-        TRY(ce(cudaMemcpy2DAsync(Y, sizeof(float) * (size_t)ldy, Yw, sizeof(float) * (size_t)m,
-                                 sizeof(float) * (size_t)m, (size_t)n, cudaMemcpyDeviceToDevice,
-                                 c->stream)));
-    if (R) {
-        for (int64_t j = 0; j < n; j++)
-            for (int64_t i = 0; i < n; i++) Gf[i + j * n] = (float)R1[i + j * n];
+    const float one = 1.0f, zero = 0.0f;
+    TRY(ce(cudaMemcpy2DAsync(Yw, sizeof(float) * (size_t)m, Y, sizeof(float) * (size_t)ldy,
+                             sizeof(float) * (size_t)m, (size_t)n, cudaMemcpyDeviceToDevice,
+                             c->stream)));
+    TRY(cb(cublasSsyrk(c->cublas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, in, im, &one, Yw, im, &zero,
+                       Gd, in)));
+    TRY(ce(cudaMemcpyAsync(Gf, Gd, sizeof(float) * nn, cudaMemcpyDeviceToHost, c->stream)));
+    TRY(ce(cudaStreamSynchronize(c->stream)));
+    /* FP32 Cholesky on the host, as spotrf would do it on the GPU */
+    for (int i = 0; i < in; i++) fd[i] = Gf[i + (int64_t)i * n];
+    int info = 0;
+    spotrf_("U", &in, Gf, &in, &info);
+    for (int i = 0; i < in; i++) fd[n + i] = Gf[i + (int64_t)i * n];
+    if (!tn_chol_ok(fd, fd + n, in, info, 0x1p-24)) {
+        st = TCNLA_ERR_NUMERICAL;
+        goto out;
+    }
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = j + 1; i < n; i++) Gf[i + j * n] = 0.0f;
+    TRY(ce(cudaMemcpyAsync(Gd, Gf, sizeof(float) * nn, cudaMemcpyHostToDevice, c->stream)));
+    TRY(cb(cublasStrsm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                       CUBLAS_DIAG_NON_UNIT, im, in, &one, Gd, in, Yw, im)));
+    TRY(ce(cudaMemcpy2DAsync(Y, sizeof(float) * (size_t)ldy, Yw, sizeof(float) * (size_t)m,
+                             sizeof(float) * (size_t)m, (size_t)n, cudaMemcpyDeviceToDevice,
+                             c->stream)));
+    if (R)
         TRY(ce(cudaMemcpy2DAsync(R, sizeof(float) * (size_t)ldr, Gf, sizeof(float) * (size_t)n,
                                  sizeof(float) * (size_t)n, (size_t)n, cudaMemcpyHostToDevice,
                                  c->stream)));
-    }
-    TRY(ce(cudaStreamSynchronize(c->stream)));
+    TRY(ce(cudaStreamSynchronize(c->stream))); /* Gf is freed below */
 out:
-    free(G);
     free(Gf);
+    free(fd);
     return st;
 }
 
@@ -207,24 +224,28 @@ int tn_cuda_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdow
                            int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
                            tcnla_orth_t *used) {
     struct tn_cuda_ctx *c = h->cuda;
-    /* NaN / Inf check (flags[1]) with the GEMM backend's checker */
-    int *flags = tn_cuda_workspace(c, tn_cu_check_scratch(n) + 64 + 256);
-    if (!flags) return TCNLA_ERR_ALLOC;
-    int hf[3] = {0, 0, 0}, st;
-    st = ce(cudaMemsetAsync(flags, 0, 3 * sizeof(int), c->stream));
-    if (!st)
-        st = ce((cudaError_t)tn_cu_check_f32(Y, ldy, m, n, 1, TN_RCHK_NONE, 0, flags,
-                                            (char *)flags + 256, c->stream));
-    if (!st) st = ce(cudaMemcpyAsync(hf, flags, sizeof hf, cudaMemcpyDeviceToHost, c->stream));
-    if (!st) st = ce(cudaStreamSynchronize(c->stream));
-    if (st) return st;
-    if (hf[1]) return TCNLA_ERR_NUMERICAL;
+    int st;
+    /* NaN / Inf: CholeskyQR in FP64 sees them in the Gram matrix's diagonal;
+     * the other methods check first, with the GEMM backend's checker */
+    if (method == TCNLA_ORTH_HOUSEHOLDER || method == TCNLA_ORTH_CHOLQR_FP32) {
+        int *flags = tn_cuda_workspace(c, tn_cu_check_scratch(n) + 64 + 256);
+        if (!flags) return TCNLA_ERR_ALLOC;
+        int hf[3] = {0, 0, 0};
+        st = ce(cudaMemsetAsync(flags, 0, 3 * sizeof(int), c->stream));
+        if (!st)
+            st = ce((cudaError_t)tn_cu_check_f32(Y, ldy, m, n, 1, TN_RCHK_NONE, 0, flags,
+                                                (char *)flags + 256, c->stream));
+        if (!st) st = ce(cudaMemcpyAsync(hf, flags, sizeof hf, cudaMemcpyDeviceToHost, c->stream));
+        if (!st) st = ce(cudaStreamSynchronize(c->stream));
+        if (st) return st;
+        if (hf[1]) return TCNLA_ERR_NUMERICAL;
+    }
     for (;;) {
         if (method == TCNLA_ORTH_HOUSEHOLDER) st = householder(h, m, n, Y, ldy, R, ldr);
-        else
-            st = cholqr(h, method != TCNLA_ORTH_CHOLQR_FP32, method == TCNLA_ORTH_CHOLQR2_FP64, m,
-                        n, Y, ldy, R, ldr);
+        else if (method == TCNLA_ORTH_CHOLQR_FP32) st = cholqr32(h, m, n, Y, ldy, R, ldr);
+        else st = cholqr64(h, method == TCNLA_ORTH_CHOLQR2_FP64, m, n, Y, ldy, R, ldr);
         if (used) *used = method;
+        if (st == TN_ORTH_NONFINITE) return TCNLA_ERR_NUMERICAL;
         if (st != TCNLA_ERR_NUMERICAL || on_breakdown != TCNLA_BREAKDOWN_RETRY ||
             method == TCNLA_ORTH_HOUSEHOLDER)
             return st;

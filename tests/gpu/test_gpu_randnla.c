@@ -123,6 +123,75 @@ TEST(gpu_orth_methods_and_breakdown) {
     tcnla_destroy(g);
 }
 
+/* CholeskyQR in FP64 (the GPU's own Gram sum, factorization and blocked
+ * solve) at sizes with several factorization steps (32 columns), several
+ * solve blocks (64) with a short last one, a row count that is not a
+ * multiple of the Gram slabs and ld > m; columns scaled over six decades
+ * (kappa about 1e6, though Cholesky itself is blind to column scaling); a
+ * breakdown far from the first step; NaN input. */
+TEST(gpu_cholqr64_blocked_sizes) {
+    tcnla_handle_t g = gpu(), c;
+    if (!g) SKIP("no GPU");
+    tcnla_create(&c, TCNLA_BACKEND_CPU);
+    enum { M = 3001, N = 300, LD = 3005 };
+    float *Y0 = malloc(sizeof(float) * LD * N), *Y = malloc(sizeof(float) * LD * N);
+    float *Yc = malloc(sizeof(float) * LD * N);
+    float *Rg = malloc(sizeof(float) * N * N), *Rc = malloc(sizeof(float) * N * N);
+    tn_rand_normal(9, 1, 0, 1, (int64_t)LD * N, Y0);
+    for (int j = 0; j < N; j++) /* column scales 1 .. 1e-6 */
+        for (int i = 0; i < LD; i++) Y0[i + j * LD] *= (float)pow(10.0, -6.0 * j / (N - 1));
+    float *dY = to_dev(g, Y0, (size_t)LD * N), *dR = to_dev(g, NULL, (size_t)N * N);
+    for (int twice = 0; twice < 2; twice++) {
+        const tcnla_orth_t meth = twice ? TCNLA_ORTH_CHOLQR2_FP64 : TCNLA_ORTH_CHOLQR_FP64;
+        tcnla_memcpy(g, dY, Y0, sizeof(float) * LD * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        memcpy(Yc, Y0, sizeof(float) * LD * N);
+        CHECK_EQ_INT(tcnla_orthonormalize(g, meth, TCNLA_BREAKDOWN_ERROR, M, N, dY, LD, dR, N, NULL), 0);
+        CHECK_EQ_INT(tcnla_orthonormalize(c, meth, TCNLA_BREAKDOWN_ERROR, M, N, Yc, LD, Rc, N, NULL), 0);
+        to_host(g, Y, dY, (size_t)LD * N);
+        to_host(g, Rg, dR, (size_t)N * N);
+        double dq = 0, dr = 0, nr = 0;
+        for (int j = 0; j < N; j++) {
+            for (int i = 0; i < M; i++) dq = fmax(dq, fabs((double)Y[i + j * LD] - Yc[i + j * LD]));
+            for (int i = M; i < LD; i++) CHECK(Y[i + j * LD] == Y0[i + j * LD]); /* past m: untouched */
+            for (int i = 0; i < N; i++) {
+                dr = fmax(dr, fabs((double)Rg[i + j * N] - Rc[i + j * N]));
+                nr = fmax(nr, fabs((double)Rc[i + j * N]));
+                if (i > j) CHECK(Rg[i + j * N] == 0.0f);
+            }
+        }
+        /* FP64 inside, FP32 out: both round the same FP64-accurate factor */
+        CHECK_MSG(dq < 1e-5, "twice %d: |Q_gpu - Q_cpu| = %.2e", twice, dq);
+        CHECK_MSG(dr < 1e-6 * nr, "twice %d: |R_gpu - R_cpu| = %.2e of %.2e", twice, dr, nr);
+        double d = 0;
+        for (int j = 0; j < N; j++) /* Q^T Q - I over the first m rows */
+            for (int k = 0; k <= j; k++) {
+                double s = 0;
+                for (int i = 0; i < M; i++) s += (double)Y[i + j * LD] * Y[i + k * LD];
+                d = fmax(d, fabs(s - (j == k)));
+            }
+        CHECK_MSG(d < (twice ? 1e-5 : 1e-3), "twice %d: |Q^TQ - I| = %.2e", twice, d);
+    }
+    /* column 200 a copy of column 100: the factorization stops at step 7 */
+    for (int i = 0; i < LD; i++) Y0[i + 200 * LD] = Y0[i + 100 * LD];
+    tcnla_memcpy(g, dY, Y0, sizeof(float) * LD * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
+    CHECK_EQ_INT(tcnla_orthonormalize(g, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_ERROR, M, N, dY, LD, NULL, 0, NULL),
+                 TCNLA_ERR_NUMERICAL);
+    to_host(g, Y, dY, (size_t)LD * N);
+    CHECK(memcmp(Y, Y0, sizeof(float) * LD * N) == 0);
+    /* NaN: reported, no retry, Y untouched */
+    Y0[17 + 250 * LD] = NAN;
+    tcnla_memcpy(g, dY, Y0, sizeof(float) * LD * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
+    tcnla_orth_t used = TCNLA_ORTH_HOUSEHOLDER;
+    CHECK_EQ_INT(tcnla_orthonormalize(g, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_RETRY, M, N, dY, LD, NULL, 0, &used),
+                 TCNLA_ERR_NUMERICAL);
+    CHECK(used == TCNLA_ORTH_CHOLQR_FP64);
+    to_host(g, Y, dY, (size_t)LD * N);
+    CHECK(memcmp(Y, Y0, sizeof(float) * LD * N) == 0);
+    tcnla_free(g, dY), tcnla_free(g, dR);
+    free(Y0), free(Y), free(Yc), free(Rg), free(Rc);
+    tcnla_destroy(g), tcnla_destroy(c);
+}
+
 /* ||A - U diag(S) VT||_F / ||A||_F on the host */
 static double residual(const float *A, int m, int n, const float *U, const float *S, const float *VT, int k) {
     double num = 0, den = 0;

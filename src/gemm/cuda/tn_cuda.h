@@ -88,6 +88,26 @@ int tn_cu_eig_to_svd(const double *W, const double *lam, int64_t l, int64_t k, i
 int tn_cu_epilogue_f64(float alpha, const double *R, float beta, float *C, int64_t ldc,
                        int64_t m, int64_t n, cudaStream_t stream);
 
+/* CholeskyQR in FP64 (src/linalg/cholqr_kernels.cu). G (n x n) = the sum of
+ * the nslab partials P (n x n each, packed), in order; diag (may be NULL)
+ * receives G's diagonal. */
+int tn_cu_gram_reduce(const double *P, int64_t nslab, int64_t n, double *G, double *diag,
+                      cudaStream_t stream);
+/* G = R^T R in place (upper triangle, ld), one cooperative launch of at
+ * most sm_count blocks: diag (n) receives R's diagonal, info 0 or the
+ * 1-based column of the first pivot that is not positive (as LAPACK's
+ * potrf); bar is one unsigned of device memory for the grid barrier. */
+int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *diag, int *info, unsigned *bar,
+                      int sm_count, cudaStream_t stream);
+/* X (m x nb, ldx) <- X R^-1, R upper triangular nb x nb (ldr), nb <= 64;
+ * Y (when not NULL) receives the result in FP32 (ldy). */
+int tn_cu_trsm_rows(int64_t m, int nb, const double *R, int64_t ldr, double *X, int64_t ldx,
+                    float *Y, int64_t ldy, cudaStream_t stream);
+/* The upper triangle of G (n x n) with zeros below, into D (FP64) and / or F
+ * (FP32), either may be NULL. */
+int tn_cu_upper_copy(int64_t n, const double *G, int64_t ldg, double *D, int64_t ldd, float *F,
+                     int64_t ldf, cudaStream_t stream);
+
 /* Checks of the vectors of a stored rows x cols FP32 matrix: the columns
  * (vec_is_col = 1) or the rows (0). flags[1] |= 1 when an element is NaN or
  * Inf. With check_kind >= 0 also the range check of tn_range_ok: every
