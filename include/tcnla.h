@@ -98,10 +98,13 @@ TCNLA_API int tcnla_memcpy(tcnla_handle_t handle, void *dst, const void *src, si
                            tcnla_memcpy_kind_t kind);
 
 /* Memory the handle holds in its own space: `current` = live tcnla_malloc
- * allocations + the grow-only workspace; `peak` = the largest live
- * allocation total seen at any tcnla_malloc since the last reset, plus the
- * workspace (an upper bound of the true peak: the workspace only grows).
- * cuBLAS / cuSOLVER handle-internal memory is not counted. */
+ * allocations + the grow-only workspace + (CUDA) the buffers that the
+ * drivers tcnla_rsvd / tcnla_lra / tcnla_hosvd freed into the handle's pool
+ * for their next call (returned with the handle); `peak` = the largest
+ * total of live allocations and driver buffers seen at any allocation since
+ * the last reset, plus the workspace (an upper bound of the true peak: the
+ * workspace only grows). cuBLAS / cuSOLVER handle-internal memory is not
+ * counted. */
 TCNLA_API int tcnla_memory_stats(tcnla_handle_t handle, size_t *current, size_t *peak);
 TCNLA_API int tcnla_reset_peak_memory(tcnla_handle_t handle);
 

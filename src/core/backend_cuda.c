@@ -32,6 +32,7 @@ static void ctx_release(struct tn_cuda_ctx *c) {
     if (!c) return;
     if (c->stream || c->own_stream) cudaStreamSynchronize(c->stream);
     tn_cuda_i8_release(c);
+    if (c->have_pool) cudaMemPoolDestroy(c->pool);
     if (c->ws) cudaFree(c->ws);
     if (c->pinned) cudaFreeHost(c->pinned);
     if (c->cusolver) cusolverDnDestroy(c->cusolver);
@@ -136,6 +137,56 @@ void *tn_cuda_workspace(struct tn_cuda_ctx *c, size_t bytes) {
 }
 
 size_t tn_cuda_workspace_bytes(tcnla_handle_t h) { return h->cuda->ws_bytes; }
+
+/* What the scratch pool holds beyond its live blocks (those are counted as
+ * allocations): kept for the next driver call. */
+size_t tn_cuda_pool_idle_bytes(tcnla_handle_t h) {
+    struct tn_cuda_ctx *c = h->cuda;
+    if (!c->have_pool) return 0;
+    uint64_t res = 0, used = 0;
+    if (cudaMemPoolGetAttribute(c->pool, cudaMemPoolAttrReservedMemCurrent, &res) != cudaSuccess ||
+        cudaMemPoolGetAttribute(c->pool, cudaMemPoolAttrUsedMemCurrent, &used) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return res > used ? (size_t)(res - used) : 0;
+}
+
+/* Scratch of the drivers (tcnla_rsvd, tcnla_lra, tcnla_hosvd): stream-ordered
+ * blocks from the handle's own pool, which keeps what is freed for the next
+ * call. cudaMalloc / cudaFree of their buffers (up to size(A) for randLRA's
+ * E) cost milliseconds per call, and cudaFree waits for the whole device. */
+int tn_cuda_scratch_malloc(tcnla_handle_t h, void **p, size_t bytes) {
+    struct tn_cuda_ctx *c = h->cuda;
+    *p = NULL;
+    if (bytes == 0) return TCNLA_SUCCESS;
+    cudaError_t e = cudaSetDevice(c->device);
+    if (e == cudaSuccess && !c->have_pool) {
+        struct cudaMemPoolProps props;
+        memset(&props, 0, sizeof props);
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = c->device;
+        e = cudaMemPoolCreate(&c->pool, &props);
+        if (e == cudaSuccess) {
+            uint64_t keep = ~(uint64_t)0; /* keep freed blocks for the next call */
+            c->have_pool = 1;
+            e = cudaMemPoolSetAttribute(c->pool, cudaMemPoolAttrReleaseThreshold, &keep);
+        }
+    }
+    if (e == cudaSuccess) e = cudaMallocFromPoolAsync(p, bytes, c->pool, c->stream);
+    if (e != cudaSuccess) {
+        *p = NULL;
+        int st = tn_cuda_err(e);
+        return st == TCNLA_ERR_CUDA ? TCNLA_ERR_ALLOC : st;
+    }
+    return TCNLA_SUCCESS;
+}
+
+int tn_cuda_scratch_free(tcnla_handle_t h, void *p) {
+    if (!p) return TCNLA_SUCCESS;
+    return tn_cuda_err(cudaFreeAsync(p, h->cuda->stream));
+}
 
 int tn_cuda_malloc(tcnla_handle_t h, void **p, size_t bytes) {
     *p = NULL;

@@ -209,8 +209,11 @@ static size_t workspace_bytes(tcnla_handle_t h) {
 
 int tcnla_memory_stats(tcnla_handle_t h, size_t *current, size_t *peak) {
     if (!h) return -1;
-    size_t ws = workspace_bytes(h);
-    if (current) *current = h->mem.live + ws;
+    size_t ws = workspace_bytes(h), idle = 0;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) idle = tn_cuda_pool_idle_bytes(h);
+#endif
+    if (current) *current = h->mem.live + ws + idle;
     if (peak) *peak = h->mem.peak_live + ws;
     return TCNLA_SUCCESS;
 }
@@ -248,6 +251,27 @@ int tcnla_free(tcnla_handle_t h, void *ptr) {
 #endif
     free(ptr);
     return TCNLA_SUCCESS;
+}
+
+int tn_scratch_malloc(tcnla_handle_t h, void **ptr, size_t bytes) {
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) {
+        int st = tn_cuda_scratch_malloc(h, ptr, bytes);
+        if (st == TCNLA_SUCCESS && *ptr) track_add(h, *ptr, bytes);
+        return st;
+    }
+#endif
+    return tcnla_malloc(h, ptr, bytes);
+}
+
+int tn_scratch_free(tcnla_handle_t h, void *ptr) {
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA && ptr) {
+        track_remove(h, ptr);
+        return tn_cuda_scratch_free(h, ptr);
+    }
+#endif
+    return tcnla_free(h, ptr);
 }
 
 int tcnla_memcpy(tcnla_handle_t h, void *dst, const void *src, size_t bytes,

@@ -129,6 +129,29 @@ int tn_chol_ok(const double *gdiag, const double *rdiag, int n, int info, double
  * `fmt` in place (RN), keeping FP32 storage. */
 int tn_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols, float *X,
                      int64_t ld);
+/* Scratch memory of the drivers (tcnla_rsvd, tcnla_lra, tcnla_hosvd): counted
+ * as tcnla_malloc is, but on the CUDA backend ordered on the handle's stream
+ * and taken from a pool the handle keeps (no cudaMalloc / cudaFree, and no
+ * device-wide wait, per call). Only for memory that the handle's stream
+ * alone uses between the two calls. */
+int tn_scratch_malloc(tcnla_handle_t h, void **p, size_t bytes);
+int tn_scratch_free(tcnla_handle_t h, void *p);
+/* Y (FP16 bits, ldy) = the rows x cols FP32 matrix X (ld) rounded to FP16
+ * (RN), both in handle memory. */
+int tn_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+              uint16_t *Y, int64_t ldy);
+/* C = alpha op(A) op(B) + beta C for A and B stored in FP16 (bits), in
+ * handle memory: the TCNLA_GEMM_FP16 method without its conversions of the
+ * operands (seed 001's tgemm 16|32 on operands converted once). After
+ * argument checks by the caller; m, n, k > 0. */
+int tn_gemm_f16(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n, int64_t k,
+                float alpha, const uint16_t *A, int64_t lda, const uint16_t *B, int64_t ldb,
+                float beta, float *C, int64_t ldc);
+/* D = A + E elementwise for rows x cols FP32 matrices in handle memory (one
+ * RN addition), into FP32 D or, when D16 is not NULL, rounded to FP16 bits
+ * (RN); D may be E. */
+int tn_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A, int64_t lda,
+                  const float *E, int64_t lde, float *D, uint16_t *D16, int64_t ldd);
 /* Copies a rows x cols matrix between leading dimensions, both in handle memory. */
 int tn_copy_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *src, int64_t lds,
                    float *dst, int64_t ldd);
@@ -165,7 +188,10 @@ int tn_cuda_create(tcnla_handle_t h);  /* fills h->cuda and device_name */
 void tn_cuda_destroy(tcnla_handle_t h);
 int tn_cuda_device_count(void);        /* 0 when no GPU or no driver */
 int tn_cuda_malloc(tcnla_handle_t h, void **p, size_t bytes);
+int tn_cuda_scratch_malloc(tcnla_handle_t h, void **p, size_t bytes);
+int tn_cuda_scratch_free(tcnla_handle_t h, void *p);
 size_t tn_cuda_workspace_bytes(tcnla_handle_t h);
+size_t tn_cuda_pool_idle_bytes(tcnla_handle_t h);
 int tn_cuda_free(tcnla_handle_t h, void *p);
 int tn_cuda_memcpy(tcnla_handle_t h, void *dst, const void *src, size_t bytes,
                    tcnla_memcpy_kind_t kind);
@@ -179,6 +205,14 @@ int tn_cuda_random_fill(tcnla_handle_t h, tcnla_rand_dist_t dist, tcnla_format_t
                         int64_t ld);
 int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
                         float *Vk, float *Sk, int scale_vk);
+int tn_cuda_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A,
+                       int64_t lda, const float *E, int64_t lde, float *D, uint16_t *D16,
+                       int64_t ldd);
+int tn_cuda_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                   uint16_t *Y, int64_t ldy);
+int tn_cuda_gemm_f16(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
+                     int64_t k, float alpha, const uint16_t *A, int64_t lda, const uint16_t *B,
+                     int64_t ldb, float beta, float *C, int64_t ldc);
 int tn_cuda_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
                           float *X, int64_t ld);
 int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,

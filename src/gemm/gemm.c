@@ -87,6 +87,32 @@ static int gemm_common(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t 
                        ldc);
 }
 
+int tn_gemm_f16(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n, int64_t k,
+                float alpha, const uint16_t *A, int64_t lda, const uint16_t *B, int64_t ldb,
+                float beta, float *C, int64_t ldc) {
+    h->last_method = TCNLA_GEMM_FP16;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA)
+        return tn_cuda_gemm_f16(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+#endif
+    /* CPU: the operands widened (exactly) and the FP16 method, whose
+     * conversion then changes nothing */
+    const int64_t ar = ta == TCNLA_OP_N ? m : k, ac = ta == TCNLA_OP_N ? k : m;
+    const int64_t br = tb == TCNLA_OP_N ? k : n, bc = tb == TCNLA_OP_N ? n : k;
+    float *Aw = malloc(sizeof(float) * (size_t)(ar * ac)), *Bw = malloc(sizeof(float) * (size_t)(br * bc));
+    int st = TCNLA_ERR_ALLOC;
+    if (Aw && Bw) {
+        for (int64_t j = 0; j < ac; j++)
+            for (int64_t i = 0; i < ar; i++) Aw[i + j * ar] = tcnla_f16_to_f32(A[i + j * lda]);
+        for (int64_t j = 0; j < bc; j++)
+            for (int64_t i = 0; i < br; i++) Bw[i + j * br] = tcnla_f16_to_f32(B[i + j * ldb]);
+        st = tn_cpu_gemm(h, TCNLA_GEMM_FP16, ta, tb, m, n, k, alpha, Aw, ar, Bw, NULL, br, beta, C,
+                         ldc);
+    }
+    free(Aw), free(Bw);
+    return st;
+}
+
 int tcnla_sgemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa,
                 tcnla_op_t transb, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
                 int64_t lda, const float *B, int64_t ldb, float beta, float *C, int64_t ldc) {

@@ -255,6 +255,18 @@ int tn_cuda_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdow
     }
 }
 
+int tn_cuda_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A,
+                       int64_t lda, const float *E, int64_t lde, float *D, uint16_t *D16,
+                       int64_t ldd) {
+    return ce((cudaError_t)tn_cu_add(A, lda, E, lde, rows, cols, D, D16, ldd, h->cuda->stream));
+}
+
+int tn_cuda_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                   uint16_t *Y, int64_t ldy) {
+    return ce((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F16, X, ld, Y, ldy, rows, cols, NULL,
+                                         h->cuda->stream));
+}
+
 int tn_cuda_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
                           float *X, int64_t ld) {
     struct tn_cuda_ctx *c = h->cuda;

@@ -94,7 +94,7 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
     size_t block_bytes = order > 2 ? buf_off + buf_bytes : buf_bytes; /* order 2: one buffer */
     if (om_bytes > block_bytes) block_bytes = om_bytes;
     char *block = NULL;
-    st = tcnla_malloc(h, (void **)&block, block_bytes);
+    st = tn_scratch_malloc(h, (void **)&block, block_bytes);
     if (st != TCNLA_SUCCESS) return st;
     tn_bounded_begin(h); /* device memory: the tensor plus the one block above */
     {   /* every factor's projection and the core's first product read A in
@@ -142,6 +142,6 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
     }
     tn_untrust(h);
     tn_bounded_end(h);
-    int st2 = tcnla_free(h, block);
+    int st2 = tn_scratch_free(h, block);
     return st != TCNLA_SUCCESS ? st : st2;
 }

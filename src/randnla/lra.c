@@ -41,8 +41,8 @@ static int truncate_svd(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t k, 
                         float *Y, int64_t ldy) {
     float *R = NULL, *Sm = NULL;
     int st;
-    TRY(tcnla_malloc(h, (void **)&R, sizeof(float) * (size_t)(l * l)));
-    TRY(tcnla_malloc(h, (void **)&Sm, sizeof(float) * (size_t)(2 * l * k)));
+    TRY(tn_scratch_malloc(h, (void **)&R, sizeof(float) * (size_t)(l * l)));
+    TRY(tn_scratch_malloc(h, (void **)&Sm, sizeof(float) * (size_t)(2 * l * k)));
     TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, n, l, W, n, R, l, NULL));
     TRY(tn_small_svd_t(h, l, k, R, Sm, Sm + l * k, NULL, 1)); /* U_k, V_k S_k */
     TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, m, k, l, 1.0f, Q, m, Sm, l,
@@ -50,39 +50,52 @@ static int truncate_svd(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t k, 
     TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, n, k, l, 1.0f, W, n,
                     Sm + l * k, l, 0.0f, Y, ldy));
 out:
-    tcnla_free(h, R);
-    tcnla_free(h, Sm);
+    tn_scratch_free(h, R);
+    tn_scratch_free(h, Sm);
     return st;
 }
 
 /* One pass of randLRA at rank k: X (m x k), Y (n x k). A16 is A rounded to
- * FP16 (16|16 and 16|32), else NULL. With p == 0 this is seed 001's
- * Algorithm 1/4 exactly (X, Y = the first k columns of Q and A^T Q). With
- * p > 0, taking the first k columns would throw the oversampling away (QR
- * is column-sequential: Q(:, 1:k) depends on the first k samples only), so
- * the rank-k truncation is done through the SVD of the l x l core instead. */
+ * FP16 and stored so (16|16 and 16|32; ld m), else NULL: those variants
+ * multiply FP16 storage directly (tn_gemm_f16), with Omega drawn in FP16
+ * and Q converted once, as Algorithm 4 has it. With p == 0 this is seed
+ * 001's Algorithm 1/4 exactly (X, Y = the first k columns of Q and A^T Q).
+ * With p > 0, taking the first k columns would throw the oversampling away
+ * (QR is column-sequential: Q(:, 1:k) depends on the first k samples only),
+ * so the rank-k truncation is done through the SVD of the l x l core
+ * instead. */
 static int lra_pass(tcnla_handle_t h, const tcnla_lra_opts_t *o, uint64_t stream, int64_t k,
-                    int64_t m, int64_t n, const float *A, int64_t lda, const float *A16,
+                    int64_t m, int64_t n, const float *A, int64_t lda, const uint16_t *A16,
                     float *X, int64_t ldx, float *Y, int64_t ldy) {
     const int64_t l = k + o->oversampling;
     const tcnla_op_t N = TCNLA_OP_N, T = TCNLA_OP_T;
     const int explicit16 = o->tgemm == TCNLA_TGEMM_16_16 || o->tgemm == TCNLA_TGEMM_16_32;
     const tcnla_gemm_method_t g = o->tgemm == TCNLA_TGEMM_NONE ? o->gemm_method : TCNLA_GEMM_FP16;
-    const float *Ause = explicit16 ? A16 : A;
-    const int64_t ldause = explicit16 ? m : lda;
-    float *Om = NULL, *B = NULL, *Yf = NULL;
+    void *Om = NULL;
+    float *B = NULL, *Yf = NULL;
+    uint16_t *Q16 = NULL;
     int st;
-    TRY(tcnla_malloc(h, (void **)&Om, sizeof(float) * (size_t)(n * l)));
-    TRY(tcnla_malloc(h, (void **)&B, sizeof(float) * (size_t)(m * l)));
-    TRY(tcnla_malloc(h, (void **)&Yf, sizeof(float) * (size_t)(n * l)));
-    /* Omega: FP16 when the variant stores it so (for 32|32 the GEMM rounds it) */
-    TRY(tcnla_random_fill(h, TCNLA_RAND_GAUSSIAN, explicit16 ? TCNLA_FMT_FP16 : TCNLA_FMT_FP32,
-                          o->seed, stream, n, l, Om, n));
-    TRY(tcnla_sgemm(h, g, N, N, m, l, n, 1.0f, Ause, ldause, Om, n, 0.0f, B, m));
-    if (o->tgemm == TCNLA_TGEMM_16_16) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, l, B, m));
-    TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, B, m, NULL, 0, NULL));
-    if (explicit16) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, l, B, m)); /* Q16 (line 5) */
-    TRY(tcnla_sgemm(h, g, T, N, n, l, m, 1.0f, Ause, ldause, B, m, 0.0f, Yf, n));
+    TRY(tn_scratch_malloc(h, &Om, (explicit16 ? 2 : 4) * (size_t)(n * l)));
+    TRY(tn_scratch_malloc(h, (void **)&B, sizeof(float) * (size_t)(m * l)));
+    TRY(tn_scratch_malloc(h, (void **)&Yf, sizeof(float) * (size_t)(n * l)));
+    if (explicit16) {
+        /* Omega16, A16 Omega16, Q16 = fp16(Q), A16^T Q16 (lines 1-6) */
+        TRY(tn_scratch_malloc(h, (void **)&Q16, 2 * (size_t)(m * l)));
+        TRY(tcnla_random_fill_f16(h, TCNLA_RAND_GAUSSIAN, o->seed, stream, n, l, (uint16_t *)Om, n));
+        TRY(tn_gemm_f16(h, N, N, m, l, n, 1.0f, A16, m, (const uint16_t *)Om, n, 0.0f, B, m));
+        if (o->tgemm == TCNLA_TGEMM_16_16) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, l, B, m));
+        TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, B, m, NULL, 0, NULL));
+        TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, l, B, m)); /* Q16's values, kept for X */
+        TRY(tn_to_f16(h, m, l, B, m, Q16, m));
+        TRY(tn_gemm_f16(h, T, N, n, l, m, 1.0f, A16, m, Q16, m, 0.0f, Yf, n));
+    } else {
+        /* Omega in FP32 (for 32|32 the FP16 method rounds it) */
+        TRY(tcnla_random_fill(h, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, o->seed, stream, n, l,
+                              (float *)Om, n));
+        TRY(tcnla_sgemm(h, g, N, N, m, l, n, 1.0f, A, lda, (const float *)Om, n, 0.0f, B, m));
+        TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, B, m, NULL, 0, NULL));
+        TRY(tcnla_sgemm(h, g, T, N, n, l, m, 1.0f, A, lda, B, m, 0.0f, Yf, n));
+    }
     if (o->tgemm == TCNLA_TGEMM_16_16) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, n, l, Yf, n));
     if (l == k) {
         TRY(tn_copy_matrix(h, m, k, B, m, X, ldx));
@@ -98,9 +111,10 @@ static int lra_pass(tcnla_handle_t h, const tcnla_lra_opts_t *o, uint64_t stream
         TRY(tn_round_inplace(h, TCNLA_FMT_FP16, n, k, Y, ldy));
     }
 out:
-    tcnla_free(h, Om);
-    tcnla_free(h, B);
-    tcnla_free(h, Yf);
+    tn_scratch_free(h, Om);
+    tn_scratch_free(h, B);
+    tn_scratch_free(h, Yf);
+    tn_scratch_free(h, Q16);
     return st;
 }
 
@@ -113,11 +127,11 @@ static int recompress(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t r, in
     double *M = malloc(sizeof(double) * (size_t)(4 * r * r + r));
     int st = TCNLA_ERR_ALLOC;
     if (!hx || !M) goto out;
-    TRY(tcnla_malloc(h, (void **)&Qx, sizeof(float) * (size_t)(m * r)));
-    TRY(tcnla_malloc(h, (void **)&Qy, sizeof(float) * (size_t)(n * r)));
-    TRY(tcnla_malloc(h, (void **)&Rx, sizeof(float) * (size_t)(r * r)));
-    TRY(tcnla_malloc(h, (void **)&Ry, sizeof(float) * (size_t)(r * r)));
-    TRY(tcnla_malloc(h, (void **)&Sm, sizeof(float) * (size_t)(r * r)));
+    TRY(tn_scratch_malloc(h, (void **)&Qx, sizeof(float) * (size_t)(m * r)));
+    TRY(tn_scratch_malloc(h, (void **)&Qy, sizeof(float) * (size_t)(n * r)));
+    TRY(tn_scratch_malloc(h, (void **)&Rx, sizeof(float) * (size_t)(r * r)));
+    TRY(tn_scratch_malloc(h, (void **)&Ry, sizeof(float) * (size_t)(r * r)));
+    TRY(tn_scratch_malloc(h, (void **)&Sm, sizeof(float) * (size_t)(r * r)));
     TRY(tn_copy_matrix(h, m, r, Xr, m, Qx, m));
     TRY(tn_copy_matrix(h, n, r, Yr, n, Qy, n));
     /* Householder: the factors' columns may be (nearly) dependent */
@@ -147,11 +161,11 @@ static int recompress(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t r, in
                         r, 0.0f, Y, ldy));
     }
 out:
-    tcnla_free(h, Qx);
-    tcnla_free(h, Qy);
-    tcnla_free(h, Rx);
-    tcnla_free(h, Ry);
-    tcnla_free(h, Sm);
+    tn_scratch_free(h, Qx);
+    tn_scratch_free(h, Qy);
+    tn_scratch_free(h, Rx);
+    tn_scratch_free(h, Ry);
+    tn_scratch_free(h, Sm);
     free(hx);
     free(M);
     return st;
@@ -179,7 +193,8 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
     if (ldy < n) return -10;
     const int explicit16 = o->tgemm == TCNLA_TGEMM_16_16 || o->tgemm == TCNLA_TGEMM_16_32;
     const tcnla_gemm_method_t g = o->tgemm == TCNLA_TGEMM_NONE ? o->gemm_method : TCNLA_GEMM_FP16;
-    float *A16 = NULL, *E = NULL, *Xr = NULL, *Yr = NULL;
+    uint16_t *A16 = NULL;
+    float *E = NULL, *Xr = NULL, *Yr = NULL;
     int st;
     /* (its products with n = 2k + p >= 512 ran 0.6-1.2 ms slower in all on
      * Hopper's pre-split path, on top of its workspace: not taken here) */
@@ -189,34 +204,32 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
     float *Xo = X, *Yo = Y;
     int64_t ldxo = ldx, ldyo = ldy;
     if (o->refine && o->recompress) {
-        TRY(tcnla_malloc(h, (void **)&Xr, sizeof(float) * (size_t)(m * 3 * k)));
-        TRY(tcnla_malloc(h, (void **)&Yr, sizeof(float) * (size_t)(n * 3 * k)));
+        TRY(tn_scratch_malloc(h, (void **)&Xr, sizeof(float) * (size_t)(m * 3 * k)));
+        TRY(tn_scratch_malloc(h, (void **)&Yr, sizeof(float) * (size_t)(n * 3 * k)));
         Xo = Xr, Yo = Yr, ldxo = m, ldyo = n;
     }
     if (explicit16) { /* A16 = fp16(A), converted once and reused (Algorithm 4 line 2) */
-        TRY(tcnla_malloc(h, (void **)&A16, sizeof(float) * (size_t)(m * n)));
-        TRY(tn_copy_matrix(h, m, n, A, lda, A16, m));
-        TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, n, A16, m));
+        TRY(tn_scratch_malloc(h, (void **)&A16, 2 * (size_t)(m * n)));
+        TRY(tn_to_f16(h, m, n, A, lda, A16, m));
     }
     TRY(lra_pass(h, o, 0, k, m, n, A, lda, A16, Xo, ldxo, Yo, ldyo));
     if (o->refine) {
-        /* E = A - X1 Y1^T in FP32 (Algorithm 5 line 2) */
-        TRY(tcnla_malloc(h, (void **)&E, sizeof(float) * (size_t)(m * n)));
-        TRY(tn_copy_matrix(h, m, n, A, lda, E, m));
-        TRY(tcnla_sgemm(h, g, TCNLA_OP_N, TCNLA_OP_T, m, n, k, -1.0f, Xo, ldxo, Yo, ldyo, 1.0f, E,
+        /* E = A - X1 Y1^T in FP32 (Algorithm 5 line 2): the product into E
+         * (beta = 0, exact negation), then one RN addition of A, which for
+         * 16|16 and 16|32 writes fp16(E) straight where fp16(A) was: A is
+         * read once and no copy of it is made */
+        TRY(tn_scratch_malloc(h, (void **)&E, sizeof(float) * (size_t)(m * n)));
+        TRY(tcnla_sgemm(h, g, TCNLA_OP_N, TCNLA_OP_T, m, n, k, -1.0f, Xo, ldxo, Yo, ldyo, 0.0f, E,
                         m));
-        if (explicit16) { /* fp16(E) goes where fp16(A) was */
-            TRY(tn_copy_matrix(h, m, n, E, m, A16, m));
-            TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, n, A16, m));
-        }
+        TRY(tn_add_matrix(h, m, n, A, lda, E, m, E, explicit16 ? A16 : NULL, m));
         TRY(lra_pass(h, o, 1, 2 * k, m, n, E, m, A16, Xo + k * ldxo, ldxo, Yo + k * ldyo, ldyo));
         if (o->recompress) TRY(recompress(h, o, 3 * k, k, m, n, Xr, Yr, X, ldx, Y, ldy));
     }
 out:
     tn_bounded_end(h);
-    tcnla_free(h, A16);
-    tcnla_free(h, E);
-    tcnla_free(h, Xr);
-    tcnla_free(h, Yr);
+    tn_scratch_free(h, A16);
+    tn_scratch_free(h, E);
+    tn_scratch_free(h, Xr);
+    tn_scratch_free(h, Yr);
     return st;
 }

@@ -1,7 +1,7 @@
 /* Randomized SVD (seed 000 Algorithm 1, Halko-Martinsson-Tropp) with
  * oversampling and re-orthonormalized power iterations. Written once over
  * the public entry points (tcnla_sgemm / tcnla_shgemm, tcnla_orthonormalize,
- * tcnla_random_fill, tcnla_malloc / tcnla_memcpy) and the small SVD
+ * tcnla_random_fill, tn_scratch_malloc / tcnla_memcpy) and the small SVD
  * tn_small_svd_t, each of which runs on the handle's backend.
  *
  *   Omega = randn(n, l)                       l = k + p, rounded to random_format
@@ -160,11 +160,11 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
         const tcnla_gemm_method_t ms[2] = {o->proj_method, o->gemm_method};
         TRY(tn_trust(h, A, lda, m, n, ms, 2));
     }
-    TRY(tcnla_malloc(h, &Om, (size_t)n * (size_t)l * (sh ? 2 : 4)));
-    TRY(tcnla_malloc(h, (void **)&Y, sizeof(float) * (size_t)m * (size_t)l));
-    TRY(tcnla_malloc(h, (void **)&W, sizeof(float) * (size_t)n * (size_t)l));
-    TRY(tcnla_malloc(h, (void **)&R, sizeof(float) * (size_t)l * (size_t)l));
-    TRY(tcnla_malloc(h, (void **)&Sm, sizeof(float) * (size_t)(2 * l * k)));
+    TRY(tn_scratch_malloc(h, &Om, (size_t)n * (size_t)l * (sh ? 2 : 4)));
+    TRY(tn_scratch_malloc(h, (void **)&Y, sizeof(float) * (size_t)m * (size_t)l));
+    TRY(tn_scratch_malloc(h, (void **)&W, sizeof(float) * (size_t)n * (size_t)l));
+    TRY(tn_scratch_malloc(h, (void **)&R, sizeof(float) * (size_t)l * (size_t)l));
+    TRY(tn_scratch_malloc(h, (void **)&Sm, sizeof(float) * (size_t)(2 * l * k)));
 
     steptimer tm = {o->timings, 0.0};
     if (tm.t) {
@@ -209,10 +209,10 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
 out:
     tn_untrust(h);
     tn_bounded_end(h);
-    tcnla_free(h, Om);
-    tcnla_free(h, Y);
-    tcnla_free(h, W);
-    tcnla_free(h, R);
-    tcnla_free(h, Sm);
+    tn_scratch_free(h, Om);
+    tn_scratch_free(h, Y);
+    tn_scratch_free(h, W);
+    tn_scratch_free(h, R);
+    tn_scratch_free(h, Sm);
     return st;
 }

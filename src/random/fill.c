@@ -119,6 +119,38 @@ int tn_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t
     return TCNLA_SUCCESS;
 }
 
+int tn_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+              uint16_t *Y, int64_t ldy) {
+    if (rows == 0 || cols == 0) return TCNLA_SUCCESS;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_to_f16(h, rows, cols, X, ld, Y, ldy);
+#endif
+    (void)h;
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < cols; j++)
+        for (int64_t i = 0; i < rows; i++)
+            Y[i + j * ldy] = tcnla_f32_to_f16(X[i + j * ld], TCNLA_ROUND_RN);
+    return TCNLA_SUCCESS;
+}
+
+int tn_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A, int64_t lda,
+                  const float *E, int64_t lde, float *D, uint16_t *D16, int64_t ldd) {
+    if (rows == 0 || cols == 0) return TCNLA_SUCCESS;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA)
+        return tn_cuda_add_matrix(h, rows, cols, A, lda, E, lde, D, D16, ldd);
+#endif
+    (void)h;
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < cols; j++)
+        for (int64_t i = 0; i < rows; i++) {
+            const float v = A[i + j * lda] + E[i + j * lde];
+            if (D16) D16[i + j * ldd] = tcnla_f32_to_f16(v, TCNLA_ROUND_RN);
+            else D[i + j * ldd] = v;
+        }
+    return TCNLA_SUCCESS;
+}
+
 int tn_copy_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *src, int64_t lds,
                    float *dst, int64_t ldd) {
     int st = TCNLA_SUCCESS;

@@ -723,3 +723,14 @@ int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_
     }
     return TCNLA_SUCCESS;
 }
+
+int tn_cuda_gemm_f16(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
+                     int64_t k, float alpha, const uint16_t *A, int64_t lda, const uint16_t *B,
+                     int64_t ldb, float beta, float *C, int64_t ldc) {
+    struct tn_cuda_ctx *c = h->cuda;
+    return cublas_st(cublasGemmEx(c->cublas, ta == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T,
+                                  tb == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T, (int)m, (int)n,
+                                  (int)k, &alpha, A, CUDA_R_16F, (int)lda, B, CUDA_R_16F, (int)ldb,
+                                  &beta, C, CUDA_R_32F, (int)ldc, CUBLAS_COMPUTE_32F,
+                                  CUBLAS_GEMM_DEFAULT));
+}

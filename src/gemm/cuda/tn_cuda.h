@@ -37,6 +37,8 @@ struct tn_cuda_ctx {
     struct tn_i8_state *i8;     /* INT8 products of Ozaki scheme II (i8gemm_cuda.c) */
     tn_trust_t trust;           /* an operand checked once (tn_cuda_trust) */
     int bounded;                /* > 0: inside tn_bounded_begin / _end (no pre-split path) */
+    cudaMemPool_t pool;         /* the drivers' scratch (tn_scratch_malloc), stream-ordered */
+    int have_pool;
 };
 
 /* Grow-only device workspace of at least `bytes` (NULL on failure). Growing
@@ -75,6 +77,10 @@ int tn_cu_convert_batched(int op, const void *src, int64_t lds, int64_t ss, void
                           cudaStream_t stream);
 
 /* C = beta * C (beta == 0: C = 0 without reading it). */
+/* D = A + E elementwise (FP32, RN), stored in FP32 (D) or rounded to FP16
+ * (D16, when not NULL); D may be E. */
+int tn_cu_add(const float *A, int64_t lda, const float *E, int64_t lde, int64_t rows,
+              int64_t cols, float *D, uint16_t *D16, int64_t ldd, cudaStream_t stream);
 int tn_cu_scale(float beta, float *C, int64_t ldc, int64_t m, int64_t n, cudaStream_t stream);
 
 /* C = (float)(alpha * R + beta * C) with R an m x n FP64 matrix (ld m),

@@ -114,6 +114,28 @@ extern "C" int tn_cu_convert(int op, const void *src, int64_t lds, void *dst, in
     return tn_cu_convert_batched(op, src, lds, 0, dst, ldd, 0, rows, cols, 1, flag, stream);
 }
 
+/* ---------------------------------------------- D = A + E (FP32 or FP16) */
+static __global__ void add_kernel(const float *A, long long lda, const float *E, long long lde,
+                                  long long rows, long long cols, float *D, __half *D16,
+                                  long long ldd) {
+    for (long long j = blockIdx.y; j < cols; j += gridDim.y)
+        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows;
+             i += (long long)gridDim.x * blockDim.x) {
+            const float v = __fadd_rn(A[i + j * lda], E[i + j * lde]);
+            if (D16) D16[i + j * ldd] = __float2half_rn(v);
+            else D[i + j * ldd] = v;
+        }
+}
+
+extern "C" int tn_cu_add(const float *A, int64_t lda, const float *E, int64_t lde, int64_t rows,
+                         int64_t cols, float *D, uint16_t *D16, int64_t ldd, cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0) return 0;
+    add_kernel<<<grid2d(rows, cols, 256), 256, 0, stream>>>(A, (long long)lda, E, (long long)lde,
+                                                           (long long)rows, (long long)cols, D,
+                                                           (__half *)D16, (long long)ldd);
+    return (int)cudaGetLastError();
+}
+
 /* ------------------------------------------------------- C = beta*C */
 static __global__ void scale_kernel(float beta, float *C, long long ldc, long long m,
                                     long long n) {
