@@ -6,17 +6,21 @@
  *    that shape has a few dozen tiles), in a fixed order (deterministic);
  *  - the Cholesky factorization G = R^T R of the n x n Gram matrix
  *    (tn_cu_potrf_upper): one cooperative launch, right-looking in 32-column
- *    steps, blocks meeting at a grid barrier three times per step. cuSOLVER's
- *    potrf took 33 us per 32 columns at n = 256 and 512 on an H200 (three
- *    small kernels per step). One block per trailing tile (up to the SM
- *    count) beat a single block (2.5x slower at n = 512) and 8 blocks. Code
- *    stays in short loops: a fully unrolled version (300 KB of straight-line
- *    code) ran at the speed of instruction fetch;
+ *    steps, blocks meeting at a grid barrier once per step (every block
+ *    factors the diagonal block itself). Nsight Compute on an H200: 239 us
+ *    at n = 256, 499 us at 512, against cuSOLVER potrf's 270 and 530 (three
+ *    small kernels per 32 columns); three barriers per step instead of one
+ *    made no difference, so the serial diagonal-block factorization is what
+ *    remains. One block per trailing tile (up to the SM count) beat a single
+ *    block (2.5x slower at n = 512) and 8 blocks. Code stays in short
+ *    loops: a fully unrolled version (300 KB of straight-line code) ran at
+ *    the speed of instruction fetch;
  *  - the triangular solve X R = Y one 64-column block at a time
  *    (tn_cu_trsm_rows): the block's columns by forward substitution, one
  *    thread per row, R's diagonal block in shared memory; the earlier
- *    blocks' contribution is a DGEMM (in orth_cuda.c). cuBLAS's DTRSM spent
- *    61 us per 16384 x 64 block there.
+ *    blocks' contribution is a DGEMM (in orth_cuda.c). 29 us per 16384 x 64
+ *    block, cuBLAS's DTRSM 61 us (latency-bound: one thread per row leaves
+ *    four warps per SM).
  *
  * The factorization's breakdown test is LAPACK's: the first pivot that is
  * not positive (or NaN) stops it, with info = its column (1-based). */
@@ -66,121 +70,126 @@ static __device__ __forceinline__ void grid_barrier(unsigned *bar, unsigned *tar
     __syncthreads();
 }
 
-/* G (n x n, ld) holds the Gram matrix in its upper triangle; on return the
- * upper triangle holds R (the strictly lower part is left as scratch). diag
- * receives R's diagonal (n), info the LAPACK-style status. Global data that
- * other blocks wrote is read with ld.global.cg (L2), never a stale L1 line. */
+/* Solves R_JJ^T x = column c of the step's row panel (rows j0 .., nb long)
+ * in G, one warp: lane i holds element i; the result goes to P[q][.]. */
+static __device__ __forceinline__ void panel_column(const double *G, long long ld, int j0, int nb,
+                                                    int c, int n, double (*D)[PO_NB + 1],
+                                                    const double *Dinv, double *Pq, int lane) {
+    double v = (lane < nb && c < n) ? __ldcg(G + j0 + lane + (long long)c * ld) : 0.0;
+    for (int k = 0; k < nb; k++) {
+        const double xk = __dmul_rn(__shfl_sync(0xffffffffu, v, k), Dinv[k]);
+        if (lane == k) v = xk;
+        else if (lane > k) v = __fma_rn(-D[lane][k], xk, v);
+    }
+    Pq[lane] = v;
+}
+
+/* G (n x n, ld) holds the Gram matrix in its upper triangle and is used up
+ * as scratch; R (n x n, ld) receives the factor's upper triangle (its
+ * strictly lower part is not written), diag R's diagonal (n), info the
+ * LAPACK-style status. One grid barrier per 32-column step: every block
+ * factors the step's diagonal block itself (the same numbers everywhere),
+ * and solves the two row-panel pieces its trailing tiles need; R goes to
+ * its own array, so no block writes what another still reads in the step.
+ * Global data other blocks wrote is read with ld.global.cg (L2). */
 static __global__ void __launch_bounds__(PO_THREADS)
-    potrf_upper_kernel(int n, double *G, long long ld, double *diag, int *info, unsigned *bar) {
+    potrf_upper_kernel(int n, double *G, long long ld, double *R, double *diag, int *info,
+                       unsigned *bar) {
     __shared__ double D[PO_NB][PO_NB + 1];   /* D[c][r]: R_JJ(r, c) */
-    __shared__ double Pa[PO_NB][PO_NB + 1];  /* a trailing tile's row panels */
+    __shared__ double Pa[PO_NB][PO_NB + 1];  /* Pa[q][p]: R(j0 + p, column q of tile bi) */
     __shared__ double Pb[PO_NB][PO_NB + 1];
-    __shared__ double Rr[PO_NB][PO_NB + 1];  /* Rr[c][r]: the factor's rows */
     __shared__ double Dinv[PO_NB];           /* 1 / R_JJ(i, i) */
     unsigned target = 0;
-    const int tid = threadIdx.x;
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     for (int j0 = 0; j0 < n; j0 += PO_NB) {
         const int nb = n - j0 < PO_NB ? n - j0 : PO_NB;
-        /* 1. block 0: the diagonal block, unblocked and right-looking, one
-         * barrier per column (the rows of R go to Rr, so that row k of D is
-         * read only while it is being eliminated) */
-        if (blockIdx.x == 0) {
+        /* 1. the diagonal block, unblocked and right-looking, one barrier per
+         * column: D holds the trailing part, Pa the rows of R */
+        for (int e = tid; e < PO_NB * PO_NB; e += PO_THREADS) {
+            const int r = e % PO_NB, c = e / PO_NB;
+            D[c][r] = (r < nb && c < nb && r <= c) ? __ldcg(G + (j0 + r) + (j0 + c) * ld) : 0.0;
+            Pa[c][r] = 0.0;
+        }
+        __syncthreads();
+        int fail = 0;
+        for (int k = 0; k < nb; k++) {
+            const double d = D[k][k];
+            if (!(d > 0.0)) { /* the same value in every thread and block */
+                fail = j0 + k + 1;
+                break;
+            }
+            /* one reciprocal square root on the chain (sqrt and a reciprocal
+             * were two slow FP64 sequences per column) */
+            const double rp = rsqrt(d), piv = __dmul_rn(d, rp);
             for (int e = tid; e < PO_NB * PO_NB; e += PO_THREADS) {
-                const int r = e % PO_NB, c = e / PO_NB;
-                D[c][r] = (r < nb && c < nb && r <= c) ? __ldcg(G + (j0 + r) + (j0 + c) * ld) : 0.0;
-                Rr[c][r] = 0.0;
+                const int i = e % PO_NB, j = e / PO_NB;
+                if (j >= nb || i > j || i < k) continue;
+                if (i == k) Pa[j][k] = j == k ? piv : __dmul_rn(D[j][k], rp);
+                else D[j][i] = __fma_rn(-__dmul_rn(D[i][k], rp), __dmul_rn(D[j][k], rp), D[j][i]);
             }
             __syncthreads();
-            int fail = 0;
-            for (int k = 0; k < nb; k++) {
-                const double d = D[k][k];
-                if (!(d > 0.0)) { /* the same smem value for every thread */
-                    fail = j0 + k + 1;
-                    break;
-                }
-                const double piv = sqrt(d), rp = __drcp_rn(piv);
-#pragma unroll
-                for (int q = 0; q < PO_NB * PO_NB / PO_THREADS; q++) {
-                    const int e = tid + q * PO_THREADS, i = e % PO_NB, j = e / PO_NB;
-                    if (j >= nb || i > j || i < k) continue;
-                    if (i == k) Rr[j][k] = j == k ? piv : __dmul_rn(D[j][k], rp);
-                    else D[j][i] = __fma_rn(-__dmul_rn(D[i][k], rp), __dmul_rn(D[j][k], rp), D[j][i]);
-                }
-                __syncthreads();
-            }
-            if (fail && tid == 0) *info = fail;
-            for (int e = tid; e < nb * nb; e += PO_THREADS) {
-                const int r = e % nb, c = e / nb;
-                if (r <= c) G[(j0 + r) + (j0 + c) * ld] = Rr[c][r];
-            }
-            if (tid < nb) diag[j0 + tid] = Rr[tid][tid];
         }
-        grid_barrier(bar, &target);
-        if (*(volatile int *)info) return; /* every block sees the same info */
-        /* 2. the row panel R_J,K = R_JJ^-T G_J,K, one thread per column */
+        if (fail) {
+            if (blockIdx.x == 0 && tid == 0) *info = fail;
+            return;
+        }
+        for (int e = tid; e < PO_NB * PO_NB; e += PO_THREADS) { /* R_JJ into D */
+            const int r = e % PO_NB, c = e / PO_NB;
+            D[c][r] = Pa[c][r];
+            if (blockIdx.x == 0 && r < nb && c < nb && r <= c) R[(j0 + r) + (j0 + c) * ld] = Pa[c][r];
+        }
+        __syncthreads();
+        if (tid < nb) {
+            Dinv[tid] = __drcp_rn(D[tid][tid]);
+            if (blockIdx.x == 0) diag[j0 + tid] = D[tid][tid];
+        }
+        __syncthreads();
+        /* 2. the trailing tiles (bi <= bj) of the upper triangle: their two
+         * row-panel pieces (a warp per column), then G_bi,bj -= Pa^T Pb;
+         * the diagonal tiles write their piece of R's row panel */
         const int c0 = j0 + nb;
-        if (c0 < n) {
-            for (int e = tid; e < PO_NB * PO_NB; e += PO_THREADS) {
-                const int r = e % PO_NB, c = e / PO_NB;
-                D[c][r] = (r < nb && c < nb && r <= c) ? __ldcg(G + (j0 + r) + (j0 + c) * ld) : 0.0;
+        if (c0 >= n) break;
+        const int t = n - c0, nt = (t + PO_NB - 1) / PO_NB, ntiles = nt * (nt + 1) / 2;
+        for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
+            int bj = 0, rem = tile; /* tile -> (bi <= bj) */
+            while (rem > bj) rem -= ++bj;
+            const int bi = rem;
+            const int r0 = c0 + bi * PO_NB, cc0 = c0 + bj * PO_NB;
+            /* each thread's elements of the tile, loaded early */
+            double v[PO_NB * PO_NB / PO_THREADS];
+#pragma unroll
+            for (int q = 0; q < PO_NB * PO_NB / PO_THREADS; q++) {
+                const int e = tid + q * PO_THREADS, r = r0 + e % PO_NB, c = cc0 + e / PO_NB;
+                v[q] = (r < n && c < n && r <= c) ? __ldcg(G + r + (long long)c * ld) : 0.0;
+            }
+            for (int q = warp; q < PO_NB; q += PO_THREADS / 32) {
+                panel_column(G, ld, j0, nb, r0 + q, n, D, Dinv, Pa[q], lane);
+                if (bj != bi) panel_column(G, ld, j0, nb, cc0 + q, n, D, Dinv, Pb[q], lane);
             }
             __syncthreads();
-            if (tid < nb) Dinv[tid] = __drcp_rn(D[tid][tid]);
-            __syncthreads();
-            /* one warp per column: lane i holds element i, forward substitution
-             * with R_JJ^T by shuffles */
-            const int lane = tid & 31, nw = PO_THREADS / 32;
-            for (int c = c0 + blockIdx.x * nw + tid / 32; c < n; c += gridDim.x * nw) {
-                double *g = G + j0 + (long long)c * ld;
-                double v = lane < nb ? __ldcg(g + lane) : 0.0;
-                for (int k = 0; k < nb; k++) {
-                    const double xk = __dmul_rn(__shfl_sync(0xffffffffu, v, k), Dinv[k]);
-                    if (lane == k) v = xk;
-                    else if (lane > k) v = __fma_rn(-D[lane][k], xk, v);
-                }
-                if (lane < nb) g[lane] = v;
-            }
-        }
-        grid_barrier(bar, &target);
-        /* 3. trailing update of the upper triangle, 32 x 32 tiles */
-        if (c0 < n) {
-            const int t = n - c0, nt = (t + PO_NB - 1) / PO_NB, ntiles = nt * (nt + 1) / 2;
-            for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
-                int bj = 0, rem = tile; /* tile -> (bi <= bj) */
-                while (rem > bj) rem -= ++bj;
-                const int bi = rem;
-                const int r0 = c0 + bi * PO_NB, cc0 = c0 + bj * PO_NB;
-                __syncthreads();
+            const double(*Pc)[PO_NB + 1] = bi == bj ? Pa : Pb;
+            if (bi == bj)
                 for (int e = tid; e < PO_NB * PO_NB; e += PO_THREADS) {
                     const int p = e % PO_NB, q = e / PO_NB;
-                    Pa[q][p] = (p < nb && r0 + q < n) ? __ldcg(G + (j0 + p) + (long long)(r0 + q) * ld) : 0.0;
-                    Pb[q][p] = (p < nb && cc0 + q < n) ? __ldcg(G + (j0 + p) + (long long)(cc0 + q) * ld) : 0.0;
-                }
-                __syncthreads();
-                /* each thread's four elements: loads first, then the sums */
-                double v[PO_NB * PO_NB / PO_THREADS];
-#pragma unroll
-                for (int q = 0; q < PO_NB * PO_NB / PO_THREADS; q++) {
-                    const int e = tid + q * PO_THREADS, r = r0 + e % PO_NB, c = cc0 + e / PO_NB;
-                    v[q] = (r < n && c < n && r <= c) ? __ldcg(G + r + (long long)c * ld) : 0.0;
+                    if (p < nb && r0 + q < n) R[(j0 + p) + (long long)(r0 + q) * ld] = Pa[q][p];
                 }
 #pragma unroll
-                for (int q = 0; q < PO_NB * PO_NB / PO_THREADS; q++) {
-                    const int e = tid + q * PO_THREADS, rr = e % PO_NB, cq = e / PO_NB;
-                    const int r = r0 + rr, c = cc0 + cq;
-                    if (r >= n || c >= n || r > c) continue;
-                    double s = v[q];
-                    for (int p = 0; p < nb; p++) s = __fma_rn(-Pa[rr][p], Pb[cq][p], s);
-                    G[r + (long long)c * ld] = s;
-                }
+            for (int q = 0; q < PO_NB * PO_NB / PO_THREADS; q++) {
+                const int e = tid + q * PO_THREADS, rr = e % PO_NB, cq = e / PO_NB;
+                const int r = r0 + rr, c = cc0 + cq;
+                if (r >= n || c >= n || r > c) continue;
+                double s = v[q];
+                for (int p = 0; p < nb; p++) s = __fma_rn(-Pa[rr][p], Pc[cq][p], s);
+                G[r + (long long)c * ld] = s;
             }
+            __syncthreads(); /* Pa / Pb are refilled by the next tile */
         }
         grid_barrier(bar, &target);
     }
 }
 
 /* bar: one unsigned of device memory for the barrier (zeroed here). */
-extern "C" int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *diag, int *info,
+extern "C" int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *R, double *diag, int *info,
                                  unsigned *bar, int sm_count, cudaStream_t stream) {
     if (n <= 0) return 0;
     cudaError_t e = cudaMemsetAsync(bar, 0, sizeof(unsigned), stream);
@@ -191,7 +200,7 @@ extern "C" int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *diag, int
     if (blocks > sm_count) blocks = sm_count;
     if (blocks < 1) blocks = 1;
     long long ldl = (long long)ld;
-    void *args[] = {&n, &G, &ldl, &diag, &info, &bar};
+    void *args[] = {&n, &G, &ldl, &R, &diag, &info, &bar};
     return (int)cudaLaunchCooperativeKernel((const void *)potrf_upper_kernel, dim3((unsigned)blocks),
                                             dim3(PO_THREADS), args, 0, stream);
 }
@@ -222,8 +231,11 @@ static __global__ void __launch_bounds__(TR_THREADS)
     const long long i = (long long)blockIdx.x * TR_THREADS + threadIdx.x;
     if (i >= m) return;
     double *x = xs + threadIdx.x;
-#pragma unroll 8
-    for (int j = 0; j < nb; j++) x[j * TR_THREADS] = X[i + j * ldx];
+    /* all 64 loads in flight at once (few warps per SM: one DRAM latency,
+     * not eight) */
+#pragma unroll
+    for (int j = 0; j < TR_NB; j++)
+        if (j < nb) x[j * TR_THREADS] = X[i + j * ldx];
     for (int jc = 0; jc < nb; jc += TR_CH) {
         double v[TR_CH];
 #pragma unroll

@@ -120,7 +120,9 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
             TRY(cb(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, in, in, (int)rem, &one,
                                Yw + slab * nslab, (int)m, Yw + slab * nslab, (int)m, &one, P, in)));
         TRY(ce((cudaError_t)tn_cu_gram_reduce(P, nslab, n, G, dg, c->stream)));
-        TRY(ce((cudaError_t)tn_cu_potrf_upper(in, G, n, dg + n, dinfo, bar, c->sm_count,
+        /* the factor goes to the first partial's place (Rf), G is used up */
+        double *Rf = P;
+        TRY(ce((cudaError_t)tn_cu_potrf_upper(in, G, n, Rf, dg + n, dinfo, bar, c->sm_count,
                                               c->stream)));
         TRY(ce(cudaMemcpyAsync(hd, dg, sizeof(double) * 2 * (size_t)n, cudaMemcpyDeviceToHost,
                                c->stream)));
@@ -141,13 +143,13 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
         }
         /* R: the first factor kept (CholeskyQR2), the last one times it */
         if (twice && !last && R)
-            TRY(ce((cudaError_t)tn_cu_upper_copy(n, G, n, R1, n, NULL, 0, c->stream)));
+            TRY(ce((cudaError_t)tn_cu_upper_copy(n, Rf, n, R1, n, NULL, 0, c->stream)));
         if (last && R) {
             if (twice)
                 TRY(cb(cublasDtrmm(c->cublas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER,
-                                   CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, in, in, &one, G, in, R1,
+                                   CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, in, in, &one, Rf, in, R1,
                                    in, R1, in)));
-            TRY(ce((cudaError_t)tn_cu_upper_copy(n, twice ? R1 : G, n, NULL, 0, R, ldr,
+            TRY(ce((cudaError_t)tn_cu_upper_copy(n, twice ? R1 : Rf, n, NULL, 0, R, ldr,
                                                  c->stream)));
         }
         /* Yw <- Yw R^-1, 64 columns at a time; the last pass also writes Y */
@@ -155,8 +157,8 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
             const int jb = (int)(n - j0 < 64 ? n - j0 : 64);
             if (j0 > 0)
                 TRY(cb(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, jb, (int)j0, &mone,
-                                   Yw, (int)m, G + j0 * n, in, &one, Yw + j0 * m, (int)m)));
-            TRY(ce((cudaError_t)tn_cu_trsm_rows(m, jb, G + j0 + j0 * n, n, Yw + j0 * m, m,
+                                   Yw, (int)m, Rf + j0 * n, in, &one, Yw + j0 * m, (int)m)));
+            TRY(ce((cudaError_t)tn_cu_trsm_rows(m, jb, Rf + j0 + j0 * n, n, Yw + j0 * m, m,
                                                 last ? Y + j0 * ldy : NULL, ldy, c->stream)));
         }
     }

@@ -99,12 +99,13 @@ int tn_cu_epilogue_f64(float alpha, const double *R, float beta, float *C, int64
  * receives G's diagonal. */
 int tn_cu_gram_reduce(const double *P, int64_t nslab, int64_t n, double *G, double *diag,
                       cudaStream_t stream);
-/* G = R^T R in place (upper triangle, ld), one cooperative launch of at
- * most sm_count blocks: diag (n) receives R's diagonal, info 0 or the
+/* G = R^T R (upper triangles, both n x n with ld; G is used up), one
+ * cooperative launch of at most sm_count blocks: R's upper triangle (its
+ * strictly lower part untouched), diag (n) R's diagonal, info 0 or the
  * 1-based column of the first pivot that is not positive (as LAPACK's
  * potrf); bar is one unsigned of device memory for the grid barrier. */
-int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *diag, int *info, unsigned *bar,
-                      int sm_count, cudaStream_t stream);
+int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *R, double *diag, int *info,
+                      unsigned *bar, int sm_count, cudaStream_t stream);
 /* X (m x nb, ldx) <- X R^-1, R upper triangular nb x nb (ldr), nb <= 64;
  * Y (when not NULL) receives the result in FP32 (ldy). */
 int tn_cu_trsm_rows(int64_t m, int nb, const double *R, int64_t ldr, double *X, int64_t ldx,
