@@ -152,6 +152,15 @@ size_t tn_cuda_pool_idle_bytes(tcnla_handle_t h) {
     return res > used ? (size_t)(res - used) : 0;
 }
 
+/* An allocation's status: a failed one leaves *p NULL and reads as out of
+ * memory unless the runtime said more. */
+static int alloc_st(cudaError_t e, void **p) {
+    if (e == cudaSuccess) return TCNLA_SUCCESS;
+    *p = NULL;
+    const int st = tn_cuda_err(e);
+    return st == TCNLA_ERR_CUDA ? TCNLA_ERR_ALLOC : st;
+}
+
 /* Scratch of the drivers (tcnla_rsvd, tcnla_lra, tcnla_hosvd): stream-ordered
  * blocks from the handle's own pool, which keeps what is freed for the next
  * call. cudaMalloc / cudaFree of their buffers (up to size(A) for randLRA's
@@ -175,12 +184,7 @@ int tn_cuda_scratch_malloc(tcnla_handle_t h, void **p, size_t bytes) {
         }
     }
     if (e == cudaSuccess) e = cudaMallocFromPoolAsync(p, bytes, c->pool, c->stream);
-    if (e != cudaSuccess) {
-        *p = NULL;
-        int st = tn_cuda_err(e);
-        return st == TCNLA_ERR_CUDA ? TCNLA_ERR_ALLOC : st;
-    }
-    return TCNLA_SUCCESS;
+    return alloc_st(e, p);
 }
 
 int tn_cuda_scratch_free(tcnla_handle_t h, void *p) {
@@ -193,12 +197,7 @@ int tn_cuda_malloc(tcnla_handle_t h, void **p, size_t bytes) {
     if (bytes == 0) return TCNLA_SUCCESS;
     cudaError_t e = cudaSetDevice(h->cuda->device);
     if (e == cudaSuccess) e = cudaMalloc(p, bytes);
-    if (e != cudaSuccess) {
-        *p = NULL;
-        int st = tn_cuda_err(e);
-        return st == TCNLA_ERR_CUDA ? TCNLA_ERR_ALLOC : st;
-    }
-    return TCNLA_SUCCESS;
+    return alloc_st(e, p);
 }
 
 int tn_cuda_free(tcnla_handle_t h, void *p) {
