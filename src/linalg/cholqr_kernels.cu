@@ -14,13 +14,22 @@
  *    remains. One block per trailing tile (up to the SM count) beat a single
  *    block (2.5x slower at n = 512) and 8 blocks. Code stays in short
  *    loops: a fully unrolled version (300 KB of straight-line code) ran at
- *    the speed of instruction fetch;
+ *    the speed of instruction fetch. Per step (clock64 phases of block 0,
+ *    n = 256): the diagonal block 25k cycles, the row-panel solves 7k,
+ *    the grid barrier 7k (block 0 waiting for the other blocks), the
+ *    trailing update 3.5k. Tried and dropped (session 8):
+ *    the diagonal block by warp 0 alone, lane j holding column j (in
+ *    shared memory, or in registers with 512 threads per block), the same
+ *    bits: alone, 23.5-57k cycles per 32 columns against this one's 25k;
+ *    inside the kernel 9-17 % slower (Nsight Compute, n = 256);
  *  - the triangular solve X R = Y one 64-column block at a time
  *    (tn_cu_trsm_rows): the block's columns by forward substitution, one
  *    thread per row, R's diagonal block in shared memory; the earlier
  *    blocks' contribution is a DGEMM (in orth_cuda.c). 29 us per 16384 x 64
  *    block, cuBLAS's DTRSM 61 us (latency-bound: one thread per row leaves
- *    four warps per SM).
+ *    four warps per SM). 32-column blocks (five blocks of 128 threads per
+ *    SM) made the whole CholeskyQR of 16384 x 256 no faster (0.42 -> 0.43
+ *    ms; session 8).
  *
  * The factorization's breakdown test is LAPACK's: the first pivot that is
  * not positive (or NaN) stops it, with info = its column (1-based). */
