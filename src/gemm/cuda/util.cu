@@ -456,10 +456,8 @@ extern "C" int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int6
  * of that conversion, exact too. |x| 2^-tol is exact for |x| >= 2^-100; a
  * nonzero |x| below that fails (only less is trusted). Other kinds take
  * the FP64 form of tn_represented. Conversions, not memory, set the speed,
- * so elements in FP16's normal range skip them where that decides. kk: in
- * shared memory (see check_elementwise_kernel). */
-static __device__ __noinline__ unsigned elem_bad(float x, const tn_elem_kinds_t *kkp) {
-    const tn_elem_kinds_t &kk = *kkp;
+ * so elements in FP16's normal range skip them where that decides. */
+static __device__ __forceinline__ unsigned elem_bad(float x, const tn_elem_kinds_t &kk) {
     if (!isfinite(x)) return 0xFFFFFFFFu;
     const float ax = fabsf(x);
     const int tiny = ax != 0.0f && ax < 0x1p-100f;
@@ -493,34 +491,9 @@ static __device__ __noinline__ unsigned elem_bad(float x, const tn_elem_kinds_t 
     return b;
 }
 
-/* |x| in FP16's normal range or 0, on the bits (NaN and Inf are not) */
-static __device__ __forceinline__ int f16_normal_bits(float x) {
-    const unsigned u = __float_as_uint(x) & 0x7fffffffu;
-    return u == 0u || u - 0x38800000u < 0x477FE000u - 0x38800000u; /* [2^-14, 65504) */
-}
-/* allfast (every kind has the fast path): elements in FP16's normal range
- * pass every kind, decided inline on the bits; the others (and every
- * element otherwise) go to elem_bad, a call: inlined at the 16 elements a
- * thread has in flight it made 100 KB of code, run at the speed of
- * instruction fetch (2.6 TB/s on an H200) */
-static __device__ __forceinline__ unsigned elem_bad_q(float x, int allfast,
-                                                      const tn_elem_kinds_t *kk) {
-    return allfast && f16_normal_bits(x) ? 0u : elem_bad(x, kk);
-}
-static __device__ __forceinline__ unsigned elem_bad4(float4 v, int allfast,
-                                                     const tn_elem_kinds_t *kk) {
-    return elem_bad_q(v.x, allfast, kk) | elem_bad_q(v.y, allfast, kk) |
-           elem_bad_q(v.z, allfast, kk) | elem_bad_q(v.w, allfast, kk);
-}
-
 static __global__ void check_elementwise_kernel(const float *X, long long ld, long long rows,
                                                 long long cols, tn_elem_kinds_t kk, int vec4,
                                                 int *flags) {
-    __shared__ tn_elem_kinds_t skk; /* addressable copy for the calls */
-    if (threadIdx.x == 0) skk = kk;
-    __syncthreads();
-    int allfast = 1;
-    for (int i = 0; i < kk.n; i++) allfast &= kk.fast[i] != 0;
     unsigned bad = 0;
     const long long step = (long long)gridDim.x * blockDim.x;
     const long long t0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -535,11 +508,17 @@ static __global__ void check_elementwise_kernel(const float *X, long long ld, lo
 #pragma unroll
                 for (int u = 0; u < 4; u++) v[u] = __ldg(p4 + q + u * step);
 #pragma unroll
-                for (int u = 0; u < 4; u++) bad |= elem_bad4(v[u], allfast, &skk);
+                for (int u = 0; u < 4; u++)
+                    bad |= elem_bad(v[u].x, kk) | elem_bad(v[u].y, kk) | elem_bad(v[u].z, kk) |
+                           elem_bad(v[u].w, kk);
             }
-            for (; q < nq; q += step) bad |= elem_bad4(__ldg(p4 + q), allfast, &skk);
+            for (; q < nq; q += step) {
+                const float4 v = __ldg(p4 + q);
+                bad |= elem_bad(v.x, kk) | elem_bad(v.y, kk) | elem_bad(v.z, kk) |
+                       elem_bad(v.w, kk);
+            }
         } else {
-            for (long long i = t0; i < rows; i += step) bad |= elem_bad_q(__ldg(p + i), allfast, &skk);
+            for (long long i = t0; i < rows; i += step) bad |= elem_bad(__ldg(p + i), kk);
         }
     }
     for (int o = 16; o > 0; o >>= 1) bad |= __shfl_xor_sync(0xffffffffu, bad, o);
