@@ -152,6 +152,18 @@ int tn_gemm_f16(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64
  * (RN); D may be E. */
 int tn_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A, int64_t lda,
                   const float *E, int64_t lde, float *D, uint16_t *D16, int64_t ldd);
+/* D16 (FP16 bits, ldd) = fp16(A - X Y^T) for A (m x n, FP32) and FP16-valued
+ * X (m x k), Y (n x k) stored in FP32, all in handle memory: the product in
+ * the TCNLA_GEMM_FP16 method, rounded to FP32, then one RN addition of A
+ * and the rounding to FP16 (what tcnla_sgemm with alpha = -1 into an FP32 E,
+ * then tn_add_matrix, give); the m x n FP32 E is never stored. slab_cols
+ * <= 0: on a GPU one fused kernel (tn_cu_lowrank_residual16), on the CPU
+ * column slabs of about 16 MiB of FP32 product; slab_cols > 0: column slabs
+ * of that width, each an FP16 product into FP32 and an addition (the
+ * fused kernel's reference in the tests). */
+int tn_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,
+                          int64_t lda, const float *X, int64_t ldx, const float *Y, int64_t ldy,
+                          uint16_t *D16, int64_t ldd, int64_t slab_cols);
 /* Copies a rows x cols matrix between leading dimensions, both in handle memory. */
 int tn_copy_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *src, int64_t lds,
                    float *dst, int64_t ldd);
@@ -208,6 +220,10 @@ int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, 
 int tn_cuda_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A,
                        int64_t lda, const float *E, int64_t lde, float *D, uint16_t *D16,
                        int64_t ldd);
+/* tn_cu_lowrank_residual16 on the handle's stream (its conditions on X16, Y16) */
+int tn_cuda_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
+                               const float *A, int64_t lda, const uint16_t *X16, int64_t ldx,
+                               const uint16_t *Y16, int64_t ldy, uint16_t *D16, int64_t ldd);
 int tn_cuda_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
                    uint16_t *Y, int64_t ldy);
 int tn_cuda_gemm_f16(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,

@@ -263,6 +263,13 @@ int tn_cuda_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float
     return ce((cudaError_t)tn_cu_add(A, lda, E, lde, rows, cols, D, D16, ldd, h->cuda->stream));
 }
 
+int tn_cuda_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
+                               const float *A, int64_t lda, const uint16_t *X16, int64_t ldx,
+                               const uint16_t *Y16, int64_t ldy, uint16_t *D16, int64_t ldd) {
+    return ce((cudaError_t)tn_cu_lowrank_residual16(m, n, k, A, lda, X16, ldx, Y16, ldy, D16, ldd,
+                                                    h->cuda->stream));
+}
+
 int tn_cuda_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
                    uint16_t *Y, int64_t ldy) {
     return ce((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F16, X, ld, Y, ldy, rows, cols, NULL,
@@ -271,14 +278,8 @@ int tn_cuda_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X,
 
 int tn_cuda_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
                           float *X, int64_t ld) {
-    struct tn_cuda_ctx *c = h->cuda;
     if (fmt != TCNLA_FMT_FP16) return TCNLA_ERR_NOT_SUPPORTED; /* only FP16 is used so far */
-    uint16_t *t = tn_cuda_workspace(c, sizeof(uint16_t) * (size_t)(rows * cols));
-    if (!t) return TCNLA_ERR_ALLOC;
-    int st = ce((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F16, X, ld, t, rows, rows, cols, NULL,
-                                           c->stream));
-    if (!st)
-        st = ce((cudaError_t)tn_cu_convert(TN_CONV_F16_TO_F32, t, rows, X, ld, rows, cols, NULL,
-                                           c->stream));
-    return st;
+    /* one pass in place (it was FP32 -> FP16 workspace -> FP32, 2 kernels) */
+    return ce((cudaError_t)tn_cu_convert(TN_CONV_F32_ROUND_F16, X, ld, X, ld, rows, cols, NULL,
+                                         h->cuda->stream));
 }

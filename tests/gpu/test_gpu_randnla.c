@@ -1,5 +1,6 @@
 /* GPU tests of the randomized algorithms and their building blocks on the
  * CUDA backend, against the CPU backend on the same inputs. */
+#include "core/internal.h"
 #include "random/random.h"
 #include "tcnla.h"
 #include "../test.h"
@@ -374,6 +375,47 @@ TEST(gpu_rsvd_small_svd_paths_agree) {
     }
     tcnla_free(g, dA), tcnla_free(g, dU), tcnla_free(g, dVT), tcnla_free(g, dS);
     free(sig), free(A), free(U), free(VT);
+    tcnla_destroy(g);
+}
+
+/* The refinement's fp16(A - X Y^T) on the GPU: the fused kernel (slab 0;
+ * m, n, k not multiples of its tiles) and the cuBLAS column slabs of one,
+ * 1 and 64 columns: each element the FP16 rounding of the exact value to
+ * within the FP32 product's error. */
+TEST(gpu_lra_residual16_slabs) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    enum { M = 1001, N = 300, K = 37 };
+    float *A = malloc(sizeof(float) * M * N), *X = malloc(sizeof(float) * M * K),
+          *Y = malloc(sizeof(float) * N * K);
+    uint16_t *D = malloc(2 * (size_t)M * N);
+    for (int i = 0; i < M * N; i++) A[i] = (float)((int)(i * 7919LL % 2003) - 1000) / 37.0f;
+    for (int i = 0; i < M * K; i++)
+        X[i] = tcnla_f16_to_f32(tcnla_f32_to_f16((float)((i * 31 % 97) - 48) / 13.0f, TCNLA_ROUND_RN));
+    for (int i = 0; i < N * K; i++)
+        Y[i] = tcnla_f16_to_f32(tcnla_f32_to_f16((float)((i * 17 % 89) - 44) / 11.0f, TCNLA_ROUND_RN));
+    float *dA = to_dev(g, A, (size_t)M * N), *dX = to_dev(g, X, (size_t)M * K),
+          *dY = to_dev(g, Y, (size_t)N * K);
+    uint16_t *dD = NULL;
+    REQUIRE(tcnla_malloc(g, (void **)&dD, 2 * (size_t)M * N) == 0);
+    const int64_t slabs[4] = {N, 0, 1, 64};
+    for (int t = 0; t < 4; t++) {
+        memset(D, 0xff, 2 * (size_t)M * N); /* NaN everywhere before each run */
+        REQUIRE(tcnla_memcpy(g, dD, D, 2 * (size_t)M * N, TCNLA_MEMCPY_HOST_TO_HANDLE) == 0);
+        REQUIRE(tn_lowrank_residual16(g, M, N, K, dA, M, dX, M, dY, N, dD, M, slabs[t]) == 0);
+        REQUIRE(tcnla_memcpy(g, D, dD, 2 * (size_t)M * N, TCNLA_MEMCPY_HANDLE_TO_HOST) == 0);
+        int bad = 0;
+        for (int j = 0; j < N; j++)
+            for (int i = 0; i < M; i++) {
+                double s = A[i + j * M];
+                for (int p = 0; p < K; p++) s -= (double)X[i + p * M] * Y[j + p * N];
+                const double d = tcnla_f16_to_f32(D[i + j * M]);
+                if (!(fabs(d - s) <= fabs(s) * 0x1p-11 * 1.01 + 1e-4)) bad++;
+            }
+        CHECK_EQ_INT(bad, 0);
+    }
+    tcnla_free(g, dA), tcnla_free(g, dX), tcnla_free(g, dY), tcnla_free(g, dD);
+    free(A), free(X), free(Y), free(D);
     tcnla_destroy(g);
 }
 

@@ -66,7 +66,8 @@ enum {
     TN_CONV_F32_TO_TF32 = 1, /* RNA (cvt.rna.tf32.f32), result as FP32 */
     TN_CONV_F32_TO_F64 = 2,
     TN_CONV_F16_TO_F32 = 3,
-    TN_CONV_F16_TO_F64 = 4
+    TN_CONV_F16_TO_F64 = 4,
+    TN_CONV_F32_ROUND_F16 = 5 /* FP32 -> FP32 holding fp16_rn(x) (in place allowed) */
 };
 int tn_cu_convert(int op, const void *src, int64_t lds, void *dst, int64_t ldd, int64_t rows,
                   int64_t cols, int *flag, cudaStream_t stream);
@@ -81,6 +82,12 @@ int tn_cu_convert_batched(int op, const void *src, int64_t lds, int64_t ss, void
  * (D16, when not NULL); D may be E. */
 int tn_cu_add(const float *A, int64_t lda, const float *E, int64_t lde, int64_t rows,
               int64_t cols, float *D, uint16_t *D16, int64_t ldd, cudaStream_t stream);
+/* D16 = fp16(A - X16 Y16^T) (src/gemm/cuda/lowrank_residual.cu): ldx, ldy
+ * multiples of 8, X16 and Y16 16-byte aligned, their rows up to ldx / ldy
+ * readable; k >= 0 (k = 0: fp16(A)). */
+int tn_cu_lowrank_residual16(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
+                             const uint16_t *X16, int64_t ldx, const uint16_t *Y16, int64_t ldy,
+                             uint16_t *D16, int64_t ldd, cudaStream_t stream);
 int tn_cu_scale(float beta, float *C, int64_t ldc, int64_t m, int64_t n, cudaStream_t stream);
 
 /* C = (float)(alpha * R + beta * C) with R an m x n FP64 matrix (ld m),

@@ -48,14 +48,18 @@ static __global__ void convert_kernel(int op, const void *src, long long lds, vo
             case TN_CONV_F16_TO_F64:
                 ((double *)dst)[d] = (double)__half2float(((const __half *)src)[s]);
                 break;
+            case TN_CONV_F32_ROUND_F16:
+                ((float *)dst)[d] = __half2float(__float2half_rn(((const float *)src)[s]));
+                break;
             default: break;
             }
         }
     }
 }
 
-/* FP32 -> FP16 / TF32 with 16-byte loads: 4 elements per thread and step
- * (every column start 16-byte aligned, rows % 4 == 0); the same values as
+/* FP32 -> FP16 / TF32 / FP32 rounded to FP16 with 16-byte loads: 4
+ * elements per thread and step (every column start 16-byte aligned,
+ * rows % 4 == 0); the same values as
  * convert_kernel, which ran at about 1.3 TB/s on 1 GiB operands */
 static __global__ void convert4_kernel(int op, const float *src, long long lds, void *dst,
                                        long long ldd, long long rows4, long long cols, int *flag,
@@ -65,7 +69,8 @@ static __global__ void convert4_kernel(int op, const float *src, long long lds, 
         const float4 *s4 = (const float4 *)(src + z * ss + j * lds);
         for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < rows4;
              q += (long long)gridDim.x * blockDim.x) {
-            const float4 v = __ldg(s4 + q);
+            /* (in place for the rounding: no read-only-cache load there) */
+            const float4 v = op == TN_CONV_F32_ROUND_F16 ? s4[q] : __ldg(s4 + q);
             if (op == TN_CONV_F32_TO_F16) {
                 const __half2 a = __floats2half2_rn(v.x, v.y), b = __floats2half2_rn(v.z, v.w);
                 if (flag && ((__hisinf(__low2half(a)) && isfinite(v.x)) ||
@@ -77,6 +82,10 @@ static __global__ void convert4_kernel(int op, const float *src, long long lds, 
                 w.x = *(const uint32_t *)&a;
                 w.y = *(const uint32_t *)&b;
                 ((uint2 *)((__half *)dst + z * sd + j * ldd))[q] = w;
+            } else if (op == TN_CONV_F32_ROUND_F16) {
+                ((float4 *)((float *)dst + z * sd + j * ldd))[q] = make_float4(
+                    __half2float(__float2half_rn(v.x)), __half2float(__float2half_rn(v.y)),
+                    __half2float(__float2half_rn(v.z)), __half2float(__float2half_rn(v.w)));
             } else { /* TN_CONV_F32_TO_TF32 */
                 ((float4 *)((float *)dst + z * sd + j * ldd))[q] =
                     make_float4(tn_tf32rna(v.x), tn_tf32rna(v.y), tn_tf32rna(v.z), tn_tf32rna(v.w));
@@ -90,7 +99,8 @@ extern "C" int tn_cu_convert_batched(int op, const void *src, int64_t lds, int64
                                      int64_t batch, int *flag, cudaStream_t stream) {
     if (rows <= 0 || cols <= 0 || batch <= 0) return 0;
     const int64_t de = op == TN_CONV_F32_TO_F16 ? 2 : 4; /* bytes per element written */
-    if ((op == TN_CONV_F32_TO_F16 || op == TN_CONV_F32_TO_TF32) && rows % 4 == 0 &&
+    if ((op == TN_CONV_F32_TO_F16 || op == TN_CONV_F32_TO_TF32 || op == TN_CONV_F32_ROUND_F16) &&
+        rows % 4 == 0 &&
         lds % 4 == 0 && ldd % 4 == 0 && (batch == 1 || (ss % 4 == 0 && sd % 4 == 0)) &&
         ((uintptr_t)src & 15u) == 0 && ((uintptr_t)dst & (uintptr_t)(4 * de - 1)) == 0) {
         dim3 g = grid2d(rows / 4, cols, 256);
@@ -127,9 +137,43 @@ static __global__ void add_kernel(const float *A, long long lda, const float *E,
         }
 }
 
+/* the same with 16-byte loads, 4 rows per thread and step (rows, lda, lde,
+ * ldd multiples of 4, A, E, D 16-byte and D16 8-byte aligned): add_kernel
+ * ran at about 2.2 TB/s (1.23 ms for 1 GiB A and E into FP16, H200) */
+static __global__ void add4_kernel(const float *A, long long lda, const float *E, long long lde,
+                                   long long rows4, long long cols, float *D, __half *D16,
+                                   long long ldd) {
+    for (long long j = blockIdx.y; j < cols; j += gridDim.y) {
+        const float4 *a4 = (const float4 *)(A + j * lda), *e4 = (const float4 *)(E + j * lde);
+        for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < rows4;
+             q += (long long)gridDim.x * blockDim.x) {
+            const float4 a = __ldg(a4 + q), e = __ldg(e4 + q);
+            const float4 v = make_float4(__fadd_rn(a.x, e.x), __fadd_rn(a.y, e.y),
+                                         __fadd_rn(a.z, e.z), __fadd_rn(a.w, e.w));
+            if (D16) {
+                const __half2 lo = __floats2half2_rn(v.x, v.y), hi = __floats2half2_rn(v.z, v.w);
+                uint2 w;
+                w.x = *(const uint32_t *)&lo;
+                w.y = *(const uint32_t *)&hi;
+                ((uint2 *)(D16 + j * ldd))[q] = w;
+            } else {
+                ((float4 *)(D + j * ldd))[q] = v;
+            }
+        }
+    }
+}
+
 extern "C" int tn_cu_add(const float *A, int64_t lda, const float *E, int64_t lde, int64_t rows,
                          int64_t cols, float *D, uint16_t *D16, int64_t ldd, cudaStream_t stream) {
     if (rows <= 0 || cols <= 0) return 0;
+    if (rows % 4 == 0 && lda % 4 == 0 && lde % 4 == 0 && ldd % 4 == 0 &&
+        ((uintptr_t)A & 15u) == 0 && ((uintptr_t)E & 15u) == 0 &&
+        (D16 ? ((uintptr_t)D16 & 7u) == 0 : ((uintptr_t)D & 15u) == 0)) {
+        add4_kernel<<<grid2d(rows / 4, cols, 256), 256, 0, stream>>>(
+            A, (long long)lda, E, (long long)lde, (long long)(rows / 4), (long long)cols, D,
+            (__half *)D16, (long long)ldd);
+        return (int)cudaGetLastError();
+    }
     add_kernel<<<grid2d(rows, cols, 256), 256, 0, stream>>>(A, (long long)lda, E, (long long)lde,
                                                            (long long)rows, (long long)cols, D,
                                                            (__half *)D16, (long long)ldd);
