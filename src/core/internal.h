@@ -157,7 +157,8 @@ int tn_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A, 
  * the TCNLA_GEMM_FP16 method, rounded to FP32, then one RN addition of A
  * and the rounding to FP16 (what tcnla_sgemm with alpha = -1 into an FP32 E,
  * then tn_add_matrix, give); the m x n FP32 E is never stored. slab_cols
- * <= 0: on a GPU one fused kernel (tn_cu_lowrank_residual16), on the CPU
+ * <= 0: on a GPU one fused kernel (tn_cu_lowrank_residual16_sm90 on Hopper
+ * where it applies, else tn_cu_lowrank_residual16), on the CPU
  * column slabs of about 16 MiB of FP32 product; slab_cols > 0: column slabs
  * of that width, each an FP16 product into FP32 and an addition (the
  * fused kernel's reference in the tests). */
@@ -224,6 +225,15 @@ int tn_cuda_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float
 int tn_cuda_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
                                const float *A, int64_t lda, const uint16_t *X16, int64_t ldx,
                                const uint16_t *Y16, int64_t ldy, uint16_t *D16, int64_t ldd);
+/* the Hopper kernel of the same (tn_cu_lowrank_residual16_sm90): where it
+ * runs, and the call, Xt / Yt (m x kp, n x kp FP16) its workspace */
+int tn_cuda_lowrank_residual16_sm90_ok(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
+                                       const float *A, int64_t lda, const uint16_t *D16,
+                                       int64_t ldd);
+int tn_cuda_lowrank_residual16_sm90(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
+                                    const float *A, int64_t lda, const float *X, int64_t ldx,
+                                    const float *Y, int64_t ldy, uint16_t *Xt, uint16_t *Yt,
+                                    int64_t kp, uint16_t *D16, int64_t ldd);
 int tn_cuda_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
                    uint16_t *Y, int64_t ldy);
 int tn_cuda_gemm_f16(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,

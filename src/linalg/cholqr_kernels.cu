@@ -1,6 +1,7 @@
 /* Kernels of CholeskyQR in FP64 on the CUDA backend (src/linalg/orth_cuda.c):
  *
- *  - the Gram matrix's slab partials summed (tn_cu_gram_reduce): the
+ *  - the Gram matrix's slab partials summed (tn_cu_gram_reduce, the upper
+ *    triangle; zeros below it): the
  *    product Y^T Y runs as a strided batch of DGEMMs over row slabs of Y, so
  *    that a 16384 x 256 Y keeps the whole GPU busy (one DSYRK / DGEMM of
  *    that shape has a few dozen tiles), in a fixed order (deterministic);
@@ -22,14 +23,13 @@
  *    shared memory, or in registers with 512 threads per block), the same
  *    bits: alone, 23.5-57k cycles per 32 columns against this one's 25k;
  *    inside the kernel 9-17 % slower (Nsight Compute, n = 256);
- *  - the triangular solve X R = Y one 64-column block at a time
- *    (tn_cu_trsm_rows): the block's columns by forward substitution, one
- *    thread per row, R's diagonal block in shared memory; the earlier
- *    blocks' contribution is a DGEMM (in orth_cuda.c). 29 us per 16384 x 64
- *    block, cuBLAS's DTRSM 61 us (latency-bound: one thread per row leaves
- *    four warps per SM). 32-column blocks (five blocks of 128 threads per
- *    SM) made the whole CholeskyQR of 16384 x 256 no faster (0.42 -> 0.43
- *    ms; session 8).
+ *  - the inverses of R's 64 x 64 diagonal blocks (tn_cu_trinv_blocks),
+ *    for the solve Q = Y R^-1 block by block in orth_cuda.c (DGEMMs). It
+ *    replaced (session 10) a forward substitution with one thread per row
+ *    (21.6 us per 16384 x 64 block on an H200, latency-bound with four
+ *    warps per SM; cuBLAS's DTRSM 61 us). Nsight Compute, the two
+ *    CholeskyQRs of one randLRA call (16384 x 256 and x 512): 12 such
+ *    solves + 9 DGEMMs, 402 us -> 21 DGEMMs, 254 us, + the inverses.
  *
  * The factorization's breakdown test is LAPACK's: the first pivot that is
  * not positive (or NaN) stops it, with info = its column (1-based). */
@@ -37,13 +37,16 @@
 
 #define PO_NB 32      /* the factorization's step */
 #define PO_THREADS 1024
-#define TR_NB 64      /* the solve's column block */
 
 /* ------------------------------------------------------------ Gram sum */
 static __global__ void gram_reduce_kernel(const double *P, long long nslab, long long nn,
                                           long long n, double *G, double *diag) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < nn;
          i += (long long)gridDim.x * blockDim.x) {
+        if (i % n > i / n) { /* below the diagonal: not computed, not read */
+            G[i] = 0.0;
+            continue;
+        }
         double s = P[i];
         for (long long t = 1; t < nslab; t++) s = __dadd_rn(s, P[t * nn + i]);
         G[i] = s;
@@ -214,94 +217,69 @@ extern "C" int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *R, double
                                             dim3(PO_THREADS), args, 0, stream);
 }
 
-/* --------------------------------------------------- triangular solve */
-/* X (m x nb, ld ldx) <- X R^-1 for the upper triangular nb x nb block R
- * (ld ldr), nb <= TR_NB, one thread per row; Y (when not NULL) receives the
- * result rounded to FP32. A thread's row lives in shared memory (xs) and is
- * solved 8 columns at a time in registers, each chunk then eliminated from
- * the later columns: short loops, not a fully unrolled triangle (whose
- * straight-line code, 100+ KB, ran at the speed of instruction fetch). */
-#define TR_THREADS 128
-#define TR_CH 8
-static __global__ void __launch_bounds__(TR_THREADS)
-    trsm_rows_kernel(long long m, int nb, const double *R, long long ldr, double *X,
-                     long long ldx, float *Y, long long ldy) {
-    extern __shared__ double sm[];
-    double *Rs = sm;                      /* Rs[c * TR_NB + r] = R(r, c) */
-    double *Rinv = Rs + TR_NB * TR_NB;    /* 1 / R(j, j) */
-    double *xs = Rinv + TR_NB;            /* xs[j * TR_THREADS + t]: row of thread t */
-    for (int e = threadIdx.x; e < TR_NB * TR_NB; e += TR_THREADS) {
-        const int r = e % TR_NB, c = e / TR_NB;
-        Rs[e] = (r < nb && c < nb && r <= c) ? R[r + c * ldr] : 0.0;
-    }
-    __syncthreads();
-    if (threadIdx.x < nb) Rinv[threadIdx.x] = __drcp_rn(Rs[threadIdx.x * (TR_NB + 1)]);
-    __syncthreads();
-    const long long i = (long long)blockIdx.x * TR_THREADS + threadIdx.x;
-    if (i >= m) return;
-    double *x = xs + threadIdx.x;
-    /* all 64 loads in flight at once (few warps per SM: one DRAM latency,
-     * not eight) */
+/* ---------------------------------------- inverses of the diagonal blocks */
+/* One block of TN_TRINV_NB threads per diagonal block of R; thread j
+ * computes column j of its inverse by back substitution in right-looking
+ * order, x_p = s_p (1 / R_pp), then s_i -= R_ip x_p for i < p (all threads
+ * on the same pivot p: R's values are the same for the whole warp), with
+ * R's block and the columns in shared memory, 8 updates at a time. Only
+ * columns j >= p take part at pivot p. (R read from global memory at each
+ * pivot, and x_p by a division: 63-65 us per call on an H200; R in shared
+ * memory, loaded one column after the other: 61 us.) */
+#define TI_SMEM (2 * TN_TRINV_NB * TN_TRINV_NB * 8 + TN_TRINV_NB * 8)
+static __global__ void __launch_bounds__(TN_TRINV_NB)
+    trinv_kernel(int n, const double *__restrict__ R, long long ldr, double *__restrict__ Inv) {
+    extern __shared__ double ti_sm[];
+    double(*Rs)[TN_TRINV_NB] = (double(*)[TN_TRINV_NB])ti_sm; /* Rs[p][i] = R(i, p) */
+    double(*s)[TN_TRINV_NB] = (double(*)[TN_TRINV_NB])(ti_sm + TN_TRINV_NB * TN_TRINV_NB);
+    double *rinv = ti_sm + 2 * TN_TRINV_NB * TN_TRINV_NB; /* 1 / R_pp */
+    const int b = blockIdx.x, r0 = b * TN_TRINV_NB, j = threadIdx.x;
+    const int jb = n - r0 < TN_TRINV_NB ? n - r0 : TN_TRINV_NB;
+    /* row j of the block, 16 columns' loads in flight at a time (one by
+     * one, in a loop, they cost 64 L2 round trips) */
+    for (int p0 = 0; p0 < TN_TRINV_NB; p0 += 16) {
+        double v[16];
 #pragma unroll
-    for (int j = 0; j < TR_NB; j++)
-        if (j < nb) x[j * TR_THREADS] = X[i + j * ldx];
-    for (int jc = 0; jc < nb; jc += TR_CH) {
-        double v[TR_CH];
-#pragma unroll
-        for (int t = 0; t < TR_CH; t++) v[t] = jc + t < nb ? x[(jc + t) * TR_THREADS] : 0.0;
-#pragma unroll
-        for (int t = 0; t < TR_CH; t++) { /* the chunk's own triangle */
-            v[t] = __dmul_rn(v[t], jc + t < nb ? Rinv[jc + t] : 0.0);
-#pragma unroll
-            for (int u = t + 1; u < TR_CH; u++)
-                v[u] = __fma_rn(-v[t], Rs[(jc + u) * TR_NB + jc + t], v[u]);
+        for (int u = 0; u < 16; u++) {
+            const int p = p0 + u;
+            v[u] = (j <= p && p < jb) ? R[(r0 + j) + (long long)(r0 + p) * ldr] : 0.0;
         }
 #pragma unroll
-        for (int t = 0; t < TR_CH; t++)
-            if (jc + t < nb) {
-                X[i + (jc + t) * ldx] = v[t];
-                if (Y) Y[i + (jc + t) * ldy] = __double2float_rn(v[t]);
-            }
-        /* eliminate the chunk from the later columns, four at a time (four
-         * independent chains: one thread per row leaves few warps per SM) */
-        int q = jc + TR_CH;
-        for (; q + 4 <= nb; q += 4) {
-            double s0 = x[q * TR_THREADS], s1 = x[(q + 1) * TR_THREADS],
-                   s2 = x[(q + 2) * TR_THREADS], s3 = x[(q + 3) * TR_THREADS];
-#pragma unroll
-            for (int t = 0; t < TR_CH; t++) {
-                s0 = __fma_rn(-v[t], Rs[q * TR_NB + jc + t], s0);
-                s1 = __fma_rn(-v[t], Rs[(q + 1) * TR_NB + jc + t], s1);
-                s2 = __fma_rn(-v[t], Rs[(q + 2) * TR_NB + jc + t], s2);
-                s3 = __fma_rn(-v[t], Rs[(q + 3) * TR_NB + jc + t], s3);
-            }
-            x[q * TR_THREADS] = s0, x[(q + 1) * TR_THREADS] = s1;
-            x[(q + 2) * TR_THREADS] = s2, x[(q + 3) * TR_THREADS] = s3;
-        }
-        for (; q < nb; q++) {
-            double s = x[q * TR_THREADS];
-#pragma unroll
-            for (int t = 0; t < TR_CH; t++) s = __fma_rn(-v[t], Rs[q * TR_NB + jc + t], s);
-            x[q * TR_THREADS] = s;
+        for (int u = 0; u < 16; u++) {
+            const int p = p0 + u;
+            Rs[p][j] = v[u];
+            if (j == p) rinv[p] = p < jb ? __drcp_rn(v[u]) : 0.0;
+            s[p][j] = p == j ? 1.0 : 0.0;
         }
     }
+    __syncthreads();
+    for (int p = jb - 1; p >= 0; p--) {
+        if (p > j) continue; /* x_p = 0 for p > j */
+        const double xp = __dmul_rn(s[p][j], rinv[p]);
+        s[p][j] = xp;
+        int i = 0;
+        for (; i + 8 <= p; i += 8) { /* all 16 loads before the stores (which the
+                                      * compiler cannot tell apart from Rs) */
+            double t[8], r[8];
+#pragma unroll
+            for (int u = 0; u < 8; u++) t[u] = s[i + u][j], r[u] = Rs[p][i + u];
+#pragma unroll
+            for (int u = 0; u < 8; u++) s[i + u][j] = __fma_rn(-r[u], xp, t[u]);
+        }
+        for (; i < p; i++) s[i][j] = __fma_rn(-Rs[p][i], xp, s[i][j]);
+    }
+    double *out = Inv + (long long)b * TN_TRINV_NB * TN_TRINV_NB + (long long)j * TN_TRINV_NB;
+    for (int i = 0; i < TN_TRINV_NB; i++) out[i] = (j < jb && i <= j) ? s[i][j] : 0.0;
 }
 
-static size_t trsm_smem(void) {
-    return sizeof(double) * ((size_t)TR_NB * TR_NB + TR_NB + (size_t)TR_NB * TR_THREADS);
-}
-
-extern "C" int tn_cu_trsm_rows(int64_t m, int nb, const double *R, int64_t ldr, double *X,
-                               int64_t ldx, float *Y, int64_t ldy, cudaStream_t stream) {
-    if (m <= 0 || nb <= 0) return 0;
-    if (nb > TR_NB) return (int)cudaErrorInvalidValue;
-    cudaError_t e = cudaFuncSetAttribute((const void *)trsm_rows_kernel,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                         (int)trsm_smem());
+extern "C" int tn_cu_trinv_blocks(int n, const double *R, int64_t ldr, double *Inv,
+                                  cudaStream_t stream) {
+    if (n <= 0) return 0;
+    cudaError_t e = cudaFuncSetAttribute((const void *)trinv_kernel,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, TI_SMEM);
     if (e != cudaSuccess) return (int)e;
-    trsm_rows_kernel<<<(unsigned)((m + TR_THREADS - 1) / TR_THREADS), TR_THREADS, trsm_smem(),
-                       stream>>>((long long)m, nb, R, (long long)ldr, X, (long long)ldx, Y,
-                                 (long long)ldy);
+    trinv_kernel<<<(n + TN_TRINV_NB - 1) / TN_TRINV_NB, TN_TRINV_NB, TI_SMEM, stream>>>(
+        n, R, (long long)ldr, Inv);
     return (int)cudaGetLastError();
 }
 

@@ -78,10 +78,12 @@ out:
  * (tn_cu_gram_reduce), the factorization (tn_cu_potrf_upper, one
  * cooperative launch), one read-back of the two diagonals and the info for
  * the breakdown test (tn_chol_ok; also where NaN / Inf in Y show, as a
- * non-finite diagonal of the Gram matrix), then Yw <- Yw R^-1 in 64-column
- * blocks (DGEMM for the earlier blocks, tn_cu_trsm_rows for the block
- * itself), whose last pass writes Y in FP32; R (CholeskyQR2: R2 R1, by
- * DTRMM) is formed on the GPU as well. H200, whole call: 16384 x 256 0.44 ms
+ * non-finite diagonal of the Gram matrix), then Qw = Yw R^-1 in 64-column
+ * blocks (a DGEMM for the earlier blocks, a DGEMM by the inverse of R's
+ * diagonal block, tn_cu_trinv_blocks), whose last pass writes Y in FP32;
+ * R (CholeskyQR2: R2 R1, by DTRMM) is formed on the GPU as well. Only the
+ * Gram matrix's upper triangle is formed (3 of its 4 blocks). H200, whole
+ * call, session 7: 16384 x 256 0.44 ms
  * (0.65 with cuBLAS DSYRK / cuSOLVER potrf / cuBLAS DTRSM and a separate
  * NaN check before: 0.14 + 0.27 + 0.30 ms of kernels), 16384 x 512 1.00 ms
  * (1.27), CholeskyQR2 of 768 x 64 0.22 ms (0.30). */
@@ -94,15 +96,19 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
     if (nslab > 16) nslab = 16;
     const int64_t slab = m / nslab, rem = m - slab * nslab;
     const size_t nn = (size_t)n * (size_t)n;
-    const size_t o_p = al256(sizeof(double) * (size_t)m * (size_t)n),
+    const int64_t NB = TN_TRINV_NB, nblk = (n + NB - 1) / NB;
+    const size_t o_q = al256(sizeof(double) * (size_t)m * (size_t)n),
+                 o_v = o_q + al256(sizeof(double) * (size_t)m * (size_t)n),
+                 o_p = o_v + al256(sizeof(double) * (size_t)(nblk * NB * NB)),
                  o_g = o_p + al256(sizeof(double) * nn * (size_t)nslab),
                  o_r = o_g + al256(sizeof(double) * nn),
                  o_d = o_r + (twice ? al256(sizeof(double) * nn) : 0),
                  o_i = o_d + al256(sizeof(double) * 2 * (size_t)n), total = o_i + 256;
     char *ws = tn_cuda_workspace(c, total);
     if (!ws) return TCNLA_ERR_ALLOC;
-    double *Yw = (double *)ws, *P = (double *)(ws + o_p), *G = (double *)(ws + o_g),
-           *R1 = (double *)(ws + o_r), *dg = (double *)(ws + o_d);
+    double *Yw = (double *)ws, *Qw = (double *)(ws + o_q), *Inv = (double *)(ws + o_v),
+           *P = (double *)(ws + o_p), *G = (double *)(ws + o_g), *R1 = (double *)(ws + o_r),
+           *dg = (double *)(ws + o_d);
     int *dinfo = (int *)(ws + o_i);
     unsigned *bar = (unsigned *)(ws + o_i + 64);
     double *hd = malloc(sizeof(double) * (2 * (size_t)n + 1)); /* diagonals, info */
@@ -112,13 +118,24 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
     TRY(ce((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, Y, ldy, Yw, m, m, n, NULL, c->stream)));
     for (int pass = 0; pass < (twice ? 2 : 1); pass++) {
         const int last = pass == (twice ? 1 : 0);
-        TRY(cb(cublasDgemmStridedBatched(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, in, in, (int)slab,
-                                         &one, Yw, (int)m, (long long)slab, Yw, (int)m,
-                                         (long long)slab, &zero, P, in, (long long)nn,
-                                         (int)nslab)));
-        if (rem) /* the rows past the last whole slab, into the first partial */
-            TRY(cb(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, in, in, (int)rem, &one,
-                               Yw + slab * nslab, (int)m, Yw + slab * nslab, (int)m, &one, P, in)));
+        /* the upper triangle only: the blocks (0, 0), (0, 1), (1, 1) of
+         * columns 0 .. h - 1 and h .. n - 1 (the factorization reads no
+         * other; 3/4 of the products) */
+        const int h = n >= 64 ? (in / 2 + 7) / 8 * 8 : in;
+        for (int blk = 0; blk < (h < in ? 3 : 1); blk++) {
+            const int c0 = blk == 2 ? h : 0, c1 = blk == 0 ? 0 : h;   /* rows, columns of G */
+            const int w0 = blk == 2 ? in - h : h, w1 = blk == 0 ? h : in - h;
+            TRY(cb(cublasDgemmStridedBatched(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, w0, w1,
+                                             (int)slab, &one, Yw + c0 * m, (int)m,
+                                             (long long)slab, Yw + c1 * m, (int)m,
+                                             (long long)slab, &zero, P + c0 + c1 * n, in,
+                                             (long long)nn, (int)nslab)));
+            if (rem) /* the rows past the last whole slab, into the first partial */
+                TRY(cb(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, w0, w1, (int)rem, &one,
+                                   Yw + slab * nslab + c0 * m, (int)m,
+                                   Yw + slab * nslab + c1 * m, (int)m, &one, P + c0 + c1 * n,
+                                   in)));
+        }
         TRY(ce((cudaError_t)tn_cu_gram_reduce(P, nslab, n, G, dg, c->stream)));
         /* the factor goes to the first partial's place (Rf), G is used up */
         double *Rf = P;
@@ -152,14 +169,25 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
             TRY(ce((cudaError_t)tn_cu_upper_copy(n, twice ? R1 : Rf, n, NULL, 0, R, ldr,
                                                  c->stream)));
         }
-        /* Yw <- Yw R^-1, 64 columns at a time; the last pass also writes Y */
-        for (int64_t j0 = 0; j0 < n; j0 += 64) {
-            const int jb = (int)(n - j0 < 64 ? n - j0 : 64);
+        /* Qw = Yw R^-1, NB columns at a time: the earlier blocks' part off
+         * Yw's block (DGEMM), then the block times the inverse of R's
+         * diagonal block (DGEMM); the last pass writes Y in FP32 */
+        TRY(ce((cudaError_t)tn_cu_trinv_blocks(in, Rf, n, Inv, c->stream)));
+        for (int64_t j0 = 0; j0 < n; j0 += NB) {
+            const int jb = (int)(n - j0 < NB ? n - j0 : NB);
             if (j0 > 0)
                 TRY(cb(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, jb, (int)j0, &mone,
-                                   Yw, (int)m, Rf + j0 * n, in, &one, Yw + j0 * m, (int)m)));
-            TRY(ce((cudaError_t)tn_cu_trsm_rows(m, jb, Rf + j0 + j0 * n, n, Yw + j0 * m, m,
-                                                last ? Y + j0 * ldy : NULL, ldy, c->stream)));
+                                   Qw, (int)m, Rf + j0 * n, in, &one, Yw + j0 * m, (int)m)));
+            TRY(cb(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, jb, jb, &one,
+                               Yw + j0 * m, (int)m, Inv + (j0 / NB) * NB * NB, (int)NB, &zero,
+                               Qw + j0 * m, (int)m)));
+        }
+        if (last) {
+            TRY(ce((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Qw, m, Y, ldy, m, n, NULL,
+                                              c->stream)));
+        } else { /* the next pass works on Q */
+            double *t = Yw;
+            Yw = Qw, Qw = t;
         }
     }
 out:
@@ -268,6 +296,20 @@ int tn_cuda_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k
                                const uint16_t *Y16, int64_t ldy, uint16_t *D16, int64_t ldd) {
     return ce((cudaError_t)tn_cu_lowrank_residual16(m, n, k, A, lda, X16, ldx, Y16, ldy, D16, ldd,
                                                     h->cuda->stream));
+}
+
+int tn_cuda_lowrank_residual16_sm90_ok(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
+                                       const float *A, int64_t lda, const uint16_t *D16,
+                                       int64_t ldd) {
+    return tn_cu_lowrank_residual16_sm90_ok(m, n, k, A, lda, D16, ldd, h->cuda->smem_optin);
+}
+
+int tn_cuda_lowrank_residual16_sm90(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
+                                    const float *A, int64_t lda, const float *X, int64_t ldx,
+                                    const float *Y, int64_t ldy, uint16_t *Xt, uint16_t *Yt,
+                                    int64_t kp, uint16_t *D16, int64_t ldd) {
+    return ce((cudaError_t)tn_cu_lowrank_residual16_sm90(m, n, k, A, lda, X, ldx, Y, ldy, Xt, Yt,
+                                                         kp, D16, ldd, h->cuda->stream));
 }
 
 int tn_cuda_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,

@@ -71,59 +71,64 @@ static int lra_pass(tcnla_handle_t h, const tcnla_lra_opts_t *o, uint64_t stream
     const tcnla_op_t N = TCNLA_OP_N, T = TCNLA_OP_T;
     const int explicit16 = o->tgemm == TCNLA_TGEMM_16_16 || o->tgemm == TCNLA_TGEMM_16_32;
     const tcnla_gemm_method_t g = o->tgemm == TCNLA_TGEMM_NONE ? o->gemm_method : TCNLA_GEMM_FP16;
+    /* with l == k, Q and A^T Q are X and Y themselves (no copies) */
+    const int direct = l == k;
     void *Om = NULL;
-    float *B = NULL, *Yf = NULL;
+    float *B = direct ? X : NULL, *Yf = direct ? Y : NULL;
+    const int64_t ldb = direct ? ldx : m, ldf = direct ? ldy : n;
     uint16_t *Q16 = NULL;
     int st;
     TRY(tn_scratch_malloc(h, &Om, (explicit16 ? 2 : 4) * (size_t)(n * l)));
-    TRY(tn_scratch_malloc(h, (void **)&B, sizeof(float) * (size_t)(m * l)));
-    TRY(tn_scratch_malloc(h, (void **)&Yf, sizeof(float) * (size_t)(n * l)));
+    if (!direct) {
+        TRY(tn_scratch_malloc(h, (void **)&B, sizeof(float) * (size_t)(m * l)));
+        TRY(tn_scratch_malloc(h, (void **)&Yf, sizeof(float) * (size_t)(n * l)));
+    }
     if (explicit16) {
         /* Omega16, A16 Omega16, Q16 = fp16(Q), A16^T Q16 (lines 1-6) */
         TRY(tn_scratch_malloc(h, (void **)&Q16, 2 * (size_t)(m * l)));
         TRY(tcnla_random_fill_f16(h, TCNLA_RAND_GAUSSIAN, o->seed, stream, n, l, (uint16_t *)Om, n));
-        TRY(tn_gemm_f16(h, N, N, m, l, n, 1.0f, A16, m, (const uint16_t *)Om, n, 0.0f, B, m));
-        if (o->tgemm == TCNLA_TGEMM_16_16) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, l, B, m));
-        TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, B, m, NULL, 0, NULL));
-        TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, l, B, m)); /* Q16's values, kept for X */
-        TRY(tn_to_f16(h, m, l, B, m, Q16, m));
-        TRY(tn_gemm_f16(h, T, N, n, l, m, 1.0f, A16, m, Q16, m, 0.0f, Yf, n));
+        TRY(tn_gemm_f16(h, N, N, m, l, n, 1.0f, A16, m, (const uint16_t *)Om, n, 0.0f, B, ldb));
+        if (o->tgemm == TCNLA_TGEMM_16_16) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, l, B, ldb));
+        TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, B, ldb, NULL, 0, NULL));
+        TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, l, B, ldb)); /* Q16's values, kept for X */
+        TRY(tn_to_f16(h, m, l, B, ldb, Q16, m));
+        TRY(tn_gemm_f16(h, T, N, n, l, m, 1.0f, A16, m, Q16, m, 0.0f, Yf, ldf));
     } else {
         /* Omega in FP32 (for 32|32 the FP16 method rounds it) */
         TRY(tcnla_random_fill(h, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, o->seed, stream, n, l,
                               (float *)Om, n));
-        TRY(tcnla_sgemm(h, g, N, N, m, l, n, 1.0f, A, lda, (const float *)Om, n, 0.0f, B, m));
-        TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, B, m, NULL, 0, NULL));
-        TRY(tcnla_sgemm(h, g, T, N, n, l, m, 1.0f, A, lda, B, m, 0.0f, Yf, n));
+        TRY(tcnla_sgemm(h, g, N, N, m, l, n, 1.0f, A, lda, (const float *)Om, n, 0.0f, B, ldb));
+        TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, B, ldb, NULL, 0, NULL));
+        TRY(tcnla_sgemm(h, g, T, N, n, l, m, 1.0f, A, lda, B, ldb, 0.0f, Yf, ldf));
     }
-    if (o->tgemm == TCNLA_TGEMM_16_16) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, n, l, Yf, n));
-    if (l == k) {
-        TRY(tn_copy_matrix(h, m, k, B, m, X, ldx));
-        TRY(tn_copy_matrix(h, n, k, Yf, n, Y, ldy));
-    } else {
-        TRY(truncate_svd(h, o, k, l, m, n, B, Yf, X, ldx, Y, ldy));
-    }
+    if (o->tgemm == TCNLA_TGEMM_16_16) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, n, l, Yf, ldf));
+    if (!direct) TRY(truncate_svd(h, o, k, l, m, n, B, Yf, X, ldx, Y, ldy));
     if (o->tgemm != TCNLA_TGEMM_NONE) {
         /* the factors in FP16 (Algorithm 4 lines 7-8): for 32|32 too, so that
          * the refinement's E = A - X Y^T (whose GEMM rounds X and Y to FP16)
-         * is the error of the factors actually returned */
-        TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, k, X, ldx));
-        TRY(tn_round_inplace(h, TCNLA_FMT_FP16, n, k, Y, ldy));
+         * is the error of the factors actually returned. (Without the
+         * truncation, 16|16 and 16|32 rounded X = Q and 16|16 Y already.) */
+        if (!(direct && explicit16)) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, k, X, ldx));
+        if (!(direct && o->tgemm == TCNLA_TGEMM_16_16))
+            TRY(tn_round_inplace(h, TCNLA_FMT_FP16, n, k, Y, ldy));
     }
 out:
     tn_scratch_free(h, Om);
-    tn_scratch_free(h, B);
-    tn_scratch_free(h, Yf);
+    if (!direct) {
+        tn_scratch_free(h, B);
+        tn_scratch_free(h, Yf);
+    }
     tn_scratch_free(h, Q16);
     return st;
 }
 
 /* Declared in src/core/internal.h. FP16 copies of X and Y are made once
- * (ld rounded up to 8 for the fused kernel). Nsight Compute on an H200 at
- * m = n = 16384, k = 256: the FP32 E of the earlier path cost 1 GiB of
- * memory and 1.56 ms (the product writing E 0.34 ms, the addition reading
- * A and E 1.23 ms); 16 MiB slabs through cuBLAS 1.3 ms (each product too
- * small to fill the GPU: 10.5 us for 2.1 GFLOP); the fused kernel 0.82 ms. */
+ * (ld rounded up to 8 for the WMMA kernel; K-major for the Hopper one).
+ * Nsight Compute on an H200 at m = n = 16384, k = 256: the FP32 E of the
+ * earlier path cost 1 GiB of memory and 1.56 ms (the product writing E
+ * 0.34 ms, the addition reading A and E 1.23 ms); 16 MiB slabs through
+ * cuBLAS 1.3 ms (each product too small to fill the GPU: 10.5 us for 2.1
+ * GFLOP); the fused WMMA kernel 0.83 ms, the wgmma one 0.54 ms. */
 int tn_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,
                           int64_t lda, const float *X, int64_t ldx, const float *Y, int64_t ldy,
                           uint16_t *D16, int64_t ldd, int64_t slab_cols) {
@@ -131,6 +136,18 @@ int tn_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, con
     float *P = NULL;
     const int64_t ldx16 = (m + 7) / 8 * 8, ldy16 = (n + 7) / 8 * 8;
     int st;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA && slab_cols <= 0 &&
+        tn_cuda_lowrank_residual16_sm90_ok(h, m, n, k, A, lda, D16, ldd)) {
+        /* Hopper: K-major FP16 copies of X and Y (X16, Y16 here) */
+        const int64_t kp = (k + 7) / 8 * 8;
+        TRY(tn_scratch_malloc(h, (void **)&X16, 2 * (size_t)(m * kp)));
+        TRY(tn_scratch_malloc(h, (void **)&Y16, 2 * (size_t)(n * kp)));
+        st = tn_cuda_lowrank_residual16_sm90(h, m, n, k, A, lda, X, ldx, Y, ldy, X16, Y16, kp,
+                                             D16, ldd);
+        goto out;
+    }
+#endif
     TRY(tn_scratch_malloc(h, (void **)&X16, 2 * (size_t)(ldx16 * k)));
     TRY(tn_scratch_malloc(h, (void **)&Y16, 2 * (size_t)(ldy16 * k)));
     TRY(tn_to_f16(h, m, k, X, ldx, X16, ldx16));

@@ -378,42 +378,62 @@ TEST(gpu_rsvd_small_svd_paths_agree) {
     tcnla_destroy(g);
 }
 
-/* The refinement's fp16(A - X Y^T) on the GPU: the fused kernel (slab 0;
- * m, n, k not multiples of its tiles) and the cuBLAS column slabs of one,
- * 1 and 64 columns: each element the FP16 rounding of the exact value to
- * within the FP32 product's error. */
+/* The refinement's fp16(A - X Y^T) on the GPU: the fused kernels (slab 0:
+ * on Hopper the wgmma one where m % 8 == 0, and with TCNLA_LR_SM90=0 the
+ * WMMA one; m, n, k not multiples of their tiles, k = 37 inside one k-tile,
+ * k = 200 through the ring's refill; lda, ldd > m) and the cuBLAS column
+ * slabs of one, 1 and 64 columns: each element the FP16 rounding of the
+ * exact value to within the FP32 product's error, rows past m left alone. */
 TEST(gpu_lra_residual16_slabs) {
     tcnla_handle_t g = gpu();
     if (!g) SKIP("no GPU");
-    enum { M = 1001, N = 300, K = 37 };
-    float *A = malloc(sizeof(float) * M * N), *X = malloc(sizeof(float) * M * K),
-          *Y = malloc(sizeof(float) * N * K);
-    uint16_t *D = malloc(2 * (size_t)M * N);
-    for (int i = 0; i < M * N; i++) A[i] = (float)((int)(i * 7919LL % 2003) - 1000) / 37.0f;
-    for (int i = 0; i < M * K; i++)
+    enum { MMAX = 1001, N = 300, KMAX = 200, LDA = 1004, LDD = 1008 };
+    int dev = 0, major = 0, minor = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev);
+    float *A = malloc(sizeof(float) * LDA * N), *X = malloc(sizeof(float) * MMAX * KMAX),
+          *Y = malloc(sizeof(float) * N * KMAX);
+    uint16_t *D = malloc(2 * (size_t)LDD * N);
+    for (int i = 0; i < LDA * N; i++) A[i] = (float)((int)(i * 7919LL % 2003) - 1000) / 37.0f;
+    for (int i = 0; i < MMAX * KMAX; i++)
         X[i] = tcnla_f16_to_f32(tcnla_f32_to_f16((float)((i * 31 % 97) - 48) / 13.0f, TCNLA_ROUND_RN));
-    for (int i = 0; i < N * K; i++)
+    for (int i = 0; i < N * KMAX; i++)
         Y[i] = tcnla_f16_to_f32(tcnla_f32_to_f16((float)((i * 17 % 89) - 44) / 11.0f, TCNLA_ROUND_RN));
-    float *dA = to_dev(g, A, (size_t)M * N), *dX = to_dev(g, X, (size_t)M * K),
-          *dY = to_dev(g, Y, (size_t)N * K);
+    float *dA = to_dev(g, A, (size_t)LDA * N), *dX = to_dev(g, X, (size_t)MMAX * KMAX),
+          *dY = to_dev(g, Y, (size_t)N * KMAX);
     uint16_t *dD = NULL;
-    REQUIRE(tcnla_malloc(g, (void **)&dD, 2 * (size_t)M * N) == 0);
-    const int64_t slabs[4] = {N, 0, 1, 64};
-    for (int t = 0; t < 4; t++) {
-        memset(D, 0xff, 2 * (size_t)M * N); /* NaN everywhere before each run */
-        REQUIRE(tcnla_memcpy(g, dD, D, 2 * (size_t)M * N, TCNLA_MEMCPY_HOST_TO_HANDLE) == 0);
-        REQUIRE(tn_lowrank_residual16(g, M, N, K, dA, M, dX, M, dY, N, dD, M, slabs[t]) == 0);
-        REQUIRE(tcnla_memcpy(g, D, dD, 2 * (size_t)M * N, TCNLA_MEMCPY_HANDLE_TO_HOST) == 0);
-        int bad = 0;
-        for (int j = 0; j < N; j++)
-            for (int i = 0; i < M; i++) {
-                double s = A[i + j * M];
-                for (int p = 0; p < K; p++) s -= (double)X[i + p * M] * Y[j + p * N];
-                const double d = tcnla_f16_to_f32(D[i + j * M]);
-                if (!(fabs(d - s) <= fabs(s) * 0x1p-11 * 1.01 + 1e-4)) bad++;
+    REQUIRE(tcnla_malloc(g, (void **)&dD, 2 * (size_t)LDD * N) == 0);
+    const int cm[3] = {MMAX, 1000, 1000}, ck[3] = {37, 37, KMAX};
+    const int64_t slabs[5] = {N, 0, 0, 1, 64}; /* the second 0: TCNLA_LR_SM90=0 */
+    for (int q = 0; q < 3; q++)
+        for (int t = 0; t < 5; t++) {
+            const int M = cm[q], K = ck[q]; /* X: M x K, ld M */
+            if (t == 1) {
+                const int on = tn_cuda_lowrank_residual16_sm90_ok(g, M, N, K, dA, LDA, dD, LDD);
+                printf("    m = %d, k = %d: Hopper kernel %s (cc %d.%d)\n", M, K,
+                       on ? "on" : "off", major, minor);
+                if (major == 9 && minor == 0) CHECK(on == (M % 8 == 0));
             }
-        CHECK_EQ_INT(bad, 0);
-    }
+            if (t == 2) setenv("TCNLA_LR_SM90", "0", 1);
+            memset(D, 0xff, 2 * (size_t)LDD * N); /* NaN everywhere before each run */
+            REQUIRE(tcnla_memcpy(g, dD, D, 2 * (size_t)LDD * N, TCNLA_MEMCPY_HOST_TO_HANDLE) == 0);
+            REQUIRE(tn_lowrank_residual16(g, M, N, K, dA, LDA, dX, M, dY, N, dD, LDD, slabs[t]) == 0);
+            unsetenv("TCNLA_LR_SM90");
+            REQUIRE(tcnla_memcpy(g, D, dD, 2 * (size_t)LDD * N, TCNLA_MEMCPY_HANDLE_TO_HOST) == 0);
+            int bad = 0, touched = 0;
+            for (int j = 0; j < N; j++) {
+                for (int i = 0; i < M; i++) {
+                    double s = A[i + j * LDA];
+                    for (int p = 0; p < K; p++) s -= (double)X[i + p * M] * Y[j + p * N];
+                    const double d = tcnla_f16_to_f32(D[i + j * LDD]);
+                    if (!(fabs(d - s) <= fabs(s) * 0x1p-11 * 1.01 + 1e-4)) bad++;
+                }
+                for (int i = M; i < LDD; i++) touched += D[i + j * LDD] != 0xffff;
+            }
+            CHECK_EQ_INT(bad, 0);
+            CHECK_EQ_INT(touched, 0);
+        }
     tcnla_free(g, dA), tcnla_free(g, dX), tcnla_free(g, dY), tcnla_free(g, dD);
     free(A), free(X), free(Y), free(D);
     tcnla_destroy(g);

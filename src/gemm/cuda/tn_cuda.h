@@ -67,7 +67,8 @@ enum {
     TN_CONV_F32_TO_F64 = 2,
     TN_CONV_F16_TO_F32 = 3,
     TN_CONV_F16_TO_F64 = 4,
-    TN_CONV_F32_ROUND_F16 = 5 /* FP32 -> FP32 holding fp16_rn(x) (in place allowed) */
+    TN_CONV_F32_ROUND_F16 = 5, /* FP32 -> FP32 holding fp16_rn(x) (in place allowed) */
+    TN_CONV_F64_TO_F32 = 6     /* RN */
 };
 int tn_cu_convert(int op, const void *src, int64_t lds, void *dst, int64_t ldd, int64_t rows,
                   int64_t cols, int *flag, cudaStream_t stream);
@@ -88,6 +89,18 @@ int tn_cu_add(const float *A, int64_t lda, const float *E, int64_t lde, int64_t 
 int tn_cu_lowrank_residual16(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
                              const uint16_t *X16, int64_t ldx, const uint16_t *Y16, int64_t ldy,
                              uint16_t *D16, int64_t ldd, cudaStream_t stream);
+/* The same on Hopper (src/gemm/cuda/lowrank_residual_sm90.cu, wgmma and
+ * TMA) from the FP32 factors X (m x k, ldx) and Y (n x k, ldy), whose FP16
+ * K-major copies go to Xt (m x kp) and Yt (n x kp), kp = k rounded up to 8.
+ * _ok: 1 where that kernel runs (the sm_90a cubin, k >= 1, m % 8 == 0, A and
+ * D16 16-byte aligned with lda % 4 == 0 and ldd % 8 == 0; TCNLA_LR_SM90=0
+ * turns it off). */
+int tn_cu_lowrank_residual16_sm90_ok(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
+                                     const uint16_t *D16, int64_t ldd, size_t smem_optin);
+int tn_cu_lowrank_residual16_sm90(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
+                                  const float *X, int64_t ldx, const float *Y, int64_t ldy,
+                                  uint16_t *Xt, uint16_t *Yt, int64_t kp, uint16_t *D16,
+                                  int64_t ldd, cudaStream_t stream);
 int tn_cu_scale(float beta, float *C, int64_t ldc, int64_t m, int64_t n, cudaStream_t stream);
 
 /* C = (float)(alpha * R + beta * C) with R an m x n FP64 matrix (ld m),
@@ -102,8 +115,9 @@ int tn_cu_epilogue_f64(float alpha, const double *R, float beta, float *C, int64
                        int64_t m, int64_t n, cudaStream_t stream);
 
 /* CholeskyQR in FP64 (src/linalg/cholqr_kernels.cu). G (n x n) = the sum of
- * the nslab partials P (n x n each, packed), in order; diag (may be NULL)
- * receives G's diagonal. */
+ * the nslab partials P (n x n each, packed), in order, on and above the
+ * diagonal (P's strictly lower parts are not read; G gets zeros there);
+ * diag (may be NULL) receives G's diagonal. */
 int tn_cu_gram_reduce(const double *P, int64_t nslab, int64_t n, double *G, double *diag,
                       cudaStream_t stream);
 /* G = R^T R (upper triangles, both n x n with ld; G is used up), one
@@ -113,10 +127,11 @@ int tn_cu_gram_reduce(const double *P, int64_t nslab, int64_t n, double *G, doub
  * potrf); bar is one unsigned of device memory for the grid barrier. */
 int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *R, double *diag, int *info,
                       unsigned *bar, int sm_count, cudaStream_t stream);
-/* X (m x nb, ldx) <- X R^-1, R upper triangular nb x nb (ldr), nb <= 64;
- * Y (when not NULL) receives the result in FP32 (ldy). */
-int tn_cu_trsm_rows(int64_t m, int nb, const double *R, int64_t ldr, double *X, int64_t ldx,
-                    float *Y, int64_t ldy, cudaStream_t stream);
+/* The inverses of the diagonal blocks of the n x n upper triangular R (ld
+ * ldr), TN_TRINV_NB x TN_TRINV_NB each: block b (rows and columns b NB ..)
+ * at Inv + b NB^2 with ld NB, zeros below its diagonal and past n. */
+#define TN_TRINV_NB 64
+int tn_cu_trinv_blocks(int n, const double *R, int64_t ldr, double *Inv, cudaStream_t stream);
 /* The upper triangle of G (n x n) with zeros below, into D (FP64) and / or F
  * (FP32), either may be NULL. */
 int tn_cu_upper_copy(int64_t n, const double *G, int64_t ldg, double *D, int64_t ldd, float *F,
