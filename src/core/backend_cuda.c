@@ -38,6 +38,9 @@ static void ctx_release(struct tn_cuda_ctx *c) {
     if (c->cusolver) cusolverDnDestroy(c->cusolver);
     if (c->cublas) cublasDestroy(c->cublas);
     if (c->own_stream) cudaStreamDestroy(c->own_stream);
+    if (c->side) cudaStreamDestroy(c->side);
+    if (c->ev_fork) cudaEventDestroy(c->ev_fork);
+    if (c->ev_join) cudaEventDestroy(c->ev_join);
     (void)cudaGetLastError();
     free(c);
 }
@@ -232,6 +235,60 @@ int tn_cuda_set_stream(tcnla_handle_t h, void *stream) {
     if (cusolverDnSetStream(c->cusolver, s) != CUSOLVER_STATUS_SUCCESS) return TCNLA_ERR_CUSOLVER;
     c->stream = s;
     return TCNLA_SUCCESS;
+}
+
+int tn_cuda_side_begin(tcnla_handle_t h) {
+    struct tn_cuda_ctx *c = h->cuda;
+    cudaError_t e = cudaSuccess;
+    if (c->side_active) return TCNLA_ERR_INTERNAL;
+    if (!c->side) {
+        int lo = 0, hi = 0;
+        e = cudaDeviceGetStreamPriorityRange(&lo, &hi);
+        if (e == cudaSuccess) e = cudaStreamCreateWithPriority(&c->side, cudaStreamNonBlocking, hi);
+        if (e != cudaSuccess) c->side = NULL;
+    }
+    if (e == cudaSuccess && !c->ev_fork)
+        if ((e = cudaEventCreateWithFlags(&c->ev_fork, cudaEventDisableTiming)) != cudaSuccess)
+            c->ev_fork = NULL;
+    if (e == cudaSuccess && !c->ev_join)
+        if ((e = cudaEventCreateWithFlags(&c->ev_join, cudaEventDisableTiming)) != cudaSuccess)
+            c->ev_join = NULL;
+    /* the side stream starts after what the handle's stream has queued */
+    if (e == cudaSuccess) e = cudaEventRecord(c->ev_fork, c->stream);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(c->side, c->ev_fork, 0);
+    if (e != cudaSuccess) return tn_cuda_err(e);
+    c->main = c->stream;
+    c->stream = c->side;
+    c->side_active = 1;
+    return TCNLA_SUCCESS;
+}
+
+int tn_cuda_side_end(tcnla_handle_t h) {
+    struct tn_cuda_ctx *c = h->cuda;
+    if (!c->side_active) return TCNLA_SUCCESS;
+    cudaError_t e = cudaEventRecord(c->ev_join, c->side);
+    c->stream = c->main;
+    c->side_active = 0;
+    if (e != cudaSuccess) { /* nothing to wait for by event: wait here */
+        cudaStreamSynchronize(c->side);
+        return tn_cuda_err(e);
+    }
+    c->side_pending = 1;
+    return TCNLA_SUCCESS;
+}
+
+int tn_cuda_side_join(tcnla_handle_t h) {
+    struct tn_cuda_ctx *c = h->cuda;
+    int st = tn_cuda_side_end(h);
+    if (!c->side_pending) return st;
+    cudaError_t e = cudaStreamWaitEvent(c->stream, c->ev_join, 0);
+    if (e != cudaSuccess) e = cudaStreamSynchronize(c->side);
+    c->side_pending = 0;
+    return st ? st : tn_cuda_err(e);
+}
+
+int tn_cuda_side_fill_blocks(tcnla_handle_t h) {
+    return h->cuda->side_active ? h->cuda->sm_count : 0;
 }
 
 int tn_cuda_synchronize(tcnla_handle_t h) {

@@ -416,3 +416,27 @@ int tcnla_gemm_method_from_name(const char *name, tcnla_gemm_method_t *method) {
     }
     return -1;
 }
+
+int tn_side_begin(tcnla_handle_t h) {
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_side_begin(h);
+#endif
+    (void)h;
+    return TCNLA_SUCCESS;
+}
+
+int tn_side_end(tcnla_handle_t h) {
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_side_end(h);
+#endif
+    (void)h;
+    return TCNLA_SUCCESS;
+}
+
+int tn_side_join(tcnla_handle_t h) {
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_side_join(h);
+#endif
+    (void)h;
+    return TCNLA_SUCCESS;
+}

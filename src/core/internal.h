@@ -125,6 +125,24 @@ int tn_has_nonfinite_f16(const uint16_t *x, int64_t rows, int64_t cols, int64_t 
  * to the span of the previous ones). 1 when the factor is usable. */
 int tn_chol_ok(const double *gdiag, const double *rdiag, int n, int info, double u);
 
+/* Work beside the handle's stream (CUDA backend; no-ops on the CPU):
+ * between tn_side_begin and tn_side_end, tcnla's own kernels (random fills,
+ * conversions; no cuBLAS / cuSOLVER call, no tn_scratch_malloc) go to a
+ * side stream of the highest priority that starts after the work queued so
+ * far; random fills there take one block per SM, so that they share the
+ * SMs with the work queued meanwhile on the handle's stream instead of
+ * waiting for it. tn_side_join (which ends the side work if needed) makes
+ * the handle's stream wait for it: call it before the results are used and
+ * before their memory is freed, on every path. */
+int tn_side_begin(tcnla_handle_t h);
+int tn_side_end(tcnla_handle_t h);
+int tn_side_join(tcnla_handle_t h);
+/* tcnla_orthonormalize (without R), then Y's values rounded to FP16 (RN) in
+ * place and Y16 (FP16 bits, ldy16) = the same values: randLRA's Q and Q16.
+ * On the CUDA backend CholeskyQR in FP64 writes both in its last pass. */
+int tn_orthonormalize_f16(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+                          int64_t m, int64_t n, float *Y, int64_t ldy, uint16_t *Y16,
+                          int64_t ldy16);
 /* Rounds the rows x cols matrix X (handle memory, leading dimension ld) to
  * `fmt` in place (RN), keeping FP32 storage. */
 int tn_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols, float *X,
@@ -210,9 +228,13 @@ int tn_cuda_memcpy(tcnla_handle_t h, void *dst, const void *src, size_t bytes,
                    tcnla_memcpy_kind_t kind);
 int tn_cuda_set_stream(tcnla_handle_t h, void *stream);
 int tn_cuda_synchronize(tcnla_handle_t h);
+int tn_cuda_side_begin(tcnla_handle_t h);
+int tn_cuda_side_end(tcnla_handle_t h);
+int tn_cuda_side_join(tcnla_handle_t h);
+int tn_cuda_side_fill_blocks(tcnla_handle_t h);
 int tn_cuda_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
                            int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
-                           tcnla_orth_t *used);
+                           tcnla_orth_t *used, uint16_t *Y16, int64_t ldy16);
 int tn_cuda_random_fill(tcnla_handle_t h, tcnla_rand_dist_t dist, tcnla_format_t fmt, int f16,
                         uint64_t seed, uint64_t stream, int64_t rows, int64_t cols, void *X,
                         int64_t ld);

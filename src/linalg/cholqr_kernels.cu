@@ -23,13 +23,14 @@
  *    shared memory, or in registers with 512 threads per block), the same
  *    bits: alone, 23.5-57k cycles per 32 columns against this one's 25k;
  *    inside the kernel 9-17 % slower (Nsight Compute, n = 256);
- *  - the inverses of R's 64 x 64 diagonal blocks (tn_cu_trinv_blocks),
+ *  - the inverses of R's 128 x 128 diagonal blocks (tn_cu_trinv_blocks),
  *    for the solve Q = Y R^-1 block by block in orth_cuda.c (DGEMMs). It
  *    replaced (session 10) a forward substitution with one thread per row
  *    (21.6 us per 16384 x 64 block on an H200, latency-bound with four
  *    warps per SM; cuBLAS's DTRSM 61 us). Nsight Compute, the two
  *    CholeskyQRs of one randLRA call (16384 x 256 and x 512): 12 such
- *    solves + 9 DGEMMs, 402 us -> 21 DGEMMs, 254 us, + the inverses.
+ *    solves + 9 DGEMMs, 402 us -> 21 DGEMMs, 254 us, + the inverses;
+ *    with 128-column blocks (session 11) 10 DGEMMs, 211 us, + 33 us.
  *
  * The factorization's breakdown test is LAPACK's: the first pivot that is
  * not positive (or NaN) stops it, with info = its column (1-based). */
@@ -218,58 +219,70 @@ extern "C" int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *R, double
 }
 
 /* ---------------------------------------- inverses of the diagonal blocks */
-/* One block of TN_TRINV_NB threads per diagonal block of R; thread j
- * computes column j of its inverse by back substitution in right-looking
- * order, x_p = s_p (1 / R_pp), then s_i -= R_ip x_p for i < p (all threads
- * on the same pivot p: R's values are the same for the whole warp), with
- * R's block and the columns in shared memory, 8 updates at a time. Only
- * columns j >= p take part at pivot p. (R read from global memory at each
- * pivot, and x_p by a division: 63-65 us per call on an H200; R in shared
- * memory, loaded one column after the other: 61 us.) */
-#define TI_SMEM (2 * TN_TRINV_NB * TN_TRINV_NB * 8 + TN_TRINV_NB * 8)
-static __global__ void __launch_bounds__(TN_TRINV_NB)
+/* Column j of the inverse of a diagonal block by back substitution in
+ * right-looking order: x_p = s_p (1 / R_pp), then s_i -= R_ip x_p for
+ * i < p, p from j down to 0 (s = e_j at the start). One warp per column,
+ * lane l holding rows l + 32 q; x_p goes round by a shuffle. R's block is
+ * in shared memory (column p read by the whole warp at pivot p: no bank
+ * conflicts). Grid: (diagonal block, group of TI_WARPS columns). H200,
+ * Nsight Compute, the two QRs of a randLRA call at k = 256: 33 us (one
+ * thread per column of a 64-column block: 70 us, and those inverses
+ * composed pairwise into 128-column ones + 33 us; this kernel with a
+ * select over s[] at every pivot and R loaded in a loop: 70 us). */
+#define TI_NB TN_TRINV_NB
+#define TI_WARPS 16
+#define TI_SMEM (TI_NB * TI_NB * 8 + TI_NB * 8)
+static __global__ void __launch_bounds__(TI_WARPS * 32)
     trinv_kernel(int n, const double *__restrict__ R, long long ldr, double *__restrict__ Inv) {
     extern __shared__ double ti_sm[];
-    double(*Rs)[TN_TRINV_NB] = (double(*)[TN_TRINV_NB])ti_sm; /* Rs[p][i] = R(i, p) */
-    double(*s)[TN_TRINV_NB] = (double(*)[TN_TRINV_NB])(ti_sm + TN_TRINV_NB * TN_TRINV_NB);
-    double *rinv = ti_sm + 2 * TN_TRINV_NB * TN_TRINV_NB; /* 1 / R_pp */
-    const int b = blockIdx.x, r0 = b * TN_TRINV_NB, j = threadIdx.x;
-    const int jb = n - r0 < TN_TRINV_NB ? n - r0 : TN_TRINV_NB;
-    /* row j of the block, 16 columns' loads in flight at a time (one by
-     * one, in a loop, they cost 64 L2 round trips) */
-    for (int p0 = 0; p0 < TN_TRINV_NB; p0 += 16) {
-        double v[16];
-#pragma unroll
-        for (int u = 0; u < 16; u++) {
-            const int p = p0 + u;
-            v[u] = (j <= p && p < jb) ? R[(r0 + j) + (long long)(r0 + p) * ldr] : 0.0;
+    double *Rs = ti_sm, *rinv = ti_sm + TI_NB * TI_NB; /* Rs[i + p NB] = R(i, p) */
+    const int b = blockIdx.x, r0 = b * TI_NB, tid = threadIdx.x, lane = tid & 31;
+    const int j = blockIdx.y * TI_WARPS + (tid >> 5);
+    const int jb = n - r0 < TI_NB ? n - r0 : TI_NB;
+    /* R's block by cp.async, all of a thread's copies in flight at once
+     * (zeros, by a source size of 0, below the diagonal and past n; the
+     * address is inside the block either way). Loaded in a loop, one L2
+     * round trip after the other, the load dominated the kernel. */
+    {
+        const uint32_t rs_s = (uint32_t)__cvta_generic_to_shared(Rs);
+        for (int e = tid; e < TI_NB * TI_NB; e += TI_WARPS * 32) {
+            const int i = e % TI_NB, p = e / TI_NB;
+            const int pc = min(p, jb - 1), ic = min(i, pc);
+            const double *src = R + (r0 + ic) + (long long)(r0 + pc) * ldr;
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(rs_s + 8u * (uint32_t)e),
+                         "l"(src), "r"((i <= p && p < jb) ? 8 : 0)
+                         : "memory");
         }
-#pragma unroll
-        for (int u = 0; u < 16; u++) {
-            const int p = p0 + u;
-            Rs[p][j] = v[u];
-            if (j == p) rinv[p] = p < jb ? __drcp_rn(v[u]) : 0.0;
-            s[p][j] = p == j ? 1.0 : 0.0;
-        }
+        asm volatile("cp.async.wait_all;" ::: "memory");
     }
     __syncthreads();
-    for (int p = jb - 1; p >= 0; p--) {
-        if (p > j) continue; /* x_p = 0 for p > j */
-        const double xp = __dmul_rn(s[p][j], rinv[p]);
-        s[p][j] = xp;
-        int i = 0;
-        for (; i + 8 <= p; i += 8) { /* all 16 loads before the stores (which the
-                                      * compiler cannot tell apart from Rs) */
-            double t[8], r[8];
+    for (int p = tid; p < TI_NB; p += TI_WARPS * 32) rinv[p] = p < jb ? __drcp_rn(Rs[p + p * TI_NB]) : 0.0;
+    __syncthreads();
+    double s[TI_NB / 32];
 #pragma unroll
-            for (int u = 0; u < 8; u++) t[u] = s[i + u][j], r[u] = Rs[p][i + u];
+    for (int q = 0; q < TI_NB / 32; q++) s[q] = lane + 32 * q == j ? 1.0 : 0.0;
+    /* pivots p = 32 qq + pp: the owner lane pp holds x_p in s[qq]; rows
+     * in s[q], q < qq, are all above p; in s[qq], the lanes below pp */
+    const int jq = j >> 5;
 #pragma unroll
-            for (int u = 0; u < 8; u++) s[i + u][j] = __fma_rn(-r[u], xp, t[u]);
+    for (int qq = TI_NB / 32 - 1; qq >= 0; qq--) {
+        if (j >= jb || qq > jq) continue;
+        for (int pp = qq == jq ? (j & 31) : 31; pp >= 0; pp--) {
+            const int p = 32 * qq + pp;
+            const double xp = __dmul_rn(__shfl_sync(0xffffffffu, s[qq], pp), rinv[p]);
+            const double *Rp = Rs + p * TI_NB + lane;
+#pragma unroll
+            for (int q = 0; q < qq; q++) s[q] = __fma_rn(-Rp[32 * q], xp, s[q]);
+            if (lane == pp) s[qq] = xp;
+            else if (lane < pp) s[qq] = __fma_rn(-Rp[32 * qq], xp, s[qq]);
         }
-        for (; i < p; i++) s[i][j] = __fma_rn(-Rs[p][i], xp, s[i][j]);
     }
-    double *out = Inv + (long long)b * TN_TRINV_NB * TN_TRINV_NB + (long long)j * TN_TRINV_NB;
-    for (int i = 0; i < TN_TRINV_NB; i++) out[i] = (j < jb && i <= j) ? s[i][j] : 0.0;
+    double *out = Inv + (long long)b * TI_NB * TI_NB + (long long)j * TI_NB;
+#pragma unroll
+    for (int q = 0; q < TI_NB / 32; q++) {
+        const int i = lane + 32 * q;
+        out[i] = (j < jb && i <= j) ? s[q] : 0.0;
+    }
 }
 
 extern "C" int tn_cu_trinv_blocks(int n, const double *R, int64_t ldr, double *Inv,
@@ -278,8 +291,8 @@ extern "C" int tn_cu_trinv_blocks(int n, const double *R, int64_t ldr, double *I
     cudaError_t e = cudaFuncSetAttribute((const void *)trinv_kernel,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, TI_SMEM);
     if (e != cudaSuccess) return (int)e;
-    trinv_kernel<<<(n + TN_TRINV_NB - 1) / TN_TRINV_NB, TN_TRINV_NB, TI_SMEM, stream>>>(
-        n, R, (long long)ldr, Inv);
+    const dim3 grid((unsigned)((n + TI_NB - 1) / TI_NB), TI_NB / TI_WARPS);
+    trinv_kernel<<<grid, TI_WARPS * 32, TI_SMEM, stream>>>(n, R, (long long)ldr, Inv);
     return (int)cudaGetLastError();
 }
 

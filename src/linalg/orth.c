@@ -151,9 +151,9 @@ static int orth_cpu(tcnla_orth_t method, int m, int n, float *Y, int ldy, float 
     }
 }
 
-int tcnla_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
-                         int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
-                         tcnla_orth_t *used) {
+static int orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+                          int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
+                          tcnla_orth_t *used, uint16_t *Y16, int64_t ldy16) {
     if (!h) return -1;
     if ((int)method < 0 || (int)method > (int)TCNLA_ORTH_CHOLQR2_FP64) return -2;
     if (on_breakdown != TCNLA_BREAKDOWN_ERROR && on_breakdown != TCNLA_BREAKDOWN_RETRY) return -3;
@@ -168,12 +168,18 @@ int tcnla_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_
         return TCNLA_ERR_NOT_SUPPORTED;
 #ifdef TCNLA_HAVE_CUDA
     if (h->backend == TCNLA_BACKEND_CUDA)
-        return tn_cuda_orthonormalize(h, method, on_breakdown, m, n, Y, ldy, R, ldr, used);
+        return tn_cuda_orthonormalize(h, method, on_breakdown, m, n, Y, ldy, R, ldr, used, Y16,
+                                      ldy16);
 #endif
     if (has_nonfinite(Y, m, n, ldy)) return TCNLA_ERR_NUMERICAL;
     for (;;) {
         int st = orth_cpu(method, (int)m, (int)n, Y, (int)ldy, R, (int)ldr);
         if (used) *used = method;
+        if (st == TCNLA_SUCCESS && Y16) {
+            st = tn_round_inplace(h, TCNLA_FMT_FP16, m, n, Y, ldy);
+            if (!st) st = tn_to_f16(h, m, n, Y, ldy, Y16, ldy16);
+            return st;
+        }
         if (st != TCNLA_ERR_NUMERICAL || on_breakdown != TCNLA_BREAKDOWN_RETRY ||
             method == TCNLA_ORTH_HOUSEHOLDER)
             return st;
@@ -181,4 +187,17 @@ int tcnla_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_
                  : method == TCNLA_ORTH_CHOLQR_FP64 ? TCNLA_ORTH_CHOLQR2_FP64
                                                     : TCNLA_ORTH_HOUSEHOLDER;
     }
+}
+
+int tcnla_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+                         int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
+                         tcnla_orth_t *used) {
+    return orthonormalize(h, method, on_breakdown, m, n, Y, ldy, R, ldr, used, NULL, 0);
+}
+
+int tn_orthonormalize_f16(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+                          int64_t m, int64_t n, float *Y, int64_t ldy, uint16_t *Y16,
+                          int64_t ldy16) {
+    if (!Y16 || ldy16 < TN_MAX(1, m)) return TCNLA_ERR_INTERNAL;
+    return orthonormalize(h, method, on_breakdown, m, n, Y, ldy, NULL, 0, NULL, Y16, ldy16);
 }

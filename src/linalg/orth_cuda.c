@@ -78,17 +78,20 @@ out:
  * (tn_cu_gram_reduce), the factorization (tn_cu_potrf_upper, one
  * cooperative launch), one read-back of the two diagonals and the info for
  * the breakdown test (tn_chol_ok; also where NaN / Inf in Y show, as a
- * non-finite diagonal of the Gram matrix), then Qw = Yw R^-1 in 64-column
+ * non-finite diagonal of the Gram matrix), then Qw = Yw R^-1 in 128-column
  * blocks (a DGEMM for the earlier blocks, a DGEMM by the inverse of R's
- * diagonal block, tn_cu_trinv_blocks), whose last pass writes Y in FP32;
+ * diagonal block, tn_cu_trinv_blocks), whose last pass
+ * writes Y in FP32;
  * R (CholeskyQR2: R2 R1, by DTRMM) is formed on the GPU as well. Only the
- * Gram matrix's upper triangle is formed (3 of its 4 blocks). H200, whole
+ * Gram matrix's upper triangle is formed (3 of its 4 blocks). With Y16
+ * (randLRA's FP16 path), the last pass writes Q rounded to FP16 into Y and
+ * its FP16 copy into Y16 in the same pass. H200, whole
  * call, session 7: 16384 x 256 0.44 ms
  * (0.65 with cuBLAS DSYRK / cuSOLVER potrf / cuBLAS DTRSM and a separate
  * NaN check before: 0.14 + 0.27 + 0.30 ms of kernels), 16384 x 512 1.00 ms
  * (1.27), CholeskyQR2 of 768 x 64 0.22 ms (0.30). */
 static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y, int64_t ldy,
-                    float *R, int64_t ldr) {
+                    float *R, int64_t ldr, uint16_t *Y16, int64_t ldy16) {
     struct tn_cuda_ctx *c = h->cuda;
     const int in = (int)n;
     int64_t nslab = m / 1024;
@@ -96,7 +99,7 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
     if (nslab > 16) nslab = 16;
     const int64_t slab = m / nslab, rem = m - slab * nslab;
     const size_t nn = (size_t)n * (size_t)n;
-    const int64_t NB = TN_TRINV_NB, nblk = (n + NB - 1) / NB;
+    const int64_t NB = TN_TRINV_NB, nblk = (n + NB - 1) / NB; /* the solve's blocks */
     const size_t o_q = al256(sizeof(double) * (size_t)m * (size_t)n),
                  o_v = o_q + al256(sizeof(double) * (size_t)m * (size_t)n),
                  o_p = o_v + al256(sizeof(double) * (size_t)(nblk * NB * NB)),
@@ -169,9 +172,11 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
             TRY(ce((cudaError_t)tn_cu_upper_copy(n, twice ? R1 : Rf, n, NULL, 0, R, ldr,
                                                  c->stream)));
         }
-        /* Qw = Yw R^-1, NB columns at a time: the earlier blocks' part off
-         * Yw's block (DGEMM), then the block times the inverse of R's
-         * diagonal block (DGEMM); the last pass writes Y in FP32 */
+        /* Qw = Yw R^-1, NB = 128 columns at a time: the earlier blocks'
+         * part off Yw's block (DGEMM), then the block times the inverse of
+         * R's diagonal block (DGEMM); the last pass writes Y in FP32. (With
+         * 64-column blocks, the two QRs of a randLRA call at k = 256 ran 21
+         * DGEMMs of 12 us each on an H200, 253 us; now 10, 211 us.) */
         TRY(ce((cudaError_t)tn_cu_trinv_blocks(in, Rf, n, Inv, c->stream)));
         for (int64_t j0 = 0; j0 < n; j0 += NB) {
             const int jb = (int)(n - j0 < NB ? n - j0 : NB);
@@ -182,7 +187,9 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
                                Yw + j0 * m, (int)m, Inv + (j0 / NB) * NB * NB, (int)NB, &zero,
                                Qw + j0 * m, (int)m)));
         }
-        if (last) {
+        if (last && Y16) { /* Q rounded to FP16, in Y and Y16 (one pass) */
+            TRY(ce((cudaError_t)tn_cu_f64_to_f32f16(Qw, m, Y, ldy, Y16, ldy16, m, n, c->stream)));
+        } else if (last) {
             TRY(ce((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Qw, m, Y, ldy, m, n, NULL,
                                               c->stream)));
         } else { /* the next pass works on Q */
@@ -252,7 +259,7 @@ out:
 
 int tn_cuda_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
                            int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
-                           tcnla_orth_t *used) {
+                           tcnla_orth_t *used, uint16_t *Y16, int64_t ldy16) {
     struct tn_cuda_ctx *c = h->cuda;
     int st;
     /* NaN / Inf: CholeskyQR in FP64 sees them in the Gram matrix's diagonal;
@@ -273,9 +280,19 @@ int tn_cuda_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdow
     for (;;) {
         if (method == TCNLA_ORTH_HOUSEHOLDER) st = householder(h, m, n, Y, ldy, R, ldr);
         else if (method == TCNLA_ORTH_CHOLQR_FP32) st = cholqr32(h, m, n, Y, ldy, R, ldr);
-        else st = cholqr64(h, method == TCNLA_ORTH_CHOLQR2_FP64, m, n, Y, ldy, R, ldr);
+        else st = cholqr64(h, method == TCNLA_ORTH_CHOLQR2_FP64, m, n, Y, ldy, R, ldr, Y16, ldy16);
         if (used) *used = method;
         if (st == TN_ORTH_NONFINITE) return TCNLA_ERR_NUMERICAL;
+        if (st == TCNLA_SUCCESS && Y16 &&
+            (method == TCNLA_ORTH_HOUSEHOLDER || method == TCNLA_ORTH_CHOLQR_FP32)) {
+            /* (cholqr64 wrote both itself) */
+            st = ce((cudaError_t)tn_cu_convert(TN_CONV_F32_ROUND_F16, Y, ldy, Y, ldy, m, n, NULL,
+                                               c->stream));
+            if (!st)
+                st = ce((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F16, Y, ldy, Y16, ldy16, m, n,
+                                                   NULL, c->stream));
+            return st;
+        }
         if (st != TCNLA_ERR_NUMERICAL || on_breakdown != TCNLA_BREAKDOWN_RETRY ||
             method == TCNLA_ORTH_HOUSEHOLDER)
             return st;

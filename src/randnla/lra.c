@@ -55,7 +55,9 @@ out:
     return st;
 }
 
-/* One pass of randLRA at rank k: X (m x k), Y (n x k). A16 is A rounded to
+/* One pass of randLRA at rank k: X (m x k), Y (n x k); Om is its Gaussian
+ * Omega (n x (k + p), ld n; FP16 bits for 16|16 and 16|32, else FP32), drawn
+ * by the caller. A16 is A rounded to
  * FP16 and stored so (16|16 and 16|32; ld m), else NULL: those variants
  * multiply FP16 storage directly (tn_gemm_f16), with Omega drawn in FP16
  * and Q converted once, as Algorithm 4 has it. With p == 0 this is seed
@@ -64,7 +66,7 @@ out:
  * (QR is column-sequential: Q(:, 1:k) depends on the first k samples only),
  * so the rank-k truncation is done through the SVD of the l x l core
  * instead. */
-static int lra_pass(tcnla_handle_t h, const tcnla_lra_opts_t *o, uint64_t stream, int64_t k,
+static int lra_pass(tcnla_handle_t h, const tcnla_lra_opts_t *o, const void *Om, int64_t k,
                     int64_t m, int64_t n, const float *A, int64_t lda, const uint16_t *A16,
                     float *X, int64_t ldx, float *Y, int64_t ldy) {
     const int64_t l = k + o->oversampling;
@@ -73,12 +75,10 @@ static int lra_pass(tcnla_handle_t h, const tcnla_lra_opts_t *o, uint64_t stream
     const tcnla_gemm_method_t g = o->tgemm == TCNLA_TGEMM_NONE ? o->gemm_method : TCNLA_GEMM_FP16;
     /* with l == k, Q and A^T Q are X and Y themselves (no copies) */
     const int direct = l == k;
-    void *Om = NULL;
     float *B = direct ? X : NULL, *Yf = direct ? Y : NULL;
     const int64_t ldb = direct ? ldx : m, ldf = direct ? ldy : n;
     uint16_t *Q16 = NULL;
     int st;
-    TRY(tn_scratch_malloc(h, &Om, (explicit16 ? 2 : 4) * (size_t)(n * l)));
     if (!direct) {
         TRY(tn_scratch_malloc(h, (void **)&B, sizeof(float) * (size_t)(m * l)));
         TRY(tn_scratch_malloc(h, (void **)&Yf, sizeof(float) * (size_t)(n * l)));
@@ -86,17 +86,13 @@ static int lra_pass(tcnla_handle_t h, const tcnla_lra_opts_t *o, uint64_t stream
     if (explicit16) {
         /* Omega16, A16 Omega16, Q16 = fp16(Q), A16^T Q16 (lines 1-6) */
         TRY(tn_scratch_malloc(h, (void **)&Q16, 2 * (size_t)(m * l)));
-        TRY(tcnla_random_fill_f16(h, TCNLA_RAND_GAUSSIAN, o->seed, stream, n, l, (uint16_t *)Om, n));
         TRY(tn_gemm_f16(h, N, N, m, l, n, 1.0f, A16, m, (const uint16_t *)Om, n, 0.0f, B, ldb));
         if (o->tgemm == TCNLA_TGEMM_16_16) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, l, B, ldb));
-        TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, B, ldb, NULL, 0, NULL));
-        TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, l, B, ldb)); /* Q16's values, kept for X */
-        TRY(tn_to_f16(h, m, l, B, ldb, Q16, m));
+        /* Q16, and its values in B (kept for X) */
+        TRY(tn_orthonormalize_f16(h, o->orth, o->on_breakdown, m, l, B, ldb, Q16, m));
         TRY(tn_gemm_f16(h, T, N, n, l, m, 1.0f, A16, m, Q16, m, 0.0f, Yf, ldf));
     } else {
         /* Omega in FP32 (for 32|32 the FP16 method rounds it) */
-        TRY(tcnla_random_fill(h, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, o->seed, stream, n, l,
-                              (float *)Om, n));
         TRY(tcnla_sgemm(h, g, N, N, m, l, n, 1.0f, A, lda, (const float *)Om, n, 0.0f, B, ldb));
         TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, B, ldb, NULL, 0, NULL));
         TRY(tcnla_sgemm(h, g, T, N, n, l, m, 1.0f, A, lda, B, ldb, 0.0f, Yf, ldf));
@@ -113,7 +109,6 @@ static int lra_pass(tcnla_handle_t h, const tcnla_lra_opts_t *o, uint64_t stream
             TRY(tn_round_inplace(h, TCNLA_FMT_FP16, n, k, Y, ldy));
     }
 out:
-    tn_scratch_free(h, Om);
     if (!direct) {
         tn_scratch_free(h, B);
         tn_scratch_free(h, Yf);
@@ -252,6 +247,7 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
     const tcnla_gemm_method_t g = o->tgemm == TCNLA_TGEMM_NONE ? o->gemm_method : TCNLA_GEMM_FP16;
     uint16_t *A16 = NULL;
     float *E = NULL, *Xr = NULL, *Yr = NULL;
+    void *Om[2] = {NULL, NULL};
     int st;
     /* (its products with n = 2k + p >= 512 ran 0.6-1.2 ms slower in all on
      * Hopper's pre-split path, on top of its workspace: not taken here) */
@@ -265,11 +261,31 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
         TRY(tn_scratch_malloc(h, (void **)&Yr, sizeof(float) * (size_t)(n * 3 * k)));
         Xo = Xr, Yo = Yr, ldxo = m, ldyo = n;
     }
+    /* both passes' Omega (random streams 0 and 1), drawn on a side stream
+     * while A is converted (the fills are FP64 arithmetic, the conversion
+     * memory traffic: H200, k = 256, 86 us of fills hidden) */
+    for (int pass = 0; pass < (o->refine ? 2 : 1); pass++)
+        TRY(tn_scratch_malloc(h, &Om[pass], (explicit16 ? 2 : 4) *
+                                                (size_t)(n * ((pass + 1) * k + o->oversampling))));
+    TRY(tn_side_begin(h));
+    for (int pass = 0; pass < (o->refine ? 2 : 1) && st == TCNLA_SUCCESS; pass++) {
+        const int64_t l = (pass + 1) * k + o->oversampling;
+        st = explicit16 ? tcnla_random_fill_f16(h, TCNLA_RAND_GAUSSIAN, o->seed, (uint64_t)pass, n,
+                                                l, (uint16_t *)Om[pass], n)
+                        : tcnla_random_fill(h, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, o->seed,
+                                            (uint64_t)pass, n, l, (float *)Om[pass], n);
+    }
+    {
+        const int st2 = tn_side_end(h);
+        if (st == TCNLA_SUCCESS) st = st2;
+        if (st != TCNLA_SUCCESS) goto out;
+    }
     if (explicit16) { /* A16 = fp16(A), converted once and reused (Algorithm 4 line 2) */
         TRY(tn_scratch_malloc(h, (void **)&A16, 2 * (size_t)(m * n)));
         TRY(tn_to_f16(h, m, n, A, lda, A16, m));
     }
-    TRY(lra_pass(h, o, 0, k, m, n, A, lda, A16, Xo, ldxo, Yo, ldyo));
+    TRY(tn_side_join(h));
+    TRY(lra_pass(h, o, Om[0], k, m, n, A, lda, A16, Xo, ldxo, Yo, ldyo));
     if (o->refine) {
         /* E = A - X1 Y1^T in FP32 (Algorithm 5 line 2): the product
          * (exact negation), then one RN addition of A. For 16|16 and 16|32,
@@ -285,11 +301,18 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
             TRY(tn_add_matrix(h, m, n, A, lda, E, m, E, NULL, m));
         }
         /* (lra_pass reads E only without FP16 storage) */
-        TRY(lra_pass(h, o, 1, 2 * k, m, n, E, m, A16, Xo + k * ldxo, ldxo, Yo + k * ldyo, ldyo));
+        TRY(lra_pass(h, o, Om[1], 2 * k, m, n, E, m, A16, Xo + k * ldxo, ldxo, Yo + k * ldyo,
+                     ldyo));
         if (o->recompress) TRY(recompress(h, o, 3 * k, k, m, n, Xr, Yr, X, ldx, Y, ldy));
     }
 out:
+    {
+        const int st2 = tn_side_join(h); /* (before Omega's memory goes back) */
+        if (st == TCNLA_SUCCESS) st = st2;
+    }
     tn_bounded_end(h);
+    tn_scratch_free(h, Om[0]);
+    tn_scratch_free(h, Om[1]);
     tn_scratch_free(h, A16);
     tn_scratch_free(h, E);
     tn_scratch_free(h, Xr);

@@ -67,10 +67,9 @@ __device__ static void store(void *X, long long ld, long long rows, int contig, 
 /* One thread per Philox counter: 2 Gaussians or 4 uniform-based values.
  * contig: ld == rows; vec: contig and X 8-byte aligned (the two Gaussians
  * of a thread, elements 2b and 2b + 1, go out in one store). */
-__global__ void fill_kernel(int dist, int fmt, int f16, uint64_t seed, uint64_t stream,
-                            long long rows, long long n, double sparse_p, void *X, long long ld,
-                            int contig, int vec) {
-    long long b = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+__device__ static void fill_at(long long b, int dist, int fmt, int f16, uint64_t seed,
+                               uint64_t stream, long long rows, long long n, double sparse_p,
+                               void *X, long long ld, int contig, int vec) {
     uint32_t r[4];
     if (dist == D_GAUSS) {
         if (2 * b >= n) return;
@@ -106,15 +105,29 @@ __global__ void fill_kernel(int dist, int fmt, int f16, uint64_t seed, uint64_t 
     }
 }
 
+/* Counters b = 0 .. nctr - 1, grid-strided (one per thread unless the
+ * launch is capped). */
+__global__ void fill_kernel(int dist, int fmt, int f16, uint64_t seed, uint64_t stream,
+                            long long rows, long long n, double sparse_p, void *X, long long ld,
+                            int contig, int vec, long long nctr) {
+    for (long long b = blockIdx.x * (long long)blockDim.x + threadIdx.x; b < nctr;
+         b += (long long)gridDim.x * blockDim.x)
+        fill_at(b, dist, fmt, f16, seed, stream, rows, n, sparse_p, X, ld, contig, vec);
+}
+
+/* max_blocks > 0 caps the grid (the fill then shares the SMs with work on
+ * other streams instead of taking them all). */
 extern "C" int tn_cu_random_fill(int dist, int fmt, int f16, uint64_t seed, uint64_t stream,
                                  int64_t rows, int64_t cols, double sparse_p, void *X, int64_t ld,
-                                 cudaStream_t s) {
+                                 int max_blocks, cudaStream_t s) {
     long long n = (long long)rows * cols;
     if (n == 0) return 0;
     long long per = dist == D_GAUSS ? 2 : 4, threads = (n + per - 1) / per;
-    unsigned blocks = (unsigned)((threads + 255) / 256);
+    long long blocks = (threads + 255) / 256;
+    if (max_blocks > 0 && blocks > max_blocks) blocks = max_blocks;
+    if (blocks > 0x7fffffffLL) blocks = 0x7fffffffLL;
     const int contig = ld == rows, vec = contig && ((uintptr_t)X & 7u) == 0;
-    fill_kernel<<<blocks, 256, 0, s>>>(dist, fmt, f16, seed, stream, (long long)rows, n, sparse_p,
-                                       X, (long long)ld, contig, vec);
+    fill_kernel<<<(unsigned)blocks, 256, 0, s>>>(dist, fmt, f16, seed, stream, (long long)rows, n,
+                                                 sparse_p, X, (long long)ld, contig, vec, threads);
     return (int)cudaGetLastError();
 }

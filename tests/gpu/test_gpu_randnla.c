@@ -81,6 +81,98 @@ TEST(gpu_random_fill_matches_cpu_bits) {
     tcnla_destroy(g), tcnla_destroy(c);
 }
 
+/* Fills on the side stream (tn_side_begin .. tn_side_join: one block per
+ * SM, grid-strided, while other work runs on the handle's stream) give the
+ * CPU's bits too; uniform and Gaussian, FP16 and FP32. */
+TEST(gpu_random_fill_side_stream_bits) {
+    tcnla_handle_t g = gpu(), c;
+    if (!g) SKIP("no GPU");
+    tcnla_create(&c, TCNLA_BACKEND_CPU);
+    enum { R = 1001, C = 999 }; /* many counters per thread at one block per SM */
+    const size_t n = (size_t)R * C;
+    float *hc = malloc(sizeof(float) * n), *hg = malloc(sizeof(float) * n), *d = to_dev(g, NULL, n);
+    float *busy = to_dev(g, NULL, n);
+    uint16_t *bc = malloc(2 * n), *bg = malloc(2 * n), *d16 = NULL;
+    tcnla_malloc(g, (void **)&d16, 2 * n);
+    for (int dist = 0; dist < 2; dist++) {
+        CHECK(tcnla_random_fill(c, (tcnla_rand_dist_t)dist, TCNLA_FMT_FP32, 3, 7, R, C, hc, R) == 0);
+        CHECK(tcnla_random_fill_f16(c, (tcnla_rand_dist_t)dist, 3, 8, R, C, bc, R) == 0);
+        CHECK_EQ_INT(tn_side_begin(g), 0);
+        CHECK(tcnla_random_fill(g, (tcnla_rand_dist_t)dist, TCNLA_FMT_FP32, 3, 7, R, C, d, R) == 0);
+        CHECK(tcnla_random_fill_f16(g, (tcnla_rand_dist_t)dist, 3, 8, R, C, d16, R) == 0);
+        CHECK_EQ_INT(tn_side_end(g), 0);
+        /* meanwhile on the handle's stream */
+        CHECK(tcnla_random_fill(g, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 1, 1, R, C, busy, R) == 0);
+        CHECK_EQ_INT(tn_side_join(g), 0);
+        to_host(g, hg, d, n);
+        tcnla_memcpy(g, bg, d16, 2 * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
+        CHECK_MSG(memcmp(hc, hg, sizeof(float) * n) == 0, "dist %d FP32", dist);
+        CHECK_MSG(memcmp(bc, bg, 2 * n) == 0, "dist %d FP16", dist);
+    }
+    CHECK_EQ_INT(tn_side_join(g), 0); /* nothing pending: a no-op */
+    tcnla_free(g, d16), tcnla_free(g, d), tcnla_free(g, busy);
+    free(hc), free(hg), free(bc), free(bg);
+    tcnla_destroy(g), tcnla_destroy(c);
+}
+
+/* CholeskyQR in FP64 at column counts around the solve's 128-column
+ * blocks (their inverses: a warp per column, 32 rows per lane), against
+ * the CPU; and tn_orthonormalize_f16 (randLRA's Q16): the same Q rounded to
+ * FP16, in FP32 and FP16 bits, for CholeskyQR (written in its last pass)
+ * and Householder (rounded after). */
+TEST(gpu_cholqr64_solve_blocks_and_f16) {
+    tcnla_handle_t g = gpu(), c;
+    if (!g) SKIP("no GPU");
+    tcnla_create(&c, TCNLA_BACKEND_CPU);
+    enum { M = 700, LD = 703, NMAX = 257 };
+    const int ns[] = {1, 63, 64, 65, 127, 128, 129, 200, 257};
+    float *Y0 = malloc(sizeof(float) * LD * NMAX), *Y = malloc(sizeof(float) * LD * NMAX);
+    float *Yc = malloc(sizeof(float) * LD * NMAX), *Yr = malloc(sizeof(float) * LD * NMAX);
+    uint16_t *Y16 = malloc(2 * (size_t)M * NMAX), *d16 = NULL;
+    tn_rand_normal(12, 0, 0, 1, (int64_t)LD * NMAX, Y0);
+    float *dY = to_dev(g, NULL, (size_t)LD * NMAX);
+    tcnla_malloc(g, (void **)&d16, 2 * (size_t)M * NMAX);
+    for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+        const int N = ns[t];
+        tcnla_memcpy(g, dY, Y0, sizeof(float) * LD * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        memcpy(Yc, Y0, sizeof(float) * LD * N);
+        CHECK_EQ_INT(tcnla_orthonormalize(g, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_ERROR, M, N, dY, LD, NULL, 0, NULL), 0);
+        CHECK_EQ_INT(tcnla_orthonormalize(c, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_ERROR, M, N, Yc, LD, NULL, 0, NULL), 0);
+        to_host(g, Yr, dY, (size_t)LD * N);
+        double dq = 0;
+        for (int j = 0; j < N; j++)
+            for (int i = 0; i < M; i++) dq = fmax(dq, fabs((double)Yr[i + j * LD] - Yc[i + j * LD]));
+        CHECK_MSG(dq < 1e-5, "n %d: |Q_gpu - Q_cpu| = %.2e", N, dq);
+        for (int meth = 0; meth < 2; meth++) {
+            const tcnla_orth_t om = meth ? TCNLA_ORTH_HOUSEHOLDER : TCNLA_ORTH_CHOLQR_FP64;
+            float *ref = Yr;
+            if (meth) { /* Householder's own Q as the reference */
+                tcnla_memcpy(g, dY, Y0, sizeof(float) * LD * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
+                CHECK_EQ_INT(tcnla_orthonormalize(g, om, TCNLA_BREAKDOWN_ERROR, M, N, dY, LD, NULL, 0, NULL), 0);
+                to_host(g, Yc, dY, (size_t)LD * N);
+                ref = Yc;
+            }
+            tcnla_memcpy(g, dY, Y0, sizeof(float) * LD * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
+            CHECK_EQ_INT(tn_orthonormalize_f16(g, om, TCNLA_BREAKDOWN_ERROR, M, N, dY, LD, d16, M), 0);
+            to_host(g, Y, dY, (size_t)LD * N);
+            tcnla_memcpy(g, Y16, d16, 2 * (size_t)M * N, TCNLA_MEMCPY_HANDLE_TO_HOST);
+            int bad = 0;
+            for (int j = 0; j < N; j++) {
+                for (int i = 0; i < M; i++) {
+                    const uint16_t hb = tcnla_f32_to_f16(ref[i + j * LD], TCNLA_ROUND_RN);
+                    const float hv = tcnla_f16_to_f32(hb);
+                    bad += memcmp(&hv, &Y[i + j * LD], 4) != 0 || Y16[i + j * M] != hb;
+                }
+                for (int i = M; i < LD; i++) bad += Y[i + j * LD] != Y0[i + j * LD];
+            }
+            CHECK_MSG(bad == 0, "n %d method %d: %d elements differ", N, meth, bad);
+        }
+    }
+    tcnla_free(g, dY), tcnla_free(g, d16);
+    free(Y0), free(Y), free(Yc), free(Yr), free(Y16);
+    tcnla_destroy(g), tcnla_destroy(c);
+}
+
 TEST(gpu_orth_methods_and_breakdown) {
     tcnla_handle_t g = gpu();
     if (!g) SKIP("no GPU");
@@ -126,7 +218,7 @@ TEST(gpu_orth_methods_and_breakdown) {
 
 /* CholeskyQR in FP64 (the GPU's own Gram sum, factorization and blocked
  * solve) at sizes with several factorization steps (32 columns), several
- * solve blocks (64) with a short last one, a row count that is not a
+ * solve blocks (128) with a short last one, a row count that is not a
  * multiple of the Gram slabs and ld > m; columns scaled over six decades
  * (kappa about 1e6, though Cholesky itself is blind to column scaling); a
  * breakdown far from the first step; NaN input. */

@@ -17,7 +17,14 @@
  *    accumulator layout reads it without bank conflicts) and the FP16
  *    result, which one TMA store writes out (tails clipped by the map).
  * X and Y are FP16 copies, K-major (row i: k values, kp apart), made by
- * tn_cu_lowrank_residual16_sm90 from the FP32 factors. */
+ * tn_cu_lowrank_residual16_sm90 from the FP32 factors.
+ * Tried and dropped (session 11): a persistent form for k <= 256, one
+ * block per SM keeping its 128 rows of X in shared memory through all its
+ * n-tiles (Y's k-tiles in a ring across tiles, A and D in buffers of their
+ * own, A asked into L2 two tiles ahead), to cut the L2 traffic this kernel
+ * is bound by: 0.73 ms against 0.54 (H200, Nsight Compute, k = 256). With
+ * one block of two warpgroups per SM, the product, the epilogue and the
+ * wait for A follow each other instead of overlapping across blocks. */
 #include "gemm/cuda/sm90_common.cuh"
 
 #include <cuda_fp16.h>

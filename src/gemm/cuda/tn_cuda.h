@@ -39,6 +39,12 @@ struct tn_cuda_ctx {
     int bounded;                /* > 0: inside tn_bounded_begin / _end (no pre-split path) */
     cudaMemPool_t pool;         /* the drivers' scratch (tn_scratch_malloc), stream-ordered */
     int have_pool;
+    /* side stream (tn_side_begin / _end / _join, created on first use, the
+     * highest priority): while side_active, `stream` is `side` and `main`
+     * the handle's stream */
+    cudaStream_t side, main;
+    cudaEvent_t ev_fork, ev_join;
+    int side_active, side_pending;
 };
 
 /* Grow-only device workspace of at least `bytes` (NULL on failure). Growing
@@ -72,6 +78,10 @@ enum {
 };
 int tn_cu_convert(int op, const void *src, int64_t lds, void *dst, int64_t ldd, int64_t rows,
                   int64_t cols, int *flag, cudaStream_t stream);
+/* F = fp16_rn(fp32_rn(src)) as FP32 and H = the same values in FP16 (one
+ * pass; CholeskyQR's Q for randLRA's FP16 products). */
+int tn_cu_f64_to_f32f16(const double *src, int64_t lds, float *F, int64_t ldf, uint16_t *H,
+                        int64_t ldh, int64_t rows, int64_t cols, cudaStream_t stream);
 /* The same for `batch` matrices src + z*ss -> dst + z*sd (strides in
  * elements of the source and destination types), one launch. */
 int tn_cu_convert_batched(int op, const void *src, int64_t lds, int64_t ss, void *dst, int64_t ldd,
@@ -130,7 +140,7 @@ int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *R, double *diag, int
 /* The inverses of the diagonal blocks of the n x n upper triangular R (ld
  * ldr), TN_TRINV_NB x TN_TRINV_NB each: block b (rows and columns b NB ..)
  * at Inv + b NB^2 with ld NB, zeros below its diagonal and past n. */
-#define TN_TRINV_NB 64
+#define TN_TRINV_NB 128
 int tn_cu_trinv_blocks(int n, const double *R, int64_t ldr, double *Inv, cudaStream_t stream);
 /* The upper triangle of G (n x n) with zeros below, into D (FP64) and / or F
  * (FP32), either may be NULL. */

@@ -154,6 +154,51 @@ extern "C" int tn_cu_convert_batched(int op, const void *src, int64_t lds, int64
     return (int)cudaGetLastError();
 }
 
+/* FP64 -> FP32 holding fp16_rn(fp32_rn(x)) and the same values in FP16:
+ * CholeskyQR's Q for the FP16 products of randLRA, in one pass instead of
+ * three (FP64 -> FP32, the rounding in place, FP32 -> FP16). vec: rows % 4
+ * == 0, lds, ldf, ldh multiples of 4, src 32-byte, F 16-byte, H 8-byte
+ * aligned. */
+static __global__ void f64_to_f32f16_kernel(const double *src, long long lds, float *F,
+                                            long long ldf, __half *H, long long ldh,
+                                            long long rows, long long cols, int vec) {
+    const long long rq = vec ? rows / 4 : rows;
+    for (long long j = blockIdx.y; j < cols; j += gridDim.y)
+        for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < rq;
+             q += (long long)gridDim.x * blockDim.x) {
+            if (vec) {
+                const double2 *s2 = (const double2 *)(src + j * lds) + 2 * q;
+                const double2 a = __ldg(s2), b = __ldg(s2 + 1);
+                const __half2 lo = __floats2half2_rn(__double2float_rn(a.x), __double2float_rn(a.y));
+                const __half2 hi = __floats2half2_rn(__double2float_rn(b.x), __double2float_rn(b.y));
+                ((float4 *)(F + j * ldf))[q] =
+                    make_float4(__low2float(lo), __high2float(lo), __low2float(hi), __high2float(hi));
+                uint2 w;
+                w.x = *(const uint32_t *)&lo;
+                w.y = *(const uint32_t *)&hi;
+                ((uint2 *)(H + j * ldh))[q] = w;
+            } else {
+                const __half h = __float2half_rn(__double2float_rn(src[q + j * lds]));
+                F[q + j * ldf] = __half2float(h);
+                H[q + j * ldh] = h;
+            }
+        }
+}
+
+extern "C" int tn_cu_f64_to_f32f16(const double *src, int64_t lds, float *F, int64_t ldf,
+                                   uint16_t *H, int64_t ldh, int64_t rows, int64_t cols,
+                                   cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0) return 0;
+    const int vec = rows % 4 == 0 && lds % 4 == 0 && ldf % 4 == 0 && ldh % 4 == 0 &&
+                    ((uintptr_t)src & 31u) == 0 && ((uintptr_t)F & 15u) == 0 &&
+                    ((uintptr_t)H & 7u) == 0;
+    const dim3 g = grid2d(vec ? rows / 4 : rows, cols, 256);
+    f64_to_f32f16_kernel<<<g, 256, 0, stream>>>(src, (long long)lds, F, (long long)ldf,
+                                                 (__half *)H, (long long)ldh, (long long)rows,
+                                                 (long long)cols, vec);
+    return (int)cudaGetLastError();
+}
+
 extern "C" int tn_cu_convert(int op, const void *src, int64_t lds, void *dst, int64_t ldd,
                              int64_t rows, int64_t cols, int *flag, cudaStream_t stream) {
     return tn_cu_convert_batched(op, src, lds, 0, dst, ldd, 0, rows, cols, 1, flag, stream);
