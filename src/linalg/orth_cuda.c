@@ -80,8 +80,7 @@ out:
  * the breakdown test (tn_chol_ok; also where NaN / Inf in Y show, as a
  * non-finite diagonal of the Gram matrix), then Qw = Yw R^-1 in 128-column
  * blocks (a DGEMM for the earlier blocks, a DGEMM by the inverse of R's
- * diagonal block, tn_cu_trinv_blocks), whose last pass
- * writes Y in FP32;
+ * diagonal block, tn_cu_trinv_blocks), whose last pass writes Y in FP32;
  * R (CholeskyQR2: R2 R1, by DTRMM) is formed on the GPU as well. Only the
  * Gram matrix's upper triangle is formed (3 of its 4 blocks). With Y16
  * (randLRA's FP16 path), the last pass writes Q rounded to FP16 into Y and
