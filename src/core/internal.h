@@ -232,6 +232,8 @@ int tn_cuda_side_begin(tcnla_handle_t h);
 int tn_cuda_side_end(tcnla_handle_t h);
 int tn_cuda_side_join(tcnla_handle_t h);
 int tn_cuda_side_fill_blocks(tcnla_handle_t h);
+/* (Y16: CholeskyQR in FP64 writes Q rounded to FP16 into Y and Y16 in its
+ * last pass; with the other methods, tn_orthonormalize_f16 rounds after) */
 int tn_cuda_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
                            int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
                            tcnla_orth_t *used, uint16_t *Y16, int64_t ldy16);

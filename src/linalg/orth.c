@@ -151,6 +151,13 @@ static int orth_cpu(tcnla_orth_t method, int m, int n, float *Y, int ldy, float 
     }
 }
 
+/* Y's values rounded to FP16 (RN) in place, and Y16 = the same in FP16 bits. */
+static int round_f16_pair(tcnla_handle_t h, int64_t m, int64_t n, float *Y, int64_t ldy,
+                          uint16_t *Y16, int64_t ldy16) {
+    int st = tn_round_inplace(h, TCNLA_FMT_FP16, m, n, Y, ldy);
+    return st ? st : tn_to_f16(h, m, n, Y, ldy, Y16, ldy16);
+}
+
 static int orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
                           int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
                           tcnla_orth_t *used, uint16_t *Y16, int64_t ldy16) {
@@ -167,19 +174,23 @@ static int orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown
     if (m > INT_MAX / 2 || ldy > INT_MAX || (R && ldr > INT_MAX) || (int64_t)m * n > INT_MAX)
         return TCNLA_ERR_NOT_SUPPORTED;
 #ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA)
-        return tn_cuda_orthonormalize(h, method, on_breakdown, m, n, Y, ldy, R, ldr, used, Y16,
-                                      ldy16);
+    if (h->backend == TCNLA_BACKEND_CUDA) {
+        tcnla_orth_t u = method;
+        int st = tn_cuda_orthonormalize(h, method, on_breakdown, m, n, Y, ldy, R, ldr, &u, Y16,
+                                        ldy16);
+        if (used) *used = u;
+        /* CholeskyQR in FP64 wrote Y16 itself, in its last pass */
+        if (st == TCNLA_SUCCESS && Y16 &&
+            (u == TCNLA_ORTH_HOUSEHOLDER || u == TCNLA_ORTH_CHOLQR_FP32))
+            st = round_f16_pair(h, m, n, Y, ldy, Y16, ldy16);
+        return st;
+    }
 #endif
     if (has_nonfinite(Y, m, n, ldy)) return TCNLA_ERR_NUMERICAL;
     for (;;) {
         int st = orth_cpu(method, (int)m, (int)n, Y, (int)ldy, R, (int)ldr);
         if (used) *used = method;
-        if (st == TCNLA_SUCCESS && Y16) {
-            st = tn_round_inplace(h, TCNLA_FMT_FP16, m, n, Y, ldy);
-            if (!st) st = tn_to_f16(h, m, n, Y, ldy, Y16, ldy16);
-            return st;
-        }
+        if (st == TCNLA_SUCCESS && Y16) return round_f16_pair(h, m, n, Y, ldy, Y16, ldy16);
         if (st != TCNLA_ERR_NUMERICAL || on_breakdown != TCNLA_BREAKDOWN_RETRY ||
             method == TCNLA_ORTH_HOUSEHOLDER)
             return st;

@@ -282,16 +282,6 @@ int tn_cuda_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdow
         else st = cholqr64(h, method == TCNLA_ORTH_CHOLQR2_FP64, m, n, Y, ldy, R, ldr, Y16, ldy16);
         if (used) *used = method;
         if (st == TN_ORTH_NONFINITE) return TCNLA_ERR_NUMERICAL;
-        if (st == TCNLA_SUCCESS && Y16 &&
-            (method == TCNLA_ORTH_HOUSEHOLDER || method == TCNLA_ORTH_CHOLQR_FP32)) {
-            /* (cholqr64 wrote both itself) */
-            st = ce((cudaError_t)tn_cu_convert(TN_CONV_F32_ROUND_F16, Y, ldy, Y, ldy, m, n, NULL,
-                                               c->stream));
-            if (!st)
-                st = ce((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F16, Y, ldy, Y16, ldy16, m, n,
-                                                   NULL, c->stream));
-            return st;
-        }
         if (st != TCNLA_ERR_NUMERICAL || on_breakdown != TCNLA_BREAKDOWN_RETRY ||
             method == TCNLA_ORTH_HOUSEHOLDER)
             return st;
