@@ -3,6 +3,7 @@
 #define TCNLA_BENCH_UTIL_H
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Exits with a message naming the program, the step and the line when a
  * call (CUDA, cuBLAS, cuSOLVER, cuRAND or tcnla) returns nonzero. */
@@ -19,5 +20,19 @@
 static inline int cmp_d(const void *a, const void *b) {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
+}
+
+/* Whether name is one of the entries of a comma-separated list (NULL: every
+ * name is). */
+static inline int bench_in_list(const char *list, const char *name) {
+    if (!list) return 1;
+    const size_t n = strlen(name);
+    for (const char *p = list;;) {
+        const char *e = strchr(p, ',');
+        const size_t len = e ? (size_t)(e - p) : strlen(p);
+        if (len == n && !strncmp(p, name, len)) return 1;
+        if (!e) return 0;
+        p = e + 1;
+    }
 }
 #endif

@@ -47,17 +47,20 @@ typedef struct {
 int main(int argc, char **argv) {
     int64_t d[3] = {512, 512, 512}, r[3] = {64, 64, 64}, pad = 4;
     int reps = 10; /* timed runs after one warm-up; the median is reported */
-    const char *csv = "bench/results/hosvd.csv";
+    const char *csv = "bench/results/hosvd.csv", *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help")) {
-            printf("usage: bench_hosvd [--dim I] [--rank J] [--reps R] [--csv FILE]\n"
+            printf("usage: bench_hosvd [--dim I] [--rank J] [--reps R] [--csv FILE] [--variants LIST]\n"
                    "order-3 tensor I x I x I, ranks J (multilinear rank J - 4)\n"
-                   "defaults: 512 64 10 bench/results/hosvd.csv\n");
+                   "defaults: 512 64 10 bench/results/hosvd.csv, every variant\n"
+                   "variants: fp32 (the baseline; without it there is no speed-up column),\n"
+                   "  tf32, shgemm_fp16+tcec_tf32, shgemm_tf32+tcec_tf32, shgemm_fp16+native_fp32\n");
             return 0;
         } else if (i + 1 < argc && !strcmp(argv[i], "--dim")) d[0] = d[1] = d[2] = atoll(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--rank")) r[0] = r[1] = r[2] = atoll(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--reps")) reps = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--csv")) csv = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--variants")) only = argv[++i];
         else {
             fprintf(stderr, "bench_hosvd: unknown option %s (see --help)\n", argv[i]);
             return 2;
@@ -97,12 +100,14 @@ int main(int argc, char **argv) {
         {"shgemm_fp16+native_fp32", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_NATIVE_FP32, TCNLA_FMT_FP16},
     };
     char gpu[256] = "?";
+    int printed = 0;
     double t_fp32 = 0; /* the FP32 baseline's median, for the speed-up column */
     for (size_t v = 0; v < sizeof vs / sizeof vs[0]; v++) {
+        if (!bench_in_list(only, vs[v].name)) continue;
         tcnla_handle_t h;
         CHK(tcnla_create(&h, TCNLA_BACKEND_CUDA), "tcnla_create(CUDA)");
         tcnla_device_name(h, gpu, sizeof gpu);
-        if (v == 0)
+        if (!printed++)
             printf("bench_hosvd on %s: %lld^3 tensor, ranks %lld (multilinear rank %lld)\n", gpu,
                    (long long)d[0], (long long)r[0], (long long)(r[0] - pad));
         tcnla_hosvd_opts_t o = tcnla_hosvd_opts_default();

@@ -30,6 +30,9 @@
 #include <string.h>
 #include <time.h>
 
+#define BENCH_NAME "bench_ozaki"
+#include "bench_util.h"
+
 #ifdef TCNLA_HAVE_CUDA
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -56,19 +59,9 @@ typedef struct {
 
 /* "name" or "name/mode" in a comma-separated list (NULL: everything) */
 static int wanted(const char *list, const meth_t *M) {
-    if (!list) return 1;
     char full[64];
     snprintf(full, sizeof full, "%s/%s", M->name, M->mode);
-    for (const char *p = list; *p;) {
-        const char *e = strchr(p, ',');
-        size_t len = e ? (size_t)(e - p) : strlen(p);
-        if ((strlen(M->name) == len && !strncmp(p, M->name, len)) ||
-            (strlen(full) == len && !strncmp(p, full, len)))
-            return 1;
-        if (!e) break;
-        p = e + 1;
-    }
-    return 0;
+    return bench_in_list(list, M->name) || bench_in_list(list, full);
 }
 
 static int parse_list(const char *s, double *out, int max) {
