@@ -17,6 +17,7 @@
 #include <string.h>
 
 #ifdef TCNLA_HAVE_CUDA
+#include "core/internal.h"
 #include "gemm/cuda/tn_cuda.h"
 #include "gemm/cuda/tn_sm90.h"
 #endif
@@ -172,10 +173,11 @@ static void s9_env_identity(const tcnla_gemm_method_t *ms, int nm, const char *e
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
     /* the pre-split path (the default from m, n >= 1024) is compared on its
-     * own (gpu_sm90_presplit_matches_rega); elsewhere both runs take the
+     * own (gpu_sm90_presplit_matches_rega), and its cluster variant against
+     * it (gpu_sm90_cluster_matches_presplit); elsewhere both runs take the
      * in-kernel split */
-    const int ps_off = strcmp(env, "TCNLA_SM90_PRESPLIT") != 0;
-    if (ps_off) setenv("TCNLA_SM90_PRESPLIT", "0", 1);
+    const int ps_set = strcmp(env, "TCNLA_SM90_PRESPLIT") != 0;
+    if (ps_set) setenv("TCNLA_SM90_PRESPLIT", strcmp(env, "TCNLA_SM90_CLUSTER") ? "0" : "1", 1);
     for (int mi = 0; mi < nm; mi++)
         for (int si = 0; si < ns; si++)
             for (int t = 0; t < 4; t++) {
@@ -196,6 +198,11 @@ static void s9_env_identity(const tcnla_gemm_method_t *ms, int nm, const char *e
                 setenv(env, "1", 1);
                 int s1 = gt_gemm(g, ms[mi], ta, tb, m, n, k, 0.75f, A, lda, B, NULL, ldb, beta, C1,
                                  ldc);
+                /* the cluster kernel did run where op(A) = A */
+                if (!strcmp(env, "TCNLA_SM90_CLUSTER") && ta == TCNLA_OP_N)
+                    CHECK_MSG(g->cuda->sm90_path == 3, "%s m=%lld n=%lld k=%lld: path %d, not "
+                              "the cluster kernel", tcnla_gemm_method_name(ms[mi]), (long long)m,
+                              (long long)n, (long long)k, g->cuda->sm90_path);
                 setenv(env, "0", 1);
                 int s2 = gt_gemm(g, ms[mi], ta, tb, m, n, k, 0.75f, A, lda, B, NULL, ldb, beta, C2,
                                  ldc);
@@ -208,7 +215,7 @@ static void s9_env_identity(const tcnla_gemm_method_t *ms, int nm, const char *e
                           (long long)k, env, env, gt_rel_diff(C1, C2, m, n, ldc));
                 free(A), free(B), free(C1), free(C2);
             }
-    if (ps_off) unsetenv("TCNLA_SM90_PRESPLIT");
+    if (ps_set) unsetenv("TCNLA_SM90_PRESPLIT");
     tcnla_destroy(g);
 }
 
@@ -247,6 +254,21 @@ TEST(gpu_sm90_presplit_matches_rega) {
     static const int64_t shapes[][3] = {{7, 33, 130},   {129, 131, 257},  {300, 260, 96},
                                         {130, 200, 77}, {256, 256, 8192}, {1100, 1300, 520}};
     s9_env_identity(ms, 4, "TCNLA_SM90_PRESPLIT", shapes, 6);
+}
+
+/* The pre-split path with op(A) split inside clusters of 4 CTAs
+ * (TCNLA_SM90_CLUSTER=1: each CTA splits a quarter of the tile's rows and
+ * copies the parts into the other three) against op(A)'s pass (=0), FP16
+ * methods: bit-identical. Shapes without split-K, so that the cluster
+ * kernel runs where op(A) = A: the last CTA of a cluster with 1 or 16 of
+ * its 128 columns (n = 385, 400),
+ * tails in m and k (k = 77, 130, 1030), ld > rows, beta 0 / 1.5, a full
+ * wave (4224 x 512). (op(A) = A^T runs the pass in both.) */
+TEST(gpu_sm90_cluster_matches_presplit) {
+    static const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_SHGEMM_FP16};
+    static const int64_t shapes[][3] = {{300, 400, 130}, {129, 512, 77}, {1100, 385, 300},
+                                        {4224, 512, 1030}};
+    s9_env_identity(ms, 2, "TCNLA_SM90_CLUSTER", shapes, 4);
 }
 
 TEST(gpu_sm90_rega_tf32_matches_round2) {

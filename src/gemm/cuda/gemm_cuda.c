@@ -303,17 +303,24 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
      * the product runs on the in-kernel split instead */
     const int kmode = kmode_of(method);
     size_t psb = 0;
+    int ps = 0;  /* the pre-split path */
+    int acl = 0; /* op(A) split inside clusters: no pass over it, checked on its own */
     if (kmode >= 0 && c->bounded <= 0 && sm90_wanted(c, kmode) &&
-        tn_cu_sm90_ps_wanted(kmode, m, n, k, splits_for(method, m, n, k, c->sm_count)))
-        psb = al(tn_cu_sm90_ps_bytes(kmode, tb == TCNLA_OP_T, m, n, k));
+        tn_cu_sm90_ps_wanted(kmode, m, n, k, splits_for(method, m, n, k, c->sm_count))) {
+        acl = tn_cu_sm90_ps_a_in_cluster(kmode, ta == TCNLA_OP_T, m, n, k,
+                                         splits_for(method, m, n, k, c->sm_count));
+        psb = al(tn_cu_sm90_ps_bytes(kmode, acl, tb == TCNLA_OP_T, m, n, k));
+        ps = 1; /* (psb may be 0: A in clusters, SHGEMM's B read in place) */
+    }
     char *wsp = tn_cuda_workspace(c, phase1 + phase2 + psb);
-    if (!wsp && psb) wsp = tn_cuda_workspace(c, phase1 + phase2), psb = 0;
+    if (!wsp && psb) wsp = tn_cuda_workspace(c, phase1 + phase2), psb = 0, ps = acl = 0;
     if (!wsp) return TCNLA_ERR_ALLOC;
     carve_t cv = {wsp, 0, phase1 + phase2 + psb};
     int *dflags = carve(&cv, 64);
     void *scratch = carve(&cv, tn_cu_check_scratch(TN_MAX(m, n)));
     void *psw = psb ? carve(&cv, psb) : NULL;
     if (!dflags || !scratch || (psb && !psw)) return TCNLA_ERR_INTERNAL;
+    if (!ps) acl = 0;
     int ps_done = 0; /* operands the pre-split pass has split (1 op(A), 2 op(B)) */
     const uint16_t *Bh = B16;
     int64_t ldbh = ldb;
@@ -337,8 +344,8 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
         /* rows of op(A): the rows of A (op N) or its columns (op T) */
         /* (the pre-split path checks A and FP32 B in its pass over them) */
         const int trA = trusted(c, method, A, lda, s.arows, s.acols, 0, 1, ta == TCNLA_OP_T);
-        if (psw) {
-            if ((st = cu_st(tn_cu_sm90_ps_split(kmode, 0, ta == TCNLA_OP_T, m, n, k, A, lda, psw,
+        if (ps && !acl) {
+            if ((st = cu_st(tn_cu_sm90_ps_split(kmode, 0, 0, ta == TCNLA_OP_T, m, n, k, A, lda, psw,
                                                 kind, mi->tol_bits, dflags, trA ? NULL : scratch,
                                                 c->sm_count, stream))))
                 return st;
@@ -357,8 +364,8 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
             need_sync = 1;
         } else {
             const int trB = trusted(c, method, B, ldb, s.brows, s.bcols, 0, 1, tb == TCNLA_OP_N);
-            if (psw) {
-                if ((st = cu_st(tn_cu_sm90_ps_split(kmode, 1, tb == TCNLA_OP_T, m, n, k, B, ldb,
+            if (ps) {
+                if ((st = cu_st(tn_cu_sm90_ps_split(kmode, acl, 1, tb == TCNLA_OP_T, m, n, k, B, ldb,
                                                     psw, kind, mi->tol_bits, dflags,
                                                     trB ? NULL : scratch, c->sm_count, stream))))
                     return st;
@@ -499,16 +506,20 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     float *P = NULL;
     if (splits > 1 && !(P = carve(&cv, 4 * (size_t)splits * (size_t)m * (size_t)n)))
         return TCNLA_ERR_INTERNAL;
+    c->sm90_path = 0;
     if (sm90_wanted(c, mode)) { /* Hopper: wgmma fed by TMA (same tiles, splits and P) */
-        if (psw && mode == kmode) { /* (not after a fallback to another method) */
-            int e = tn_cu_tc_gemm_sm90_ps(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha,
-                                          Ak, ldak, Bk, ldbk, beta, C, ldc, splits, P, psw, psb,
-                                          ps_done, c->sm_count, c->smem_optin, stream);
+        if (ps && mode == kmode) { /* (not after a fallback to another method) */
+            int e = tn_cu_tc_gemm_sm90_ps(mode, acl, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k,
+                                          alpha, Ak, ldak, Bk, ldbk, beta, C, ldc, splits, P, psw,
+                                          psb, ps_done, c->sm_count, c->smem_optin, stream);
+            c->sm90_path = acl ? 3 : 2;
             if (e != (int)cudaErrorNotSupported) return cu_st(e);
         }
         int e = tn_cu_tc_gemm_sm90(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha, Ak,
                                    ldak, Bk, ldbk, beta, C, ldc, splits, P, c->smem_optin, stream);
+        c->sm90_path = 1;
         if (e != (int)cudaErrorNotSupported) return cu_st(e);
+        c->sm90_path = 0;
     }
     return cu_st(tn_cu_tc_gemm(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha, Ak, ldak,
                                Bk, ldbk, beta, C, ldc, splits, P, c->smem_optin, stream));

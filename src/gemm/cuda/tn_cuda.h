@@ -45,6 +45,10 @@ struct tn_cuda_ctx {
     cudaStream_t side, main;
     cudaEvent_t ev_fork, ev_join;
     int side_active, side_pending;
+    /* the Hopper path of the last single product (tests): 0 none, 1 the
+     * in-kernel split, 2 the pre-split path, 3 that with op(A) split in
+     * clusters */
+    int sm90_path;
 };
 
 /* Grow-only device workspace of at least `bytes` (NULL on failure). Growing

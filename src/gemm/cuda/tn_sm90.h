@@ -57,23 +57,33 @@ int tn_cu_sm90_chunk(int mode);
  * TCNLA_SM90_PRESPLIT=0 / 1 says (read at each call); 0 where chunk or
  * slice lengths do not fit its 64-deep FP16 k-tiles. */
 int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k, int splits);
-size_t tn_cu_sm90_ps_bytes(int mode, int transb, int64_t m, int64_t n, int64_t k);
+/* 1 when, on that path, op(A) is split inside the product instead, by
+ * clusters of 4 CTAs side by side along n that each split a quarter of a
+ * tile's rows and copy the parts into the others' shared memory (each
+ * element split n / 512 times, no pass over A and no room for its parts):
+ * FP16 methods, op(A) = A, no split-K, and only with TCNLA_SM90_CLUSTER=1
+ * (read at each call; slower than the pass so far, see the .cu). The same
+ * bits. Then `acl` = 1 below, and A is checked on its own
+ * (tn_cu_check_f32). */
+int tn_cu_sm90_ps_a_in_cluster(int mode, int transa, int64_t m, int64_t n, int64_t k,
+                               int splits);
+size_t tn_cu_sm90_ps_bytes(int mode, int acl, int transb, int64_t m, int64_t n, int64_t k);
 /* The pass that writes the parts of op(A) (which = 0: X = A, trans =
  * transa) or op(B) (1: X = B, trans = transb; FP16 for SHGEMM) into ws.
  * With scratch (FP32 X only), also the check of tn_cu_check_f32 on the
  * same vectors (rows of op(A), columns of op(B)), on the way: the same
  * flags, one read of X fewer. sms: the device's SM count (sizes the grid). */
-int tn_cu_sm90_ps_split(int mode, int which, int trans, int64_t m, int64_t n, int64_t k,
+int tn_cu_sm90_ps_split(int mode, int acl, int which, int trans, int64_t m, int64_t n, int64_t k,
                         const void *X, int64_t ld, void *ws, int check_kind, int tol_bits,
                         int *flags, void *scratch, int sms, cudaStream_t stream);
 /* The product, after tn_cu_sm90_ps_split of the operands in `done` (1:
  * op(A), 2: op(B)); the others are split here. cudaErrorNotSupported
  * (nothing queued) when it cannot run, e.g. a workspace smaller than
  * tn_cu_sm90_ps_bytes(). */
-int tn_cu_tc_gemm_sm90_ps(int mode, int transa, int transb, int64_t m, int64_t n, int64_t k,
-                          float alpha, const float *A, int64_t lda, const void *B, int64_t ldb,
-                          float beta, float *C, int64_t ldc, int splits, float *P, void *ws,
-                          size_t ws_bytes, int done, int sms, size_t smem_limit,
+int tn_cu_tc_gemm_sm90_ps(int mode, int acl, int transa, int transb, int64_t m, int64_t n,
+                          int64_t k, float alpha, const float *A, int64_t lda, const void *B,
+                          int64_t ldb, float beta, float *C, int64_t ldc, int splits, float *P,
+                          void *ws, size_t ws_bytes, int done, int sms, size_t smem_limit,
                           cudaStream_t stream);
 
 #ifdef __cplusplus
