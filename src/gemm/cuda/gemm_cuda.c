@@ -305,10 +305,10 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     size_t psb = 0;
     int ps = 0;  /* the pre-split path */
     int acl = 0; /* op(A) split inside clusters: no pass over it, checked on its own */
+    const int ps_splits = splits_for(method, m, n, k, c->sm_count);
     if (kmode >= 0 && c->bounded <= 0 && sm90_wanted(c, kmode) &&
-        tn_cu_sm90_ps_wanted(kmode, m, n, k, splits_for(method, m, n, k, c->sm_count))) {
-        acl = tn_cu_sm90_ps_a_in_cluster(kmode, ta == TCNLA_OP_T, m, n, k,
-                                         splits_for(method, m, n, k, c->sm_count));
+        tn_cu_sm90_ps_wanted(kmode, m, n, k, ps_splits)) {
+        acl = tn_cu_sm90_ps_a_in_cluster(kmode, ta == TCNLA_OP_T, m, n, k, ps_splits);
         psb = al(tn_cu_sm90_ps_bytes(kmode, acl, tb == TCNLA_OP_T, m, n, k));
         ps = 1; /* (psb may be 0: A in clusters, SHGEMM's B read in place) */
     }
@@ -320,7 +320,6 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     void *scratch = carve(&cv, tn_cu_check_scratch(TN_MAX(m, n)));
     void *psw = psb ? carve(&cv, psb) : NULL;
     if (!dflags || !scratch || (psb && !psw)) return TCNLA_ERR_INTERNAL;
-    if (!ps) acl = 0;
     int ps_done = 0; /* operands the pre-split pass has split (1 op(A), 2 op(B)) */
     const uint16_t *Bh = B16;
     int64_t ldbh = ldb;

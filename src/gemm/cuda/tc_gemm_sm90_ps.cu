@@ -644,8 +644,8 @@ extern "C" int tn_cu_tc_gemm_sm90_ps(int mode, int acl, int transa, int transb, 
     if (e != cudaSuccess) return (int)e;
     cudaLaunchConfig_t cfg;
     cudaLaunchAttribute at;
-    ps_cluster_cfg(&cfg, &at, (unsigned)tiles, smem, stream);
     if (acl) { /* can a cluster of PS_CL such CTAs be placed at all? */
+        ps_cluster_cfg(&cfg, &at, (unsigned)tiles, smem, stream);
         int nc = 0;
         if (cudaOccupancyMaxActiveClusters(&nc, (const void *)kern, &cfg) != cudaSuccess || nc < 1) {
             cudaGetLastError();
