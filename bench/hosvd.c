@@ -54,7 +54,9 @@ int main(int argc, char **argv) {
                    "order-3 tensor I x I x I, ranks J (multilinear rank J - 4)\n"
                    "defaults: 512 64 10 bench/results/hosvd.csv, every variant\n"
                    "variants: fp32 (the baseline; without it there is no speed-up column),\n"
-                   "  tf32, shgemm_fp16+tcec_tf32, shgemm_tf32+tcec_tf32, shgemm_fp16+native_fp32\n");
+                   "  tf32, shgemm_fp16+tcec_tf32, shgemm_tf32+tcec_tf32, shgemm_fp16+native_fp32,\n"
+                   "  shgemm_fp16+tcec_fp16 (the library's default: the core's later products fall\n"
+                   "  back to TCEC_TF32 where FP16's range cannot hold them)\n");
             return 0;
         } else if (i + 1 < argc && !strcmp(argv[i], "--dim")) d[0] = d[1] = d[2] = atoll(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--rank")) r[0] = r[1] = r[2] = atoll(argv[++i]);
@@ -98,6 +100,7 @@ int main(int argc, char **argv) {
         {"shgemm_fp16+tcec_tf32", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_TF32, TCNLA_FMT_FP16},
         {"shgemm_tf32+tcec_tf32", TCNLA_GEMM_SHGEMM_TF32, TCNLA_GEMM_TCEC_TF32, TCNLA_FMT_FP16},
         {"shgemm_fp16+native_fp32", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_NATIVE_FP32, TCNLA_FMT_FP16},
+        {"shgemm_fp16+tcec_fp16", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16},
     };
     char gpu[256] = "?";
     int printed = 0;

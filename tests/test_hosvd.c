@@ -92,6 +92,48 @@ TEST(hosvd_order_4_and_order_2) {
     CHECK_MSG(e < 1e-5, "order 2: %.3e", e);
 }
 
+/* The default core method TCEC_FP16: the intermediates of a rank-deficient
+ * tensor (rows of rounding noise) fall back to TCEC_TF32 whatever the range
+ * policy, so the default call succeeds at FP32 level under the handle's
+ * default TCNLA_RANGE_ERROR, and leaves that policy in place; the first
+ * product, on A itself, follows the policy: a tensor below FP16's range
+ * (scaled by 2^-40) is refused under ERROR and decomposed under FALLBACK. */
+TEST(hosvd_tcec_fp16_core_falls_back_on_intermediates_only) {
+    const int64_t dims[3] = {40, 36, 30}, ranks[3] = {10, 9, 8}, total = 40 * 36 * 30;
+    tcnla_handle_t h;
+    REQUIRE(tcnla_create(&h, TCNLA_BACKEND_CPU) == 0);
+    float *A = malloc(sizeof(float) * total), *core = malloc(sizeof(float) * 720);
+    float *Q[3];
+    for (int i = 0; i < 3; i++) Q[i] = malloc(sizeof(float) * (size_t)(dims[i] * ranks[i]));
+    tn_testmat_tucker(3, dims, ranks, 2, 7, A);
+    tcnla_hosvd_opts_t o = tcnla_hosvd_opts_default();
+    CHECK(o.gemm_method == TCNLA_GEMM_TCEC_FP16);
+    for (int i = 0; i < 3; i++) o.ranks[i] = ranks[i];
+    int st = tcnla_hosvd(h, &o, 3, dims, A, core, Q);
+    CHECK_MSG(st == 0, "status %d: %s", st, tcnla_strerror(st));
+    const double e = st ? 1.0 : tucker_err(3, dims, ranks, A, core, Q);
+    printf("    default (SHGEMM_FP16 + TCEC_FP16): %.3e\n", e);
+    CHECK(e < 1e-5);
+    /* the policy is the handle's again: a product of FP16-range-breaking
+     * operands is refused */
+    float tiny[16], out[16];
+    for (int i = 0; i < 16; i++) tiny[i] = 0x1p-40f * (float)(i + 1);
+    CHECK_EQ_INT(tcnla_sgemm(h, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, 4, 4, 4, 1.0f, tiny,
+                             4, tiny, 4, 0.0f, out, 4),
+                 TCNLA_ERR_RANGE);
+    /* A below FP16's range: the first core product follows the policy */
+    for (int64_t i = 0; i < total; i++) A[i] *= 0x1p-40f;
+    o.proj_method = TCNLA_GEMM_NATIVE_FP32, o.random_format = TCNLA_FMT_FP32;
+    CHECK_EQ_INT(tcnla_hosvd(h, &o, 3, dims, A, core, Q), TCNLA_ERR_RANGE);
+    REQUIRE(tcnla_set_range_policy(h, TCNLA_RANGE_FALLBACK) == 0);
+    st = tcnla_hosvd(h, &o, 3, dims, A, core, Q);
+    CHECK_MSG(st == 0, "status %d: %s", st, tcnla_strerror(st));
+    if (!st) CHECK(tucker_err(3, dims, ranks, A, core, Q) < 1e-5);
+    free(A), free(core);
+    for (int i = 0; i < 3; i++) free(Q[i]);
+    tcnla_destroy(h);
+}
+
 TEST(hosvd_invalid_arguments) {
     tcnla_handle_t h;
     tcnla_create(&h, TCNLA_BACKEND_CPU);

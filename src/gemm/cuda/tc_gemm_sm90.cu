@@ -233,14 +233,15 @@ static __device__ __forceinline__ void s9_read8_f16(const unsigned char *st, int
 static __device__ __forceinline__ int s9_conv_off(const int tf32, int r, int c) {
     return tf32 ? r * 128 + ((c ^ (r & 7)) << 4) : r * 64 + ((c ^ ((r >> 1) & 3)) << 4);
 }
-/* Splits a 128 x 32 FP32 raw tile into hi / lo tiles with the 128 threads
- * of the split warpgroup (t = 0..127). */
+/* Splits rows 0 .. rows - 1 (128, or 64 for the n64 kernels, whose wgmma
+ * read no other) of a 128 x 32 FP32 raw tile into hi / lo tiles with the
+ * 128 threads of the split warpgroup (t = 0..127). */
 static __device__ __forceinline__ void s9_split_tile(const unsigned char *st, int kmaj,
                                                      const int tf32, unsigned char *hi,
-                                                     unsigned char *lo, int t) {
+                                                     unsigned char *lo, int t, const int rows) {
 #pragma unroll 2
-    for (int j = 0; j < 4; j++) {
-        int u = t + 128 * j, r = u & 127, q = u >> 7;
+    for (int j = 0; j < rows / 32; j++) {
+        int u = t + 128 * j, r = u & (rows - 1), q = rows == 128 ? u >> 7 : u >> 6;
         float x[8];
         s9_read8_f32(st, kmaj, r, q, x);
         if (tf32) {
@@ -260,14 +261,15 @@ static __device__ __forceinline__ void s9_split_tile(const unsigned char *st, in
         }
     }
 }
-/* Copies a 128 x 32 FP16 raw tile into the hi tile (FP16, or widened to
- * TF32 where every FP16 value is exact). */
+/* Copies rows 0 .. rows - 1 (as s9_split_tile) of a 128 x 32 FP16 raw tile
+ * into the hi tile (FP16, or widened to TF32 where every FP16 value is
+ * exact). */
 static __device__ __forceinline__ void s9_copy_f16_tile(const unsigned char *st, int kmaj,
                                                         const int tf32, unsigned char *hi,
-                                                        int t) {
+                                                        int t, const int rows) {
 #pragma unroll 2
-    for (int j = 0; j < 4; j++) {
-        int u = t + 128 * j, r = u & 127, q = u >> 7;
+    for (int j = 0; j < rows / 32; j++) {
+        int u = t + 128 * j, r = u & (rows - 1), q = rows == 128 ? u >> 7 : u >> 6;
         uint32_t h[4];
         s9_read8_f16(st, kmaj, r, q, h);
         if (tf32) {
@@ -387,9 +389,10 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
             const unsigned char *ra = rbase + r * RAW, *rb = RA ? ra : ra + RAW_A;
             unsigned char *cv = conv + s * CONV;
             unsigned char *cb = RA ? cv : cv + 2 * CT; /* Bhi (, Blo) */
-            if (!RA) s9_split_tile(ra, ak, TF32, cv, cv + CT, tid);
-            if (SH) s9_copy_f16_tile(rb, bk, TF32, cb, tid);
-            else s9_split_tile(rb, bk, TF32, cb, cb + CT, tid);
+            if (!RA) s9_split_tile(ra, ak, TF32, cv, cv + CT, tid, S9_BM);
+            /* N64: the wgmma read B's rows 0..63 only */
+            if (SH) s9_copy_f16_tile(rb, bk, TF32, cb, tid, N64 ? 64 : S9_BN);
+            else s9_split_tile(rb, bk, TF32, cb, cb + CT, tid, N64 ? 64 : S9_BN);
             fence_async_smem(); /* generic stores -> wgmma (async proxy) reads */
             mbar_arrive(CONV_FULL(s));
             asm volatile("bar.sync 1, 128;" ::: "memory"); /* raw slot r read by all */
