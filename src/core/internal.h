@@ -74,6 +74,12 @@ int tn_sgemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t tr
 int tn_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
              const tcnla_gemm_method_t *meths, int nm);
 void tn_untrust(tcnla_handle_t h);
+/* Within one driver call: X[0 .. count) holds FP16 values the driver drew
+ * itself (tcnla_random_fill_f16: finite by construction) and writes only
+ * with such fills until tn_untrust; an FP16 B operand lying inside skips its
+ * NaN / Inf check, and with it a host synchronisation. One range at a time;
+ * a no-op on the CPU backend. */
+void tn_trust_f16(tcnla_handle_t h, const uint16_t *X, size_t count);
 /* Within tcnla_rsvd, tcnla_lra and tcnla_hosvd, which promise device memory
  * of about size(A) plus their factors (no copy of A; randLRA's E aside): the
  * products take no path whose workspace grows with an operand's size
@@ -268,6 +274,7 @@ int tn_cuda_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, in
 int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
                   const tcnla_gemm_method_t *meths, int nm);
 void tn_cuda_untrust(tcnla_handle_t h);
+void tn_cuda_trust_f16(tcnla_handle_t h, const uint16_t *X, size_t count);
 void tn_cuda_bounded(tcnla_handle_t h, int delta);
 int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                  int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,

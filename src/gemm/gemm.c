@@ -156,6 +156,13 @@ void tn_untrust(tcnla_handle_t h) {
     (void)h;
 }
 
+void tn_trust_f16(tcnla_handle_t h, const uint16_t *X, size_t count) {
+#ifdef TCNLA_HAVE_CUDA
+    if (h && h->backend == TCNLA_BACKEND_CUDA) tn_cuda_trust_f16(h, X, count);
+#endif
+    (void)h, (void)X, (void)count;
+}
+
 void tn_bounded_begin(tcnla_handle_t h) {
 #ifdef TCNLA_HAVE_CUDA
     if (h && h->backend == TCNLA_BACKEND_CUDA) tn_cuda_bounded(h, 1);

@@ -112,6 +112,9 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
     if (st != TCNLA_SUCCESS) return st;
     tn_bounded_begin(h); /* device memory: the tensor plus the one block above */
     void *Om = block;
+    /* Omega is only ever written by the fills below: the projections skip
+     * its NaN / Inf check (and the host synchronisation with it) */
+    if (sh) tn_trust_f16(h, (const uint16_t *)Om, om_bytes / 2);
     /* Omega_(1) drawn on a side stream while A is checked (the fill is FP64
      * arithmetic, the check memory traffic), joined before anything else.
      * Only where there is a check: on the side the fill takes one block per
@@ -149,6 +152,7 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
         if (st == TCNLA_SUCCESS)
             st = tcnla_orthonormalize(h, o->orth, o->on_breakdown, I, J, Q[i], I, NULL, 0, NULL);
     }
+    tn_trust_f16(h, NULL, 0); /* the block holds the core's FP32 tensors from here */
     /* 2. core = A x_1 Q_1^T ... x_N Q_N^T, one mode at a time, always the
      * first: the current tensor (I_s x rest, its first mode first) gives
      * Out (rest x J_s) = In^T Q_s, a tensor whose modes are the rest and

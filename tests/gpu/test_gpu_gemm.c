@@ -801,4 +801,50 @@ TEST(gpu_trusted_operand_same_decisions) {
     free(A), free(B), free(X), free(Y), free(B16), free(C0), free(C1);
     tcnla_destroy(g);
 }
+
+/* tn_trust_f16 (a driver's own FP16 random matrix): an FP16 B inside the
+ * recorded range skips its NaN / Inf check. Seen through a NaN planted in
+ * it (which a driver's fill never writes): inside the range SHGEMM_FP16
+ * runs (the check would have sent the product to native FP32); a view
+ * reaching one element past the range, or after tn_untrust, is checked and
+ * runs native FP32; the strided-batch product likewise. */
+TEST(gpu_trusted_f16_operand_skips_its_check) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    const int64_t m = 96, n = 24, k = 80;
+    float *A = malloc(sizeof(float) * (size_t)(m * k));
+    uint16_t *B16 = malloc(sizeof(uint16_t) * (size_t)(k * n));
+    gt_uniform(81, -1.0f, 1.0f, m * k, A);
+    for (int64_t i = 0; i < k * n; i++) B16[i] = tcnla_f32_to_f16(0.25f, TCNLA_ROUND_RN);
+    B16[3 + 5 * k] = 0x7e00; /* NaN */
+    float *dA = NULL, *dC = NULL;
+    uint16_t *dB = NULL;
+    REQUIRE(tcnla_malloc(g, (void **)&dA, sizeof(float) * (size_t)(m * k)) == 0);
+    REQUIRE(tcnla_malloc(g, (void **)&dB, sizeof(uint16_t) * (size_t)(k * n)) == 0);
+    REQUIRE(tcnla_malloc(g, (void **)&dC, sizeof(float) * (size_t)(m * n)) == 0);
+    tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)(m * k), TCNLA_MEMCPY_HOST_TO_HANDLE);
+    tcnla_memcpy(g, dB, B16, sizeof(uint16_t) * (size_t)(k * n), TCNLA_MEMCPY_HOST_TO_HANDLE);
+    const tcnla_gemm_method_t SH = TCNLA_GEMM_SHGEMM_FP16;
+    for (int c = 0; c < 4; c++) {
+        /* c 0: trusted; 1: the range one element short; 2: untrusted; 3: batched, trusted */
+        if (c == 0 || c == 3) tn_trust_f16(g, dB, (size_t)(k * n));
+        if (c == 1) tn_trust_f16(g, dB, (size_t)(k * n) - 1);
+        int st;
+        if (c < 3)
+            st = tcnla_shgemm(g, SH, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, dA, m, dB, k, 0.0f,
+                              dC, m);
+        else /* two k-slabs of 40 rows of B, reduced: B's whole range */
+            st = tn_sgemm_batched(g, SH, TCNLA_OP_N, TCNLA_OP_N, m, n, k / 2, 1.0f, dA, m,
+                                  m * (k / 2), NULL, dB, k, k / 2, 0.0f, dC, m, 0, 2, 1);
+        tn_untrust(g);
+        CHECK_MSG(st == 0, "case %d: %s", c, tcnla_strerror(st));
+        tcnla_gemm_method_t ran = TCNLA_GEMM_DEFAULT;
+        tcnla_last_method(g, &ran);
+        CHECK_MSG(ran == ((c == 0 || c == 3) ? SH : TCNLA_GEMM_NATIVE_FP32), "case %d ran %s", c,
+                  tcnla_gemm_method_name(ran));
+    }
+    CHECK(g->cuda->f16_lo == 0 && g->cuda->f16_hi == 0);
+    tcnla_free(g, dA), tcnla_free(g, dB), tcnla_free(g, dC);
+    free(A), free(B16);
+}
 #endif

@@ -245,7 +245,30 @@ void tn_cuda_bounded(tcnla_handle_t h, int delta) {
 }
 
 void tn_cuda_untrust(tcnla_handle_t h) {
-    if (h && h->cuda) h->cuda->trust.mask = h->cuda->trust.mask_rows = h->cuda->trust.mask_cols = 0;
+    if (h && h->cuda) {
+        h->cuda->trust.mask = h->cuda->trust.mask_rows = h->cuda->trust.mask_cols = 0;
+        h->cuda->f16_lo = h->cuda->f16_hi = 0;
+    }
+}
+
+void tn_cuda_trust_f16(tcnla_handle_t h, const uint16_t *X, size_t count) {
+    if (h && h->cuda) {
+        h->cuda->f16_lo = (uintptr_t)X;
+        h->cuda->f16_hi = X ? (uintptr_t)(X + count) : 0;
+    }
+}
+
+/* The FP16 view X (rows x cols, ld; batch views stride apart) lies inside
+ * the range tn_cuda_trust_f16 recorded. */
+static int finite16(const struct tn_cuda_ctx *c, const uint16_t *X, int64_t ld, int64_t rows,
+                    int64_t cols, int64_t stride, int64_t batch) {
+    if (!X || c->f16_hi <= c->f16_lo || rows <= 0 || cols <= 0 || batch <= 0 || ld < rows ||
+        stride < 0)
+        return 0;
+    const uint64_t last = (uint64_t)(batch - 1) * (uint64_t)stride +
+                          (uint64_t)(cols - 1) * (uint64_t)ld + (uint64_t)rows;
+    const uintptr_t x = (uintptr_t)X;
+    return x >= c->f16_lo && x < c->f16_hi && last <= (uint64_t)(c->f16_hi - x) / 2;
 }
 
 static int trusted(const struct tn_cuda_ctx *c, tcnla_gemm_method_t method, const float *X,
@@ -356,12 +379,13 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
                 return st;
             need_sync = 1;
         }
-        /* columns of op(B); SHGEMM's FP16 B needs no range check */
-        if (Bh) {
+        /* columns of op(B); SHGEMM's FP16 B needs no range check, nor
+         * the NaN / Inf one where a driver drew it (tn_cuda_trust_f16) */
+        if (Bh && !(Bh == B16 && finite16(c, Bh, ldbh, s.brows, s.bcols, 0, 1))) {
             if ((st = cu_st(tn_cu_check_f16(Bh, ldbh, s.brows, s.bcols, dflags, stream))))
                 return st;
             need_sync = 1;
-        } else {
+        } else if (!Bh) {
             const int trB = trusted(c, method, B, ldb, s.brows, s.bcols, 0, 1, tb == TCNLA_OP_N);
             if (ps) {
                 if ((st = cu_st(tn_cu_sm90_ps_split(kmode, acl, 1, tb == TCNLA_OP_T, m, n, k, B, ldb,
@@ -663,8 +687,11 @@ int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_
         checked = 1;
     }
     if (B16) {
-        st = cu_st(tn_cu_check_f16_batched(B16, ldb, sb, s.brows, s.bcols, nbb, dflags, stream));
-        checked = 1;
+        if (!finite16(c, B16, ldb, s.brows, s.bcols, sb, nbb)) {
+            st = cu_st(tn_cu_check_f16_batched(B16, ldb, sb, s.brows, s.bcols, nbb, dflags,
+                                               stream));
+            checked = 1;
+        }
     } else if (!(mi->tensor_core &&
                  trusted(c, method, B, ldb, s.brows, s.bcols, sb, nbb, tb == TCNLA_OP_N))) {
         st = cu_st(tn_cu_check_f32_batched(B, ldb, sb, s.brows, s.bcols, nbb, tb == TCNLA_OP_N,

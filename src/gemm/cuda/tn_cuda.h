@@ -36,6 +36,7 @@ struct tn_cuda_ctx {
     size_t pinned_bytes;
     struct tn_i8_state *i8;     /* INT8 products of Ozaki scheme II (i8gemm_cuda.c) */
     tn_trust_t trust;           /* an operand checked once (tn_cuda_trust) */
+    uintptr_t f16_lo, f16_hi;   /* FP16 bits a driver drew itself (tn_cuda_trust_f16) */
     int bounded;                /* > 0: inside tn_bounded_begin / _end (no pre-split path) */
     cudaMemPool_t pool;         /* the drivers' scratch (tn_scratch_malloc), stream-ordered */
     int have_pool;
