@@ -621,31 +621,25 @@ static __device__ __forceinline__ unsigned elem_bad(float x, const tn_elem_kinds
  * Tried and dropped: elem_bad out of line behind an inline test of FP16's
  * normal range (HOSVD 0.43 / 0.43, RSVD 0.54 / 1.26); only the FP64 kinds
  * out of line, kinds from shared memory (35 KB of code: 0.30 / 1.10 and
- * 0.50 / 0.88). Session 13 (allfast: four elements tested on their bits,
- * the rest out of line): RP-HOSVD's 1024^3 tensor 1.70 -> 1.03 ms on an
- * H200 (4.2 TB/s). */
+ * 0.50 / 0.88). Session 13 (allfast, elem_bad4 below): RP-HOSVD's 1024^3
+ * tensor 1.70 -> 1.03 ms on an H200 (4.2 TB/s). */
 /* allfast (every kind fast): an element in FP16's normal range or zero
  * passes every kind (elem_bad returns 0 for it), so four of them are tested
- * at once on their bits, |x| in [2^-14, 65504) or 0, and only the others go
- * through elem_bad. Same flags. */
-static __device__ __forceinline__ int f16_normal_or_zero_bits(uint32_t u) {
-    const uint32_t a = u & 0x7fffffffu;
-    return a == 0u || a - 0x38800000u < 0x477fe000u - 0x38800000u;
+ * at once with tn_f16_normal_or_zero and only the others go through
+ * elem_bad, out of line. Same flags. */
+static __device__ __forceinline__ unsigned elem_bad4_all(float4 v, const tn_elem_kinds_t &kk) {
+    return elem_bad(v.x, kk) | elem_bad(v.y, kk) | elem_bad(v.z, kk) | elem_bad(v.w, kk);
 }
 static __device__ __noinline__ unsigned elem_bad4_slow(float4 v, tn_elem_kinds_t kk) {
-    return elem_bad(v.x, kk) | elem_bad(v.y, kk) | elem_bad(v.z, kk) | elem_bad(v.w, kk);
+    return elem_bad4_all(v, kk);
 }
 static __device__ __forceinline__ unsigned elem_bad4(float4 v, const tn_elem_kinds_t &kk,
                                                      int allfast) {
-    if (allfast) {
-        if (f16_normal_or_zero_bits(__float_as_uint(v.x)) &&
-            f16_normal_or_zero_bits(__float_as_uint(v.y)) &&
-            f16_normal_or_zero_bits(__float_as_uint(v.z)) &&
-            f16_normal_or_zero_bits(__float_as_uint(v.w)))
-            return 0;
-        return elem_bad4_slow(v, kk); /* out of line: rare where allfast */
-    }
-    return elem_bad(v.x, kk) | elem_bad(v.y, kk) | elem_bad(v.z, kk) | elem_bad(v.w, kk);
+    if (!allfast) return elem_bad4_all(v, kk);
+    if (tn_f16_normal_or_zero(fabsf(v.x)) && tn_f16_normal_or_zero(fabsf(v.y)) &&
+        tn_f16_normal_or_zero(fabsf(v.z)) && tn_f16_normal_or_zero(fabsf(v.w)))
+        return 0;
+    return elem_bad4_slow(v, kk); /* rare where allfast */
 }
 
 static __global__ void check_elementwise_kernel(const float *X, long long ld, long long rows,
