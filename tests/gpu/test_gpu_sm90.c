@@ -178,6 +178,9 @@ static void s9_env_identity(const tcnla_gemm_method_t *ms, int nm, const char *e
      * in-kernel split */
     const int ps_set = strcmp(env, "TCNLA_SM90_PRESPLIT") != 0;
     if (ps_set) setenv("TCNLA_SM90_PRESPLIT", strcmp(env, "TCNLA_SM90_CLUSTER") ? "0" : "1", 1);
+    /* and the wide-tile path (the default at some shapes) only on its own */
+    const int w_set = strcmp(env, "TCNLA_SM90_WIDE") != 0;
+    if (w_set) setenv("TCNLA_SM90_WIDE", "0", 1);
     for (int mi = 0; mi < nm; mi++)
         for (int si = 0; si < ns; si++)
             for (int t = 0; t < 4; t++) {
@@ -198,11 +201,16 @@ static void s9_env_identity(const tcnla_gemm_method_t *ms, int nm, const char *e
                 setenv(env, "1", 1);
                 int s1 = gt_gemm(g, ms[mi], ta, tb, m, n, k, 0.75f, A, lda, B, NULL, ldb, beta, C1,
                                  ldc);
-                /* the cluster kernel did run where op(A) = A */
+                /* the cluster kernel did run where op(A) = A, the wide-tile
+                 * kernel where op(B) = B */
                 if (!strcmp(env, "TCNLA_SM90_CLUSTER") && ta == TCNLA_OP_N)
                     CHECK_MSG(g->cuda->sm90_path == 3, "%s m=%lld n=%lld k=%lld: path %d, not "
                               "the cluster kernel", tcnla_gemm_method_name(ms[mi]), (long long)m,
                               (long long)n, (long long)k, g->cuda->sm90_path);
+                if (!strcmp(env, "TCNLA_SM90_WIDE") && tb == TCNLA_OP_N && lda % 4 == 0)
+                    CHECK_MSG(g->cuda->sm90_path == 4, "%s m=%lld n=%lld k=%lld: path %d, not "
+                              "the wide-tile kernel", tcnla_gemm_method_name(ms[mi]),
+                              (long long)m, (long long)n, (long long)k, g->cuda->sm90_path);
                 setenv(env, "0", 1);
                 int s2 = gt_gemm(g, ms[mi], ta, tb, m, n, k, 0.75f, A, lda, B, NULL, ldb, beta, C2,
                                  ldc);
@@ -216,6 +224,7 @@ static void s9_env_identity(const tcnla_gemm_method_t *ms, int nm, const char *e
                 free(A), free(B), free(C1), free(C2);
             }
     if (ps_set) unsetenv("TCNLA_SM90_PRESPLIT");
+    if (w_set) unsetenv("TCNLA_SM90_WIDE");
     tcnla_destroy(g);
 }
 
@@ -269,6 +278,87 @@ TEST(gpu_sm90_cluster_matches_presplit) {
     static const int64_t shapes[][3] = {{300, 400, 130}, {129, 512, 77}, {1100, 385, 300},
                                         {4224, 512, 1030}};
     s9_env_identity(ms, 2, "TCNLA_SM90_CLUSTER", shapes, 4);
+}
+
+/* The wide-tile path (TCNLA_SM90_WIDE=1: 64 x 256 tiles, op(A) split in
+ * the product by warpgroups of its own, B by TMA; TCEC's B from the
+ * pre-split pass) against the in-kernel split (=0), FP16 methods:
+ * bit-identical on tails in m, n and k (n = 33 and 300: one tile with
+ * empty columns, 520: 8 of the second tile's), k = 77 and 130, ld > rows,
+ * beta 0 / 1.5, op(A) = A and A^T, and a grid of more than one wave
+ * (2048 x 1100, no split-K in either); it ran where op(B) = B and A's
+ * leading dimension is a multiple of 4 (TMA). Elsewhere (op(B) = B^T, A
+ * not 16-byte aligned) both runs take the other path. */
+TEST(gpu_sm90_wide_matches_rega) {
+    static const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_SHGEMM_FP16};
+    static const int64_t shapes[][3] = {{7, 33, 130},  {129, 300, 257},  {300, 260, 96},
+                                        {130, 520, 77}, {2048, 1100, 1030}};
+    s9_env_identity(ms, 2, "TCNLA_SM90_WIDE", shapes, 5);
+}
+
+/* The wide-tile path folds op(A)'s check into the product and reads every
+ * check's flags afterwards: clean operands stay on it (path 4), and so
+ * does an element below FP16's normal range in a row of numbers near 1;
+ * a NaN in A or B, a row of A the split cannot hold and B overflowing
+ * FP16 send the call down the checked path. Each case against TCNLA_SM90_WIDE=0: the same status
+ * and the same C, bit for bit (untouched where the status is an error);
+ * SHGEMM_FP16 with FP32 B and with FP16 B (tcnla_shgemm), TCEC_FP16. */
+TEST(gpu_sm90_wide_defers_checks) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    if (!tn_cu_sm90_available(TN_KMODE_SHGEMM_F16)) {
+        tcnla_destroy(g);
+        SKIP("no sm_90a kernels on this device");
+    }
+    setenv("TCNLA_SM90_PRESPLIT", "0", 1);
+    const int64_t m = 300, n = 400, k = 480; /* k < 512: no split-K in the checked path */
+    float *A = malloc(sizeof(float) * (size_t)(m * k)), *B = malloc(sizeof(float) * (size_t)(k * n));
+    uint16_t *B16 = malloc(sizeof(uint16_t) * (size_t)(k * n));
+    float *C0 = malloc(sizeof(float) * (size_t)(m * n)), *C1 = malloc(sizeof(float) * (size_t)(m * n));
+    float *C2 = malloc(sizeof(float) * (size_t)(m * n));
+    static const char *what[] = {"clean", "A elem 1e-6", "A NaN", "A row 1e-30", "B NaN",
+                                 "B 1e6"};
+    for (int cs = 0; cs < 6; cs++)
+        for (int v = 0; v < 3; v++) {
+            const tcnla_gemm_method_t meth = v == 2 ? TCNLA_GEMM_TCEC_FP16 : TCNLA_GEMM_SHGEMM_FP16;
+            gt_uniform(8100 + cs, -1, 1, m * k, A);
+            gt_uniform(8200 + cs, -1, 1, k * n, B);
+            gt_uniform(8300 + cs, -1, 1, m * n, C0);
+            if (cs == 1) A[5 + 17 * m] = 1e-6f;
+            if (cs == 2) A[7 + 3 * m] = NAN;
+            if (cs == 3)
+                for (int64_t j = 0; j < k; j++) A[11 + j * m] = 1e-30f * (float)(1 + j % 7);
+            if (cs == 4) B[3 + 9 * k] = NAN;
+            if (cs == 5) B[2 + 4 * k] = 1e6f;
+            const int use16 = v == 1;
+            if (use16 && (cs == 5)) continue; /* no FP16 for 1e6 */
+            if (use16)
+                for (int64_t i = 0; i < k * n; i++) B16[i] = tcnla_f32_to_f16(B[i], TCNLA_ROUND_RN);
+            memcpy(C1, C0, sizeof(float) * (size_t)(m * n));
+            memcpy(C2, C0, sizeof(float) * (size_t)(m * n));
+            setenv("TCNLA_SM90_WIDE", "1", 1);
+            int s1 = gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 0.5f, A, m, B,
+                             use16 ? B16 : NULL, k, 1.5f, C1, m);
+            const int path = g->cuda->sm90_path;
+            setenv("TCNLA_SM90_WIDE", "0", 1);
+            int s2 = gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 0.5f, A, m, B,
+                             use16 ? B16 : NULL, k, 1.5f, C2, m);
+            CHECK_MSG(s1 == s2, "%s %s%s: status %d (wide) vs %d", tcnla_gemm_method_name(meth),
+                      what[cs], use16 ? " (FP16 B)" : "", s1, s2);
+            CHECK_MSG(memcmp(C1, C2, sizeof(float) * (size_t)(m * n)) == 0,
+                      "%s %s%s: C differs (rel %.3e)", tcnla_gemm_method_name(meth), what[cs],
+                      use16 ? " (FP16 B)" : "", gt_rel_diff(C1, C2, m, n, m));
+            if (s1 != 0)
+                CHECK_MSG(memcmp(C1, C0, sizeof(float) * (size_t)(m * n)) == 0,
+                          "%s %s: C written on status %d", tcnla_gemm_method_name(meth), what[cs], s1);
+            /* (1e-6 passes its row's check: the row holds numbers near 1) */
+            CHECK_MSG((path == 4) == (cs <= 1), "%s %s%s: path %d",
+                      tcnla_gemm_method_name(meth), what[cs], use16 ? " (FP16 B)" : "", path);
+        }
+    unsetenv("TCNLA_SM90_WIDE");
+    unsetenv("TCNLA_SM90_PRESPLIT");
+    free(A), free(B), free(B16), free(C0), free(C1), free(C2);
+    tcnla_destroy(g);
 }
 
 TEST(gpu_sm90_rega_tf32_matches_round2) {

@@ -278,6 +278,98 @@ static int trusted(const struct tn_cuda_ctx *c, tcnla_gemm_method_t method, cons
                            vcol);
 }
 
+/* Hopper's wide-tile path (tc_gemm_sm90_w.cu, tn_cu_sm90_w_wanted):
+ * SHGEMM_FP16 and TCEC_FP16 with op(B) = B and no pass over op(A), whose
+ * check (the per-row maxima of tn_cu_check_f32) the product folds on the
+ * way. Unless both operands are trusted the product goes to P, the flags
+ * of every check are read after it, and C = alpha P + beta C only when all
+ * are clear. *taken = 0: a flag was set, or the path cannot run: the
+ * caller goes down the checked path, which decides (NaN / Inf, range,
+ * fallback) as always; C is untouched. */
+static int gemm_wide(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+                     int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+                     const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
+                     int64_t ldc, int *taken) {
+    struct tn_cuda_ctx *c = h->cuda;
+    *taken = 0;
+    const int kmode = kmode_of(method);
+    const int sh = method == TCNLA_GEMM_SHGEMM_FP16;
+    if ((!sh && method != TCNLA_GEMM_TCEC_FP16) || tb != TCNLA_OP_N || (B16 && !sh) ||
+        !sm90_wanted(c, kmode) || !tn_cu_sm90_w_wanted(kmode, m, n, k, c->sm_count) ||
+        !a_aligned(A, lda) || (B16 && !b16_aligned(B16, ldb)))
+        return TCNLA_SUCCESS;
+    const tn_method_info *mi = tn_method(method);
+    const int kind = rchk_of(mi);
+    const int64_t arows = ta == TCNLA_OP_N ? m : k, acols = ta == TCNLA_OP_N ? k : m;
+    const int trA = trusted(c, method, A, lda, arows, acols, 0, 1, ta == TCNLA_OP_T);
+    /* B: SHGEMM's FP16 B as given, or FP32 B rounded to FP16 (RN) here;
+     * TCEC's Bhi / Blo from the pre-split pass (with B's check) */
+    const int64_t ldb16 = round_up(k, 8);
+    const int trB = B16 ? finite16(c, B16, ldb, k, n, 0, 1)
+                        : !sh && trusted(c, method, B, ldb, k, n, 0, 1, 1);
+    const int defer = !(trA && trB);
+    const size_t bbytes = sh ? (B16 ? 0 : 2 * (size_t)ldb16 * (size_t)n)
+                             : tn_cu_sm90_ps_bytes(kmode, 1, 0, m, n, k);
+    const size_t need = al(64) + al(tn_cu_check_scratch(n)) + al(tn_cu_check_scratch(m)) +
+                        al(bbytes) + (defer ? al(4 * (size_t)m * (size_t)n) : 0);
+    char *w = tn_cuda_workspace(c, need);
+    if (!w) return TCNLA_SUCCESS; /* the checked path says what it needs */
+    carve_t cv = {w, 0, need};
+    int *dflags = carve(&cv, 64);
+    void *scratch = carve(&cv, tn_cu_check_scratch(n));
+    void *scratch_a = carve(&cv, tn_cu_check_scratch(m));
+    void *bw = bbytes ? carve(&cv, bbytes) : NULL;
+    float *P = defer ? carve(&cv, 4 * (size_t)m * (size_t)n) : NULL;
+    if (!dflags || !scratch || !scratch_a || (bbytes && !bw) || (defer && !P))
+        return TCNLA_ERR_INTERNAL;
+    cudaStream_t stream = c->stream;
+    int st = 0;
+    if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64, stream)))) return st;
+    const uint16_t *Bh = B16, *Bl = NULL;
+    int64_t ldbh = ldb;
+    if (sh && !B16) {
+        if ((st = cu_st(tn_cu_convert(TN_CONV_F32_TO_F16, B, ldb, bw, ldb16, k, n, &dflags[0],
+                                      stream))))
+            return st;
+        Bh = bw, ldbh = ldb16;
+    }
+    if (sh && !trB && (st = cu_st(tn_cu_check_f16(Bh, ldbh, k, n, dflags, stream)))) return st;
+    if (!sh) {
+        if ((st = cu_st(tn_cu_sm90_ps_split(kmode, 1, 1, 0, m, n, k, B, ldb, bw, kind,
+                                            mi->tol_bits, dflags, trB ? NULL : scratch,
+                                            c->sm_count, stream))))
+            return st;
+        void *ph, *pl;
+        tn_cu_sm90_ps_b_parts(kmode, n, k, bw, &ph, &pl, &ldbh);
+        Bh = ph, Bl = pl;
+    }
+    uint32_t *vmx = NULL;
+    double *verr = NULL;
+    if (!trA && (st = cu_st(tn_cu_check_begin(m, kind, scratch_a, &vmx, &verr, stream))))
+        return st;
+    int e = tn_cu_tc_gemm_sm90_w(kmode, ta == TCNLA_OP_T, m, n, k, alpha, A, lda, Bh, Bl, ldbh,
+                                 beta, C, ldc, P, vmx, verr, kind, mi->tol_bits, c->smem_optin,
+                                 stream);
+    if (e == (int)cudaErrorNotSupported) return TCNLA_SUCCESS; /* nothing written */
+    if ((st = cu_st(e))) return st;
+    if (!trA && (st = cu_st(tn_cu_check_end(m, kind, mi->tol_bits, scratch_a, dflags, stream))))
+        return st;
+    if (defer) {
+        int *hf = (int *)c->pinned;
+        if ((st = cu_st((int)cudaMemcpyAsync(hf, dflags, 3 * sizeof(int), cudaMemcpyDeviceToHost,
+                                             stream))) ||
+            (st = cu_st((int)cudaStreamSynchronize(stream))))
+            return st;
+        if (hf[0] || hf[1] || hf[2]) return TCNLA_SUCCESS;
+        if ((st = cu_st(tn_cu_sm90_splitk_reduce(1, P, m, n, alpha, beta, C, ldc, stream))))
+            return st;
+    }
+    *taken = 1;
+    h->last_method = method;
+    c->sm90_path = 4;
+    return TCNLA_SUCCESS;
+}
+
 int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                  int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                  const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
@@ -295,6 +387,14 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
         if ((st = cu_st(tn_cu_scale(beta, C, ldc, m, n, stream)))) return st;
         h->last_method = method;
         return TCNLA_SUCCESS;
+    }
+
+    if (tn_method(method)->tensor_core) {
+        int taken = 0;
+        if ((st = gemm_wide(h, method, ta, tb, m, n, k, alpha, A, lda, B, B16, ldb, beta, C, ldc,
+                            &taken)) ||
+            taken)
+            return st;
     }
 
     shapes_t s;

@@ -531,6 +531,15 @@ static void ps_parts(int mode, int acl, int which, int64_t m, int64_t n, int64_t
     *lo = w + ps_al(es * (size_t)(which ? n : m) * kp);
 }
 
+/* op(B)'s parts in a workspace laid out for acl = 1 (none of op(A)'s):
+ * Bhi, Blo, K-contiguous rows of kp = k rounded up to 8 (the wide-tile
+ * path of tc_gemm_sm90_w.cu reads them) */
+extern "C" void tn_cu_sm90_ps_b_parts(int mode, int64_t n, int64_t k, void *ws, void **hi,
+                                      void **lo, int64_t *kp) {
+    ps_parts(mode, 1, 1, 0, n, k, ws, hi, lo);
+    *kp = ps_kp(k);
+}
+
 extern "C" int tn_cu_sm90_ps_split(int mode, int acl, int which, int trans, int64_t m, int64_t n,
                                    int64_t k, const void *X, int64_t ld, void *ws,
                                    int check_kind, int tol_bits, int *flags, void *scratch,

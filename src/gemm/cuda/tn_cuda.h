@@ -48,7 +48,7 @@ struct tn_cuda_ctx {
     int side_active, side_pending;
     /* the Hopper path of the last single product (tests): 0 none, 1 the
      * in-kernel split, 2 the pre-split path, 3 that with op(A) split in
-     * clusters */
+     * clusters, 4 the wide-tile path (tc_gemm_sm90_w.cu) */
     int sm90_path;
 };
 

@@ -86,6 +86,31 @@ int tn_cu_tc_gemm_sm90_ps(int mode, int acl, int transa, int transb, int64_t m, 
                           void *ws, size_t ws_bytes, int done, int sms, size_t smem_limit,
                           cudaStream_t stream);
 
+/* op(B)'s hi / lo parts (and their row stride kp) in a workspace that
+ * tn_cu_sm90_ps_split(mode, acl = 1, which = 1, ...) filled. */
+void tn_cu_sm90_ps_b_parts(int mode, int64_t n, int64_t k, void *ws, void **hi, void **lo,
+                           int64_t *kp);
+
+/* The wide-tile path (tc_gemm_sm90_w.cu): SHGEMM_FP16 and TCEC_FP16 with
+ * 64 x 256 output tiles, op(A) split inside the product by warpgroups of
+ * its own (each element n / 256 times, no pass over it), op(B) FP16 and
+ * K-contiguous (SHGEMM's B; TCEC's Bhi / Blo from the pass). 1 where it
+ * should run: 192 <= n <= 512 with at most a third of the last 256-column
+ * tile empty, m, k >= 1024; or as TCNLA_SM90_WIDE=0 / 1 says (read at
+ * each call). */
+int tn_cu_sm90_w_wanted(int mode, int64_t m, int64_t n, int64_t k, int sms);
+/* C = alpha op(A) B + beta C (B = Bh, and Bl for TCEC; k x n, ldb), or with
+ * P the unscaled product into P (m x n) for tn_cu_sm90_splitk_reduce with
+ * one slice. vmx, verr (NULL: no check): the per-row maxima of op(A)'s
+ * check (tn_cu_check_begin / _end, check_kind, tol_bits), folded on the
+ * way. cudaErrorNotSupported (nothing queued) when it cannot run (also
+ * for chunks of 32 products: TCNLA_SM90_CHUNK=32). */
+int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, int64_t k, float alpha,
+                         const float *A, int64_t lda, const uint16_t *Bh, const uint16_t *Bl,
+                         int64_t ldb, float beta, float *C, int64_t ldc, float *P, uint32_t *vmx,
+                         double *verr, int check_kind, int tol_bits, size_t smem_limit,
+                         cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,0 +1,412 @@
+/* Error-corrected SGEMM on Hopper (sm_90a), wide tiles ("round 10"):
+ * SHGEMM_FP16 and TCEC_FP16 with 64 x 256 output tiles, for products with
+ * a few hundred columns (16384 x 512 x 16384, the issue's skinny shape).
+ * The default where n is 192 .. 512 (tn_cu_sm90_w_wanted).
+ *
+ * Why: at such shapes the pre-split path (tc_gemm_sm90_ps.cu) spends a
+ * third of its time in the pass over op(A) (read 1 GiB, write 1 GiB), and
+ * the register-A kernels (tc_gemm_sm90.cu) split each element of A n / 128
+ * times inside the consumers, between their wgmma groups. Here a tile
+ * spans 256 columns, so each element of A is split n / 256 times, by
+ * warpgroups that do nothing else, and there is no pass:
+ *   split warpgroups (NSW = 1 or 2, setmaxnreg 56 / 48; k-tiles kt = w, w + NSW,
+ *     ...): thread 0 of each issues the TMA copies of its FP32 A tiles
+ *     (64 x 32) into a raw ring; all 128 threads split them
+ *     (tn_split2_f16, bit-identical to tcnla_split) into Ahi / Alo tiles
+ *     (64 x 32 FP16, the wgmma K-major layout with 64-byte swizzle) of a
+ *     second ring, and, when asked, test every element for FP16's normal
+ *     range (or 0): one flag for the whole product (below);
+ *   two consumer warpgroups (setmaxnreg 224, or 208 with NSW = 2), one per 128 columns of the
+ *     tile, both on the same 64 rows: the B tiles (FP16, K-contiguous:
+ *     SHGEMM's B as given, TCEC's Bhi / Blo from the pre-split pass over
+ *     B) come by TMA straight into a B ring in the wgmma layout, issued by
+ *     consumer thread 0 as the consumers release each stage. Per k-tile
+ *     the products of the register-A kernels in the same order (hi*hi in a
+ *     fresh accumulator per chunk, added with RN at its end; Alo*Bhi, and
+ *     Ahi*Blo for TCEC, in the correction accumulator): the same bits.
+ * The flag (`bad`, or NULL when op(A) is trusted): any element outside
+ * FP16's normal range and not 0, NaN and Inf included. Where the operand
+ * check's kind is fast (tn_rchk_fast), a clear flag means that op(A)
+ * passes its check exactly as tn_cu_check_f32 would decide; a set flag
+ * sends the caller (tn_cuda_gemm) back to the checked path, so the
+ * product goes to P until the verdict (s9_epilogue's split-K form with
+ * one slice) unless both operands are trusted.
+ * Tails in m, n and k come from TMA's zero fill. */
+#include "gemm/cuda/sm90_common.cuh"
+#include "gemm/cuda/split.cuh"
+#include "gemm/cuda/tn_cuda.h"
+#include "gemm/cuda/tn_sm90.h"
+
+#include <cuda.h>
+#include <cuda_fp16.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#define W_BM 64
+#define W_BN 256
+#define W_BK 64                      /* k-tile: 128 bytes of FP16 per row */
+#define W_RAW (W_BM * W_BK * 4)      /* FP32 A tile, 16 KB */
+#define W_CT (W_BM * W_BK * 2)       /* Ahi or Alo tile, 8 KB */
+#define W_BT (W_BN * W_BK * 2)       /* Bhi or Blo tile, 32 KB */
+
+/* ---------------------------------------------------- configuration */
+/* ring depths: SHGEMM 4 raw + 4 split + 3 B stages (64 + 64 + 96 KB),
+ * TCEC 4 + 2 + 2 (64 + 32 + 128 KB); NRAW even (each split warpgroup keeps
+ * its own raw stages when NSW = 2) */
+static __host__ __device__ __forceinline__ int w_nraw(int mode) { (void)mode; return 4; }
+static __host__ __device__ __forceinline__ int w_nconv(int mode) {
+    return mode == TN_KMODE_SHGEMM_F16 ? 4 : 2;
+}
+static __host__ __device__ __forceinline__ int w_nb(int mode) {
+    return mode == TN_KMODE_SHGEMM_F16 ? 3 : 2;
+}
+static __host__ __device__ __forceinline__ int w_bstage(int mode) {
+    return (s9_sh(mode) ? 1 : 2) * W_BT;
+}
+static __host__ __device__ __forceinline__ int w_bar_off(int mode) {
+    return w_nraw(mode) * W_RAW + w_nconv(mode) * 2 * W_CT + w_nb(mode) * w_bstage(mode);
+}
+static __host__ __device__ __forceinline__ int w_smem(int mode) {
+    return w_bar_off(mode) + 512 + 1024;
+}
+
+#if S9_ON
+/* 8 consecutive k values (8q .. 8q+7, q < 8) of row r (< 64) of a raw
+ * FP32 A tile: K-major (two TMA boxes of 32 k, 128-byte swizzle, rows of
+ * 32 floats, 8 KB apart) or MN-major (no swizzle, [64 k][64 m]). */
+static __device__ __forceinline__ void w_read8(const unsigned char *st, int kmaj, int r, int q,
+                                               float *x) {
+    if (kmaj) {
+        st += (q >> 2) * (W_BM * 128);
+        q &= 3;
+        float4 v0 = *(const float4 *)(st + r * 128 + (((2 * q) ^ (r & 7)) << 4));
+        float4 v1 = *(const float4 *)(st + r * 128 + (((2 * q + 1) ^ (r & 7)) << 4));
+        x[0] = v0.x; x[1] = v0.y; x[2] = v0.z; x[3] = v0.w;
+        x[4] = v1.x; x[5] = v1.y; x[6] = v1.z; x[7] = v1.w;
+    } else {
+        const float *s = (const float *)st;
+#pragma unroll
+        for (int e = 0; e < 8; e++) x[e] = s[(8 * q + e) * W_BM + r];
+    }
+}
+
+/* Output tile of block pid: groups of 8 row tiles (64 rows each) run
+ * through all their column tiles, so that the n / 256 blocks that read
+ * the same rows of A run close together (A from L2 the second time). */
+static __device__ __forceinline__ void w_tile_of(int pid, int M, int N, int *m0, int *n0) {
+    const int tiles_m = (M + W_BM - 1) / W_BM, tiles_n = (N + W_BN - 1) / W_BN;
+    const int width = 8 * tiles_n, group = pid / width;
+    const int first_m = group * 8, gsz = min(tiles_m - first_m, 8);
+    *m0 = (first_m + (pid % width) % gsz) * W_BM;
+    *n0 = ((pid % width) / gsz) * W_BN;
+}
+#endif
+
+extern __shared__ unsigned char w_smem_raw[];
+
+static __device__ __forceinline__ void w_body(const int MODE, const int NSW,
+                                              const CUtensorMap *tmA, const CUtensorMap *tmBh,
+                                              const CUtensorMap *tmBl, int ak, int M, int N,
+                                              int K, float alpha, float beta,
+                                              float *__restrict__ C, long long ldc,
+                                              float *__restrict__ P, int chk,
+                                              uint32_t *__restrict__ vmx,
+                                              double *__restrict__ verr, int kind, int fast) {
+#if S9_ON
+    const int SH = s9_sh(MODE);
+    const int NRAW = w_nraw(MODE), NCONV = w_nconv(MODE), NB = w_nb(MODE);
+    const int BST = w_bstage(MODE);
+    const int CHK = chk;
+    if (!s9_dsmem_ok(w_smem(MODE))) return;
+    const int tid = threadIdx.x, wg = tid >> 7;
+
+    int m0, n0;
+    w_tile_of(blockIdx.x, M, N, &m0, &n0);
+    const int KT = (K + W_BK - 1) / W_BK;
+
+    const uint32_t raw_s = s9_smem_u32(w_smem_raw);
+    const uint32_t base_s = (raw_s + 1023u) & ~1023u;
+    unsigned char *base = w_smem_raw + (base_s - raw_s);
+    /* [raw A stages][Ahi, Alo stages][B stages][barriers] */
+    unsigned char *conv = base + NRAW * W_RAW;
+    const uint32_t conv_s = base_s + NRAW * W_RAW;
+    const uint32_t b_s = conv_s + NCONV * 2 * W_CT;
+    const uint32_t bar_s = base_s + w_bar_off(MODE);
+#define RAW_FULL(i) (bar_s + 8u * (uint32_t)(i))
+#define CONV_FULL(i) (bar_s + 8u * (uint32_t)(NRAW + (i)))
+#define CONV_EMPTY(i) (bar_s + 8u * (uint32_t)(NRAW + NCONV + (i)))
+#define B_FULL(i) (bar_s + 8u * (uint32_t)(NRAW + 2 * NCONV + (i)))
+#define B_EMPTY(i) (bar_s + 8u * (uint32_t)(NRAW + 2 * NCONV + NB + (i)))
+    if (tid == 0) {
+        for (int i = 0; i < NRAW; i++) mbar_init(RAW_FULL(i), 1);
+        for (int i = 0; i < NCONV; i++) {
+            mbar_init(CONV_FULL(i), 128);
+            mbar_init(CONV_EMPTY(i), 256);
+        }
+        for (int i = 0; i < NB; i++) {
+            mbar_init(B_FULL(i), 1);
+            mbar_init(B_EMPTY(i), 8); /* one arrival per consumer warp */
+        }
+        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+        fence_async_smem();
+    }
+    __syncthreads();
+
+/* the FP32 A tile of k-tile t into raw stage s */
+#define W_ISSUE_A(t, s)                                                                        \
+    do {                                                                                       \
+        const uint32_t dst_ = base_s + (uint32_t)((s) * W_RAW);                                \
+        mbar_expect_tx(RAW_FULL(s), (uint32_t)W_RAW);                                          \
+        if (ak) {                                                                              \
+            tma_load_2d(dst_, tmA, (t) * W_BK, m0, RAW_FULL(s));                               \
+            tma_load_2d(dst_ + W_BM * 128, tmA, (t) * W_BK + 32, m0, RAW_FULL(s));             \
+        } else {                                                                               \
+            tma_load_2d(dst_, tmA, m0, (t) * W_BK, RAW_FULL(s));                               \
+        }                                                                                      \
+    } while (0)
+/* the B tile(s) of k-tile t into B stage s */
+#define W_ISSUE_B(t, s)                                                                        \
+    do {                                                                                       \
+        const uint32_t dst_ = b_s + (uint32_t)((s) * BST);                                     \
+        mbar_expect_tx(B_FULL(s), (uint32_t)BST);                                              \
+        tma_load_2d(dst_, tmBh, (t) * W_BK, n0, B_FULL(s));                                    \
+        if (!SH) tma_load_2d(dst_ + W_BT, tmBl, (t) * W_BK, n0, B_FULL(s));                    \
+    } while (0)
+
+    if (wg < NSW) {
+        /* ------------------------------------------ split warpgroups */
+        if (NSW == 1) asm volatile("setmaxnreg.dec.sync.aligned.u32 56;");
+        else asm volatile("setmaxnreg.dec.sync.aligned.u32 48;");
+        const int t = tid & 127, rr = t & 63; /* this thread's row of the tile */
+        uint32_t mx = 0; /* the check's maxima over the row's elements */
+        double me = 0.0;
+        if (t == 0)
+            for (int kt = wg; kt < NRAW && kt < KT; kt += NSW) W_ISSUE_A(kt, kt);
+        for (int kt = wg; kt < KT; kt += NSW) {
+            const int r = kt % NRAW, s = kt % NCONV;
+            mbar_wait(RAW_FULL(r), (uint32_t)((kt / NRAW) & 1));
+            mbar_wait(CONV_EMPTY(s), (uint32_t)(((kt / NCONV) & 1) ^ 1));
+            const unsigned char *ra = base + r * W_RAW;
+            unsigned char *hi = conv + s * 2 * W_CT, *lo = hi + W_CT;
+#pragma unroll 2
+            for (int j = 0; j < 4; j++) {
+                const int q = (t >> 6) + 2 * j; /* k 8q .. 8q + 7 */
+                float x[8];
+                w_read8(ra, ak, rr, q, x);
+                uint32_t h[4], l[4];
+#pragma unroll
+                for (int e = 0; e < 4; e++) tn_split2_f16(x[2 * e], x[2 * e + 1], 1, &h[e], &l[e]);
+                if (vmx) {
+                    /* as the pre-split pass: fast kinds need no error for an
+                     * x in FP16's normal range or 0 (the same flags). On the
+                     * magnitude bits u, for all 8 at once: max u below
+                     * 65504's, min (u - 1) (0 wraps to the top) at least
+                     * 2^-14's minus 1 */
+                    uint32_t hi8 = 0, lo8 = 0xffffffffu;
+#pragma unroll
+                    for (int e = 0; e < 8; e++) {
+                        const uint32_t u = __float_as_uint(x[e]) & 0x7fffffffu;
+                        hi8 = max(hi8, u);
+                        lo8 = min(lo8, u - 1u);
+                    }
+                    if (fast && hi8 < 0x477fe000u && lo8 >= 0x387fffffu) {
+                        mx = max(mx, hi8);
+                    } else {
+#pragma unroll
+                        for (int e = 0; e < 8; e++) {
+                            if (fast && tn_f16_normal_or_zero(fabsf(x[e])))
+                                mx = max(mx, __float_as_uint(x[e]) & 0x7fffffffu);
+                            else
+                                tn_check_elem(kind, x[e], &mx, &me);
+                        }
+                    }
+                }
+                const int off = rr * 128 + ((q ^ (rr & 7)) << 4);
+                *(uint4 *)(hi + off) = make_uint4(h[0], h[1], h[2], h[3]);
+                *(uint4 *)(lo + off) = make_uint4(l[0], l[1], l[2], l[3]);
+            }
+            fence_async_smem(); /* generic stores -> wgmma (async proxy) reads */
+            mbar_arrive(CONV_FULL(s));
+            /* raw stage r read by the whole warpgroup */
+            asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");
+            if (t == 0 && kt + NRAW < KT) W_ISSUE_A(kt + NRAW, r);
+        }
+        /* (maxima start at 0: a 0 changes nothing) */
+        if (vmx && m0 + rr < M) {
+            if (mx) atomicMax(&vmx[m0 + rr], mx);
+            if (kind >= 0 && me != 0.0) tn_atomic_max_f64_nonneg(&verr[m0 + rr], me);
+        }
+    } else {
+        /* ---------------------------------------------- consumers */
+        /* 64 K registers: 2 x 128 x 224 + 128 x 56, or 2 x 128 x 208 + 256 x 48 */
+        if (NSW == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 224;");
+        else asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
+        const int cw = wg - NSW; /* columns n0 + 128 cw .. + 127 of the tile */
+        const int issuer = tid == NSW * 128;
+        if (issuer)
+            for (int kt = 0; kt < NB && kt < KT; kt++) W_ISSUE_B(kt, kt);
+        float acc[64], corr[64], tmp[64];
+#pragma unroll
+        for (int i = 0; i < 64; i++) {
+            acc[i] = 0.0f;
+            corr[i] = 0.0f;
+            tmp[i] = 0.0f;
+        }
+        for (int kt = 0; kt < KT; kt++) {
+            const int s = kt % NCONV, b = kt % NB;
+            /* chunks of CHK 32-deep k-tiles: 2 (one k-tile here) or 4 */
+            const int cfirst = CHK == 2 || (kt & 1) == 0;
+            const int clast = CHK == 2 || (kt & 1) == 1 || kt == KT - 1;
+            mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
+            mbar_wait(B_FULL(b), (uint32_t)((kt / NB) & 1));
+            const uint32_t cAh = conv_s + (uint32_t)(s * 2 * W_CT), cAl = cAh + W_CT;
+            const uint32_t cBh = b_s + (uint32_t)(b * BST) + (uint32_t)(cw * 128 * 128);
+            const uint32_t cBl = cBh + W_BT;
+            wgmma_fence();
+#pragma unroll
+            for (int ks = 0; ks < 4; ks++)
+                S9_WGMMA_F16(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
+                             (ks > 0 || !cfirst) ? 1 : 0);
+            wgmma_commit();
+#pragma unroll
+            for (int ks = 0; ks < 4; ks++) {
+                S9_WGMMA_F16(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128), 1);
+                if (!SH)
+                    S9_WGMMA_F16(corr, wg_desc(cAh + 32 * ks, 128), wg_desc(cBl + 32 * ks, 128), 1);
+            }
+            wgmma_commit();
+            /* refill the B stage of k-tile kt - 1 (released by all 8 warps) */
+            if (issuer && kt > 0 && kt - 1 + NB < KT) {
+                const int tt = kt - 1, sl = tt % NB;
+                mbar_wait(B_EMPTY(sl), (uint32_t)((tt / NB) & 1));
+                W_ISSUE_B(tt + NB, sl);
+            }
+            wgmma_wait1();
+            if (clast) {
+                reg_fence(tmp);
+#pragma unroll
+                for (int i = 0; i < 64; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+            }
+            wgmma_wait0();
+            reg_fence(corr);
+            mbar_arrive(CONV_EMPTY(s));
+            __syncwarp();
+            if ((tid & 31) == 0) mbar_arrive(B_EMPTY(b));
+        }
+        s9_epilogue(acc, corr, 16, tid, 0, m0, n0 + 128 * cw, M, N, alpha, beta, C, ldc, P);
+    }
+#undef W_ISSUE_A
+#undef W_ISSUE_B
+#undef RAW_FULL
+#undef CONV_FULL
+#undef CONV_EMPTY
+#undef B_FULL
+#undef B_EMPTY
+#else
+    (void)MODE, (void)NSW, (void)tmA, (void)tmBh, (void)tmBl, (void)ak, (void)M, (void)N, (void)K;
+    (void)alpha, (void)beta, (void)C, (void)ldc, (void)P, (void)chk, (void)vmx, (void)verr;
+    (void)kind, (void)fast;
+#endif
+}
+
+#define W_KERNEL(MODE, NSW)                                                                    \
+    static __global__ void __launch_bounds__(128 * (NSW + 2), 1)                               \
+        tn_sm90w_##MODE##_##NSW(const __grid_constant__ CUtensorMap tmA,                       \
+                                const __grid_constant__ CUtensorMap tmBh,                      \
+                                const __grid_constant__ CUtensorMap tmBl, int ak, int M,       \
+                                int N, int K, float alpha, float beta, float *C,               \
+                                long long ldc, float *P, int chk, uint32_t *vmx, double *verr, \
+                                int kind, int fast) {                                          \
+        w_body(MODE, NSW, &tmA, &tmBh, &tmBl, ak, M, N, K, alpha, beta, C, ldc, P, chk, vmx,   \
+               verr, kind, fast);                                                              \
+    }
+W_KERNEL(0, 1) /* TN_KMODE_TCEC_F16 */
+W_KERNEL(0, 2)
+W_KERNEL(2, 1) /* TN_KMODE_SHGEMM_F16 */
+W_KERNEL(2, 2)
+
+typedef void (*w_kernel_t)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int,
+                           int, float, float, float *, long long, float *, int, uint32_t *,
+                           double *, int, int);
+
+/* split warpgroups: 2 unless TCNLA_SM90_WIDE_NSW=1 (a measurement switch,
+ * read at each call) */
+static int w_nsw(void) {
+    const char *e = getenv("TCNLA_SM90_WIDE_NSW");
+    return e && e[0] == '1' && e[1] == 0 ? 1 : 2;
+}
+
+static w_kernel_t w_kernel(int mode, int nsw) {
+    switch (mode) {
+    case TN_KMODE_TCEC_F16: return nsw == 1 ? tn_sm90w_0_1 : tn_sm90w_0_2;
+    case TN_KMODE_SHGEMM_F16: return nsw == 1 ? tn_sm90w_2_1 : tn_sm90w_2_2;
+    default: return NULL;
+    }
+}
+
+/* Where the product runs here: 192 <= n <= 512 with at most a third of
+ * the last 256-column tile empty, m, k >= 1024; TCNLA_SM90_WIDE=0 / 1
+ * overrides (read at each call). H200, TFLOP/s here against the default
+ * before (SHGEMM_FP16 / TCEC_FP16): 32768 x 256 x 32768 230 / 170 against
+ * 110 / 96, 16384 x 512 x 16384 226 / 167 against 197 / 154, 16384 x 384
+ * 177 / 112 against 125 / 105, 4096 x 512 x 16384 208 / 151 against
+ * 185 / 142; slower at n = 266 for TCEC (64 against 73), n = 768 (212 /
+ * 168 against 233 / 176), n = 1024 and 8192^3 (sm90_notes.md, round 10). */
+extern "C" int tn_cu_sm90_w_wanted(int mode, int64_t m, int64_t n, int64_t k, int sms) {
+    (void)sms;
+    if (!w_kernel(mode, 2) || m <= 0 || n <= 0 || k <= 0) return 0;
+    if (m > 0x7fffffffLL || n > 0x7fffffffLL || k > 0x7fffffffLL) return 0;
+    const char *e = getenv("TCNLA_SM90_WIDE");
+    if (e && (e[0] == '0' || e[0] == '1') && e[1] == 0) return e[0] == '1';
+    const int64_t cols = (n + W_BN - 1) / W_BN * W_BN;
+    return n >= 192 && n <= 512 && 3 * cols <= 4 * n && m >= 1024 && k >= 1024;
+}
+
+extern "C" int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, int64_t k,
+                                    float alpha, const float *A, int64_t lda, const uint16_t *Bh,
+                                    const uint16_t *Bl, int64_t ldb, float beta, float *C,
+                                    int64_t ldc, float *P, uint32_t *vmx, double *verr,
+                                    int check_kind, int tol_bits, size_t smem_limit,
+                                    cudaStream_t stream) {
+    const int nsw = w_nsw();
+    const int chk = tn_cu_sm90_chunk(mode);
+    if (chk != 2 && chk != 4) return (int)cudaErrorNotSupported; /* 64 or 128 products */
+    w_kernel_t kern = w_kernel(mode, nsw);
+    if (!kern || !tn_cu_sm90_available(mode) || (!s9_sh(mode) && !Bl))
+        return (int)cudaErrorNotSupported;
+    const size_t smem = (size_t)w_smem(mode);
+    if (smem > smem_limit) return (int)cudaErrorNotSupported;
+    if (((uintptr_t)A & 15u) || ((uintptr_t)Bh & 15u) || (Bl && ((uintptr_t)Bl & 15u)) ||
+        (lda * 4) % 16 || (ldb * 2) % 16)
+        return (int)cudaErrorNotSupported;
+    if (m > 0x7fffffffLL || n > 0x7fffffffLL || k > 0x7fffffffLL)
+        return (int)cudaErrorNotSupported;
+    const int64_t tiles = ((m + W_BM - 1) / W_BM) * ((n + W_BN - 1) / W_BN);
+    if (tiles > 0x7fffffffLL) return (int)cudaErrorNotSupported;
+    s9_encode_fn enc = s9_encoder();
+    CUtensorMap mA, mBh, mBl;
+    const int ak = transa != 0;
+    int badmap = 0;
+    if (ak) /* op(A) = A^T: A is k x m, K contiguous: two boxes of rows of 32 k, 128-byte swizzle */
+        badmap |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, k, m, lda, 32, W_BM,
+                         CU_TENSOR_MAP_SWIZZLE_128B);
+    else /* m x k, M contiguous: [64 k][64 m] */
+        badmap |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, m, k, lda, W_BM, W_BK,
+                         CU_TENSOR_MAP_SWIZZLE_NONE);
+    /* B: k x n, K contiguous: 256 rows of 64 k (128 bytes), 128-byte swizzle */
+    badmap |= s9_map(&mBh, enc, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, Bh, k, n, ldb, W_BK, W_BN,
+                     CU_TENSOR_MAP_SWIZZLE_128B);
+    if (Bl)
+        badmap |= s9_map(&mBl, enc, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, Bl, k, n, ldb, W_BK, W_BN,
+                         CU_TENSOR_MAP_SWIZZLE_128B);
+    else
+        mBl = mBh;
+    if (badmap) return (int)cudaErrorNotSupported;
+    cudaError_t e = cudaFuncSetAttribute((const void *)kern,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return (int)e;
+    kern<<<dim3((unsigned)tiles, 1), 128 * (nsw + 2), smem, stream>>>(
+        mA, mBh, mBl, ak, (int)m, (int)n, (int)k, alpha, beta, C, (long long)ldc, P, chk, vmx,
+        verr, check_kind, tn_rchk_fast(check_kind, tol_bits));
+    return (int)cudaGetLastError();
+}
