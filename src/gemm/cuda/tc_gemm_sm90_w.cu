@@ -9,28 +9,29 @@
  * times inside the consumers, between their wgmma groups. Here a tile
  * spans 256 columns, so each element of A is split n / 256 times, by
  * warpgroups that do nothing else, and there is no pass:
- *   split warpgroups (NSW = 1 or 2, setmaxnreg 56 / 48; k-tiles kt = w, w + NSW,
- *     ...): thread 0 of each issues the TMA copies of its FP32 A tiles
- *     (64 x 32) into a raw ring; all 128 threads split them
- *     (tn_split2_f16, bit-identical to tcnla_split) into Ahi / Alo tiles
- *     (64 x 32 FP16, the wgmma K-major layout with 64-byte swizzle) of a
- *     second ring, and, when asked, test every element for FP16's normal
- *     range (or 0): one flag for the whole product (below);
- *   two consumer warpgroups (setmaxnreg 224, or 208 with NSW = 2), one per 128 columns of the
- *     tile, both on the same 64 rows: the B tiles (FP16, K-contiguous:
- *     SHGEMM's B as given, TCEC's Bhi / Blo from the pre-split pass over
- *     B) come by TMA straight into a B ring in the wgmma layout, issued by
- *     consumer thread 0 as the consumers release each stage. Per k-tile
- *     the products of the register-A kernels in the same order (hi*hi in a
- *     fresh accumulator per chunk, added with RN at its end; Alo*Bhi, and
- *     Ahi*Blo for TCEC, in the correction accumulator): the same bits.
- * The flag (`bad`, or NULL when op(A) is trusted): any element outside
- * FP16's normal range and not 0, NaN and Inf included. Where the operand
- * check's kind is fast (tn_rchk_fast), a clear flag means that op(A)
- * passes its check exactly as tn_cu_check_f32 would decide; a set flag
- * sends the caller (tn_cuda_gemm) back to the checked path, so the
- * product goes to P until the verdict (s9_epilogue's split-K form with
- * one slice) unless both operands are trusted.
+ *   split warpgroups (NSW = 2, or 1 with TCNLA_SM90_WIDE_NSW=1; setmaxnreg
+ *     48 / 56), warpgroup w taking k-tiles kt = w, w + NSW, ...: thread 0
+ *     of each issues the TMA copies of its FP32 A tiles (64 x 64) into a
+ *     raw ring; all 128 threads split them (tn_split2_f16, bit-identical to
+ *     tcnla_split) into Ahi / Alo tiles (64 x 64 FP16, the wgmma K-major
+ *     layout with 128-byte swizzle) of a second ring and, when asked, fold
+ *     op(A)'s check on the way (below);
+ *   two consumer warpgroups (setmaxnreg 208, or 224 with NSW = 1), one per
+ *     128 columns of the tile, both on the same 64 rows: the B tiles (FP16,
+ *     K-contiguous: SHGEMM's B as given, TCEC's Bhi / Blo from the
+ *     pre-split pass over B) come by TMA straight into a B ring in the
+ *     wgmma layout, issued by the first consumer thread as the consumers
+ *     release each stage. Per 64-deep k-tile the products of the other
+ *     kernels in the same order (hi*hi in a fresh accumulator per chunk of
+ *     64 or 128 products, added with RN at its end; Alo*Bhi, and Ahi*Blo
+ *     for TCEC, in the correction accumulator): the same bits.
+ * The check (vmx / verr, NULL when op(A) is trusted): each split thread
+ * holds one row's maxima of tn_check_elem (the fast kinds skip the error
+ * of elements in FP16's normal range, as the pre-split pass does) and
+ * folds them into the per-row maxima of tn_cu_check_begin / _end: the
+ * same flags as tn_cu_check_f32. The caller (gemm_wide in gemm_cuda.c)
+ * reads them after the product, which goes to P until then (s9_epilogue's
+ * split-K form with one slice) unless both operands are trusted.
  * Tails in m, n and k come from TMA's zero fill. */
 #include "gemm/cuda/sm90_common.cuh"
 #include "gemm/cuda/split.cuh"
