@@ -29,13 +29,14 @@ void tn_rand_uniform(uint64_t seed, uint64_t stream, float lo, float hi, int64_t
 
 void tn_rand_normal(uint64_t seed, uint64_t stream, float mean, float sd, int64_t n, float *out) {
 #pragma omp parallel for schedule(static)
-    for (int64_t b = 0; b < (n + 1) / 2; b++) {
+    for (int64_t b = 0; b < (n + 3) / 4; b++) {
         uint32_t r[4];
-        double z0, z1;
+        float z[4];
         tn_philox(seed, stream, (uint64_t)b, r);
-        tn_dm_box_muller(tn_unit53(r[0], r[1]), tn_unit53(r[2], r[3]), &z0, &z1);
-        out[2 * b] = (float)(mean + sd * z0);
-        if (2 * b + 1 < n) out[2 * b + 1] = (float)(mean + sd * z1);
+        tn_dm_box_muller(r[0], r[1], &z[0], &z[1]);
+        tn_dm_box_muller(r[2], r[3], &z[2], &z[3]);
+        for (int j = 0; j < 4 && 4 * b + j < n; j++)
+            out[4 * b + j] = (float)((double)mean + (double)sd * (double)z[j]);
     }
 }
 

@@ -9,12 +9,10 @@
 void tn_philox(uint64_t seed, uint64_t stream, uint64_t ctr, uint32_t out[4]);
 /* Uniform in (lo, hi): 24 random bits, never exactly lo (for lo < hi). */
 void tn_rand_uniform(uint64_t seed, uint64_t stream, float lo, float hi, int64_t n, float *out);
-/* 53-bit uniform in (0, 1) from two words: ((hi << 21 ^ lo >> 11) + 0.5) 2^-53. */
-static inline double tn_unit53(uint32_t hi, uint32_t lo) {
-    return ((double)(((uint64_t)hi << 21) ^ (lo >> 11)) + 0.5) * 0x1p-53;
-}
-/* Normal(mean, sd) by Box-Muller in double (src/random/detmath.h, identical on
- * the CPU and the GPU), rounded to FP32. */
+/* Normal(mean, sd) by Box-Muller in FP32 (src/random/detmath.h, identical on
+ * the CPU and the GPU): counter block b gives elements 4b .. 4b + 3, the
+ * pairs (words 0, 1) and (words 2, 3); mean + sd z is taken in double and
+ * rounded to FP32. */
 void tn_rand_normal(uint64_t seed, uint64_t stream, float mean, float sd, int64_t n, float *out);
 /* exp_rand(emin, emax) of seed 002 section 4.1: random sign, exponent
  * uniform in the integers emin .. emax-1 (the paper's interval (a, b) read

@@ -1,7 +1,7 @@
 /* Random matrices on the GPU, element for element the values of
  * src/random/random.c + src/random/fill.c: the same Philox4x32-10 counters
- * (Random123), the same uniform maps, the same deterministic Box-Muller
- * (detmath.h), the same RN rounding to the storage format. */
+ * (Random123), the same uniform maps, the same deterministic FP32
+ * Box-Muller (detmath.h), the same RN rounding to the storage format. */
 #include <Random123/philox.h>
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -26,10 +26,6 @@ __device__ static void philox(uint64_t seed, uint64_t stream, uint64_t ctr, uint
 __device__ static double unit24(uint32_t u) {
     return __dmul_rn(__dadd_rn((double)(u >> 8), 0.5), 0x1p-24);
 }
-__device__ static double unit53(uint32_t hi, uint32_t lo) {
-    return __dmul_rn(__dadd_rn((double)(((uint64_t)hi << 21) ^ (lo >> 11)), 0.5), 0x1p-53);
-}
-
 /* RN to the storage format, as FP32 (round_to of fill.c). */
 __device__ static float round_to(int fmt, float x) {
     switch (fmt) {
@@ -64,45 +60,48 @@ __device__ static void store(void *X, long long ld, long long rows, int contig, 
     else ((float *)X)[off] = r;
 }
 
-/* One thread per Philox counter: 2 Gaussians or 4 uniform-based values.
- * contig: ld == rows; vec: contig and X 8-byte aligned (the two Gaussians
- * of a thread, elements 2b and 2b + 1, go out in one store). */
+/* One thread per Philox counter: 4 values (2 Box-Muller pairs, or 4
+ * uniform-based values). contig: ld == rows; vec: contig and X 8-byte
+ * aligned (the 4 values, elements 4b .. 4b + 3, go out in one 8-byte store
+ * of FP16 or two of FP32). */
 __device__ static void fill_at(long long b, int dist, int fmt, int f16, uint64_t seed,
                                uint64_t stream, long long rows, long long n, double sparse_p,
                                void *X, long long ld, int contig, int vec) {
+    if (4 * b >= n) return;
     uint32_t r[4];
+    float v[4];
+    philox(seed, stream, (uint64_t)b, r);
     if (dist == D_GAUSS) {
-        if (2 * b >= n) return;
-        philox(seed, stream, (uint64_t)b, r);
-        double z0, z1;
-        tn_dm_box_muller(unit53(r[0], r[1]), unit53(r[2], r[3]), &z0, &z1);
-        /* mean 0, sd 1: (float)(0 + 1 * z) as random.c computes it */
-        const float v0 = (float)__dadd_rn(0.0, __dmul_rn(1.0, z0));
-        const float v1 = (float)__dadd_rn(0.0, __dmul_rn(1.0, z1));
-        if (vec && 2 * b + 1 < n) {
-            const float a = round_to(fmt, v0), c = round_to(fmt, v1);
-            if (f16)
-                ((__half2 *)X)[b] = __halves2half2(__float2half_rn(a), __float2half_rn(c));
-            else
-                ((float2 *)X)[b] = make_float2(a, c);
-            return;
+        /* mean 0, sd 1: (float)(0 + 1 * z) = z, as random.c computes it */
+        tn_dm_box_muller(r[0], r[1], &v[0], &v[1]);
+        tn_dm_box_muller(r[2], r[3], &v[2], &v[3]);
+    } else {
+        for (int q = 0; q < 4; q++) {
+            if (dist == D_UNIFORM) { /* lo = -1, hi = 1 */
+                v[q] = (float)__dadd_rn(-1.0, __dmul_rn(__dsub_rn(1.0, -1.0), unit24(r[q])));
+            } else { /* uniform (0, 1) as FP32, compared in double */
+                double u = (double)(float)__dadd_rn(0.0, __dmul_rn(__dsub_rn(1.0, 0.0), unit24(r[q])));
+                v[q] = u < sparse_p ? 1.0f : u < 2 * sparse_p ? -1.0f : 0.0f;
+            }
         }
-        store(X, ld, rows, contig, 2 * b, n, v0, fmt, f16);
-        store(X, ld, rows, contig, 2 * b + 1, n, v1, fmt, f16);
+    }
+    if (vec && 4 * b + 3 < n) {
+        float w[4];
+        for (int q = 0; q < 4; q++) w[q] = round_to(fmt, v[q]);
+        if (f16) {
+            __half2 lo = __halves2half2(__float2half_rn(w[0]), __float2half_rn(w[1]));
+            __half2 hi = __halves2half2(__float2half_rn(w[2]), __float2half_rn(w[3]));
+            uint2 p;
+            memcpy(&p.x, &lo, 4);
+            memcpy(&p.y, &hi, 4);
+            ((uint2 *)X)[b] = p;
+        } else {
+            ((float2 *)X)[2 * b] = make_float2(w[0], w[1]);
+            ((float2 *)X)[2 * b + 1] = make_float2(w[2], w[3]);
+        }
         return;
     }
-    if (4 * b >= n) return;
-    philox(seed, stream, (uint64_t)b, r);
-    for (int q = 0; q < 4; q++) {
-        float v;
-        if (dist == D_UNIFORM) { /* lo = -1, hi = 1 */
-            v = (float)__dadd_rn(-1.0, __dmul_rn(__dsub_rn(1.0, -1.0), unit24(r[q])));
-        } else { /* uniform (0, 1) as FP32, compared in double */
-            double u = (double)(float)__dadd_rn(0.0, __dmul_rn(__dsub_rn(1.0, 0.0), unit24(r[q])));
-            v = u < sparse_p ? 1.0f : u < 2 * sparse_p ? -1.0f : 0.0f;
-        }
-        store(X, ld, rows, contig, 4 * b + q, n, v, fmt, f16);
-    }
+    for (int q = 0; q < 4; q++) store(X, ld, rows, contig, 4 * b + q, n, v[q], fmt, f16);
 }
 
 /* Counters b = 0 .. nctr - 1, grid-strided (one per thread unless the
@@ -122,7 +121,7 @@ extern "C" int tn_cu_random_fill(int dist, int fmt, int f16, uint64_t seed, uint
                                  int max_blocks, cudaStream_t s) {
     long long n = (long long)rows * cols;
     if (n == 0) return 0;
-    long long per = dist == D_GAUSS ? 2 : 4, threads = (n + per - 1) / per;
+    long long threads = (n + 3) / 4;
     long long blocks = (threads + 255) / 256;
     if (max_blocks > 0 && blocks > max_blocks) blocks = max_blocks;
     if (blocks > 0x7fffffffLL) blocks = 0x7fffffffLL;
