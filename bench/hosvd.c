@@ -55,8 +55,8 @@ int main(int argc, char **argv) {
                    "defaults: 512 64 10 bench/results/hosvd.csv, every variant\n"
                    "variants: fp32 (the baseline; without it there is no speed-up column),\n"
                    "  tf32, shgemm_fp16+tcec_tf32, shgemm_tf32+tcec_tf32, shgemm_fp16+native_fp32,\n"
-                   "  shgemm_fp16+tcec_fp16 (the library's default: the core's later products fall\n"
-                   "  back to TCEC_TF32 where FP16's range cannot hold them)\n");
+                   "  shgemm_fp16+tcec_fp16 (the library's default: the core's later products, on\n"
+                   "  the intermediate tensors, run TCEC_TF32)\n");
             return 0;
         } else if (i + 1 < argc && !strcmp(argv[i], "--dim")) d[0] = d[1] = d[2] = atoll(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--rank")) r[0] = r[1] = r[2] = atoll(argv[++i]);

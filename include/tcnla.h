@@ -374,9 +374,9 @@ typedef struct {
     tcnla_gemm_method_t gemm_method;      /* the core's mode products (default TCEC_FP16). The
                                              intermediates of a rank-deficient tensor have rows of
                                              rounding noise outside FP16's range: products on them
-                                             fall back to the method's full-range partner
-                                             (TCEC_TF32) whatever the range policy; the first
-                                             product, on A, follows the policy */
+                                             run the method's full-range partner (TCEC_TF32)
+                                             whatever the range policy; the first product, on A,
+                                             follows the policy */
     tcnla_format_t random_format;         /* default FP16 (SHGEMM needs FP16) */
     tcnla_orth_t orth;                    /* default TCNLA_ORTH_CHOLQR2_FP64 */
     tcnla_breakdown_t on_breakdown;       /* default TCNLA_BREAKDOWN_RETRY */

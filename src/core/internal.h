@@ -74,6 +74,18 @@ int tn_sgemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t tr
 int tn_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
              const tcnla_gemm_method_t *meths, int nm);
 void tn_untrust(tcnla_handle_t h);
+/* tn_trust(h, A, m, m, k, meths, nm) folded into a first product
+ * C = A B (SHGEMM_FP16; A m x k dense, B k x n FP16 bits the driver drew,
+ * see tn_trust_f16; both op N, alpha 1, beta 0, C m x n with ldc): where
+ * the CUDA backend can check A inside the product (Hopper, n <= 64:
+ * tn_cuda_shgemm_trusting in src/gemm/cuda/gemm_cuda.c), *done = 1, C is
+ * the product tcnla_shgemm would give and A is trusted as tn_trust would
+ * trust it; else *done = 0, nothing is trusted and C is undefined (the
+ * caller runs tn_trust and the product). The caller calls tn_untrust as
+ * after tn_trust. */
+int tn_shgemm_trusting(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,
+                       const uint16_t *B, int64_t ldb, float *C, int64_t ldc,
+                       const tcnla_gemm_method_t *meths, int nm, int *done);
 /* Within one driver call: X[0 .. count) holds FP16 values the driver drew
  * itself (tcnla_random_fill_f16: finite by construction) and writes only
  * with such fills until tn_untrust; an FP16 B operand lying inside skips its
@@ -275,6 +287,9 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
                   const tcnla_gemm_method_t *meths, int nm);
 void tn_cuda_untrust(tcnla_handle_t h);
 void tn_cuda_trust_f16(tcnla_handle_t h, const uint16_t *X, size_t count);
+int tn_cuda_shgemm_trusting(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,
+                            const uint16_t *B16, int64_t ldb, float *C, int64_t ldc,
+                            const tcnla_gemm_method_t *meths, int nm, int *done);
 void tn_cuda_bounded(tcnla_handle_t h, int delta);
 int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                  int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,

@@ -149,6 +149,19 @@ int tn_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t
     return TCNLA_SUCCESS;
 }
 
+int tn_shgemm_trusting(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,
+                       const uint16_t *B, int64_t ldb, float *C, int64_t ldc,
+                       const tcnla_gemm_method_t *meths, int nm, int *done) {
+    *done = 0;
+#ifdef TCNLA_HAVE_CUDA
+    if (h && h->backend == TCNLA_BACKEND_CUDA)
+        return tn_cuda_shgemm_trusting(h, m, n, k, A, B, ldb, C, ldc, meths, nm, done);
+#endif
+    (void)h, (void)m, (void)n, (void)k, (void)A, (void)B, (void)ldb, (void)C, (void)ldc;
+    (void)meths, (void)nm;
+    return TCNLA_SUCCESS;
+}
+
 void tn_untrust(tcnla_handle_t h) {
 #ifdef TCNLA_HAVE_CUDA
     if (h && h->backend == TCNLA_BACKEND_CUDA) tn_cuda_untrust(h);

@@ -115,26 +115,36 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
     /* Omega is only ever written by the fills below: the projections skip
      * its NaN / Inf check (and the host synchronisation with it) */
     if (sh) tn_trust_f16(h, (const uint16_t *)Om, om_bytes / 2);
-    /* Omega_(1) drawn on a side stream while A is checked (the fill is FP64
+    const int checked = tn_method(o->proj_method)->tensor_core ||
+                        tn_method(o->gemm_method)->tensor_core;
+    /* every factor's projection and the core's first product read A in
+     * some layout: checked once, element by element */
+    const tcnla_gemm_method_t ms[2] = {o->proj_method, o->gemm_method};
+    /* SHGEMM_FP16 projections: that check folded into mode 1's projection
+     * where the backend can (Hopper, ranks[0] <= 64; H200, 1024^3: -0.8
+     * ms), Omega_(1) drawn first */
+    int first = 0, om1 = 0; /* mode 1 projected (and A trusted); Omega_(1) drawn */
+    if (checked && o->proj_method == TCNLA_GEMM_SHGEMM_FP16) {
+        st = fill_omega(h, o, sh, order, dims, 0, Om);
+        om1 = 1;
+        if (st == TCNLA_SUCCESS)
+            st = tn_shgemm_trusting(h, dims[0], o->ranks[0], total / dims[0], A,
+                                    (const uint16_t *)Om, total / dims[0], Q[0], dims[0], ms, 2,
+                                    &first);
+    }
+    /* Else Omega_(1) drawn on a side stream while A is checked (the fill is
      * arithmetic, the check memory traffic), joined before anything else.
      * Only where there is a check: on the side the fill takes one block per
      * SM, slower on its own (H200, 1024^3, FP32 pipeline: +0.28 ms; with the
      * check: -0.23 ms) */
-    const int checked = tn_method(o->proj_method)->tensor_core ||
-                        tn_method(o->gemm_method)->tensor_core;
-    st = checked ? tn_side_begin(h) : TCNLA_SUCCESS;
-    if (st == TCNLA_SUCCESS) {
-        st = fill_omega(h, o, sh, order, dims, 0, Om);
-        const int st2 = tn_side_end(h);
-        if (st == TCNLA_SUCCESS) st = st2;
-    }
-    if (st == TCNLA_SUCCESS) {
-        /* every factor's projection and the core's first product read A in
-         * some layout: checked once, element by element */
-        const tcnla_gemm_method_t ms[2] = {o->proj_method, o->gemm_method};
-        st = tn_trust(h, A, dims[0], dims[0], total / dims[0], ms, 2);
-    }
-    {
+    if (st == TCNLA_SUCCESS && !first) {
+        st = checked && !om1 ? tn_side_begin(h) : TCNLA_SUCCESS;
+        if (st == TCNLA_SUCCESS && !om1) {
+            st = fill_omega(h, o, sh, order, dims, 0, Om);
+            const int st2 = checked ? tn_side_end(h) : TCNLA_SUCCESS;
+            if (st == TCNLA_SUCCESS) st = st2;
+        }
+        if (st == TCNLA_SUCCESS) st = tn_trust(h, A, dims[0], dims[0], total / dims[0], ms, 2);
         const int st2 = tn_side_join(h);
         if (st == TCNLA_SUCCESS) st = st2;
     }
@@ -146,7 +156,7 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
         for (int a = 0; a < i; a++) L *= dims[a];
         for (int a = i + 1; a < order; a++) T *= dims[a];
         if (i > 0) st = fill_omega(h, o, sh, order, dims, i, Om);
-        if (st == TCNLA_SUCCESS)
+        if (st == TCNLA_SUCCESS && !(i == 0 && first))
             st = project(h, o->proj_method, L, I, T, J, A, sh ? NULL : (const float *)Om,
                          sh ? (const uint16_t *)Om : NULL, Q[i]);
         if (st == TCNLA_SUCCESS)
@@ -169,14 +179,16 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
         float *out = i == order - 1 ? core : buf[i & 1];
         /* The intermediates (i > 0) of a rank-deficient tensor hold rows of
          * pure rounding noise, far below FP16's range relative to their own
-         * size: those products fall back to the method's full-range partner
-         * (TCEC_FP16 -> TCEC_TF32) whatever the handle's range policy; the
-         * product on A itself follows the policy. */
-        const tcnla_range_policy_t pol = h->range_policy;
-        if (i > 0) h->range_policy = TCNLA_RANGE_FALLBACK;
-        st = tcnla_sgemm(h, o->gemm_method, TCNLA_OP_T, TCNLA_OP_N, rest, J, I, 1.0f, in, I,
-                         Q[i], I, 0.0f, out, rest);
-        h->range_policy = pol;
+         * size: products on them run the method's full-range partner
+         * (TCEC_FP16 -> TCEC_TF32) straight away, without the range check
+         * that would fail there (and that, a pass over the intermediate,
+         * costs about what the TCEC_TF32 product does: H200, 1024^3, 0.14
+         * against 0.17 ms). The product on A itself follows the handle's
+         * range policy. */
+        const tn_method_info *gm = tn_method(o->gemm_method);
+        const tcnla_gemm_method_t meth = i > 0 && gm->fp16_range ? gm->fallback : o->gemm_method;
+        st = tcnla_sgemm(h, meth, TCNLA_OP_T, TCNLA_OP_N, rest, J, I, 1.0f, in, I, Q[i], I, 0.0f,
+                         out, rest);
         rest *= J;
         in = out;
     }

@@ -802,6 +802,84 @@ TEST(gpu_trusted_operand_same_decisions) {
     tcnla_destroy(g);
 }
 
+/* tn_shgemm_trusting (RP-HOSVD's mode-1 projection, A's element-wise check
+ * folded into Hopper's n64 kernel) against tn_trust followed by
+ * tcnla_shgemm: the same product bit for bit where it is taken, and the
+ * same trust record; not taken (nothing trusted) exactly where tn_trust
+ * does not trust A element by element for both methods: an element below
+ * FP16's range that its split cannot hold (case 1), one above it (2), a
+ * NaN (3), a row scaled by 1e-6 (4). Elements in FP16's subnormal range
+ * that the split holds exactly pass (5: the kernel's slow path). Shapes:
+ * m and k tails, n = 64 and 40, split-K. Taken on Hopper in cases 0 and 5. */
+TEST(gpu_shgemm_trusting_same_product_and_record) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    const int64_t m = 300, k = 1000, nn[2] = {64, 40};
+    const tcnla_gemm_method_t ms[2] = {TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16};
+    const unsigned want = (1u << TCNLA_GEMM_SHGEMM_FP16) | (1u << TCNLA_GEMM_TCEC_FP16);
+    const int hopper = g->cuda->cc_major == 9 && g->cuda->cc_minor == 0;
+    float *A = malloc(sizeof(float) * (size_t)(m * k));
+    float *C0 = malloc(sizeof(float) * (size_t)(m * 64)), *C1 = malloc(sizeof(float) * (size_t)(m * 64));
+    float *dA = NULL, *dC = NULL;
+    uint16_t *dB = NULL;
+    REQUIRE(tcnla_malloc(g, (void **)&dA, sizeof(float) * (size_t)(m * k)) == 0);
+    REQUIRE(tcnla_malloc(g, (void **)&dB, sizeof(uint16_t) * (size_t)(k * 64)) == 0);
+    REQUIRE(tcnla_malloc(g, (void **)&dC, sizeof(float) * (size_t)(m * 64)) == 0);
+    for (int cs = 0; cs < 6; cs++) {
+        gt_uniform(90, -1.0f, 1.0f, m * k, A);
+        if (cs == 1) A[5 + 3 * m] = 1e-30f;
+        if (cs == 2) A[7 + 9 * m] = 1e6f;
+        if (cs == 3) A[11 + 2 * m] = NAN;
+        if (cs == 4)
+            for (int64_t j = 0; j < k; j++) A[20 + j * m] *= 1e-6f;
+        if (cs == 5) A[1] = 0x1p-20f, A[2 + 7 * m] = -3 * 0x1p-22f, A[299 + 999 * m] = 0x1p-24f;
+        tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)(m * k), TCNLA_MEMCPY_HOST_TO_HANDLE);
+        for (int t = 0; t < 2; t++) {
+            const int64_t n = nn[t];
+            CHECK(tcnla_random_fill_f16(g, TCNLA_RAND_GAUSSIAN, 5, (uint64_t)t, k, n, dB, k) == 0);
+            tn_trust_f16(g, dB, (size_t)(k * n));
+            CHECK(tn_trust(g, dA, m, m, k, ms, 2) == 0);
+            const tn_trust_t r0 = g->cuda->trust;
+            tn_untrust(g);
+            tn_trust_f16(g, dB, (size_t)(k * n));
+            /* (TCNLA_ERR_RANGE where a row fails its check: cases 2 and 4) */
+            const int st0 = tcnla_shgemm(g, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n,
+                                         k, 1.0f, dA, m, dB, k, 0.0f, dC, m);
+            CHECK(st0 == 0 || st0 == TCNLA_ERR_RANGE);
+            const tcnla_gemm_method_t ran0 = g->last_method;
+            tcnla_memcpy(g, C0, dC, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HANDLE_TO_HOST);
+            int done = -1;
+            memset(C1, 0, sizeof(float) * (size_t)(m * n));
+            tcnla_memcpy(g, dC, C1, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HOST_TO_HANDLE);
+            CHECK(tn_shgemm_trusting(g, m, n, k, dA, dB, k, dC, m, ms, 2, &done) == 0);
+            const tn_trust_t r1 = g->cuda->trust;
+            const tcnla_gemm_method_t ran1 = g->last_method;
+            tcnla_memcpy(g, C1, dC, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HANDLE_TO_HOST);
+            tn_untrust(g);
+            const int elementwise = (r0.mask & want) == want;
+            CHECK(done == 0 || done == 1);
+            if (hopper) CHECK(done == elementwise);
+            else CHECK(done == 0);
+            if (hopper && (cs == 0 || cs == 5)) CHECK(done == 1);
+            if (done) {
+                CHECK(r1.mask == r0.mask && r1.mask_rows == r0.mask_rows &&
+                      r1.mask_cols == r0.mask_cols && r1.base == r0.base && r1.ld == r0.ld &&
+                      r1.rows == r0.rows && r1.cols == r0.cols);
+                CHECK(st0 == 0 && ran0 == TCNLA_GEMM_SHGEMM_FP16 && ran1 == TCNLA_GEMM_SHGEMM_FP16);
+                CHECK(memcmp(C0, C1, sizeof(float) * (size_t)(m * n)) == 0);
+            } else {
+                CHECK(r1.mask == 0 && r1.mask_rows == 0 && r1.mask_cols == 0);
+            }
+            printf("    case %d n %2d: taken %d (tn_trust element-wise %d, rows %d, cols %d)\n", cs,
+                   (int)n, done, elementwise, (r0.mask_rows & want) == want,
+                   (r0.mask_cols & want) == want);
+        }
+    }
+    tcnla_free(g, dA), tcnla_free(g, dB), tcnla_free(g, dC);
+    free(A), free(C0), free(C1);
+    tcnla_destroy(g);
+}
+
 /* tn_trust_f16 (a driver's own FP16 random matrix): an FP16 B inside the
  * recorded range skips its NaN / Inf check. Seen through a NaN planted in
  * it (which a driver's fill never writes): inside the range SHGEMM_FP16

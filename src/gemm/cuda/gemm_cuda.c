@@ -157,16 +157,13 @@ static int trust_methods(const tcnla_gemm_method_t *meths, int nm, tcnla_gemm_me
     return 0;
 }
 
-int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
-                  const tcnla_gemm_method_t *meths, int nm) {
-    struct tn_cuda_ctx *c = h->cuda;
-    c->trust.mask = c->trust.mask_rows = c->trust.mask_cols = 0;
-    if (!A || rows <= 0 || cols <= 0 || ld < rows) return TCNLA_SUCCESS;
-    int st = cu_st((int)cudaSetDevice(c->device));
-    if (st) return st;
-    tn_elem_kinds_t kk;
-    memset(&kk, 0, sizeof kk);
-    int idx[TCNLA_GEMM_METHOD_COUNT], tolb[4] = {0, 0, 0, 0}, any = 0;
+/* The kinds of the element-wise check for the methods meths (kk; idx[m]:
+ * method m's kind, -1 none; tolb: each kind's tol_bits). 0 when no method
+ * runs on the Tensor Cores (nothing to check). */
+static int trust_kinds(const tcnla_gemm_method_t *meths, int nm, tn_elem_kinds_t *kk, int *idx,
+                       int *tolb) {
+    memset(kk, 0, sizeof *kk);
+    int any = 0;
     for (int m = 0; m < TCNLA_GEMM_METHOD_COUNT; m++) idx[m] = -1;
     for (int m = 1; m < TCNLA_GEMM_METHOD_COUNT; m++) {
         if (!trust_methods(meths, nm, (tcnla_gemm_method_t)m)) continue;
@@ -177,15 +174,52 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
         const int kind = rchk_of(mi);
         const double sc = 1.0 / (double)((int64_t)1 << mi->tol_bits);
         int j = 0;
-        while (j < kk.n && !(kk.kind[j] == kind && kk.scale[j] == sc)) j++;
-        if (j == kk.n) {
-            if (kk.n == 4) continue; /* (never: fewer kinds exist) untrusted */
-            kk.kind[j] = kind, kk.scale[j] = sc, tolb[j] = mi->tol_bits, kk.n++;
-            kk.fast[j] = tn_rchk_fast(kind, mi->tol_bits);
+        while (j < kk->n && !(kk->kind[j] == kind && kk->scale[j] == sc)) j++;
+        if (j == kk->n) {
+            if (kk->n == 4) continue; /* (never: fewer kinds exist) untrusted */
+            kk->kind[j] = kind, kk->scale[j] = sc, tolb[j] = mi->tol_bits, kk->n++;
+            kk->fast[j] = tn_rchk_fast(kind, mi->tol_bits);
         }
         idx[m] = j;
     }
-    if (!any) return TCNLA_SUCCESS;
+    return any;
+}
+
+/* From the element-wise flags hf (no NaN / Inf): the methods trusted
+ * element by element, and in *need the kinds that failed there. */
+static unsigned trust_mask(const tcnla_gemm_method_t *meths, int nm, const int *idx,
+                           const int *hf, unsigned *need) {
+    unsigned mask = 0;
+    *need = 0;
+    for (int m = 1; m < TCNLA_GEMM_METHOD_COUNT; m++) {
+        if (!trust_methods(meths, nm, (tcnla_gemm_method_t)m)) continue;
+        const tn_method_info *mi = tn_method((tcnla_gemm_method_t)m);
+        if (!mi->tensor_core) continue;
+        if (mi->fp16_range && (idx[m] < 0 || hf[1 + idx[m]])) {
+            if (idx[m] >= 0) *need |= 1u << idx[m];
+            continue;
+        }
+        mask |= 1u << m;
+    }
+    return mask;
+}
+
+static void trust_record(struct tn_cuda_ctx *c, const float *A, int64_t ld, int64_t rows,
+                         int64_t cols, unsigned mask, unsigned mrows, unsigned mcols) {
+    c->trust.base = (uintptr_t)A, c->trust.ld = ld, c->trust.rows = rows, c->trust.cols = cols;
+    c->trust.mask = mask, c->trust.mask_rows = mrows, c->trust.mask_cols = mcols;
+}
+
+int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
+                  const tcnla_gemm_method_t *meths, int nm) {
+    struct tn_cuda_ctx *c = h->cuda;
+    c->trust.mask = c->trust.mask_rows = c->trust.mask_cols = 0;
+    if (!A || rows <= 0 || cols <= 0 || ld < rows) return TCNLA_SUCCESS;
+    int st = cu_st((int)cudaSetDevice(c->device));
+    if (st) return st;
+    tn_elem_kinds_t kk;
+    int idx[TCNLA_GEMM_METHOD_COUNT], tolb[4] = {0, 0, 0, 0};
+    if (!trust_kinds(meths, nm, &kk, idx, tolb)) return TCNLA_SUCCESS;
     const size_t scr = tn_cu_check_scratch(TN_MAX(rows, cols));
     char *w = tn_cuda_workspace(c, al(64 * sizeof(int)) + al(scr));
     if (!w) return TCNLA_ERR_ALLOC;
@@ -200,17 +234,8 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
         (st = cu_st((int)cudaStreamSynchronize(stream))))
         return st;
     if (hf[0]) return TCNLA_SUCCESS; /* NaN / Inf: every product checks */
-    unsigned mask = 0, need = 0; /* need: kinds failing element by element */
-    for (int m = 1; m < TCNLA_GEMM_METHOD_COUNT; m++) {
-        if (!trust_methods(meths, nm, (tcnla_gemm_method_t)m)) continue;
-        const tn_method_info *mi = tn_method((tcnla_gemm_method_t)m);
-        if (!mi->tensor_core) continue;
-        if (mi->fp16_range && (idx[m] < 0 || hf[1 + idx[m]])) {
-            if (idx[m] >= 0) need |= 1u << idx[m];
-            continue;
-        }
-        mask |= 1u << m;
-    }
+    unsigned need; /* kinds failing element by element */
+    const unsigned mask = trust_mask(meths, nm, idx, hf, &need);
     unsigned mrows = 0, mcols = 0;
     if (need) { /* the per-vector check on both layouts, each kind in flags[8 + 6 j ..] */
         int *fl = dflags + 8;
@@ -235,8 +260,65 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
             if (!f[4] && !f[5]) mcols |= 1u << m;
         }
     }
-    c->trust.base = (uintptr_t)A, c->trust.ld = ld, c->trust.rows = rows, c->trust.cols = cols;
-    c->trust.mask = mask, c->trust.mask_rows = mrows, c->trust.mask_cols = mcols;
+    trust_record(c, A, ld, rows, cols, mask, mrows, mcols);
+    return TCNLA_SUCCESS;
+}
+
+/* tn_cuda_trust folded into a first SHGEMM_FP16 product C = A B16 (A m x k
+ * dense, both op N, alpha 1, beta 0): Hopper's n64 kernel (n <= 64) checks
+ * every element of A while it splits it, the product running as
+ * tn_cuda_gemm would run it on a trusted A (same kernel, split-K and
+ * bits). Taken (*done = 1) when every element passes for every method of
+ * meths (the record tn_cuda_trust would then make is made). Otherwise
+ * nothing is trusted and C is undefined: the caller runs tn_cuda_trust and
+ * the product as before. Every kind must be fast (tn_rchk_fast) and B16
+ * drawn by the driver (tn_cuda_trust_f16), else not taken. */
+static int finite16(const struct tn_cuda_ctx *c, const uint16_t *X, int64_t ld, int64_t rows,
+                    int64_t cols, int64_t stride, int64_t batch);
+
+int tn_cuda_shgemm_trusting(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,
+                            const uint16_t *B16, int64_t ldb, float *C, int64_t ldc,
+                            const tcnla_gemm_method_t *meths, int nm, int *done) {
+    struct tn_cuda_ctx *c = h->cuda;
+    const tcnla_gemm_method_t method = TCNLA_GEMM_SHGEMM_FP16;
+    const int kmode = kmode_of(method);
+    *done = 0;
+    c->trust.mask = c->trust.mask_rows = c->trust.mask_cols = 0;
+    if (m <= 0 || n <= 0 || n > 64 || k <= 0 || m > INT_MAX || k > INT_MAX || ldb > INT_MAX ||
+        ldc > INT_MAX || !A || !trust_methods(meths, nm, method) || !sm90_wanted(c, kmode) ||
+        !finite16(c, B16, ldb, k, n, 0, 1))
+        return TCNLA_SUCCESS;
+    int st = cu_st((int)cudaSetDevice(c->device));
+    if (st) return st;
+    tn_elem_kinds_t kk;
+    int idx[TCNLA_GEMM_METHOD_COUNT], tolb[4] = {0, 0, 0, 0};
+    if (!trust_kinds(meths, nm, &kk, idx, tolb)) return TCNLA_SUCCESS;
+    for (int j = 0; j < kk.n; j++)
+        if (!kk.fast[j]) return TCNLA_SUCCESS;
+    const int splits = splits_for(method, m, n, k, c->sm_count);
+    const size_t pb = splits > 1 ? al(4 * (size_t)splits * (size_t)m * (size_t)n) : 0;
+    char *w = tn_cuda_workspace(c, al(64 * sizeof(int)) + pb);
+    if (!w) return TCNLA_SUCCESS; /* the ordinary path says what it needs */
+    int *dflags = (int *)w;
+    float *P = pb ? (float *)(w + al(64 * sizeof(int))) : NULL;
+    cudaStream_t stream = c->stream;
+    if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64 * sizeof(int), stream)))) return st;
+    const int e = tn_cu_tc_gemm_sm90(kmode, 0, 0, m, n, k, 1.0f, A, m, B16, ldb, 0.0f, C, ldc,
+                                     splits, P, c->smem_optin, stream, &kk, dflags);
+    if (e == (int)cudaErrorNotSupported) return TCNLA_SUCCESS; /* nothing queued */
+    int *hf = (int *)c->pinned;
+    if ((st = cu_st(e)) ||
+        (st = cu_st((int)cudaMemcpyAsync(hf, dflags, 5 * sizeof(int), cudaMemcpyDeviceToHost,
+                                         stream))) ||
+        (st = cu_st((int)cudaStreamSynchronize(stream))))
+        return st;
+    unsigned need;
+    const unsigned mask = hf[0] ? 0 : trust_mask(meths, nm, idx, hf, &need);
+    if (hf[0] || need) return TCNLA_SUCCESS;
+    trust_record(c, A, m, m, k, mask, 0, 0);
+    h->last_method = method;
+    c->sm90_path = 1;
+    *done = 1;
     return TCNLA_SUCCESS;
 }
 
@@ -639,7 +721,8 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
             if (e != (int)cudaErrorNotSupported) return cu_st(e);
         }
         int e = tn_cu_tc_gemm_sm90(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha, Ak,
-                                   ldak, Bk, ldbk, beta, C, ldc, splits, P, c->smem_optin, stream);
+                                   ldak, Bk, ldbk, beta, C, ldc, splits, P, c->smem_optin, stream,
+                                   NULL, NULL);
         c->sm90_path = 1;
         if (e != (int)cudaErrorNotSupported) return cu_st(e);
         c->sm90_path = 0;

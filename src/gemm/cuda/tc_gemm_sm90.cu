@@ -43,6 +43,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define S9_BM 128
 #define S9_BN 128
@@ -291,13 +292,47 @@ static __device__ __forceinline__ void s9_copy_f16_tile(const unsigned char *st,
 /* ---------------------------------------------------------- the body */
 extern __shared__ unsigned char s9_smem_raw[];
 
+/* The element-wise check of a trusted operand (tn_cu_check_elementwise's
+ * flags, every kind fast) folded into SHGEMM_FP16's n64 kernel: the split
+ * warpgroup, which only copies B there, reads each FP32 A stage too (16 KB:
+ * 8 x 16 bytes per thread, in any order) and keeps the running maximum of
+ * |x|'s bits and minimum of (bits - 1), so that 0 does not count; an
+ * element outside FP16's normal range (or 0) shows in them, and only then
+ * are the thread's 32 elements taken through tn_elem_bad_f16 (FP32, few
+ * registers: that warpgroup runs on 40). Measured on an H200 (RP-HOSVD's
+ * 1024^3 mode-1 projection): the same check in the consumers' split cost
+ * 0.33 ms of 1.25. */
+#if S9_ON
+static __device__ __forceinline__ unsigned s9_chk_stage(const unsigned char *sa, int t,
+                                                        const tn_elem_kinds_t &kk) {
+    const uint4 *p = (const uint4 *)sa;
+    unsigned mx = 0u, mn = 0xffffffffu;
+#pragma unroll
+    for (int i = 0; i < 8; i++) {
+        const uint4 v = p[t + 128 * i];
+        const unsigned u0 = v.x & 0x7fffffffu, u1 = v.y & 0x7fffffffu;
+        const unsigned u2 = v.z & 0x7fffffffu, u3 = v.w & 0x7fffffffu;
+        mx = max(mx, max(max(u0, u1), max(u2, u3)));
+        mn = min(mn, min(min(u0 - 1u, u1 - 1u), min(u2 - 1u, u3 - 1u)));
+    }
+    /* [2^-14, 65504) or 0 everywhere: every kind passes */
+    if (mx < 0x477fe000u && mn >= 0x387fffffu) return 0;
+    unsigned b = 0;
+#pragma unroll 1
+    for (int q = 0; q < 32; q++)
+        b |= tn_elem_bad_f16(((const float *)sa)[4 * (t + 128 * (q >> 2)) + (q & 3)], kk);
+    return b;
+}
+#endif
+
 static __device__ __forceinline__ void s9_body(const int MODE, const int RA, const int N64,
                                                const CUtensorMap *tmA,
                                                const CUtensorMap *tmB, int ak, int bk, int M,
                                                int N, int K, float alpha, float beta,
                                                float *__restrict__ C, long long ldc,
                                                int kt_split, float *__restrict__ P, int chk,
-                                               int kslab) {
+                                               int kslab, const tn_elem_kinds_t &kk,
+                                               int *__restrict__ fl) {
 #if S9_ON
     const int TF32 = s9_tf32(MODE);
     const int SH = s9_sh(MODE);
@@ -309,6 +344,9 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
     /* chk (s9_chunk): k-tiles per chunk, 1, 2 or 4 (32, 64, 128 products of
      * hi*hi summed inside the Tensor Core per RN add) */
     const int CHK = chk;
+    /* N64 == 2 (SHGEMM_FP16's tn_sm90_gemm_2_n64c): A's element-wise check
+     * into fl, in the split warpgroup (s9_chk_stage) */
+    const int FCHK = N64 == 2 && SH && !TF32 && RA;
 
     if (!s9_dsmem_ok(s9_smem(MODE, RA))) return;
     const int tid = threadIdx.x, wg = tid >> 7;
@@ -344,7 +382,8 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
         }
         for (int i = 0; i < NA; i++) {
             mbar_init(A_FULL(i), 1);
-            mbar_init(A_EMPTY(i), 8); /* one arrival per consumer warp */
+            /* one arrival per consumer warp (and per split warp: FCHK) */
+            mbar_init(A_EMPTY(i), FCHK ? 12 : 8);
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         fence_async_smem();
@@ -380,6 +419,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
     if (wg == 0) {
         /* ------------------------------------------ split warpgroup */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        unsigned cbad = 0; /* FCHK */
         if (tid == 0)
             for (int t = 0; t < NRAW && t < KT; t++) S9_ISSUE(t, t);
         for (int kt = 0; kt < KT; kt++) {
@@ -397,6 +437,19 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
             mbar_arrive(CONV_FULL(s));
             asm volatile("bar.sync 1, 128;" ::: "memory"); /* raw slot r read by all */
             if (tid == 0 && kt + NRAW < KT) S9_ISSUE(kt + NRAW, r);
+            if (FCHK) { /* A stage of k-tile kt, after B's (which the consumers wait for) */
+                const int ia = kt % NA;
+                mbar_wait(A_FULL(ia), (uint32_t)((kt / NA) & 1));
+                cbad |= s9_chk_stage(base + ia * RAW_A, tid, kk);
+                __syncwarp();
+                if ((tid & 31) == 0) mbar_arrive(A_EMPTY(ia));
+            }
+        }
+        if (FCHK) {
+            for (int o = 16; o > 0; o >>= 1) cbad |= __shfl_xor_sync(0xffffffffu, cbad, o);
+            if ((tid & 31) == 0 && cbad)
+                for (int i = 0; i <= kk.n; i++)
+                    if (cbad & (1u << i)) atomicOr(&fl[i], 1);
         }
     } else {
         /* ---------------------------------------------- consumers */
@@ -414,7 +467,76 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
             corr[i] = 0.0f;
             tmp[i] = 0.0f;
         }
-        for (int kt = 0; kt < KT; kt++) {
+        /* N64, FP16: software-pipelined. The A fragments are double
+         * buffered (x0 / x1), so k-tile kt + 1 is read and split while k-tile
+         * kt's wgmma groups run; their wait, the RN add of a finished chunk
+         * and the B stage's release come after that split. (The 128-wide
+         * kernels have no registers for a second fragment set.) */
+#define S9_N64_STEP(kt, CH, CL, PH, PL)                                                        \
+    do {                                                                                       \
+        const int ia_ = (kt) % NA, s_ = (kt) % NCONV;                                          \
+        mbar_wait(A_FULL(ia_), (uint32_t)(((kt) / NA) & 1));                                   \
+        const unsigned char *sa_ = base + ia_ * RAW_A;                                         \
+        _Pragma("unroll") for (int ks = 0; ks < 2; ks++)                                       \
+        _Pragma("unroll") for (int e2 = 0; e2 < 2; e2++)                                       \
+        _Pragma("unroll") for (int h = 0; h < 2; h++) {                                        \
+            float x0_, x1_;                                                                    \
+            s9_ra_read2(sa_, ak, mr + 8 * h, 16 * ks + kc + 8 * e2, &x0_, &x1_);               \
+            tn_split2_f16(x0_, x1_, 1, &CH[4 * ks + 2 * e2 + h], &CL[4 * ks + 2 * e2 + h]);    \
+        }                                                                                      \
+        __syncwarp();                                                                          \
+        if ((tid & 31) == 0) mbar_arrive(A_EMPTY(ia_)); /* A stage read */                     \
+        if ((kt) > 0) { /* k-tile kt - 1: its groups, chunk add, B stage */                    \
+            wgmma_wait0();                                                                     \
+            reg_fence(tmp);                                                                    \
+            reg_fence(corr);                                                                   \
+            _Pragma("unroll") for (int i = 0; i < 8; i++)                                      \
+                asm volatile("" : "+r"(PH[i]), "+r"(PL[i])::"memory");                         \
+            if ((((kt) & (CHK - 1)) == 0)) { /* kt - 1 ended its chunk */                      \
+                _Pragma("unroll") for (int i = 0; i < 32; i++) acc[i] = __fadd_rn(acc[i], tmp[i]); \
+            }                                                                                  \
+            mbar_arrive(CONV_EMPTY(((kt) - 1) % NCONV));                                       \
+            if (tid == 128 && (kt) - 1 + NA < KT) { /* refill kt - 1's A stage */              \
+                const int t_ = (kt) - 1, sl_ = t_ % NA;                                        \
+                mbar_wait(A_EMPTY(sl_), (uint32_t)((t_ / NA) & 1));                            \
+                S9_ISSUE_A(t_ + NA, sl_);                                                      \
+            }                                                                                  \
+        }                                                                                      \
+        mbar_wait(CONV_FULL(s_), (uint32_t)(((kt) / NCONV) & 1));                              \
+        const uint32_t cBh_ = conv_s + (uint32_t)(s_ * CONV);                                  \
+        const uint32_t cBl_ = cBh_ + (uint32_t)CT;                                             \
+        wgmma_fence();                                                                         \
+        _Pragma("unroll") for (int ks = 0; ks < 2; ks++) {                                     \
+            S9_WGMMA_F16_RA_N64(corr, CL + 4 * ks, wg_desc(cBh_ + 32 * ks, 64), 1);           \
+            if (!SH) S9_WGMMA_F16_RA_N64(corr, CH + 4 * ks, wg_desc(cBl_ + 32 * ks, 64), 1);  \
+        }                                                                                      \
+        _Pragma("unroll") for (int ks = 0; ks < 2; ks++)                                       \
+            S9_WGMMA_F16_RA_N64(tmp, CH + 4 * ks, wg_desc(cBh_ + 32 * ks, 64),                 \
+                                (ks > 0 || ((kt) & (CHK - 1)) != 0) ? 1 : 0);                  \
+        wgmma_commit();                                                                        \
+    } while (0)
+        if (RA && N64 && !TF32) {
+            uint32_t x0h[8], x0l[8], x1h[8], x1l[8];
+            for (int kt = 0; kt < KT; kt += 2) {
+                S9_N64_STEP(kt, x0h, x0l, x1h, x1l);
+                if (kt + 1 < KT) S9_N64_STEP(kt + 1, x1h, x1l, x0h, x0l);
+            }
+            /* the last k-tile (its chunk ends with the slice); the wait on
+             * every path, so that ptxas sees none reach the epilogue early */
+            wgmma_wait0();
+            reg_fence(tmp);
+            reg_fence(corr);
+#pragma unroll
+            for (int i = 0; i < 8; i++)
+                asm volatile("" : "+r"(x0h[i]), "+r"(x0l[i]), "+r"(x1h[i]), "+r"(x1l[i])::"memory");
+            if (KT > 0) {
+#pragma unroll
+                for (int i = 0; i < 32; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+                mbar_arrive(CONV_EMPTY((KT - 1) % NCONV));
+            }
+        }
+#undef S9_N64_STEP
+        for (int kt = 0; kt < ((RA && N64 && !TF32) ? 0 : KT); kt++) {
             const int s = kt % NCONV;
             /* the chunk (relative to this slice): first / last k-tile */
             const int cfirst = (kt & (CHK - 1)) == 0;
@@ -607,7 +729,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
     (void)MODE, (void)RA, (void)N64, (void)tmA, (void)tmB, (void)ak, (void)bk, (void)M, (void)N;
     (void)K;
     (void)alpha, (void)beta, (void)C, (void)ldc, (void)kt_split, (void)P, (void)chk;
-    (void)kslab;
+    (void)kslab, (void)kk, (void)fl;
 #endif
 }
 
@@ -616,14 +738,17 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
     static __global__ void __launch_bounds__(S9_THREADS, 1)                                    \
         NAME(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, \
              int ak, int bk, int M, int N, int K, float alpha, float beta, float *C,           \
-             long long ldc, int kt_split, float *P, int chk, int kslab) {                      \
+             long long ldc, int kt_split, float *P, int chk, int kslab,                        \
+             const __grid_constant__ tn_elem_kinds_t kk, int *fl) {                            \
         s9_body(MODE, RA, N64, &tmA, &tmB, ak, bk, M, N, K, alpha, beta, C, ldc, kt_split, P,  \
-                chk, kslab);                                                                   \
+                chk, kslab, kk, fl);                                                           \
     }
 #define S9_KERNEL(MODE, RA) S9_KERNEL_N(MODE, RA, 0, tn_sm90_gemm_##MODE##_##RA)
 /* N <= 64 (RP-HOSVD's rank-64 products): the register-A kernels with
  * m64n64 wgmma, half the Tensor Core work of a 128-wide tile */
 #define S9_KERNEL64(MODE) S9_KERNEL_N(MODE, 1, 1, tn_sm90_gemm_##MODE##_n64)
+/* and the SHGEMM_FP16 one with A's element-wise check folded in (N64 = 2) */
+S9_KERNEL_N(2, 1, 2, tn_sm90_gemm_2_n64c)
 S9_KERNEL(0, 0) /* TN_KMODE_TCEC_F16 */
 S9_KERNEL(2, 0) /* TN_KMODE_SHGEMM_F16 */
 S9_KERNEL(3, 0) /* TN_KMODE_TCEC_TF32 */
@@ -638,7 +763,8 @@ S9_KERNEL64(4)
 S9_KERNEL(4, 1) /* TN_KMODE_SHGEMM_TF32, A split in registers (round 4) */
 
 typedef void (*s9_kernel_t)(const CUtensorMap, const CUtensorMap, int, int, int, int, int, float,
-                            float, float *, long long, int, float *, int, int);
+                            float, float *, long long, int, float *, int, int,
+                            const tn_elem_kinds_t, int *);
 
 static int s9_chunk(int mode);
 /* 1: the register-A kernels are the default for TF32 too (round 4). */
@@ -758,14 +884,16 @@ static int s9_map3(CUtensorMap *map, s9_encode_fn enc, const float *X, int64_t r
 static int s9_launch(int mode, int transa, int transb, int64_t m, int64_t n, int64_t k,
                      float alpha, const float *A, int64_t lda, int64_t slabs, int64_t sstride,
                      const void *B, int64_t ldb, float beta, float *C, int64_t ldc, int splits,
-                     float *P, size_t smem_limit, cudaStream_t stream);
+                     float *P, size_t smem_limit, cudaStream_t stream,
+                     const tn_elem_kinds_t *kk, int *fl);
 
 extern "C" int tn_cu_tc_gemm_sm90(int mode, int transa, int transb, int64_t m, int64_t n,
                                   int64_t k, float alpha, const float *A, int64_t lda,
                                   const void *B, int64_t ldb, float beta, float *C, int64_t ldc,
-                                  int splits, float *P, size_t smem_limit, cudaStream_t stream) {
+                                  int splits, float *P, size_t smem_limit, cudaStream_t stream,
+                                  const tn_elem_kinds_t *kk, int *aflags) {
     return s9_launch(mode, transa, transb, m, n, k, alpha, A, lda, 0, 0, B, ldb, beta, C, ldc,
-                     splits, P, smem_limit, stream);
+                     splits, P, smem_limit, stream, kk, aflags);
 }
 
 extern "C" int tn_cu_tc_gemm_sm90_slabs(int mode, int64_t m, int64_t n, int64_t kslab,
@@ -776,7 +904,7 @@ extern "C" int tn_cu_tc_gemm_sm90_slabs(int mode, int64_t m, int64_t n, int64_t 
     if (kslab % S9_BK || slabs < 1 || kslab * slabs > 0x7fffffffLL)
         return (int)cudaErrorNotSupported;
     return s9_launch(mode, 1, 0, m, n, kslab * slabs, alpha, A, lda, slabs, sstride, B, ldb,
-                     beta, C, ldc, splits, P, smem_limit, stream);
+                     beta, C, ldc, splits, P, smem_limit, stream, NULL, NULL);
 }
 
 /* slabs = 0: op(A) one 2-D matrix; slabs > 0: op(A) = [A_0^T .. A_{slabs-1}^T],
@@ -784,10 +912,17 @@ extern "C" int tn_cu_tc_gemm_sm90_slabs(int mode, int64_t m, int64_t n, int64_t 
 static int s9_launch(int mode, int transa, int transb, int64_t m, int64_t n, int64_t k,
                      float alpha, const float *A, int64_t lda, int64_t slabs, int64_t sstride,
                      const void *B, int64_t ldb, float beta, float *C, int64_t ldc, int splits,
-                     float *P, size_t smem_limit, cudaStream_t stream) {
+                     float *P, size_t smem_limit, cudaStream_t stream,
+                     const tn_elem_kinds_t *kk, int *fl) {
     const int ra = s9_use_ra(mode);
-    s9_kernel_t kern = s9_use_n64(n, ra) ? s9_kernel64(mode) : s9_kernel(mode, ra);
+    const int n64 = s9_use_n64(n, ra);
+    s9_kernel_t kern = n64 ? s9_kernel64(mode) : s9_kernel(mode, ra);
     if (!kern || !tn_cu_sm90_available(mode)) return (int)cudaErrorNotSupported;
+    /* the folded check: SHGEMM_FP16's n64 kernel only */
+    if (fl && (!kk || !n64 || mode != TN_KMODE_SHGEMM_F16)) return (int)cudaErrorNotSupported;
+    if (fl) kern = tn_sm90_gemm_2_n64c;
+    tn_elem_kinds_t kz;
+    memset(&kz, 0, sizeof kz);
     const size_t smem = (size_t)s9_smem(mode, ra);
     if (smem > smem_limit) return (int)cudaErrorNotSupported;
     const int sh = s9_sh(mode);
@@ -837,7 +972,7 @@ static int s9_launch(int mode, int transa, int transb, int64_t m, int64_t n, int
     if (e != cudaSuccess) return (int)e;
     kern<<<dim3((unsigned)tiles, (unsigned)splits), S9_THREADS, smem, stream>>>(
         mA, mB, ak, bk, (int)m, (int)n, (int)k, alpha, beta, C, (long long)ldc, per,
-        splits > 1 ? P : NULL, s9_chunk(mode), (int)kslab);
+        splits > 1 ? P : NULL, s9_chunk(mode), (int)kslab, fl ? *kk : kz, fl);
     if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
     if (splits > 1) e = (cudaError_t)tn_cu_sm90_splitk_reduce(splits, P, m, n, alpha, beta, C, ldc,
                                                             stream);

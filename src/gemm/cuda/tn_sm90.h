@@ -9,6 +9,8 @@
 
 #include <cuda_runtime.h>
 
+#include "gemm/cuda/tn_cuda.h" /* tn_elem_kinds_t */
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -21,11 +23,16 @@ int tn_cu_sm90_available(int mode);
 size_t tn_cu_sm90_smem(int mode);
 /* C = alpha * op(A) op(B) + beta * C, as tn_cu_tc_gemm (same operands,
  * alignment, split-K slices and P), on the sm_90a kernels. Returns
- * cudaErrorNotSupported (and queues nothing) when they cannot run. */
+ * cudaErrorNotSupported (and queues nothing) when they cannot run.
+ * aflags (device memory) non-NULL: the product also does
+ * tn_cu_check_elementwise's check of every element of A under kk (every
+ * kind fast), into the same flags; only SHGEMM_FP16's n64 kernel folds it
+ * (N <= 64), anything else is cudaErrorNotSupported. */
 int tn_cu_tc_gemm_sm90(int mode, int transa, int transb, int64_t m, int64_t n, int64_t k,
                        float alpha, const float *A, int64_t lda, const void *B, int64_t ldb,
                        float beta, float *C, int64_t ldc, int splits, float *P,
-                       size_t smem_limit, cudaStream_t stream);
+                       size_t smem_limit, cudaStream_t stream, const tn_elem_kinds_t *kk,
+                       int *aflags);
 
 /* The same for op(A) = [A_0^T A_1^T ... A_{slabs-1}^T] (m x kslab slabs),
  * A_t = A + t sstride (kslab x m, lda), and op(B) = B (kslab slabs x n, op

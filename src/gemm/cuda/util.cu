@@ -570,51 +570,7 @@ extern "C" int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int6
 }
 
 /* ------------------------------------ element-wise check (trusted operand) */
-/* bit 0: x is NaN or Inf; bit 1 + i: x fails kinds i's element-wise test
- * |represented(x) - x| <= 2^-tol |x| (and finite): then it passes the
- * per-vector test of every vector it belongs to, whichever the layout.
- * For the FP16 kinds the error is computed in FP32 and is exact: with
- * h = fp16(x), d = x - h is exact (h is within a factor 2 of x, or x is in
- * FP16's subnormal range where both are multiples of 2^-48 and |d| <=
- * 2^-25), and l fp16(d) (or fp16(d 2^11) 2^-11) minus d is the rounding error
- * of that conversion, exact too. |x| 2^-tol is exact for |x| >= 2^-100; a
- * nonzero |x| below that fails (only less is trusted). Other kinds take
- * the FP64 form of tn_represented. Conversions, not memory, set the speed,
- * so elements in FP16's normal range skip them where that decides. */
-static __device__ __forceinline__ unsigned elem_bad(float x, const tn_elem_kinds_t &kk) {
-    if (!isfinite(x)) return 0xFFFFFFFFu;
-    const float ax = fabsf(x);
-    const int tiny = ax != 0.0f && ax < 0x1p-100f;
-    /* FP16's normal range: those kinds pass without converting (fast[i],
-     * tn_rchk_fast on the host) */
-    const int normal16 = tn_f16_normal_or_zero(ax);
-    unsigned b = 0;
-    for (int i = 0; i < kk.n; i++) {
-        const int kind = kk.kind[i];
-        if (normal16 && kk.fast[i]) continue;
-        if (kind == TN_RCHK_MARKIDIS || kind == TN_RCHK_HALFHALF || kind == TN_RCHK_F16) {
-            const float h = tn_f16rn(x);
-            float e;
-            if (kind == TN_RCHK_F16) {
-                e = fabsf(__fsub_rn(h, x));
-            } else {
-                const float d = __fsub_rn(x, h);
-                e = kind == TN_RCHK_HALFHALF
-                        ? fabsf(__fsub_rn(__fmul_rn(tn_f16rn(__fmul_rn(d, TN_SPLIT_SCALE)),
-                                                    TN_SPLIT_INV_SCALE),
-                                          d))
-                        : fabsf(__fsub_rn(tn_f16rn(d), d));
-            }
-            if (!isfinite(h) || tiny || !(e <= __fmul_rn(ax, (float)kk.scale[i]))) b |= 2u << i;
-        } else {
-            const double r = tn_represented(kind, x);
-            const double e = fabs(__dsub_rn(r, (double)x));
-            if (!isfinite(r) || !(e <= __dmul_rn((double)ax, kk.scale[i]))) b |= 2u << i;
-        }
-    }
-    return b;
-}
-
+/* tn_elem_bad (split.cuh): bit 0 NaN / Inf, bit 1 + i kind i fails. */
 /* Measured on an H200 (session 8, Nsight Compute; this kernel is 100 KB of
  * code, with elem_bad inlined at 16 elements): RSVD's 16384^2 A 0.30 ms
  * (fast kinds) / 1.18 ms (others), RP-HOSVD's 768^3 tensor 0.49 / 0.92 ms.
@@ -624,11 +580,11 @@ static __device__ __forceinline__ unsigned elem_bad(float x, const tn_elem_kinds
  * 0.50 / 0.88). Session 13 (allfast, elem_bad4 below): RP-HOSVD's 1024^3
  * tensor 1.70 -> 1.03 ms on an H200 (4.2 TB/s). */
 /* allfast (every kind fast): an element in FP16's normal range or zero
- * passes every kind (elem_bad returns 0 for it), so four of them are tested
+ * passes every kind (tn_elem_bad returns 0 for it), so four of them are tested
  * at once with tn_f16_normal_or_zero and only the others go through
- * elem_bad, out of line. Same flags. */
+ * tn_elem_bad, out of line. Same flags. */
 static __device__ __forceinline__ unsigned elem_bad4_all(float4 v, const tn_elem_kinds_t &kk) {
-    return elem_bad(v.x, kk) | elem_bad(v.y, kk) | elem_bad(v.z, kk) | elem_bad(v.w, kk);
+    return tn_elem_bad(v.x, kk) | tn_elem_bad(v.y, kk) | tn_elem_bad(v.z, kk) | tn_elem_bad(v.w, kk);
 }
 static __device__ __noinline__ unsigned elem_bad4_slow(float4 v, tn_elem_kinds_t kk) {
     return elem_bad4_all(v, kk);
@@ -665,7 +621,7 @@ static __global__ void check_elementwise_kernel(const float *X, long long ld, lo
             }
             for (; q < nq; q += step) bad |= elem_bad4(__ldg(p4 + q), kk, allfast);
         } else {
-            for (long long i = t0; i < rows; i += step) bad |= elem_bad(__ldg(p + i), kk);
+            for (long long i = t0; i < rows; i += step) bad |= tn_elem_bad(__ldg(p + i), kk);
         }
     }
     for (int o = 16; o > 0; o >>= 1) bad |= __shfl_xor_sync(0xffffffffu, bad, o);
