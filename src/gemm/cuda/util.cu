@@ -325,7 +325,7 @@ extern "C" int tn_cu_eig_to_svd(const double *W, const double *lam, int64_t l, i
 }
 
 /* ----------------------------------------------------------- checks */
-#define TN_SEG_ROWS 8192 /* column vectors: rows per warp task */
+#define TN_SEG_ROWS 8192 /* column vectors: rows per warp task (at most) */
 #define TN_SEG_COLS 256  /* row vectors: columns per block task */
 
 /* Vectors are the columns (contiguous). A group of lpc lanes (32, or 8 for
@@ -336,17 +336,17 @@ extern "C" int tn_cu_eig_to_svd(const double *W, const double *lam, int64_t l, i
 static __global__ void check_cols_kernel(const float *X, long long ld, long long rows,
                                          long long cols, int kind, uint32_t *vmx,
                                          double *verr, long long stride, long long batch,
-                                         int vec4, int lpc) {
+                                         int vec4, int lpc, long long seg) {
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
     const int sub = lane & (lpc - 1), cpw = 32 / lpc; /* columns per warp */
-    long long nseg = (rows + TN_SEG_ROWS - 1) / TN_SEG_ROWS;
+    long long nseg = (rows + seg - 1) / seg;
     for (long long z = blockIdx.z; z < batch; z += gridDim.z)
     for (long long c0 = ((long long)blockIdx.x * 8 + warp) * cpw; c0 < cols;
          c0 += (long long)gridDim.x * 8 * cpw)
         for (long long sg = blockIdx.y; sg < nseg; sg += gridDim.y) {
             const long long c = c0 + lane / lpc;
             const float *p = X + z * stride + c * ld;
-            long long i0 = sg * TN_SEG_ROWS, i1 = min(rows, i0 + TN_SEG_ROWS);
+            long long i0 = sg * seg, i1 = min(rows, i0 + seg);
             uint32_t mx = 0;
             double me = 0.0;
             if (c < cols) {
@@ -497,12 +497,17 @@ extern "C" int tn_cu_check_f32_batched(const float *X, int64_t ld, int64_t strid
     const int vec4 = ((uintptr_t)X & 15u) == 0 && ld % 4 == 0 && (batch == 1 || stride % 4 == 0);
     if (vec_is_col) {
         const int lpc = rows >= 2048 ? 32 : 8, cpb = 8 * (32 / lpc); /* columns per block */
-        int64_t gx = (cols + cpb - 1) / cpb, gy = (rows + TN_SEG_ROWS - 1) / TN_SEG_ROWS;
+        /* few or short columns: shorter segments, for at least 512 blocks
+         * where segments of 256 rows give them (a 1024 x 64 matrix took 33
+         * us in 2 blocks on an H200, its lanes' loads one after another) */
+        int64_t gx = (cols + cpb - 1) / cpb, seg = TN_SEG_ROWS;
+        while (seg > 256 && gx * gz * ((rows + seg - 1) / seg) < 512) seg /= 2;
+        int64_t gy = (rows + seg - 1) / seg;
         if (gx > 0x7fffffffLL) gx = 0x7fffffffLL;
         if (gy > 65535) gy = 65535;
         check_cols_kernel<<<dim3((unsigned)gx, (unsigned)gy, (unsigned)gz), 256, 0, stream>>>(
             X, (long long)ld, (long long)rows, (long long)cols, check_kind, vmx, verr,
-            (long long)stride, (long long)batch, vec4, lpc);
+            (long long)stride, (long long)batch, vec4, lpc, (long long)seg);
     } else {
         int64_t gx = (rows + 127) / 128, gy = (cols + TN_SEG_COLS - 1) / TN_SEG_COLS;
         if (gx > 0x7fffffffLL) gx = 0x7fffffffLL;
