@@ -726,6 +726,18 @@ static int run4(tcnla_handle_t g, tcnla_gemm_method_t meth, int64_t m, int64_t n
     return tcnla_memcpy(g, hC, dC, sizeof(float) * 4 * (size_t)blk, TCNLA_MEMCPY_HANDLE_TO_HOST);
 }
 
+/* The operand cases of the trust tests, planted in uniform(-1, 1) data A
+ * (k columns, leading dimension lda): 0 none; 1 an element below FP16's
+ * range that the split cannot hold (1e-30); 2 one above it (1e6); 3 a NaN;
+ * 4 row 20 scaled by 1e-6. */
+static void plant_trust_case(float *A, int64_t lda, int64_t k, int cs) {
+    if (cs == 1) A[5 + 3 * lda] = 1e-30f;
+    if (cs == 2) A[7 + 9 * lda] = 1e6f;
+    if (cs == 3) A[11 + 2 * lda] = NAN;
+    if (cs == 4)
+        for (int64_t j = 0; j < k; j++) A[20 + j * lda] *= 1e-6f;
+}
+
 TEST(gpu_trusted_operand_same_decisions) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
@@ -755,11 +767,7 @@ TEST(gpu_trusted_operand_same_decisions) {
     tcnla_memcpy(g, dB16, B16, sizeof(uint16_t) * (size_t)(k * n), TCNLA_MEMCPY_HOST_TO_HANDLE);
     for (int cs = 0; cs < 5; cs++) {
         gt_uniform(70, -1.0f, 1.0f, lda * k, A);
-        if (cs == 1) A[5 + 3 * lda] = 1e-30f;
-        if (cs == 2) A[7 + 9 * lda] = 1e6f;
-        if (cs == 3) A[11 + 2 * lda] = NAN;
-        if (cs == 4)
-            for (int64_t j = 0; j < k; j++) A[20 + j * lda] *= 1e-6f;
+        plant_trust_case(A, lda, k, cs);
         tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)(lda * k), TCNLA_MEMCPY_HOST_TO_HANDLE);
         for (int i = 0; i < 4; i++) {
             const tcnla_gemm_method_t me = ms[i];
@@ -827,11 +835,7 @@ TEST(gpu_shgemm_trusting_same_product_and_record) {
     REQUIRE(tcnla_malloc(g, (void **)&dC, sizeof(float) * (size_t)(m * 64)) == 0);
     for (int cs = 0; cs < 6; cs++) {
         gt_uniform(90, -1.0f, 1.0f, m * k, A);
-        if (cs == 1) A[5 + 3 * m] = 1e-30f;
-        if (cs == 2) A[7 + 9 * m] = 1e6f;
-        if (cs == 3) A[11 + 2 * m] = NAN;
-        if (cs == 4)
-            for (int64_t j = 0; j < k; j++) A[20 + j * m] *= 1e-6f;
+        plant_trust_case(A, m, k, cs); /* cases 0-4 */
         if (cs == 5) A[1] = 0x1p-20f, A[2 + 7 * m] = -3 * 0x1p-22f, A[299 + 999 * m] = 0x1p-24f;
         tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)(m * k), TCNLA_MEMCPY_HOST_TO_HANDLE);
         for (int t = 0; t < 2; t++) {
