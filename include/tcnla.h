@@ -390,7 +390,11 @@ TCNLA_API tcnla_hosvd_opts_t tcnla_hosvd_opts_default(void);
  * A ~ core x_1 Q_1 x_2 Q_2 ... x_N Q_N with Q_i dims[i] x J_i orthonormal
  * (Q[i], leading dimension dims[i]) and core J_1 x ... x J_N. Mode-i
  * unfoldings are never materialized: each projection and each mode product
- * is a sequence of GEMMs over the tensor's contiguous slabs. */
+ * is a sequence of GEMMs over the tensor's contiguous slabs (on Hopper, with
+ * the default methods, mode 2's projection and the core's first mode
+ * product share one read of A). Device memory beside A, Q and the core:
+ * the core's first two intermediates (dims[1] .. dims[N-1] x J_1 floats
+ * and the next) and, where that pass runs, the largest random matrix. */
 TCNLA_API int tcnla_hosvd(tcnla_handle_t handle, const tcnla_hosvd_opts_t *opts, int order,
                           const int64_t *dims, const float *A, float *core, float *const *Q);
 

@@ -34,6 +34,7 @@ static void ctx_release(struct tn_cuda_ctx *c) {
     tn_cuda_i8_release(c);
     if (c->have_pool) cudaMemPoolDestroy(c->pool);
     if (c->ws) cudaFree(c->ws);
+    if (c->defer_mem) cudaFree(c->defer_mem);
     if (c->pinned) cudaFreeHost(c->pinned);
     if (c->cusolver) cusolverDnDestroy(c->cusolver);
     if (c->cublas) cublasDestroy(c->cublas);
@@ -285,6 +286,43 @@ int tn_cuda_side_join(tcnla_handle_t h) {
     if (e != cudaSuccess) e = cudaStreamSynchronize(c->side);
     c->side_pending = 0;
     return st ? st : tn_cuda_err(e);
+}
+
+int tn_cuda_defer_begin(tcnla_handle_t h) {
+    struct tn_cuda_ctx *c = h->cuda;
+    if (c->defer || c->defer_held || c->side_active) return TCNLA_ERR_INTERNAL;
+    const char *env = getenv("TCNLA_DEFER"); /* =0: the comparison without deferral */
+    if (env && env[0] == '0') return TCNLA_ERR_NOT_SUPPORTED;
+    cudaError_t e = cudaSuccess;
+    if (!c->defer_mem &&
+        (e = cudaMalloc((void **)&c->defer_mem, sizeof(int) * TN_DEFER_SLOTS)) != cudaSuccess) {
+        c->defer_mem = NULL;
+        return tn_cuda_err(e);
+    }
+    e = cudaMemsetAsync(c->defer_mem, 0, sizeof(int) * TN_DEFER_SLOTS, c->stream);
+    if (e != cudaSuccess) return tn_cuda_err(e);
+    c->defer = c->defer_mem;
+    return TCNLA_SUCCESS;
+}
+
+int tn_cuda_defer_end(tcnla_handle_t h, int *flags) {
+    struct tn_cuda_ctx *c = h->cuda;
+    memset(flags, 0, sizeof(int) * TN_DEFER_SLOTS);
+    if (!c->defer && !c->defer_held) return TCNLA_SUCCESS;
+    c->defer = NULL, c->defer_held = 0;
+    int *hp = (int *)c->pinned;
+    cudaError_t e = cudaMemcpyAsync(hp, c->defer_mem, sizeof(int) * TN_DEFER_SLOTS,
+                                    cudaMemcpyDeviceToHost, c->stream);
+    if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+    if (e != cudaSuccess) return tn_cuda_err(e);
+    memcpy(flags, hp, sizeof(int) * TN_DEFER_SLOTS);
+    return TCNLA_SUCCESS;
+}
+
+void tn_cuda_defer_hold(tcnla_handle_t h, int hold) {
+    struct tn_cuda_ctx *c = h->cuda;
+    if (hold && c->defer) c->defer = NULL, c->defer_held = 1;
+    else if (!hold && c->defer_held) c->defer = c->defer_mem, c->defer_held = 0;
 }
 
 int tn_cuda_side_fill_blocks(tcnla_handle_t h) {

@@ -440,3 +440,48 @@ int tn_side_join(tcnla_handle_t h) {
     (void)h;
     return TCNLA_SUCCESS;
 }
+
+int tn_defer_begin(tcnla_handle_t h) {
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_defer_begin(h);
+#endif
+    (void)h;
+    return TCNLA_ERR_NOT_SUPPORTED;
+}
+
+int tn_defer_end(tcnla_handle_t h, int *flags) {
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_defer_end(h, flags);
+#endif
+    (void)h;
+    memset(flags, 0, sizeof(int) * TN_DEFER_SLOTS);
+    return TCNLA_SUCCESS;
+}
+
+void tn_defer_hold(tcnla_handle_t h, int hold) {
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) tn_cuda_defer_hold(h, hold);
+#endif
+    (void)h, (void)hold;
+}
+
+int tn_hosvd_fused(tcnla_handle_t h, int64_t I1, int64_t I2, int64_t T, const float *A,
+                   const float *Q, int64_t J1, const uint16_t *Om, int64_t J2, float *Out,
+                   float *W, int *done) {
+    *done = 0;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA)
+        return tn_cuda_hosvd_fused(h, I1, I2, T, A, Q, J1, Om, J2, Out, W, done);
+#endif
+    (void)h, (void)I1, (void)I2, (void)T, (void)A, (void)Q, (void)J1, (void)Om, (void)J2;
+    (void)Out, (void)W;
+    return TCNLA_SUCCESS;
+}
+
+int tn_hosvd_fused_possible(tcnla_handle_t h, int64_t I1, int64_t J1, int64_t J2) {
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_hosvd_fused_possible(h, I1, J1, J2);
+#endif
+    (void)h, (void)I1, (void)J1, (void)J2;
+    return 0;
+}

@@ -86,6 +86,23 @@ void tn_untrust(tcnla_handle_t h);
 int tn_shgemm_trusting(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,
                        const uint16_t *B, int64_t ldb, float *C, int64_t ldc,
                        const tcnla_gemm_method_t *meths, int nm, int *done);
+/* RP-HOSVD's fused pass, for an order >= 3 tensor A seen as T slabs of
+ * I1 x I2 (column-major, dense): where the backend has it (Hopper; A
+ * trusted for TCEC_FP16 and SHGEMM_FP16 by tn_trust / tn_shgemm_trusting,
+ * Omega inside tn_trust_f16's range, J1, J2 <= 64, I1 a multiple of 64),
+ * one read of A gives both the core's first product Out (I2 T x J1, ld
+ * I2 T) = A_(1)^T Q (TCEC_FP16, Q I1 x J1, ld I1; Q's check as
+ * tcnla_sgemm's, deferred inside tn_defer_begin / _end) and the mode-2
+ * projection W (I2 x J2, ld I2) = sum_t slab_t^T Omega_t (SHGEMM_FP16,
+ * Omega (I1 T) x J2 FP16 bits, ld I1 T): *done = 1. Else *done = 0 and
+ * nothing is written: the caller runs the two products. */
+/* whether tn_hosvd_fused may run for these sizes (the device and shape
+ * conditions, not the operands'): the driver then keeps Omega apart from
+ * Out */
+int tn_hosvd_fused_possible(tcnla_handle_t h, int64_t I1, int64_t J1, int64_t J2);
+int tn_hosvd_fused(tcnla_handle_t h, int64_t I1, int64_t I2, int64_t T, const float *A,
+                   const float *Q, int64_t J1, const uint16_t *Om, int64_t J2, float *Out,
+                   float *W, int *done);
 /* Within one driver call: X[0 .. count) holds FP16 values the driver drew
  * itself (tcnla_random_fill_f16: finite by construction) and writes only
  * with such fills until tn_untrust; an FP16 B operand lying inside skips its
@@ -155,6 +172,36 @@ int tn_chol_ok(const double *gdiag, const double *rdiag, int n, int info, double
 int tn_side_begin(tcnla_handle_t h);
 int tn_side_end(tcnla_handle_t h);
 int tn_side_join(tcnla_handle_t h);
+/* Deferred verdicts (the CUDA backend): between tn_defer_begin and
+ * tn_defer_end the products' operand checks (tcnla_sgemm / tcnla_shgemm
+ * single products) and the CholeskyQRs of tn_orthonormalize_deferred do
+ * not wait for their results: the products run the method the checks
+ * would keep if they pass, and the flags collect on the device. One host
+ * synchronisation in tn_defer_end reads them (flags: TN_DEFER_SLOTS ints):
+ * TN_DEFER_GEMM + 0 .. 2 (an FP16 overflow, NaN / Inf, a range failure in
+ * some product's operands: those products must be redone without
+ * deferral, which decides as usual), TN_DEFER_ORTH + i (factor slot i:
+ * its CholeskyQR broke down, or met NaN / Inf; its Y is untouched).
+ * tn_defer_begin returns TCNLA_ERR_NOT_SUPPORTED on the CPU backend (run
+ * everything as usual); after it succeeded, tn_defer_end must run on
+ * every path. Other calls between the two (tn_sgemm_batched, the wide
+ * Hopper products, other orthonormalizations) check and wait as usual. */
+#define TN_DEFER_GEMM 0
+#define TN_DEFER_ORTH 4
+#define TN_DEFER_SLOTS 16
+int tn_defer_begin(tcnla_handle_t h);
+int tn_defer_end(tcnla_handle_t h, int *flags);
+/* hold = 1: the calls that follow check and wait as without deferral (a
+ * product whose redo the caller would not run: RP-HOSVD's projections);
+ * hold = 0: deferred again. A no-op outside tn_defer_begin / _end. */
+void tn_defer_hold(tcnla_handle_t h, int hold);
+/* CholeskyQR (method CHOLQR_FP64 or CHOLQR2_FP64) of Y (m x n, ld ldy),
+ * its verdict deferred into flags[slot] (TN_DEFER_ORTH <= slot <
+ * TN_DEFER_SLOTS), Y written only without breakdown; no retry. Returns
+ * TCNLA_ERR_NOT_SUPPORTED (nothing done) outside tn_defer_begin / _end or
+ * for another method: the caller orthonormalizes as usual. */
+int tn_orthonormalize_deferred(tcnla_handle_t h, tcnla_orth_t method, int64_t m, int64_t n,
+                               float *Y, int64_t ldy, int slot);
 /* tcnla_orthonormalize (without R), then Y's values rounded to FP16 (RN) in
  * place and Y16 (FP16 bits, ldy16) = the same values: randLRA's Q and Q16.
  * On the CUDA backend CholeskyQR in FP64 writes both in its last pass. */
@@ -250,6 +297,11 @@ int tn_cuda_side_begin(tcnla_handle_t h);
 int tn_cuda_side_end(tcnla_handle_t h);
 int tn_cuda_side_join(tcnla_handle_t h);
 int tn_cuda_side_fill_blocks(tcnla_handle_t h);
+int tn_cuda_defer_begin(tcnla_handle_t h);
+int tn_cuda_defer_end(tcnla_handle_t h, int *flags);
+void tn_cuda_defer_hold(tcnla_handle_t h, int hold);
+int tn_cuda_orthonormalize_deferred(tcnla_handle_t h, tcnla_orth_t method, int64_t m, int64_t n,
+                                     float *Y, int64_t ldy, int slot);
 /* (Y16: CholeskyQR in FP64 writes Q rounded to FP16 into Y and Y16 in its
  * last pass; with the other methods, tn_orthonormalize_f16 rounds after) */
 int tn_cuda_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
@@ -291,6 +343,10 @@ int tn_cuda_shgemm_trusting(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, c
                             const uint16_t *B16, int64_t ldb, float *C, int64_t ldc,
                             const tcnla_gemm_method_t *meths, int nm, int *done);
 void tn_cuda_bounded(tcnla_handle_t h, int delta);
+int tn_cuda_hosvd_fused_possible(tcnla_handle_t h, int64_t I1, int64_t J1, int64_t J2);
+int tn_cuda_hosvd_fused(tcnla_handle_t h, int64_t I1, int64_t I2, int64_t T, const float *A,
+                        const float *Q, int64_t J1, const uint16_t *Om, int64_t J2, float *Out,
+                        float *W, int *done);
 int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                  int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                  const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,

@@ -218,6 +218,30 @@ extern "C" int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *R, double
                                             dim3(PO_THREADS), args, 0, stream);
 }
 
+/* ------------------------------------------------ breakdown test */
+/* tn_chol_ok (src/linalg/orth.c) on the device, the same arithmetic: one
+ * block; flag |= 2 for a non-finite Gram diagonal (the host path's
+ * TN_ORTH_NONFINITE), |= 1 for an unusable factor */
+static __global__ void chol_verdict_kernel(const double *gd, const int *info, int n, double u,
+                                           int *flag) {
+    int bad = 0;
+    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+        const double g = gd[i], r = gd[n + i];
+        if (!isfinite(g)) bad |= 2;
+        if (!(r > 0) || !isfinite(r) || !(g > 0) || __dmul_rn(r, r) < __dmul_rn(__dmul_rn((double)n, u), g))
+            bad |= 1;
+    }
+    if (threadIdx.x == 0 && *info != 0) bad |= 1;
+    bad = __syncthreads_or(bad & 1) | (__syncthreads_or(bad & 2) ? 2 : 0);
+    if (threadIdx.x == 0 && bad) atomicOr(flag, bad);
+}
+
+extern "C" int tn_cu_chol_verdict(const double *gdiag, const int *info, int n, double u, int *flag,
+                                  cudaStream_t stream) {
+    chol_verdict_kernel<<<1, 256, 0, stream>>>(gdiag, info, n, u, flag);
+    return (int)cudaGetLastError();
+}
+
 /* ---------------------------------------- inverses of the diagonal blocks */
 /* Column j of the inverse of a diagonal block by back substitution in
  * right-looking order: x_p = s_p (1 / R_pp), then s_i -= R_ip x_p for

@@ -212,3 +212,15 @@ int tn_orthonormalize_f16(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown
     if (!Y16 || ldy16 < TN_MAX(1, m)) return TCNLA_ERR_INTERNAL;
     return orthonormalize(h, method, on_breakdown, m, n, Y, ldy, NULL, 0, NULL, Y16, ldy16);
 }
+
+int tn_orthonormalize_deferred(tcnla_handle_t h, tcnla_orth_t method, int64_t m, int64_t n,
+                               float *Y, int64_t ldy, int slot) {
+    if (!h || !Y || m < 1 || n < 1 || n > m || ldy < m) return TCNLA_ERR_INTERNAL;
+    if (m > INT_MAX / 2 || ldy > INT_MAX || m * n > INT_MAX) return TCNLA_ERR_NOT_SUPPORTED;
+#ifdef TCNLA_HAVE_CUDA
+    if (h->backend == TCNLA_BACKEND_CUDA)
+        return tn_cuda_orthonormalize_deferred(h, method, m, n, Y, ldy, slot);
+#endif
+    (void)method, (void)slot;
+    return TCNLA_ERR_NOT_SUPPORTED;
+}

@@ -88,9 +88,13 @@ out:
  * call, session 7: 16384 x 256 0.44 ms
  * (0.65 with cuBLAS DSYRK / cuSOLVER potrf / cuBLAS DTRSM and a separate
  * NaN check before: 0.14 + 0.27 + 0.30 ms of kernels), 16384 x 512 1.00 ms
- * (1.27), CholeskyQR2 of 768 x 64 0.22 ms (0.30). */
+ * (1.27), CholeskyQR2 of 768 x 64 0.22 ms (0.30).
+ * defer (device memory, R and Y16 NULL): no read-back; each pass's test
+ * runs on the device (tn_cu_chol_verdict) and ORs into *defer, and the
+ * last pass writes Y only while *defer is still 0 (the caller reads it
+ * later, tn_cuda_defer_end). */
 static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y, int64_t ldy,
-                    float *R, int64_t ldr, uint16_t *Y16, int64_t ldy16) {
+                    float *R, int64_t ldr, uint16_t *Y16, int64_t ldy16, int *defer) {
     struct tn_cuda_ctx *c = h->cuda;
     const int in = (int)n;
     /* slabs of at least 128 rows, at most 16 of them: a single-slab Gram
@@ -145,11 +149,14 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
         double *Rf = P;
         TRY(ce((cudaError_t)tn_cu_potrf_upper(in, G, n, Rf, dg + n, dinfo, bar, c->sm_count,
                                               c->stream)));
-        TRY(ce(cudaMemcpyAsync(hd, dg, sizeof(double) * 2 * (size_t)n, cudaMemcpyDeviceToHost,
-                               c->stream)));
-        TRY(ce(cudaMemcpyAsync(hd + 2 * n, dinfo, sizeof(int), cudaMemcpyDeviceToHost, c->stream)));
-        TRY(ce(cudaStreamSynchronize(c->stream)));
-        {
+        if (defer) {
+            TRY(ce((cudaError_t)tn_cu_chol_verdict(dg, dinfo, in, 0x1p-53, defer, c->stream)));
+        } else {
+            TRY(ce(cudaMemcpyAsync(hd, dg, sizeof(double) * 2 * (size_t)n, cudaMemcpyDeviceToHost,
+                                   c->stream)));
+            TRY(ce(cudaMemcpyAsync(hd + 2 * n, dinfo, sizeof(int), cudaMemcpyDeviceToHost,
+                                   c->stream)));
+            TRY(ce(cudaStreamSynchronize(c->stream)));
             int info;
             memcpy(&info, hd + 2 * n, sizeof info);
             for (int64_t i = 0; i < n; i++)
@@ -190,6 +197,8 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
         }
         if (last && Y16) { /* Q rounded to FP16, in Y and Y16 (one pass) */
             TRY(ce((cudaError_t)tn_cu_f64_to_f32f16(Qw, m, Y, ldy, Y16, ldy16, m, n, c->stream)));
+        } else if (last && defer) { /* only where no pass broke down */
+            TRY(ce((cudaError_t)tn_cu_f64_to_f32_unless(Qw, m, Y, ldy, m, n, defer, c->stream)));
         } else if (last) {
             TRY(ce((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Qw, m, Y, ldy, m, n, NULL,
                                               c->stream)));
@@ -281,7 +290,9 @@ int tn_cuda_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdow
     for (;;) {
         if (method == TCNLA_ORTH_HOUSEHOLDER) st = householder(h, m, n, Y, ldy, R, ldr);
         else if (method == TCNLA_ORTH_CHOLQR_FP32) st = cholqr32(h, m, n, Y, ldy, R, ldr);
-        else st = cholqr64(h, method == TCNLA_ORTH_CHOLQR2_FP64, m, n, Y, ldy, R, ldr, Y16, ldy16);
+        else
+            st = cholqr64(h, method == TCNLA_ORTH_CHOLQR2_FP64, m, n, Y, ldy, R, ldr, Y16, ldy16,
+                          NULL);
         if (used) *used = method;
         if (st == TN_ORTH_NONFINITE) return TCNLA_ERR_NUMERICAL;
         if (st != TCNLA_ERR_NUMERICAL || on_breakdown != TCNLA_BREAKDOWN_RETRY ||
@@ -291,6 +302,16 @@ int tn_cuda_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdow
                  : method == TCNLA_ORTH_CHOLQR_FP64 ? TCNLA_ORTH_CHOLQR2_FP64
                                                     : TCNLA_ORTH_HOUSEHOLDER;
     }
+}
+
+int tn_cuda_orthonormalize_deferred(tcnla_handle_t h, tcnla_orth_t method, int64_t m, int64_t n,
+                                     float *Y, int64_t ldy, int slot) {
+    struct tn_cuda_ctx *c = h->cuda;
+    if (!c->defer || slot < TN_DEFER_ORTH || slot >= TN_DEFER_SLOTS ||
+        (method != TCNLA_ORTH_CHOLQR_FP64 && method != TCNLA_ORTH_CHOLQR2_FP64))
+        return TCNLA_ERR_NOT_SUPPORTED;
+    return cholqr64(h, method == TCNLA_ORTH_CHOLQR2_FP64, m, n, Y, ldy, NULL, 0, NULL, 0,
+                    c->defer + slot);
 }
 
 int tn_cuda_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A,

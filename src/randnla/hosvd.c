@@ -13,9 +13,19 @@
  * In (I_s x rest) -> Out (rest x J_s) = In^T Q_s: the modes turn round once
  * and end in the core's order, each product one GEMM with n = J_s.
  *
+ * On Hopper (tn_hosvd_fused) mode 2's projection and the core's first mode
+ * product are one pass over the tensor: both read op(A) = the slabs'
+ * transposes, one with B = Omega_(2)'s slab rows, one with B = Q_1.
+ *
  * Memory: one block of handle memory, allocated once, holds Omega during
- * the factors and then the two intermediate tensors of the core (never live
- * at the same time), so a call costs one allocation and one free. */
+ * the factors and then the two intermediate tensors of the core, so a call
+ * costs one allocation and one free. Omega overlaps the intermediates,
+ * except where the fused pass writes the first intermediate while it
+ * reads Omega_(2) (1024^3, ranks 64: 929 MiB beside A instead of 801).
+ *
+ * Host synchronisations: the tensor's check (one), then, where the
+ * backend defers verdicts (tn_defer_begin), one at the end for every
+ * CholeskyQR's breakdown test and every core product's operand checks. */
 #include "core/internal.h"
 
 #include <stdlib.h>
@@ -68,6 +78,43 @@ static int fill_omega(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int sh, int
                                   R, J, (float *)Om, R);
 }
 
+/* 2. core = A x_1 Q_1^T ... x_N Q_N^T, one mode at a time, always the
+ * first: the current tensor (I_s x rest, its first mode first) gives
+ * Out (rest x J_s) = In^T Q_s, a tensor whose modes are the rest and
+ * then J_s. After N products the modes have gone round once: (J_1, ..,
+ * J_N), the core in its own order. Every product is one GEMM with
+ * n = J_s (the 64-wide rank), k = I_s and no strided batches; the
+ * largest intermediate is the first, I_2 .. I_N J_1, in buf[0]; the
+ * second in buf[1]. first_done: the first is in buf[0] already (the fused
+ * pass). */
+static int core_products(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order,
+                         const int64_t *dims, int64_t total, const float *A, float *core,
+                         float *const *Q, float *const *buf, int first_done) {
+    int st = TCNLA_SUCCESS;
+    const float *in = first_done ? buf[0] : A;
+    int64_t rest = first_done ? total / dims[0] * o->ranks[0] : total;
+    for (int i = first_done ? 1 : 0; i < order && st == TCNLA_SUCCESS; i++) {
+        const int64_t I = dims[i], J = o->ranks[i];
+        rest /= I; /* the other modes of the current tensor */
+        float *out = i == order - 1 ? core : buf[i & 1];
+        /* The intermediates (i > 0) of a rank-deficient tensor hold rows of
+         * pure rounding noise, far below FP16's range relative to their own
+         * size: products on them run the method's full-range partner
+         * (TCEC_FP16 -> TCEC_TF32) straight away, without the range check
+         * that would fail there (and that, a pass over the intermediate,
+         * costs about what the TCEC_TF32 product does: H200, 1024^3, 0.14
+         * against 0.17 ms). The product on A itself follows the handle's
+         * range policy. */
+        const tn_method_info *gm = tn_method(o->gemm_method);
+        const tcnla_gemm_method_t meth = i > 0 && gm->fp16_range ? gm->fallback : o->gemm_method;
+        st = tcnla_sgemm(h, meth, TCNLA_OP_T, TCNLA_OP_N, rest, J, I, 1.0f, in, I, Q[i], I, 0.0f,
+                         out, rest);
+        rest *= J;
+        in = out;
+    }
+    return st;
+}
+
 int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const int64_t *dims,
                 const float *A, float *core, float *const *Q) {
     if (!h) return -1;
@@ -106,12 +153,19 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
     const size_t buf_bytes = sizeof(float) * (size_t)sz;
     const size_t buf_off = (buf_bytes + 255) & ~(size_t)255;
     size_t block_bytes = order > 2 ? buf_off + buf_bytes : buf_bytes; /* order 2: one buffer */
-    if (om_bytes > block_bytes) block_bytes = om_bytes;
+    /* The fused pass (tn_hosvd_fused: mode 2's projection and the core's
+     * first product in one read of A) writes the first intermediate while
+     * it reads Omega_(2): Omega then gets its own place after the buffers */
+    const int fuse = order >= 3 && o->proj_method == TCNLA_GEMM_SHGEMM_FP16 &&
+                     o->gemm_method == TCNLA_GEMM_TCEC_FP16 &&
+                     tn_hosvd_fused_possible(h, dims[0], o->ranks[0], o->ranks[1]);
+    const size_t om_off = fuse ? (block_bytes + 255) & ~(size_t)255 : 0;
+    if (om_off + om_bytes > block_bytes) block_bytes = om_off + om_bytes;
     char *block = NULL;
     st = tn_scratch_malloc(h, (void **)&block, block_bytes);
     if (st != TCNLA_SUCCESS) return st;
     tn_bounded_begin(h); /* device memory: the tensor plus the one block above */
-    void *Om = block;
+    void *Om = block + om_off;
     /* Omega is only ever written by the fills below: the projections skip
      * its NaN / Inf check (and the host synchronisation with it) */
     if (sh) tn_trust_f16(h, (const uint16_t *)Om, om_bytes / 2);
@@ -150,47 +204,61 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
     }
     float *buf[2] = {(float *)block, order > 2 ? (float *)(block + buf_off) : NULL};
 
+    /* From here on the verdicts of the factors' CholeskyQRs and of the
+     * core products' operand checks (not the projections') are deferred
+     * where the backend can (tn_defer_begin): one host synchronisation at
+     * the end instead of one or two per step (1024^3: nine), and a step
+     * redone only where its verdict came up (never for ordinary data). */
+    const int deferred = st == TCNLA_SUCCESS && tn_defer_begin(h) == TCNLA_SUCCESS;
+    int dq[TCNLA_HOSVD_MAX_ORDER] = {0}; /* factor i's CholeskyQR deferred */
+    int fused = 0; /* the core's first product done with mode 2's projection */
+
     /* 1. factors: W = A_(i) Omega_(i), Q_i = orth(W) */
     for (int i = 0; i < order && st == TCNLA_SUCCESS; i++) {
         int64_t L = 1, T = 1, I = dims[i], J = o->ranks[i];
         for (int a = 0; a < i; a++) L *= dims[a];
         for (int a = i + 1; a < order; a++) T *= dims[a];
         if (i > 0) st = fill_omega(h, o, sh, order, dims, i, Om);
-        if (st == TCNLA_SUCCESS && !(i == 0 && first))
+        /* mode 2: with the core's first product where the backend can
+         * (H200, 1024^3: one read of A instead of two) */
+        if (st == TCNLA_SUCCESS && i == 1 && fuse)
+            st = tn_hosvd_fused(h, dims[0], dims[1], T, A, Q[0], o->ranks[0],
+                                (const uint16_t *)Om, J, buf[0], Q[1], &fused);
+        /* (the projections decide as they go: nothing redoes them; where A
+         * is trusted they have nothing to wait for anyway) */
+        tn_defer_hold(h, 1);
+        if (st == TCNLA_SUCCESS && !(i == 0 && first) && !(i == 1 && fused))
             st = project(h, o->proj_method, L, I, T, J, A, sh ? NULL : (const float *)Om,
                          sh ? (const uint16_t *)Om : NULL, Q[i]);
-        if (st == TCNLA_SUCCESS)
+        tn_defer_hold(h, 0);
+        if (st == TCNLA_SUCCESS && deferred) {
+            st = tn_orthonormalize_deferred(h, o->orth, I, J, Q[i], I, TN_DEFER_ORTH + i);
+            dq[i] = st == TCNLA_SUCCESS;
+            if (st == TCNLA_ERR_NOT_SUPPORTED) st = TCNLA_SUCCESS; /* as below */
+        }
+        if (st == TCNLA_SUCCESS && !dq[i])
             st = tcnla_orthonormalize(h, o->orth, o->on_breakdown, I, J, Q[i], I, NULL, 0, NULL);
     }
     tn_trust_f16(h, NULL, 0); /* the block holds the core's FP32 tensors from here */
-    /* 2. core = A x_1 Q_1^T ... x_N Q_N^T, one mode at a time, always the
-     * first: the current tensor (I_s x rest, its first mode first) gives
-     * Out (rest x J_s) = In^T Q_s, a tensor whose modes are the rest and
-     * then J_s. After N products the modes have gone round once: (J_1, ..,
-     * J_N), the core in its own order. Every product is one GEMM with
-     * n = J_s (the 64-wide rank), k = I_s and no strided batches; the
-     * largest intermediate is the first, I_2 .. I_N J_1. (Stream order keeps
-     * Omega's last reader ahead of the first write into the buffers.) */
-    const float *in = A;
-    int64_t rest = total;
-    for (int i = 0; i < order && st == TCNLA_SUCCESS; i++) {
-        const int64_t I = dims[i], J = o->ranks[i];
-        rest /= I; /* the other modes of the current tensor */
-        float *out = i == order - 1 ? core : buf[i & 1];
-        /* The intermediates (i > 0) of a rank-deficient tensor hold rows of
-         * pure rounding noise, far below FP16's range relative to their own
-         * size: products on them run the method's full-range partner
-         * (TCEC_FP16 -> TCEC_TF32) straight away, without the range check
-         * that would fail there (and that, a pass over the intermediate,
-         * costs about what the TCEC_TF32 product does: H200, 1024^3, 0.14
-         * against 0.17 ms). The product on A itself follows the handle's
-         * range policy. */
-        const tn_method_info *gm = tn_method(o->gemm_method);
-        const tcnla_gemm_method_t meth = i > 0 && gm->fp16_range ? gm->fallback : o->gemm_method;
-        st = tcnla_sgemm(h, meth, TCNLA_OP_T, TCNLA_OP_N, rest, J, I, 1.0f, in, I, Q[i], I, 0.0f,
-                         out, rest);
-        rest *= J;
-        in = out;
+    /* 2. the core (stream order keeps Omega's last reader ahead of the
+     * first write into the buffers) */
+    if (st == TCNLA_SUCCESS) st = core_products(h, o, order, dims, total, A, core, Q, buf, fused);
+    if (deferred) { /* one wait for every verdict */
+        int fl[TN_DEFER_SLOTS];
+        const int st2 = tn_defer_end(h, fl);
+        if (st == TCNLA_SUCCESS) st = st2;
+        int redo = fl[TN_DEFER_GEMM] | fl[TN_DEFER_GEMM + 1] | fl[TN_DEFER_GEMM + 2];
+        /* a factor whose CholeskyQR broke down still holds its W: now as
+         * without deferral (retried as o->on_breakdown says), then the
+         * core again; likewise where a product's operand check failed */
+        for (int i = 0; i < order && st == TCNLA_SUCCESS; i++)
+            if (dq[i] && fl[TN_DEFER_ORTH + i]) {
+                st = tcnla_orthonormalize(h, o->orth, o->on_breakdown, dims[i], o->ranks[i], Q[i],
+                                          dims[i], NULL, 0, NULL);
+                redo = 1;
+            }
+        if (st == TCNLA_SUCCESS && redo)
+            st = core_products(h, o, order, dims, total, A, core, Q, buf, 0);
     }
     tn_untrust(h);
     tn_bounded_end(h);

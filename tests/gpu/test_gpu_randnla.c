@@ -600,3 +600,242 @@ TEST(gpu_lra_refinement_and_hosvd) {
     free(T);
     tcnla_destroy(g);
 }
+
+/* Deferred verdicts (tn_defer_begin / _end): a deferred CholeskyQR gives the
+ * bits of the waiting one where it succeeds, and where it breaks down (a
+ * repeated column) or meets NaN it raises its flag and leaves Y untouched;
+ * a product's operand checks raise the NaN / range flags instead of
+ * waiting, and on clean operands the product is the waiting one's. */
+TEST(gpu_deferred_verdicts_flags_and_bits) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    enum { M = 700, N = 24 };
+    float *Y0 = malloc(sizeof(float) * M * N), *Y = malloc(sizeof(float) * M * N),
+          *Yw = malloc(sizeof(float) * M * N);
+    tn_rand_normal(11, 1, 0, 1, M * N, Y0);
+    float *dY = to_dev(g, Y0, M * N);
+    int fl[TN_DEFER_SLOTS];
+    for (int meth = TCNLA_ORTH_CHOLQR_FP64; meth <= TCNLA_ORTH_CHOLQR2_FP64; meth++) {
+        for (int c = 0; c < 3; c++) { /* clean, a repeated column, NaN */
+            float *Yc = malloc(sizeof(float) * M * N);
+            memcpy(Yc, Y0, sizeof(float) * M * N);
+            if (c == 1)
+                for (int i = 0; i < M; i++) Yc[i + 9 * M] = Yc[i + 2 * M];
+            if (c == 2) Yc[5 + 4 * M] = NAN;
+            tcnla_memcpy(g, dY, Yc, sizeof(float) * M * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
+            const int stw = tcnla_orthonormalize(g, (tcnla_orth_t)meth, TCNLA_BREAKDOWN_ERROR, M, N,
+                                                 dY, M, NULL, 0, NULL);
+            to_host(g, Yw, dY, M * N);
+            tcnla_memcpy(g, dY, Yc, sizeof(float) * M * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
+            REQUIRE(tn_defer_begin(g) == 0);
+            const int std = tn_orthonormalize_deferred(g, (tcnla_orth_t)meth, M, N, dY, M,
+                                                       TN_DEFER_ORTH + 3);
+            REQUIRE(tn_defer_end(g, fl) == 0);
+            CHECK_EQ_INT(std, 0);
+            to_host(g, Y, dY, M * N);
+            const int f = fl[TN_DEFER_ORTH + 3];
+            for (int s = 0; s < TN_DEFER_SLOTS; s++)
+                if (s != TN_DEFER_ORTH + 3) CHECK_EQ_INT(fl[s], 0);
+            if (c == 0) {
+                CHECK_EQ_INT(stw, 0);
+                CHECK_EQ_INT(f, 0);
+                CHECK_MSG(memcmp(Y, Yw, sizeof(float) * M * N) == 0, "method %d: not the same bits", meth);
+            } else {
+                CHECK_EQ_INT(stw, TCNLA_ERR_NUMERICAL);
+                CHECK_MSG(c == 1 ? f == 1 : (f & 2) != 0, "method %d case %d: flag %d", meth, c, f);
+                CHECK_MSG(memcmp(Y, Yc, sizeof(float) * M * N) == 0, "method %d case %d: Y written", meth, c);
+            }
+            free(Yc);
+        }
+    }
+    /* outside begin / end, or another method: not taken, nothing done */
+    CHECK_EQ_INT(tn_orthonormalize_deferred(g, TCNLA_ORTH_CHOLQR2_FP64, M, N, dY, M, TN_DEFER_ORTH),
+                 TCNLA_ERR_NOT_SUPPORTED);
+    REQUIRE(tn_defer_begin(g) == 0);
+    CHECK_EQ_INT(tn_orthonormalize_deferred(g, TCNLA_ORTH_HOUSEHOLDER, M, N, dY, M, TN_DEFER_ORTH),
+                 TCNLA_ERR_NOT_SUPPORTED);
+    REQUIRE(tn_defer_end(g, fl) == 0);
+
+    /* products: C = A^T B (k = M) with TCEC_FP16 */
+    float *B = malloc(sizeof(float) * M * 8), *C = malloc(sizeof(float) * N * 8),
+          *Cw = malloc(sizeof(float) * N * 8);
+    tn_rand_normal(12, 1, 0, 1, M * 8, B);
+    float *dB = to_dev(g, B, M * 8), *dC = to_dev(g, NULL, N * 8);
+    for (int c = 0; c < 3; c++) { /* clean, NaN in A, a tiny row */
+        float *Ac = malloc(sizeof(float) * M * N);
+        memcpy(Ac, Y0, sizeof(float) * M * N);
+        if (c == 1) Ac[17 + 3 * M] = NAN;
+        if (c == 2) /* a row of op(A) far below FP16's range */
+            for (int i = 0; i < M; i++) Ac[i + 3 * M] *= 1e-30f;
+        tcnla_memcpy(g, dY, Ac, sizeof(float) * M * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        CHECK(tcnla_set_range_policy(g, TCNLA_RANGE_FALLBACK) == 0);
+        REQUIRE(tcnla_sgemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_T, TCNLA_OP_N, N, 8, M, 1.0f, dY, M,
+                            dB, M, 0.0f, dC, N) == 0);
+        to_host(g, Cw, dC, N * 8);
+        REQUIRE(tn_defer_begin(g) == 0);
+        const int st = tcnla_sgemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_T, TCNLA_OP_N, N, 8, M, 1.0f,
+                                   dY, M, dB, M, 0.0f, dC, N);
+        REQUIRE(tn_defer_end(g, fl) == 0);
+        CHECK_EQ_INT(st, 0);
+        to_host(g, C, dC, N * 8);
+        CHECK_EQ_INT(fl[TN_DEFER_GEMM], 0);
+        CHECK_EQ_INT(fl[TN_DEFER_GEMM + 1], c == 1);
+        CHECK_EQ_INT(fl[TN_DEFER_GEMM + 2], c == 2);
+        if (c == 0) CHECK(memcmp(C, Cw, sizeof(float) * N * 8) == 0);
+        free(Ac);
+    }
+    CHECK(tcnla_set_range_policy(g, TCNLA_RANGE_ERROR) == 0);
+    tcnla_free(g, dY), tcnla_free(g, dB), tcnla_free(g, dC);
+    free(Y0), free(Y), free(Yw), free(B), free(C), free(Cw);
+    tcnla_destroy(g);
+}
+
+/* RP-HOSVD with its verdicts deferred against TCNLA_DEFER=0 (each one
+ * waited for): the same status and bits on a Tucker tensor; on a tensor
+ * of exact multilinear rank 1 (every CholeskyQR2 breaks down and is
+ * retried); with a NaN; with a row of tiny elements under both range
+ * policies. */
+TEST(gpu_hosvd_deferred_same_as_waiting) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    const int64_t dims[3] = {72, 64, 40}, ranks[3] = {10, 9, 8};
+    const int64_t tot = 72 * 64 * 40, csz = 10 * 9 * 8;
+    float *T = malloc(sizeof(float) * tot), *Tc = malloc(sizeof(float) * tot);
+    float *out[2][4];
+    tn_testmat_tucker(3, dims, ranks, 2, 5, T);
+    float *dT = to_dev(g, NULL, (size_t)tot), *dcore = to_dev(g, NULL, csz), *Qd[3];
+    for (int i = 0; i < 3; i++) Qd[i] = to_dev(g, NULL, (size_t)(dims[i] * ranks[i]));
+    for (int w = 0; w < 2; w++) {
+        out[w][3] = malloc(sizeof(float) * csz);
+        for (int i = 0; i < 3; i++) out[w][i] = malloc(sizeof(float) * dims[i] * ranks[i]);
+    }
+    const char *names[] = {"Tucker", "rank 1", "NaN", "tiny, range error", "tiny, fallback"};
+    for (int c = 0; c < 5; c++) {
+        memcpy(Tc, T, sizeof(float) * tot);
+        if (c == 1) /* a_i b_j c_k in small integers and powers of two: exact */
+            for (int64_t k = 0; k < 40; k++)
+                for (int64_t j = 0; j < 64; j++)
+                    for (int64_t i = 0; i < 72; i++)
+                        Tc[i + 72 * (j + 64 * k)] =
+                            ldexpf(1.0f, (int)(i % 5) - 2) * (float)(j % 7 - 3) * (float)(k % 5 + 1);
+        if (c == 2) Tc[1000] = NAN;
+        if (c >= 3) /* row 5 of the mode-1 unfolding far below FP16's range */
+            for (int64_t q = 0; q < 64 * 40; q++) Tc[5 + 72 * q] *= 1e-30f;
+        tcnla_memcpy(g, dT, Tc, sizeof(float) * tot, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        tcnla_set_range_policy(g, c == 4 ? TCNLA_RANGE_FALLBACK : TCNLA_RANGE_ERROR);
+        int st[2];
+        for (int w = 0; w < 2; w++) { /* w = 0: TCNLA_DEFER=0 */
+            if (w == 0) setenv("TCNLA_DEFER", "0", 1);
+            else unsetenv("TCNLA_DEFER");
+            tcnla_hosvd_opts_t o = tcnla_hosvd_opts_default();
+            for (int i = 0; i < 3; i++) o.ranks[i] = ranks[i];
+            st[w] = tcnla_hosvd(g, &o, 3, dims, dT, dcore, Qd);
+            to_host(g, out[w][3], dcore, csz);
+            for (int i = 0; i < 3; i++) to_host(g, out[w][i], Qd[i], (size_t)(dims[i] * ranks[i]));
+        }
+        printf("    %s: status %d / %d\n", names[c], st[0], st[1]);
+        CHECK_MSG(st[0] == st[1], "%s: status %d waiting, %d deferred", names[c], st[0], st[1]);
+        if (c != 3) CHECK_MSG(c == 2 ? st[0] != 0 : st[0] == 0, "%s: status %d", names[c], st[0]);
+        if (st[0] == 0 && st[1] == 0) {
+            CHECK_MSG(memcmp(out[0][3], out[1][3], sizeof(float) * csz) == 0, "%s: core differs", names[c]);
+            for (int i = 0; i < 3; i++)
+                CHECK_MSG(memcmp(out[0][i], out[1][i], sizeof(float) * dims[i] * ranks[i]) == 0,
+                          "%s: Q_%d differs", names[c], i + 1);
+        }
+    }
+    unsetenv("TCNLA_DEFER");
+    tcnla_set_range_policy(g, TCNLA_RANGE_ERROR);
+    tcnla_free(g, dT), tcnla_free(g, dcore);
+    for (int i = 0; i < 3; i++) tcnla_free(g, Qd[i]);
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < 4; i++) free(out[w][i]);
+    free(T), free(Tc);
+    tcnla_destroy(g);
+}
+
+/* RP-HOSVD's fused pass (tn_hosvd_fused, Hopper): the core's first mode
+ * product and the mode-2 projection from one read of the tensor, bit for
+ * bit what tcnla_sgemm (TCEC_FP16) and tn_sgemm_batched (SHGEMM_FP16) give
+ * on the same trusted operands: a row tail (I2 = 200), J2 < J1, split-K
+ * slices of whole slabs; then a whole tcnla_hosvd call against
+ * TCNLA_HOSVD_FUSE=0. */
+TEST(gpu_hosvd_fused_pass_same_bits) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    const int64_t I1 = 128, I2 = 200, T = 66, J1 = 64, J2 = 40, rest = I2 * T;
+    if (!tn_hosvd_fused_possible(g, I1, J1, J2)) {
+        tcnla_destroy(g);
+        SKIP("no fused pass on this GPU");
+    }
+    float *A = malloc(sizeof(float) * I1 * rest), *Qh = malloc(sizeof(float) * I1 * J1);
+    tn_rand_normal(21, 1, 0, 1, I1 * rest, A);
+    tn_rand_normal(22, 1, 0, 1, I1 * J1, Qh);
+    float *dA = to_dev(g, A, (size_t)(I1 * rest)), *dQ = to_dev(g, Qh, (size_t)(I1 * J1));
+    float *dO = to_dev(g, NULL, (size_t)(rest * J1)), *dO2 = to_dev(g, NULL, (size_t)(rest * J1));
+    float *dW = to_dev(g, NULL, (size_t)(I2 * J2)), *dW2 = to_dev(g, NULL, (size_t)(I2 * J2));
+    uint16_t *dOm = NULL;
+    REQUIRE(tcnla_malloc(g, (void **)&dOm, sizeof(uint16_t) * (size_t)(I1 * T * J2)) == 0);
+    REQUIRE(tcnla_random_fill_f16(g, TCNLA_RAND_GAUSSIAN, 3, 1, I1 * T, J2, dOm, I1 * T) == 0);
+    const tcnla_gemm_method_t ms[2] = {TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16};
+    REQUIRE(tn_trust(g, dA, I1, I1, rest, ms, 2) == 0);
+    tn_trust_f16(g, dOm, (size_t)(I1 * T * J2));
+    int done = 0;
+    REQUIRE(tn_hosvd_fused(g, I1, I2, T, dA, dQ, J1, dOm, J2, dO, dW, &done) == 0);
+    CHECK(done == 1);
+    REQUIRE(tcnla_sgemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_T, TCNLA_OP_N, rest, J1, I1, 1.0f, dA,
+                        I1, dQ, I1, 0.0f, dO2, rest) == 0);
+    REQUIRE(tn_sgemm_batched(g, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_T, TCNLA_OP_N, I2, J2, I1, 1.0f,
+                             dA, I1, I1 * I2, NULL, dOm, I1 * T, I1, 0.0f, dW2, I2, 0, T, 1) == 0);
+    tn_untrust(g);
+    float *o1 = malloc(sizeof(float) * rest * J1), *o2 = malloc(sizeof(float) * rest * J1);
+    float *w1 = malloc(sizeof(float) * I2 * J2), *w2 = malloc(sizeof(float) * I2 * J2);
+    to_host(g, o1, dO, (size_t)(rest * J1)), to_host(g, o2, dO2, (size_t)(rest * J1));
+    to_host(g, w1, dW, (size_t)(I2 * J2)), to_host(g, w2, dW2, (size_t)(I2 * J2));
+    int64_t bad_o = 0, bad_w = 0;
+    for (int64_t i = 0; i < rest * J1; i++) bad_o += memcmp(&o1[i], &o2[i], 4) != 0;
+    for (int64_t i = 0; i < I2 * J2; i++) bad_w += memcmp(&w1[i], &w2[i], 4) != 0;
+    CHECK_MSG(bad_o == 0, "core product: %lld of %lld differ", (long long)bad_o, (long long)(rest * J1));
+    CHECK_MSG(bad_w == 0, "projection: %lld of %lld differ", (long long)bad_w, (long long)(I2 * J2));
+    /* a NaN in Q: not fused without deferral (the unfused product decides) */
+    Qh[5] = NAN;
+    tcnla_memcpy(g, dQ, Qh, sizeof(float) * I1 * J1, TCNLA_MEMCPY_HOST_TO_HANDLE);
+    REQUIRE(tn_trust(g, dA, I1, I1, rest, ms, 2) == 0);
+    tn_trust_f16(g, dOm, (size_t)(I1 * T * J2));
+    REQUIRE(tn_hosvd_fused(g, I1, I2, T, dA, dQ, J1, dOm, J2, dO, dW, &done) == 0);
+    CHECK(done == 0);
+    tn_untrust(g);
+    tcnla_free(g, dA), tcnla_free(g, dQ), tcnla_free(g, dO), tcnla_free(g, dO2);
+    tcnla_free(g, dW), tcnla_free(g, dW2), tcnla_free(g, dOm);
+    free(A), free(Qh), free(o1), free(o2), free(w1), free(w2);
+
+    /* a whole call, fused against not */
+    const int64_t dims[3] = {128, 72, 40}, ranks[3] = {10, 9, 8}, tot = 128 * 72 * 40, csz = 720;
+    float *Tt = malloc(sizeof(float) * tot), *out[2][4];
+    tn_testmat_tucker(3, dims, ranks, 2, 6, Tt);
+    float *dT = to_dev(g, Tt, (size_t)tot), *dcore = to_dev(g, NULL, csz), *Qd[3];
+    for (int i = 0; i < 3; i++) Qd[i] = to_dev(g, NULL, (size_t)(dims[i] * ranks[i]));
+    for (int w = 0; w < 2; w++) {
+        if (w == 0) setenv("TCNLA_HOSVD_FUSE", "0", 1);
+        else unsetenv("TCNLA_HOSVD_FUSE");
+        tcnla_hosvd_opts_t o = tcnla_hosvd_opts_default();
+        for (int i = 0; i < 3; i++) o.ranks[i] = ranks[i];
+        CHECK_EQ_INT(tcnla_hosvd(g, &o, 3, dims, dT, dcore, Qd), 0);
+        out[w][3] = malloc(sizeof(float) * csz);
+        to_host(g, out[w][3], dcore, csz);
+        for (int i = 0; i < 3; i++) {
+            out[w][i] = malloc(sizeof(float) * dims[i] * ranks[i]);
+            to_host(g, out[w][i], Qd[i], (size_t)(dims[i] * ranks[i]));
+        }
+    }
+    unsetenv("TCNLA_HOSVD_FUSE");
+    CHECK_MSG(memcmp(out[0][3], out[1][3], sizeof(float) * csz) == 0, "core differs");
+    for (int i = 0; i < 3; i++)
+        CHECK_MSG(memcmp(out[0][i], out[1][i], sizeof(float) * dims[i] * ranks[i]) == 0,
+                  "Q_%d differs", i + 1);
+    for (int w = 0; w < 2; w++)
+        for (int i = 0; i < 4; i++) free(out[w][i]);
+    tcnla_free(g, dT), tcnla_free(g, dcore);
+    for (int i = 0; i < 3; i++) tcnla_free(g, Qd[i]);
+    free(Tt);
+    tcnla_destroy(g);
+}

@@ -275,6 +275,9 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
  * drawn by the driver (tn_cuda_trust_f16), else not taken. */
 static int finite16(const struct tn_cuda_ctx *c, const uint16_t *X, int64_t ld, int64_t rows,
                     int64_t cols, int64_t stride, int64_t batch);
+static int trusted(const struct tn_cuda_ctx *c, tcnla_gemm_method_t method, const float *X,
+                   int64_t ld, int64_t rows, int64_t cols, int64_t stride, int64_t batch,
+                   int vcol);
 
 int tn_cuda_shgemm_trusting(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,
                             const uint16_t *B16, int64_t ldb, float *C, int64_t ldc,
@@ -318,6 +321,74 @@ int tn_cuda_shgemm_trusting(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, c
     trust_record(c, A, m, m, k, mask, 0, 0);
     h->last_method = method;
     c->sm90_path = 1;
+    *done = 1;
+    return TCNLA_SUCCESS;
+}
+
+/* RP-HOSVD's fused pass (tn_cu_sm90_hosvd_fused; tn_hosvd_fused in
+ * internal.h). Taken only where the two products would run on Hopper's
+ * kernels without checking A (trusted for both methods in their layouts)
+ * or Omega (drawn by the driver); Q gets the check tcnla_sgemm gives it:
+ * into the deferred verdicts, or waited for, and then a failure leaves
+ * everything to the unfused products. */
+int tn_cuda_hosvd_fused_possible(tcnla_handle_t h, int64_t I1, int64_t J1, int64_t J2) {
+    struct tn_cuda_ctx *c = h->cuda;
+    const char *e = getenv("TCNLA_HOSVD_FUSE"); /* =0: the unfused products */
+    if (e && e[0] == '0') return 0;
+    return sm90_wanted(c, kmode_of(TCNLA_GEMM_TCEC_FP16)) &&
+           sm90_wanted(c, kmode_of(TCNLA_GEMM_SHGEMM_FP16)) && J1 <= 64 && J2 <= 64 &&
+           I1 % (32 * tn_cu_sm90_chunk(kmode_of(TCNLA_GEMM_TCEC_FP16))) == 0;
+}
+
+int tn_cuda_hosvd_fused(tcnla_handle_t h, int64_t I1, int64_t I2, int64_t T, const float *A,
+                        const float *Q, int64_t J1, const uint16_t *Om, int64_t J2, float *Out,
+                        float *W, int *done) {
+    struct tn_cuda_ctx *c = h->cuda;
+    const tcnla_gemm_method_t mc = TCNLA_GEMM_TCEC_FP16, mp = TCNLA_GEMM_SHGEMM_FP16;
+    *done = 0;
+    const int64_t rest = I2 * T;
+    if (!sm90_wanted(c, kmode_of(mc)) || !sm90_wanted(c, kmode_of(mp)) || rest > INT_MAX ||
+        !tn_cu_sm90_hosvd_fused_ok(I1, I2, T, A, Q, I1, J1, Om, I1 * T, J2, c->smem_optin) ||
+        !trusted(c, mc, A, I1, I1, rest, 0, 1, 1) || !trusted(c, mp, A, I1, I1, I2, I1 * I2, T, 1) ||
+        !finite16(c, Om, I1 * T, I1 * T, J2, 0, 1))
+        return TCNLA_SUCCESS;
+    int st = cu_st((int)cudaSetDevice(c->device));
+    if (st) return st;
+    /* split-K slices of whole slabs: the unfused projection's
+     * (tn_cuda_gemm_batched) where its slices end at slab ends, so that
+     * both give the same bits; else about one wave of CTAs */
+    const int64_t skt = I1 / 32, kt = skt * T, tiles = (I2 + 127) / 128;
+    const int s3 = splits_for(mp, I2, J2, I1 * T, c->sm_count);
+    const int64_t per_kt = (kt + s3 - 1) / s3;
+    int64_t per = (T * tiles + c->sm_count - 1) / c->sm_count;
+    if (per_kt % skt == 0) per = per_kt / skt;
+    const int splits = (int)((T + per - 1) / per);
+    const size_t pb = al(4 * (size_t)splits * (size_t)I2 * (size_t)J2);
+    char *w = tn_cuda_workspace(c, al(64) + al(tn_cu_check_scratch(J1)) + pb);
+    if (!w) return TCNLA_SUCCESS; /* the unfused products say what they need */
+    int *dflags = (int *)w;
+    void *scratch = w + al(64);
+    float *P = (float *)(w + al(64) + al(tn_cu_check_scratch(J1)));
+    cudaStream_t stream = c->stream;
+    const tn_method_info *mi = tn_method(mc);
+    int *fl = c->defer ? c->defer + TN_DEFER_GEMM : dflags;
+    if (!c->defer && (st = cu_st((int)cudaMemsetAsync(dflags, 0, 64, stream)))) return st;
+    if ((st = cu_st(tn_cu_check_f32(Q, I1, I1, J1, 1, rchk_of(mi), mi->tol_bits, fl, scratch,
+                                    stream))))
+        return st;
+    if (!c->defer) {
+        int *hf = (int *)c->pinned;
+        if ((st = cu_st((int)cudaMemcpyAsync(hf, dflags, 3 * sizeof(int),
+                                             cudaMemcpyDeviceToHost, stream))) ||
+            (st = cu_st((int)cudaStreamSynchronize(stream))))
+            return st;
+        if (hf[1] || hf[2]) return TCNLA_SUCCESS;
+    }
+    const int e = tn_cu_sm90_hosvd_fused(I1, I2, T, A, Q, I1, J1, Om, I1 * T, J2, Out, rest, W,
+                                         I2, P, per, c->smem_optin, stream);
+    if (e == (int)cudaErrorNotSupported) return TCNLA_SUCCESS; /* nothing queued */
+    if ((st = cu_st(e))) return st;
+    h->last_method = mc;
     *done = 1;
     return TCNLA_SUCCESS;
 }
@@ -529,15 +600,19 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     const uint16_t *Bh = B16;
     int64_t ldbh = ldb;
 
+    /* the checks' flags: this call's, or a driver's deferred verdicts
+     * (tn_cuda_defer_begin: no wait here, the product runs as planned and
+     * the driver redoes it where a flag comes up) */
+    int *fl = c->defer ? c->defer + TN_DEFER_GEMM : dflags;
     int need_sync = 0;
-    if (convert_b || mi->tensor_core) {
+    if ((convert_b || mi->tensor_core) && !c->defer) {
         if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64, stream)))) return st;
     }
     if (convert_b) { /* SHGEMM via tcnla_sgemm: B rounded to FP16 (RN) */
         uint16_t *b16 = carve(&cv, 2 * (size_t)ldb16 * (size_t)s.bcols);
         if (!b16) return TCNLA_ERR_INTERNAL;
         if ((st = cu_st(tn_cu_convert(TN_CONV_F32_TO_F16, B, ldb, b16, ldb16, s.brows, s.bcols,
-                                      &dflags[0], stream))))
+                                      &fl[0], stream))))
             return st;
         Bh = b16;
         ldbh = ldb16;
@@ -550,41 +625,41 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
         const int trA = trusted(c, method, A, lda, s.arows, s.acols, 0, 1, ta == TCNLA_OP_T);
         if (ps && !acl) {
             if ((st = cu_st(tn_cu_sm90_ps_split(kmode, 0, 0, ta == TCNLA_OP_T, m, n, k, A, lda, psw,
-                                                kind, mi->tol_bits, dflags, trA ? NULL : scratch,
+                                                kind, mi->tol_bits, fl, trA ? NULL : scratch,
                                                 c->sm_count, stream))))
                 return st;
             ps_done |= 1;
             need_sync |= !trA;
         } else if (!trA) {
             if ((st = cu_st(tn_cu_check_f32(A, lda, s.arows, s.acols, ta == TCNLA_OP_T, kind,
-                                            mi->tol_bits, dflags, scratch, stream))))
+                                            mi->tol_bits, fl, scratch, stream))))
                 return st;
             need_sync = 1;
         }
         /* columns of op(B); SHGEMM's FP16 B needs no range check, nor
          * the NaN / Inf one where a driver drew it (tn_cuda_trust_f16) */
         if (Bh && !(Bh == B16 && finite16(c, Bh, ldbh, s.brows, s.bcols, 0, 1))) {
-            if ((st = cu_st(tn_cu_check_f16(Bh, ldbh, s.brows, s.bcols, dflags, stream))))
+            if ((st = cu_st(tn_cu_check_f16(Bh, ldbh, s.brows, s.bcols, fl, stream))))
                 return st;
             need_sync = 1;
         } else if (!Bh) {
             const int trB = trusted(c, method, B, ldb, s.brows, s.bcols, 0, 1, tb == TCNLA_OP_N);
             if (ps) {
                 if ((st = cu_st(tn_cu_sm90_ps_split(kmode, acl, 1, tb == TCNLA_OP_T, m, n, k, B, ldb,
-                                                    psw, kind, mi->tol_bits, dflags,
+                                                    psw, kind, mi->tol_bits, fl,
                                                     trB ? NULL : scratch, c->sm_count, stream))))
                     return st;
                 ps_done |= 2;
                 need_sync |= !trB;
             } else if (!trB) {
                 if ((st = cu_st(tn_cu_check_f32(B, ldb, s.brows, s.bcols, tb == TCNLA_OP_N, kind,
-                                                mi->tol_bits, dflags, scratch, stream))))
+                                                mi->tol_bits, fl, scratch, stream))))
                     return st;
                 need_sync = 1;
             }
         }
     }
-    if (need_sync) {
+    if (need_sync && !c->defer) {
         int *hf = (int *)c->pinned;
         if ((st = cu_st((int)cudaMemcpyAsync(hf, dflags, 3 * sizeof(int),
                                              cudaMemcpyDeviceToHost, stream))))

@@ -325,15 +325,20 @@ static __device__ __forceinline__ unsigned s9_chk_stage(const unsigned char *sa,
 }
 #endif
 
-static __device__ __forceinline__ void s9_body(const int MODE, const int RA, const int N64,
+static __device__ __forceinline__ void s9_body(const int MODE, const int RA, const int NV,
                                                const CUtensorMap *tmA,
                                                const CUtensorMap *tmB, int ak, int bk, int M,
                                                int N, int K, float alpha, float beta,
                                                float *__restrict__ C, long long ldc,
                                                int kt_split, float *__restrict__ P, int chk,
                                                int kslab, const tn_elem_kinds_t &kk,
-                                               int *__restrict__ fl) {
+                                               int *__restrict__ fl, const CUtensorMap *tmO,
+                                               int N2) {
 #if S9_ON
+    /* NV: 0 the 128-wide kernels, 1 the n64 ones, 2 n64 with A's check
+     * (FCHK), 3 the fused RP-HOSVD pass (FU, tn_cu_sm90_hosvd_fused) */
+    const int N64 = NV == 1 || NV == 2;
+    const int FU = NV == 3 && MODE == TN_KMODE_TCEC_F16 && RA;
     const int TF32 = s9_tf32(MODE);
     const int SH = s9_sh(MODE);
     const int NRAW = s9_nraw(MODE, RA), NCONV = s9_nconv(MODE, RA), NA = s9_na(MODE, RA);
@@ -346,7 +351,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
     const int CHK = chk;
     /* N64 == 2 (SHGEMM_FP16's tn_sm90_gemm_2_n64c): A's element-wise check
      * into fl, in the split warpgroup (s9_chk_stage) */
-    const int FCHK = N64 == 2 && SH && !TF32 && RA;
+    const int FCHK = NV == 2 && SH && !TF32 && RA;
 
     if (!s9_dsmem_ok(s9_smem(MODE, RA))) return;
     const int tid = threadIdx.x, wg = tid >> 7;
@@ -395,13 +400,16 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
     do {                                                                                       \
         uint32_t dst_ = rb_s + (uint32_t)((s) * RAW);                                          \
         int k0_ = (kt_base + (t)) * S9_BK;                                                     \
-        mbar_expect_tx(RAW_FULL(s), (uint32_t)RAW);                                            \
+        mbar_expect_tx(RAW_FULL(s), (uint32_t)(FU ? 12288 : RAW));                             \
         if (!RA) {                                                                             \
             if (ak) tma_load_ak(dst_, tmA, k0_, m0, kslab, RAW_FULL(s));                       \
             else tma_load_2d(dst_, tmA, m0, k0_, RAW_FULL(s));                                 \
             dst_ += RAW_A;                                                                     \
         }                                                                                      \
-        if (bk) tma_load_2d(dst_, tmB, k0_, n0, RAW_FULL(s));                                  \
+        if (FU) { /* Q's rows k0 mod kslab (FP32), Omega's rows k0 (FP16) */                  \
+            tma_load_2d(dst_, tmB, k0_ % kslab, 0, RAW_FULL(s));                               \
+            tma_load_2d(dst_ + 8192u, tmO, k0_, 0, RAW_FULL(s));                               \
+        } else if (bk) tma_load_2d(dst_, tmB, k0_, n0, RAW_FULL(s));                           \
         else tma_load_2d(dst_, tmB, n0, k0_, RAW_FULL(s));                                     \
     } while (0)
 /* ra, consumer thread 128: TMA copy of the A tile of k-tile t into A stage s */
@@ -431,7 +439,10 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
             unsigned char *cb = RA ? cv : cv + 2 * CT; /* Bhi (, Blo) */
             if (!RA) s9_split_tile(ra, ak, TF32, cv, cv + CT, tid, S9_BM);
             /* N64: the wgmma read B's rows 0..63 only */
-            if (SH) s9_copy_f16_tile(rb, bk, TF32, cb, tid, N64 ? 64 : S9_BN);
+            if (FU) { /* B rows 0..63 Q (split), 64..127 Omega (hi only) */
+                s9_split_tile(rb, 1, 0, cb, cb + CT, tid, 64);
+                s9_copy_f16_tile(rb + 8192, 1, 0, cb + 4096, tid, 64);
+            } else if (SH) s9_copy_f16_tile(rb, bk, TF32, cb, tid, N64 ? 64 : S9_BN);
             else s9_split_tile(rb, bk, TF32, cb, cb + CT, tid, N64 ? 64 : S9_BN);
             fence_async_smem(); /* generic stores -> wgmma (async proxy) reads */
             mbar_arrive(CONV_FULL(s));
@@ -536,7 +547,78 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
             }
         }
 #undef S9_N64_STEP
-        for (int kt = 0; kt < ((RA && N64 && !TF32) ? 0 : KT); kt++) {
+        /* FU: B = [Q | Omega] (rows 0..63 | 64..127 of the B tiles), all
+         * wgmma n64 but hi*hi: corr[0..31] Q's corrections (Alo*Bhi, then
+         * Ahi*Blo, as TCEC_FP16's n64 kernel), fresh at each slab's start
+         * (scale-d 0); corr[32..63] Omega's (Alo*Bhi, as SHGEMM_FP16's),
+         * kept across the slice; hi*hi m64n128 into tmp per chunk. At each
+         * slab's end (a chunk's end: kslab is a multiple of the chunk) Q's
+         * columns go out as that slab's rows of C and acc[0..31] restarts.
+         * (Zeroing corr[0..31] in the loop instead made ptxas serialize
+         * every wgmma, C7511.) */
+        for (int kt = 0; kt < (FU ? KT : 0); kt++) {
+            const int s = kt % NCONV, skt = kslab / S9_BK;
+            const int cfirst = (kt & (CHK - 1)) == 0;
+            const int clast = ((kt + 1) & (CHK - 1)) == 0 || kt == KT - 1;
+            const int sfirst = kt % skt == 0, slast = (kt + 1) % skt == 0;
+            const int ia = kt % NA;
+            mbar_wait(A_FULL(ia), (uint32_t)((kt / NA) & 1));
+            const unsigned char *sa = base + ia * RAW_A;
+            uint32_t ah[8], al[8];
+#pragma unroll
+            for (int ks = 0; ks < 2; ks++)
+#pragma unroll
+                for (int e2 = 0; e2 < 2; e2++)
+#pragma unroll
+                    for (int h = 0; h < 2; h++) {
+                        float x0, x1;
+                        s9_ra_read2(sa, ak, mr + 8 * h, 16 * ks + kc + 8 * e2, &x0, &x1);
+                        tn_split2_f16(x0, x1, 1, &ah[4 * ks + 2 * e2 + h], &al[4 * ks + 2 * e2 + h]);
+                    }
+            __syncwarp();
+            if ((tid & 31) == 0) mbar_arrive(A_EMPTY(ia));
+            mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
+            const uint32_t cBh = conv_s + (uint32_t)(s * CONV);
+            const uint32_t cBl = cBh + (uint32_t)CT;
+            wgmma_fence();
+#pragma unroll
+            for (int ks = 0; ks < 2; ks++)
+                S9_WGMMA_F16_RA(tmp, ah + 4 * ks, wg_desc(cBh + 32 * ks, 64),
+                                (ks > 0 || !cfirst) ? 1 : 0);
+            wgmma_commit();
+#pragma unroll
+            for (int ks = 0; ks < 2; ks++) {
+                S9_WGMMA_F16_RA_N64(corr, al + 4 * ks, wg_desc(cBh + 32 * ks, 64),
+                                    (ks > 0 || !sfirst) ? 1 : 0);
+                S9_WGMMA_F16_RA_N64(corr, ah + 4 * ks, wg_desc(cBl + 32 * ks, 64), 1);
+                S9_WGMMA_F16_RA_N64(corr + 32, al + 4 * ks, wg_desc(cBh + 4096 + 32 * ks, 64), 1);
+            }
+            wgmma_commit();
+            if (tid == 128 && kt > 0 && kt - 1 + NA < KT) {
+                const int t = kt - 1, sl = t % NA;
+                mbar_wait(A_EMPTY(sl), (uint32_t)((t / NA) & 1));
+                S9_ISSUE_A(t + NA, sl);
+            }
+            wgmma_wait1();
+            if (clast) {
+                reg_fence(tmp);
+#pragma unroll
+                for (int i = 0; i < 64; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+            }
+            wgmma_wait0();
+            reg_fence(corr);
+#pragma unroll
+            for (int i = 0; i < 8; i++) asm volatile("" : "+r"(ah[i]), "+r"(al[i])::"memory");
+            mbar_arrive(CONV_EMPTY(s));
+            if (slast) {
+                const int t = (kt_base + kt) / skt;
+                s9_epilogue(acc, corr, 8, tid, cw, m0, 0, M, N, alpha, 0.0f,
+                            C + (long long)t * M, ldc, NULL);
+#pragma unroll
+                for (int i = 0; i < 32; i++) acc[i] = 0.0f;
+            }
+        }
+        for (int kt = 0; kt < ((RA && N64 && !TF32) || FU ? 0 : KT); kt++) {
             const int s = kt % NCONV;
             /* the chunk (relative to this slice): first / last k-tile */
             const int cfirst = (kt & (CHK - 1)) == 0;
@@ -716,7 +798,10 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
             reg_fence(corr);
             mbar_arrive(CONV_EMPTY(s));
         }
-        s9_epilogue(acc, corr, N64 ? 8 : 16, tid, cw, m0, n0, M, N, alpha, beta, C, ldc, P);
+        if (FU) /* Omega's columns: this slice's part, into P */
+            s9_epilogue(acc + 32, corr + 32, 8, tid, cw, m0, 0, M, N2, 1.0f, 0.0f, NULL, 0, P);
+        else
+            s9_epilogue(acc, corr, N64 ? 8 : 16, tid, cw, m0, n0, M, N, alpha, beta, C, ldc, P);
     }
 #undef S9_ISSUE
 #undef S9_ISSUE_A
@@ -726,10 +811,10 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
 #undef CONV_FULL
 #undef CONV_EMPTY
 #else
-    (void)MODE, (void)RA, (void)N64, (void)tmA, (void)tmB, (void)ak, (void)bk, (void)M, (void)N;
+    (void)MODE, (void)RA, (void)NV, (void)tmA, (void)tmB, (void)ak, (void)bk, (void)M, (void)N;
     (void)K;
     (void)alpha, (void)beta, (void)C, (void)ldc, (void)kt_split, (void)P, (void)chk;
-    (void)kslab, (void)kk, (void)fl;
+    (void)kslab, (void)kk, (void)fl, (void)tmO, (void)N2;
 #endif
 }
 
@@ -741,7 +826,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
              long long ldc, int kt_split, float *P, int chk, int kslab,                        \
              const __grid_constant__ tn_elem_kinds_t kk, int *fl) {                            \
         s9_body(MODE, RA, N64, &tmA, &tmB, ak, bk, M, N, K, alpha, beta, C, ldc, kt_split, P,  \
-                chk, kslab, kk, fl);                                                           \
+                chk, kslab, kk, fl, NULL, 0);                                                  \
     }
 #define S9_KERNEL(MODE, RA) S9_KERNEL_N(MODE, RA, 0, tn_sm90_gemm_##MODE##_##RA)
 /* N <= 64 (RP-HOSVD's rank-64 products): the register-A kernels with
@@ -749,6 +834,17 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
 #define S9_KERNEL64(MODE) S9_KERNEL_N(MODE, 1, 1, tn_sm90_gemm_##MODE##_n64)
 /* and the SHGEMM_FP16 one with A's element-wise check folded in (N64 = 2) */
 S9_KERNEL_N(2, 1, 2, tn_sm90_gemm_2_n64c)
+/* RP-HOSVD's fused pass (tn_cu_sm90_hosvd_fused): TCEC_FP16 with B = [Q |
+ * Omega] in the 128-wide register-A kernel */
+static __global__ void __launch_bounds__(S9_THREADS, 1)
+    tn_sm90_hosvd_fused(const __grid_constant__ CUtensorMap tmA,
+                        const __grid_constant__ CUtensorMap tmB,
+                        const __grid_constant__ CUtensorMap tmO, int M, int N, int N2, int K,
+                        float *C, long long ldc, int kt_split, float *P, int chk, int kslab) {
+    const tn_elem_kinds_t kz = {};
+    s9_body(TN_KMODE_TCEC_F16, 1, 3, &tmA, &tmB, 1, 1, M, N, K, 1.0f, 0.0f, C, ldc, kt_split, P,
+            chk, kslab, kz, NULL, &tmO, N2);
+}
 S9_KERNEL(0, 0) /* TN_KMODE_TCEC_F16 */
 S9_KERNEL(2, 0) /* TN_KMODE_SHGEMM_F16 */
 S9_KERNEL(3, 0) /* TN_KMODE_TCEC_TF32 */
@@ -991,3 +1087,66 @@ extern "C" int tn_cu_sm90_splitk_reduce(int splits, const float *P, int64_t m, i
 }
 
 extern "C" int tn_cu_sm90_chunk(int mode) { return s9_chunk(mode); }
+
+/* RP-HOSVD's fused pass over an order >= 3 tensor held as T slabs of I1 x I2
+ * (slab t at A + t I1 I2, column-major, ld I1): one read of the tensor
+ * gives both
+ *   Out (rows i2 + I2 t, J1 columns, ld ldout) = slab_t^T Q    (TCEC_FP16:
+ *       the core's first mode product, Q I1 x J1 FP32), and
+ *   W (I2 x J2, ld ldw) = sum_t slab_t^T Omega_t               (SHGEMM_FP16:
+ *       the mode-2 projection, Omega (I1 T) x J2 FP16 bits, Omega_t its
+ *       rows t I1 ..),
+ * as tcnla_sgemm and tn_sgemm_batched compute them on Hopper (the same
+ * split, chunks and sums; the projection's split-K slices are whole slabs,
+ * so its sum may group differently from the unfused product's). The
+ * 128-wide TCEC_FP16 register-A kernel with B = [Q | Omega]: Omega's 64
+ * columns have no lo part (their Ahi * Blo is not issued); Q's columns are
+ * written and cleared at each slab's end, Omega's kept across the slice,
+ * each slice (`per` slabs) into P (ceil(T / per) x I2 x J2 floats), summed
+ * into W after.
+ * Operands unchecked: the caller has checked or trusted them. Conditions:
+ * the sm_90a cubin, J1, J2 <= 64, I1 a multiple of 32 x the chunk (64),
+ * 16-byte aligned A, Q, Omega with ld's to match, I1 T < 2^31. */
+extern "C" int tn_cu_sm90_hosvd_fused_ok(int64_t I1, int64_t I2, int64_t T, const float *A,
+                                         const float *Q, int64_t ldq, int64_t J1,
+                                         const uint16_t *Om, int64_t ldo, int64_t J2,
+                                         size_t smem_limit) {
+    if (!tn_cu_sm90_available(TN_KMODE_TCEC_F16) || !s9_use_ra(TN_KMODE_TCEC_F16)) return 0;
+    if ((size_t)s9_smem(TN_KMODE_TCEC_F16, 1) > smem_limit) return 0;
+    const int chk = s9_chunk(TN_KMODE_TCEC_F16);
+    return J1 >= 1 && J1 <= 64 && J2 >= 1 && J2 <= 64 && I2 >= 1 && T >= 1 &&
+           I1 % (S9_BK * chk) == 0 && I1 >= S9_BK * chk && I1 * T <= 0x7fffffffLL &&
+           I2 <= 0x7fffffffLL && ((uintptr_t)A & 15u) == 0 && ((uintptr_t)Q & 15u) == 0 &&
+           ((uintptr_t)Om & 15u) == 0 && I1 % 4 == 0 && (I1 * I2) % 4 == 0 && ldq % 4 == 0 &&
+           ldq >= I1 && ldo % 8 == 0 && ldo >= I1 * T;
+}
+
+extern "C" int tn_cu_sm90_hosvd_fused(int64_t I1, int64_t I2, int64_t T, const float *A,
+                                      const float *Q, int64_t ldq, int64_t J1, const uint16_t *Om,
+                                      int64_t ldo, int64_t J2, float *Out, int64_t ldout, float *W,
+                                      int64_t ldw, float *P, int64_t per, size_t smem_limit,
+                                      cudaStream_t stream) {
+    if (!tn_cu_sm90_hosvd_fused_ok(I1, I2, T, A, Q, ldq, J1, Om, ldo, J2, smem_limit) || !P)
+        return (int)cudaErrorNotSupported;
+    if (per < 1 || per > T) per = T; /* slabs per slice */
+    const int splits = (int)((T + per - 1) / per);
+    if (splits > 65535) return (int)cudaErrorInvalidValue;
+    s9_encode_fn enc = s9_encoder();
+    CUtensorMap mA, mB, mO;
+    int bad = s9_map3(&mA, enc, A, I1, I2, I1, T, I1 * I2, S9_BK, S9_BM, CU_TENSOR_MAP_SWIZZLE_128B);
+    bad |= s9_map(&mB, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, Q, I1, J1, ldq, S9_BK, 64,
+                  CU_TENSOR_MAP_SWIZZLE_128B);
+    bad |= s9_map(&mO, enc, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, Om, I1 * T, J2, ldo, S9_BK, 64,
+                  CU_TENSOR_MAP_SWIZZLE_64B);
+    if (bad) return (int)cudaErrorNotSupported;
+    const size_t smem = (size_t)s9_smem(TN_KMODE_TCEC_F16, 1);
+    cudaError_t e = cudaFuncSetAttribute((const void *)tn_sm90_hosvd_fused,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return (int)e;
+    const unsigned tiles = (unsigned)((I2 + S9_BM - 1) / S9_BM);
+    tn_sm90_hosvd_fused<<<dim3(tiles, (unsigned)splits), S9_THREADS, smem, stream>>>(
+        mA, mB, mO, (int)I2, (int)J1, (int)J2, (int)(I1 * T), Out, (long long)ldout,
+        (int)(per * (I1 / S9_BK)), P, s9_chunk(TN_KMODE_TCEC_F16), (int)I1);
+    if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
+    return tn_cu_sm90_splitk_reduce(splits, P, I2, J2, 1.0f, 0.0f, W, ldw, stream);
+}

@@ -50,6 +50,12 @@ struct tn_cuda_ctx {
      * in-kernel split, 2 the pre-split path, 3 that with op(A) split in
      * clusters, 4 the wide-tile path (tc_gemm_sm90_w.cu) */
     int sm90_path;
+    /* deferred verdicts (tn_cuda_defer_begin / _end): while `defer` is set,
+     * the products' operand checks and CholeskyQR's breakdown tests OR
+     * their flags into it (device memory, TN_DEFER_SLOTS ints) instead of
+     * waiting for them; defer_mem is that memory, allocated on first use */
+    int *defer, *defer_mem;
+    int defer_held; /* tn_cuda_defer_hold: deferral paused */
 };
 
 /* Grow-only device workspace of at least `bytes` (NULL on failure). Growing
@@ -92,6 +98,11 @@ int tn_cu_f64_to_f32f16(const double *src, int64_t lds, float *F, int64_t ldf, u
 int tn_cu_convert_batched(int op, const void *src, int64_t lds, int64_t ss, void *dst, int64_t ldd,
                           int64_t sd, int64_t rows, int64_t cols, int64_t batch, int *flag,
                           cudaStream_t stream);
+
+/* TN_CONV_F64_TO_F32, skipped (dst untouched) when *skip != 0 on the
+ * device: a deferred CholeskyQR writes Q only where it did not break down. */
+int tn_cu_f64_to_f32_unless(const double *src, int64_t lds, float *dst, int64_t ldd,
+                            int64_t rows, int64_t cols, const int *skip, cudaStream_t stream);
 
 /* C = beta * C (beta == 0: C = 0 without reading it). */
 /* D = A + E elementwise (FP32, RN), stored in FP32 (D) or rounded to FP16
@@ -142,6 +153,12 @@ int tn_cu_gram_reduce(const double *P, int64_t nslab, int64_t n, double *G, doub
  * potrf); bar is one unsigned of device memory for the grid barrier. */
 int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *R, double *diag, int *info,
                       unsigned *bar, int sm_count, cudaStream_t stream);
+/* CholeskyQR's breakdown test (tn_chol_ok) on the device: gdiag[0 .. n)
+ * the Gram matrix's diagonal, gdiag[n .. 2n) the factor's, *info potrf's;
+ * flag |= 2 when a Gram diagonal element is not finite, |= 1 when the
+ * factor is not usable. One small launch, no host synchronisation. */
+int tn_cu_chol_verdict(const double *gdiag, const int *info, int n, double u, int *flag,
+                       cudaStream_t stream);
 /* The inverses of the diagonal blocks of the n x n upper triangular R (ld
  * ldr), TN_TRINV_NB x TN_TRINV_NB each: block b (rows and columns b NB ..)
  * at Inv + b NB^2 with ld NB, zeros below its diagonal and past n. */

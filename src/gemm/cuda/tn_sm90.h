@@ -44,6 +44,19 @@ int tn_cu_tc_gemm_sm90_slabs(int mode, int64_t m, int64_t n, int64_t kslab, int6
                              const void *B, int64_t ldb, float beta, float *C, int64_t ldc,
                              int splits, float *P, size_t smem_limit, cudaStream_t stream);
 
+/* RP-HOSVD's fused pass (tc_gemm_sm90.cu says what it computes): the
+ * core's first mode product Out = slab_t^T Q (TCEC_FP16) and the mode-2
+ * projection W = sum_t slab_t^T Omega_t (SHGEMM_FP16) in one read of the
+ * tensor (T slabs of I1 x I2). _ok: 1 where it runs. Split-K slices of
+ * `per` slabs; P: ceil(T / per) x I2 x J2 floats. */
+int tn_cu_sm90_hosvd_fused_ok(int64_t I1, int64_t I2, int64_t T, const float *A, const float *Q,
+                              int64_t ldq, int64_t J1, const uint16_t *Om, int64_t ldo,
+                              int64_t J2, size_t smem_limit);
+int tn_cu_sm90_hosvd_fused(int64_t I1, int64_t I2, int64_t T, const float *A, const float *Q,
+                           int64_t ldq, int64_t J1, const uint16_t *Om, int64_t ldo, int64_t J2,
+                           float *Out, int64_t ldout, float *W, int64_t ldw, float *P,
+                           int64_t per, size_t smem_limit, cudaStream_t stream);
+
 /* Split-K: C = alpha * sum of the `splits` m x n slices of P + beta * C
  * (the slices added in order, RN). */
 int tn_cu_sm90_splitk_reduce(int splits, const float *P, int64_t m, int64_t n, float alpha,

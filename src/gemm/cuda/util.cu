@@ -22,7 +22,9 @@ static dim3 grid2d(int64_t rows, int64_t cols, int bx) {
 /* ------------------------------------------------------- conversions */
 static __global__ void convert_kernel(int op, const void *src, long long lds, void *dst,
                                       long long ldd, long long rows, long long cols, int *flag,
-                                      long long ss, long long sd, long long batch) {
+                                      long long ss, long long sd, long long batch,
+                                      const int *skip) {
+    if (skip && *skip) return;
     for (long long z = blockIdx.z; z < batch; z += gridDim.z)
     for (long long j = blockIdx.y; j < cols; j += gridDim.y) {
         for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows;
@@ -102,7 +104,9 @@ static __global__ void convert4_kernel(int op, const float *src, long long lds, 
  * Its own kernel: the two ops inside convert4_kernel made that kernel's
  * FP32 -> FP16 of a 1 GiB A 15 % slower (H200, Nsight Compute). */
 static __global__ void convert64_kernel(int op, const void *src, long long lds, void *dst,
-                                        long long ldd, long long rows4, long long cols) {
+                                        long long ldd, long long rows4, long long cols,
+                                        const int *skip) {
+    if (skip && *skip) return;
     for (long long j = blockIdx.y; j < cols; j += gridDim.y)
         for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < rows4;
              q += (long long)gridDim.x * blockDim.x) {
@@ -119,6 +123,27 @@ static __global__ void convert64_kernel(int op, const void *src, long long lds, 
                                 __double2float_rn(b.x), __double2float_rn(b.y));
             }
         }
+}
+
+/* FP32 <-> FP64 (16-byte accesses where aligned) and the element-wise
+ * fallback of every op; nothing written when *skip != 0 (device) */
+static int convert_wide(int op, const void *src, int64_t lds, int64_t ss, void *dst, int64_t ldd,
+                        int64_t sd, int64_t rows, int64_t cols, int64_t batch, int *flag,
+                        const int *skip, cudaStream_t stream) {
+    if ((op == TN_CONV_F32_TO_F64 || op == TN_CONV_F64_TO_F32) && batch == 1 && rows % 4 == 0 &&
+        lds % 4 == 0 && ldd % 4 == 0 && ((uintptr_t)src & 31u) == 0 &&
+        ((uintptr_t)dst & 31u) == 0) {
+        const dim3 g = grid2d(rows / 4, cols, 256);
+        convert64_kernel<<<g, 256, 0, stream>>>(op, src, (long long)lds, dst, (long long)ldd,
+                                                (long long)(rows / 4), (long long)cols, skip);
+        return (int)cudaGetLastError();
+    }
+    dim3 g = grid2d(rows, cols, 256);
+    g.z = (unsigned)(batch > 65535 ? 65535 : batch);
+    convert_kernel<<<g, 256, 0, stream>>>(op, src, (long long)lds, dst, (long long)ldd,
+                                          (long long)rows, (long long)cols, flag, (long long)ss,
+                                          (long long)sd, (long long)batch, skip);
+    return (int)cudaGetLastError();
 }
 
 extern "C" int tn_cu_convert_batched(int op, const void *src, int64_t lds, int64_t ss, void *dst,
@@ -138,20 +163,15 @@ extern "C" int tn_cu_convert_batched(int op, const void *src, int64_t lds, int64
                                                (long long)sd, (long long)batch);
         return (int)cudaGetLastError();
     }
-    if ((op == TN_CONV_F32_TO_F64 || op == TN_CONV_F64_TO_F32) && batch == 1 && rows % 4 == 0 &&
-        lds % 4 == 0 && ldd % 4 == 0 && ((uintptr_t)src & 31u) == 0 &&
-        ((uintptr_t)dst & 31u) == 0) {
-        const dim3 g = grid2d(rows / 4, cols, 256);
-        convert64_kernel<<<g, 256, 0, stream>>>(op, src, (long long)lds, dst, (long long)ldd,
-                                                (long long)(rows / 4), (long long)cols);
-        return (int)cudaGetLastError();
-    }
-    dim3 g = grid2d(rows, cols, 256);
-    g.z = (unsigned)(batch > 65535 ? 65535 : batch);
-    convert_kernel<<<g, 256, 0, stream>>>(op, src, (long long)lds, dst, (long long)ldd,
-                                          (long long)rows, (long long)cols, flag, (long long)ss,
-                                          (long long)sd, (long long)batch);
-    return (int)cudaGetLastError();
+    return convert_wide(op, src, lds, ss, dst, ldd, sd, rows, cols, batch, flag, NULL, stream);
+}
+
+extern "C" int tn_cu_f64_to_f32_unless(const double *src, int64_t lds, float *dst, int64_t ldd,
+                                       int64_t rows, int64_t cols, const int *skip,
+                                       cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0) return 0;
+    return convert_wide(TN_CONV_F64_TO_F32, src, lds, 0, dst, ldd, 0, rows, cols, 1, NULL, skip,
+                        stream);
 }
 
 /* FP64 -> FP32 holding fp16_rn(fp32_rn(x)) and the same values in FP16:
