@@ -188,6 +188,23 @@ static __device__ __forceinline__ void s9_ra_read2(const unsigned char *sa, int 
     }
 }
 
+/* ra, FP16: this thread's m64k16 A fragments of a 32-deep k-tile, split
+ * (tn_split2_f16): words [4 ks + 2 e + h] hold rows mr + 8 h, k 16 ks +
+ * kc + 8 e and the next */
+static __device__ __forceinline__ void s9_ra_split16(const unsigned char *sa, int kmaj, int mr,
+                                                     int kc, uint32_t *ah, uint32_t *al) {
+#pragma unroll
+    for (int ks = 0; ks < 2; ks++)
+#pragma unroll
+        for (int e2 = 0; e2 < 2; e2++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                float x0, x1;
+                s9_ra_read2(sa, kmaj, mr + 8 * h, 16 * ks + kc + 8 * e2, &x0, &x1);
+                tn_split2_f16(x0, x1, 1, &ah[4 * ks + 2 * e2 + h], &al[4 * ks + 2 * e2 + h]);
+            }
+}
+
 /* ra, TF32: A(m, k) of a raw FP32 A stage (the layouts of s9_ra_read2).
  * A warp's load (rows g = 0..7, k = k0 + l%4, k0 % 4 == 0) hits 32 banks
  * K-major; MN-major only when lanes with g >= 4 take k0 ^ 4 (the caller
@@ -547,6 +564,30 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
             }
         }
 #undef S9_N64_STEP
+/* FP16 register-A k-tile, after its two wgmma groups: the refill of the A
+ * stage of k-tile kt - 1 (read by all 8 warps by now), the RN add of a
+ * finished chunk's hi*hi (the first NACC accumulator registers), the B
+ * stage released */
+#define S9_RA_TAIL(NACC)                                                                       \
+    do {                                                                                       \
+        if (tid == 128 && kt > 0 && kt - 1 + NA < KT) {                                        \
+            const int t_ = kt - 1, sl_ = t_ % NA;                                              \
+            mbar_wait(A_EMPTY(sl_), (uint32_t)((t_ / NA) & 1));                                \
+            S9_ISSUE_A(t_ + NA, sl_);                                                          \
+        }                                                                                      \
+        wgmma_wait1();                                                                         \
+        if (clast) {                                                                           \
+            reg_fence(tmp);                                                                    \
+            _Pragma("unroll") for (int i_ = 0; i_ < (NACC); i_++) acc[i_] =                    \
+                __fadd_rn(acc[i_], tmp[i_]);                                                   \
+        }                                                                                      \
+        wgmma_wait0();                                                                         \
+        reg_fence(corr);                                                                       \
+        _Pragma("unroll") for (int i_ = 0; i_ < 8; i_++) asm volatile(""                       \
+                                                                      : "+r"(ah[i_]),          \
+                                                                        "+r"(al[i_])::"memory"); \
+        mbar_arrive(CONV_EMPTY(s));                                                            \
+    } while (0)
         /* FU: B = [Q | Omega] (rows 0..63 | 64..127 of the B tiles), all
          * wgmma n64 but hi*hi: corr[0..31] Q's corrections (Alo*Bhi, then
          * Ahi*Blo, as TCEC_FP16's n64 kernel), fresh at each slab's start
@@ -563,18 +604,8 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
             const int sfirst = kt % skt == 0, slast = (kt + 1) % skt == 0;
             const int ia = kt % NA;
             mbar_wait(A_FULL(ia), (uint32_t)((kt / NA) & 1));
-            const unsigned char *sa = base + ia * RAW_A;
             uint32_t ah[8], al[8];
-#pragma unroll
-            for (int ks = 0; ks < 2; ks++)
-#pragma unroll
-                for (int e2 = 0; e2 < 2; e2++)
-#pragma unroll
-                    for (int h = 0; h < 2; h++) {
-                        float x0, x1;
-                        s9_ra_read2(sa, ak, mr + 8 * h, 16 * ks + kc + 8 * e2, &x0, &x1);
-                        tn_split2_f16(x0, x1, 1, &ah[4 * ks + 2 * e2 + h], &al[4 * ks + 2 * e2 + h]);
-                    }
+            s9_ra_split16(base + ia * RAW_A, ak, mr, kc, ah, al);
             __syncwarp();
             if ((tid & 31) == 0) mbar_arrive(A_EMPTY(ia));
             mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
@@ -594,22 +625,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
                 S9_WGMMA_F16_RA_N64(corr + 32, al + 4 * ks, wg_desc(cBh + 4096 + 32 * ks, 64), 1);
             }
             wgmma_commit();
-            if (tid == 128 && kt > 0 && kt - 1 + NA < KT) {
-                const int t = kt - 1, sl = t % NA;
-                mbar_wait(A_EMPTY(sl), (uint32_t)((t / NA) & 1));
-                S9_ISSUE_A(t + NA, sl);
-            }
-            wgmma_wait1();
-            if (clast) {
-                reg_fence(tmp);
-#pragma unroll
-                for (int i = 0; i < 64; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
-            }
-            wgmma_wait0();
-            reg_fence(corr);
-#pragma unroll
-            for (int i = 0; i < 8; i++) asm volatile("" : "+r"(ah[i]), "+r"(al[i])::"memory");
-            mbar_arrive(CONV_EMPTY(s));
+            S9_RA_TAIL(64);
             if (slast) {
                 const int t = (kt_base + kt) / skt;
                 s9_epilogue(acc, corr, 8, tid, cw, m0, 0, M, N, alpha, 0.0f,
@@ -701,19 +717,8 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
             if (RA) { /* A: raw FP32 from shared memory, split in registers */
                 const int ia = kt % NA;
                 mbar_wait(A_FULL(ia), (uint32_t)((kt / NA) & 1));
-                const unsigned char *sa = base + ia * RAW_A;
                 uint32_t ah[8], al[8]; /* [4 ks + reg] */
-#pragma unroll
-                for (int ks = 0; ks < 2; ks++)
-#pragma unroll
-                    for (int e2 = 0; e2 < 2; e2++)
-#pragma unroll
-                        for (int h = 0; h < 2; h++) {
-                            float x0, x1;
-                            s9_ra_read2(sa, ak, mr + 8 * h, 16 * ks + kc + 8 * e2, &x0, &x1);
-                            tn_split2_f16(x0, x1, 1, &ah[4 * ks + 2 * e2 + h],
-                                          &al[4 * ks + 2 * e2 + h]);
-                        }
+                s9_ra_split16(base + ia * RAW_A, ak, mr, kc, ah, al);
                 __syncwarp();
                 if ((tid & 31) == 0) mbar_arrive(A_EMPTY(ia)); /* A stage read */
                 mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
@@ -733,23 +738,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
                         S9_WGMMA_F16_RA_N(N64, corr, ah + 4 * ks, wg_desc(cBl + 32 * ks, 64), 1);
                 }
                 wgmma_commit();
-                /* refill the A stage of k-tile kt - 1 (read by all 8 warps by now) */
-                if (tid == 128 && kt > 0 && kt - 1 + NA < KT) {
-                    const int t = kt - 1, sl = t % NA;
-                    mbar_wait(A_EMPTY(sl), (uint32_t)((t / NA) & 1));
-                    S9_ISSUE_A(t + NA, sl);
-                }
-                wgmma_wait1();
-                if (clast) {
-                    reg_fence(tmp);
-#pragma unroll
-                    for (int i = 0; i < (N64 ? 32 : 64); i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
-                }
-                wgmma_wait0();
-                reg_fence(corr);
-#pragma unroll
-                for (int i = 0; i < 8; i++) asm volatile("" : "+r"(ah[i]), "+r"(al[i])::"memory");
-                mbar_arrive(CONV_EMPTY(s));
+                S9_RA_TAIL(N64 ? 32 : 64);
                 continue;
             }
             mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
@@ -803,6 +792,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
         else
             s9_epilogue(acc, corr, N64 ? 8 : 16, tid, cw, m0, n0, M, N, alpha, beta, C, ldc, P);
     }
+#undef S9_RA_TAIL
 #undef S9_ISSUE
 #undef S9_ISSUE_A
 #undef A_FULL
