@@ -504,14 +504,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
     do {                                                                                       \
         const int ia_ = (kt) % NA, s_ = (kt) % NCONV;                                          \
         mbar_wait(A_FULL(ia_), (uint32_t)(((kt) / NA) & 1));                                   \
-        const unsigned char *sa_ = base + ia_ * RAW_A;                                         \
-        _Pragma("unroll") for (int ks = 0; ks < 2; ks++)                                       \
-        _Pragma("unroll") for (int e2 = 0; e2 < 2; e2++)                                       \
-        _Pragma("unroll") for (int h = 0; h < 2; h++) {                                        \
-            float x0_, x1_;                                                                    \
-            s9_ra_read2(sa_, ak, mr + 8 * h, 16 * ks + kc + 8 * e2, &x0_, &x1_);               \
-            tn_split2_f16(x0_, x1_, 1, &CH[4 * ks + 2 * e2 + h], &CL[4 * ks + 2 * e2 + h]);    \
-        }                                                                                      \
+        s9_ra_split16(base + ia_ * RAW_A, ak, mr, kc, CH, CL);                                 \
         __syncwarp();                                                                          \
         if ((tid & 31) == 0) mbar_arrive(A_EMPTY(ia_)); /* A stage read */                     \
         if ((kt) > 0) { /* k-tile kt - 1: its groups, chunk add, B stage */                    \
