@@ -446,3 +446,91 @@ TEST(gpu_sm90_accuracy_vs_sgemm) {
     }
     tcnla_destroy(g);
 }
+
+/* TCNLA_GEMM_FP16 with op(A) rounded to FP16 inside the kernel (path 5,
+ * forced on with TCNLA_SM90_F16=1 at these small shapes): tails in m, n,
+ * k, op(A) = A and A^T, ld > rows, alpha / beta, both tile widths (n <= 128
+ * and n <= 272, and two column tiles at n = 300). Against an FP64 product
+ * of the operands rounded to FP16 on the host, each element's error
+ * within (k / 16 + 4) 2^-23 (|alpha| |fp16(op(A))| |fp16(B)| + |beta C|):
+ * one FP32 rounding per 16-product step of the Tensor Core's sum and
+ * per epilogue operation (the ratio to that bound must stay <= 1); and
+ * against the other path (TCNLA_SM90_F16=0: FP16 copies and cuBLAS) in
+ * norm, within twice that bound's norm (both sums keep to it). */
+TEST(gpu_sm90_f16_inkernel_rounding) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    if (!(g->cuda->cc_major == 9 && g->cuda->cc_minor == 0)) SKIP("not compute capability 9.0");
+    static const int64_t shapes[][3] = {{7, 33, 130}, {129, 266, 257}, {300, 100, 96},
+                                        {600, 272, 600}, {130, 300, 77}, {1100, 266, 1030}};
+    for (int si = 0; si < 6; si++)
+        for (int t = 0; t < 4; t++) {
+            const tcnla_op_t ta = (t & 1) ? TCNLA_OP_T : TCNLA_OP_N;
+            const int64_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+            /* t >= 2: lda a multiple of 4 past the rows (else A is copied
+             * to an aligned place first, and the old path runs) */
+            const int64_t arows = ta == TCNLA_OP_N ? m : k;
+            const int64_t pad = t >= 2 ? 8 - arows % 4 : 0;
+            const int64_t lda = arows + pad, ldb = k + pad, ldc = m + pad;
+            const int64_t acols = ta == TCNLA_OP_N ? k : m;
+            float *A = malloc(sizeof(float) * (size_t)(lda * acols));
+            float *B = malloc(sizeof(float) * (size_t)(ldb * n));
+            float *C0 = malloc(sizeof(float) * (size_t)(ldc * n));
+            float *C1 = malloc(sizeof(float) * (size_t)(ldc * n));
+            float *C2 = malloc(sizeof(float) * (size_t)(ldc * n));
+            gt_uniform(7300 + si * 4 + t, -2, 2, lda * acols, A);
+            gt_uniform(7400 + si * 4 + t, -1, 1, ldb * n, B);
+            gt_uniform(7500 + si * 4 + t, -1, 1, ldc * n, C0);
+            const float alpha = 0.75f, beta = t == 1 ? 0.0f : 1.5f;
+            memcpy(C1, C0, sizeof(float) * (size_t)(ldc * n));
+            memcpy(C2, C0, sizeof(float) * (size_t)(ldc * n));
+            /* op(A) (m x k) and B rounded to FP16, for the reference */
+            double *Ar = malloc(sizeof(double) * (size_t)(m * k));
+            double *Br = malloc(sizeof(double) * (size_t)(k * n));
+            for (int64_t p = 0; p < k; p++)
+                for (int64_t i = 0; i < m; i++)
+                    Ar[p + i * k] = tcnla_f16_to_f32(tcnla_f32_to_f16(
+                        ta == TCNLA_OP_N ? A[i + p * lda] : A[p + i * lda], TCNLA_ROUND_RN));
+            for (int64_t j = 0; j < n; j++)
+                for (int64_t p = 0; p < k; p++)
+                    Br[p + j * k] = tcnla_f16_to_f32(tcnla_f32_to_f16(B[p + j * ldb], TCNLA_ROUND_RN));
+            setenv("TCNLA_SM90_F16", "1", 1);
+            const int s1 = gt_gemm(g, TCNLA_GEMM_FP16, ta, TCNLA_OP_N, m, n, k, alpha, A, lda, B,
+                                   NULL, ldb, beta, C1, ldc);
+            const int path = g->cuda->sm90_path;
+            setenv("TCNLA_SM90_F16", "0", 1);
+            const int s2 = gt_gemm(g, TCNLA_GEMM_FP16, ta, TCNLA_OP_N, m, n, k, alpha, A, lda, B,
+                                   NULL, ldb, beta, C2, ldc);
+            unsetenv("TCNLA_SM90_F16");
+            CHECK_MSG(s1 == 0 && s2 == 0, "status %d %d", s1, s2);
+            if (lda % 4 == 0)
+                CHECK_MSG(path == 5, "m=%lld n=%lld k=%lld ta=%d: path %d, not the FP16 kernel",
+                          (long long)m, (long long)n, (long long)k, ta, path);
+            double worst = 0.0, dn = 0.0, bn = 0.0;
+            for (int64_t j = 0; j < n; j++)
+                for (int64_t i = 0; i < m; i++) {
+                    double s = 0.0, sa = 0.0;
+                    const double *x = Ar + i * k, *y = Br + j * k;
+                    for (int64_t p = 0; p < k; p++) {
+                        s += x[p] * y[p];
+                        sa += fabs(x[p] * y[p]);
+                    }
+                    const double c0 = C0[i + j * ldc];
+                    const double ref = alpha * s + beta * c0;
+                    const double bound = ((double)k / 16.0 + 4.0) * 0x1p-23 *
+                                         (fabs(alpha) * sa + fabs(beta * c0));
+                    const double e = fabs((double)C1[i + j * ldc] - ref);
+                    const double r = bound > 0 ? e / bound : (e > 0 ? INFINITY : 0.0);
+                    if (r > worst) worst = r;
+                    const double d = (double)C1[i + j * ldc] - (double)C2[i + j * ldc];
+                    dn += d * d, bn += bound * bound;
+                }
+            CHECK_MSG(worst <= 1.0, "m=%lld n=%lld k=%lld ta=%d: error / bound %.3f",
+                      (long long)m, (long long)n, (long long)k, ta, worst);
+            CHECK_MSG(sqrt(dn) <= 2.0 * sqrt(bn),
+                      "m=%lld n=%lld k=%lld ta=%d: against cuBLAS %.3f x the bound", (long long)m,
+                      (long long)n, (long long)k, ta, sqrt(dn / bn));
+            free(A), free(B), free(C0), free(C1), free(C2), free(Ar), free(Br);
+        }
+    tcnla_destroy(g);
+}

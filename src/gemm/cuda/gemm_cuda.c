@@ -102,16 +102,28 @@ static int b16_aligned(const uint16_t *B, int64_t ldb) {
     return ((uintptr_t)B & 15u) == 0 && ldb % 8 == 0;
 }
 
-/* Workspace the computation of `method` needs after the checks. */
+/* TCNLA_GEMM_FP16 on Hopper with op(A) rounded inside the kernel
+ * (tn_cu_gemm_f16_sm90): FP32 B (op N) rounded to FP16 into the workspace,
+ * no FP16 copy of A. */
+static int f16_sm90(const struct tn_cuda_ctx *c, tcnla_op_t tb, int64_t m, int64_t n, int64_t k,
+                    const float *A, int64_t lda, int have_b16) {
+    return !have_b16 && tb == TCNLA_OP_N && sm90_wanted(c, TN_KMODE_SHGEMM_F16) &&
+           a_aligned(A, lda) && tn_cu_gemm_f16_sm90_wanted(m, n, k, c->sm_count);
+}
+
+/* Workspace the computation of `method` needs after the checks (f16k:
+ * TCNLA_GEMM_FP16 takes f16_sm90). */
 static size_t ws_compute(tcnla_gemm_method_t method, const shapes_t *s, int64_t m, int64_t n,
                          int64_t k, const float *A, int64_t lda, const float *B, int have_b16,
-                         int64_t ldb, int sm_count) {
+                         int64_t ldb, int sm_count, int f16k) {
     size_t na = (size_t)s->arows * (size_t)s->acols, nb = (size_t)s->brows * (size_t)s->bcols;
     switch (method) {
     case TCNLA_GEMM_NATIVE_FP32: return have_b16 ? al(4 * nb) : 0;
     case TCNLA_GEMM_NATIVE_FP64: return al(8 * na) + al(8 * nb) + al(8 * (size_t)m * (size_t)n);
     case TCNLA_GEMM_TF32: return al(4 * na) + al(4 * nb);
-    case TCNLA_GEMM_FP16: return al(2 * na) + al(2 * nb);
+    case TCNLA_GEMM_FP16:
+        return f16k ? al(2 * (size_t)round_up(s->brows, 8) * (size_t)s->bcols)
+                    : al(2 * na) + al(2 * nb);
     default: break;
     }
     /* own kernels: aligned copies of misaligned operands (B16 is checked
@@ -564,13 +576,16 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     /* one workspace for the checks and for whichever method ends up running */
     size_t phase1 = al(64) + al(tn_cu_check_scratch(TN_MAX(m, n))) +
                     (convert_b ? al(2 * (size_t)ldb16 * (size_t)s.bcols) : 0);
-    size_t phase2 = ws_compute(method, &s, m, n, k, A, lda, B, have_b16, ldb, c->sm_count);
+    const int f16k = f16_sm90(c, tb, m, n, k, A, lda, have_b16);
+    size_t phase2 = ws_compute(method, &s, m, n, k, A, lda, B, have_b16, ldb, c->sm_count, f16k);
     if (mi->tensor_core) {
-        size_t w = ws_compute(TCNLA_GEMM_NATIVE_FP32, &s, m, n, k, A, lda, B, have_b16, ldb, c->sm_count);
+        size_t w = ws_compute(TCNLA_GEMM_NATIVE_FP32, &s, m, n, k, A, lda, B, have_b16, ldb,
+                              c->sm_count, f16k);
         phase2 = TN_MAX(phase2, w);
     }
     if (mi->fp16_range) {
-        size_t w = ws_compute(mi->fallback, &s, m, n, k, A, lda, B, have_b16, ldb, c->sm_count);
+        size_t w = ws_compute(mi->fallback, &s, m, n, k, A, lda, B, have_b16, ldb, c->sm_count,
+                              f16k);
         phase2 = TN_MAX(phase2, w);
     }
     /* Hopper's pre-split path (tc_gemm_sm90_ps.cu) wants the hi / lo parts
@@ -723,6 +738,21 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     case TCNLA_GEMM_FP16: {
         if (Bh) return TCNLA_ERR_INTERNAL; /* FP16 B only reaches SHGEMM / native methods */
         const int f16 = method == TCNLA_GEMM_FP16;
+        if (f16 && f16k) { /* B rounded here, A inside the kernel */
+            const int64_t ldb16 = round_up(k, 8);
+            uint16_t *b16 = carve(&cv, 2 * (size_t)ldb16 * (size_t)n);
+            if (!b16) return TCNLA_ERR_INTERNAL;
+            if ((st = cu_st(tn_cu_convert(TN_CONV_F32_TO_F16, B, ldb, b16, ldb16, k, n, NULL,
+                                          stream))))
+                return st;
+            const int e = tn_cu_gemm_f16_sm90(ta == TCNLA_OP_T, m, n, k, alpha, A, lda, b16, ldb16,
+                                              beta, C, ldc, c->smem_optin, stream);
+            if (e != (int)cudaErrorNotSupported) {
+                c->sm90_path = 5;
+                return cu_st(e);
+            }
+            return TCNLA_ERR_INTERNAL; /* (f16_sm90 said it runs) */
+        }
         const size_t es = f16 ? 2 : 4;
         const int op = f16 ? TN_CONV_F32_TO_F16 : TN_CONV_F32_TO_TF32;
         void *Ac = carve(&cv, es * na), *Bc = carve(&cv, es * nb);

@@ -103,6 +103,46 @@ static __device__ __forceinline__ void w_tile_of(int pid, int M, int N, int *m0,
 }
 #endif
 
+/* Both kernels' rings (w_body, h_body; bar_s, NRAW, NCONV, NB in scope):
+ * their mbarriers, initialized by thread 0 (the arrival counts: one TMA
+ * transaction, a converter warpgroup, both consumer warpgroups, one
+ * arrival per consumer warp), and the TMA of op(A)'s FP32 tile of k-tile t
+ * into raw stage s (base_s, tmA, ak, m0 in scope). */
+#define RAW_FULL(i) (bar_s + 8u * (uint32_t)(i))
+#define CONV_FULL(i) (bar_s + 8u * (uint32_t)(NRAW + (i)))
+#define CONV_EMPTY(i) (bar_s + 8u * (uint32_t)(NRAW + NCONV + (i)))
+#define B_FULL(i) (bar_s + 8u * (uint32_t)(NRAW + 2 * NCONV + (i)))
+#define B_EMPTY(i) (bar_s + 8u * (uint32_t)(NRAW + 2 * NCONV + NB + (i)))
+#define W_INIT_BARS()                                                                          \
+    do {                                                                                       \
+        if (tid == 0) {                                                                        \
+            for (int i = 0; i < NRAW; i++) mbar_init(RAW_FULL(i), 1);                          \
+            for (int i = 0; i < NCONV; i++) {                                                  \
+                mbar_init(CONV_FULL(i), 128);                                                  \
+                mbar_init(CONV_EMPTY(i), 256);                                                 \
+            }                                                                                  \
+            for (int i = 0; i < NB; i++) {                                                     \
+                mbar_init(B_FULL(i), 1);                                                       \
+                mbar_init(B_EMPTY(i), 8);                                                      \
+            }                                                                                  \
+            asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");                 \
+            fence_async_smem();                                                                \
+        }                                                                                      \
+        __syncthreads();                                                                       \
+    } while (0)
+/* the FP32 A tile of k-tile t into raw stage s */
+#define W_ISSUE_A(t, s)                                                                        \
+    do {                                                                                       \
+        const uint32_t dst_ = base_s + (uint32_t)((s) * W_RAW);                                \
+        mbar_expect_tx(RAW_FULL(s), (uint32_t)W_RAW);                                          \
+        if (ak) {                                                                              \
+            tma_load_2d(dst_, tmA, (t) * W_BK, m0, RAW_FULL(s));                               \
+            tma_load_2d(dst_ + W_BM * 128, tmA, (t) * W_BK + 32, m0, RAW_FULL(s));             \
+        } else {                                                                               \
+            tma_load_2d(dst_, tmA, m0, (t) * W_BK, RAW_FULL(s));                               \
+        }                                                                                      \
+    } while (0)
+
 extern __shared__ unsigned char w_smem_raw[];
 
 static __device__ __forceinline__ void w_body(const int MODE, const int NSW,
@@ -133,38 +173,8 @@ static __device__ __forceinline__ void w_body(const int MODE, const int NSW,
     const uint32_t conv_s = base_s + NRAW * W_RAW;
     const uint32_t b_s = conv_s + NCONV * 2 * W_CT;
     const uint32_t bar_s = base_s + w_bar_off(MODE);
-#define RAW_FULL(i) (bar_s + 8u * (uint32_t)(i))
-#define CONV_FULL(i) (bar_s + 8u * (uint32_t)(NRAW + (i)))
-#define CONV_EMPTY(i) (bar_s + 8u * (uint32_t)(NRAW + NCONV + (i)))
-#define B_FULL(i) (bar_s + 8u * (uint32_t)(NRAW + 2 * NCONV + (i)))
-#define B_EMPTY(i) (bar_s + 8u * (uint32_t)(NRAW + 2 * NCONV + NB + (i)))
-    if (tid == 0) {
-        for (int i = 0; i < NRAW; i++) mbar_init(RAW_FULL(i), 1);
-        for (int i = 0; i < NCONV; i++) {
-            mbar_init(CONV_FULL(i), 128);
-            mbar_init(CONV_EMPTY(i), 256);
-        }
-        for (int i = 0; i < NB; i++) {
-            mbar_init(B_FULL(i), 1);
-            mbar_init(B_EMPTY(i), 8); /* one arrival per consumer warp */
-        }
-        asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
-        fence_async_smem();
-    }
-    __syncthreads();
+    W_INIT_BARS();
 
-/* the FP32 A tile of k-tile t into raw stage s */
-#define W_ISSUE_A(t, s)                                                                        \
-    do {                                                                                       \
-        const uint32_t dst_ = base_s + (uint32_t)((s) * W_RAW);                                \
-        mbar_expect_tx(RAW_FULL(s), (uint32_t)W_RAW);                                          \
-        if (ak) {                                                                              \
-            tma_load_2d(dst_, tmA, (t) * W_BK, m0, RAW_FULL(s));                               \
-            tma_load_2d(dst_ + W_BM * 128, tmA, (t) * W_BK + 32, m0, RAW_FULL(s));             \
-        } else {                                                                               \
-            tma_load_2d(dst_, tmA, m0, (t) * W_BK, RAW_FULL(s));                               \
-        }                                                                                      \
-    } while (0)
 /* the B tile(s) of k-tile t into B stage s */
 #define W_ISSUE_B(t, s)                                                                        \
     do {                                                                                       \
@@ -296,13 +306,7 @@ static __device__ __forceinline__ void w_body(const int MODE, const int NSW,
         }
         s9_epilogue(acc, corr, 16, tid, 0, m0, n0 + 128 * cw, M, N, alpha, beta, C, ldc, P);
     }
-#undef W_ISSUE_A
 #undef W_ISSUE_B
-#undef RAW_FULL
-#undef CONV_FULL
-#undef CONV_EMPTY
-#undef B_FULL
-#undef B_EMPTY
 #else
     (void)MODE, (void)NSW, (void)tmA, (void)tmBh, (void)tmBl, (void)ak, (void)M, (void)N, (void)K;
     (void)alpha, (void)beta, (void)C, (void)ldc, (void)P, (void)chk, (void)vmx, (void)verr;
@@ -325,6 +329,191 @@ W_KERNEL(0, 1) /* TN_KMODE_TCEC_F16 */
 W_KERNEL(0, 2)
 W_KERNEL(2, 1) /* TN_KMODE_SHGEMM_F16 */
 W_KERNEL(2, 2)
+
+/* ===================================================================
+ * TCNLA_GEMM_FP16 with op(A) rounded inside the kernel (tn_cu_gemm_f16_sm90):
+ * C = alpha fp16(op(A)) B16 + beta C, B16 already FP16 (K contiguous), one
+ * product summed in the Tensor Core's FP32 accumulator, as the method's
+ * other path (A and B rounded to FP16 into the workspace, then cuBLAS) but
+ * without the m x k FP16 copy of A: what a driver that keeps to a memory
+ * bound (tcnla_rsvd's power iterations) needs, and one pass over A fewer.
+ * The same layout as the wide kernels above: two converter warpgroups
+ * (alternate 64-deep k-tiles, TMA of the FP32 A tile into a raw ring, RN to
+ * FP16 into the wgmma K-major layout with 128-byte swizzle) and two consumer
+ * warpgroups on the same 64 rows, each on NC columns (64 or 136, so one
+ * 64 x 272 tile covers n = 266, the randomized SVD's k + p), both operands
+ * of wgmma from shared memory. Only the rounding of the operands is fixed
+ * by the method; the order of the sum differs from cuBLAS's. */
+#define H_WGMMA_N136(d, da, db, scd)                                                           \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %70, 0;\n"                                  \
+                 "wgmma.mma_async.sync.aligned.m64n136k16.f32.f16.f16 "                        \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67}, " \
+                 "%68, %69, p, 1, 1, 0, 0;\n}\n"                                               \
+                 : S9_ACC64(d), "+f"((d)[64]), "+f"((d)[65]), "+f"((d)[66]), "+f"((d)[67])     \
+                 : "l"(da), "l"(db), "r"(scd))
+#define H_WGMMA_N64(d, da, db, scd)                                                            \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                  \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "                         \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, " \
+                 "%32, %33, p, 1, 1, 0, 0;\n}\n"                                               \
+                 : S9_ACC32(d)                                                                 \
+                 : "l"(da), "l"(db), "r"(scd))
+
+/* ring depths: 4 raw A (16 KB) + 4 FP16 A (8 KB) + NB B stages (2 NC rows
+ * of 128 bytes: 34 KB at NC = 136, 3 of them; 16 KB at NC = 64, 4) */
+#define H_NRAW 4
+#define H_NCONV 4
+static __host__ __device__ __forceinline__ int h_nb(int nc) { return nc == 136 ? 3 : 4; }
+static __host__ __device__ __forceinline__ int h_bstage(int nc) { return 2 * nc * 128; }
+static __host__ __device__ __forceinline__ int h_bar_off(int nc) {
+    return H_NRAW * W_RAW + H_NCONV * W_CT + h_nb(nc) * h_bstage(nc);
+}
+static __host__ __device__ __forceinline__ int h_smem(int nc) { return h_bar_off(nc) + 256 + 1024; }
+
+extern __shared__ unsigned char h_smem_raw[];
+
+static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *tmA,
+                                              const CUtensorMap *tmB, int ak, int M, int N,
+                                              int K, float alpha, float beta,
+                                              float *__restrict__ C, long long ldc) {
+#if S9_ON
+    const int NRAW = H_NRAW, NCONV = H_NCONV, NB = h_nb(NC), BST = h_bstage(NC), TN = 2 * NC;
+    if (!s9_dsmem_ok(h_smem(NC))) return;
+    const int tid = threadIdx.x, wg = tid >> 7;
+    /* output tile: groups of 8 row tiles through all their column tiles */
+    const int tiles_m = (M + W_BM - 1) / W_BM, tiles_n = (N + TN - 1) / TN;
+    const int pid = blockIdx.x, width = 8 * tiles_n, group = pid / width;
+    const int first_m = group * 8, gsz = min(tiles_m - first_m, 8);
+    const int m0 = (first_m + (pid % width) % gsz) * W_BM, n0 = ((pid % width) / gsz) * TN;
+    const int KT = (K + W_BK - 1) / W_BK;
+
+    const uint32_t raw_s = s9_smem_u32(h_smem_raw);
+    const uint32_t base_s = (raw_s + 1023u) & ~1023u;
+    unsigned char *base = h_smem_raw + (base_s - raw_s);
+    /* [raw A stages][FP16 A stages][B stages][barriers] */
+    unsigned char *conv = base + NRAW * W_RAW;
+    const uint32_t conv_s = base_s + NRAW * W_RAW;
+    const uint32_t b_s = conv_s + NCONV * W_CT;
+    const uint32_t bar_s = base_s + h_bar_off(NC);
+    W_INIT_BARS();
+
+/* the B rows of both consumers (NC each, one box per consumer) */
+#define H_ISSUE_B(t, s)                                                                        \
+    do {                                                                                       \
+        const uint32_t dst_ = b_s + (uint32_t)((s) * BST);                                     \
+        mbar_expect_tx(B_FULL(s), (uint32_t)BST);                                              \
+        tma_load_2d(dst_, tmB, (t) * W_BK, n0, B_FULL(s));                                     \
+        tma_load_2d(dst_ + NC * 128, tmB, (t) * W_BK, n0 + NC, B_FULL(s));                     \
+    } while (0)
+
+    if (wg < 2) {
+        /* ---------------------------------------- converter warpgroups */
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 48;");
+        const int t = tid & 127, rr = t & 63;
+        if (t == 0)
+            for (int kt = wg; kt < NRAW && kt < KT; kt += 2) W_ISSUE_A(kt, kt);
+        for (int kt = wg; kt < KT; kt += 2) {
+            const int r = kt % NRAW, s = kt % NCONV;
+            mbar_wait(RAW_FULL(r), (uint32_t)((kt / NRAW) & 1));
+            mbar_wait(CONV_EMPTY(s), (uint32_t)(((kt / NCONV) & 1) ^ 1));
+            const unsigned char *ra = base + r * W_RAW;
+            unsigned char *hi = conv + s * W_CT;
+#pragma unroll
+            for (int j = 0; j < 4; j++) {
+                const int q = (t >> 6) + 2 * j; /* k 8q .. 8q + 7 */
+                float x[8];
+                w_read8(ra, ak, rr, q, x);
+                uint32_t h[4];
+#pragma unroll
+                for (int e = 0; e < 4; e++) {
+                    const __half2 v = __floats2half2_rn(x[2 * e], x[2 * e + 1]);
+                    h[e] = *(const uint32_t *)&v;
+                }
+                *(uint4 *)(hi + rr * 128 + ((q ^ (rr & 7)) << 4)) = make_uint4(h[0], h[1], h[2], h[3]);
+            }
+            fence_async_smem(); /* generic stores -> wgmma (async proxy) reads */
+            mbar_arrive(CONV_FULL(s));
+            asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory"); /* raw stage read */
+            if (t == 0 && kt + NRAW < KT) W_ISSUE_A(kt + NRAW, r);
+        }
+    } else {
+        /* -------------------------------------------------- consumers */
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
+        const int cw = wg - 2; /* columns n0 + NC cw .. + NC - 1 */
+        const int issuer = tid == 256;
+        if (issuer)
+            for (int kt = 0; kt < NB && kt < KT; kt++) H_ISSUE_B(kt, kt);
+        float acc[68];
+        for (int kt = 0; kt < KT; kt++) {
+            const int s = kt % NCONV, b = kt % NB;
+            mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
+            mbar_wait(B_FULL(b), (uint32_t)((kt / NB) & 1));
+            const uint32_t cA = conv_s + (uint32_t)(s * W_CT);
+            const uint32_t cB = b_s + (uint32_t)(b * BST) + (uint32_t)(cw * NC * 128);
+            wgmma_fence();
+#pragma unroll
+            for (int ks = 0; ks < 4; ks++) {
+                const int scd = kt > 0 || ks > 0;
+                if (NC == 136) H_WGMMA_N136(acc, wg_desc(cA + 32 * ks, 128), wg_desc(cB + 32 * ks, 128), scd);
+                else H_WGMMA_N64(acc, wg_desc(cA + 32 * ks, 128), wg_desc(cB + 32 * ks, 128), scd);
+            }
+            wgmma_commit();
+            /* k-tile kt - 1's group is done: its stages go back */
+            wgmma_wait1();
+            if (kt > 0) {
+                const int tt = kt - 1, sl = tt % NB;
+                mbar_arrive(CONV_EMPTY(tt % NCONV));
+                __syncwarp();
+                if ((tid & 31) == 0) mbar_arrive(B_EMPTY(sl));
+                if (issuer && tt + NB < KT) {
+                    mbar_wait(B_EMPTY(sl), (uint32_t)((tt / NB) & 1));
+                    H_ISSUE_B(tt + NB, sl);
+                }
+            }
+        }
+        wgmma_wait0();
+        /* C = alpha acc + beta C; acc[4 i + 2 h + e]: row 16 w + l / 4 + 8 h,
+         * column 8 i + 2 (l % 4) + e of the warpgroup's 64 x NC block */
+        const int lane = tid & 31, w = (tid >> 5) & 3;
+        const int row0 = m0 + 16 * w + (lane >> 2), col0 = n0 + cw * NC + 2 * (lane & 3);
+#pragma unroll
+        for (int i = 0; i < NC / 8; i++)
+#pragma unroll
+            for (int hh = 0; hh < 2; hh++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const int gi = row0 + 8 * hh, gj = col0 + 8 * i + e;
+                    if (gi < M && gj < N) {
+                        float *p = C + gi + (long long)gj * ldc;
+                        float v = __fmul_rn(alpha, acc[4 * i + 2 * hh + e]);
+                        if (beta != 0.0f) v = __fadd_rn(v, __fmul_rn(beta, *p));
+                        *p = v;
+                    }
+                }
+    }
+#undef H_ISSUE_B
+#else
+    (void)NC, (void)tmA, (void)tmB, (void)ak, (void)M, (void)N, (void)K, (void)alpha;
+    (void)beta, (void)C, (void)ldc;
+#endif
+}
+
+#define H_KERNEL(NC)                                                                           \
+    static __global__ void __launch_bounds__(512, 1)                                           \
+        tn_sm90h_##NC(const __grid_constant__ CUtensorMap tmA,                                 \
+                      const __grid_constant__ CUtensorMap tmB, int ak, int M, int N, int K,    \
+                      float alpha, float beta, float *C, long long ldc) {                      \
+        h_body(NC, &tmA, &tmB, ak, M, N, K, alpha, beta, C, ldc);                              \
+    }
+H_KERNEL(64)
+H_KERNEL(136)
+#undef W_INIT_BARS
+#undef W_ISSUE_A
+#undef RAW_FULL
+#undef CONV_FULL
+#undef CONV_EMPTY
+#undef B_FULL
+#undef B_EMPTY
 
 typedef void (*w_kernel_t)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int,
                            int, float, float, float *, long long, float *, int, uint32_t *,
@@ -409,5 +598,64 @@ extern "C" int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, 
     kern<<<dim3((unsigned)tiles, 1), 128 * (nsw + 2), smem, stream>>>(
         mA, mBh, mBl, ak, (int)m, (int)n, (int)k, alpha, beta, C, (long long)ldc, P, chk, vmx,
         verr, check_kind, tn_rchk_fast(check_kind, tol_bits));
+    return (int)cudaGetLastError();
+}
+
+/* ------------------------------------------- FP16 with A rounded here */
+typedef void (*h_kernel_t)(const CUtensorMap, const CUtensorMap, int, int, int, int, float,
+                           float, float *, long long);
+
+static int h_nc(int64_t n) { return n <= 128 ? 64 : 136; }
+
+/* Where TCNLA_GEMM_FP16 runs here (op(B) = B): n <= 272 (one column tile),
+ * at least one wave of 64-row tiles, k >= 512; TCNLA_SM90_F16=0 / 1
+ * overrides (read at each call). */
+extern "C" int tn_cu_gemm_f16_sm90_wanted(int64_t m, int64_t n, int64_t k, int sms) {
+    if (m <= 0 || n <= 0 || k <= 0 || m > 0x7fffffffLL || n > 0x7fffffffLL || k > 0x7fffffffLL)
+        return 0;
+    const char *e = getenv("TCNLA_SM90_F16");
+    if (e && (e[0] == '0' || e[0] == '1') && e[1] == 0) return e[0] == '1';
+    return n <= 272 && (m + W_BM - 1) / W_BM >= sms && k >= 512;
+}
+
+extern "C" int tn_cu_gemm_f16_sm90(int transa, int64_t m, int64_t n, int64_t k, float alpha,
+                                   const float *A, int64_t lda, const uint16_t *B16, int64_t ldb,
+                                   float beta, float *C, int64_t ldc, size_t smem_limit,
+                                   cudaStream_t stream) {
+    const int nc = h_nc(n);
+    h_kernel_t kern = nc == 64 ? tn_sm90h_64 : tn_sm90h_136;
+    cudaFuncAttributes attr;
+    if (cudaFuncGetAttributes(&attr, (const void *)kern) != cudaSuccess) {
+        cudaGetLastError();
+        return (int)cudaErrorNotSupported;
+    }
+    if (attr.binaryVersion != 90 || !s9_encoder()) return (int)cudaErrorNotSupported;
+    const size_t smem = (size_t)h_smem(nc);
+    if (smem > smem_limit) return (int)cudaErrorNotSupported;
+    if (((uintptr_t)A & 15u) || ((uintptr_t)B16 & 15u) || (lda * 4) % 16 || (ldb * 2) % 16)
+        return (int)cudaErrorNotSupported;
+    if (m > 0x7fffffffLL || n > 0x7fffffffLL || k > 0x7fffffffLL)
+        return (int)cudaErrorNotSupported;
+    const int64_t tiles = ((m + W_BM - 1) / W_BM) * ((n + 2 * nc - 1) / (2 * nc));
+    if (tiles > 0x7fffffffLL) return (int)cudaErrorNotSupported;
+    s9_encode_fn enc = s9_encoder();
+    CUtensorMap mA, mB;
+    const int ak = transa != 0;
+    int bad = 0;
+    if (ak) /* A is k x m, K contiguous: boxes of 32 k x 64 rows, 128-byte swizzle */
+        bad |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, k, m, lda, 32, W_BM,
+                      CU_TENSOR_MAP_SWIZZLE_128B);
+    else /* m x k, M contiguous: [64 k][64 m] */
+        bad |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, m, k, lda, W_BM, W_BK,
+                      CU_TENSOR_MAP_SWIZZLE_NONE);
+    /* B16: k x n, K contiguous: nc rows of 64 k (128 bytes), 128-byte swizzle */
+    bad |= s9_map(&mB, enc, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, B16, k, n, ldb, W_BK, nc,
+                  CU_TENSOR_MAP_SWIZZLE_128B);
+    if (bad) return (int)cudaErrorNotSupported;
+    cudaError_t e = cudaFuncSetAttribute((const void *)kern,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (e != cudaSuccess) return (int)e;
+    kern<<<dim3((unsigned)tiles, 1), 512, smem, stream>>>(mA, mB, ak, (int)m, (int)n, (int)k, alpha,
+                                                         beta, C, (long long)ldc);
     return (int)cudaGetLastError();
 }

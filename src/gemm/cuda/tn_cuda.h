@@ -48,7 +48,8 @@ struct tn_cuda_ctx {
     int side_active, side_pending;
     /* the Hopper path of the last single product (tests): 0 none, 1 the
      * in-kernel split, 2 the pre-split path, 3 that with op(A) split in
-     * clusters, 4 the wide-tile path (tc_gemm_sm90_w.cu) */
+     * clusters, 4 the wide-tile path (tc_gemm_sm90_w.cu), 5 TCNLA_GEMM_FP16
+     * with op(A) rounded inside the kernel (tn_cu_gemm_f16_sm90) */
     int sm90_path;
     /* deferred verdicts (tn_cuda_defer_begin / _end): while `defer` is set,
      * the products' operand checks and CholeskyQR's breakdown tests OR

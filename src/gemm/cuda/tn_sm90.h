@@ -131,6 +131,18 @@ int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, int64_t k, 
                          double *verr, int check_kind, int tol_bits, size_t smem_limit,
                          cudaStream_t stream);
 
+/* TCNLA_GEMM_FP16 with op(A) rounded to FP16 inside the kernel (the same
+ * file; no m x k FP16 copy of A): C = alpha fp16(op(A)) B16 + beta C, B16
+ * FP16, k x n, K contiguous (16-byte aligned, ldb a multiple of 8); op(A)
+ * = A (transa 0, m x k) or A^T (A k x m), A 16-byte aligned, lda a
+ * multiple of 4. _wanted: where it is the default (n <= 272, a wave of
+ * 64-row tiles, k >= 512; TCNLA_SM90_F16=0 / 1 overrides).
+ * cudaErrorNotSupported: not run, nothing written. */
+int tn_cu_gemm_f16_sm90_wanted(int64_t m, int64_t n, int64_t k, int sms);
+int tn_cu_gemm_f16_sm90(int transa, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
+                        int64_t lda, const uint16_t *B16, int64_t ldb, float beta, float *C,
+                        int64_t ldc, size_t smem_limit, cudaStream_t stream);
+
 #ifdef __cplusplus
 }
 #endif
