@@ -136,9 +136,11 @@ static __device__ __forceinline__ int tn_rchk_is_f16(int kind) {
     return kind == TN_RCHK_MARKIDIS || kind == TN_RCHK_HALFHALF || kind == TN_RCHK_F16;
 }
 /* f16only: every kind is an FP16 one (then FP32 only, few registers: the
- * folded check of tc_gemm_sm90.cu, whose kinds are all fast) */
+ * folded check of tc_gemm_sm90.cu, whose kinds are all fast). done: the
+ * bits already set by the caller's OR of earlier elements (kinds that
+ * failed there are not evaluated again: the OR cannot change) */
 static __device__ __forceinline__ unsigned tn_elem_bad_k(float x, const tn_elem_kinds_t &kk,
-                                                         const int f16only) {
+                                                         const int f16only, unsigned done) {
     if (!isfinite(x)) return 0xFFFFFFFFu;
     const float ax = fabsf(x);
     const int tiny = ax != 0.0f && ax < 0x1p-100f;
@@ -148,7 +150,7 @@ static __device__ __forceinline__ unsigned tn_elem_bad_k(float x, const tn_elem_
     unsigned b = 0;
     for (int i = 0; i < kk.n; i++) {
         const int kind = kk.kind[i];
-        if (normal16 && kk.fast[i]) continue;
+        if ((normal16 && kk.fast[i]) || (done & (2u << i))) continue;
         if (f16only || tn_rchk_is_f16(kind)) {
             if (tn_elem_fails_f16(x, ax, tiny, kind, (float)kk.scale[i])) b |= 2u << i;
         } else {
@@ -160,10 +162,10 @@ static __device__ __forceinline__ unsigned tn_elem_bad_k(float x, const tn_elem_
     return b;
 }
 static __device__ __forceinline__ unsigned tn_elem_bad(float x, const tn_elem_kinds_t &kk) {
-    return tn_elem_bad_k(x, kk, 0);
+    return tn_elem_bad_k(x, kk, 0, 0u);
 }
 static __device__ __forceinline__ unsigned tn_elem_bad_f16(float x, const tn_elem_kinds_t &kk) {
-    return tn_elem_bad_k(x, kk, 1);
+    return tn_elem_bad_k(x, kk, 1, 0u);
 }
 
 #endif
