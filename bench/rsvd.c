@@ -78,17 +78,23 @@ typedef struct {
     tcnla_gemm_method_t proj, gemm;
     tcnla_format_t fmt;
     tcnla_orth_t orth;
+    tcnla_gemm_method_t power; /* 0: gemm */
 } variant;
 
 int main(int argc, char **argv) {
     int64_t m = 16384, n = 16384, k = 256, p = 10;
     int q = 2, reps = 5;
-    const char *csv = "bench/results/rsvd.csv";
+    const char *csv = "bench/results/rsvd.csv", *only = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help")) {
             printf("usage: bench_rsvd [--m M] [--n N] [--rank K] [--oversampling P] "
-                   "[--power-iters Q] [--reps R] [--csv FILE]\n"
-                   "defaults: 16384 16384 256 10 2 5 bench/results/rsvd.csv\n");
+                   "[--power-iters Q] [--reps R] [--csv FILE] [--variants LIST]\n"
+                   "defaults: 16384 16384 256 10 2 5 bench/results/rsvd.csv, every variant\n"
+                   "variants: cusolver_gesvdr, fp32_pipeline, fp32_cholqr2, tf32,\n"
+                   "  shgemm_fp16+tcec_fp16 (CholeskyQR2 in FP64), shgemm_fp16+tcec_fp16_chol1\n"
+                   "  (tcnla_rsvd's defaults: CholeskyQR in FP64), shgemm_fp16+tcec_fp16_chol1_fp16power\n"
+                   "  (power iterations in FP16), fp16+tcec_fp16_chol1_fp16power (the projection\n"
+                   "  too), shgemm_tf32+tcec_tf32\n");
             return 0;
         } else if (i + 1 < argc && !strcmp(argv[i], "--m")) m = atoll(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--n")) n = atoll(argv[++i]);
@@ -97,6 +103,7 @@ int main(int argc, char **argv) {
         else if (i + 1 < argc && !strcmp(argv[i], "--power-iters")) q = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--reps")) reps = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--csv")) csv = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--variants")) only = argv[++i];
         else {
             fprintf(stderr, "bench_rsvd: unknown option %s (see --help)\n", argv[i]);
             return 2;
@@ -165,7 +172,7 @@ int main(int argc, char **argv) {
            (long long)m, (long long)n, (long long)k, (long long)p, q, optimal);
 
     /* cuSOLVER gesvdr (FP32), with the same rank, oversampling and iterations */
-    {
+    if (bench_in_list(only, "cusolver_gesvdr")) {
         cusolverDnParams_t par;
         CHK(cusolverDnCreateParams(&par), "params");
         size_t wd = 0, wh = 0;
@@ -216,21 +223,24 @@ int main(int argc, char **argv) {
     }
 
     const variant vs[] = {
-        {"fp32_pipeline", TCNLA_GEMM_NATIVE_FP32, TCNLA_GEMM_NATIVE_FP32, TCNLA_FMT_FP32, TCNLA_ORTH_HOUSEHOLDER},
-        {"fp32_cholqr2", TCNLA_GEMM_NATIVE_FP32, TCNLA_GEMM_NATIVE_FP32, TCNLA_FMT_FP32, TCNLA_ORTH_CHOLQR2_FP64},
-        {"tf32", TCNLA_GEMM_TF32, TCNLA_GEMM_TF32, TCNLA_FMT_FP32, TCNLA_ORTH_CHOLQR2_FP64},
-        {"shgemm_fp16+tcec_fp16", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR2_FP64},
-        {"shgemm_fp16+tcec_fp16_chol1", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64},
-        {"shgemm_tf32+tcec_tf32", TCNLA_GEMM_SHGEMM_TF32, TCNLA_GEMM_TCEC_TF32, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR2_FP64},
+        {"fp32_pipeline", TCNLA_GEMM_NATIVE_FP32, TCNLA_GEMM_NATIVE_FP32, TCNLA_FMT_FP32, TCNLA_ORTH_HOUSEHOLDER, 0},
+        {"fp32_cholqr2", TCNLA_GEMM_NATIVE_FP32, TCNLA_GEMM_NATIVE_FP32, TCNLA_FMT_FP32, TCNLA_ORTH_CHOLQR2_FP64, 0},
+        {"tf32", TCNLA_GEMM_TF32, TCNLA_GEMM_TF32, TCNLA_FMT_FP32, TCNLA_ORTH_CHOLQR2_FP64, 0},
+        {"shgemm_fp16+tcec_fp16", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR2_FP64, 0},
+        {"shgemm_fp16+tcec_fp16_chol1", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0},
+        {"shgemm_fp16+tcec_fp16_chol1_fp16power", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_FP16},
+        {"fp16+tcec_fp16_chol1_fp16power", TCNLA_GEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_FP16},
+        {"shgemm_tf32+tcec_tf32", TCNLA_GEMM_SHGEMM_TF32, TCNLA_GEMM_TCEC_TF32, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR2_FP64, 0},
     };
     for (size_t v = 0; v < sizeof vs / sizeof vs[0]; v++) {
+        if (!bench_in_list(only, vs[v].name)) continue;
         /* a fresh handle per variant: the workspace only grows, and the peak
          * memory is measured per variant */
         tcnla_destroy(h);
         CHK(tcnla_create(&h, TCNLA_BACKEND_CUDA), "tcnla_create(CUDA)");
         tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
         o.rank = k, o.oversampling = p, o.power_iters = q;
-        o.proj_method = vs[v].proj, o.gemm_method = vs[v].gemm;
+        o.proj_method = vs[v].proj, o.gemm_method = vs[v].gemm, o.power_method = vs[v].power;
         o.random_format = vs[v].fmt, o.orth = vs[v].orth;
         double ts[64], steps[TCNLA_RSVD_STEPS], stepsum[TCNLA_RSVD_STEPS] = {0};
         int st = 0;

@@ -292,6 +292,10 @@ typedef struct {
                                         FP16 random matrix); any tcnla_sgemm method */
     tcnla_gemm_method_t gemm_method; /* the other products: power iterations and Q^T A
                                         (default TCNLA_GEMM_TCEC_FP16) */
+    tcnla_gemm_method_t power_method; /* the power iterations' products, if not 0 (default 0:
+                                        gemm_method). They only shape the subspace, as Omega
+                                        does: TCNLA_GEMM_FP16 (A and the basis rounded to FP16)
+                                        leaves the residual as it is (docs/api.md); not SHGEMM */
     tcnla_format_t random_format;    /* format of Omega (default FP16; SHGEMM methods need FP16) */
     tcnla_rand_dist_t random_dist;   /* default TCNLA_RAND_GAUSSIAN */
     tcnla_orth_t orth;               /* default TCNLA_ORTH_CHOLQR_FP64 (one pass: for FP32 data

@@ -30,6 +30,8 @@ static void help(void) {
         "  --proj M          GEMM of A*Omega: shgemm_fp16, shgemm_tf32, tcec_fp16, tcec_tf32,\n"
         "                    native_fp32, tf32, ... [shgemm_fp16 on a GPU, native_fp32 on the CPU]\n"
         "  --gemm M          the other products [tcec_fp16 on a GPU, native_fp32 on the CPU]\n"
+        "  --power M         the power iterations' products, if not those of --gemm (fp16:\n"
+        "                    A and the basis rounded to FP16; not SHGEMM) [as --gemm]\n"
         "  --orth O          householder, cholqr_fp32, cholqr_fp64, cholqr2_fp64 [cholqr_fp64]\n"
         "  --random-format F fp32, fp16, bf16, tf32, e4m3, e5m2 [fp16]\n"
         "  --reps N          timed runs after a warm-up, median reported [3 on a GPU, 1 on the CPU]\n"
@@ -125,14 +127,15 @@ int cmd_rsvd(int argc, char **argv) {
             o.power_iters = (int)t;
         } else if (!strcmp(a, "--reps")) {
             if (cli_int(a, v, 1, 64, &reps)) return EXIT_USAGE;
-        } else if (!strcmp(a, "--proj") || !strcmp(a, "--gemm")) {
+        } else if (!strcmp(a, "--proj") || !strcmp(a, "--gemm") || !strcmp(a, "--power")) {
             tcnla_gemm_method_t mm;
             if (tcnla_gemm_method_from_name(v, &mm) || mm == TCNLA_GEMM_DEFAULT) {
                 fprintf(stderr, "tcnla rsvd: %s: unknown method '%s'\n", a, v);
                 return EXIT_USAGE;
             }
-            if (a[2] == 'p') o.proj_method = mm, proj_set = 1;
-            else o.gemm_method = mm, gemm_set = 1;
+            if (!strcmp(a, "--proj")) o.proj_method = mm, proj_set = 1;
+            else if (!strcmp(a, "--gemm")) o.gemm_method = mm, gemm_set = 1;
+            else o.power_method = mm;
         } else if (!strcmp(a, "--orth")) {
             int t = cli_name_arg("rsvd", a, v, cli_orth_names, 4, "method");
             if (t < 0) return EXIT_USAGE;
@@ -233,6 +236,7 @@ int cmd_rsvd(int argc, char **argv) {
     if (baseline) {
         tcnla_rsvd_opts_t b = o;
         b.proj_method = b.gemm_method = TCNLA_GEMM_NATIVE_FP32;
+        b.power_method = TCNLA_GEMM_DEFAULT;
         b.random_format = TCNLA_FMT_FP32;
         b.orth = TCNLA_ORTH_HOUSEHOLDER;
         progress(tty, "plain FP32 pipeline (SGEMM, FP32 Omega, Householder QR)");
@@ -281,11 +285,13 @@ int cmd_rsvd(int argc, char **argv) {
     if (c.json) {
         printf("{\"command\":\"rsvd\",\"backend\":\"%s\",\"device\":\"%s\",\"m\":%lld,\"n\":%lld,"
                "\"rank\":%lld,\"oversampling\":%lld,\"power_iters\":%d,\"proj\":\"%s\","
-               "\"gemm\":\"%s\",\"input\":\"%s\",\"rel_residual\":%.6e,\"optimal\":%.6e,"
+               "\"gemm\":\"%s\",\"power\":\"%s\",\"input\":\"%s\",\"rel_residual\":%.6e,\"optimal\":%.6e,"
                "\"seconds\":%.6e,\"fp32_seconds\":%.6e,\"fp32_rel_residual\":%.6e,\"speedup\":%.4f}\n",
                cli_backend_name(be), dev, (long long)m, (long long)n, (long long)k,
                (long long)o.oversampling, o.power_iters, tcnla_gemm_method_name(o.proj_method),
-               tcnla_gemm_method_name(o.gemm_method), input ? input : spectrum, res, opt, t,
+               tcnla_gemm_method_name(o.gemm_method),
+               tcnla_gemm_method_name(o.power_method ? o.power_method : o.gemm_method),
+               input ? input : spectrum, res, opt, t,
                t_base, res_base, t_base > 0 ? t_base / t : -1.0);
     } else {
         printf("tcnla rsvd on %s (%s backend): %lld x %lld %s, rank %lld, oversampling %lld, "
@@ -295,9 +301,10 @@ int cmd_rsvd(int argc, char **argv) {
                                 : !strcmp(spectrum, "linear") ? "matrix, linearly decaying spectrum"
                                                               : "matrix, spectrum (i+1)^-2"),
                (long long)k, (long long)o.oversampling, o.power_iters);
-        printf("  methods: A*Omega %s, other products %s, Omega in %s\n",
-               tcnla_gemm_method_name(o.proj_method), tcnla_gemm_method_name(o.gemm_method),
-               cli_format_names[o.random_format]);
+        printf("  methods: A*Omega %s, power iterations %s, Q^T A %s, Omega in %s\n",
+               tcnla_gemm_method_name(o.proj_method),
+               tcnla_gemm_method_name(o.power_method ? o.power_method : o.gemm_method),
+               tcnla_gemm_method_name(o.gemm_method), cli_format_names[o.random_format]);
         printf("  ||A - U S V^T||_F / ||A||_F   %.4e", res);
         if (opt >= 0) printf("   (optimal rank-%lld: %.4e, ratio %.4f)", (long long)k, opt, res / opt);
         printf("\n  time (median of %lld)         %.4f s\n", (long long)reps, t);

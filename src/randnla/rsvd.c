@@ -7,7 +7,7 @@
  *   Omega = randn(n, l)                       l = k + p, rounded to random_format
  *   Y = A Omega                               proj_method (SHGEMM: FP16 Omega)
  *   Q = orth(Y)
- *   repeat q times: Z = orth(A^T Q); Q = orth(A Z)          gemm_method
+ *   repeat q times: Z = orth(A^T Q); Q = orth(A Z)          power_method (0: gemm_method)
  *   W = A^T Q  (n x l, = B^T)                 gemm_method
  *   W = Qw Rw                                 orth, with R
  *   Rw^T = Ur S Vr^T                          l x l, FP64 (CPU: dgesdd; GPU: cuSOLVER gesvdj)
@@ -50,6 +50,7 @@ tcnla_rsvd_opts_t tcnla_rsvd_opts_default(void) {
     o.power_iters = 2;
     o.proj_method = TCNLA_GEMM_SHGEMM_FP16;
     o.gemm_method = TCNLA_GEMM_TCEC_FP16;
+    o.power_method = TCNLA_GEMM_DEFAULT; /* gemm_method */
     o.random_format = TCNLA_FMT_FP16;
     o.random_dist = TCNLA_RAND_GAUSSIAN;
     o.orth = TCNLA_ORTH_CHOLQR_FP64; /* kappa(Y)^2 u64 << 1 for FP32 data; breakdowns retry */
@@ -121,6 +122,9 @@ static int check_opts(const tcnla_rsvd_opts_t *o, int64_t m, int64_t n) {
         return -2;
     if (is_shgemm(o->proj_method) && o->random_format != TCNLA_FMT_FP16) return -2;
     if (is_shgemm(o->gemm_method)) return -2; /* the other products have no FP16 operand */
+    if ((int)o->power_method < 0 || (int)o->power_method >= (int)TCNLA_GEMM_METHOD_COUNT ||
+        is_shgemm(o->power_method))
+        return -2;
     if ((int)o->random_format < 0 || (int)o->random_format > (int)TCNLA_FMT_E5M2) return -2;
     if ((int)o->random_dist < 0 || (int)o->random_dist > (int)TCNLA_RAND_SPARSE_SQRT) return -2;
     if ((int)o->orth < 0 || (int)o->orth > (int)TCNLA_ORTH_CHOLQR2_FP64) return -2;
@@ -156,9 +160,10 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
         if ((st = (x)) != TCNLA_SUCCESS) goto out;                                             \
     } while (0)
     tn_bounded_begin(h); /* device memory: A plus O((m + n) l) */
+    const tcnla_gemm_method_t pm = o->power_method ? o->power_method : o->gemm_method;
     {   /* A is read by every product below: checked once */
-        const tcnla_gemm_method_t ms[2] = {o->proj_method, o->gemm_method};
-        TRY(tn_trust(h, A, lda, m, n, ms, 2));
+        const tcnla_gemm_method_t ms[3] = {o->proj_method, o->gemm_method, pm};
+        TRY(tn_trust(h, A, lda, m, n, ms, 3));
     }
     TRY(tn_scratch_malloc(h, &Om, (size_t)n * (size_t)l * (sh ? 2 : 4)));
     TRY(tn_scratch_malloc(h, (void **)&Y, sizeof(float) * (size_t)m * (size_t)l));
@@ -188,9 +193,9 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, Y, m, NULL, 0, NULL));
     TRY(mark(h, &tm, TCNLA_RSVD_STEP_ORTH));
     for (int it = 0; it < o->power_iters; it++) {
-        TRY(tcnla_sgemm(h, o->gemm_method, T, N, n, l, m, 1.0f, A, lda, Y, m, 0.0f, W, n));
+        TRY(tcnla_sgemm(h, pm, T, N, n, l, m, 1.0f, A, lda, Y, m, 0.0f, W, n));
         TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, n, l, W, n, NULL, 0, NULL));
-        TRY(tcnla_sgemm(h, o->gemm_method, N, N, m, l, n, 1.0f, A, lda, W, n, 0.0f, Y, m));
+        TRY(tcnla_sgemm(h, pm, N, N, m, l, n, 1.0f, A, lda, W, n, 0.0f, Y, m));
         TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, Y, m, NULL, 0, NULL));
     }
     TRY(mark(h, &tm, TCNLA_RSVD_STEP_POWER));
