@@ -295,7 +295,9 @@ typedef struct {
     tcnla_gemm_method_t power_method; /* the power iterations' products, if not 0 (default 0:
                                         gemm_method). They only shape the subspace, as Omega
                                         does: TCNLA_GEMM_FP16 (A and the basis rounded to FP16)
-                                        leaves the residual as it is (docs/api.md); not SHGEMM */
+                                        adds about u16 sqrt(l / n) ||A||_F to the residual
+                                        (docs/api.md); on Hopper without a copy of A, elsewhere
+                                        with an FP16 copy (m n / 2 floats); not SHGEMM */
     tcnla_format_t random_format;    /* format of Omega (default FP16; SHGEMM methods need FP16) */
     tcnla_rand_dist_t random_dist;   /* default TCNLA_RAND_GAUSSIAN */
     tcnla_orth_t orth;               /* default TCNLA_ORTH_CHOLQR_FP64 (one pass: for FP32 data

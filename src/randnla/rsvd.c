@@ -10,7 +10,7 @@
  *   repeat q times: Z = orth(A^T Q); Q = orth(A Z)          power_method (0: gemm_method)
  *   W = A^T Q  (n x l, = B^T)                 gemm_method
  *   W = Qw Rw                                 orth, with R
- *   Rw^T = Ur S Vr^T                          l x l, FP64 (CPU: dgesdd; GPU: cuSOLVER gesvdj)
+ *   Rw^T = Ur S Vr^T                          l x l, FP64 (CPU: dgesdd; GPU: small_svd_cuda.c)
  *   U = Q Ur(:, 1:k),  VT = Vr(:, 1:k)^T Qw^T
  * since B = Q^T A = Rw^T Qw^T = Ur S (Qw Vr)^T. */
 #include "core/internal.h"
