@@ -576,7 +576,11 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     /* one workspace for the checks and for whichever method ends up running */
     size_t phase1 = al(64) + al(tn_cu_check_scratch(TN_MAX(m, n))) +
                     (convert_b ? al(2 * (size_t)ldb16 * (size_t)s.bcols) : 0);
-    const int f16k = f16_sm90(c, tb, m, n, k, A, lda, have_b16);
+    /* (asked only where FP16 may run: it reads the environment and the
+     * kernels' attributes) */
+    const int f16k =
+        (method == TCNLA_GEMM_FP16 || (mi->fp16_range && mi->fallback == TCNLA_GEMM_FP16)) &&
+        f16_sm90(c, tb, m, n, k, A, lda, have_b16);
     size_t phase2 = ws_compute(method, &s, m, n, k, A, lda, B, have_b16, ldb, c->sm_count, f16k);
     if (mi->tensor_core) {
         size_t w = ws_compute(TCNLA_GEMM_NATIVE_FP32, &s, m, n, k, A, lda, B, have_b16, ldb,

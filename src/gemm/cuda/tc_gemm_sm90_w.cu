@@ -91,15 +91,17 @@ static __device__ __forceinline__ void w_read8(const unsigned char *st, int kmaj
     }
 }
 
-/* Output tile of block pid: groups of 8 row tiles (64 rows each) run
- * through all their column tiles, so that the n / 256 blocks that read
- * the same rows of A run close together (A from L2 the second time). */
-static __device__ __forceinline__ void w_tile_of(int pid, int M, int N, int *m0, int *n0) {
-    const int tiles_m = (M + W_BM - 1) / W_BM, tiles_n = (N + W_BN - 1) / W_BN;
+/* Output tile of block pid (tiles of 64 rows x bn columns): groups of 8
+ * row tiles run through all their column tiles, so that the n / bn blocks
+ * that read the same rows of A run close together (A from L2 the second
+ * time). */
+static __device__ __forceinline__ void w_tile_of(int pid, int M, int N, int bn, int *m0,
+                                                 int *n0) {
+    const int tiles_m = (M + W_BM - 1) / W_BM, tiles_n = (N + bn - 1) / bn;
     const int width = 8 * tiles_n, group = pid / width;
     const int first_m = group * 8, gsz = min(tiles_m - first_m, 8);
     *m0 = (first_m + (pid % width) % gsz) * W_BM;
-    *n0 = ((pid % width) / gsz) * W_BN;
+    *n0 = ((pid % width) / gsz) * bn;
 }
 #endif
 
@@ -162,7 +164,7 @@ static __device__ __forceinline__ void w_body(const int MODE, const int NSW,
     const int tid = threadIdx.x, wg = tid >> 7;
 
     int m0, n0;
-    w_tile_of(blockIdx.x, M, N, &m0, &n0);
+    w_tile_of(blockIdx.x, M, N, W_BN, &m0, &n0);
     const int KT = (K + W_BK - 1) / W_BK;
 
     const uint32_t raw_s = s9_smem_u32(w_smem_raw);
@@ -380,11 +382,8 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
     const int NRAW = H_NRAW, NCONV = H_NCONV, NB = h_nb(NC), BST = h_bstage(NC), TN = 2 * NC;
     if (!s9_dsmem_ok(h_smem(NC))) return;
     const int tid = threadIdx.x, wg = tid >> 7;
-    /* output tile: groups of 8 row tiles through all their column tiles */
-    const int tiles_m = (M + W_BM - 1) / W_BM, tiles_n = (N + TN - 1) / TN;
-    const int pid = blockIdx.x, width = 8 * tiles_n, group = pid / width;
-    const int first_m = group * 8, gsz = min(tiles_m - first_m, 8);
-    const int m0 = (first_m + (pid % width) % gsz) * W_BM, n0 = ((pid % width) / gsz) * TN;
+    int m0, n0;
+    w_tile_of(blockIdx.x, M, N, TN, &m0, &n0);
     const int KT = (K + W_BK - 1) / W_BK;
 
     const uint32_t raw_s = s9_smem_u32(h_smem_raw);
