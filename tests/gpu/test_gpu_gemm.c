@@ -810,6 +810,123 @@ TEST(gpu_trusted_operand_same_decisions) {
     tcnla_destroy(g);
 }
 
+/* tn_cu_trust_check (tn_trust's one pass: element-wise flags, and the
+ * per-vector check on rows and columns for every FP16 kind) against the
+ * element-wise test computed here in FP64 and the per-product check
+ * tn_cu_check_f32 run on both layouts. Data: uniform(-1, 1) with a fifth
+ * of the elements times 1e-6 (below FP16's normal range, as in RSVD's test
+ * matrix), one row and one column wholly times 1e-6 (those vectors fail
+ * the F16 kind), and per trial a value FP16 cannot hold, a NaN, or nothing
+ * more; and the row and column alone (the kernel's fast path for warps
+ * whose elements all lie in FP16's normal range); shapes with rows not a multiple of 4, odd leading dimensions
+ * (one element at a time), several row strips and column chunks. */
+static int f16_elem_fails(float x, int kind, int tol) {
+    if (!isfinite(x)) return 1;
+    const double ax = fabs((double)x);
+    if (ax != 0.0 && ax < 0x1p-100) return 1;
+    const float h = tcnla_f16_to_f32(tcnla_f32_to_f16(x, TCNLA_ROUND_RN));
+    if (!isfinite(h)) return 1;
+    double e;
+    if (kind == TN_RCHK_F16) {
+        e = fabs((double)h - (double)x);
+    } else {
+        const float d = x - h; /* exact */
+        const double l = kind == TN_RCHK_HALFHALF
+                             ? ldexp(tcnla_f16_to_f32(tcnla_f32_to_f16(d * 2048.0f, TCNLA_ROUND_RN)), -11)
+                             : tcnla_f16_to_f32(tcnla_f32_to_f16(d, TCNLA_ROUND_RN));
+        e = fabs(l - (double)d);
+    }
+    return !(e <= ldexp(ax, -tol));
+}
+
+TEST(gpu_trust_check_one_pass_same_flags) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    const tcnla_gemm_method_t ms[3] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_FP16,
+                                       TCNLA_GEMM_MARKIDIS_FP16};
+    tn_elem_kinds_t kk;
+    memset(&kk, 0, sizeof kk);
+    int tol[4] = {0, 0, 0, 0};
+    for (int j = 0; j < 3; j++) {
+        const tn_method_info *mi = tn_method(ms[j]);
+        kk.kind[j] = mi->uses_split ? (int)mi->split : TN_RCHK_F16;
+        tol[j] = mi->tol_bits, kk.scale[j] = ldexp(1.0, -tol[j]);
+        kk.fast[j] = tn_rchk_fast(kk.kind[j], tol[j]);
+    }
+    kk.n = 3;
+    const int64_t shapes[4][4] = {/* rows, cols, ld, offset (elements) */
+                                  {2053, 301, 2056, 0},
+                                  {1500, 700, 1501, 1},
+                                  {64, 3000, 64, 0},
+                                  {3000, 40, 3001, 3}};
+    struct tn_cuda_ctx *c = g->cuda;
+    for (int sh = 0; sh < 4; sh++) {
+        const int64_t rows = shapes[sh][0], cols = shapes[sh][1], ld = shapes[sh][2],
+                      off = shapes[sh][3], len = off + ld * cols;
+        float *X = malloc(sizeof(float) * (size_t)len), *dX = NULL;
+        void *scr = NULL;
+        int *dfl = NULL, hf[64], ho[64];
+        const size_t sb = tn_cu_trust_check_scratch(rows, cols) + tn_cu_check_scratch(rows + cols);
+        CHECK(tcnla_malloc(g, (void **)&dX, sizeof(float) * (size_t)len) == 0);
+        CHECK(tcnla_malloc(g, &scr, sb) == 0);
+        CHECK(tcnla_malloc(g, (void **)&dfl, 2 * 64 * sizeof(int)) == 0);
+        for (int trial = 0; trial < 4; trial++) {
+            gt_uniform(90 + sh, -1.0f, 1.0f, len, X);
+            if (trial < 3) /* (trial 3: only the small row and column) */
+                for (int64_t i = 0; i < len; i += 5) X[i] *= 1e-6f;
+            for (int64_t j = 0; j < cols; j++) X[off + 7 + j * ld] *= 1e-6f;  /* row 7 */
+            for (int64_t i = 0; i < rows; i++) X[off + i + 3 * ld] *= 1e-6f;  /* column 3 */
+            if (trial == 1) X[off + rows - 1 + (cols - 1) * ld] = 7e4f;
+            if (trial == 2) X[off + rows / 2 + (cols / 2) * ld] = NAN;
+            /* the element-wise flags, here */
+            int ew[4] = {0, 0, 0, 0};
+            for (int64_t j = 0; j < cols; j++)
+                for (int64_t i = 0; i < rows; i++) {
+                    const float x = X[off + i + j * ld];
+                    if (!isfinite(x)) ew[0] = 1;
+                    for (int q = 0; q < 3; q++)
+                        if (isfinite(x) && f16_elem_fails(x, kk.kind[q], tol[q])) ew[1 + q] = 1;
+                }
+            tcnla_memcpy(g, dX, X, sizeof(float) * (size_t)len, TCNLA_MEMCPY_HOST_TO_HANDLE);
+            CHECK(cudaMemsetAsync(dfl, 0, 2 * 64 * sizeof(int), c->stream) == cudaSuccess);
+            CHECK(tn_cu_trust_check(dX + off, ld, rows, cols, &kk, tol, dfl, scr, c->sm_count,
+                                    c->stream) == 0);
+            for (int q = 0; q < 3; q++)
+                for (int lay = 0; lay < 2; lay++)
+                    CHECK(tn_cu_check_f32(dX + off, ld, rows, cols, lay, kk.kind[q], tol[q],
+                                          dfl + 64 + 8 + 6 * q + 3 * lay,
+                                          (char *)scr + tn_cu_trust_check_scratch(rows, cols),
+                                          c->stream) == 0);
+            CHECK(cudaMemcpyAsync(hf, dfl, 64 * sizeof(int), cudaMemcpyDeviceToHost, c->stream) ==
+                  cudaSuccess);
+            CHECK(cudaMemcpyAsync(ho, dfl + 64, 64 * sizeof(int), cudaMemcpyDeviceToHost,
+                                  c->stream) == cudaSuccess);
+            CHECK(cudaStreamSynchronize(c->stream) == cudaSuccess);
+            int same = 1;
+            for (int q = 0; q < 4; q++) same &= hf[q] == ew[q];
+            for (int q = 0; q < 3; q++)
+                for (int e = 1; e < 6; e++)
+                    if (e != 3) same &= hf[8 + 6 * q + e] == ho[8 + 6 * q + e];
+            CHECK(same);
+            /* what the data makes of it: every kind fails element-wise (F16
+             * at least, in trial 3); the small row fails F16's row check,
+             * the small column its column check; the large value fails
+             * every vector of the F16 kinds */
+            CHECK(hf[2] && (trial == 3 || (hf[1] && hf[3])));
+            if (trial == 0 || trial == 3) CHECK(hf[8 + 6 * 1 + 2] && hf[8 + 6 * 1 + 5] && !hf[0]);
+            if (trial == 2) CHECK(hf[0] && hf[8 + 1] && hf[8 + 4]);
+            printf("    %lld x %lld (ld %lld) trial %d: flags %d %d %d %d, rows/cols per kind"
+                   " %d%d/%d%d %d%d/%d%d %d%d/%d%d %s\n",
+                   (long long)rows, (long long)cols, (long long)ld, trial, hf[0], hf[1], hf[2],
+                   hf[3], hf[9], hf[10], hf[12], hf[13], hf[15], hf[16], hf[18], hf[19], hf[21],
+                   hf[22], hf[24], hf[25], same ? "same" : "DIFFER");
+        }
+        tcnla_free(g, dX), tcnla_free(g, scr), tcnla_free(g, dfl);
+        free(X);
+    }
+    tcnla_destroy(g);
+}
+
 /* tn_shgemm_trusting (RP-HOSVD's mode-1 projection, A's element-wise check
  * folded into Hopper's n64 kernel) against tn_trust followed by
  * tcnla_shgemm: the same product bit for bit where it is taken, and the

@@ -160,6 +160,8 @@ static int copy2d(void *dst, int64_t ldd, const void *src, int64_t lds, int64_t 
  *    matrix: mask_rows, mask_cols. A product whose vectors are whole rows,
  *    or unions of whole columns (a column is the largest |x| of any union
  *    of columns at most, and its error at least), passes its check too.
+ * Both in one pass over A (tn_cu_trust_check), for the FP16 kinds, which
+ * are all the range-checked methods have.
  * tn_cuda_gemm then skips that operand's check and decides exactly as it
  * would have. The record holds until tn_cuda_untrust; the driver must not
  * write the operand meanwhile. */
@@ -184,6 +186,7 @@ static int trust_kinds(const tcnla_gemm_method_t *meths, int nm, tn_elem_kinds_t
         any = 1;
         if (!mi->fp16_range) continue;
         const int kind = rchk_of(mi);
+        if (!tn_rchk_is_f16_kind(kind)) continue; /* (none so far) untrusted */
         const double sc = 1.0 / (double)((int64_t)1 << mi->tol_bits);
         int j = 0;
         while (j < kk->n && !(kk->kind[j] == kind && kk->scale[j] == sc)) j++;
@@ -232,45 +235,32 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
     tn_elem_kinds_t kk;
     int idx[TCNLA_GEMM_METHOD_COUNT], tolb[4] = {0, 0, 0, 0};
     if (!trust_kinds(meths, nm, &kk, idx, tolb)) return TCNLA_SUCCESS;
-    const size_t scr = tn_cu_check_scratch(TN_MAX(rows, cols));
-    char *w = tn_cuda_workspace(c, al(64 * sizeof(int)) + al(scr));
+    char *w =
+        tn_cuda_workspace(c, al(64 * sizeof(int)) + al(tn_cu_trust_check_scratch(rows, cols)));
     if (!w) return TCNLA_ERR_ALLOC;
     int *dflags = (int *)w;
     void *scratch = w + al(64 * sizeof(int));
     cudaStream_t stream = c->stream;
     int *hf = (int *)c->pinned;
+    /* element-wise and per-vector (rows, columns) flags, one pass over A */
     if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64 * sizeof(int), stream))) ||
-        (st = cu_st(tn_cu_check_elementwise(A, ld, rows, cols, &kk, dflags, stream))) ||
-        (st = cu_st((int)cudaMemcpyAsync(hf, dflags, 5 * sizeof(int), cudaMemcpyDeviceToHost,
+        (st = cu_st(tn_cu_trust_check(A, ld, rows, cols, &kk, tolb, dflags, scratch,
+                                      c->sm_count, stream))) ||
+        (st = cu_st((int)cudaMemcpyAsync(hf, dflags, 40 * sizeof(int), cudaMemcpyDeviceToHost,
                                          stream))) ||
         (st = cu_st((int)cudaStreamSynchronize(stream))))
         return st;
     if (hf[0]) return TCNLA_SUCCESS; /* NaN / Inf: every product checks */
-    unsigned need; /* kinds failing element by element */
+    unsigned need; /* kinds failing element by element: their per-vector flags */
     const unsigned mask = trust_mask(meths, nm, idx, hf, &need);
     unsigned mrows = 0, mcols = 0;
-    if (need) { /* the per-vector check on both layouts, each kind in flags[8 + 6 j ..] */
-        int *fl = dflags + 8;
-        for (int j = 0; j < kk.n && !st; j++) {
-            if (!(need & (1u << j))) continue;
-            st = cu_st(tn_cu_check_f32(A, ld, rows, cols, 0, kk.kind[j], tolb[j], fl + 6 * j,
-                                       scratch, stream));
-            if (!st)
-                st = cu_st(tn_cu_check_f32(A, ld, rows, cols, 1, kk.kind[j], tolb[j],
-                                           fl + 6 * j + 3, scratch, stream));
-        }
-        if (st || (st = cu_st((int)cudaMemcpyAsync(hf, dflags, 40 * sizeof(int),
-                                                   cudaMemcpyDeviceToHost, stream))) ||
-            (st = cu_st((int)cudaStreamSynchronize(stream))))
-            return st;
-        for (int m = 1; m < TCNLA_GEMM_METHOD_COUNT; m++) {
-            const int j = idx[m];
-            if (j < 0 || !(need & (1u << j)) || !trust_methods(meths, nm, (tcnla_gemm_method_t)m))
-                continue;
-            const int *f = hf + 8 + 6 * j;
-            if (!f[1] && !f[2]) mrows |= 1u << m;
-            if (!f[4] && !f[5]) mcols |= 1u << m;
-        }
+    for (int m = 1; m < TCNLA_GEMM_METHOD_COUNT; m++) {
+        const int j = idx[m];
+        if (j < 0 || !(need & (1u << j)) || !trust_methods(meths, nm, (tcnla_gemm_method_t)m))
+            continue;
+        const int *f = hf + 8 + 6 * j;
+        if (!f[1] && !f[2]) mrows |= 1u << m;
+        if (!f[4] && !f[5]) mcols |= 1u << m;
     }
     trust_record(c, A, ld, rows, cols, mask, mrows, mcols);
     return TCNLA_SUCCESS;

@@ -114,23 +114,24 @@ static __device__ __forceinline__ void tn_atomic_max_f64_nonneg(double *addr, do
  * nonzero |x| below that fails (only less is trusted). Other kinds take
  * the FP64 form of tn_represented. Conversions, not memory, set the speed,
  * so elements in FP16's normal range skip them where that decides. */
-/* One FP16 kind (MARKIDIS, HALFHALF, F16) of tn_elem_bad for a finite x
- * (ax = |x|; tiny: 0 < ax < 2^-100): 1 when x fails, in FP32. */
+/* |represented(x) - x| of one FP16 kind (MARKIDIS, HALFHALF, F16) for a
+ * finite x, exact in FP32 (above); +Inf when fp16(x) overflows. */
+static __device__ __forceinline__ float tn_f16_err(float x, int kind) {
+    const float h = tn_f16rn(x);
+    if (!isfinite(h)) return __int_as_float(0x7f800000);
+    if (kind == TN_RCHK_F16) return fabsf(__fsub_rn(h, x));
+    const float d = __fsub_rn(x, h);
+    return kind == TN_RCHK_HALFHALF
+               ? fabsf(__fsub_rn(__fmul_rn(tn_f16rn(__fmul_rn(d, TN_SPLIT_SCALE)),
+                                           TN_SPLIT_INV_SCALE),
+                                 d))
+               : fabsf(__fsub_rn(tn_f16rn(d), d));
+}
+/* One FP16 kind of tn_elem_bad for a finite x (ax = |x|; tiny: 0 < ax <
+ * 2^-100): 1 when x fails, in FP32. */
 static __device__ __forceinline__ int tn_elem_fails_f16(float x, float ax, int tiny, int kind,
                                                         float scale) {
-    const float h = tn_f16rn(x);
-    float e;
-    if (kind == TN_RCHK_F16) {
-        e = fabsf(__fsub_rn(h, x));
-    } else {
-        const float d = __fsub_rn(x, h);
-        e = kind == TN_RCHK_HALFHALF
-                ? fabsf(__fsub_rn(__fmul_rn(tn_f16rn(__fmul_rn(d, TN_SPLIT_SCALE)),
-                                            TN_SPLIT_INV_SCALE),
-                                  d))
-                : fabsf(__fsub_rn(tn_f16rn(d), d));
-    }
-    return !isfinite(h) || tiny || !(e <= __fmul_rn(ax, scale));
+    return tiny || !(tn_f16_err(x, kind) <= __fmul_rn(ax, scale));
 }
 static __device__ __forceinline__ int tn_rchk_is_f16(int kind) {
     return kind == TN_RCHK_MARKIDIS || kind == TN_RCHK_HALFHALF || kind == TN_RCHK_F16;
@@ -160,9 +161,6 @@ static __device__ __forceinline__ unsigned tn_elem_bad_k(float x, const tn_elem_
         }
     }
     return b;
-}
-static __device__ __forceinline__ unsigned tn_elem_bad(float x, const tn_elem_kinds_t &kk) {
-    return tn_elem_bad_k(x, kk, 0, 0u);
 }
 static __device__ __forceinline__ unsigned tn_elem_bad_f16(float x, const tn_elem_kinds_t &kk) {
     return tn_elem_bad_k(x, kk, 1, 0u);

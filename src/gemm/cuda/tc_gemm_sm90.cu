@@ -309,7 +309,7 @@ static __device__ __forceinline__ void s9_copy_f16_tile(const unsigned char *st,
 /* ---------------------------------------------------------- the body */
 extern __shared__ unsigned char s9_smem_raw[];
 
-/* The element-wise check of a trusted operand (tn_cu_check_elementwise's
+/* The element-wise check of a trusted operand (tn_cu_trust_check's first
  * flags, every kind fast) folded into SHGEMM_FP16's n64 kernel: the split
  * warpgroup, which only copies B there, reads each FP32 A stage too (16 KB:
  * 8 x 16 bytes per thread, in any order) and keeps the running maximum of

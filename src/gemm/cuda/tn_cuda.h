@@ -188,6 +188,10 @@ enum {
  * of `kind` at tol_bits without computing its error (tn_f16_normal_or_zero
  * in split.cuh): halfhalf represents such x within 2^-22 |x| (lo normal) or
  * 2^-36 <= 2^-22 |x| (lo subnormal), a single FP16 within 2^-11 |x|. */
+/* An FP16 kind (MARKIDIS, HALFHALF, F16): its errors are exact in FP32. */
+static inline int tn_rchk_is_f16_kind(int kind) {
+    return kind == TN_RCHK_MARKIDIS || kind == TN_RCHK_HALFHALF || kind == TN_RCHK_F16;
+}
 static inline int tn_rchk_fast(int kind, int tol_bits) {
     return (kind == TN_RCHK_HALFHALF && tol_bits <= 21) || (kind == TN_RCHK_F16 && tol_bits <= 10);
 }
@@ -216,11 +220,12 @@ int tn_cu_check_f32_batched(const float *X, int64_t ld, int64_t stride, int64_t 
 int tn_cu_check_f16_batched(const uint16_t *X, int64_t ld, int64_t stride, int64_t rows,
                             int64_t cols, int64_t batch, int *flags, cudaStream_t stream);
 
-/* Element-wise check of a rows x cols FP32 matrix (ld): flags[0] |= 1 when
- * an element is NaN or Inf; flags[1 + i] |= 1 when some element x fails
- * |represented_i(x) - x| <= scale[i] |x| (scale = 2^-tol_bits) under kind[i]
- * (TN_RCHK_*, i < n <= 4). Passing it means passing tn_cu_check_f32's range
- * check for every vector of every layout of those elements. */
+/* Kinds of the element-wise check of a trusted operand (tn_cu_trust_check;
+ * folded into Hopper's n64 kernel, tn_sm90.h): an element x fails kind i
+ * when |represented_i(x) - x| > scale[i] |x| (scale = 2^-tol_bits) under
+ * kind[i] (TN_RCHK_*, i < n <= 4). Passing it means passing
+ * tn_cu_check_f32's range check for every vector of every layout of those
+ * elements. */
 typedef struct {
     int n;
     int kind[4];
@@ -228,8 +233,16 @@ typedef struct {
     int fast[4]; /* 1: FP16's normal range passes unseen (util.cu: HALFHALF with
                     tol <= 21, F16 with tol <= 10) */
 } tn_elem_kinds_t;
-int tn_cu_check_elementwise(const float *X, int64_t ld, int64_t rows, int64_t cols,
-                            const tn_elem_kinds_t *kk, int *flags, cudaStream_t stream);
+/* Both checks in one pass, for FP16 kinds only (MARKIDIS, HALFHALF, F16;
+ * else cudaErrorInvalidValue): flags[0] |= 1 when an element is NaN or
+ * Inf, flags[1 + i] |= 1 when some element fails kind i; and for every kind
+ * i (tol_bits[i]) the flags of tn_cu_check_f32 on the rows at
+ * flags[8 + 6 i + 1 .. 2], on the columns at flags[8 + 6 i + 4 .. 5].
+ * scratch: tn_cu_trust_check_scratch(rows, cols) bytes of device memory. */
+size_t tn_cu_trust_check_scratch(int64_t rows, int64_t cols);
+int tn_cu_trust_check(const float *X, int64_t ld, int64_t rows, int64_t cols,
+                      const tn_elem_kinds_t *kk, const int *tol_bits, int *flags, void *scratch,
+                      int sm_count, cudaStream_t stream);
 
 /* The Tensor Core GEMM kernels (sm_80+): C = alpha * op(A) op(B) + beta * C.
  * A is FP32; B is FP32 (TCEC, MARKIDIS) or FP16 bits (SHGEMM). A and B

@@ -24,9 +24,9 @@ size_t tn_cu_sm90_smem(int mode);
 /* C = alpha * op(A) op(B) + beta * C, as tn_cu_tc_gemm (same operands,
  * alignment, split-K slices and P), on the sm_90a kernels. Returns
  * cudaErrorNotSupported (and queues nothing) when they cannot run.
- * aflags (device memory) non-NULL: the product also does
- * tn_cu_check_elementwise's check of every element of A under kk (every
- * kind fast), into the same flags; only SHGEMM_FP16's n64 kernel folds it
+ * aflags (device memory) non-NULL: the product also does the element-wise
+ * check of tn_cu_trust_check (its flags[0 .. n]) of every element of A
+ * under kk (every kind fast); only SHGEMM_FP16's n64 kernel folds it
  * (N <= 64), anything else is cudaErrorNotSupported. */
 int tn_cu_tc_gemm_sm90(int mode, int transa, int transb, int64_t m, int64_t n, int64_t k,
                        float alpha, const float *A, int64_t lda, const void *B, int64_t ldb,

@@ -594,92 +594,238 @@ extern "C" int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int6
     return tn_cu_check_f16_batched(X, ld, 0, rows, cols, 1, flags, stream);
 }
 
-/* ------------------------------------ element-wise check (trusted operand) */
-/* tn_elem_bad (split.cuh): bit 0 NaN / Inf, bit 1 + i kind i fails. */
-/* Measured on an H200 (session 8, Nsight Compute; this kernel is 100 KB of
- * code, with elem_bad inlined at 16 elements): RSVD's 16384^2 A 0.30 ms
- * (fast kinds) / 1.18 ms (others), RP-HOSVD's 768^3 tensor 0.49 / 0.92 ms.
- * Tried and dropped: elem_bad out of line behind an inline test of FP16's
- * normal range (HOSVD 0.43 / 0.43, RSVD 0.54 / 1.26); only the FP64 kinds
- * out of line, kinds from shared memory (35 KB of code: 0.30 / 1.10 and
- * 0.50 / 0.88). Session 13 (allfast, elem_bad4 below): RP-HOSVD's 1024^3
- * tensor 1.70 -> 1.03 ms on an H200 (4.2 TB/s). */
-/* allfast (every kind fast): an element in FP16's normal range or zero
- * passes every kind (tn_elem_bad returns 0 for it), so four of them are tested
- * at once with tn_f16_normal_or_zero and only the others go through
- * tn_elem_bad, out of line. Same flags. */
-static __device__ __forceinline__ unsigned elem_bad4_all(float4 v, const tn_elem_kinds_t &kk) {
-    return tn_elem_bad(v.x, kk) | tn_elem_bad(v.y, kk) | tn_elem_bad(v.z, kk) | tn_elem_bad(v.w, kk);
-}
-static __device__ __noinline__ unsigned elem_bad4_slow(float4 v, tn_elem_kinds_t kk) {
-    return elem_bad4_all(v, kk);
-}
-/* f16only (every kind an FP16 one, as for the FP16 Tensor Core methods):
- * the others in line, in FP32 (tn_elem_bad_f16, few registers). Not rare
- * for them: RSVD's 16384^2 test matrix has a fifth of its elements below
- * 2^-14; in line, and with the kinds that already failed in this thread
- * skipped (the flags are an OR), instead of the call out of line that
- * evaluated every kind of every such element: 1.55 ms (H200, session 18). */
-static __device__ __forceinline__ unsigned elem_bad4(float4 v, const tn_elem_kinds_t &kk,
-                                                     int allfast, int f16only, unsigned done) {
-    if (!allfast) return elem_bad4_all(v, kk);
-    if (tn_f16_normal_or_zero(fabsf(v.x)) && tn_f16_normal_or_zero(fabsf(v.y)) &&
-        tn_f16_normal_or_zero(fabsf(v.z)) && tn_f16_normal_or_zero(fabsf(v.w)))
-        return 0;
-    if (f16only) /* (done: kinds this thread has seen fail are not evaluated again) */
-        return tn_elem_bad_k(v.x, kk, 1, done) | tn_elem_bad_k(v.y, kk, 1, done) |
-               tn_elem_bad_k(v.z, kk, 1, done) | tn_elem_bad_k(v.w, kk, 1, done);
-    return elem_bad4_slow(v, kk); /* rare where allfast */
+/* ------------------------- the whole check of a trusted operand, one pass */
+/* tn_cuda_trust's check for FP16 kinds only (tn_rchk_is_f16), in one read
+ * of X: the element-wise flags (flags[0 .. n]) and, for every
+ * kind, the per-vector check of tn_cu_check_f32 on the rows and on the
+ * columns. A vector fails kind j when some element's error exceeds 2^-tol
+ * times the vector's largest |x|; an element that passes the element-wise
+ * test (error <= 2^-tol |x|) cannot be that element, so only the errors of
+ * elements failing it are kept (exact in FP32, tn_f16_err: their FP32 bits,
+ * non-negative, order as unsigned). Per vector, in scratch: the largest
+ * magnitude bits (NaN > Inf > finite), then per kind the largest kept
+ * error; rows first, then columns.
+ * A block covers TN_TR_ROWS rows (a warp 128 of them, a lane 4 consecutive
+ * ones, one 16-byte load per column) and a range of columns: row maxima
+ * stay in the lanes' registers until the end, column maxima are reduced in
+ * the warp (redux), then over the warps in shared memory, TN_TR_CCH columns
+ * at a time. It replaced an element-wise pass (sessions 8-18; 0.30 ms on
+ * RSVD's 16384^2 A with every element in FP16's normal range, 1.16 ms on
+ * the test matrix, where a fifth of them lie below it) followed, where a
+ * kind failed there, by a row and a column pass of tn_cu_check_f32 per
+ * such kind (0.44-0.51 ms each, H200). */
+#define TN_TR_ROWS 1024 /* 8 warps x 128 */
+#define TN_TR_CCH 256
+
+typedef struct {
+    int n;
+    int kind[4];
+    float scale[4]; /* 2^-tol_bits */
+    int tol[4];
+    int fast[4];
+    int allfast; /* every kind fast (tn_rchk_fast) */
+} tr_kinds_t;
+
+/* Two elements (the lane's rows e, e + 1): into the lane's row maxima
+ * (rmx, rme[j]) and column maxima (cmx, cme[j]), and the element-wise bits.
+ * Branch-free: with a fifth of the elements below FP16's normal range, some
+ * lane of every warp takes the errors at every element anyway (a branch per
+ * element that skipped the normal ones ran at 0.95 ms for RSVD's A); the
+ * conversions go two at a time (cvt.rn.f16x2). The errors are those of
+ * tn_f16_err, exact, except where fp16(x) overflows or x is NaN: then
+ * they are Inf or NaN here, which fail every kind's element-wise test and,
+ * as error maxima, every vector's test as tn_f16_err's +Inf does. */
+static __device__ __forceinline__ void tr_pair(float x0, float x1, const tr_kinds_t &kk,
+                                               uint32_t *rmx, uint32_t (*rme)[4], int e,
+                                               uint32_t &cmx, uint32_t *cme, unsigned &bad) {
+    const uint32_t u0 = __float_as_uint(x0) & 0x7fffffffu, u1 = __float_as_uint(x1) & 0x7fffffffu;
+    rmx[e] = max(rmx[e], u0), rmx[e + 1] = max(rmx[e + 1], u1);
+    cmx = max(cmx, max(u0, u1));
+    bad |= (unsigned)(max(u0, u1) >= 0x7f800000u);
+    const float a0 = __uint_as_float(u0), a1 = __uint_as_float(u1);
+    /* 0 < |x| < 2^-100: fails (2^-tol |x| may round) */
+    const int t0 = u0 - 1u < 0x0d7fffffu, t1 = u1 - 1u < 0x0d7fffffu;
+    const uint32_t h = tn_f2_to_h2(x0, x1);
+    const float d0 = __fsub_rn(x0, tn_h2_lo(h)), d1 = __fsub_rn(x1, tn_h2_hi(h));
+#pragma unroll
+    for (int j = 0; j < 4; j++) {
+        if (j >= kk.n) break;
+        float e0 = fabsf(d0), e1 = fabsf(d1); /* F16 */
+        if (kk.kind[j] != TN_RCHK_F16) { /* HALFHALF (lo scaled by 2^11) or MARKIDIS */
+            const int hh = kk.kind[j] == TN_RCHK_HALFHALF;
+            const float sc = hh ? TN_SPLIT_SCALE : 1.0f, is = hh ? TN_SPLIT_INV_SCALE : 1.0f;
+            const uint32_t l = tn_f2_to_h2(__fmul_rn(d0, sc), __fmul_rn(d1, sc));
+            e0 = fabsf(__fsub_rn(__fmul_rn(tn_h2_lo(l), is), d0));
+            e1 = fabsf(__fsub_rn(__fmul_rn(tn_h2_hi(l), is), d1));
+        }
+        const int f0 = t0 || !(e0 <= __fmul_rn(a0, kk.scale[j])),
+                  f1 = t1 || !(e1 <= __fmul_rn(a1, kk.scale[j]));
+        bad |= (unsigned)(f0 | f1) << (1 + j);
+        const uint32_t b0 = f0 ? __float_as_uint(e0) : 0u, b1 = f1 ? __float_as_uint(e1) : 0u;
+        rme[e][j] = max(rme[e][j], b0), rme[e + 1][j] = max(rme[e + 1][j], b1);
+        cme[j] = max(cme[j], max(b0, b1));
+    }
 }
 
-static __global__ void check_elementwise_kernel(const float *X, long long ld, long long rows,
-                                                long long cols, tn_elem_kinds_t kk, int vec4,
-                                                int *flags) {
+static __global__ void __launch_bounds__(256)
+    trust_check_kernel(const float *X, long long ld, long long rows, long long cols,
+                       long long cchunk, tr_kinds_t kk, int vec4, uint32_t *vm, int *flags) {
+    __shared__ uint32_t smx[5][TN_TR_CCH]; /* the block's column maxima: magnitude, kinds */
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nv = 1 + kk.n;
+    const long long r0 = (long long)blockIdx.x * TN_TR_ROWS + warp * 128 + 4 * lane;
+    const long long cb = (long long)blockIdx.y * cchunk, cend = min(cols, cb + cchunk);
+    const int full = vec4 && r0 + 3 < rows;
+    uint32_t rmx[4], rme[4][4];
     unsigned bad = 0;
-    int allfast = 1, f16only = 1;
-    for (int i = 0; i < kk.n; i++) {
-        allfast &= kk.fast[i] != 0;
-        f16only &= tn_rchk_is_f16(kk.kind[i]);
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        rmx[e] = 0;
+#pragma unroll
+        for (int j = 0; j < 4; j++) rme[e][j] = 0;
     }
-    const long long step = (long long)gridDim.x * blockDim.x;
-    const long long t0 = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    for (long long j = blockIdx.y; j < cols; j += gridDim.y) {
-        const float *p = X + j * ld;
-        if (vec4) {
-            const float4 *p4 = (const float4 *)p;
-            const long long nq = rows / 4;
-            long long q = t0;
-            for (; q + 3 * step < nq; q += 4 * step) { /* four loads in flight */
-                float4 v[4];
+    for (int t = threadIdx.x; t < 5 * TN_TR_CCH; t += blockDim.x)
+        smx[t / TN_TR_CCH][t % TN_TR_CCH] = 0;
+    __syncthreads();
+    for (long long c0 = cb; c0 < cend; c0 += TN_TR_CCH) {
+        const int nc = (int)min((long long)TN_TR_CCH, cend - c0);
+        for (int q0 = 0; q0 < nc; q0 += 4) { /* four columns' loads in flight */
+            float v[4][4];
 #pragma unroll
-                for (int u = 0; u < 4; u++) v[u] = __ldg(p4 + q + u * step);
+            for (int u = 0; u < 4; u++) {
+                const float *p = X + (c0 + q0 + u) * ld + r0;
+                if (q0 + u < nc && full) {
+                    const float4 f = __ldg((const float4 *)p);
+                    v[u][0] = f.x, v[u][1] = f.y, v[u][2] = f.z, v[u][3] = f.w;
+                } else {
 #pragma unroll
-                for (int u = 0; u < 4; u++) bad |= elem_bad4(v[u], kk, allfast, f16only, bad);
+                    for (int e = 0; e < 4; e++)
+                        v[u][e] = q0 + u < nc && r0 + e < rows ? __ldg(p + e) : 0.0f;
+                }
             }
-            for (; q < nq; q += step) bad |= elem_bad4(__ldg(p4 + q), kk, allfast, f16only, bad);
-        } else {
-            for (long long i = t0; i < rows; i += step) bad |= tn_elem_bad(__ldg(p + i), kk);
+#pragma unroll
+            for (int u = 0; u < 4; u++) {
+                const int q = q0 + u;
+                uint32_t cmx = 0, cme[4] = {0, 0, 0, 0};
+                /* every kind fast and the warp's 128 elements in FP16's
+                 * normal range or 0: they pass everything, only their
+                 * magnitudes count (data without small elements: RSVD's A
+                 * in 0.30 ms before) */
+                int easy = kk.allfast;
+#pragma unroll
+                for (int e = 0; e < 4; e++) easy &= tn_f16_normal_or_zero(fabsf(v[u][e]));
+                if (__all_sync(0xffffffffu, easy)) {
+#pragma unroll
+                    for (int e = 0; e < 4; e++) {
+                        const uint32_t b = __float_as_uint(v[u][e]) & 0x7fffffffu;
+                        rmx[e] = max(rmx[e], b), cmx = max(cmx, b);
+                    }
+                } else {
+                    tr_pair(v[u][0], v[u][1], kk, rmx, rme, 0, cmx, cme, bad);
+                    tr_pair(v[u][2], v[u][3], kk, rmx, rme, 2, cmx, cme, bad);
+                }
+                cmx = __reduce_max_sync(0xffffffffu, cmx);
+                if (lane == 0 && q < nc) atomicMax(&smx[0][q], cmx);
+#pragma unroll
+                for (int j = 0; j < 4; j++)
+                    if (j < kk.n && __any_sync(0xffffffffu, cme[j] != 0)) {
+                        const uint32_t m = __reduce_max_sync(0xffffffffu, cme[j]);
+                        if (lane == 0 && q < nc) atomicMax(&smx[1 + j][q], m);
+                    }
+            }
         }
+        __syncthreads();
+        for (int t = threadIdx.x; t < nv * TN_TR_CCH; t += blockDim.x) {
+            const int j = t / TN_TR_CCH, q = t % TN_TR_CCH;
+            const uint32_t m = smx[j][q];
+            if (q < nc && m) atomicMax(&vm[(long long)j * cols + rows * nv + c0 + q], m);
+            smx[j][q] = 0;
+        }
+        __syncthreads();
+    }
+#pragma unroll
+    for (int e = 0; e < 4; e++) {
+        const long long r = r0 + e;
+        if (r >= rows) continue;
+        if (rmx[e]) atomicMax(&vm[r], rmx[e]);
+#pragma unroll
+        for (int j = 0; j < 4; j++)
+            if (j < kk.n && rme[e][j]) atomicMax(&vm[(long long)(1 + j) * rows + r], rme[e][j]);
     }
     for (int o = 16; o > 0; o >>= 1) bad |= __shfl_xor_sync(0xffffffffu, bad, o);
-    if ((threadIdx.x & 31) == 0 && bad)
+    if (lane == 0 && bad)
         for (int i = 0; i <= kk.n; i++)
             if (bad & (1u << i)) atomicOr(&flags[i], 1);
 }
 
-extern "C" int tn_cu_check_elementwise(const float *X, int64_t ld, int64_t rows, int64_t cols,
-                                       const tn_elem_kinds_t *kk, int *flags,
-                                       cudaStream_t stream) {
+/* Per kind j and layout (blockIdx.y: 0 rows, 1 columns), the flags of
+ * tn_cu_check_f32 in flags[8 + 6 j + 3 layout + 1 .. 2]: a vector with NaN
+ * / Inf, a vector whose largest kept error exceeds 2^-tol times its largest
+ * magnitude (compared in FP64, exactly). */
+static __global__ void trust_final_kernel(long long rows, long long cols, tr_kinds_t kk,
+                                          const uint32_t *vm, int *flags) {
+    const int lay = blockIdx.y, nv = 1 + kk.n;
+    const long long nvec = lay ? cols : rows;
+    const uint32_t *mx = vm + (lay ? rows * nv : 0);
+    for (int j = 0; j < kk.n; j++) {
+        const uint32_t *me = mx + (long long)(1 + j) * nvec;
+        int nonfinite = 0, bad = 0;
+        for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < nvec;
+             v += (long long)gridDim.x * blockDim.x) {
+            if (mx[v] >= 0x7f800000u) nonfinite = 1;
+            else if (!((double)__uint_as_float(me[v]) <=
+                       ldexp((double)__uint_as_float(mx[v]), -kk.tol[j])))
+                bad = 1;
+        }
+        int *f = flags + 8 + 6 * j + 3 * lay;
+        if (__any_sync(0xffffffffu, nonfinite) && (threadIdx.x & 31) == 0) atomicOr(&f[1], 1);
+        if (__any_sync(0xffffffffu, bad) && (threadIdx.x & 31) == 0) atomicOr(&f[2], 1);
+    }
+}
+
+extern "C" size_t tn_cu_trust_check_scratch(int64_t rows, int64_t cols) {
+    return (size_t)(rows + cols) * 5 * sizeof(uint32_t);
+}
+
+extern "C" int tn_cu_trust_check(const float *X, int64_t ld, int64_t rows, int64_t cols,
+                                 const tn_elem_kinds_t *kk, const int *tol_bits, int *flags,
+                                 void *scratch, int sm_count, cudaStream_t stream) {
     if (rows <= 0 || cols <= 0) return 0;
-    /* a dense matrix is one long column */
-    if (ld == rows && rows * cols / rows == cols) rows *= cols, cols = 1, ld = rows;
-    const int vec4 = ((uintptr_t)X & 15u) == 0 && ld % 4 == 0 && rows % 4 == 0;
-    const long long per = vec4 ? rows / 4 : rows;
-    long long gx = (per + 255) / 256;
-    if (gx > 2048) gx = 2048;
-    if (gx < 1) gx = 1;
-    const long long gy = cols < 65535 ? cols : 65535;
-    check_elementwise_kernel<<<dim3((unsigned)gx, (unsigned)gy), 256, 0, stream>>>(
-        X, (long long)ld, (long long)rows, (long long)cols, *kk, vec4, flags);
+    tr_kinds_t t;
+    memset(&t, 0, sizeof t);
+    t.n = kk->n;
+    t.allfast = 1;
+    for (int j = 0; j < kk->n; j++) {
+        if (!tn_rchk_is_f16_kind(kk->kind[j]) || tol_bits[j] < 0 || tol_bits[j] > 60)
+            return (int)cudaErrorInvalidValue;
+        t.kind[j] = kk->kind[j], t.scale[j] = (float)kk->scale[j], t.tol[j] = tol_bits[j];
+        t.fast[j] = kk->fast[j];
+        t.allfast &= kk->fast[j] != 0;
+    }
+    uint32_t *vm = (uint32_t *)scratch;
+    const int nv = 1 + t.n;
+    cudaError_t e = cudaMemsetAsync(vm, 0, sizeof(uint32_t) * (size_t)((rows + cols) * nv), stream);
+    if (e != cudaSuccess) return (int)e;
+    const int vec4 = ((uintptr_t)X & 15u) == 0 && ld % 4 == 0;
+    /* one wave of blocks (as many as fit on the SMs at once), each a
+     * TN_TR_ROWS-row strip of a column range */
+    static int per_sm = 0;
+    if (!per_sm && (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, trust_check_kernel,
+                                                                  256, 0) != cudaSuccess ||
+                    per_sm < 1))
+        per_sm = 1;
+    const long long gx = (rows + TN_TR_ROWS - 1) / TN_TR_ROWS;
+    long long gy = ((long long)per_sm * (sm_count > 0 ? sm_count : 132) + gx - 1) / gx;
+    if (gy > cols) gy = cols;
+    if (gy > 65535) gy = 65535;
+    const long long cchunk = (cols + gy - 1) / gy;
+    gy = (cols + cchunk - 1) / cchunk;
+    if (gx > 0x7fffffffLL) return (int)cudaErrorInvalidValue;
+    trust_check_kernel<<<dim3((unsigned)gx, (unsigned)gy), 256, 0, stream>>>(
+        X, (long long)ld, (long long)rows, (long long)cols, cchunk, t, vec4, vm, flags);
+    if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
+    long long fb = ((rows > cols ? rows : cols) + 255) / 256;
+    if (fb > 1024) fb = 1024;
+    trust_final_kernel<<<dim3((unsigned)fb, 2), 256, 0, stream>>>((long long)rows,
+                                                                  (long long)cols, t, vm, flags);
     return (int)cudaGetLastError();
 }
