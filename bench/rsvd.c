@@ -94,7 +94,7 @@ int main(int argc, char **argv) {
                    "  shgemm_fp16+tcec_fp16 (CholeskyQR2 in FP64), shgemm_fp16+tcec_fp16_chol1\n"
                    "  (tcnla_rsvd's defaults: CholeskyQR in FP64), shgemm_fp16+tcec_fp16_chol1_fp16power\n"
                    "  (power iterations in FP16), fp16+tcec_fp16_chol1_fp16power (the projection\n"
-                   "  too), shgemm_tf32+tcec_tf32\n");
+                   "  too), fp16_chol1 (every product in FP16: B = Q^T A too), shgemm_tf32+tcec_tf32\n");
             return 0;
         } else if (i + 1 < argc && !strcmp(argv[i], "--m")) m = atoll(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--n")) n = atoll(argv[++i]);
@@ -230,6 +230,7 @@ int main(int argc, char **argv) {
         {"shgemm_fp16+tcec_fp16_chol1", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0},
         {"shgemm_fp16+tcec_fp16_chol1_fp16power", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_FP16},
         {"fp16+tcec_fp16_chol1_fp16power", TCNLA_GEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_FP16},
+        {"fp16_chol1", TCNLA_GEMM_FP16, TCNLA_GEMM_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0},
         {"shgemm_tf32+tcec_tf32", TCNLA_GEMM_SHGEMM_TF32, TCNLA_GEMM_TCEC_TF32, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR2_FP64, 0},
     };
     for (size_t v = 0; v < sizeof vs / sizeof vs[0]; v++) {
