@@ -186,7 +186,8 @@ static int trust_kinds(const tcnla_gemm_method_t *meths, int nm, tn_elem_kinds_t
         any = 1;
         if (!mi->fp16_range) continue;
         const int kind = rchk_of(mi);
-        if (!tn_rchk_is_f16_kind(kind)) continue; /* (none so far) untrusted */
+        /* (none so far) untrusted: tn_cu_trust_check takes neither */
+        if (!tn_rchk_is_f16_kind(kind) || mi->tol_bits > 26) continue;
         const double sc = 1.0 / (double)((int64_t)1 << mi->tol_bits);
         int j = 0;
         while (j < kk->n && !(kk->kind[j] == kind && kk->scale[j] == sc)) j++;

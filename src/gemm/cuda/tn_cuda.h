@@ -233,11 +233,11 @@ typedef struct {
     int fast[4]; /* 1: FP16's normal range passes unseen (util.cu: HALFHALF with
                     tol <= 21, F16 with tol <= 10) */
 } tn_elem_kinds_t;
-/* Both checks in one pass, for FP16 kinds only (MARKIDIS, HALFHALF, F16;
- * else cudaErrorInvalidValue): flags[0] |= 1 when an element is NaN or
- * Inf, flags[1 + i] |= 1 when some element fails kind i; and for every kind
- * i (tol_bits[i]) the flags of tn_cu_check_f32 on the rows at
- * flags[8 + 6 i + 1 .. 2], on the columns at flags[8 + 6 i + 4 .. 5].
+/* Both checks in one pass, for FP16 kinds only (MARKIDIS, HALFHALF, F16,
+ * tol_bits <= 26; else cudaErrorInvalidValue): flags[0] |= 1 when an
+ * element is NaN or Inf, flags[1 + i] |= 1 when some element fails kind i;
+ * and for every kind i (tol_bits[i]) the flags of tn_cu_check_f32 on the
+ * rows at flags[8 + 6 i + 1 .. 2], on the columns at flags[8 + 6 i + 4 .. 5].
  * scratch: tn_cu_trust_check_scratch(rows, cols) bytes of device memory. */
 size_t tn_cu_trust_check_scratch(int64_t rows, int64_t cols);
 int tn_cu_trust_check(const float *X, int64_t ld, int64_t rows, int64_t cols,

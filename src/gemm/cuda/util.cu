@@ -595,7 +595,9 @@ extern "C" int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int6
 }
 
 /* ------------------------- the whole check of a trusted operand, one pass */
-/* tn_cuda_trust's check for FP16 kinds only (tn_rchk_is_f16), in one read
+/* tn_cuda_trust's check for FP16 kinds only (tn_rchk_is_f16_kind, with
+ * tol_bits <= 26, so that 2^-tol |x| is exact in FP32 for |x| >= 2^-100;
+ * the methods have 10 and 21), in one read
  * of X: the element-wise flags (flags[0 .. n]) and, for every
  * kind, the per-vector check of tn_cu_check_f32 on the rows and on the
  * columns. A vector fails kind j when some element's error exceeds 2^-tol
@@ -795,7 +797,7 @@ extern "C" int tn_cu_trust_check(const float *X, int64_t ld, int64_t rows, int64
     t.n = kk->n;
     t.allfast = 1;
     for (int j = 0; j < kk->n; j++) {
-        if (!tn_rchk_is_f16_kind(kk->kind[j]) || tol_bits[j] < 0 || tol_bits[j] > 60)
+        if (!tn_rchk_is_f16_kind(kk->kind[j]) || tol_bits[j] < 0 || tol_bits[j] > 26)
             return (int)cudaErrorInvalidValue;
         t.kind[j] = kk->kind[j], t.scale[j] = (float)kk->scale[j], t.tol[j] = tol_bits[j];
         t.fast[j] = kk->fast[j];
@@ -811,8 +813,10 @@ extern "C" int tn_cu_trust_check(const float *X, int64_t ld, int64_t rows, int64
     static int per_sm = 0;
     if (!per_sm && (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, trust_check_kernel,
                                                                   256, 0) != cudaSuccess ||
-                    per_sm < 1))
+                    per_sm < 1)) {
+        cudaGetLastError(); /* (the query's error, if any, is not the launch's) */
         per_sm = 1;
+    }
     const long long gx = (rows + TN_TR_ROWS - 1) / TN_TR_ROWS;
     long long gy = ((long long)per_sm * (sm_count > 0 ? sm_count : 132) + gx - 1) / gx;
     if (gy > cols) gy = cols;
