@@ -103,19 +103,17 @@ static __device__ __forceinline__ void tn_atomic_max_f64_nonneg(double *addr, do
 }
 
 /* ------------------------------------ element-wise check (trusted operand) */
-/* bit 0: x is NaN or Inf; bit 1 + i: x fails kinds i's element-wise test
- * |represented(x) - x| <= 2^-tol |x| (and finite): then it passes the
- * per-vector test of every vector it belongs to, whichever the layout.
- * For the FP16 kinds the error is computed in FP32 and is exact: with
- * h = fp16(x), d = x - h is exact (h is within a factor 2 of x, or x is in
- * FP16's subnormal range where both are multiples of 2^-48 and |d| <=
- * 2^-25), and l fp16(d) (or fp16(d 2^11) 2^-11) minus d is the rounding error
- * of that conversion, exact too. |x| 2^-tol is exact for |x| >= 2^-100; a
- * nonzero |x| below that fails (only less is trusted). Other kinds take
- * the FP64 form of tn_represented. Conversions, not memory, set the speed,
- * so elements in FP16's normal range skip them where that decides. */
-/* |represented(x) - x| of one FP16 kind (MARKIDIS, HALFHALF, F16) for a
- * finite x, exact in FP32 (above); +Inf when fp16(x) overflows. */
+/* An FP16 kind (MARKIDIS, HALFHALF, F16) fails at x when |represented(x) -
+ * x| > 2^-tol |x| (or x is not finite); passing it means passing the
+ * per-vector test of every vector x belongs to, whichever the layout.
+ * The error is computed in FP32 and is exact: with h = fp16(x), d = x - h
+ * is exact (h is within a factor 2 of x, or x is in FP16's subnormal range
+ * where both are multiples of 2^-48 and |d| <= 2^-25), and l fp16(d) (or
+ * fp16(d 2^11) 2^-11) minus d is the rounding error of that conversion,
+ * exact too. |x| 2^-tol is exact for |x| >= 2^-100 (tol <= 26); a nonzero
+ * |x| below that fails (only less is trusted). */
+/* |represented(x) - x| of one FP16 kind for a finite x, exact in FP32
+ * (above); +Inf when fp16(x) overflows. */
 static __device__ __forceinline__ float tn_f16_err(float x, int kind) {
     const float h = tn_f16rn(x);
     if (!isfinite(h)) return __int_as_float(0x7f800000);
@@ -127,43 +125,22 @@ static __device__ __forceinline__ float tn_f16_err(float x, int kind) {
                                  d))
                : fabsf(__fsub_rn(tn_f16rn(d), d));
 }
-/* One FP16 kind of tn_elem_bad for a finite x (ax = |x|; tiny: 0 < ax <
- * 2^-100): 1 when x fails, in FP32. */
-static __device__ __forceinline__ int tn_elem_fails_f16(float x, float ax, int tiny, int kind,
-                                                        float scale) {
-    return tiny || !(tn_f16_err(x, kind) <= __fmul_rn(ax, scale));
-}
-static __device__ __forceinline__ int tn_rchk_is_f16(int kind) {
-    return kind == TN_RCHK_MARKIDIS || kind == TN_RCHK_HALFHALF || kind == TN_RCHK_F16;
-}
-/* f16only: every kind is an FP16 one (then FP32 only, few registers: the
- * folded check of tc_gemm_sm90.cu, whose kinds are all fast). done: the
- * bits already set by the caller's OR of earlier elements (kinds that
- * failed there are not evaluated again: the OR cannot change) */
-static __device__ __forceinline__ unsigned tn_elem_bad_k(float x, const tn_elem_kinds_t &kk,
-                                                         const int f16only, unsigned done) {
+/* bit 0: x is NaN or Inf (then every bit); bit 1 + i: x fails kind i of
+ * kk (every kind an FP16 one: the check folded into tc_gemm_sm90.cu's n64
+ * kernel). Kinds with fast[i] (tn_rchk_fast on the host) pass in FP16's
+ * normal range without converting. */
+static __device__ __forceinline__ unsigned tn_elem_bad_f16(float x, const tn_elem_kinds_t &kk) {
     if (!isfinite(x)) return 0xFFFFFFFFu;
     const float ax = fabsf(x);
     const int tiny = ax != 0.0f && ax < 0x1p-100f;
-    /* FP16's normal range: those kinds pass without converting (fast[i],
-     * tn_rchk_fast on the host) */
     const int normal16 = tn_f16_normal_or_zero(ax);
     unsigned b = 0;
     for (int i = 0; i < kk.n; i++) {
-        const int kind = kk.kind[i];
-        if ((normal16 && kk.fast[i]) || (done & (2u << i))) continue;
-        if (f16only || tn_rchk_is_f16(kind)) {
-            if (tn_elem_fails_f16(x, ax, tiny, kind, (float)kk.scale[i])) b |= 2u << i;
-        } else {
-            const double r = tn_represented(kind, x);
-            const double e = fabs(__dsub_rn(r, (double)x));
-            if (!isfinite(r) || !(e <= __dmul_rn((double)ax, kk.scale[i]))) b |= 2u << i;
-        }
+        if (normal16 && kk.fast[i]) continue;
+        if (tiny || !(tn_f16_err(x, kk.kind[i]) <= __fmul_rn(ax, (float)kk.scale[i])))
+            b |= 2u << i;
     }
     return b;
-}
-static __device__ __forceinline__ unsigned tn_elem_bad_f16(float x, const tn_elem_kinds_t &kk) {
-    return tn_elem_bad_k(x, kk, 1, 0u);
 }
 
 #endif
