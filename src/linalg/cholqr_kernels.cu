@@ -18,11 +18,11 @@
  *    the speed of instruction fetch. Per step (clock64 phases of block 0,
  *    n = 256): the diagonal block 25k cycles, the row-panel solves 7k,
  *    the grid barrier 7k (block 0 waiting for the other blocks), the
- *    trailing update 3.5k. Tried and dropped (session 8):
- *    the diagonal block by warp 0 alone, lane j holding column j (in
- *    shared memory, or in registers with 512 threads per block), the same
- *    bits: alone, 23.5-57k cycles per 32 columns against this one's 25k;
- *    inside the kernel 9-17 % slower (Nsight Compute, n = 256);
+ *    trailing update 3.5k. Session 8 tried the diagonal block by warp 0
+ *    alone and measured it slower; session 20's version of that (lane j on
+ *    column j of D, unrolled, no lane reading another's column: diag_block)
+ *    gives the same bits and took the factorization from 199 to 178 us at
+ *    n = 266 and from 383 to 337 us at 512 (cudaEvent medians, H200);
  *  - the inverses of R's 128 x 128 diagonal blocks (tn_cu_trinv_blocks),
  *    for the solve Q = Y R^-1 block by block in orth_cuda.c (DGEMMs). It
  *    replaced (session 10) a forward substitution with one thread per row
@@ -97,6 +97,36 @@ static __device__ __forceinline__ void panel_column(const double *G, long long l
     Pq[lane] = v;
 }
 
+/* Factors the diagonal block D (D[c][r] = G_JJ(r, c), upper triangle,
+ * zeros elsewhere; nb <= 32 columns) in place into R_JJ, one warp: lane j
+ * works on column j (its own row of D, so no lane reads what another
+ * writes), row k of R goes round by shuffles, the loops unrolled. The same
+ * operations in the same order as the block-wide version it replaced
+ * (session 20; that one took a __syncthreads of 1024 threads per column):
+ * r_kk = d rsqrt(d), r_kj = g_kj rsqrt(d), g_ij -= r_ki r_kj. Returns 0,
+ * or the 1-based column of the first pivot that is not positive (or NaN).
+ * H200, alone: 15k cycles per 32 columns (the same in registers, which at
+ * 1024 threads per block spill: 11.5k). */
+static __device__ __forceinline__ int diag_block(double (*D)[PO_NB + 1], int nb, int lane) {
+    double *col = D[lane];
+#pragma unroll
+    for (int k = 0; k < PO_NB; k++) {
+        if (k >= nb) break;
+        const double ck = col[k], d = __shfl_sync(0xffffffffu, ck, k);
+        if (!(d > 0.0)) return k + 1;
+        const double rp = rsqrt(d);
+        const double rkj = lane < k ? 0.0 : lane == k ? __dmul_rn(d, rp) : __dmul_rn(ck, rp);
+        if (lane >= k) col[k] = rkj;
+#pragma unroll
+        for (int i = k + 1; i < PO_NB; i++) {
+            const double rki = __shfl_sync(0xffffffffu, rkj, i);
+            if (i <= lane) col[i] = __fma_rn(-rki, rkj, col[i]);
+        }
+    }
+    __syncwarp();
+    return 0;
+}
+
 /* G (n x n, ld) holds the Gram matrix in its upper triangle and is used up
  * as scratch; R (n x n, ld) receives the factor's upper triangle (its
  * strictly lower part is not written), diag R's diagonal (n), info the
@@ -104,7 +134,14 @@ static __device__ __forceinline__ void panel_column(const double *G, long long l
  * factors the step's diagonal block itself (the same numbers everywhere),
  * and solves the two row-panel pieces its trailing tiles need; R goes to
  * its own array, so no block writes what another still reads in the step.
- * Global data other blocks wrote is read with ld.global.cg (L2). */
+ * Global data other blocks wrote is read with ld.global.cg (L2).
+ * Per step at n = 266 on an H200 (globaltimer, session 20): the diagonal
+ * block 9.1 us (diag_block), the tiles 6.5 us on the diagonal and about
+ * 11.5 us off it (two forward substitutions per warp), the barrier about
+ * 1 us; 178 us in all (199 us with the block-wide diagonal factorization).
+ * Tried and dropped: the row-panel pieces as P = L G with L = R_JJ^-T
+ * formed once per step (a warp per column): the tiles 5.3-6.5 us, but L
+ * 3.8 us more on the chain, 181.5 us in all (348 against 337 us at 512). */
 static __global__ void __launch_bounds__(PO_THREADS)
     potrf_upper_kernel(int n, double *G, long long ld, double *R, double *diag, int *info,
                        unsigned *bar) {
@@ -112,46 +149,32 @@ static __global__ void __launch_bounds__(PO_THREADS)
     __shared__ double Pa[PO_NB][PO_NB + 1];  /* Pa[q][p]: R(j0 + p, column q of tile bi) */
     __shared__ double Pb[PO_NB][PO_NB + 1];
     __shared__ double Dinv[PO_NB];           /* 1 / R_JJ(i, i) */
+    __shared__ int fail_s;
     unsigned target = 0;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     for (int j0 = 0; j0 < n; j0 += PO_NB) {
         const int nb = n - j0 < PO_NB ? n - j0 : PO_NB;
-        /* 1. the diagonal block, unblocked and right-looking, one barrier per
-         * column: D holds the trailing part, Pa the rows of R */
+        /* 1. the diagonal block, unblocked and right-looking, by warp 0
+         * (diag_block); D holds the block, then R_JJ */
         for (int e = tid; e < PO_NB * PO_NB; e += PO_THREADS) {
             const int r = e % PO_NB, c = e / PO_NB;
             D[c][r] = (r < nb && c < nb && r <= c) ? __ldcg(G + (j0 + r) + (j0 + c) * ld) : 0.0;
-            Pa[c][r] = 0.0;
         }
         __syncthreads();
-        int fail = 0;
-        for (int k = 0; k < nb; k++) {
-            const double d = D[k][k];
-            if (!(d > 0.0)) { /* the same value in every thread and block */
-                fail = j0 + k + 1;
-                break;
-            }
-            /* one reciprocal square root on the chain (sqrt and a reciprocal
-             * were two slow FP64 sequences per column) */
-            const double rp = rsqrt(d), piv = __dmul_rn(d, rp);
-            for (int e = tid; e < PO_NB * PO_NB; e += PO_THREADS) {
-                const int i = e % PO_NB, j = e / PO_NB;
-                if (j >= nb || i > j || i < k) continue;
-                if (i == k) Pa[j][k] = j == k ? piv : __dmul_rn(D[j][k], rp);
-                else D[j][i] = __fma_rn(-__dmul_rn(D[i][k], rp), __dmul_rn(D[j][k], rp), D[j][i]);
-            }
-            __syncthreads();
+        if (warp == 0) {
+            const int f = diag_block(D, nb, lane);
+            if (lane == 0) fail_s = f;
         }
-        if (fail) {
-            if (blockIdx.x == 0 && tid == 0) *info = fail;
+        __syncthreads();
+        if (fail_s) { /* the same value in every block */
+            if (blockIdx.x == 0 && tid == 0) *info = j0 + fail_s;
             return;
         }
-        for (int e = tid; e < PO_NB * PO_NB; e += PO_THREADS) { /* R_JJ into D */
-            const int r = e % PO_NB, c = e / PO_NB;
-            D[c][r] = Pa[c][r];
-            if (blockIdx.x == 0 && r < nb && c < nb && r <= c) R[(j0 + r) + (j0 + c) * ld] = Pa[c][r];
-        }
-        __syncthreads();
+        if (blockIdx.x == 0)
+            for (int e = tid; e < PO_NB * PO_NB; e += PO_THREADS) {
+                const int r = e % PO_NB, c = e / PO_NB;
+                if (r < nb && c < nb && r <= c) R[(j0 + r) + (j0 + c) * ld] = D[c][r];
+            }
         if (tid < nb) {
             Dinv[tid] = __drcp_rn(D[tid][tid]);
             if (blockIdx.x == 0) diag[j0 + tid] = D[tid][tid];
