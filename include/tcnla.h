@@ -316,7 +316,8 @@ enum {
     TCNLA_RSVD_STEP_ORTH = 2,   /* Q = orth(Y) */
     TCNLA_RSVD_STEP_POWER = 3,  /* the power iterations, their products and orthonormalizations */
     TCNLA_RSVD_STEP_BT = 4,     /* W = A^T Q */
-    TCNLA_RSVD_STEP_SVD = 5,    /* QR of W, the l x l SVD, U = Q Ur, VT = Vr^T Qw^T */
+    TCNLA_RSVD_STEP_SVD = 5,    /* the l x l SVD of B = W^T (from W's QR, or on the GPU
+                                 * from W^T W), U and VT */
     TCNLA_RSVD_STEPS = 6
 };
 
@@ -325,8 +326,10 @@ TCNLA_API tcnla_rsvd_opts_t tcnla_rsvd_opts_default(void);
 /* Rank-k randomized SVD (seed 000 Algorithm 1) of the m x n matrix A:
  * A ~ U diag(S) VT with U m x k, S k, VT k x n, singular values in
  * decreasing order. A is not modified and not copied. The small SVD is
- * done on the l x l problem (QR of B^T, then SVD of R), not on a tall
- * matrix. Requires k + p <= min(m, n). FP16-based methods that cannot
+ * done on the l x l problem, not on a tall matrix: QR of B^T, then SVD of
+ * R (CPU; GPU fallback), or on the GPU, where s_k >= 1e-4 s_1, from the
+ * eigensolution of the FP64 Gram matrix B B^T (the same conditioning as
+ * R's SVD by the eigensolution of R R^T, without the QR). Requires k + p <= min(m, n). FP16-based methods that cannot
  * represent A return TCNLA_ERR_RANGE (use the TF32 variants). */
 TCNLA_API int tcnla_rsvd(tcnla_handle_t handle, const tcnla_rsvd_opts_t *opts, int64_t m,
                          int64_t n, const float *A, int64_t lda, float *U, int64_t ldu, float *S,

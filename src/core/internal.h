@@ -262,6 +262,10 @@ int tn_small_svd(int n, const double *M, double *U, double *S, double *VT);
 int tn_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk, float *Vk,
                    float *Sk, int scale_vk);
 
+/* Returned (positive, not a status) by tn_cuda_svd_from_gram where its path
+ * does not apply; rsvd.c starts from it on every backend. */
+#define TN_GRAM_NOT_TAKEN 1
+
 /* Backends: C = alpha*op(A)*op(B) + beta*C after argument checking, with a
  * resolved method (never DEFAULT), m, n > 0. B16 is non-NULL for SHGEMM
  * inputs given in FP16 (then B is NULL). */
@@ -312,6 +316,19 @@ int tn_cuda_random_fill(tcnla_handle_t h, tcnla_rand_dist_t dist, tcnla_format_t
                         int64_t ld);
 int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
                         float *Vk, float *Sk, int scale_vk);
+/* RSVD's last step without W's QR, from the eigensolution of W^T W in FP64
+ * (src/linalg/small_svd_cuda.c): W = B^T (n x l, handle memory) gives Xk
+ * (l x k, leading dimension l; U = Q Xk), Sk (k) and VT (k x n, ldvt);
+ * TN_GRAM_NOT_TAKEN (nothing written) where the k values span less than
+ * s_k >= 1e-4 s_1 or the eigensolver fails: the QR path then runs. */
+int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
+                          int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt);
+/* CholeskyQR's FP64 Gram matrix (src/linalg/orth_cuda.c): the upper
+ * triangle of Yw^T Yw (m x n, ld m) into G (n x n, zeros below), with
+ * tn_gram64_nslab(m) n x n partials in P; dg (may be NULL) its diagonal */
+int64_t tn_gram64_nslab(int64_t m);
+int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, double *P,
+                   double *G, double *dg);
 int tn_cuda_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A,
                        int64_t lda, const float *E, int64_t lde, float *D, uint16_t *D16,
                        int64_t ldd);

@@ -68,6 +68,48 @@ out:
     return st;
 }
 
+/* Row slabs of the Gram product: at least 128 rows, at most 16 of them (a
+ * single-slab Gram product of 1024 x 64 ran on a few CTAs, 52 us each,
+ * RP-HOSVD on an H100). */
+int64_t tn_gram64_nslab(int64_t m) {
+    int64_t nslab = m / 128;
+    if (nslab < 1) nslab = 1;
+    if (nslab > 16) nslab = 16;
+    return nslab;
+}
+
+/* The upper triangle of G = Yw^T Yw (zeros below it) for Yw m x n in FP64
+ * (leading dimension m), on the handle's stream: a strided batch of DGEMMs
+ * over tn_gram64_nslab(m) row slabs into P (that many n x n partials), then
+ * their sum in a fixed order (tn_cu_gram_reduce; dg, when not NULL, gets
+ * G's diagonal). Only the blocks (0, 0), (0, 1), (1, 1) of the columns
+ * 0 .. h - 1 and h .. n - 1 are formed (3/4 of the products). */
+int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, double *P,
+                   double *G, double *dg) {
+    struct tn_cuda_ctx *c = h->cuda;
+    const int in = (int)n;
+    const int64_t nslab = tn_gram64_nslab(m), slab = m / nslab, rem = m - slab * nslab;
+    const size_t nn = (size_t)n * (size_t)n;
+    const double one = 1.0, zero = 0.0;
+    int st = TCNLA_SUCCESS;
+    const int hc = n >= 64 ? (in / 2 + 7) / 8 * 8 : in;
+    for (int blk = 0; blk < (hc < in ? 3 : 1); blk++) {
+        const int c0 = blk == 2 ? hc : 0, c1 = blk == 0 ? 0 : hc; /* rows, columns of G */
+        const int w0 = blk == 2 ? in - hc : hc, w1 = blk == 0 ? hc : in - hc;
+        TRY(cb(cublasDgemmStridedBatched(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, w0, w1, (int)slab,
+                                         &one, Yw + c0 * m, (int)m, (long long)slab,
+                                         Yw + c1 * m, (int)m, (long long)slab, &zero,
+                                         P + c0 + c1 * n, in, (long long)nn, (int)nslab)));
+        if (rem) /* the rows past the last whole slab, into the first partial */
+            TRY(cb(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, w0, w1, (int)rem, &one,
+                               Yw + slab * nslab + c0 * m, (int)m, Yw + slab * nslab + c1 * m,
+                               (int)m, &one, P + c0 + c1 * n, in)));
+    }
+    TRY(ce((cudaError_t)tn_cu_gram_reduce(P, nslab, n, G, dg, c->stream)));
+out:
+    return st;
+}
+
 /* Returned (positive, not a status) by cholqr64 when Y holds NaN or Inf:
  * the Gram matrix's diagonal is then not finite. */
 #define TN_ORTH_NONFINITE 2
@@ -97,12 +139,7 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
                     float *R, int64_t ldr, uint16_t *Y16, int64_t ldy16, int *defer) {
     struct tn_cuda_ctx *c = h->cuda;
     const int in = (int)n;
-    /* slabs of at least 128 rows, at most 16 of them: a single-slab Gram
-     * product of 1024 x 64 ran on a few CTAs, 52 us each (RP-HOSVD, H100) */
-    int64_t nslab = m / 128;
-    if (nslab < 1) nslab = 1;
-    if (nslab > 16) nslab = 16;
-    const int64_t slab = m / nslab, rem = m - slab * nslab;
+    const int64_t nslab = tn_gram64_nslab(m);
     const size_t nn = (size_t)n * (size_t)n;
     const int64_t NB = TN_TRINV_NB, nblk = (n + NB - 1) / NB; /* the solve's blocks */
     const size_t o_q = al256(sizeof(double) * (size_t)m * (size_t)n),
@@ -126,25 +163,7 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
     TRY(ce((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, Y, ldy, Yw, m, m, n, NULL, c->stream)));
     for (int pass = 0; pass < (twice ? 2 : 1); pass++) {
         const int last = pass == (twice ? 1 : 0);
-        /* the upper triangle only: the blocks (0, 0), (0, 1), (1, 1) of
-         * columns 0 .. h - 1 and h .. n - 1 (the factorization reads no
-         * other; 3/4 of the products) */
-        const int h = n >= 64 ? (in / 2 + 7) / 8 * 8 : in;
-        for (int blk = 0; blk < (h < in ? 3 : 1); blk++) {
-            const int c0 = blk == 2 ? h : 0, c1 = blk == 0 ? 0 : h;   /* rows, columns of G */
-            const int w0 = blk == 2 ? in - h : h, w1 = blk == 0 ? h : in - h;
-            TRY(cb(cublasDgemmStridedBatched(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, w0, w1,
-                                             (int)slab, &one, Yw + c0 * m, (int)m,
-                                             (long long)slab, Yw + c1 * m, (int)m,
-                                             (long long)slab, &zero, P + c0 + c1 * n, in,
-                                             (long long)nn, (int)nslab)));
-            if (rem) /* the rows past the last whole slab, into the first partial */
-                TRY(cb(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, w0, w1, (int)rem, &one,
-                                   Yw + slab * nslab + c0 * m, (int)m,
-                                   Yw + slab * nslab + c1 * m, (int)m, &one, P + c0 + c1 * n,
-                                   in)));
-        }
-        TRY(ce((cudaError_t)tn_cu_gram_reduce(P, nslab, n, G, dg, c->stream)));
+        TRY(tn_cuda_gram64(h, m, n, Yw, P, G, dg));
         /* the factor goes to the first partial's place (Rf), G is used up */
         double *Rf = P;
         TRY(ce((cudaError_t)tn_cu_potrf_upper(in, G, n, Rf, dg + n, dinfo, bar, c->sm_count,

@@ -85,6 +85,78 @@ static int eig_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, floa
     return st;
 }
 
+/* The last step of the randomized SVD from W = B^T = A^T Q (n x l) without
+ * W's QR (tn_cuda_svd_from_gram in internal.h): the eigensolution of the
+ * Gram matrix G = W^T W = X diag(lam) X^T in FP64 (W widened once, the Gram
+ * product of CholeskyQR, tn_cuda_gram64, then syevd), s = sqrt(lam),
+ * Xk = X(:, 1:k) (FP32, for U = Q Xk), and V^T = diag(1 / s) Xk^T W^T as
+ * one DGEMM on the widened W, rounded to FP32 once. The QR path it
+ * replaces, W = Qw R then the eigensolution of R R^T (eig_path above), has
+ * the same conditioning (R^T R = G): errors of about eps64 (s_1 / s_i)^2 in
+ * s_i and in V's orthogonality, hence the same threshold, s_k >= 1e-4 s_1;
+ * below it (or when syevd fails, NaN / Inf in W included) nothing is
+ * written and TN_GRAM_NOT_TAKEN returned, for the QR path to take over.
+ * What it saves on RSVD's 16384 x 266 W is the CholeskyQR's factorization,
+ * solve and conversion plus the DSYRK. TCNLA_RSVD_GRAM=0 (or
+ * TCNLA_SMALL_SVD_JACOBI, to compare) turns it off. */
+int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
+                          int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt) {
+    const char *env = getenv("TCNLA_RSVD_GRAM");
+    if ((env && env[0] == '0') || getenv("TCNLA_SMALL_SVD_JACOBI") || k < 1 || k > l)
+        return TN_GRAM_NOT_TAKEN;
+    struct tn_cuda_ctx *c = h->cuda;
+    const int il = (int)l;
+    const size_t ll = (size_t)l * (size_t)l, nl = (size_t)n * (size_t)l;
+    const int64_t nslab = tn_gram64_nslab(n);
+    int lwork = 0;
+    /* FP64: Ww (n x l), V^T (k x n), the slab partials, G, X / s (l x k), lam */
+    const size_t fixed = nl + (size_t)k * (size_t)n + (size_t)nslab * ll + ll + (size_t)l * k + l;
+    double *ws = tn_cuda_workspace(c, sizeof(double) * fixed + 64);
+    if (!ws) return TCNLA_ERR_ALLOC;
+    int st = cs(cusolverDnDsyevd_bufferSize(c->cusolver, CUSOLVER_EIG_MODE_VECTOR,
+                                            CUBLAS_FILL_MODE_UPPER, il, ws, il, ws, &lwork));
+    if (st) return st;
+    ws = tn_cuda_workspace(c, sizeof(double) * (fixed + (size_t)lwork) + 64);
+    if (!ws) return TCNLA_ERR_ALLOC;
+    double *Ww = ws, *Vt = Ww + nl, *P = Vt + (size_t)k * (size_t)n, *G = P + (size_t)nslab * ll,
+           *Xs = G + ll, *lam = Xs + (size_t)l * k, *work = lam + l;
+    int *dinfo = (int *)(work + lwork);
+    st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, W, ldw, Ww, n, n, l, NULL,
+                                                c->stream));
+    if (!st) st = tn_cuda_gram64(h, n, l, Ww, P, G, NULL);
+    if (!st)
+        st = cs(cusolverDnDsyevd(c->cusolver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER,
+                                 il, G, il, lam, work, lwork, dinfo));
+    double *hl = st ? NULL : malloc(sizeof(double) * (size_t)l + sizeof(int));
+    if (!st && !hl) st = TCNLA_ERR_ALLOC;
+    if (!st)
+        st = tn_cuda_err(cudaMemcpyAsync(hl, lam, sizeof(double) * (size_t)l,
+                                         cudaMemcpyDeviceToHost, c->stream));
+    if (!st)
+        st = tn_cuda_err(cudaMemcpyAsync(hl + l, dinfo, sizeof(int), cudaMemcpyDeviceToHost,
+                                         c->stream));
+    if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
+    if (!st) {
+        int info;
+        memcpy(&info, hl + l, sizeof info);
+        const double top = hl[l - 1], low = hl[l - k];
+        if (info != 0 || !(top > 0.0) || !(low >= EIG_RATIO * top) || !isfinite(top))
+            st = TN_GRAM_NOT_TAKEN;
+    }
+    free(hl);
+    if (st) return st;
+    /* Xs = X(:, 1:k) / s, Xk = X(:, 1:k), Sk = s(1:k), in descending order */
+    st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(G, lam, l, k, 0, Xs, Xk, Sk, c->stream));
+    const double one = 1.0, zero = 0.0;
+    if (!st) /* V^T = Xs^T Ww^T (k x n) */
+        st = cb(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_T, (int)k, (int)n, il, &one, Xs, il,
+                            Ww, (int)n, &zero, Vt, (int)k));
+    if (!st)
+        st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Vt, k, VT, ldvt, k, n,
+                                                    NULL, c->stream));
+    return st;
+}
+
 int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
                         float *Vk, float *Sk, int scale_vk) {
     if (k >= 1 && k <= l && !getenv("TCNLA_SMALL_SVD_JACOBI")) {

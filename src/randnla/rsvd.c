@@ -12,7 +12,12 @@
  *   W = Qw Rw                                 orth, with R
  *   Rw^T = Ur S Vr^T                          l x l, FP64 (CPU: dgesdd; GPU: small_svd_cuda.c)
  *   U = Q Ur(:, 1:k),  VT = Vr(:, 1:k)^T Qw^T
- * since B = Q^T A = Rw^T Qw^T = Ur S (Qw Vr)^T. */
+ * since B = Q^T A = Rw^T Qw^T = Ur S (Qw Vr)^T. On the GPU the last three
+ * lines are, where s_k >= 1e-4 s_1, W^T W = X diag(s^2) X^T (FP64 Gram
+ * matrix, syevd), U = Q X(:, 1:k), VT = diag(1 / s) X(:, 1:k)^T W^T (FP64):
+ * the same numbers in exact arithmetic (X = Ur, R^T R = W^T W), the same
+ * conditioning as the eigensolution of R R^T used there, without W's QR
+ * (tn_cuda_svd_from_gram). */
 #include "core/internal.h"
 #include "linalg/lapack.h"
 
@@ -202,13 +207,25 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     /* W = A^T Q = B^T, then W = Qw Rw */
     TRY(tcnla_sgemm(h, o->gemm_method, T, N, n, l, m, 1.0f, A, lda, Y, m, 0.0f, W, n));
     TRY(mark(h, &tm, TCNLA_RSVD_STEP_BT));
-    TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, n, l, W, n, R, l, NULL));
-    /* Rw^T = Ur S Vr^T (l x l, on the handle's device); Sm holds Ur_k then Vr_k */
-    TRY(tn_small_svd_t(h, l, k, R, Sm, Sm + l * k, S, 0));
-    /* U = Q Ur(:, 1:k), VT = Vr(:, 1:k)^T Qw^T */
+    st = TN_GRAM_NOT_TAKEN;
+#ifdef TCNLA_HAVE_CUDA
+    /* GPU: the eigensolution of W^T W, without W's QR, where the k values
+     * are well enough separated from zero (Sm: Xk, VT written) */
+    if (h->backend == TCNLA_BACKEND_CUDA)
+        st = tn_cuda_svd_from_gram(h, n, l, k, W, n, Sm, S, VT, ldvt);
+#endif
+    if (st == TN_GRAM_NOT_TAKEN) {
+        TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, n, l, W, n, R, l, NULL));
+        /* Rw^T = Ur S Vr^T (l x l, on the handle's device); Sm holds Ur_k then Vr_k */
+        TRY(tn_small_svd_t(h, l, k, R, Sm, Sm + l * k, S, 0));
+        /* VT = Vr(:, 1:k)^T Qw^T */
+        TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, T, T, k, n, l, 1.0f, Sm + l * k, l, W, n, 0.0f,
+                        VT, ldvt));
+    } else if (st) {
+        goto out;
+    }
+    /* U = Q Ur(:, 1:k) (Ur = Xk on the Gram path) */
     TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, N, N, m, k, l, 1.0f, Y, m, Sm, l, 0.0f, U, ldu));
-    TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, T, T, k, n, l, 1.0f, Sm + l * k, l, W, n, 0.0f, VT,
-                    ldvt));
     TRY(mark(h, &tm, TCNLA_RSVD_STEP_SVD));
 #undef TRY
 out:

@@ -408,9 +408,10 @@ TEST(gpu_rsvd_memory_bound_without_presplit) {
     free(A);
 }
 
-/* The small SVD's two GPU paths (src/linalg/small_svd_cuda.c): the
- * eigensolution of R R^T and, forced by TCNLA_SMALL_SVD_JACOBI, gesvdj give
- * the same singular values and residual; a spectrum spanning 1e7 over the
+/* The small SVD's GPU paths (src/linalg/small_svd_cuda.c): the
+ * eigensolution of W^T W (the default), with TCNLA_RSVD_GRAM=0 W's QR and
+ * the eigensolution of R R^T, and, forced by TCNLA_SMALL_SVD_JACOBI,
+ * gesvdj give the same singular values and residual, V orthonormal; a spectrum spanning 1e7 over the
  * kept k (beyond the eigensolution's 1e4) goes to gesvdj and still meets
  * the bound (eq. (4) plus FP32's floor) and the CPU's values. */
 TEST(gpu_rsvd_small_svd_paths_agree) {
@@ -437,14 +438,25 @@ TEST(gpu_rsvd_small_svd_paths_agree) {
          * the 1e-7 spectrum reaches */
         const double bound = sqrt(1.0 + (double)k / (p - 1)) * sqrt(tail / all) + 4e-7;
         tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)N * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
-        double res[2];
-        for (int j = 0; j < 2; j++) {
-            if (j) setenv("TCNLA_SMALL_SVD_JACOBI", "1", 1);
+        double res[3];
+        float S2[32];
+        for (int j = 0; j < 3; j++) { /* j = 2: W's QR, then the eigensolution of R R^T */
+            if (j == 1) setenv("TCNLA_SMALL_SVD_JACOBI", "1", 1);
+            if (j == 2) setenv("TCNLA_RSVD_GRAM", "0", 1);
             REQUIRE(tcnla_rsvd(g, &o, N, N, dA, N, dU, N, dS, dVT, k) == 0);
             unsetenv("TCNLA_SMALL_SVD_JACOBI");
+            unsetenv("TCNLA_RSVD_GRAM");
             to_host(g, U, dU, (size_t)N * k), to_host(g, VT, dVT, (size_t)k * N),
-                to_host(g, S[j], dS, k);
-            res[j] = residual(A, N, N, U, S[j], VT, k);
+                to_host(g, j < 2 ? S[j] : S2, dS, k);
+            res[j] = residual(A, N, N, U, j < 2 ? S[j] : S2, VT, k);
+            double orth = 0; /* V's orthogonality, every path */
+            for (int a = 0; a < k; a++)
+                for (int b = 0; b <= a; b++) {
+                    double sv = 0;
+                    for (int i = 0; i < N; i++) sv += (double)VT[a + i * k] * VT[b + i * k];
+                    orth = fmax(orth, fabs(sv - (a == b)));
+                }
+            CHECK_MSG(orth < 1e-5, "case %d path %d: V^T V - I %.2e", c, j, orth);
             CHECK_MSG(res[j] <= bound, "case %d path %d: residual %.3e > bound %.3e", c, j,
                       res[j], bound);
         }
@@ -455,19 +467,86 @@ TEST(gpu_rsvd_small_svd_paths_agree) {
         double dj = 0, dc = 0;
         for (int i = 0; i < k; i++) {
             dj = fmax(dj, fabs((double)S[0][i] - S[1][i]) / S[1][0]);
+            dj = fmax(dj, fabs((double)S2[i] - S[1][i]) / S[1][0]);
             dc = fmax(dc, fabs((double)S[0][i] - Sc[i]) / Sc[0]);
         }
-        printf("    spectrum to %.0e: residual %.5e (eig) %.5e (gesvdj), bound %.5e; "
-               "values differ by %.1e (paths) %.1e (CPU)\n",
-               low, res[0], res[1], bound, dj, dc);
+        printf("    spectrum to %.0e: residual %.5e (default) %.5e (gesvdj) %.5e (QR + eig), "
+               "bound %.5e; values differ by %.1e (paths) %.1e (CPU)\n",
+               low, res[0], res[1], res[2], bound, dj, dc);
         CHECK(dj < 1e-6 && dc < 1e-5);
         CHECK(fabs(res[0] - res[1]) <= 1e-3 * res[1]);
+        CHECK(fabs(res[2] - res[1]) <= 1e-3 * res[1]);
         free(Uc), free(VTc);
         tcnla_destroy(ch);
     }
     tcnla_free(g, dA), tcnla_free(g, dU), tcnla_free(g, dVT), tcnla_free(g, dS);
     free(sig), free(A), free(U), free(VT);
     tcnla_destroy(g);
+}
+
+/* RSVD's last step from the eigensolution of W^T W (tn_cuda_svd_from_gram):
+ * with k = l, W^T = Xk diag(S) VT to FP32 accuracy, VT's rows and Xk's
+ * columns orthonormal, S descending; columns spanning 1e-6 (beyond the
+ * path's s_k >= 1e-4 s_1), or a NaN in W, give TN_GRAM_NOT_TAKEN with
+ * nothing written. */
+TEST(gpu_rsvd_svd_from_gram) {
+#ifdef TCNLA_HAVE_CUDA
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    const int n = 700, l = 40;
+    float *W = malloc(sizeof(float) * n * l), *X = malloc(sizeof(float) * l * l),
+          *VT = malloc(sizeof(float) * l * n), S[40];
+    float *dW = to_dev(g, NULL, (size_t)n * l), *dX = to_dev(g, NULL, (size_t)l * l),
+          *dVT = to_dev(g, NULL, (size_t)l * n), *dS = to_dev(g, NULL, l);
+    for (int c = 0; c < 3; c++) {
+        const double span = c == 1 ? 1e-6 : 1e-3; /* of the column scales */
+        gt_uniform(200 + c, -1, 1, (int64_t)n * l, W);
+        for (int j = 0; j < l; j++)
+            for (int i = 0; i < n; i++) W[i + j * n] *= (float)pow(span, (double)j / (l - 1));
+        if (c == 2) W[17 + 5 * n] = NAN;
+        tcnla_memcpy(g, dW, W, sizeof(float) * (size_t)n * l, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        for (int i = 0; i < l * n; i++) VT[i] = 7.0f;
+        tcnla_memcpy(g, dVT, VT, sizeof(float) * (size_t)n * l, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        const int st = tn_cuda_svd_from_gram(g, n, l, l, dW, n, dX, dS, dVT, l);
+        to_host(g, VT, dVT, (size_t)l * n);
+        if (c > 0) {
+            CHECK_EQ_INT(st, TN_GRAM_NOT_TAKEN);
+            int untouched = 1;
+            for (int i = 0; i < l * n; i++) untouched &= VT[i] == 7.0f;
+            CHECK(untouched);
+            continue;
+        }
+        REQUIRE(st == 0);
+        to_host(g, X, dX, (size_t)l * l), to_host(g, S, dS, l);
+        double num = 0, den = 0, orth_v = 0, orth_x = 0;
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < l; i++) { /* W^T(i, j) = sum_p X(i, p) S(p) VT(p, j) */
+                double s = 0;
+                for (int p = 0; p < l; p++) s += (double)X[i + p * l] * S[p] * VT[p + j * l];
+                num += (s - W[j + i * n]) * (s - W[j + i * n]);
+                den += (double)W[j + i * n] * W[j + i * n];
+            }
+        for (int a = 0; a < l; a++)
+            for (int b = 0; b < l; b++) {
+                double sv = 0, sx = 0;
+                for (int j = 0; j < n; j++) sv += (double)VT[a + j * l] * VT[b + j * l];
+                for (int i = 0; i < l; i++) sx += (double)X[i + a * l] * X[i + b * l];
+                orth_v = fmax(orth_v, fabs(sv - (a == b)));
+                orth_x = fmax(orth_x, fabs(sx - (a == b)));
+            }
+        printf("    W^T - X S VT: %.2e relative; orthogonality of VT %.2e, X %.2e; s %.3e .. %.3e\n",
+               sqrt(num / den), orth_v, orth_x, S[0], S[l - 1]);
+        CHECK(sqrt(num / den) < 1e-6);
+        CHECK(orth_v < 1e-5 && orth_x < 1e-5);
+        for (int i = 1; i < l; i++) CHECK(S[i] <= S[i - 1]);
+        CHECK(S[l - 1] > 0);
+    }
+    tcnla_free(g, dW), tcnla_free(g, dX), tcnla_free(g, dVT), tcnla_free(g, dS);
+    free(W), free(X), free(VT);
+    tcnla_destroy(g);
+#else
+    SKIP("built without CUDA");
+#endif
 }
 
 /* The refinement's fp16(A - X Y^T) on the GPU: the fused kernels (slab 0:
