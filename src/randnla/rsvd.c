@@ -17,7 +17,10 @@
  * matrix, syevd), U = Q X(:, 1:k), VT = diag(1 / s) X(:, 1:k)^T W^T (FP64):
  * the same numbers in exact arithmetic (X = Ur, R^T R = W^T W), the same
  * conditioning as the eigensolution of R R^T used there, without W's QR
- * (tn_cuda_svd_from_gram). */
+ * (tn_cuda_svd_from_gram). Up to W, the CholeskyQRs' and the products'
+ * verdicts are deferred where the backend can (one host synchronisation;
+ * the whole range finder redone, deciding as it goes, where one came up:
+ * the same bits as without deferral). */
 #include "core/internal.h"
 #include "linalg/lapack.h"
 
@@ -118,6 +121,58 @@ int tn_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float
     return st;
 }
 
+/* One orthonormalization of the range finder: deferred (tn_defer_begin is
+ * on) where the method allows, else as usual. */
+static int orth_step(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int deferred, int64_t rows,
+                     int64_t l, float *X) {
+    if (deferred) {
+        const int st = tn_orthonormalize_deferred(h, o->orth, rows, l, X, rows, TN_DEFER_ORTH);
+        if (st != TCNLA_ERR_NOT_SUPPORTED) return st;
+    }
+    return tcnla_orthonormalize(h, o->orth, o->on_breakdown, rows, l, X, rows, NULL, 0, NULL);
+}
+
+/* Algorithm 1 up to B: Y = Q (m x l, orthonormal basis of the range after
+ * the power iterations), W = A^T Q (n x l). */
+static int range_and_bt(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t n,
+                        int64_t l, const float *A, int64_t lda, void *Om, float *Y, float *W,
+                        tcnla_gemm_method_t pm, steptimer *tm, int deferred) {
+    const int sh = is_shgemm(o->proj_method);
+    const tcnla_op_t N = TCNLA_OP_N, T = TCNLA_OP_T;
+    int st;
+#define TRYR(x)                                                                                \
+    do {                                                                                       \
+        if ((st = (x)) != TCNLA_SUCCESS) return st;                                            \
+    } while (0)
+    /* Y = A Omega */
+    if (sh) {
+        TRYR(tcnla_random_fill_f16(h, o->random_dist, o->seed, 0, n, l, (uint16_t *)Om, n));
+        TRYR(mark(h, tm, TCNLA_RSVD_STEP_RANDOM));
+        TRYR(tcnla_shgemm(h, o->proj_method, N, N, m, l, n, 1.0f, A, lda, (uint16_t *)Om, n, 0.0f,
+                         Y, m));
+    } else {
+        TRYR(tcnla_random_fill(h, o->random_dist, o->random_format, o->seed, 0, n, l, (float *)Om,
+                              n));
+        TRYR(mark(h, tm, TCNLA_RSVD_STEP_RANDOM));
+        TRYR(tcnla_sgemm(h, o->proj_method, N, N, m, l, n, 1.0f, A, lda, (float *)Om, n, 0.0f, Y, m));
+    }
+    TRYR(mark(h, tm, TCNLA_RSVD_STEP_PROJ));
+    TRYR(orth_step(h, o, deferred, m, l, Y));
+    TRYR(mark(h, tm, TCNLA_RSVD_STEP_ORTH));
+    for (int it = 0; it < o->power_iters; it++) {
+        TRYR(tcnla_sgemm(h, pm, T, N, n, l, m, 1.0f, A, lda, Y, m, 0.0f, W, n));
+        TRYR(orth_step(h, o, deferred, n, l, W));
+        TRYR(tcnla_sgemm(h, pm, N, N, m, l, n, 1.0f, A, lda, W, n, 0.0f, Y, m));
+        TRYR(orth_step(h, o, deferred, m, l, Y));
+    }
+    TRYR(mark(h, tm, TCNLA_RSVD_STEP_POWER));
+    /* W = A^T Q = B^T */
+    TRYR(tcnla_sgemm(h, o->gemm_method, T, N, n, l, m, 1.0f, A, lda, Y, m, 0.0f, W, n));
+    TRYR(mark(h, tm, TCNLA_RSVD_STEP_BT));
+#undef TRYR
+    return TCNLA_SUCCESS;
+}
+
 static int check_opts(const tcnla_rsvd_opts_t *o, int64_t m, int64_t n) {
     if (!o || o->rank < 1 || o->oversampling < 0 || o->power_iters < 0 || o->power_iters > 100)
         return -2;
@@ -182,31 +237,22 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
         TRY(tcnla_synchronize(h));
         tm.last = now_s();
     }
-    /* Y = A Omega */
-    if (sh) {
-        TRY(tcnla_random_fill_f16(h, o->random_dist, o->seed, 0, n, l, (uint16_t *)Om, n));
-        TRY(mark(h, &tm, TCNLA_RSVD_STEP_RANDOM));
-        TRY(tcnla_shgemm(h, o->proj_method, N, N, m, l, n, 1.0f, A, lda, (uint16_t *)Om, n, 0.0f,
-                         Y, m));
-    } else {
-        TRY(tcnla_random_fill(h, o->random_dist, o->random_format, o->seed, 0, n, l, (float *)Om,
-                              n));
-        TRY(mark(h, &tm, TCNLA_RSVD_STEP_RANDOM));
-        TRY(tcnla_sgemm(h, o->proj_method, N, N, m, l, n, 1.0f, A, lda, (float *)Om, n, 0.0f, Y, m));
+    /* Q and W = A^T Q, the verdicts of the CholeskyQRs and of the products'
+     * operand checks deferred where the backend can (tn_defer_begin): one
+     * host synchronisation for all of them instead of one or more per step;
+     * where one came up, everything again, deciding as it goes */
+    int deferred = tn_defer_begin(h) == TCNLA_SUCCESS;
+    for (;;) {
+        st = range_and_bt(h, o, m, n, l, A, lda, Om, Y, W, pm, &tm, deferred);
+        if (!deferred) break;
+        int fl[TN_DEFER_SLOTS], any = 0;
+        const int st2 = tn_defer_end(h, fl);
+        deferred = 0;
+        if (st == TCNLA_SUCCESS) st = st2;
+        for (int i = 0; i < TN_DEFER_SLOTS; i++) any |= fl[i];
+        if (st != TCNLA_SUCCESS || !any) break;
     }
-    TRY(mark(h, &tm, TCNLA_RSVD_STEP_PROJ));
-    TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, Y, m, NULL, 0, NULL));
-    TRY(mark(h, &tm, TCNLA_RSVD_STEP_ORTH));
-    for (int it = 0; it < o->power_iters; it++) {
-        TRY(tcnla_sgemm(h, pm, T, N, n, l, m, 1.0f, A, lda, Y, m, 0.0f, W, n));
-        TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, n, l, W, n, NULL, 0, NULL));
-        TRY(tcnla_sgemm(h, pm, N, N, m, l, n, 1.0f, A, lda, W, n, 0.0f, Y, m));
-        TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, Y, m, NULL, 0, NULL));
-    }
-    TRY(mark(h, &tm, TCNLA_RSVD_STEP_POWER));
-    /* W = A^T Q = B^T, then W = Qw Rw */
-    TRY(tcnla_sgemm(h, o->gemm_method, T, N, n, l, m, 1.0f, A, lda, Y, m, 0.0f, W, n));
-    TRY(mark(h, &tm, TCNLA_RSVD_STEP_BT));
+    if (st) goto out;
     st = TN_GRAM_NOT_TAKEN;
 #ifdef TCNLA_HAVE_CUDA
     /* GPU: the eigensolution of W^T W, without W's QR, where the k values

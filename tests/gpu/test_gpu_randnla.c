@@ -549,6 +549,72 @@ TEST(gpu_rsvd_svd_from_gram) {
 #endif
 }
 
+/* tcnla_rsvd defers its CholeskyQRs' and products' verdicts (one wait per
+ * call): the same bits as without deferral (TCNLA_DEFER=0) on a decaying
+ * spectrum; on a matrix of rank 5 < l with 5 nonzero rows (Y = A Omega
+ * then has exactly rank 5), whose CholeskyQR breaks down, the
+ * call is redone deciding as it goes: with on_breakdown = RETRY the same
+ * bits as without deferral and an accurate factorization, with ERROR the
+ * same status. */
+TEST(gpu_rsvd_deferred_same_as_waiting) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    const int N = 384, k = 8, p = 8, rank = 5;
+    float *A = malloc(sizeof(float) * N * N), *U[2], *VT[2], S[2][8];
+    float *dA = to_dev(g, NULL, (size_t)N * N), *dU = to_dev(g, NULL, (size_t)N * k),
+          *dVT = to_dev(g, NULL, (size_t)k * N), *dS = to_dev(g, NULL, k);
+    for (int j = 0; j < 2; j++)
+        U[j] = malloc(sizeof(float) * N * k), VT[j] = malloc(sizeof(float) * k * N);
+    double *sig = malloc(sizeof(double) * N);
+    for (int c = 0; c < 3; c++) {
+        if (c == 0) {
+            tn_spectrum(TN_SPEC_EXP, N, k, 1e-3, 0, 0, 0, sig);
+            REQUIRE(tn_testmat_svd_fast(N, N, 2 * k + 16, sig, 9, A, N) == 0);
+        } else { /* rank 5: X Y^T, X's rows past the fifth zero (so are A's and Y's) */
+            float *X = malloc(sizeof(float) * N * rank), *Y = malloc(sizeof(float) * N * rank);
+            gt_uniform(31, -1, 1, (int64_t)N * rank, X), gt_uniform(32, -1, 1, (int64_t)N * rank, Y);
+            for (int r = 0; r < rank; r++)
+                for (int i = rank; i < N; i++) X[i + r * N] = 0.0f;
+            for (int j = 0; j < N; j++)
+                for (int i = 0; i < N; i++) {
+                    double sum = 0;
+                    for (int r = 0; r < rank; r++) sum += (double)X[i + r * N] * Y[j + r * N];
+                    A[i + j * N] = (float)sum;
+                }
+            free(X), free(Y);
+        }
+        tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)N * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+        o.rank = k, o.oversampling = p, o.power_iters = 2;
+        o.on_breakdown = c == 2 ? TCNLA_BREAKDOWN_ERROR : TCNLA_BREAKDOWN_RETRY;
+        int st[2];
+        for (int j = 0; j < 2; j++) {
+            if (j) setenv("TCNLA_DEFER", "0", 1);
+            st[j] = tcnla_rsvd(g, &o, N, N, dA, N, dU, N, dS, dVT, k);
+            unsetenv("TCNLA_DEFER");
+            to_host(g, U[j], dU, (size_t)N * k), to_host(g, VT[j], dVT, (size_t)k * N),
+                to_host(g, S[j], dS, k);
+        }
+        CHECK_EQ_INT(st[0], st[1]);
+        if (c == 2) {
+            CHECK_EQ_INT(st[0], TCNLA_ERR_NUMERICAL);
+            continue;
+        }
+        CHECK_EQ_INT(st[0], 0);
+        CHECK(memcmp(U[0], U[1], sizeof(float) * N * k) == 0);
+        CHECK(memcmp(VT[0], VT[1], sizeof(float) * N * k) == 0);
+        CHECK(memcmp(S[0], S[1], sizeof(float) * k) == 0);
+        const double res = residual(A, N, N, U[0], S[0], VT[0], k);
+        printf("    %s: residual %.3e, s_1 %.4e s_k %.3e\n", c ? "rank 5" : "exponential", res,
+               S[0][0], S[0][k - 1]);
+        if (c == 1) CHECK(res < 1e-5);
+    }
+    for (int j = 0; j < 2; j++) free(U[j]), free(VT[j]);
+    tcnla_free(g, dA), tcnla_free(g, dU), tcnla_free(g, dVT), tcnla_free(g, dS);
+    free(A), free(sig);
+    tcnla_destroy(g);
+}
+
 /* The refinement's fp16(A - X Y^T) on the GPU: the fused kernels (slab 0:
  * on Hopper the wgmma one where m % 8 == 0, and with TCNLA_LR_SM90=0 the
  * WMMA one; m, n, k not multiples of their tiles, k = 37 inside one k-tile,
