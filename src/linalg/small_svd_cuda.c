@@ -33,6 +33,30 @@ static int cb(cublasStatus_t s) {
 #define EIG_RATIO 1e-8 /* smallest lam_k / lam_1 the eigensolution path takes */
 #define EIG_FALLBACK 1 /* (not a status) */
 
+/* Reads syevd's eigenvalues (ascending, l of them) and info after it ran on
+ * the handle's stream: 0 where it succeeded and the k largest span
+ * lam_k >= EIG_RATIO lam_1 (finite, positive), else `fallback`. */
+static int eig_verdict(struct tn_cuda_ctx *c, int64_t l, int64_t k, const double *lam,
+                       const int *dinfo, int fallback) {
+    double *hl = malloc(sizeof(double) * (size_t)l + sizeof(int));
+    if (!hl) return TCNLA_ERR_ALLOC;
+    int st = tn_cuda_err(cudaMemcpyAsync(hl, lam, sizeof(double) * (size_t)l,
+                                         cudaMemcpyDeviceToHost, c->stream));
+    if (!st)
+        st = tn_cuda_err(cudaMemcpyAsync(hl + l, dinfo, sizeof(int), cudaMemcpyDeviceToHost,
+                                         c->stream));
+    if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
+    if (!st) {
+        int info;
+        memcpy(&info, hl + l, sizeof info);
+        const double top = hl[l - 1], low = hl[l - k];
+        if (info != 0 || !(top > 0.0) || !(low >= EIG_RATIO * top) || !isfinite(top))
+            st = fallback;
+    }
+    free(hl);
+    return st;
+}
+
 static int eig_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
                     float *Vk, float *Sk, int scale_vk) {
     struct tn_cuda_ctx *c = h->cuda;
@@ -58,23 +82,7 @@ static int eig_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, floa
     if (!st)
         st = cs(cusolverDnDsyevd(c->cusolver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER,
                                  n, G, n, lam, work, lwork, dinfo));
-    double *hl = st ? NULL : malloc(sizeof(double) * (size_t)l + sizeof(int));
-    if (!st && !hl) st = TCNLA_ERR_ALLOC;
-    if (!st)
-        st = tn_cuda_err(cudaMemcpyAsync(hl, lam, sizeof(double) * (size_t)l,
-                                         cudaMemcpyDeviceToHost, c->stream));
-    if (!st)
-        st = tn_cuda_err(cudaMemcpyAsync(hl + l, dinfo, sizeof(int), cudaMemcpyDeviceToHost,
-                                         c->stream));
-    if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
-    if (!st) {
-        int info;
-        memcpy(&info, hl + l, sizeof info);
-        const double top = hl[l - 1], low = hl[l - k];
-        if (info != 0 || !(top > 0.0) || !(low >= EIG_RATIO * top) || !isfinite(top))
-            st = EIG_FALLBACK;
-    }
-    free(hl);
+    if (!st) st = eig_verdict(c, l, k, lam, dinfo, EIG_FALLBACK);
     if (st) return st;
     st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(G, lam, l, k, scale_vk, Vs, Vk, Sk,
                                                    c->stream));
@@ -127,23 +135,7 @@ int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, con
     if (!st)
         st = cs(cusolverDnDsyevd(c->cusolver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER,
                                  il, G, il, lam, work, lwork, dinfo));
-    double *hl = st ? NULL : malloc(sizeof(double) * (size_t)l + sizeof(int));
-    if (!st && !hl) st = TCNLA_ERR_ALLOC;
-    if (!st)
-        st = tn_cuda_err(cudaMemcpyAsync(hl, lam, sizeof(double) * (size_t)l,
-                                         cudaMemcpyDeviceToHost, c->stream));
-    if (!st)
-        st = tn_cuda_err(cudaMemcpyAsync(hl + l, dinfo, sizeof(int), cudaMemcpyDeviceToHost,
-                                         c->stream));
-    if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
-    if (!st) {
-        int info;
-        memcpy(&info, hl + l, sizeof info);
-        const double top = hl[l - 1], low = hl[l - k];
-        if (info != 0 || !(top > 0.0) || !(low >= EIG_RATIO * top) || !isfinite(top))
-            st = TN_GRAM_NOT_TAKEN;
-    }
-    free(hl);
+    if (!st) st = eig_verdict(c, l, k, lam, dinfo, TN_GRAM_NOT_TAKEN);
     if (st) return st;
     /* Xs = X(:, 1:k) / s, Xk = X(:, 1:k), Sk = s(1:k), in descending order */
     st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(G, lam, l, k, 0, Xs, Xk, Sk, c->stream));
