@@ -329,8 +329,9 @@ TCNLA_API tcnla_rsvd_opts_t tcnla_rsvd_opts_default(void);
  * done on the l x l problem, not on a tall matrix: QR of B^T, then SVD of
  * R (CPU; GPU fallback), or on the GPU, where s_k >= 1e-4 s_1, from the
  * eigensolution of the FP64 Gram matrix B B^T (the same conditioning as
- * R's SVD by the eigensolution of R R^T, without the QR). Requires k + p <= min(m, n). FP16-based methods that cannot
- * represent A return TCNLA_ERR_RANGE (use the TF32 variants). */
+ * R's SVD by the eigensolution of R R^T, without the QR). Requires
+ * k + p <= min(m, n). FP16-based methods that cannot represent A return
+ * TCNLA_ERR_RANGE (use the TF32 variants). */
 TCNLA_API int tcnla_rsvd(tcnla_handle_t handle, const tcnla_rsvd_opts_t *opts, int64_t m,
                          int64_t n, const float *A, int64_t lda, float *U, int64_t ldu, float *S,
                          float *VT, int64_t ldvt);
