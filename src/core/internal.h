@@ -323,6 +323,12 @@ int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, 
  * s_k >= 1e-4 s_1 or the eigensolver fails: the QR path then runs. */
 int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
                           int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt);
+/* The small SVD's symmetric eigensolver (eig_solve in small_svd_cuda.c)
+ * on the n x n G (handle memory, upper triangle, ld n; not written): lam
+ * (n, ascending) and X (n x n) in handle memory; *fast = 1 where the
+ * solver of syev_kernels.cu gave them, 0 where cuSOLVER's syevd did.
+ * TN_GRAM_NOT_TAKEN where G's largest eigenvalue is not positive. */
+int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double *X, double *lam, int *fast);
 /* CholeskyQR's FP64 Gram matrix (src/linalg/orth_cuda.c): the upper
  * triangle of Yw^T Yw (m x n, ld m) into G (n x n, zeros below), with
  * tn_gram64_nslab(m) n x n partials in P; dg (may be NULL) its diagonal */

@@ -1,7 +1,9 @@
 /* The small l x l SVD of the randomized algorithms on the GPU, in FP64, so
  * that they need no host LAPACK: see tn_small_svd_t in internal.h.
  *
- * M = R^T. First from the eigensolution of M^T M = R R^T (DSYRK + syevd):
+ * M = R^T. First from the eigensolution of M^T M = R R^T (DSYRK, then
+ * eig_solve: on Hopper the solver of syev_kernels.cu, else or where its
+ * checks refuse cuSOLVER's syevd):
  * Vr its eigenvectors, s = sqrt(eigenvalues), Ur = M Vr / s. Squaring costs
  * accuracy in s_i relative to s_1 (about eps (s_1 / s_i)^2), so this path
  * is kept only when the k wanted values span s_k >= 1e-4 s_1 (errors of
@@ -11,7 +13,10 @@
  * Measured on an H200 for l = 266 (a throwaway probe on a random matrix with
  * decaying columns, session 3): DSYRK + syevd 2.4 ms, gesvdj 13.5 ms (gesvdp
  * 7.5 ms, gesvd 28 ms); in bench_rsvd (16384^2, rank 256) the QR + small SVD
- * step takes 3.5 ms, 6.9 ms with TCNLA_SMALL_SVD_JACOBI=1. */
+ * step takes 3.5 ms, 6.9 ms with TCNLA_SMALL_SVD_JACOBI=1. Session 21:
+ * syev_kernels.cu's solver (tridiagonalization in one cluster, bisection,
+ * twisted factorizations, X = Q Z, checked on the device) took the RSVD's
+ * svd step from 2.6 to 1.7 ms (bench_rsvd fp16_chol1, H200). */
 #include "core/internal.h"
 #include "gemm/cuda/tn_cuda.h"
 
@@ -33,11 +38,12 @@ static int cb(cublasStatus_t s) {
 #define EIG_RATIO 1e-8 /* smallest lam_k / lam_1 the eigensolution path takes */
 #define EIG_FALLBACK 1 /* (not a status) */
 
-/* Reads syevd's eigenvalues (ascending, l of them) and info after it ran on
- * the handle's stream: 0 where it succeeded and the k largest span
- * lam_k >= EIG_RATIO lam_1 (finite, positive), else `fallback`. */
+/* Reads the eigenvalues (ascending, l of them) and info after the
+ * eigensolver ran on the handle's stream: 0 where it succeeded and the k
+ * largest span lam_k >= EIG_RATIO lam_1 (finite, positive), else
+ * `fallback`; *info_out (may be NULL) receives info. */
 static int eig_verdict(struct tn_cuda_ctx *c, int64_t l, int64_t k, const double *lam,
-                       const int *dinfo, int fallback) {
+                       const int *dinfo, int fallback, int *info_out) {
     double *hl = malloc(sizeof(double) * (size_t)l + sizeof(int));
     if (!hl) return TCNLA_ERR_ALLOC;
     int st = tn_cuda_err(cudaMemcpyAsync(hl, lam, sizeof(double) * (size_t)l,
@@ -49,11 +55,78 @@ static int eig_verdict(struct tn_cuda_ctx *c, int64_t l, int64_t k, const double
     if (!st) {
         int info;
         memcpy(&info, hl + l, sizeof info);
+        if (info_out) *info_out = info;
         const double top = hl[l - 1], low = hl[l - k];
         if (info != 0 || !(top > 0.0) || !(low >= EIG_RATIO * top) || !isfinite(top))
             st = fallback;
     }
     free(hl);
+    return st;
+}
+
+/* Doubles of workspace eig_solve needs for n, *lwork of them syevd's. */
+static int eig_ws(struct tn_cuda_ctx *c, int n, size_t *doubles, int *lwork) {
+    double *probe = tn_cuda_workspace(c, sizeof(double) * ((size_t)n * n + n) + 64);
+    if (!probe) return TCNLA_ERR_ALLOC;
+    int lw2 = 0;
+    int st = cs(cusolverDnDsyevd_bufferSize(c->cusolver, CUSOLVER_EIG_MODE_VECTOR,
+                                            CUBLAS_FILL_MODE_UPPER, n, probe, n, probe, lwork));
+    if (!st)
+        st = cs(cusolverDnDsyevd_bufferSize(c->cusolver, CUSOLVER_EIG_MODE_VECTOR,
+                                            CUBLAS_FILL_MODE_LOWER, n, probe, n, probe, &lw2));
+    if (lw2 > *lwork) *lwork = lw2;
+    *doubles = (size_t)*lwork + (size_t)n * n + tn_cu_syev_fast_ws(n) + 8;
+    return st;
+}
+
+/* The eigensolution of the symmetric n x n G (its upper or lower triangle,
+ * ld n) on the handle's stream, then eig_verdict: lam ascending, *X the
+ * eigenvectors (n x n, ld n). First the solver of syev_kernels.cu
+ * (tn_cu_syev_fast: Hopper, G within one cluster's shared memory; about
+ * 0.4 ms instead of 2.2 at n = 266 on an H200), which leaves G as it was;
+ * where it does not apply, fails to launch, or its own checks refuse its
+ * result, cuSOLVER's syevd, whose vectors overwrite G. TCNLA_SYEV_FAST=0
+ * goes to syevd directly (to compare). ws: eig_ws's doubles, 8-byte
+ * aligned; dinfo one int of device memory. */
+static int eig_solve(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double *G, double **X,
+                     double *lam, int *dinfo, double *ws, int lwork, int fallback) {
+    double *work = ws, *Xf = work + lwork, *fws = Xf + (size_t)n * n;
+    const char *env = getenv("TCNLA_SYEV_FAST");
+    int info = 0;
+    if (!(env && env[0] == '0') && tn_cu_syev_fast_ok(n, c->cc_major, c->smem_optin)) {
+        const size_t nn = (size_t)n * n;
+        double *Q = fws, *S1 = Q + nn, *S2 = S1 + nn, *S3 = S2 + nn;
+        const double one = 1.0, zero = 0.0;
+        int st = tn_cu_syev_fast(n, G, n, upper, Xf, lam, dinfo, fws, c->smem_optin, c->stream);
+        if (!st) /* the eigenvectors Q Z */
+            st = cb(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, Q, n, Xf, n,
+                                &zero, S3, n));
+        if (!st) /* F = X^T X, then I - (F - I) / 2 */
+            st = cb(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, S3, n, S3, n,
+                                &zero, S1, n));
+        if (!st) st = tn_cu_syev_orth_check(n, S1, dinfo, c->stream);
+        if (!st) /* one Newton-Schulz step */
+            st = cb(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, S3, n, S1, n,
+                                &zero, S2, n));
+        if (!st)
+            st = cb(cublasDsymm(c->cublas, CUBLAS_SIDE_LEFT,
+                                upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER, n, n,
+                                &one, G, n, S2, n, &zero, S1, n));
+        if (!st) st = tn_cu_syev_resid_check(n, S1, S2, lam, Xf, dinfo, c->stream);
+        if (st) (void)cudaGetLastError(); /* a launch refused: syevd below */
+        else {
+            st = eig_verdict(c, n, k, lam, dinfo, fallback, &info);
+            if (st != fallback || info == 0) {
+                *X = Xf;
+                return st;
+            }
+        }
+    }
+    *X = G;
+    int st = cs(cusolverDnDsyevd(c->cusolver, CUSOLVER_EIG_MODE_VECTOR,
+                                 upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER, n, G, n,
+                                 lam, work, lwork, dinfo));
+    if (!st) st = eig_verdict(c, n, k, lam, dinfo, fallback, NULL);
     return st;
 }
 
@@ -63,28 +136,22 @@ static int eig_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, floa
     const int n = (int)l;
     const size_t ll = (size_t)l * (size_t)l;
     int lwork = 0;
-    double *ws = tn_cuda_workspace(c, sizeof(double) * (4 * ll + (size_t)l) + 64);
-    if (!ws) return TCNLA_ERR_ALLOC;
-    int st = cs(cusolverDnDsyevd_bufferSize(c->cusolver, CUSOLVER_EIG_MODE_VECTOR,
-                                            CUBLAS_FILL_MODE_LOWER, n, ws + ll, n,
-                                            ws + 4 * ll, &lwork));
+    size_t ews = 0;
+    int st = eig_ws(c, n, &ews, &lwork);
     if (st) return st;
-    ws = tn_cuda_workspace(c, sizeof(double) * (4 * ll + (size_t)l + (size_t)lwork) + 64);
+    double *ws = tn_cuda_workspace(c, sizeof(double) * (4 * ll + (size_t)l + ews) + 64);
     if (!ws) return TCNLA_ERR_ALLOC;
-    double *Rd = ws, *G = Rd + ll, *Vs = G + ll, *U = Vs + ll, *lam = U + ll, *work = lam + l;
-    int *dinfo = (int *)(work + lwork);
+    double *Rd = ws, *G = Rd + ll, *Vs = G + ll, *U = Vs + ll, *lam = U + ll, *ew = lam + l, *X;
+    int *dinfo = (int *)(ew + ews);
     const double one = 1.0, zero = 0.0;
     st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, R, l, Rd, l, l, l, NULL,
                                                 c->stream));
     if (!st) /* G = Rd Rd^T = M^T M */
         st = cb(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, n, &one, Rd, n,
                             &zero, G, n));
-    if (!st)
-        st = cs(cusolverDnDsyevd(c->cusolver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER,
-                                 n, G, n, lam, work, lwork, dinfo));
-    if (!st) st = eig_verdict(c, l, k, lam, dinfo, EIG_FALLBACK);
+    if (!st) st = eig_solve(c, n, k, 0, G, &X, lam, dinfo, ew, lwork, EIG_FALLBACK);
     if (st) return st;
-    st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(G, lam, l, k, scale_vk, Vs, Vk, Sk,
+    st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(X, lam, l, k, scale_vk, Vs, Vk, Sk,
                                                    c->stream));
     if (!st) /* Ur = M Vr / s = Rd^T Vs */
         st = cb(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)k, n, &one, Rd, n, Vs,
@@ -117,28 +184,23 @@ int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, con
     const size_t ll = (size_t)l * (size_t)l, nl = (size_t)n * (size_t)l;
     const int64_t nslab = tn_gram64_nslab(n);
     int lwork = 0;
+    size_t ews = 0;
+    int st = eig_ws(c, il, &ews, &lwork);
+    if (st) return st;
     /* FP64: Ww (n x l), V^T (k x n), the slab partials, G, X / s (l x k), lam */
     const size_t fixed = nl + (size_t)k * (size_t)n + (size_t)nslab * ll + ll + (size_t)l * k + l;
-    double *ws = tn_cuda_workspace(c, sizeof(double) * fixed + 64);
-    if (!ws) return TCNLA_ERR_ALLOC;
-    int st = cs(cusolverDnDsyevd_bufferSize(c->cusolver, CUSOLVER_EIG_MODE_VECTOR,
-                                            CUBLAS_FILL_MODE_UPPER, il, ws, il, ws, &lwork));
-    if (st) return st;
-    ws = tn_cuda_workspace(c, sizeof(double) * (fixed + (size_t)lwork) + 64);
+    double *ws = tn_cuda_workspace(c, sizeof(double) * (fixed + ews) + 64);
     if (!ws) return TCNLA_ERR_ALLOC;
     double *Ww = ws, *Vt = Ww + nl, *P = Vt + (size_t)k * (size_t)n, *G = P + (size_t)nslab * ll,
-           *Xs = G + ll, *lam = Xs + (size_t)l * k, *work = lam + l;
-    int *dinfo = (int *)(work + lwork);
+           *Xs = G + ll, *lam = Xs + (size_t)l * k, *ew = lam + l, *X;
+    int *dinfo = (int *)(ew + ews);
     st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, W, ldw, Ww, n, n, l, NULL,
                                                 c->stream));
     if (!st) st = tn_cuda_gram64(h, n, l, Ww, P, G, NULL);
-    if (!st)
-        st = cs(cusolverDnDsyevd(c->cusolver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER,
-                                 il, G, il, lam, work, lwork, dinfo));
-    if (!st) st = eig_verdict(c, l, k, lam, dinfo, TN_GRAM_NOT_TAKEN);
+    if (!st) st = eig_solve(c, il, k, 1, G, &X, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN);
     if (st) return st;
     /* Xs = X(:, 1:k) / s, Xk = X(:, 1:k), Sk = s(1:k), in descending order */
-    st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(G, lam, l, k, 0, Xs, Xk, Sk, c->stream));
+    st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(X, lam, l, k, 0, Xs, Xk, Sk, c->stream));
     const double one = 1.0, zero = 0.0;
     if (!st) /* V^T = Xs^T Ww^T (k x n) */
         st = cb(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_T, (int)k, (int)n, il, &one, Xs, il,
@@ -146,6 +208,28 @@ int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, con
     if (!st)
         st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Vt, k, VT, ldvt, k, n,
                                                     NULL, c->stream));
+    return st;
+}
+
+int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double *X, double *lam, int *fast) {
+    struct tn_cuda_ctx *c = h->cuda;
+    const size_t nn = (size_t)n * n;
+    int lwork = 0;
+    size_t ews = 0;
+    int st = eig_ws(c, n, &ews, &lwork);
+    if (st) return st;
+    double *ws = tn_cuda_workspace(c, sizeof(double) * (nn + ews) + 64);
+    if (!ws) return TCNLA_ERR_ALLOC;
+    double *Gc = ws, *ew = Gc + nn, *Xs;
+    int *dinfo = (int *)(ew + ews);
+    st = tn_cuda_err(cudaMemcpyAsync(Gc, G, sizeof(double) * nn, cudaMemcpyDeviceToDevice,
+                                     c->stream));
+    if (!st) st = eig_solve(c, n, 1, 1, Gc, &Xs, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN);
+    if (st) return st;
+    *fast = Xs != Gc;
+    st = tn_cuda_err(cudaMemcpyAsync(X, Xs, sizeof(double) * nn, cudaMemcpyDeviceToDevice,
+                                     c->stream));
+    if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
     return st;
 }
 

@@ -484,6 +484,95 @@ TEST(gpu_rsvd_small_svd_paths_agree) {
     tcnla_destroy(g);
 }
 
+/* The small SVD's symmetric eigensolver (tn_cuda_syev: the solver of
+ * src/linalg/syev_kernels.cu, cuSOLVER's syevd where that refuses) on FP64
+ * Gram matrices W^T W of columns scaled from 1 down to `span`, and on a
+ * diagonal matrix and one with an eigenvalue of multiplicity n - 1: the
+ * eigenvalues agree with syevd's (TCNLA_SYEV_FAST=0) to 1e-12 lam_max, X
+ * is orthonormal and G X = X diag(lam) to 1e-11 (lam_max); the fast solver
+ * must be the one used where the spectrum spans at most 1e-6 (sizes 1 to
+ * 440). */
+TEST(gpu_syev_fast_matches_syevd) {
+#ifdef TCNLA_HAVE_CUDA
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    int dev = 0, major = 0;
+    cudaGetDevice(&dev);
+    cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
+    const struct { int n; double span; int kind; } cs[] = {
+        {266, 1e-3, 0}, {440, 1e-2, 0}, {1, 1, 0}, {2, 0.5, 0}, {3, 0.5, 0}, {33, 0.1, 0},
+        {266, 1e-7, 0}, {100, 0, 1}, {64, 0, 2}};
+    for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++) {
+        const int n = cs[ci].n, m = 2 * n + 40;
+        double *G = calloc((size_t)n * n, sizeof(double)), *X = malloc(sizeof(double) * n * n),
+               *lam = malloc(sizeof(double) * n), *lref = malloc(sizeof(double) * n);
+        if (cs[ci].kind == 0) { /* W^T W, W m x n with columns scaled 1 .. span */
+            float *W = malloc(sizeof(float) * m * n);
+            gt_uniform(400 + ci, -1, 1, (int64_t)m * n, W);
+            for (int j = 0; j < n; j++) {
+                const double sc = n > 1 ? pow(cs[ci].span, (double)j / (n - 1)) : 1.0;
+                for (int i = 0; i < m; i++) W[i + j * m] = (float)(W[i + j * m] * sc);
+            }
+            for (int j = 0; j < n; j++)
+                for (int i = 0; i <= j; i++) {
+                    double sv = 0;
+                    for (int t = 0; t < m; t++) sv += (double)W[t + i * m] * W[t + j * m];
+                    G[i + j * n] = G[j + i * n] = sv;
+                }
+            free(W);
+        } else if (cs[ci].kind == 1) { /* diagonal, distinct */
+            for (int j = 0; j < n; j++) G[j + j * n] = 1.0 + ((j * 37) % n);
+        } else { /* 2 I + u u^T */
+            float *u = malloc(sizeof(float) * n);
+            gt_uniform(77, -1, 1, n, u);
+            for (int j = 0; j < n; j++)
+                for (int i = 0; i < n; i++) G[i + j * n] = (double)u[i] * u[j] + 2.0 * (i == j);
+            free(u);
+        }
+        double *dG = NULL, *dX = NULL, *dl = NULL;
+        REQUIRE(tcnla_malloc(g, (void **)&dG, sizeof(double) * n * n) == 0);
+        REQUIRE(tcnla_malloc(g, (void **)&dX, sizeof(double) * n * n) == 0);
+        REQUIRE(tcnla_malloc(g, (void **)&dl, sizeof(double) * n) == 0);
+        tcnla_memcpy(g, dG, G, sizeof(double) * n * n, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        int fast = -1, fref = -1;
+        setenv("TCNLA_SYEV_FAST", "0", 1);
+        REQUIRE(tn_cuda_syev(g, n, dG, dX, dl, &fref) == 0);
+        unsetenv("TCNLA_SYEV_FAST");
+        tcnla_memcpy(g, lref, dl, sizeof(double) * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
+        REQUIRE(tn_cuda_syev(g, n, dG, dX, dl, &fast) == 0);
+        tcnla_memcpy(g, lam, dl, sizeof(double) * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
+        tcnla_memcpy(g, X, dX, sizeof(double) * n * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
+        const double lmax = fmax(fabs(lam[0]), fabs(lam[n - 1]));
+        double dlam = 0, orth = 0, res = 0;
+        for (int j = 0; j < n; j++) dlam = fmax(dlam, fabs(lam[j] - lref[j]) / lmax);
+        for (int a = 0; a < n; a++)
+            for (int b = 0; b <= a; b++) {
+                double sv = 0;
+                for (int i = 0; i < n; i++) sv += X[i + a * n] * X[i + b * n];
+                orth = fmax(orth, fabs(sv - (a == b)));
+            }
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < n; i++) {
+                double sv = 0;
+                for (int t = 0; t < n; t++) sv += G[i + t * n] * X[t + j * n];
+                res = fmax(res, fabs(sv - lam[j] * X[i + j * n]) / lmax);
+            }
+        printf("    n %3d kind %d span %.0e: %s, lam vs syevd %.1e, X^T X - I %.1e, "
+               "G X - X lam %.1e\n", n, cs[ci].kind, cs[ci].span,
+               fast ? "fast solver" : "syevd", dlam, orth, res);
+        CHECK_EQ_INT(fref, 0);
+        CHECK(dlam <= 1e-12 && orth <= 1e-11 && res <= 1e-11);
+        if (major >= 9 && (cs[ci].kind == 1 || (cs[ci].kind == 0 && cs[ci].span >= 1e-3)))
+            CHECK_EQ_INT(fast, 1);
+        tcnla_free(g, dG), tcnla_free(g, dX), tcnla_free(g, dl);
+        free(G), free(X), free(lam), free(lref);
+    }
+    tcnla_destroy(g);
+#else
+    SKIP("built without CUDA");
+#endif
+}
+
 /* RSVD's last step from the eigensolution of W^T W (tn_cuda_svd_from_gram):
  * with k = l, W^T = Xk diag(S) VT to FP32 accuracy, VT's rows and Xk's
  * columns orthonormal, S descending; columns spanning 1e-6 (beyond the

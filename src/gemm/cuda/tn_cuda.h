@@ -141,6 +141,25 @@ int tn_cu_eig_to_svd(const double *W, const double *lam, int64_t l, int64_t k, i
 int tn_cu_epilogue_f64(float alpha, const double *R, float beta, float *C, int64_t ldc,
                        int64_t m, int64_t n, cudaStream_t stream);
 
+/* The symmetric eigensolver of src/linalg/syev_kernels.cu (driven by
+ * eig_solve in src/linalg/small_svd_cuda.c). _fast: the n x n G (its upper
+ * or lower triangle, ldg; not written) = Q T Q^T, lam (ascending) T's
+ * eigenvalues and Z (n x n, ld n) its eigenvectors, Q (n x n, ld n) at ws,
+ * on the stream, *flag (device) zeroed: G's eigenvectors are Q Z. ws holds
+ * _ws(n) doubles, of which ws + n^2, + 2 n^2 and + 3 n^2 (n x n each) are
+ * free for the checks once it has run. _orth_check: F = X^T X -> I - (F - I) / 2, flag = 1
+ * where |F - I| > 1e-6. _resid_check: R = G X, flag = 1 where |R - X
+ * diag(lam)| > 32 n eps max|lam| or lam is not ascending; X copied to
+ * Xout. _ok: 1 where it runs (compute capability 9 or more, n within one
+ * cluster's shared memory). */
+int tn_cu_syev_fast_ok(int n, int cc_major, size_t smem_optin);
+size_t tn_cu_syev_fast_ws(int n);
+int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, double *Z, double *lam,
+                    int *flag, double *ws, size_t smem_optin, cudaStream_t stream);
+int tn_cu_syev_orth_check(int n, double *F, int *flag, cudaStream_t stream);
+int tn_cu_syev_resid_check(int n, const double *R, const double *X, const double *lam,
+                           double *Xout, int *flag, cudaStream_t stream);
+
 /* CholeskyQR in FP64 (src/linalg/cholqr_kernels.cu). G (n x n) = the sum of
  * the nslab partials P (n x n each, packed), in order, on and above the
  * diagonal (P's strictly lower parts are not read; G gets zeros there);
