@@ -14,8 +14,8 @@
  *     A v and its part of p^T v, and after the updates, by which every
  *     block has sent its rows' entries of the next column (so that each
  *     forms v and tau itself from the gathered column).
- *  2. T's eigenvalues by bisection, one warp per eigenvalue, 128 points per
- *     round, to 2 eps ||T|| absolute; the Sturm counts from the signs of
+ *  2. T's eigenvalues by bisection, one block per eigenvalue, 128 points
+ *     per round (one per thread), to 2 eps ||T|| absolute; the Sturm counts from the signs of
  *     the leading minors of T - x I (no division), rescaled every 4 steps.
  *  3. T's eigenvectors Z, one thread per eigenvalue, from a twisted
  *     factorization of T - lam I (Dhillon & Parlett): the twist index with
@@ -52,7 +52,7 @@ namespace cg = cooperative_groups;
 
 #define SY_THREADS 512 /* per block of the tridiagonalization */
 #define SY_MAXC 16     /* largest cluster */
-#define BI_NP 4        /* bisection points per lane and round */
+#define BI_THREADS 128 /* bisection points per round, one per thread */
 
 /* ----------------------------------------------------- tridiagonalization */
 /* Shared memory of each block of C (the same layout in all, since remote
@@ -245,51 +245,54 @@ static __device__ void gersh(const double *d, const double *e, int n, double *gl
     *gu = hi + 2.1 * DBL_EPSILON * tn * n + 4.2 * *pivmin;
 }
 
-/* Numbers of T's eigenvalues below x[0 .. BI_NP): the sign changes of the
- * leading principal minors p_j of T - x I (p_j = (d_j - x) p_{j-1} -
- * e_{j-1}^2 p_{j-2}, so that q_j = p_j / p_{j-1} is dstebz's pivot
- * without its division), read from the sign bits (an exact zero p_j counts
- * as positive, which gives the count dstebz's replacement of q_j = 0 by
+/* The number of T's eigenvalues below x: the sign changes of the leading
+ * principal minors p_j of T - x I (p_j = (d_j - x) p_{j-1} - e_{j-1}^2
+ * p_{j-2}, so that q_j = p_j / p_{j-1} is dstebz's pivot without its
+ * division), read from the sign bits (an exact zero p_j counts as
+ * positive, which gives the count dstebz's replacement of q_j = 0 by
  * -pivmin gives: one change across p_{j-1}, 0, p_{j+1} = -e^2 p_{j-1});
- * the last two minors rescaled by a power of two every 4 steps; the BI_NP
- * chains interleaved. */
-static __device__ __forceinline__ double pow2_inv(double m) { /* 2^-exponent(m), m > 0 */
-    const long long ex = ((__double_as_longlong(m) >> 52) & 0x7ff) - 1023;
-    return __longlong_as_double((1023 - max(-1022LL, min(1023LL, ex))) << 52);
+ * the last two minors rescaled by a power of two every 4 steps (exact, so
+ * the count does not depend on the factor), the loop unrolled by 4 so
+ * that the minors stay in place. */
+static __device__ __forceinline__ double pow2_inv(double a, double b) {
+    /* 2^-exponent(max(|a|, |b|)) from the high word, clamped to a normal */
+    const int ex = __double2hiint(fmax(fabs(a), fabs(b))) >> 20;
+    return __hiloint2double(min(max(2046 - ex, 1), 2046) << 20, 0);
 }
-static __device__ __forceinline__ void sturm(const double *d, const double *e2, int n,
-                                             const double *x, int *cnt) {
-    double p1[BI_NP], p2[BI_NP];
-#pragma unroll
-    for (int u = 0; u < BI_NP; u++) {
-        p2[u] = 1.0;
-        p1[u] = d[0] - x[u];
-        cnt[u] = __double2hiint(p1[u]) < 0;
+#define STURM_STEP(j)                                                                          \
+    do {                                                                                       \
+        const double pn_ = fma(d[j] - x, p1, -e2[(j) - 1] * p2);                               \
+        cnt += (__double2hiint(pn_) ^ __double2hiint(p1)) < 0;                                 \
+        p2 = p1;                                                                               \
+        p1 = pn_;                                                                              \
+    } while (0)
+static __device__ __forceinline__ int sturm(const double *d, const double *e2, int n, double x) {
+    double p1 = d[0] - x, p2 = 1.0;
+    int cnt = __double2hiint(p1) < 0, j = 1;
+    for (; j + 3 < n; j += 4) {
+        STURM_STEP(j);
+        STURM_STEP(j + 1);
+        STURM_STEP(j + 2);
+        STURM_STEP(j + 3);
+        const double sc = pow2_inv(p1, p2);
+        p1 *= sc;
+        p2 *= sc;
     }
-    for (int j = 1; j < n; j++) {
-        const double dj = d[j], ej = e2[j - 1];
-#pragma unroll
-        for (int u = 0; u < BI_NP; u++) {
-            const double pn = fma(dj - x[u], p1[u], -ej * p2[u]);
-            cnt[u] += (__double2hiint(pn) ^ __double2hiint(p1[u])) < 0;
-            p2[u] = p1[u];
-            p1[u] = pn;
-        }
-        if ((j & 3) == 0) {
-#pragma unroll
-            for (int u = 0; u < BI_NP; u++) {
-                const double sc = pow2_inv(fmax(fabs(p1[u]), fabs(p2[u])));
-                p1[u] *= sc;
-                p2[u] *= sc;
-            }
-        }
-    }
+    for (; j < n; j++) STURM_STEP(j);
+    return cnt;
 }
+#undef STURM_STEP
 
-/* lam[k] (ascending), one warp per k: the interval [lo, hi] with
- * count(lo) <= k < count(hi) cut into 32 BI_NP + 1 pieces per round. */
-static __global__ void bisect_kernel(int n, const double *d_g, const double *e_g, double *lam) {
+/* lam[k] (ascending), one block of BI_THREADS per k, one point per thread:
+ * the interval [lo, hi] with count(lo) <= k < count(hi) cut into
+ * BI_THREADS + 1 pieces per round. (Session 21's version, a warp per k
+ * with 4 points per lane, ran 0.18 ms at n = 266 on an H200: 266 warps,
+ * one per scheduler on half the GPU, each issuing four chains.) */
+static __global__ void __launch_bounds__(BI_THREADS) bisect_kernel(int n, const double *d_g,
+                                                                   const double *e_g,
+                                                                   double *lam) {
     extern __shared__ double bs[];
+    __shared__ int firsts[BI_THREADS / 32];
     double *d = bs, *e = d + n, *e2 = e + n;
     for (int j = threadIdx.x; j < n; j += blockDim.x) {
         d[j] = d_g[j];
@@ -298,34 +301,30 @@ static __global__ void bisect_kernel(int n, const double *d_g, const double *e_g
         e2[j] = ej * ej;
     }
     __syncthreads();
-    const int lane = threadIdx.x & 31;
-    const int k = blockIdx.x * (blockDim.x / 32) + (threadIdx.x >> 5);
-    if (k >= n) return;
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, k = blockIdx.x;
     double lo, hi, pivmin;
-    gersh(d, e, n, &lo, &hi, &pivmin, lane);
+    gersh(d, e, n, &lo, &hi, &pivmin, lane); /* the same in every warp */
     const double atol = 2.0 * DBL_EPSILON * fmax(fabs(lo), fabs(hi));
-    const int np = 32 * BI_NP;
-    for (int round = 0; round < 64; round++) {
+    const double inv = 1.0 / (BI_THREADS + 1);
+    const double cx = (double)(threadIdx.x + 1) * inv;
+    for (int round = 0; round < 64; round++) { /* lo, hi: the same in every thread */
         const double w = hi - lo;
         if (!(w > fmax(atol, 2.0 * DBL_EPSILON * fmax(fabs(lo), fabs(hi))))) break;
-        double x[BI_NP];
-        int c[BI_NP];
-#pragma unroll
-        for (int u = 0; u < BI_NP; u++) x[u] = fma(w, (double)(u * 32 + lane + 1) / (np + 1), lo);
-        sturm(d, e2, n, x, c);
-        int first = np; /* the first point with more than k eigenvalues below it */
-#pragma unroll
-        for (int u = BI_NP - 1; u >= 0; u--) {
-            const unsigned b = __ballot_sync(0xffffffffu, c[u] > k);
-            if (b) first = u * 32 + __ffs(b) - 1;
-        }
-        const double nlo = first > 0 ? fma(w, (double)first / (np + 1), lo) : lo;
-        const double nhi = first < np ? fma(w, (double)(first + 1) / (np + 1), lo) : hi;
+        const int c = sturm(d, e2, n, fma(w, cx, lo));
+        /* the first point with more than k eigenvalues below it */
+        const unsigned b = __ballot_sync(0xffffffffu, c > k);
+        if (lane == 0) firsts[warp] = b ? warp * 32 + __ffs(b) - 1 : BI_THREADS;
+        __syncthreads();
+        int first = BI_THREADS;
+        for (int q = BI_THREADS / 32 - 1; q >= 0; q--) first = min(first, firsts[q]);
+        __syncthreads(); /* firsts is written again next round */
+        const double nlo = first > 0 ? fma(w, (double)first * inv, lo) : lo;
+        const double nhi = first < BI_THREADS ? fma(w, (double)(first + 1) * inv, lo) : hi;
         if (nlo == lo && nhi == hi) break;
         lo = nlo;
         hi = nhi;
     }
-    if (lane == 0) lam[k] = 0.5 * (lo + hi);
+    if (threadIdx.x == 0) lam[k] = 0.5 * (lo + hi);
 }
 
 /* ------------------------------------------------------------ vectors of T */
@@ -475,7 +474,7 @@ extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, d
         (void)cudaGetLastError();
     }
     if (err) return (int)err;
-    bisect_kernel<<<(n + 3) / 4, 128, 3 * sizeof(double) * n, stream>>>(n, d, e, lam);
+    bisect_kernel<<<n, BI_THREADS, 3 * sizeof(double) * n, stream>>>(n, d, e, lam);
     int tw = 32; /* threads per block of twisted_kernel, as its shared memory allows */
     while (tw > 1 && twisted_smem(n, tw) > smem_optin) tw /= 2;
     err = cudaFuncSetAttribute(twisted_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,

@@ -787,7 +787,9 @@ TEST(gpu_trusted_operand_same_decisions) {
             CHECK(g->cuda->trust.mask == 0 && g->cuda->trust.mask_rows == 0 &&
                   g->cuda->trust.mask_cols == 0);
             const int f16 = me != TCNLA_GEMM_TCEC_TF32 && me != TCNLA_GEMM_TF32;
-            if (cs == 0 || (!f16 && cs != 3)) CHECK(any);
+            /* (case 0: every layout, or, where the bounded pass does not
+             * judge A's smallest elements, its rows and columns) */
+            if (cs == 0 || (!f16 && cs != 3)) CHECK(any || (f16 && cs == 0 && rows && cols));
             if (cs == 3 || f16) CHECK(!any || cs == 0);
             if (f16 && cs == 1) CHECK(rows && cols);
             if (f16 && cs == 2) CHECK(!rows && !cols);
@@ -889,8 +891,8 @@ TEST(gpu_trust_check_one_pass_same_flags) {
                 }
             tcnla_memcpy(g, dX, X, sizeof(float) * (size_t)len, TCNLA_MEMCPY_HOST_TO_HANDLE);
             CHECK(cudaMemsetAsync(dfl, 0, 2 * 64 * sizeof(int), c->stream) == cudaSuccess);
-            CHECK(tn_cu_trust_check(dX + off, ld, rows, cols, &kk, tol, dfl, scr, c->sm_count,
-                                    c->stream) == 0);
+            CHECK(tn_cu_trust_check(dX + off, ld, rows, cols, &kk, tol, 0, dfl, scr,
+                                    c->sm_count, c->stream) == 0);
             for (int q = 0; q < 3; q++)
                 for (int lay = 0; lay < 2; lay++)
                     CHECK(tn_cu_check_f32(dX + off, ld, rows, cols, lay, kk.kind[q], tol[q],
@@ -927,10 +929,95 @@ TEST(gpu_trust_check_one_pass_same_flags) {
     tcnla_destroy(g);
 }
 
+/* The bounded pass of tn_cu_trust_check (magnitudes only) against the
+ * exact one, for the two fast kinds (TCEC_FP16's halfhalf, FP16): where it
+ * decides (flags[6], flags[7] clear), NaN / Inf as the exact pass, every
+ * vector passing there, and each kind's element flag exactly "some 0 <
+ * |x| < 2^-15" (2^tol E for both), which the exact flag implies. Cases: uniform data (0),
+ * every fifth element scaled by 1e-6 (1: decided, element flags set), a
+ * row scaled by 1e-6 (2: undecided, flags[7]), 7e4 (3: flags[6]), a NaN
+ * (4), everything below 2^-14 (5: undecided). */
+TEST(gpu_trust_bounded_pass_agrees) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    const tcnla_gemm_method_t ms[2] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_FP16};
+    tn_elem_kinds_t kk;
+    memset(&kk, 0, sizeof kk);
+    int tol[4] = {0, 0, 0, 0};
+    for (int j = 0; j < 2; j++) {
+        const tn_method_info *mi = tn_method(ms[j]);
+        kk.kind[j] = mi->uses_split ? (int)mi->split : TN_RCHK_F16;
+        tol[j] = mi->tol_bits, kk.scale[j] = ldexp(1.0, -tol[j]);
+        kk.fast[j] = tn_rchk_fast(kk.kind[j], tol[j]);
+        CHECK(kk.fast[j]);
+    }
+    kk.n = 2;
+    const int64_t shapes[2][4] = {{2053, 301, 2056, 0}, {1500, 700, 1501, 1}};
+    struct tn_cuda_ctx *c = g->cuda;
+    for (int sh = 0; sh < 2; sh++) {
+        const int64_t rows = shapes[sh][0], cols = shapes[sh][1], ld = shapes[sh][2],
+                      off = shapes[sh][3], len = off + ld * cols;
+        float *X = malloc(sizeof(float) * (size_t)len), *dX = NULL;
+        void *scr = NULL;
+        int *dfl = NULL, hb[64], he[64];
+        CHECK(tcnla_malloc(g, (void **)&dX, sizeof(float) * (size_t)len) == 0);
+        CHECK(tcnla_malloc(g, &scr, tn_cu_trust_check_scratch(rows, cols)) == 0);
+        CHECK(tcnla_malloc(g, (void **)&dfl, 2 * 64 * sizeof(int)) == 0);
+        for (int cs = 0; cs < 6; cs++) {
+            gt_uniform(110 + sh, -1.0f, 1.0f, len, X);
+            if (cs == 1)
+                for (int64_t i = 0; i < len; i += 5) X[i] *= 1e-6f;
+            if (cs == 2)
+                for (int64_t j = 0; j < cols; j++) X[off + 7 + j * ld] *= 1e-6f;
+            if (cs == 3) X[off + rows - 1 + (cols - 1) * ld] = 7e4f;
+            if (cs == 4) X[off + rows / 2 + (cols / 2) * ld] = NAN;
+            if (cs == 5)
+                for (int64_t i = 0; i < len; i++) X[i] *= 0x1p-15f;
+            int sub = 0;
+            for (int64_t j = 0; j < cols; j++)
+                for (int64_t i = 0; i < rows; i++) {
+                    const float a = fabsf(X[off + i + j * ld]);
+                    sub |= a > 0.0f && a < 0x1p-15f;
+                }
+            tcnla_memcpy(g, dX, X, sizeof(float) * (size_t)len, TCNLA_MEMCPY_HOST_TO_HANDLE);
+            CHECK(cudaMemsetAsync(dfl, 0, 2 * 64 * sizeof(int), c->stream) == cudaSuccess);
+            CHECK(tn_cu_trust_check(dX + off, ld, rows, cols, &kk, tol, 1, dfl, scr,
+                                    c->sm_count, c->stream) == 0);
+            CHECK(tn_cu_trust_check(dX + off, ld, rows, cols, &kk, tol, 0, dfl + 64, scr,
+                                    c->sm_count, c->stream) == 0);
+            CHECK(cudaMemcpyAsync(hb, dfl, 64 * sizeof(int), cudaMemcpyDeviceToHost, c->stream) ==
+                  cudaSuccess);
+            CHECK(cudaMemcpyAsync(he, dfl + 64, 64 * sizeof(int), cudaMemcpyDeviceToHost,
+                                  c->stream) == cudaSuccess);
+            CHECK(cudaStreamSynchronize(c->stream) == cudaSuccess);
+            const int decided = !hb[6] && !hb[7];
+            CHECK(hb[0] == he[0]);
+            if (decided && !hb[0])
+                for (int q = 0; q < 2; q++) {
+                    CHECK(hb[1 + q] == sub && (!he[1 + q] || hb[1 + q]));
+                    for (int e = 1; e < 6; e++)
+                        if (e != 3) CHECK(he[8 + 6 * q + e] == 0);
+                }
+            if (cs <= 1) CHECK(decided && !hb[0] && hb[1] == sub);
+            if (cs == 1) CHECK(sub && he[2]);
+            if (cs == 2 || cs == 5) CHECK(hb[7] && !hb[6]);
+            if (cs == 3) CHECK(hb[6]);
+            if (cs == 4) CHECK(hb[0]);
+            printf("    %lld x %lld case %d: bounded %d %d %d | %d %d, exact %d %d %d\n",
+                   (long long)rows, (long long)cols, cs, hb[0], hb[1], hb[2], hb[6], hb[7], he[0],
+                   he[1], he[2]);
+        }
+        tcnla_free(g, dX), tcnla_free(g, scr), tcnla_free(g, dfl);
+        free(X);
+    }
+    tcnla_destroy(g);
+}
+
 /* tn_shgemm_trusting (RP-HOSVD's mode-1 projection, A's element-wise check
  * folded into Hopper's n64 kernel) against tn_trust followed by
  * tcnla_shgemm: the same product bit for bit where it is taken, and the
- * same trust record; not taken (nothing trusted) exactly where tn_trust
+ * same trust record as tn_trust's exact pass (TCNLA_TRUST_BOUNDED=0; the
+ * bounded pass's record trusts no more than that); not taken (nothing trusted) exactly where tn_trust
  * does not trust A element by element for both methods: an element below
  * FP16's range that its split cannot hold (case 1), one above it (2), a
  * NaN (3), a row scaled by 1e-6 (4). Elements in FP16's subnormal range
@@ -958,10 +1045,19 @@ TEST(gpu_shgemm_trusting_same_product_and_record) {
         for (int t = 0; t < 2; t++) {
             const int64_t n = nn[t];
             CHECK(tcnla_random_fill_f16(g, TCNLA_RAND_GAUSSIAN, 5, (uint64_t)t, k, n, dB, k) == 0);
+            /* r0: the exact pass's record; rb: the bounded pass's (the
+             * default), which trusts no more than r0 */
             tn_trust_f16(g, dB, (size_t)(k * n));
             CHECK(tn_trust(g, dA, m, m, k, ms, 2) == 0);
+            const tn_trust_t rb = g->cuda->trust;
+            tn_untrust(g);
+            setenv("TCNLA_TRUST_BOUNDED", "0", 1);
+            CHECK(tn_trust(g, dA, m, m, k, ms, 2) == 0);
+            unsetenv("TCNLA_TRUST_BOUNDED");
             const tn_trust_t r0 = g->cuda->trust;
             tn_untrust(g);
+            CHECK((rb.mask & ~r0.mask) == 0 && (rb.mask_rows & ~(r0.mask | r0.mask_rows)) == 0 &&
+                  (rb.mask_cols & ~(r0.mask | r0.mask_cols)) == 0);
             tn_trust_f16(g, dB, (size_t)(k * n));
             /* (TCNLA_ERR_RANGE where a row fails its check: cases 2 and 4) */
             const int st0 = tcnla_shgemm(g, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n,

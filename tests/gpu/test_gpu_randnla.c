@@ -639,12 +639,18 @@ TEST(gpu_rsvd_svd_from_gram) {
 }
 
 /* tcnla_rsvd defers its CholeskyQRs' and products' verdicts (one wait per
- * call): the same bits as without deferral (TCNLA_DEFER=0) on a decaying
+ * call): the same bits as without deferral (TCNLA_DEFER=0, and A's check
+ * by its exact pass: TCNLA_TRUST_BOUNDED=0) on a decaying
  * spectrum; on a matrix of rank 5 < l with 5 nonzero rows (Y = A Omega
  * then has exactly rank 5), whose CholeskyQR breaks down, the
  * call is redone deciding as it goes: with on_breakdown = RETRY the same
  * bits as without deferral and an accurate factorization, with ERROR the
- * same status. */
+ * same status. The check of A once per call by its bounded pass
+ * (tn_cuda_trust) against the exact one: the decaying spectrum with row 5
+ * scaled by 1e-6 (case 3: the bounded pass does not decide, the exact one
+ * refuses that row for the FP16 kinds, and SHGEMM_FP16 reports
+ * TCNLA_ERR_RANGE), and every product in TCNLA_GEMM_FP16 (case 4, the F16
+ * kind, where the bounded pass decides): the same bits or status. */
 TEST(gpu_rsvd_deferred_same_as_waiting) {
     tcnla_handle_t g = gpu();
     if (!g) SKIP("no GPU");
@@ -655,10 +661,12 @@ TEST(gpu_rsvd_deferred_same_as_waiting) {
     for (int j = 0; j < 2; j++)
         U[j] = malloc(sizeof(float) * N * k), VT[j] = malloc(sizeof(float) * k * N);
     double *sig = malloc(sizeof(double) * N);
-    for (int c = 0; c < 3; c++) {
-        if (c == 0) {
+    for (int c = 0; c < 5; c++) {
+        if (c == 0 || c >= 3) {
             tn_spectrum(TN_SPEC_EXP, N, k, 1e-3, 0, 0, 0, sig);
             REQUIRE(tn_testmat_svd_fast(N, N, 2 * k + 16, sig, 9, A, N) == 0);
+            if (c == 3)
+                for (int j = 0; j < N; j++) A[5 + j * N] *= 1e-6f;
         } else { /* rank 5: X Y^T, X's rows past the fifth zero (so are A's and Y's) */
             float *X = malloc(sizeof(float) * N * rank), *Y = malloc(sizeof(float) * N * rank);
             gt_uniform(31, -1, 1, (int64_t)N * rank, X), gt_uniform(32, -1, 1, (int64_t)N * rank, Y);
@@ -676,17 +684,18 @@ TEST(gpu_rsvd_deferred_same_as_waiting) {
         tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
         o.rank = k, o.oversampling = p, o.power_iters = 2;
         o.on_breakdown = c == 2 ? TCNLA_BREAKDOWN_ERROR : TCNLA_BREAKDOWN_RETRY;
+        if (c == 4) o.proj_method = o.gemm_method = o.power_method = TCNLA_GEMM_FP16;
         int st[2];
         for (int j = 0; j < 2; j++) {
-            if (j) setenv("TCNLA_DEFER", "0", 1);
+            if (j) setenv("TCNLA_DEFER", "0", 1), setenv("TCNLA_TRUST_BOUNDED", "0", 1);
             st[j] = tcnla_rsvd(g, &o, N, N, dA, N, dU, N, dS, dVT, k);
-            unsetenv("TCNLA_DEFER");
+            unsetenv("TCNLA_DEFER"), unsetenv("TCNLA_TRUST_BOUNDED");
             to_host(g, U[j], dU, (size_t)N * k), to_host(g, VT[j], dVT, (size_t)k * N),
                 to_host(g, S[j], dS, k);
         }
         CHECK_EQ_INT(st[0], st[1]);
-        if (c == 2) {
-            CHECK_EQ_INT(st[0], TCNLA_ERR_NUMERICAL);
+        if (c == 2 || c == 3) { /* (3: SHGEMM_FP16 reports the small row) */
+            CHECK_EQ_INT(st[0], c == 2 ? TCNLA_ERR_NUMERICAL : TCNLA_ERR_RANGE);
             continue;
         }
         CHECK_EQ_INT(st[0], 0);
@@ -694,8 +703,9 @@ TEST(gpu_rsvd_deferred_same_as_waiting) {
         CHECK(memcmp(VT[0], VT[1], sizeof(float) * N * k) == 0);
         CHECK(memcmp(S[0], S[1], sizeof(float) * k) == 0);
         const double res = residual(A, N, N, U[0], S[0], VT[0], k);
-        printf("    %s: residual %.3e, s_1 %.4e s_k %.3e\n", c ? "rank 5" : "exponential", res,
-               S[0][0], S[0][k - 1]);
+        static const char *const what[5] = {"exponential", "rank 5", "", "exponential, row 5 small",
+                                            "exponential, FP16 products"};
+        printf("    %s: residual %.3e, s_1 %.4e s_k %.3e\n", what[c], res, S[0][0], S[0][k - 1]);
         if (c == 1) CHECK(res < 1e-5);
     }
     for (int j = 0; j < 2; j++) free(U[j]), free(VT[j]);

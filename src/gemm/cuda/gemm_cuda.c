@@ -161,7 +161,10 @@ static int copy2d(void *dst, int64_t ldd, const void *src, int64_t lds, int64_t 
  *    or unions of whole columns (a column is the largest |x| of any union
  *    of columns at most, and its error at least), passes its check too.
  * Both in one pass over A (tn_cu_trust_check), for the FP16 kinds, which
- * are all the range-checked methods have.
+ * are all the range-checked methods have: first its bounded pass (the
+ * magnitudes alone; where an element below FP16's normal range is exact,
+ * it records the rows and columns where the exact pass records every
+ * layout), the exact pass where that does not decide.
  * tn_cuda_gemm then skips that operand's check and decides exactly as it
  * would have. The record holds until tn_cuda_untrust; the driver must not
  * write the operand meanwhile. */
@@ -226,6 +229,12 @@ static void trust_record(struct tn_cuda_ctx *c, const float *A, int64_t ld, int6
     c->trust.mask = mask, c->trust.mask_rows = mrows, c->trust.mask_cols = mcols;
 }
 
+/* the bounded pass first (TCNLA_TRUST_BOUNDED=0: never; read at each call) */
+static int bounded_wanted(void) {
+    const char *e = getenv("TCNLA_TRUST_BOUNDED");
+    return !(e && e[0] == '0' && e[1] == 0);
+}
+
 int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
                   const tcnla_gemm_method_t *meths, int nm) {
     struct tn_cuda_ctx *c = h->cuda;
@@ -243,14 +252,25 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
     void *scratch = w + al(64 * sizeof(int));
     cudaStream_t stream = c->stream;
     int *hf = (int *)c->pinned;
-    /* element-wise and per-vector (rows, columns) flags, one pass over A */
-    if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64 * sizeof(int), stream))) ||
-        (st = cu_st(tn_cu_trust_check(A, ld, rows, cols, &kk, tolb, dflags, scratch,
-                                      c->sm_count, stream))) ||
-        (st = cu_st((int)cudaMemcpyAsync(hf, dflags, 40 * sizeof(int), cudaMemcpyDeviceToHost,
-                                         stream))) ||
-        (st = cu_st((int)cudaStreamSynchronize(stream))))
-        return st;
+    /* element-wise and per-vector (rows, columns) flags, one pass over A:
+     * the bounded pass where every kind is fast, the exact one where it
+     * does not decide (or is not possible) */
+    int allfast = bounded_wanted();
+    for (int j = 0; j < kk.n; j++) allfast &= kk.fast[j] != 0;
+    for (int bounded = allfast; bounded >= 0; bounded--) {
+        if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64 * sizeof(int), stream))) ||
+            (st = cu_st(tn_cu_trust_check(A, ld, rows, cols, &kk, tolb, bounded, dflags,
+                                          scratch, c->sm_count, stream))) ||
+            (st = cu_st((int)cudaMemcpyAsync(hf, dflags, 40 * sizeof(int),
+                                             cudaMemcpyDeviceToHost, stream))) ||
+            (st = cu_st((int)cudaStreamSynchronize(stream))))
+            return st;
+        if (!bounded || hf[0]) break;
+        if (!hf[6] && !hf[7]) { /* decided: every vector passes every kind */
+            for (int i = 8; i < 40; i++) hf[i] = 0;
+            break;
+        }
+    }
     if (hf[0]) return TCNLA_SUCCESS; /* NaN / Inf: every product checks */
     unsigned need; /* kinds failing element by element: their per-vector flags */
     const unsigned mask = trust_mask(meths, nm, idx, hf, &need);

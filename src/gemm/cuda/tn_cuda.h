@@ -257,11 +257,15 @@ typedef struct {
  * element is NaN or Inf, flags[1 + i] |= 1 when some element fails kind i;
  * and for every kind i (tol_bits[i]) the flags of tn_cu_check_f32 on the
  * rows at flags[8 + 6 i + 1 .. 2], on the columns at flags[8 + 6 i + 4 .. 5].
- * scratch: tn_cu_trust_check_scratch(rows, cols) bytes of device memory. */
+ * scratch: tn_cu_trust_check_scratch(rows, cols) bytes of device memory.
+ * bounded (every kind fast, else cudaErrorInvalidValue): the same flags
+ * from the vectors' magnitudes alone, except flags[1 + i] = some nonzero
+ * |x| below 2^tol E (which the exact failures imply), where flags[6] and
+ * flags[7] are both 0; else the exact pass must run (util.cu). */
 size_t tn_cu_trust_check_scratch(int64_t rows, int64_t cols);
 int tn_cu_trust_check(const float *X, int64_t ld, int64_t rows, int64_t cols,
-                      const tn_elem_kinds_t *kk, const int *tol_bits, int *flags, void *scratch,
-                      int sm_count, cudaStream_t stream);
+                      const tn_elem_kinds_t *kk, const int *tol_bits, int bounded, int *flags,
+                      void *scratch, int sm_count, cudaStream_t stream);
 
 /* The Tensor Core GEMM kernels (sm_80+): C = alpha * op(A) op(B) + beta * C.
  * A is FP32; B is FP32 (TCEC, MARKIDIS) or FP16 bits (SHGEMM). A and B
