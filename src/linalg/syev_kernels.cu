@@ -38,8 +38,9 @@
  * gpu_syev_fast_matches_syevd).
  *
  * H200, l = 266 (a Gram matrix of decaying columns, cudaEvent medians of 7,
- * session 21): tridiagonalization 1.06 ms, bisection 0.18 ms, vectors 0.06
- * ms; the per-step time of the tridiagonalization (about 7.7k cycles, of
+ * session 21): tridiagonalization 1.06 ms, bisection 0.18 ms (77 us with
+ * a block per eigenvalue, Nsight Compute, session 22), vectors 0.06 ms;
+ * the per-step time of the tridiagonalization (about 7.7k cycles, of
  * which the two barriers about 1.6k) is in its row loops (a warp per row,
  * two or three rows per warp), not in the barriers (about 450 cycles per
  * cluster.sync of 16 x 512 threads, measured alone). */
