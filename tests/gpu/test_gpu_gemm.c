@@ -841,21 +841,27 @@ static int f16_elem_fails(float x, int kind, int tol) {
     return !(e <= ldexp(ax, -tol));
 }
 
+/* The check kinds of the methods ms (n <= 4) as tn_cuda_trust forms them. */
+static void kinds_of(const tcnla_gemm_method_t *ms, int n, tn_elem_kinds_t *kk, int *tol) {
+    memset(kk, 0, sizeof *kk);
+    for (int j = 0; j < 4; j++) tol[j] = 0;
+    for (int j = 0; j < n; j++) {
+        const tn_method_info *mi = tn_method(ms[j]);
+        kk->kind[j] = mi->uses_split ? (int)mi->split : TN_RCHK_F16;
+        tol[j] = mi->tol_bits, kk->scale[j] = ldexp(1.0, -tol[j]);
+        kk->fast[j] = tn_rchk_fast(kk->kind[j], tol[j]);
+    }
+    kk->n = n;
+}
+
 TEST(gpu_trust_check_one_pass_same_flags) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
     const tcnla_gemm_method_t ms[3] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_FP16,
                                        TCNLA_GEMM_MARKIDIS_FP16};
     tn_elem_kinds_t kk;
-    memset(&kk, 0, sizeof kk);
-    int tol[4] = {0, 0, 0, 0};
-    for (int j = 0; j < 3; j++) {
-        const tn_method_info *mi = tn_method(ms[j]);
-        kk.kind[j] = mi->uses_split ? (int)mi->split : TN_RCHK_F16;
-        tol[j] = mi->tol_bits, kk.scale[j] = ldexp(1.0, -tol[j]);
-        kk.fast[j] = tn_rchk_fast(kk.kind[j], tol[j]);
-    }
-    kk.n = 3;
+    int tol[4];
+    kinds_of(ms, 3, &kk, tol);
     const int64_t shapes[4][4] = {/* rows, cols, ld, offset (elements) */
                                   {2053, 301, 2056, 0},
                                   {1500, 700, 1501, 1},
@@ -936,22 +942,15 @@ TEST(gpu_trust_check_one_pass_same_flags) {
  * |x| < 2^-15" (2^tol E for both), which the exact flag implies. Cases: uniform data (0),
  * every fifth element scaled by 1e-6 (1: decided, element flags set), a
  * row scaled by 1e-6 (2: undecided, flags[7]), 7e4 (3: flags[6]), a NaN
- * (4), everything below 2^-14 (5: undecided). */
+ * (4), everything below 2^-15 (5: undecided). */
 TEST(gpu_trust_bounded_pass_agrees) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
     const tcnla_gemm_method_t ms[2] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_FP16};
     tn_elem_kinds_t kk;
-    memset(&kk, 0, sizeof kk);
-    int tol[4] = {0, 0, 0, 0};
-    for (int j = 0; j < 2; j++) {
-        const tn_method_info *mi = tn_method(ms[j]);
-        kk.kind[j] = mi->uses_split ? (int)mi->split : TN_RCHK_F16;
-        tol[j] = mi->tol_bits, kk.scale[j] = ldexp(1.0, -tol[j]);
-        kk.fast[j] = tn_rchk_fast(kk.kind[j], tol[j]);
-        CHECK(kk.fast[j]);
-    }
-    kk.n = 2;
+    int tol[4];
+    kinds_of(ms, 2, &kk, tol);
+    CHECK(kk.fast[0] && kk.fast[1]);
     const int64_t shapes[2][4] = {{2053, 301, 2056, 0}, {1500, 700, 1501, 1}};
     struct tn_cuda_ctx *c = g->cuda;
     for (int sh = 0; sh < 2; sh++) {
