@@ -632,8 +632,8 @@ extern "C" int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int6
  * of at least 65504 (or NaN / Inf), flags[7] for a vector with 0 < max |x|
  * < 2^tol E; the caller then runs the exact pass. Per element only the
  * row, column and thread maxima and the thread's least nonzero |x|; the
- * flags come from the thread's extremes at the end (a first version with
- * the three flags per element was as slow as the exact pass). On the
+ * flags come from the thread's extremes at the end (a version with the
+ * three flags per element was as slow as the exact pass). On the
  * RSVD's test matrix (a fifth of the elements below 2^-14) the exact pass
  * takes 0.50 ms, the branch-free error path at almost every element. */
 #define TN_TR_ROWS 1024 /* 8 warps x 128 */
@@ -646,7 +646,7 @@ typedef struct {
     int tol[4];
     int fast[4];
     int allfast; /* every kind fast (tn_rchk_fast) */
-    int bounded; /* the bounded pass (tn_cu_trust_check, TN_TR_BOUNDED) */
+    int bounded; /* the bounded pass (tn_cu_trust_check's argument) */
     uint32_t thr[4]; /* bounded: the bits of each kind's 2^tol E (above) */
     uint32_t thrmax; /* and of the largest */
 } tr_kinds_t;
