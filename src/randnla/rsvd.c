@@ -14,9 +14,10 @@
  *   U = Q Ur(:, 1:k),  VT = Vr(:, 1:k)^T Qw^T
  * since B = Q^T A = Rw^T Qw^T = Ur S (Qw Vr)^T. On the GPU the last three
  * lines are, where s_k >= 1e-4 s_1, W^T W = X diag(s^2) X^T (FP64 Gram
- * matrix, eigensolution by small_svd_cuda.c's eig_solve), U = Q X(:, 1:k), VT = diag(1 / s) X(:, 1:k)^T W^T (FP64):
- * the same numbers in exact arithmetic (X = Ur, R^T R = W^T W), the same
- * conditioning as the eigensolution of R R^T used there, without W's QR
+ * matrix, eigensolution by small_svd_cuda.c's eig_solve), U = Q X(:, 1:k),
+ * VT = diag(1 / s) X(:, 1:k)^T W^T (FP64): the same numbers in exact
+ * arithmetic (X = Ur, R^T R = W^T W), the same conditioning as the
+ * eigensolution of R R^T used there, without W's QR
  * (tn_cuda_svd_from_gram). Up to W, the CholeskyQRs' and the products'
  * verdicts are deferred where the backend can (one host synchronisation;
  * the whole range finder redone, deciding as it goes, where one came up:

@@ -939,10 +939,10 @@ TEST(gpu_trust_check_one_pass_same_flags) {
  * exact one, for the two fast kinds (TCEC_FP16's halfhalf, FP16): where it
  * decides (flags[6], flags[7] clear), NaN / Inf as the exact pass, every
  * vector passing there, and each kind's element flag exactly "some 0 <
- * |x| < 2^-15" (2^tol E for both), which the exact flag implies. Cases: uniform data (0),
- * every fifth element scaled by 1e-6 (1: decided, element flags set), a
- * row scaled by 1e-6 (2: undecided, flags[7]), 7e4 (3: flags[6]), a NaN
- * (4), everything below 2^-15 (5: undecided). */
+ * |x| < 2^-15" (2^tol E for both), which the exact flag implies. Cases:
+ * uniform data (0), every fifth element scaled by 1e-6 (1: decided,
+ * element flags set), a row scaled by 1e-6 (2: undecided, flags[7]), 7e4
+ * (3: flags[6]), a NaN (4), everything below 2^-15 (5: undecided). */
 TEST(gpu_trust_bounded_pass_agrees) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
@@ -1016,8 +1016,9 @@ TEST(gpu_trust_bounded_pass_agrees) {
  * folded into Hopper's n64 kernel) against tn_trust followed by
  * tcnla_shgemm: the same product bit for bit where it is taken, and the
  * same trust record as tn_trust's exact pass (TCNLA_TRUST_BOUNDED=0; the
- * bounded pass's record trusts no more than that); not taken (nothing trusted) exactly where tn_trust
- * does not trust A element by element for both methods: an element below
+ * bounded pass's record trusts no more than that); not taken (nothing
+ * trusted) exactly where tn_trust's exact pass does not trust A element by
+ * element for both methods: an element below
  * FP16's range that its split cannot hold (case 1), one above it (2), a
  * NaN (3), a row scaled by 1e-6 (4). Elements in FP16's subnormal range
  * that the split holds exactly pass (5: the kernel's slow path). Shapes:
