@@ -82,9 +82,9 @@ static int eig_ws(struct tn_cuda_ctx *c, int n, size_t *doubles, int *lwork) {
 /* The eigensolution of the symmetric n x n G (its upper or lower triangle,
  * ld n) on the handle's stream, then eig_verdict: lam ascending, *X the
  * eigenvectors (n x n, ld n). First the solver of syev_kernels.cu
- * (tn_cu_syev_fast: Hopper, G within one cluster's shared memory; its
- * kernels about 1.3 ms against syevd's 2.2 at n = 266 on an H200, the
- * RSVD's svd step 1.6 ms instead of 2.6), which leaves G as it was;
+ * (tn_cu_syev_fast: Hopper, n up to 448; its kernels about 0.8 ms against
+ * syevd's 2.2 at n = 266 on an H200, the RSVD's svd step 1.1 ms instead
+ * of 2.6, session 23), which leaves G as it was;
  * where it does not apply, fails to launch, or its own checks refuse its
  * result, cuSOLVER's syevd, whose vectors overwrite G. TCNLA_SYEV_FAST=0
  * goes to syevd directly (to compare). ws: eig_ws's doubles, 8-byte

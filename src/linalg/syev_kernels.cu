@@ -1,4 +1,4 @@
-/* A symmetric eigensolver for the small (l x l, l up to about 470) FP64
+/* A symmetric eigensolver for the small (l x l, l up to 448) FP64
  * problems of the randomized SVD on Hopper, where cuSOLVER's syevd is a
  * chain of a few hundred small launches (2.2 ms at l = 266 on an H200, of
  * which the tridiagonalization sytrd is 1.33 ms). Here (tn_cu_syev_fast,
@@ -7,13 +7,14 @@
  *  1. Householder tridiagonalization G = Q T Q^T (LAPACK's dsytd2, lower:
  *     H_i from column i, A <- H_i A H_i as the rank-2 update A - v w^T -
  *     w v^T) in one launch of one cluster of 16 blocks (8 where 16 is
- *     refused) of 512 threads: A and Q in their shared memory, rows dealt
- *     round-robin, full rows of A kept up to date; Q = H_0 ... H_{n-2}
- *     accumulated on the fly, each block on its own rows of Q. Per step
- *     two cluster barriers: after every block has sent its rows' p = tau
- *     A v and its part of p^T v, and after the updates, by which every
- *     block has sent its rows' entries of the next column (so that each
- *     forms v and tau itself from the gathered column).
+ *     refused and the rows fit) of 256 threads: A and Q in their shared
+ *     memory, rows dealt round-robin, full rows of A kept up to date; Q =
+ *     H_0 ... H_{n-2} accumulated on the fly, each block on its own rows
+ *     of Q. Each warp keeps its rows for the whole loop and holds the
+ *     step's vectors in registers; the blocks exchange p = tau A v, the
+ *     next column's entries and the parts of p^T v by stores that count
+ *     their bytes on the receiver's mbarrier (no cluster barrier, no block
+ *     barrier in the loop).
  *  2. T's eigenvalues by bisection, one block per eigenvalue, 128 points
  *     per round (one per thread), to 2 eps ||T|| absolute; the Sturm counts from the signs of
  *     the leading minors of T - x I (no division), rescaled every 4 steps.
@@ -37,13 +38,15 @@
  * 1e-10 ||T|| (the Gram matrix of columns spanning 1e-7, test
  * gpu_syev_fast_matches_syevd).
  *
- * H200, l = 266 (a Gram matrix of decaying columns, cudaEvent medians of 7,
- * session 21): tridiagonalization 1.06 ms, bisection 0.18 ms (77 us with
- * a block per eigenvalue, Nsight Compute, session 22), vectors 0.06 ms;
- * the per-step time of the tridiagonalization (about 7.7k cycles, of
- * which the two barriers about 1.6k) is in its row loops (a warp per row,
- * two or three rows per warp), not in the barriers (about 450 cycles per
- * cluster.sync of 16 x 512 threads, measured alone). */
+ * H200, l = 266: tridiagonalization 0.65 ms (Nsight Compute in bench_rsvd,
+ * session 23; 1.09 ms with session 21's kernel of two cluster barriers per
+ * step and a warp per row and phase), bisection 77 us, vectors 62 us;
+ * l = 440: 1.76 ms (2.40 ms before). What a step costs is instructions
+ * and latency in the warps: cluster.sync compiles to a GPU-scope fence,
+ * an L1 invalidation and the barrier (the mbarrier exchange instead took
+ * 10% off), and bounds per slot on the columns cost more than the FP64
+ * work on columns left of the diagonal they save (851 against 679 us at
+ * l = 266, session 23's probe). */
 #include "gemm/cuda/tn_cuda.h"
 
 #include <cooperative_groups.h>
@@ -51,21 +54,24 @@
 
 namespace cg = cooperative_groups;
 
-#define SY_THREADS 512 /* per block of the tridiagonalization */
+#define SY_THREADS 256 /* per block of the tridiagonalization */
+#define SY_MR_MAX 4    /* rows of A (and of Q) per warp, at most */
+#define SY_RP_MAX 3    /* rows a warp takes at a time, at most */
 #define SY_MAXC 16     /* largest cluster */
 #define BI_THREADS 128 /* bisection points per round, one per thread */
 
 /* ----------------------------------------------------- tridiagonalization */
 /* Shared memory of each block of C (the same layout in all, since remote
- * addresses are local offsets): A and Q (rmax x n each, rmax = ceil(n / C):
- * the block's rows rank, rank + C, ...), v, p and column i below the
- * diagonal as gathered (two parities each, n), tau Q v (rmax), the
- * blocks' parts of p^T v (two parities, SY_MAXC), two times a double per
- * warp of reduction scratch. */
+ * addresses are local offsets): {p, column i + 1} (two parities, n
+ * double2), A and Q (rmax x n each, rmax = ceil(n / C): the block's rows
+ * rank, rank + C, ...), column i below the diagonal (two parities, n),
+ * tau Q v (rmax), the blocks' parts of p^T v (two parities, SY_MAXC), a
+ * double per warp of reduction scratch. */
+static int tridiag_ns(int n);
 static size_t tridiag_smem(int n, int C) {
-    const size_t rmax = (size_t)(n + C - 1) / C;
+    const size_t rmax = (size_t)(n + C - 1) / C, ld = 32 * (size_t)tridiag_ns(n);
     return sizeof(double) *
-           (2 * rmax * (size_t)n + 6 * (size_t)n + rmax + 2 * SY_MAXC + 2 * SY_THREADS / 32);
+           (2 * rmax * ld + 5 * ld + 2 * rmax + 2 * SY_MAXC * (SY_THREADS / 32) + 2);
 }
 
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* (used by the cluster kernel only) */
@@ -74,17 +80,46 @@ static __device__ __forceinline__ double warp_sum(double v) {
     return v;
 }
 
-/* a[0 .. m) . v[0 .. m) over a warp (every lane gets it), two partial sums. */
-static __device__ __forceinline__ double warp_dot(const double *a, const double *v, int m,
-                                                  int lane) {
-    double a0 = 0.0, a1 = 0.0;
-    int j = lane;
-    for (; j + 32 < m; j += 64) {
-        a0 = fma(a[j], v[j], a0);
-        a1 = fma(a[j + 32], v[j + 32], a1);
-    }
-    if (j < m) a0 = fma(a[j], v[j], a0);
-    return warp_sum(a0 + a1);
+/* The exchange between the blocks: stores into another block's shared
+ * memory (st.async) that count their bytes on that block's mbarrier, the
+ * receiver waiting on its own mbarrier for the bytes it expects; no
+ * cluster barrier (which compiles to a GPU-scope fence and an L1
+ * invalidation besides the barrier). Addresses in the shared window. */
+static __device__ __forceinline__ unsigned sh_addr(const void *p) {
+    return (unsigned)__cvta_generic_to_shared(p);
+}
+static __device__ __forceinline__ unsigned sh_remote(unsigned a, int rank) {
+    unsigned r;
+    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
+    return r;
+}
+static __device__ __forceinline__ void st_async2(unsigned raddr, double a, double b,
+                                                 unsigned rbar) {
+    asm volatile(
+        "st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.b64 [%0], {%1, %2}, [%3];" ::"r"(
+            raddr),
+        "l"(__double_as_longlong(a)), "l"(__double_as_longlong(b)), "r"(rbar)
+        : "memory");
+}
+static __device__ __forceinline__ void st_async1(unsigned raddr, double a, unsigned rbar) {
+    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(
+                     raddr),
+                 "l"(__double_as_longlong(a)), "r"(rbar)
+                 : "memory");
+}
+static __device__ __forceinline__ void mbar_expect(unsigned bar, unsigned bytes) {
+    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
+                 : "memory");
+}
+static __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
+    asm volatile("{\n"
+                 ".reg .pred P1;\n"
+                 "WAIT:\n"
+                 "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
+                 "@!P1 bra WAIT;\n"
+                 "}" ::"r"(bar),
+                 "r"(parity)
+                 : "memory");
 }
 #endif
 
@@ -99,129 +134,271 @@ static __device__ __forceinline__ double frcp(double x) {
     return fma(r, e, r);
 }
 
+/* Rows of A and Q, column c of a row at lane c % 32, slot c / 32 (NS
+ * slots, row stride 32 NS, NS fixed per kernel: 9, 12 or 14): a row's
+ * shared-memory loads and stores are at fixed offsets and go out
+ * together. Every step runs over whole rows: columns at or left of the
+ * diagonal take part where v and w are zero (which leaves them as they
+ * are), cheaper than a bound per slot (which cost 25% at n = 266).
+ * Vectors every warp holds whole (v, w, the next column) are kept the
+ * same way in registers. */
+#define SY_NS_MAX 14 /* n up to 448 */
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* (used by the cluster kernel only) */
+/* Element c of a vector kept in slots (every lane gets it); the selects in
+ * asm, which the compiler would otherwise turn into an indexed load from
+ * local memory. */
+static __device__ __forceinline__ double slot_pick(const int NS, const double *a, int c) {
+    const int kk = c >> 5;
+    double t = 0.0;
+#pragma unroll
+    for (int k = 0; k < NS; k++)
+        asm("{\n.reg .pred p;\nsetp.eq.s32 p, %2, %3;\nselp.f64 %0, %1, %0, p;\n}"
+            : "+d"(t)
+            : "d"(a[k]), "r"(kk), "r"(k));
+    return __shfl_sync(0xffffffffu, t, c & 31);
+}
+
+/* The reflector I - tau v v^T that maps x (in slots, rows c >= ca; its
+ * other entries ignored) to beta e_ca, as LAPACK's dlarfg: v in slots
+ * (v_ca = 1, zero left of ca, x_c * *scale below), *tau (0 where x below
+ * ca is zero). */
+static __device__ __forceinline__ double reflector(const int NS, int ca, const double *x,
+                                                  double *v, double *tau, double *scale) {
+    const int lane = threadIdx.x & 31;
+    double ss0 = 0.0, ss1 = 0.0;
+#pragma unroll
+    for (int k = 0; k < NS; k++) {
+        const double y = lane + 32 * k > ca ? x[k] : 0.0;
+        if (k & 1) ss1 = fma(y, y, ss1);
+        else ss0 = fma(y, y, ss0);
+    }
+    const double ss = warp_sum(ss0 + ss1), alpha = slot_pick(NS, x, ca);
+    double t = 0.0, beta = alpha, scal = 0.0;
+    if (ss != 0.0) {
+        beta = -copysign(sqrt(fma(alpha, alpha, ss)), alpha);
+        t = (beta - alpha) * frcp(beta);
+        scal = frcp(alpha - beta);
+    }
+#pragma unroll
+    for (int k = 0; k < NS; k++) {
+        const int c = lane + 32 * k;
+        v[k] = c == ca ? 1.0 : c > ca ? x[k] * scal : 0.0;
+    }
+    *tau = t;
+    *scale = scal;
+    return beta;
+}
+
+/* The steps of tridiag_kernel, inlined with constant NS, MR (rows of A,
+ * and of Q, per warp at most) and RP (rows a warp takes at a time, RP
+ * divides MR). Warp w keeps the block's rows s = w, w + nw, ... of A and
+ * of Q for the whole loop, so that nothing but the exchange between
+ * blocks orders the warps: no block barrier in the loop. Iteration i ends
+ * step i (the wait for every block's p and parts of p^T v; w; the update
+ * of the own rows) and, on the same rows still in registers, begins step
+ * j = i + 1: column j below the diagonal from what was exchanged, H_j,
+ * p_r = tau A(r, :) v and A(r, j + 1) sent to every block, each warp's
+ * part of p^T v sent to every block, tau Q(r, :) v kept. Each warp forms
+ * the vectors itself (no barrier to share them); for its own rows r it
+ * keeps v_r (vr) as a scalar, formed as the slots form it. */
+static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR, const int RP,
+                                                     int n, int C, int rank, int rows, double *A,
+                                                     double *Q, double2 *pcb, const double *x0,
+                                                     double *db, double *dd, double *ee,
+                                                     unsigned long long *bar) {
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = SY_THREADS / 32;
+    const int ld = 32 * NS, nd = C * nw; /* the parts of p^T v of a step */
+    /* lane c < C sends to block c: pcb, db and bar there (offsets carry over) */
+    const unsigned rpc = sh_remote(sh_addr(pcb), lane % C), rdb = sh_remote(sh_addr(db), lane % C),
+                   rbar = sh_remote(sh_addr(bar), lane % C);
+    /* v of step i in slots (vn: of step j); tau Q(r, :) v of the own rows of Q */
+    double v[SY_NS_MAX], vn[SY_NS_MAX], w[SY_NS_MAX], vr[SY_MR_MAX], qv[SY_MR_MAX], t = 0.0;
+#pragma unroll
+    for (int h = 0; h < MR; h++) vr[h] = qv[h] = 0.0;
+    for (int i = -1; i < n - 1; i++) {
+        const int j = i + 1, par = i & 1, jpar = j & 1, next = j < n - 1; /* step j exists */
+        const double2 *pc = pcb + par * ld; /* step i's {p_r, A(r, i + 1)}, rows r > i */
+        double K = 0.0, w1 = 0.0, tn = 0.0, sn = 0.0;
+        if (i >= 0) { /* w = p + K v, K = -(tau / 2) p^T v */
+            mbar_wait(sh_addr(bar + par), (unsigned)(i >> 1) & 1u);
+            const double *dots = db + par * SY_MAXC * nw;
+            double sd = 0.0;
+            for (int q = lane; q < nd; q += 32) sd += dots[q];
+            K = -0.5 * t * warp_sum(sd);
+            w1 = K + pc[i + 1].x;
+#pragma unroll
+            for (int k = 0; k < NS; k++)
+                w[k] = lane + 32 * k > i ? fma(K, v[k], pc[lane + 32 * k].x) : 0.0;
+        }
+        if (next) { /* column j below the diagonal (rows >= j + 1), then H_j */
+            if (tid == 0) mbar_expect(sh_addr(bar + jpar), 16u * (n - 1 - j) + 8u * nd);
+            double x[SY_NS_MAX];
+#pragma unroll
+            for (int k = 0; k < NS; k++) {
+                const int c = lane + 32 * k;
+                x[k] = i < 0 ? x0[c] : pc[c].y - fma(v[k], w1, w[k]);
+            }
+            const double beta = reflector(NS, j + 1, x, vn, &tn, &sn);
+            if (j % C == rank && tid == 0) ee[j / C] = beta;
+        }
+        double part = 0.0;
+        /* the own rows of A, then of Q, RP at a time */
+#pragma unroll
+        for (int h = 0; h < 2 * MR; h += RP) {
+            const int isq = h >= MR;
+            double a[SY_RP_MAX][SY_NS_MAX], f2[SY_RP_MAX], acc[SY_RP_MAX];
+            double *ar[SY_RP_MAX];
+            int s[SY_RP_MAX], r[SY_RP_MAX], upd[SY_RP_MAX], dot[SY_RP_MAX];
+#pragma unroll
+            for (int u = 0; u < RP; u++) {
+                const int hu = (h + u) % MR;
+                s[u] = warp + hu * nw;
+                r[u] = rank + s[u] * C;
+                upd[u] = s[u] < rows && i >= 0 && (isq || r[u] > i);
+                dot[u] = s[u] < rows && next && (isq || r[u] > j);
+                ar[u] = (isq ? Q : A) + (size_t)min(s[u], rows - 1) * ld;
+                f2[u] = isq ? qv[hu] : upd[u] ? fma(K, vr[hu], pc[r[u]].x) : 0.0;
+                if (upd[u] || dot[u])
+#pragma unroll
+                    for (int k = 0; k < NS; k++) a[u][k] = ar[u][lane + 32 * k];
+            }
+#pragma unroll
+            for (int u = 0; u < RP; u++)
+                if (upd[u]) { /* q_c - f v_c as fma(-f, v_c, q_c); a_c - (v_r w_c + w_r v_c) */
+                    const double f1 = vr[(h + u) % MR];
+#pragma unroll
+                    for (int k = 0; k < NS; k++) {
+                        a[u][k] = isq ? fma(-f2[u], v[k], a[u][k])
+                                      : a[u][k] - fma(f1, w[k], f2[u] * v[k]);
+                        ar[u][lane + 32 * k] = a[u][k];
+                    }
+                }
+            __syncwarp(); /* the stores above before the reads of single entries below */
+#pragma unroll
+            for (int u = 0; u < RP; u++) {
+                double c0 = 0.0, c1 = 0.0;
+                if (dot[u])
+#pragma unroll
+                    for (int k = 0; k < NS; k++) {
+                        if (k & 1) c1 = fma(a[u][k], vn[k], c1);
+                        else c0 = fma(a[u][k], vn[k], c0);
+                    }
+                acc[u] = c0 + c1;
+            }
+#pragma unroll
+            for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+                for (int u = 0; u < RP; u++) acc[u] += __shfl_xor_sync(0xffffffffu, acc[u], o);
+#pragma unroll
+            for (int u = 0; u < RP; u++) {
+                const int hu = (h + u) % MR;
+                if (isq) {
+                    if (dot[u]) qv[hu] = tn * acc[u];
+                    continue;
+                }
+                if (upd[u] && r[u] == i + 1 && lane == 0) dd[s[u]] = ar[u][i + 1]; /* final */
+                if (!dot[u]) continue;
+                /* p_r and A(r, j + 1) to every block; v_r of step j */
+                const double pv = tn * acc[u];
+                if (lane < C)
+                    st_async2(rpc + 16u * (unsigned)(jpar * ld + r[u]), pv, ar[u][j + 1],
+                              rbar + 8u * jpar);
+                const double xr =
+                    i < 0 ? x0[r[u]] : pc[r[u]].y - fma(vr[hu], w1, fma(K, vr[hu], pc[r[u]].x));
+                vr[hu] = r[u] == j + 1 ? 1.0 : xr * sn;
+                part = fma(pv, vr[hu], part);
+            }
+        }
+        if (next) { /* the warp's part of p^T v to every block */
+            if (lane < C)
+                st_async1(rdb + 8u * (unsigned)(jpar * SY_MAXC * nw + rank * nw + warp), part,
+                          rbar + 8u * jpar);
+#pragma unroll
+            for (int k = 0; k < NS; k++) v[k] = vn[k];
+            t = tn;
+        }
+    }
+}
+
 /* T = Q^T G Q: d (n), e (n - 1), Q (n x n, ld n), as LAPACK's dsytd2
  * (lower) with Q = H_0 H_1 ... H_{n-2} accumulated on the fly (each block
- * keeps its own rows of Q: Q H_i needs nothing from other rows). Step i:
- * every block reads row i right of the diagonal (column i below it) from
- * its owner's shared memory and forms v and tau itself; its warps take
- * one row each, of A (p = tau A v, sent to every block, with the block's
- * part of p^T v) or of Q (Q v, kept); a cluster barrier; the rank-2
- * update of its rows of A and the update of its rows of Q, one row per
- * warp; a cluster barrier (row i + 1 complete in its owner). */
-static __global__ void __launch_bounds__(SY_THREADS)
-    tridiag_kernel(int n, const double *__restrict__ G, long long ldg, int upper, double *d,
-                   double *e, double *Qout) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+ * keeps its own rows of Q: Q H_i needs nothing from other rows), in one
+ * cluster of C blocks, rows dealt round-robin (row r in block r % C);
+ * tridiag_steps has the loop. Between blocks per step: a 16-byte store
+ * per row and block (p_r and the row's entry in the next column, from
+ * the row's owner) and a double per warp and block, stores that count
+ * their bytes on the receiver's mbarrier (two, one per parity of the
+ * step: a block writes step i + 1's only after its wait for step i,
+ * which every block passes only after its reads of step i - 1's). */
+static __device__ __forceinline__ void tridiag_body(const int NS, const int MR, const int RP,
+                                                    int n, const double *__restrict__ G,
+                                                    long long ldg, int upper, double *d,
+                                                    double *e, double *Qout) {
     cg::cluster_group cl = cg::this_cluster();
     const int C = (int)cl.num_blocks(), rank = (int)cl.block_rank();
-    const int rows = (n - rank + C - 1) / C, rmax = (n + C - 1) / C;
-    extern __shared__ double sm[];
-    double *A = sm, *Q = A + (size_t)rmax * n, *vb = Q + (size_t)rmax * n, *pb = vb + 2 * n,
-           *xg = pb + 2 * n, *qd = xg + 2 * n, *db = qd + rmax, *red = db + 2 * SY_MAXC;
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = SY_THREADS / 32;
+    const int rows = (n - rank + C - 1) / C, rmax = (n + C - 1) / C, ld = 32 * NS;
+    extern __shared__ double2 sm2[];
+    double2 *pcb = sm2;
+    unsigned long long *bar = (unsigned long long *)(pcb + 2 * ld);
+    double *A = (double *)(bar + 2), *Q = A + (size_t)rmax * ld, *x0 = Q + (size_t)rmax * ld,
+           *db = x0 + ld, *dd = db + 2 * SY_MAXC * (SY_THREADS / 32), *ee = dd + rmax;
+    const int tid = threadIdx.x;
 
-    for (int idx = tid; idx < rows * n; idx += SY_THREADS) {
-        const int s = idx / n, j = idx - s * n, r = rank + s * C;
+    for (int idx = tid; idx < rows * ld; idx += SY_THREADS) {
+        const int s = idx / ld, j = idx - s * ld, r = rank + s * C;
         const int lo = min(r, j), hi = max(r, j);
-        A[idx] = upper ? G[lo + (long long)hi * ldg] : G[hi + (long long)lo * ldg];
+        A[idx] = j >= n ? 0.0 : upper ? G[lo + (long long)hi * ldg] : G[hi + (long long)lo * ldg];
         Q[idx] = r == j ? 1.0 : 0.0;
     }
+    for (int idx = tid; idx < 4 * ld; idx += SY_THREADS) ((double *)pcb)[idx] = 0.0;
+    for (int idx = tid; idx < ld; idx += SY_THREADS) x0[idx] = 0.0;
+    if (tid < 2) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sh_addr(bar + tid)));
+    asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     cl.sync(); /* every block's shared memory is in place before anyone touches it */
     /* column 0 below the diagonal gathered in every block */
     for (int idx = tid; idx < rows * C; idx += SY_THREADS) {
         const int s = idx / C, c = idx - s * C, r = rank + s * C;
-        if (r >= 1) cl.map_shared_rank(xg, c)[r - 1] = A[(size_t)s * n];
+        if (r >= 1) cl.map_shared_rank(x0, c)[r] = A[(size_t)s * ld];
     }
+    if (rank == 0 && tid == 0) dd[0] = A[0];
     cl.sync();
-
-    for (int i = 0; i < n - 1; i++) {
-        const int m = n - 1 - i, par = i & 1;
-        double *v = vb + par * n, *p = pb + par * n, *x = xg + par * n,
-               *dots = db + par * SY_MAXC;
-        /* H_i from x = column i below the diagonal, gathered; every warp
-         * sums its squares itself (no block barrier) */
-        double ss = 0.0;
-        for (int j = 1 + lane; j < m; j += 32) ss = fma(x[j], x[j], ss);
-        ss = warp_sum(ss);
-        const double alpha = x[0];
-        double t = 0.0, beta = alpha, scal = 0.0;
-        if (ss != 0.0) {
-            beta = -copysign(sqrt(fma(alpha, alpha, ss)), alpha);
-            t = (beta - alpha) * frcp(beta);
-            scal = frcp(alpha - beta);
-        }
-        if (i % C == rank && tid == 0) {
-            d[i] = A[(size_t)(i / C) * n + i];
-            e[i] = beta;
-        }
-        for (int j = tid; j < m; j += SY_THREADS) v[j] = j == 0 ? 1.0 : x[j] * scal;
-        __syncthreads();
-        const int s0 = i < rank ? 0 : (i - rank) / C + 1; /* first own row r > i */
-        const int na = rows - s0;                           /* own rows of A below row i */
-        if (t != 0.0) {
-            double part = 0.0;
-            for (int w = warp; w < na + rows; w += nw) {
-                if (w < na) { /* p = tau A v, sent to every block */
-                    const int s = s0 + w, q = rank + s * C - i - 1;
-                    const double acc = t * warp_dot(A + (size_t)s * n + i + 1, v, m, lane);
-                    if (lane < C) cl.map_shared_rank(p, lane)[q] = acc;
-                    part = fma(acc, v[q], part);
-                } else { /* tau Q v on the own rows of Q */
-                    const int s = w - na;
-                    const double acc = t * warp_dot(Q + (size_t)s * n + i + 1, v, m, lane);
-                    if (lane == 0) qd[s] = acc;
-                }
-            }
-            if (lane == 0) red[nw + warp] = part;
-            __syncthreads();
-            if (tid < C) {
-                double sp = 0.0;
-                for (int w = 0; w < nw; w++) sp += red[nw + w];
-                cl.map_shared_rank(dots, tid)[rank] = sp;
-            }
-        }
-        cl.sync();
-        { /* A <- A - v w^T - w v^T, w = p - (tau / 2) (p^T v) v; Q <- Q - (tau Q v) v^T */
-            double K = 0.0;
-            if (t != 0.0) {
-                double sd = 0.0;
-                for (int c = 0; c < C; c++) sd += dots[c];
-                K = -0.5 * t * sd;
-            }
-            for (int w = warp; w < na + rows; w += nw) {
-                if (w < na) {
-                    const int s = s0 + w, q = rank + s * C - i - 1;
-                    double *a = A + (size_t)s * n + i + 1;
-                    if (t != 0.0) {
-                        const double vq = v[q], wq = fma(K, vq, p[q]);
-#pragma unroll 4
-                        for (int j = lane; j < m; j += 32) {
-                            const double vj = v[j], wj = fma(K, vj, p[j]);
-                            a[j] -= fma(vq, wj, wq * vj);
-                        }
-                    }
-                    /* this row's entry in column i + 1, gathered for step i + 1 */
-                    const double a0 = __shfl_sync(0xffffffffu, a[0], 0);
-                    if (q >= 1 && lane < C)
-                        cl.map_shared_rank(xg + (par ^ 1) * n, lane)[q - 1] = a0;
-                } else if (t != 0.0) {
-                    const int s = w - na;
-                    const double f = qd[s];
-                    double *q = Q + (size_t)s * n + i + 1;
-#pragma unroll 4
-                    for (int j = lane; j < m; j += 32) q[j] = fma(-f, v[j], q[j]);
-                }
-            }
-        }
-        cl.sync(); /* row i + 1 complete in its owner */
+    tridiag_steps(NS, MR, RP, n, C, rank, rows, A, Q, pcb, x0, db, dd, ee, bar);
+    for (int s = tid; s < rows; s += SY_THREADS) { /* d and e of the own rows */
+        const int r = rank + s * C;
+        d[r] = dd[s];
+        if (r < n - 1) e[r] = ee[s];
     }
-    if ((n - 1) % C == rank && tid == 0) d[n - 1] = A[(size_t)((n - 1) / C) * n + n - 1];
     for (int idx = tid; idx < rows * n; idx += SY_THREADS) {
         const int s = idx / n, j = idx - s * n;
-        Qout[rank + s * C + (size_t)j * n] = Q[idx];
+        Qout[rank + s * C + (size_t)j * n] = Q[(size_t)s * ld + j];
     }
-#endif
+    cl.sync(); /* no block leaves while stores into it may be under way */
 }
+#endif
+
+/* One kernel per slot count (the loops unrolled over fixed slots), rows
+ * per warp for C = 16 and 8 warps: n <= 288, 384 and 448. */
+#define SY_KERNEL(NAME, NS, MR, RP)                                                            \
+    static __global__ void __launch_bounds__(SY_THREADS)                                       \
+        NAME(int n, const double *__restrict__ G, long long ldg, int upper, double *d,         \
+             double *e, double *Qout) {                                                        \
+        TRIDIAG_BODY(NS, MR, RP)                                                               \
+    }
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define TRIDIAG_BODY(NS, MR, RP) tridiag_body(NS, MR, RP, n, G, ldg, upper, d, e, Qout);
+#else
+#define TRIDIAG_BODY(NS, MR, RP)
+#endif
+SY_KERNEL(tridiag9_kernel, 9, 3, 3)
+SY_KERNEL(tridiag12_kernel, 12, 3, 3)
+SY_KERNEL(tridiag14_kernel, 14, 4, 2)
+#undef SY_KERNEL
+#undef TRIDIAG_BODY
+
+/* The slots of the kernel for n, and its rows per warp (MR above). */
+static int tridiag_ns(int n) { return n <= 32 * 9 ? 9 : n <= 32 * 12 ? 12 : 14; }
+static int tridiag_mr(int ns) { return ns == 14 ? 4 : 3; }
 
 /* ------------------------------------------------------------- bisection */
 /* T's Gershgorin interval [*gl, *gu] widened as dstebz does, its norm and
@@ -431,9 +608,10 @@ static int grid_for(long long nn) {
 extern "C" size_t tn_cu_syev_fast_ws(int n) { return 4 * (size_t)n * n + 2 * (size_t)n; }
 
 /* The cluster for n: 16 blocks where the matrix and Q fit their shared
- * memory (8 where the launch of 16 is refused), 0 where they do not fit. */
+ * memory (8 where the launch of 16 is refused and the rows fit the
+ * warps), 0 where they do not fit. */
 static int cluster_for(int n, size_t smem_optin) {
-    return tridiag_smem(n, 16) <= smem_optin ? 16 : 0;
+    return n <= 32 * SY_NS_MAX && tridiag_smem(n, 16) <= smem_optin ? 16 : 0;
 }
 
 extern "C" int tn_cu_syev_fast_ok(int n, int cc_major, size_t smem_optin) {
@@ -449,6 +627,9 @@ extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, d
     double *Q = ws, *S1 = Q + nn, *S2 = S1 + nn, *d = S2 + 2 * nn, *e = d + n;
     cudaError_t err = cudaMemsetAsync(flag, 0, sizeof(int), stream);
     const size_t s8 = tridiag_smem(n, 8), smem = s8 <= smem_optin ? s8 : tridiag_smem(n, C);
+    const int ns = tridiag_ns(n);
+    void (*tridiag_kernel)(int, const double *, long long, int, double *, double *, double *) =
+        ns == 9 ? tridiag9_kernel : ns == 12 ? tridiag12_kernel : tridiag14_kernel;
     if (!err)
         err = cudaFuncSetAttribute(tridiag_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)smem);
@@ -469,7 +650,9 @@ extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, d
         at[0].val.clusterDim.x = (unsigned)c;
         cfg.gridDim = dim3((unsigned)c);
         cfg.dynamicSmemBytes = tridiag_smem(n, c);
-        if (cfg.dynamicSmemBytes > smem_optin) break;
+        if (cfg.dynamicSmemBytes > smem_optin ||
+            (n + c - 1) / c > tridiag_mr(ns) * (SY_THREADS / 32))
+            break; /* (or a block's rows beyond its warps' registers) */
         err = cudaLaunchKernelEx(&cfg, tridiag_kernel, n, G, (long long)ldg, upper, d, e, Q);
         if (!err) break;
         (void)cudaGetLastError();
