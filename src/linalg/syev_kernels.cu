@@ -62,11 +62,11 @@ namespace cg = cooperative_groups;
 
 /* ----------------------------------------------------- tridiagonalization */
 /* Shared memory of each block of C (the same layout in all, since remote
- * addresses are local offsets): {p, column i + 1} (two parities, n
- * double2), A and Q (rmax x n each, rmax = ceil(n / C): the block's rows
- * rank, rank + C, ...), column i below the diagonal (two parities, n),
- * tau Q v (rmax), the blocks' parts of p^T v (two parities, SY_MAXC), a
- * double per warp of reduction scratch. */
+ * addresses are local offsets), ld = 32 NS: step i's {p_r, A(r, i + 1)}
+ * (two parities, ld double2 each), two mbarriers, A and Q (rmax x ld
+ * each, rmax = ceil(n / C): the block's rows rank, rank + C, ...), column
+ * 0 (ld), the warps' parts of p^T v (two parities, SY_MAXC x warps), d and
+ * e of the own rows (rmax each). */
 static int tridiag_ns(int n);
 static size_t tridiag_smem(int n, int C) {
     const size_t rmax = (size_t)(n + C - 1) / C, ld = 32 * (size_t)tridiag_ns(n);
