@@ -47,6 +47,7 @@
  * 10% off), and bounds per slot on the columns cost more than the FP64
  * work on columns left of the diagonal they save (851 against 679 us at
  * l = 266, session 23's probe). */
+#include "gemm/cuda/sm90_common.cuh"
 #include "gemm/cuda/tn_cuda.h"
 
 #include <cooperative_groups.h>
@@ -74,7 +75,7 @@ static size_t tridiag_smem(int n, int C) {
            (2 * rmax * ld + 5 * ld + 2 * rmax + 2 * SY_MAXC * (SY_THREADS / 32) + 2);
 }
 
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* (used by the cluster kernel only) */
+#if S9_ON /* (used by the cluster kernel only) */
 static __device__ __forceinline__ double warp_sum(double v) {
     for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
     return v;
@@ -82,17 +83,10 @@ static __device__ __forceinline__ double warp_sum(double v) {
 
 /* The exchange between the blocks: stores into another block's shared
  * memory (st.async) that count their bytes on that block's mbarrier, the
- * receiver waiting on its own mbarrier for the bytes it expects; no
- * cluster barrier (which compiles to a GPU-scope fence and an L1
- * invalidation besides the barrier). Addresses in the shared window. */
-static __device__ __forceinline__ unsigned sh_addr(const void *p) {
-    return (unsigned)__cvta_generic_to_shared(p);
-}
-static __device__ __forceinline__ unsigned sh_remote(unsigned a, int rank) {
-    unsigned r;
-    asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(a), "r"(rank));
-    return r;
-}
+ * receiver waiting on its own mbarrier for the bytes it expects
+ * (sm90_common.cuh's mbar_expect_tx, mbar_wait, s9_mapa); no cluster
+ * barrier (which compiles to a GPU-scope fence and an L1 invalidation
+ * besides the barrier). Addresses in the shared window. */
 static __device__ __forceinline__ void st_async2(unsigned raddr, double a, double b,
                                                  unsigned rbar) {
     asm volatile(
@@ -105,20 +99,6 @@ static __device__ __forceinline__ void st_async1(unsigned raddr, double a, unsig
     asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(
                      raddr),
                  "l"(__double_as_longlong(a)), "r"(rbar)
-                 : "memory");
-}
-static __device__ __forceinline__ void mbar_expect(unsigned bar, unsigned bytes) {
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;" ::"r"(bar), "r"(bytes)
-                 : "memory");
-}
-static __device__ __forceinline__ void mbar_wait(unsigned bar, unsigned parity) {
-    asm volatile("{\n"
-                 ".reg .pred P1;\n"
-                 "WAIT:\n"
-                 "mbarrier.try_wait.parity.shared::cta.b64 P1, [%0], %1;\n"
-                 "@!P1 bra WAIT;\n"
-                 "}" ::"r"(bar),
-                 "r"(parity)
                  : "memory");
 }
 #endif
@@ -144,7 +124,7 @@ static __device__ __forceinline__ double frcp(double x) {
  * same way in registers. */
 #define SY_NS_MAX 14 /* n up to 448 */
 
-#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900 /* (used by the cluster kernel only) */
+#if S9_ON /* (used by the cluster kernel only) */
 /* Element c of a vector kept in slots (every lane gets it); the selects in
  * asm, which the compiler would otherwise turn into an indexed load from
  * local memory. */
@@ -210,8 +190,8 @@ static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR,
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = SY_THREADS / 32;
     const int ld = 32 * NS, nd = C * nw; /* the parts of p^T v of a step */
     /* lane c < C sends to block c: pcb, db and bar there (offsets carry over) */
-    const unsigned rpc = sh_remote(sh_addr(pcb), lane % C), rdb = sh_remote(sh_addr(db), lane % C),
-                   rbar = sh_remote(sh_addr(bar), lane % C);
+    const unsigned rpc = s9_mapa(s9_smem_u32(pcb), lane % C), rdb = s9_mapa(s9_smem_u32(db), lane % C),
+                   rbar = s9_mapa(s9_smem_u32(bar), lane % C);
     /* v of step i in slots (vn: of step j); tau Q(r, :) v of the own rows of Q */
     double v[SY_NS_MAX], vn[SY_NS_MAX], w[SY_NS_MAX], vr[SY_MR_MAX], qv[SY_MR_MAX], t = 0.0;
 #pragma unroll
@@ -221,7 +201,7 @@ static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR,
         const double2 *pc = pcb + par * ld; /* step i's {p_r, A(r, i + 1)}, rows r > i */
         double K = 0.0, w1 = 0.0, tn = 0.0, sn = 0.0;
         if (i >= 0) { /* w = p + K v, K = -(tau / 2) p^T v */
-            mbar_wait(sh_addr(bar + par), (unsigned)(i >> 1) & 1u);
+            mbar_wait(s9_smem_u32(bar + par), (unsigned)(i >> 1) & 1u);
             const double *dots = db + par * SY_MAXC * nw;
             double sd = 0.0;
             for (int q = lane; q < nd; q += 32) sd += dots[q];
@@ -232,7 +212,7 @@ static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR,
                 w[k] = lane + 32 * k > i ? fma(K, v[k], pc[lane + 32 * k].x) : 0.0;
         }
         if (next) { /* column j below the diagonal (rows >= j + 1), then H_j */
-            if (tid == 0) mbar_expect(sh_addr(bar + jpar), 16u * (n - 1 - j) + 8u * nd);
+            if (tid == 0) mbar_expect_tx(s9_smem_u32(bar + jpar), 16u * (n - 1 - j) + 8u * nd);
             double x[SY_NS_MAX];
 #pragma unroll
             for (int k = 0; k < NS; k++) {
@@ -353,7 +333,7 @@ static __device__ __forceinline__ void tridiag_body(const int NS, const int MR, 
     }
     for (int idx = tid; idx < 4 * ld; idx += SY_THREADS) ((double *)pcb)[idx] = 0.0;
     for (int idx = tid; idx < ld; idx += SY_THREADS) x0[idx] = 0.0;
-    if (tid < 2) asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" ::"r"(sh_addr(bar + tid)));
+    if (tid < 2) mbar_init(s9_smem_u32(bar + tid), 1);
     asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
     cl.sync(); /* every block's shared memory is in place before anyone touches it */
     /* column 0 below the diagonal gathered in every block */
@@ -385,7 +365,7 @@ static __device__ __forceinline__ void tridiag_body(const int NS, const int MR, 
              double *e, double *Qout) {                                                        \
         TRIDIAG_BODY(NS, MR, RP)                                                               \
     }
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#if S9_ON
 #define TRIDIAG_BODY(NS, MR, RP) tridiag_body(NS, MR, RP, n, G, ldg, upper, d, e, Qout);
 #else
 #define TRIDIAG_BODY(NS, MR, RP)
