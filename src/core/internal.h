@@ -74,21 +74,23 @@ int tn_sgemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t tr
 int tn_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
              const tcnla_gemm_method_t *meths, int nm);
 void tn_untrust(tcnla_handle_t h);
-/* tn_trust(h, A, m, m, k, meths, nm) folded into a first product
- * C = A B (SHGEMM_FP16; A m x k dense, B k x n FP16 bits the driver drew,
- * see tn_trust_f16; both op N, alpha 1, beta 0, C m x n with ldc): where
- * the CUDA backend can check A inside the product (Hopper, n <= 64:
- * tn_cuda_shgemm_trusting in src/gemm/cuda/gemm_cuda.c), *done = 1, C is
- * the product tcnla_shgemm would give and A is trusted as tn_trust would
- * trust it; else *done = 0, nothing is trusted and C is undefined (the
- * caller runs tn_trust and the product). The caller calls tn_untrust as
- * after tn_trust. */
-int tn_shgemm_trusting(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,
-                       const uint16_t *B, int64_t ldb, float *C, int64_t ldc,
-                       const tcnla_gemm_method_t *meths, int nm, int *done);
+/* tn_trust(h, A, lda, arows, acols, meths, nm) folded into a first
+ * product C = op(A) B (alpha 1, beta 0; A arows x acols; op(B) = B, k x n,
+ * ldb; C m x n, ldc): SHGEMM_FP16 with B16 FP16 bits the driver drew (see
+ * tn_trust_f16), op(A) = A and lda = m, or FP16 with FP32 B. Where the CUDA backend can check A inside the product (Hopper; n <=
+ * 64 for SHGEMM_FP16, n <= 272 for FP16: tn_cuda_gemm_trusting in
+ * src/gemm/cuda/gemm_cuda.c) and every element passes, *done = 1, C is the
+ * product tcnla_shgemm / tcnla_sgemm would give and A is trusted as
+ * tn_trust would trust it; else *done = 0, nothing is trusted and C is
+ * undefined (the caller runs tn_trust and the product). The caller calls
+ * tn_untrust as after tn_trust. */
+int tn_gemm_trusting(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, int64_t m,
+                     int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
+                     const uint16_t *B16, int64_t ldb, float *C, int64_t ldc,
+                     const tcnla_gemm_method_t *meths, int nm, int *done);
 /* RP-HOSVD's fused pass, for an order >= 3 tensor A seen as T slabs of
  * I1 x I2 (column-major, dense): where the backend has it (Hopper; A
- * trusted for TCEC_FP16 and SHGEMM_FP16 by tn_trust / tn_shgemm_trusting,
+ * trusted for TCEC_FP16 and SHGEMM_FP16 by tn_trust / tn_gemm_trusting,
  * Omega inside tn_trust_f16's range, J1, J2 <= 64, I1 a multiple of 64),
  * one read of A gives both the core's first product Out (I2 T x J1, ld
  * I2 T) = A_(1)^T Q (TCEC_FP16, Q I1 x J1, ld I1; Q's check as
@@ -362,9 +364,10 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
                   const tcnla_gemm_method_t *meths, int nm);
 void tn_cuda_untrust(tcnla_handle_t h);
 void tn_cuda_trust_f16(tcnla_handle_t h, const uint16_t *X, size_t count);
-int tn_cuda_shgemm_trusting(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,
-                            const uint16_t *B16, int64_t ldb, float *C, int64_t ldc,
-                            const tcnla_gemm_method_t *meths, int nm, int *done);
+int tn_cuda_gemm_trusting(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta,
+                          int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
+                          const float *B, const uint16_t *B16, int64_t ldb, float *C,
+                          int64_t ldc, const tcnla_gemm_method_t *meths, int nm, int *done);
 void tn_cuda_bounded(tcnla_handle_t h, int delta);
 int tn_cuda_hosvd_fused_possible(tcnla_handle_t h, int64_t I1, int64_t J1, int64_t J2);
 int tn_cuda_hosvd_fused(tcnla_handle_t h, int64_t I1, int64_t I2, int64_t T, const float *A,

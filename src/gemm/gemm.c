@@ -149,16 +149,18 @@ int tn_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t
     return TCNLA_SUCCESS;
 }
 
-int tn_shgemm_trusting(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,
-                       const uint16_t *B, int64_t ldb, float *C, int64_t ldc,
-                       const tcnla_gemm_method_t *meths, int nm, int *done) {
+int tn_gemm_trusting(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, int64_t m,
+                     int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
+                     const uint16_t *B16, int64_t ldb, float *C, int64_t ldc,
+                     const tcnla_gemm_method_t *meths, int nm, int *done) {
     *done = 0;
 #ifdef TCNLA_HAVE_CUDA
     if (h && h->backend == TCNLA_BACKEND_CUDA)
-        return tn_cuda_shgemm_trusting(h, m, n, k, A, B, ldb, C, ldc, meths, nm, done);
+        return tn_cuda_gemm_trusting(h, method, ta, m, n, k, A, lda, B, B16, ldb, C, ldc, meths,
+                                     nm, done);
 #endif
-    (void)h, (void)m, (void)n, (void)k, (void)A, (void)B, (void)ldb, (void)C, (void)ldc;
-    (void)meths, (void)nm;
+    (void)h, (void)method, (void)ta, (void)m, (void)n, (void)k, (void)A, (void)lda, (void)B;
+    (void)B16, (void)ldb, (void)C, (void)ldc, (void)meths, (void)nm;
     return TCNLA_SUCCESS;
 }
 

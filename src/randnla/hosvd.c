@@ -182,9 +182,9 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
         st = fill_omega(h, o, sh, order, dims, 0, Om);
         om1 = 1;
         if (st == TCNLA_SUCCESS)
-            st = tn_shgemm_trusting(h, dims[0], o->ranks[0], total / dims[0], A,
-                                    (const uint16_t *)Om, total / dims[0], Q[0], dims[0], ms, 2,
-                                    &first);
+            st = tn_gemm_trusting(h, o->proj_method, TCNLA_OP_N, dims[0], o->ranks[0],
+                                  total / dims[0], A, dims[0], NULL, (const uint16_t *)Om,
+                                  total / dims[0], Q[0], dims[0], ms, 2, &first);
     }
     /* Else Omega_(1) drawn on a side stream while A is checked (the fill is
      * arithmetic, the check memory traffic), joined before anything else.

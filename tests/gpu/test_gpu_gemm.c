@@ -1012,87 +1012,120 @@ TEST(gpu_trust_bounded_pass_agrees) {
     tcnla_destroy(g);
 }
 
-/* tn_shgemm_trusting (RP-HOSVD's mode-1 projection, A's element-wise check
- * folded into Hopper's n64 kernel) against tn_trust followed by
- * tcnla_shgemm: the same product bit for bit where it is taken, and the
- * same trust record as tn_trust's exact pass (TCNLA_TRUST_BOUNDED=0; the
- * bounded pass's record trusts no more than that); not taken (nothing
- * trusted) exactly where tn_trust's exact pass does not trust A element by
- * element for both methods: an element below
- * FP16's range that its split cannot hold (case 1), one above it (2), a
- * NaN (3), a row scaled by 1e-6 (4). Elements in FP16's subnormal range
- * that the split holds exactly pass (5: the kernel's slow path). Shapes:
- * m and k tails, n = 64 and 40, split-K. Taken on Hopper in cases 0 and 5. */
-TEST(gpu_shgemm_trusting_same_product_and_record) {
+/* tn_gemm_trusting (A's check folded into a first product) against
+ * tn_trust followed by the ordinary product: the same product bit for bit
+ * where it is taken, and the trust record of tn_trust's pass that the
+ * kernel folds. Cases: an element below FP16's range that the methods
+ * cannot hold (1), one above it (2), a NaN (3), a row of the stored A
+ * scaled by 1e-6 (4: a row or column whose largest |x| is below the
+ * bounded pass's bound), elements in FP16's subnormal range that the
+ * methods hold within tolerance (5). Two products:
+ *  - SHGEMM_FP16 (RP-HOSVD's mode-1 projection, Hopper's n64 kernel, the
+ *    exact element-wise check): n = 64 and 40, m and k tails, split-K.
+ *    The record of the exact pass (TCNLA_TRUST_BOUNDED=0; the bounded
+ *    pass's trusts no more than that); not taken (nothing trusted)
+ *    exactly where that pass does not trust A element by element for both
+ *    methods: taken in cases 0 and 5 (the kernel's slow path);
+ *  - FP16 with FP32 B (the randomized SVD's projection, Hopper's kernel
+ *    with A rounded inside, forced to run at these sizes by
+ *    TCNLA_SM90_F16=1; the bounded pass): n = 266 (two consumer halves)
+ *    and 40, op(A) = A and A^T. The bounded pass's record (tn_trust's
+ *    default); taken where that pass decides: cases 0, 5 and 1 (there
+ *    with rows and columns trusted, not elements). */
+TEST(gpu_gemm_trusting_same_product_and_record) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
-    const int64_t m = 300, k = 1000, nn[2] = {64, 40};
-    const tcnla_gemm_method_t ms[2] = {TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16};
-    const unsigned want = (1u << TCNLA_GEMM_SHGEMM_FP16) | (1u << TCNLA_GEMM_TCEC_FP16);
+    const int64_t m = 300, k = 1000;
+    const struct {
+        tcnla_gemm_method_t me;
+        tcnla_op_t ta;
+        int64_t n;
+    } cf[] = {{TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, 64}, {TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, 40},
+              {TCNLA_GEMM_FP16, TCNLA_OP_N, 266},       {TCNLA_GEMM_FP16, TCNLA_OP_N, 40},
+              {TCNLA_GEMM_FP16, TCNLA_OP_T, 266}};
     const int hopper = g->cuda->cc_major == 9 && g->cuda->cc_minor == 0;
     float *A = malloc(sizeof(float) * (size_t)(m * k));
-    float *C0 = malloc(sizeof(float) * (size_t)(m * 64)), *C1 = malloc(sizeof(float) * (size_t)(m * 64));
-    float *dA = NULL, *dC = NULL;
+    float *C0 = malloc(sizeof(float) * (size_t)(m * 266)), *C1 = malloc(sizeof(float) * (size_t)(m * 266));
+    float *dA = NULL, *dC = NULL, *dBf = NULL;
     uint16_t *dB = NULL;
     REQUIRE(tcnla_malloc(g, (void **)&dA, sizeof(float) * (size_t)(m * k)) == 0);
     REQUIRE(tcnla_malloc(g, (void **)&dB, sizeof(uint16_t) * (size_t)(k * 64)) == 0);
-    REQUIRE(tcnla_malloc(g, (void **)&dC, sizeof(float) * (size_t)(m * 64)) == 0);
+    REQUIRE(tcnla_malloc(g, (void **)&dBf, sizeof(float) * (size_t)(k * 266)) == 0);
+    REQUIRE(tcnla_malloc(g, (void **)&dC, sizeof(float) * (size_t)(m * 266)) == 0);
     for (int cs = 0; cs < 6; cs++) {
-        gt_uniform(90, -1.0f, 1.0f, m * k, A);
-        plant_trust_case(A, m, k, cs); /* cases 0-4 */
-        if (cs == 5) A[1] = 0x1p-20f, A[2 + 7 * m] = -3 * 0x1p-22f, A[299 + 999 * m] = 0x1p-24f;
-        tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)(m * k), TCNLA_MEMCPY_HOST_TO_HANDLE);
-        for (int t = 0; t < 2; t++) {
-            const int64_t n = nn[t];
-            CHECK(tcnla_random_fill_f16(g, TCNLA_RAND_GAUSSIAN, 5, (uint64_t)t, k, n, dB, k) == 0);
+        for (int t = 0; t < (int)(sizeof cf / sizeof cf[0]); t++) {
+            const tcnla_gemm_method_t me = cf[t].me;
+            const int sh = me == TCNLA_GEMM_SHGEMM_FP16;
+            const tcnla_op_t ta = cf[t].ta;
+            const int64_t n = cf[t].n, arows = ta == TCNLA_OP_N ? m : k, acols = m * k / arows;
+            const tcnla_gemm_method_t ms[2] = {me, TCNLA_GEMM_TCEC_FP16};
+            const int nms = sh ? 2 : 1;
+            const unsigned want = (1u << me) | (sh ? 1u << TCNLA_GEMM_TCEC_FP16 : 0u);
+            gt_uniform(90, -1.0f, 1.0f, m * k, A);
+            plant_trust_case(A, arows, acols, cs); /* cases 0-4 */
+            if (cs == 5 && sh) A[1] = 0x1p-20f, A[2 + 7 * arows] = -3 * 0x1p-22f;
+            if (cs == 5 && sh) A[arows - 1 + (acols - 1) * arows] = 0x1p-24f;
+            /* FP16 alone: subnormal, within 2^-10 |x| of its FP16 value */
+            if (cs == 5 && !sh) A[1] = 0x1.8p-15f + 0x1p-30f, A[2 + 7 * arows] = -0x1p-15f;
+            tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)(m * k), TCNLA_MEMCPY_HOST_TO_HANDLE);
+            if (sh) CHECK(tcnla_random_fill_f16(g, TCNLA_RAND_GAUSSIAN, 5, (uint64_t)t, k, n, dB, k) == 0);
+            else CHECK(tcnla_random_fill(g, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 5, (uint64_t)t, k, n, dBf, k) == 0);
+            if (!sh) setenv("TCNLA_SM90_F16", "1", 1);
             /* r0: the exact pass's record; rb: the bounded pass's (the
              * default), which trusts no more than r0 */
-            tn_trust_f16(g, dB, (size_t)(k * n));
-            CHECK(tn_trust(g, dA, m, m, k, ms, 2) == 0);
+            if (sh) tn_trust_f16(g, dB, (size_t)(k * n));
+            CHECK(tn_trust(g, dA, arows, arows, acols, ms, nms) == 0);
             const tn_trust_t rb = g->cuda->trust;
             tn_untrust(g);
             setenv("TCNLA_TRUST_BOUNDED", "0", 1);
-            CHECK(tn_trust(g, dA, m, m, k, ms, 2) == 0);
+            CHECK(tn_trust(g, dA, arows, arows, acols, ms, nms) == 0);
             unsetenv("TCNLA_TRUST_BOUNDED");
             const tn_trust_t r0 = g->cuda->trust;
             tn_untrust(g);
             CHECK((rb.mask & ~r0.mask) == 0 && (rb.mask_rows & ~(r0.mask | r0.mask_rows)) == 0 &&
                   (rb.mask_cols & ~(r0.mask | r0.mask_cols)) == 0);
-            tn_trust_f16(g, dB, (size_t)(k * n));
+            if (sh) tn_trust_f16(g, dB, (size_t)(k * n));
             /* (TCNLA_ERR_RANGE where a row fails its check: cases 2 and 4) */
-            const int st0 = tcnla_shgemm(g, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n,
-                                         k, 1.0f, dA, m, dB, k, 0.0f, dC, m);
+            const int st0 = sh ? tcnla_shgemm(g, me, ta, TCNLA_OP_N, m, n, k, 1.0f, dA, arows, dB,
+                                              k, 0.0f, dC, m)
+                               : tcnla_sgemm(g, me, ta, TCNLA_OP_N, m, n, k, 1.0f, dA, arows, dBf,
+                                             k, 0.0f, dC, m);
             CHECK(st0 == 0 || st0 == TCNLA_ERR_RANGE);
             const tcnla_gemm_method_t ran0 = g->last_method;
             tcnla_memcpy(g, C0, dC, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HANDLE_TO_HOST);
             int done = -1;
             memset(C1, 0, sizeof(float) * (size_t)(m * n));
             tcnla_memcpy(g, dC, C1, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HOST_TO_HANDLE);
-            CHECK(tn_shgemm_trusting(g, m, n, k, dA, dB, k, dC, m, ms, 2, &done) == 0);
+            CHECK(tn_gemm_trusting(g, me, ta, m, n, k, dA, arows, sh ? NULL : dBf, sh ? dB : NULL,
+                                   k, dC, m, ms, nms, &done) == 0);
+            unsetenv("TCNLA_SM90_F16");
             const tn_trust_t r1 = g->cuda->trust;
             const tcnla_gemm_method_t ran1 = g->last_method;
             tcnla_memcpy(g, C1, dC, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HANDLE_TO_HOST);
             tn_untrust(g);
             const int elementwise = (r0.mask & want) == want;
+            const tn_trust_t rw = sh ? r0 : rb; /* the record the fold gives */
             CHECK(done == 0 || done == 1);
-            if (hopper) CHECK(done == elementwise);
+            if (hopper) CHECK(done == (sh ? elementwise : cs == 0 || cs == 1 || cs == 5));
             else CHECK(done == 0);
-            if (hopper && (cs == 0 || cs == 5)) CHECK(done == 1);
+            if (hopper && !sh && cs == 1)
+                CHECK(rb.mask == 0 && rb.mask_rows == want && rb.mask_cols == want);
             if (done) {
-                CHECK(r1.mask == r0.mask && r1.mask_rows == r0.mask_rows &&
-                      r1.mask_cols == r0.mask_cols && r1.base == r0.base && r1.ld == r0.ld &&
-                      r1.rows == r0.rows && r1.cols == r0.cols);
-                CHECK(st0 == 0 && ran0 == TCNLA_GEMM_SHGEMM_FP16 && ran1 == TCNLA_GEMM_SHGEMM_FP16);
+                CHECK(r1.mask == rw.mask && r1.mask_rows == rw.mask_rows &&
+                      r1.mask_cols == rw.mask_cols && r1.base == rw.base && r1.ld == rw.ld &&
+                      r1.rows == rw.rows && r1.cols == rw.cols);
+                CHECK(st0 == 0 && ran0 == me && ran1 == me);
                 CHECK(memcmp(C0, C1, sizeof(float) * (size_t)(m * n)) == 0);
             } else {
                 CHECK(r1.mask == 0 && r1.mask_rows == 0 && r1.mask_cols == 0);
             }
-            printf("    case %d n %2d: taken %d (tn_trust element-wise %d, rows %d, cols %d)\n", cs,
-                   (int)n, done, elementwise, (r0.mask_rows & want) == want,
-                   (r0.mask_cols & want) == want);
+            printf("    case %d %s op %c n %3d: taken %d (tn_trust element-wise %d, rows %d, "
+                   "cols %d)\n",
+                   cs, sh ? "shgemm_fp16" : "fp16", ta == TCNLA_OP_N ? 'N' : 'T', (int)n, done,
+                   elementwise, (r0.mask_rows & want) == want, (r0.mask_cols & want) == want);
         }
     }
-    tcnla_free(g, dA), tcnla_free(g, dB), tcnla_free(g, dC);
+    tcnla_free(g, dA), tcnla_free(g, dB), tcnla_free(g, dBf), tcnla_free(g, dC);
     free(A), free(C0), free(C1);
     tcnla_destroy(g);
 }

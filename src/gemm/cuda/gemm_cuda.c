@@ -287,32 +287,48 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
     return TCNLA_SUCCESS;
 }
 
-/* tn_cuda_trust folded into a first SHGEMM_FP16 product C = A B16 (A m x k
- * dense, both op N, alpha 1, beta 0): Hopper's n64 kernel (n <= 64) checks
- * every element of A while it splits it, the product running as
- * tn_cuda_gemm would run it on a trusted A (same kernel, split-K and
- * bits). Taken (*done = 1) when every element passes for every method of
- * meths (the record tn_cuda_trust would then make is made). Otherwise
- * nothing is trusted and C is undefined: the caller runs tn_cuda_trust and
- * the product as before. Every kind must be fast (tn_rchk_fast) and B16
- * drawn by the driver (tn_cuda_trust_f16), else not taken. */
+/* tn_cuda_trust folded into a first product C = op(A) B (alpha 1, beta 0,
+ * op(B) = B k x n, C m x n with ldc; A dense, ld = its rows) whose kernel
+ * checks every element of op(A) while it rounds or splits it, the product
+ * running as tn_cuda_gemm would run it on a trusted A (same kernel, split-K
+ * and bits):
+ *  - SHGEMM_FP16, op(A) = A dense (lda = m), B16 FP16 bits drawn by the
+ *    driver (tn_cuda_trust_f16): Hopper's n64 kernel (n <= 64);
+ *  - FP16, op(A) = A or A^T, FP32 B (checked and rounded to FP16 here, as
+ *    tn_cuda_gemm does): Hopper's kernel with op(A) rounded inside
+ *    (f16_sm90, n <= 272).
+ * SHGEMM_FP16's kernel does the exact element-wise check: taken (*done =
+ * 1) when every element passes for every method of meths. FP16's does the
+ * bounded pass of tn_cuda_trust (magnitudes, rows and columns): taken
+ * where that pass decides (no NaN / Inf, no |x| >= 65504, no row or column
+ * whose largest |x| is too small for the bound), which it does on data
+ * with elements below FP16's range too (the randomized SVD's test matrix).
+ * Then the record tn_cuda_trust would make is made, if B passes its check
+ * as well. Otherwise nothing is trusted and C is undefined: the caller
+ * runs tn_cuda_trust and the product as before. Every kind must be fast
+ * (tn_rchk_fast), else not taken. */
 static int finite16(const struct tn_cuda_ctx *c, const uint16_t *X, int64_t ld, int64_t rows,
                     int64_t cols, int64_t stride, int64_t batch);
 static int trusted(const struct tn_cuda_ctx *c, tcnla_gemm_method_t method, const float *X,
                    int64_t ld, int64_t rows, int64_t cols, int64_t stride, int64_t batch,
                    int vcol);
 
-int tn_cuda_shgemm_trusting(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,
-                            const uint16_t *B16, int64_t ldb, float *C, int64_t ldc,
-                            const tcnla_gemm_method_t *meths, int nm, int *done) {
+int tn_cuda_gemm_trusting(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta,
+                          int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
+                          const float *B, const uint16_t *B16, int64_t ldb, float *C,
+                          int64_t ldc, const tcnla_gemm_method_t *meths, int nm, int *done) {
     struct tn_cuda_ctx *c = h->cuda;
-    const tcnla_gemm_method_t method = TCNLA_GEMM_SHGEMM_FP16;
-    const int kmode = kmode_of(method);
+    const int sh = method == TCNLA_GEMM_SHGEMM_FP16, tra = ta == TCNLA_OP_T;
+    const int kmode = kmode_of(TCNLA_GEMM_SHGEMM_FP16); /* (both: FP16 operands) */
+    const int64_t arows = tra ? k : m, acols = tra ? m : k;
     *done = 0;
     c->trust.mask = c->trust.mask_rows = c->trust.mask_cols = 0;
-    if (m <= 0 || n <= 0 || n > 64 || k <= 0 || m > INT_MAX || k > INT_MAX || ldb > INT_MAX ||
-        ldc > INT_MAX || !A || !trust_methods(meths, nm, method) || !sm90_wanted(c, kmode) ||
-        !finite16(c, B16, ldb, k, n, 0, 1))
+    if (m <= 0 || n <= 0 || k <= 0 || m > INT_MAX || k > INT_MAX || n > INT_MAX ||
+        ldb > INT_MAX || ldc > INT_MAX || lda < arows || (sh && lda != arows) || !A || !trust_methods(meths, nm, method) ||
+        !sm90_wanted(c, kmode))
+        return TCNLA_SUCCESS;
+    if (sh ? tra || n > 64 || !B16 || !finite16(c, B16, ldb, k, n, 0, 1)
+           : method != TCNLA_GEMM_FP16 || !B || B16 || !f16_sm90(c, TCNLA_OP_N, m, n, k, A, lda, 0))
         return TCNLA_SUCCESS;
     int st = cu_st((int)cudaSetDevice(c->device));
     if (st) return st;
@@ -321,29 +337,54 @@ int tn_cuda_shgemm_trusting(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, c
     if (!trust_kinds(meths, nm, &kk, idx, tolb)) return TCNLA_SUCCESS;
     for (int j = 0; j < kk.n; j++)
         if (!kk.fast[j]) return TCNLA_SUCCESS;
-    const int splits = splits_for(method, m, n, k, c->sm_count);
+    const tn_method_info *mi = tn_method(method);
+    const int splits = sh ? splits_for(method, m, n, k, c->sm_count) : 1;
     const size_t pb = splits > 1 ? al(4 * (size_t)splits * (size_t)m * (size_t)n) : 0;
-    char *w = tn_cuda_workspace(c, al(64 * sizeof(int)) + pb);
+    const int64_t ldb16 = round_up(k, 8);
+    const size_t b16b = sh ? 0 : al(2 * (size_t)ldb16 * (size_t)n);
+    const size_t scb = sh ? 0 : al(tn_cu_check_scratch(n)) + al(tn_cu_gemm_f16_sm90_fold_scratch(k));
+    char *w = tn_cuda_workspace(c, al(64 * sizeof(int)) + pb + b16b + scb);
     if (!w) return TCNLA_SUCCESS; /* the ordinary path says what it needs */
-    int *dflags = (int *)w;
+    int *dflags = (int *)w; /* A's element flags [0 .. 4], B's check [8 .. 10] */
     float *P = pb ? (float *)(w + al(64 * sizeof(int))) : NULL;
+    uint16_t *b16 = b16b ? (uint16_t *)(w + al(64 * sizeof(int)) + pb) : NULL;
+    void *scratch = scb ? w + al(64 * sizeof(int)) + pb + b16b : NULL;
     cudaStream_t stream = c->stream;
     if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64 * sizeof(int), stream)))) return st;
-    const int e = tn_cu_tc_gemm_sm90(kmode, 0, 0, m, n, k, 1.0f, A, m, B16, ldb, 0.0f, C, ldc,
-                                     splits, P, c->smem_optin, stream, &kk, dflags);
-    if (e == (int)cudaErrorNotSupported) return TCNLA_SUCCESS; /* nothing queued */
+    int e;
+    if (sh) {
+        e = tn_cu_tc_gemm_sm90(kmode, 0, 0, m, n, k, 1.0f, A, lda, B16, ldb, 0.0f, C, ldc, splits, P,
+                               c->smem_optin, stream, &kk, dflags);
+    } else { /* B as tn_cuda_gemm takes it: checked (columns), rounded to FP16 */
+        if ((st = cu_st(tn_cu_check_f32(B, ldb, k, n, 1, rchk_of(mi), mi->tol_bits, dflags + 8,
+                                        scratch, stream))) ||
+            (st = cu_st(tn_cu_convert(TN_CONV_F32_TO_F16, B, ldb, b16, ldb16, k, n, dflags + 8,
+                                      stream))))
+            return st;
+        e = tn_cu_gemm_f16_sm90(tra, m, n, k, 1.0f, A, lda, b16, ldb16, 0.0f, C, ldc,
+                                c->smem_optin, stream, &kk, tolb, dflags,
+                                (char *)scratch + al(tn_cu_check_scratch(n)));
+    }
+    if (e == (int)cudaErrorNotSupported) return TCNLA_SUCCESS; /* the product not queued */
     int *hf = (int *)c->pinned;
     if ((st = cu_st(e)) ||
-        (st = cu_st((int)cudaMemcpyAsync(hf, dflags, 5 * sizeof(int), cudaMemcpyDeviceToHost,
+        (st = cu_st((int)cudaMemcpyAsync(hf, dflags, 11 * sizeof(int), cudaMemcpyDeviceToHost,
                                          stream))) ||
         (st = cu_st((int)cudaStreamSynchronize(stream))))
         return st;
-    unsigned need;
-    const unsigned mask = hf[0] ? 0 : trust_mask(meths, nm, idx, hf, &need);
-    if (hf[0] || need) return TCNLA_SUCCESS;
-    trust_record(c, A, m, m, k, mask, 0, 0);
+    if (hf[0] || hf[8] || hf[9] || hf[10] || (!sh && (hf[6] || hf[7]))) return TCNLA_SUCCESS;
+    unsigned need; /* kinds failing element by element (FP16: the bound decided their rows
+                      and columns, which all pass) */
+    const unsigned mask = trust_mask(meths, nm, idx, hf, &need);
+    if (sh && need) return TCNLA_SUCCESS;
+    unsigned mvec = 0;
+    for (int mm = 1; mm < TCNLA_GEMM_METHOD_COUNT; mm++)
+        if (idx[mm] >= 0 && (need & (1u << idx[mm])) &&
+            trust_methods(meths, nm, (tcnla_gemm_method_t)mm))
+            mvec |= 1u << mm;
+    trust_record(c, A, lda, arows, acols, mask, mvec, mvec);
     h->last_method = method;
-    c->sm90_path = 1;
+    c->sm90_path = sh ? 1 : 5;
     *done = 1;
     return TCNLA_SUCCESS;
 }
@@ -761,7 +802,8 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
                                           stream))))
                 return st;
             const int e = tn_cu_gemm_f16_sm90(ta == TCNLA_OP_T, m, n, k, alpha, A, lda, b16, ldb16,
-                                              beta, C, ldc, c->smem_optin, stream);
+                                              beta, C, ldc, c->smem_optin, stream, NULL, NULL,
+                                              NULL, NULL);
             if (e != (int)cudaErrorNotSupported) {
                 c->sm90_path = 5;
                 return cu_st(e);

@@ -42,6 +42,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define W_BM 64
 #define W_BN 256
@@ -374,10 +375,37 @@ static __host__ __device__ __forceinline__ int h_smem(int nc) { return h_bar_off
 
 extern __shared__ unsigned char h_smem_raw[];
 
+/* tn_cu_trust_check's bounded pass (util.cu) folded into the FP16 kernel
+ * (fl non-NULL): the converter warpgroups, which read every element of
+ * op(A) once per column tile, keep the magnitudes' extremes and, per
+ * 64-deep k-tile, which columns of op(A) hold an element 0 < |x| < thrmax
+ * (tiny) and which one of at least thrmax (big), as bit masks (bit 8 j + e
+ * of half h: column 8 (h + 2 j) + e of the k-tile, the columns a converter
+ * warp holds), OR-ed into cbits. The flags are the bounded pass's:
+ * fl[0] NaN / Inf, fl[1 + j] some 0 < |x| < thr[j], fl[6] some |x| >=
+ * 65504, fl[7] a row (here) or a column (h_fold_end_kernel: tiny and not
+ * big) of op(A) whose largest |x| lies in (0, thrmax). */
+typedef struct {
+    int n;           /* kinds */
+    uint32_t thr[4]; /* the bits of each kind's 2^tol E */
+    uint32_t thrmax; /* and of the largest */
+    int *fl;         /* NULL: no check */
+    uint32_t *cbits; /* tiny masks [0, 2 KT), big masks [2 KT, 4 KT) */
+} h_fold_t;
+
+static __global__ void h_fold_end_kernel(const uint32_t *__restrict__ cbits, int words,
+                                         int *__restrict__ fl) {
+    int bad = 0;
+    for (int w = blockIdx.x * blockDim.x + threadIdx.x; w < words; w += gridDim.x * blockDim.x)
+        bad |= (cbits[w] & ~cbits[words + w]) != 0u;
+    if (__any_sync(0xffffffffu, bad) && (threadIdx.x & 31) == 0) atomicOr(&fl[7], 1);
+}
+
 static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *tmA,
                                               const CUtensorMap *tmB, int ak, int M, int N,
                                               int K, float alpha, float beta,
-                                              float *__restrict__ C, long long ldc) {
+                                              float *__restrict__ C, long long ldc,
+                                              const h_fold_t &fd) {
 #if S9_ON
     const int NRAW = H_NRAW, NCONV = H_NCONV, NB = h_nb(NC), BST = h_bstage(NC), TN = 2 * NC;
     if (!s9_dsmem_ok(h_smem(NC))) return;
@@ -394,6 +422,8 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
     const uint32_t conv_s = base_s + NRAW * W_RAW;
     const uint32_t b_s = conv_s + NCONV * W_CT;
     const uint32_t bar_s = base_s + h_bar_off(NC);
+    __shared__ uint32_t rowmax[W_BM]; /* fd.fl: the rows' largest |x| (bits) */
+    if (tid < W_BM) rowmax[tid] = 0u;
     W_INIT_BARS();
 
 /* the B rows of both consumers (NC each, one box per consumer) */
@@ -409,6 +439,10 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
         /* ---------------------------------------- converter warpgroups */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 48;");
         const int t = tid & 127, rr = t & 63;
+        /* fd.fl: the thread's largest |x| (its part of row rr's) and least
+         * |x| - 1 (0 wraps to the top), as bits */
+        unsigned hi = 0u, lo = 0xffffffffu;
+        const unsigned thm1 = fd.thrmax - 1u;
         if (t == 0)
             for (int kt = wg; kt < NRAW && kt < KT; kt += 2) W_ISSUE_A(kt, kt);
         for (int kt = wg; kt < KT; kt += 2) {
@@ -416,7 +450,8 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
             mbar_wait(RAW_FULL(r), (uint32_t)((kt / NRAW) & 1));
             mbar_wait(CONV_EMPTY(s), (uint32_t)(((kt / NCONV) & 1) ^ 1));
             const unsigned char *ra = base + r * W_RAW;
-            unsigned char *hi = conv + s * W_CT;
+            unsigned char *hic = conv + s * W_CT;
+            unsigned tiny = 0u, big = 0u; /* fd.fl: this k-tile's column masks */
 #pragma unroll
             for (int j = 0; j < 4; j++) {
                 const int q = (t >> 6) + 2 * j; /* k 8q .. 8q + 7 */
@@ -428,12 +463,40 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
                     const __half2 v = __floats2half2_rn(x[2 * e], x[2 * e + 1]);
                     h[e] = *(const uint32_t *)&v;
                 }
-                *(uint4 *)(hi + rr * 128 + ((q ^ (rr & 7)) << 4)) = make_uint4(h[0], h[1], h[2], h[3]);
+                *(uint4 *)(hic + rr * 128 + ((q ^ (rr & 7)) << 4)) = make_uint4(h[0], h[1], h[2], h[3]);
+                if (fd.fl) {
+#pragma unroll
+                    for (int e = 0; e < 8; e++) {
+                        const unsigned u = __float_as_uint(x[e]) & 0x7fffffffu;
+                        hi = max(hi, u), lo = min(lo, u - 1u);
+                        tiny |= (unsigned)(u - 1u < thm1) << (8 * j + e);
+                        big |= (unsigned)(u > thm1) << (8 * j + e);
+                    }
+                }
             }
             fence_async_smem(); /* generic stores -> wgmma (async proxy) reads */
             mbar_arrive(CONV_FULL(s));
             asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory"); /* raw stage read */
             if (t == 0 && kt + NRAW < KT) W_ISSUE_A(kt + NRAW, r);
+            if (fd.fl) {
+                tiny = __reduce_or_sync(0xffffffffu, tiny);
+                big = __reduce_or_sync(0xffffffffu, big);
+                if ((tid & 31) == 0) {
+                    if (tiny) atomicOr(&fd.cbits[2 * kt + (t >> 6)], tiny);
+                    if (big) atomicOr(&fd.cbits[2 * KT + 2 * kt + (t >> 6)], big);
+                }
+            }
+        }
+        if (fd.fl) {
+            unsigned bad = (unsigned)(hi >= 0x7f800000u) | (unsigned)(hi >= 0x477fe000u) << 6;
+            for (int j = 0; j < fd.n; j++) bad |= (unsigned)(lo < fd.thr[j] - 1u) << (1 + j);
+            atomicMax(&rowmax[rr], hi); /* 4 threads per row: both halves, both warpgroups */
+            asm volatile("bar.sync 3, 256;" ::: "memory");
+            if (tid < W_BM) bad |= (unsigned)(rowmax[tid] - 1u < thm1) << 7;
+            bad = __reduce_or_sync(0xffffffffu, bad);
+            if ((tid & 31) == 0 && bad)
+                for (int i = 0; i < 8; i++)
+                    if (bad & (1u << i)) atomicOr(&fd.fl[i], 1);
         }
     } else {
         /* -------------------------------------------------- consumers */
@@ -493,7 +556,7 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
 #undef H_ISSUE_B
 #else
     (void)NC, (void)tmA, (void)tmB, (void)ak, (void)M, (void)N, (void)K, (void)alpha;
-    (void)beta, (void)C, (void)ldc;
+    (void)beta, (void)C, (void)ldc, (void)fd;
 #endif
 }
 
@@ -501,8 +564,9 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
     static __global__ void __launch_bounds__(512, 1)                                           \
         tn_sm90h_##NC(const __grid_constant__ CUtensorMap tmA,                                 \
                       const __grid_constant__ CUtensorMap tmB, int ak, int M, int N, int K,    \
-                      float alpha, float beta, float *C, long long ldc) {                      \
-        h_body(NC, &tmA, &tmB, ak, M, N, K, alpha, beta, C, ldc);                              \
+                      float alpha, float beta, float *C, long long ldc,                        \
+                      const __grid_constant__ h_fold_t fd) {                                   \
+        h_body(NC, &tmA, &tmB, ak, M, N, K, alpha, beta, C, ldc, fd);                          \
     }
 H_KERNEL(64)
 H_KERNEL(136)
@@ -602,7 +666,7 @@ extern "C" int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, 
 
 /* ------------------------------------------- FP16 with A rounded here */
 typedef void (*h_kernel_t)(const CUtensorMap, const CUtensorMap, int, int, int, int, float,
-                           float, float *, long long);
+                           float, float *, long long, const h_fold_t);
 
 static int h_nc(int64_t n) { return n <= 128 ? 64 : 136; }
 
@@ -620,8 +684,26 @@ extern "C" int tn_cu_gemm_f16_sm90_wanted(int64_t m, int64_t n, int64_t k, int s
 extern "C" int tn_cu_gemm_f16_sm90(int transa, int64_t m, int64_t n, int64_t k, float alpha,
                                    const float *A, int64_t lda, const uint16_t *B16, int64_t ldb,
                                    float beta, float *C, int64_t ldc, size_t smem_limit,
-                                   cudaStream_t stream) {
+                                   cudaStream_t stream, const tn_elem_kinds_t *kk,
+                                   const int *tol_bits, int *aflags, void *scratch) {
     const int nc = h_nc(n);
+    h_fold_t fd;
+    memset(&fd, 0, sizeof fd);
+    if (aflags) {
+        if (!kk || !tol_bits || !scratch || kk->n < 1 || kk->n > 4)
+            return (int)cudaErrorNotSupported;
+        float thr = 0.0f;
+        for (int j = 0; j < kk->n; j++) {
+            if (!kk->fast[j] || !tn_rchk_is_f16_kind(kk->kind[j]) || tol_bits[j] < 0 ||
+                tol_bits[j] > 26)
+                return (int)cudaErrorNotSupported;
+            const float tj = tn_trust_small(kk->kind[j], tol_bits[j]);
+            memcpy(&fd.thr[j], &tj, sizeof tj);
+            if (tj > thr) thr = tj;
+        }
+        memcpy(&fd.thrmax, &thr, sizeof thr);
+        fd.n = kk->n, fd.fl = aflags, fd.cbits = (uint32_t *)scratch;
+    }
     h_kernel_t kern = nc == 64 ? tn_sm90h_64 : tn_sm90h_136;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, (const void *)kern) != cudaSuccess) {
@@ -654,7 +736,18 @@ extern "C" int tn_cu_gemm_f16_sm90(int transa, int64_t m, int64_t n, int64_t k, 
     cudaError_t e = cudaFuncSetAttribute((const void *)kern,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return (int)e;
+    const int words = (int)(2 * ((k + W_BK - 1) / W_BK));
+    if (aflags && (e = cudaMemsetAsync(fd.cbits, 0, 2 * sizeof(uint32_t) * (size_t)words,
+                                       stream)) != cudaSuccess)
+        return (int)e;
     kern<<<dim3((unsigned)tiles, 1), 512, smem, stream>>>(mA, mB, ak, (int)m, (int)n, (int)k, alpha,
-                                                         beta, C, (long long)ldc);
+                                                         beta, C, (long long)ldc, fd);
+    if ((e = cudaGetLastError()) != cudaSuccess || !aflags) return (int)e;
+    h_fold_end_kernel<<<(words + 255) / 256 < 64 ? (words + 255) / 256 : 64, 256, 0, stream>>>(
+        fd.cbits, words, aflags);
     return (int)cudaGetLastError();
+}
+
+extern "C" size_t tn_cu_gemm_f16_sm90_fold_scratch(int64_t k) {
+    return 4 * sizeof(uint32_t) * (size_t)((k + W_BK - 1) / W_BK);
 }

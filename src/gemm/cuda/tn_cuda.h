@@ -4,6 +4,7 @@
 #ifndef TCNLA_TN_CUDA_H
 #define TCNLA_TN_CUDA_H
 
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -213,6 +214,14 @@ static inline int tn_rchk_is_f16_kind(int kind) {
 }
 static inline int tn_rchk_fast(int kind, int tol_bits) {
     return (kind == TN_RCHK_HALFHALF && tol_bits <= 21) || (kind == TN_RCHK_F16 && tol_bits <= 10);
+}
+/* 2^tol E for an FP16 kind: E, the largest error of an element below
+ * FP16's normal range (2^-25 for one FP16, 2^-36 for the splits), so that
+ * an element of at least this passes the kind element by element and a
+ * vector whose largest |x| is at least this passes it whatever its small
+ * elements are (the bounded pass of tn_cu_trust_check, util.cu). */
+static inline float tn_trust_small(int kind, int tol_bits) {
+    return ldexpf(1.0f, tol_bits - (kind == TN_RCHK_F16 ? 25 : 36));
 }
 int tn_cu_check_f32(const float *X, int64_t ld, int64_t rows, int64_t cols, int vec_is_col,
                     int check_kind, int tol_bits, int *flags, void *scratch, cudaStream_t stream);

@@ -137,11 +137,20 @@ int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, int64_t k, 
  * = A (transa 0, m x k) or A^T (A k x m), A 16-byte aligned, lda a
  * multiple of 4. _wanted: where it is the default (n <= 272, a wave of
  * 64-row tiles, k >= 512; TCNLA_SM90_F16=0 / 1 overrides).
+ * aflags (device memory) non-NULL: the product also does the bounded pass
+ * of tn_cu_trust_check on op(A) under kk and tol_bits (every kind fast,
+ * else cudaErrorNotSupported), in the converter warpgroups: its
+ * flags[0 .. 7] (flags[7] for a row or a column of op(A) that the bound
+ * does not decide), with scratch of tn_cu_gemm_f16_sm90_fold_scratch(k)
+ * bytes of device memory.
  * cudaErrorNotSupported: not run, nothing written. */
 int tn_cu_gemm_f16_sm90_wanted(int64_t m, int64_t n, int64_t k, int sms);
 int tn_cu_gemm_f16_sm90(int transa, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
                         int64_t lda, const uint16_t *B16, int64_t ldb, float beta, float *C,
-                        int64_t ldc, size_t smem_limit, cudaStream_t stream);
+                        int64_t ldc, size_t smem_limit, cudaStream_t stream,
+                        const tn_elem_kinds_t *kk, const int *tol_bits, int *aflags,
+                        void *scratch);
+size_t tn_cu_gemm_f16_sm90_fold_scratch(int64_t k);
 
 #ifdef __cplusplus
 }

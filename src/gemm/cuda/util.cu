@@ -850,7 +850,7 @@ extern "C" int tn_cu_trust_check(const float *X, int64_t ld, int64_t rows, int64
         t.fast[j] = kk->fast[j];
         t.allfast &= kk->fast[j] != 0;
         /* E: the largest error below FP16's normal range (module comment) */
-        const float tj = ldexpf(1.0f, tol_bits[j] - (kk->kind[j] == TN_RCHK_F16 ? 25 : 36));
+        const float tj = tn_trust_small(kk->kind[j], tol_bits[j]);
         memcpy(&t.thr[j], &tj, sizeof tj);
         if (tj > thr) thr = tj;
     }
