@@ -77,13 +77,15 @@ void tn_untrust(tcnla_handle_t h);
 /* tn_trust(h, A, lda, arows, acols, meths, nm) folded into a first
  * product C = op(A) B (alpha 1, beta 0; A arows x acols; op(B) = B, k x n,
  * ldb; C m x n, ldc): SHGEMM_FP16 with B16 FP16 bits the driver drew (see
- * tn_trust_f16), op(A) = A and lda = m, or FP16 with FP32 B. Where the CUDA backend can check A inside the product (Hopper; n <=
- * 64 for SHGEMM_FP16, n <= 272 for FP16: tn_cuda_gemm_trusting in
- * src/gemm/cuda/gemm_cuda.c) and every element passes, *done = 1, C is the
- * product tcnla_shgemm / tcnla_sgemm would give and A is trusted as
- * tn_trust would trust it; else *done = 0, nothing is trusted and C is
- * undefined (the caller runs tn_trust and the product). The caller calls
- * tn_untrust as after tn_trust. */
+ * tn_trust_f16), op(A) = A and lda = m, or FP16 with FP32 B. Where the
+ * CUDA backend can check A inside the product (Hopper; n <= 64 for
+ * SHGEMM_FP16, every element passing; n <= 272 for FP16, tn_trust's
+ * bounded pass deciding: tn_cuda_gemm_trusting in
+ * src/gemm/cuda/gemm_cuda.c), *done = 1, C is the product tcnla_shgemm /
+ * tcnla_sgemm would give and A is trusted as tn_trust would trust it;
+ * else *done = 0, nothing is trusted and C is undefined (the caller runs
+ * tn_trust and the product). The caller calls tn_untrust as after
+ * tn_trust. */
 int tn_gemm_trusting(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, int64_t m,
                      int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
                      const uint16_t *B16, int64_t ldb, float *C, int64_t ldc,

@@ -234,8 +234,9 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     const tcnla_gemm_method_t pm = o->power_method ? o->power_method : o->gemm_method;
     /* A is read by every product below: checked once, here, or (FP16
      * projection) inside the projection where the backend can
-     * (tn_gemm_trusting: on Hopper, one pass over A fewer; H200, 16384^2:
-     * -0.6 ms), else just before it */
+     * (tn_gemm_trusting: on Hopper, one pass over A fewer; H200, 16384^2,
+     * every product in FP16: 6.1-6.2 -> 5.7 ms a call), else just before it
+     * (opts->timings: in the projection's step) */
     const tcnla_gemm_method_t ms[3] = {o->proj_method, o->gemm_method, pm};
     int trust_pending = o->proj_method == TCNLA_GEMM_FP16;
     if (!trust_pending) TRY(tn_trust(h, A, lda, m, n, ms, 3));

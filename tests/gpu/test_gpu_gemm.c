@@ -1045,7 +1045,8 @@ TEST(gpu_gemm_trusting_same_product_and_record) {
               {TCNLA_GEMM_FP16, TCNLA_OP_T, 266}};
     const int hopper = g->cuda->cc_major == 9 && g->cuda->cc_minor == 0;
     float *A = malloc(sizeof(float) * (size_t)(m * k));
-    float *C0 = malloc(sizeof(float) * (size_t)(m * 266)), *C1 = malloc(sizeof(float) * (size_t)(m * 266));
+    float *C0 = malloc(sizeof(float) * (size_t)(m * 266));
+    float *C1 = malloc(sizeof(float) * (size_t)(m * 266));
     float *dA = NULL, *dC = NULL, *dBf = NULL;
     uint16_t *dB = NULL;
     REQUIRE(tcnla_malloc(g, (void **)&dA, sizeof(float) * (size_t)(m * k)) == 0);
@@ -1068,8 +1069,11 @@ TEST(gpu_gemm_trusting_same_product_and_record) {
             /* FP16 alone: subnormal, within 2^-10 |x| of its FP16 value */
             if (cs == 5 && !sh) A[1] = 0x1.8p-15f + 0x1p-30f, A[2 + 7 * arows] = -0x1p-15f;
             tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)(m * k), TCNLA_MEMCPY_HOST_TO_HANDLE);
-            if (sh) CHECK(tcnla_random_fill_f16(g, TCNLA_RAND_GAUSSIAN, 5, (uint64_t)t, k, n, dB, k) == 0);
-            else CHECK(tcnla_random_fill(g, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 5, (uint64_t)t, k, n, dBf, k) == 0);
+            const int sf = sh ? tcnla_random_fill_f16(g, TCNLA_RAND_GAUSSIAN, 5, (uint64_t)t, k,
+                                                      n, dB, k)
+                              : tcnla_random_fill(g, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 5,
+                                                  (uint64_t)t, k, n, dBf, k);
+            CHECK(sf == 0);
             if (!sh) setenv("TCNLA_SM90_F16", "1", 1);
             /* r0: the exact pass's record; rb: the bounded pass's (the
              * default), which trusts no more than r0 */

@@ -288,7 +288,7 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
 }
 
 /* tn_cuda_trust folded into a first product C = op(A) B (alpha 1, beta 0,
- * op(B) = B k x n, C m x n with ldc; A dense, ld = its rows) whose kernel
+ * op(B) = B k x n, C m x n with ldc; A with lda) whose kernel
  * checks every element of op(A) while it rounds or splits it, the product
  * running as tn_cuda_gemm would run it on a trusted A (same kernel, split-K
  * and bits):
@@ -306,7 +306,8 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
  * Then the record tn_cuda_trust would make is made, if B passes its check
  * as well. Otherwise nothing is trusted and C is undefined: the caller
  * runs tn_cuda_trust and the product as before. Every kind must be fast
- * (tn_rchk_fast), else not taken. */
+ * (tn_rchk_fast), else not taken; FP16's not with TCNLA_TRUST_BOUNDED=0
+ * either (tn_cuda_trust's exact pass alone). */
 static int finite16(const struct tn_cuda_ctx *c, const uint16_t *X, int64_t ld, int64_t rows,
                     int64_t cols, int64_t stride, int64_t batch);
 static int trusted(const struct tn_cuda_ctx *c, tcnla_gemm_method_t method, const float *X,
@@ -324,11 +325,12 @@ int tn_cuda_gemm_trusting(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op
     *done = 0;
     c->trust.mask = c->trust.mask_rows = c->trust.mask_cols = 0;
     if (m <= 0 || n <= 0 || k <= 0 || m > INT_MAX || k > INT_MAX || n > INT_MAX ||
-        ldb > INT_MAX || ldc > INT_MAX || lda < arows || (sh && lda != arows) || !A || !trust_methods(meths, nm, method) ||
-        !sm90_wanted(c, kmode))
+        ldb > INT_MAX || ldc > INT_MAX || lda < arows || (sh && lda != arows) || !A ||
+        !trust_methods(meths, nm, method) || !sm90_wanted(c, kmode))
         return TCNLA_SUCCESS;
     if (sh ? tra || n > 64 || !B16 || !finite16(c, B16, ldb, k, n, 0, 1)
-           : method != TCNLA_GEMM_FP16 || !B || B16 || !f16_sm90(c, TCNLA_OP_N, m, n, k, A, lda, 0))
+           : method != TCNLA_GEMM_FP16 || !B || B16 || !bounded_wanted() ||
+                 !f16_sm90(c, TCNLA_OP_N, m, n, k, A, lda, 0))
         return TCNLA_SUCCESS;
     int st = cu_st((int)cudaSetDevice(c->device));
     if (st) return st;
@@ -342,10 +344,11 @@ int tn_cuda_gemm_trusting(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op
     const size_t pb = splits > 1 ? al(4 * (size_t)splits * (size_t)m * (size_t)n) : 0;
     const int64_t ldb16 = round_up(k, 8);
     const size_t b16b = sh ? 0 : al(2 * (size_t)ldb16 * (size_t)n);
-    const size_t scb = sh ? 0 : al(tn_cu_check_scratch(n)) + al(tn_cu_gemm_f16_sm90_fold_scratch(k));
+    const size_t scb =
+        sh ? 0 : al(tn_cu_check_scratch(n)) + al(tn_cu_gemm_f16_sm90_fold_scratch(k));
     char *w = tn_cuda_workspace(c, al(64 * sizeof(int)) + pb + b16b + scb);
     if (!w) return TCNLA_SUCCESS; /* the ordinary path says what it needs */
-    int *dflags = (int *)w; /* A's element flags [0 .. 4], B's check [8 .. 10] */
+    int *dflags = (int *)w; /* A's check [0 .. 7] (tn_cu_trust_check's), B's [8 .. 10] */
     float *P = pb ? (float *)(w + al(64 * sizeof(int))) : NULL;
     uint16_t *b16 = b16b ? (uint16_t *)(w + al(64 * sizeof(int)) + pb) : NULL;
     void *scratch = scb ? w + al(64 * sizeof(int)) + pb + b16b : NULL;
@@ -353,8 +356,8 @@ int tn_cuda_gemm_trusting(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op
     if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64 * sizeof(int), stream)))) return st;
     int e;
     if (sh) {
-        e = tn_cu_tc_gemm_sm90(kmode, 0, 0, m, n, k, 1.0f, A, lda, B16, ldb, 0.0f, C, ldc, splits, P,
-                               c->smem_optin, stream, &kk, dflags);
+        e = tn_cu_tc_gemm_sm90(kmode, 0, 0, m, n, k, 1.0f, A, lda, B16, ldb, 0.0f, C, ldc, splits,
+                               P, c->smem_optin, stream, &kk, dflags);
     } else { /* B as tn_cuda_gemm takes it: checked (columns), rounded to FP16 */
         if ((st = cu_st(tn_cu_check_f32(B, ldb, k, n, 1, rchk_of(mi), mi->tol_bits, dflags + 8,
                                         scratch, stream))) ||
@@ -373,8 +376,9 @@ int tn_cuda_gemm_trusting(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op
         (st = cu_st((int)cudaStreamSynchronize(stream))))
         return st;
     if (hf[0] || hf[8] || hf[9] || hf[10] || (!sh && (hf[6] || hf[7]))) return TCNLA_SUCCESS;
-    unsigned need; /* kinds failing element by element (FP16: the bound decided their rows
-                      and columns, which all pass) */
+    /* kinds failing element by element (FP16: the bound decided their rows
+     * and columns, which all pass) */
+    unsigned need;
     const unsigned mask = trust_mask(meths, nm, idx, hf, &need);
     if (sh && need) return TCNLA_SUCCESS;
     unsigned mvec = 0;
