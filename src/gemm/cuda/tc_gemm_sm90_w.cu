@@ -365,10 +365,10 @@ W_KERNEL(2, 2)
 /* ring depths: 4 raw A (16 KB) + 3 FP16 A (8 KB) + NB = 4 B stages (2 NC
  * rows of 128 bytes: 34 KB at NC = 136, 16 KB at NC = 64): 225 KB at NC =
  * 136. The B stages, read from L2 by every row tile, need the lead: H200,
- * 16384^2 x 266, raw / FP16 / B stages 4 / 4 / 3 (session 18's) 367 us,
- * 4 / 2 / 4 349 us, 4 / 3 / 4 297-303 us, 6 / 4 / 2 540 us, 2 / 3 / 4 376
- * us (session 24, a probe of the kernel alone; with the trust check
- * folded, below: 440 -> 420 us) */
+ * 16384^2 x 266, raw / FP16 / B stages 4 / 4 / 3 (session 18's) 367-378
+ * us, 4 / 2 / 4 348-353, 4 / 3 / 4 297-307, 6 / 4 / 2 546-551, 2 / 3 / 4
+ * 374-379 (session 24, a probe of the kernel alone, means of 10; with the
+ * trust check folded, below: 429-443 -> 421-429 us) */
 #define H_NRAW 4
 #define H_NCONV 3
 static __host__ __device__ __forceinline__ int h_nb(int nc) { (void)nc; return 4; }
