@@ -106,6 +106,19 @@ static __device__ __forceinline__ void w_tile_of(int pid, int M, int N, int bn, 
 }
 #endif
 
+/* Both kernels' shared memory, from the dynamic array raw aligned to 1024
+ * bytes: [NRAW raw A stages][converted A stages, conv_bytes][B stages]
+ * [barriers at bar_off] (NRAW in scope): base / base_s, conv / conv_s, b_s,
+ * bar_s as locals of the body. */
+#define W_RINGS(raw, conv_bytes, bar_off)                                                     \
+    const uint32_t raw_s = s9_smem_u32(raw);                                                   \
+    const uint32_t base_s = (raw_s + 1023u) & ~1023u;                                          \
+    unsigned char *base = (raw) + (base_s - raw_s);                                            \
+    unsigned char *conv = base + NRAW * W_RAW;                                                 \
+    const uint32_t conv_s = base_s + NRAW * W_RAW;                                             \
+    const uint32_t b_s = conv_s + (uint32_t)(conv_bytes);                                      \
+    const uint32_t bar_s = base_s + (uint32_t)(bar_off)
+
 /* Both kernels' rings (w_body, h_body; bar_s, NRAW, NCONV, NB in scope):
  * their mbarriers, initialized by thread 0 (the arrival counts: one TMA
  * transaction, a converter warpgroup, both consumer warpgroups, one
@@ -168,14 +181,7 @@ static __device__ __forceinline__ void w_body(const int MODE, const int NSW,
     w_tile_of(blockIdx.x, M, N, W_BN, &m0, &n0);
     const int KT = (K + W_BK - 1) / W_BK;
 
-    const uint32_t raw_s = s9_smem_u32(w_smem_raw);
-    const uint32_t base_s = (raw_s + 1023u) & ~1023u;
-    unsigned char *base = w_smem_raw + (base_s - raw_s);
-    /* [raw A stages][Ahi, Alo stages][B stages][barriers] */
-    unsigned char *conv = base + NRAW * W_RAW;
-    const uint32_t conv_s = base_s + NRAW * W_RAW;
-    const uint32_t b_s = conv_s + NCONV * 2 * W_CT;
-    const uint32_t bar_s = base_s + w_bar_off(MODE);
+    W_RINGS(w_smem_raw, NCONV * 2 * W_CT, w_bar_off(MODE)); /* Ahi, Alo stages */
     W_INIT_BARS();
 
 /* the B tile(s) of k-tile t into B stage s */
@@ -425,14 +431,7 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
     w_tile_of(blockIdx.x, M, N, TN, &m0, &n0);
     const int KT = (K + W_BK - 1) / W_BK;
 
-    const uint32_t raw_s = s9_smem_u32(h_smem_raw);
-    const uint32_t base_s = (raw_s + 1023u) & ~1023u;
-    unsigned char *base = h_smem_raw + (base_s - raw_s);
-    /* [raw A stages][FP16 A stages][B stages][barriers] */
-    unsigned char *conv = base + NRAW * W_RAW;
-    const uint32_t conv_s = base_s + NRAW * W_RAW;
-    const uint32_t b_s = conv_s + NCONV * W_CT;
-    const uint32_t bar_s = base_s + h_bar_off(NC);
+    W_RINGS(h_smem_raw, NCONV * W_CT, h_bar_off(NC)); /* FP16 A stages */
     __shared__ uint32_t rowmax[W_BM]; /* fd.fl: the rows' largest |x| (bits) */
     if (tid < W_BM) rowmax[tid] = 0u;
     W_INIT_BARS();
@@ -582,6 +581,7 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
 H_KERNEL(64)
 H_KERNEL(136)
 #undef W_INIT_BARS
+#undef W_RINGS
 #undef W_ISSUE_A
 #undef RAW_FULL
 #undef CONV_FULL
