@@ -298,11 +298,14 @@ TEST(gpu_sm90_wide_matches_rega) {
 
 /* The wide-tile path folds op(A)'s check into the product and reads every
  * check's flags afterwards: clean operands stay on it (path 4), and so
- * does an element below FP16's normal range in a row of numbers near 1;
- * a NaN in A or B, a row of A the split cannot hold and B overflowing
- * FP16 send the call down the checked path. Each case against TCNLA_SM90_WIDE=0: the same status
- * and the same C, bit for bit (untouched where the status is an error);
- * SHGEMM_FP16 with FP32 B and with FP16 B (tcnla_shgemm), TCEC_FP16. */
+ * does an element below FP16's normal range in a row of numbers near 1,
+ * and zeros (a row, a column) beside a large normal; a NaN in A or B, a
+ * row of A the split cannot hold (1e-30s, or 0s and one 1e-20), A above
+ * FP16's range and B overflowing FP16 send the call down the checked path;
+ * a row of small numbers held exactly (2^-20 j) may go either way. Each
+ * case against TCNLA_SM90_WIDE=0: the same status and the same C, bit for
+ * bit (untouched where the status is an error); SHGEMM_FP16 with FP32 B
+ * and with FP16 B (tcnla_shgemm), TCEC_FP16. */
 TEST(gpu_sm90_wide_defers_checks) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
@@ -316,9 +319,10 @@ TEST(gpu_sm90_wide_defers_checks) {
     uint16_t *B16 = malloc(sizeof(uint16_t) * (size_t)(k * n));
     float *C0 = malloc(sizeof(float) * (size_t)(m * n)), *C1 = malloc(sizeof(float) * (size_t)(m * n));
     float *C2 = malloc(sizeof(float) * (size_t)(m * n));
-    static const char *what[] = {"clean", "A elem 1e-6", "A NaN", "A row 1e-30", "B NaN",
-                                 "B 1e6"};
-    for (int cs = 0; cs < 6; cs++)
+    static const char *what[] = {"clean", "A elem 1e-6", "A NaN",   "A row 1e-30",
+                                 "B NaN", "B 1e6",       "A 0, 6e4", "A 7e4",
+                                 "A row 2^-20 j", "A row 0, 1e-20"};
+    for (int cs = 0; cs < 10; cs++)
         for (int v = 0; v < 3; v++) {
             const tcnla_gemm_method_t meth = v == 2 ? TCNLA_GEMM_TCEC_FP16 : TCNLA_GEMM_SHGEMM_FP16;
             gt_uniform(8100 + cs, -1, 1, m * k, A);
@@ -330,6 +334,19 @@ TEST(gpu_sm90_wide_defers_checks) {
                 for (int64_t j = 0; j < k; j++) A[11 + j * m] = 1e-30f * (float)(1 + j % 7);
             if (cs == 4) B[3 + 9 * k] = NAN;
             if (cs == 5) B[2 + 4 * k] = 1e6f;
+            if (cs == 6) { /* zeros (a row, a column, one) and a large normal */
+                for (int64_t j = 0; j < k; j++) A[2 + j * m] = 0.0f;
+                for (int64_t i = 0; i < m; i++) A[i + 30 * m] = 0.0f;
+                A[40 + 100 * m] = 0.0f;
+                A[13 + 20 * m] = 60000.0f;
+            }
+            if (cs == 7) A[9 + 300 * m] = 7e4f; /* above FP16's range */
+            if (cs == 8) /* held exactly; the kernel's bound for small elements flags the row */
+                for (int64_t j = 0; j < k; j++) A[19 + j * m] = ldexpf((float)(1 + j % 7), -20);
+            if (cs == 9) { /* FP16 his and los all 0: the kernel reads the FP32 elements again */
+                for (int64_t j = 0; j < k; j++) A[23 + j * m] = 0.0f;
+                A[23 + 50 * m] = 1e-20f;
+            }
             const int use16 = v == 1;
             if (use16 && (cs == 5)) continue; /* no FP16 for 1e6 */
             if (use16)
@@ -352,7 +369,7 @@ TEST(gpu_sm90_wide_defers_checks) {
                 CHECK_MSG(memcmp(C1, C0, sizeof(float) * (size_t)(m * n)) == 0,
                           "%s %s: C written on status %d", tcnla_gemm_method_name(meth), what[cs], s1);
             /* (1e-6 passes its row's check: the row holds numbers near 1) */
-            CHECK_MSG((path == 4) == (cs <= 1), "%s %s%s: path %d",
+            CHECK_MSG(cs == 8 || (path == 4) == (cs <= 1 || cs == 6), "%s %s%s: path %d",
                       tcnla_gemm_method_name(meth), what[cs], use16 ? " (FP16 B)" : "", path);
         }
     unsetenv("TCNLA_SM90_WIDE");

@@ -575,15 +575,15 @@ static int gemm_wide(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta
     if ((st = cu_st(e))) return st;
     if (!trA && (st = cu_st(tn_cu_check_end(m, kind, mi->tol_bits, scratch_a, dflags, stream))))
         return st;
-    if (defer) {
+    if (defer) { /* C = alpha P + beta C unless a check failed; then C is untouched */
         int *hf = (int *)c->pinned;
-        if ((st = cu_st((int)cudaMemcpyAsync(hf, dflags, 3 * sizeof(int), cudaMemcpyDeviceToHost,
+        if ((st = cu_st(tn_cu_sm90_splitk_reduce_unless(1, P, m, n, alpha, beta, C, ldc, dflags,
+                                                        stream))) ||
+            (st = cu_st((int)cudaMemcpyAsync(hf, dflags, 3 * sizeof(int), cudaMemcpyDeviceToHost,
                                              stream))) ||
             (st = cu_st((int)cudaStreamSynchronize(stream))))
             return st;
         if (hf[0] || hf[1] || hf[2]) return TCNLA_SUCCESS;
-        if ((st = cu_st(tn_cu_sm90_splitk_reduce(1, P, m, n, alpha, beta, C, ldc, stream))))
-            return st;
     }
     *taken = 1;
     h->last_method = method;

@@ -26,12 +26,27 @@
  *     64 or 128 products, added with RN at its end; Alo*Bhi, and Ahi*Blo
  *     for TCEC, in the correction accumulator): the same bits.
  * The check (vmx / verr, NULL when op(A) is trusted): each split thread
- * holds one row's maxima of tn_check_elem (the fast kinds skip the error
- * of elements in FP16's normal range, as the pre-split pass does) and
- * folds them into the per-row maxima of tn_cu_check_begin / _end: the
- * same flags as tn_cu_check_f32. The caller (gemm_wide in gemm_cuda.c)
- * reads them after the product, which goes to P until then (s9_epilogue's
- * split-K form with one slice) unless both operands are trusted.
+ * takes, per k-tile, the extremes of its 32 |fp16(x)| on the FP16 his it
+ * has just made (two at a time, DPX min / max of u16 pairs). A fast kind
+ * (tn_rchk_fast) needs no error for an x in FP16's normal range, and for
+ * a nonzero |x| < 2^-13 its error is at most 2^-36 (halfhalf): where all
+ * |fp16(x)| lie below 65504, the tile adds a lower bound of its largest
+ * |x| to the row's maximum and whether it holds a nonzero |fp16(x)| of at
+ * most 2^-14 (the row's error is then taken as 2^-36). Only a tile whose
+ * fp16(x) are all 0 is read again. Other tiles (a huge or not finite
+ * element, or a kind that is not fast) are read again and checked element
+ * by element (tn_check_elem), as tn_cu_check_f32 does, into the per-row
+ * maxima of tn_cu_check_begin / _end. The flags are those of
+ * tn_cu_check_f32, or stricter where the bounds make the difference (a
+ * row whose largest |x| is below about 2^-15 and that holds a small
+ * element). Session 25: the earlier check, the exact error in FP64 of
+ * every element outside FP16's normal range (one in 2^14 of uniform(-1,
+ * 1) data, which puts one in about a fifth of a warpgroup's k-tiles) cost
+ * 240 us of 1230-1330 at 16384 x 512 x 16384, this one about 40-50. The
+ * caller (gemm_wide in gemm_cuda.c) reads the flags after the product,
+ * which goes to P until then (s9_epilogue's split-K form with one slice)
+ * unless both operands are trusted; a flag sends the call down the
+ * checked path.
  * Tails in m, n and k come from TMA's zero fill. */
 #include "gemm/cuda/sm90_common.cuh"
 #include "gemm/cuda/split.cuh"
@@ -198,8 +213,11 @@ static __device__ __forceinline__ void w_body(const int MODE, const int NSW,
         if (NSW == 1) asm volatile("setmaxnreg.dec.sync.aligned.u32 56;");
         else asm volatile("setmaxnreg.dec.sync.aligned.u32 48;");
         const int t = tid & 127, rr = t & 63; /* this thread's row of the tile */
-        uint32_t mx = 0; /* the check's maxima over the row's elements */
-        double me = 0.0;
+        /* the check (vmx): on the magnitude bits |h| of the FP16 his, two
+         * per register, this k-tile's largest |h| and smallest |h| - 1
+         * (tmax, tmin), the largest |h| of the k-tiles that passed (rmax),
+         * and whether the row holds a small element */
+        uint32_t rmax = 0, small = 0;
         if (t == 0)
             for (int kt = wg; kt < NRAW && kt < KT; kt += NSW) W_ISSUE_A(kt, kt);
         for (int kt = wg; kt < KT; kt += NSW) {
@@ -208,6 +226,7 @@ static __device__ __forceinline__ void w_body(const int MODE, const int NSW,
             mbar_wait(CONV_EMPTY(s), (uint32_t)(((kt / NCONV) & 1) ^ 1));
             const unsigned char *ra = base + r * W_RAW;
             unsigned char *hi = conv + s * 2 * W_CT, *lo = hi + W_CT;
+            uint32_t tmax = 0, tmin = 0xffffffffu;
 #pragma unroll 2
             for (int j = 0; j < 4; j++) {
                 const int q = (t >> 6) + 2 * j; /* k 8q .. 8q + 7 */
@@ -217,29 +236,15 @@ static __device__ __forceinline__ void w_body(const int MODE, const int NSW,
 #pragma unroll
                 for (int e = 0; e < 4; e++) tn_split2_f16(x[2 * e], x[2 * e + 1], 1, &h[e], &l[e]);
                 if (vmx) {
-                    /* as the pre-split pass: fast kinds need no error for an
-                     * x in FP16's normal range or 0 (the same flags). On the
-                     * magnitude bits u, for all 8 at once: max u below
-                     * 65504's, min (u - 1) (0 wraps to the top) at least
-                     * 2^-14's minus 1 */
-                    uint32_t hi8 = 0, lo8 = 0xffffffffu;
-#pragma unroll
-                    for (int e = 0; e < 8; e++) {
-                        const uint32_t u = __float_as_uint(x[e]) & 0x7fffffffu;
-                        hi8 = max(hi8, u);
-                        lo8 = min(lo8, u - 1u);
-                    }
-                    if (fast && hi8 < 0x477fe000u && lo8 >= 0x387fffffu) {
-                        mx = max(mx, hi8);
-                    } else {
-#pragma unroll
-                        for (int e = 0; e < 8; e++) {
-                            if (fast && tn_f16_normal_or_zero(fabsf(x[e])))
-                                mx = max(mx, __float_as_uint(x[e]) & 0x7fffffffu);
-                            else
-                                tn_check_elem(kind, x[e], &mx, &me);
-                        }
-                    }
+                    const uint32_t a0 = h[0] & 0x7fff7fffu, a1 = h[1] & 0x7fff7fffu;
+                    const uint32_t a2 = h[2] & 0x7fff7fffu, a3 = h[3] & 0x7fff7fffu;
+                    tmax = __vimax3_u16x2(tmax, a0, a1);
+                    tmax = __vimax3_u16x2(tmax, a2, a3);
+                    /* |h| - 1 per u16 (a 0 wraps to the top) */
+                    tmin = __viaddmin_u16x2(a0, 0xffffffffu, tmin);
+                    tmin = __viaddmin_u16x2(a1, 0xffffffffu, tmin);
+                    tmin = __viaddmin_u16x2(a2, 0xffffffffu, tmin);
+                    tmin = __viaddmin_u16x2(a3, 0xffffffffu, tmin);
                 }
                 const int off = rr * 128 + ((q ^ (rr & 7)) << 4);
                 *(uint4 *)(hi + off) = make_uint4(h[0], h[1], h[2], h[3]);
@@ -247,14 +252,65 @@ static __device__ __forceinline__ void w_body(const int MODE, const int NSW,
             }
             fence_async_smem(); /* generic stores -> wgmma (async proxy) reads */
             mbar_arrive(CONV_FULL(s));
+            if (vmx && m0 + rr < M) {
+                /* A fast kind needs no error for an x in FP16's normal
+                 * range, and its error for a nonzero |x| < 2^-13 is at
+                 * most 2^-36 (halfhalf; 2^-25 for a single FP16): where all
+                 * 32 |fp16(x)| of the tile lie below 65504, the tile adds
+                 * only a lower bound of its largest |x| to the row's
+                 * maximum (rmax), and whether it holds a nonzero |fp16(x)|
+                 * of at most 2^-14 (small). A tile whose fp16(x) are all 0
+                 * is read again from the raw stage: 0 < |x| < 2^-13 there
+                 * sets small too. (A nonzero x with fp16(x) = 0 in a tile
+                 * with a normal fp16(x) needs nothing: its error, at most
+                 * 2^-36, is within the row's bound.) Otherwise (a huge or
+                 * not finite element, or a kind that is not fast) the
+                 * elements again as tn_cu_check_f32 takes them. */
+                const uint32_t hmax = max(tmax & 0xffffu, tmax >> 16);
+                const uint32_t hm1 = min(tmin & 0xffffu, tmin >> 16);
+                if (fast && hmax <= 0x7bfeu) {
+                    rmax = max(rmax, hmax);
+                    small |= hm1 < 0x0400u;
+                    if (hmax == 0 && !small)
+                        for (int j = 0; j < 4; j++) {
+                            float x[8];
+                            w_read8(ra, ak, rr, (t >> 6) + 2 * j, x);
+#pragma unroll
+                            for (int e = 0; e < 8; e++)
+                                small |= (__float_as_uint(x[e]) & 0x7fffffffu) - 1u < 0x38ffffffu;
+                        }
+                } else {
+                    uint32_t mx = 0;
+                    double me = 0.0;
+                    for (int j = 0; j < 4; j++) {
+                        float x[8];
+                        w_read8(ra, ak, rr, (t >> 6) + 2 * j, x);
+                        for (int e = 0; e < 8; e++) {
+                            if (fast && tn_f16_normal_or_zero(fabsf(x[e])))
+                                mx = max(mx, __float_as_uint(x[e]) & 0x7fffffffu);
+                            else
+                                tn_check_elem(kind, x[e], &mx, &me);
+                        }
+                    }
+                    if (mx) atomicMax(&vmx[m0 + rr], mx);
+                    if (kind >= 0 && me != 0.0) tn_atomic_max_f64_nonneg(&verr[m0 + rr], me);
+                }
+            }
             /* raw stage r read by the whole warpgroup */
             asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");
             if (t == 0 && kt + NRAW < KT) W_ISSUE_A(kt + NRAW, r);
         }
-        /* (maxima start at 0: a 0 changes nothing) */
+        /* the row's largest |x| is at least |h| - ulp(h) / 2 for the
+         * largest h = fp16(x) of the tiles that passed: |h| (1 - 2^-11) when
+         * normal, |h| - 2^-25 below, exact in FP32. A lower bound, and the
+         * small elements' error a bound: the flags are those of the exact
+         * maxima, or stricter (maxima start at 0: a 0 changes nothing) */
         if (vmx && m0 + rr < M) {
-            if (mx) atomicMax(&vmx[m0 + rr], mx);
-            if (kind >= 0 && me != 0.0) tn_atomic_max_f64_nonneg(&verr[m0 + rr], me);
+            const float h = __half2float(__ushort_as_half((unsigned short)rmax));
+            const float lb = h < 0x1p-14f ? __fsub_rn(h, 0x1p-25f) : __fmul_rn(h, 1.0f - 0x1p-11f);
+            if (lb > 0.0f) atomicMax(&vmx[m0 + rr], __float_as_uint(lb));
+            if (small)
+                tn_atomic_max_f64_nonneg(&verr[m0 + rr], kind == TN_RCHK_F16 ? 0x1p-25 : 0x1p-36);
         }
     } else {
         /* ---------------------------------------------- consumers */

@@ -61,6 +61,11 @@ int tn_cu_sm90_hosvd_fused(int64_t I1, int64_t I2, int64_t T, const float *A, co
  * (the slices added in order, RN). */
 int tn_cu_sm90_splitk_reduce(int splits, const float *P, int64_t m, int64_t n, float alpha,
                              float beta, float *C, int64_t ldc, cudaStream_t stream);
+/* The same, unless flags[0], flags[1] or flags[2] (device memory) is set
+ * when it runs: then C is not written. */
+int tn_cu_sm90_splitk_reduce_unless(int splits, const float *P, int64_t m, int64_t n,
+                                    float alpha, float beta, float *C, int64_t ldc,
+                                    const int *flags, cudaStream_t stream);
 /* k-tiles of 32 per chunk of hi*hi products summed inside the Tensor Core
  * before each RN add (TCNLA_SM90_CHUNK overrides the default). */
 int tn_cu_sm90_chunk(int mode);
