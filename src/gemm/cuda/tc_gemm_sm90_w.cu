@@ -42,7 +42,7 @@
  * element). Session 25: the earlier check, the exact error in FP64 of
  * every element outside FP16's normal range (one in 2^14 of uniform(-1,
  * 1) data, which puts one in about a fifth of a warpgroup's k-tiles) cost
- * 240 us of 1230-1330 at 16384 x 512 x 16384, this one about 40-50. The
+ * 240 us of 1230-1330 at 16384 x 512 x 16384, this one 30-50. The
  * caller (gemm_wide in gemm_cuda.c) reads the flags after the product,
  * which goes to P until then (s9_epilogue's split-K form with one slice)
  * unless both operands are trusted; a flag sends the call down the
