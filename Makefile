@@ -30,16 +30,18 @@ NVCCFLAGS   = -std=c++17 -O3 -g -lineinfo $(NVCC_ARCH) -Xcompiler -fPIC,-fvisibi
 LIB_C  := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 LIB_CU :=
 ifeq ($(CUDA),1)
-  LIB_CU   := $(sort $(wildcard src/*/*.cu src/*/*/*.cu))
+  LIB_CU   := $(sort $(wildcard src/*/*/*.cu src/*/*/*/*.cu))
   LIB_CFLAGS += -DTCNLA_HAVE_CUDA -I$(CUDA_HOME)/include
   LDLIBS   += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcublasLt -lcusolver \
               -lcurand -lcudart_static -ldl -lrt -lpthread -lstdc++
 else
-  LIB_C    := $(filter-out %_cuda.c,$(LIB_C))
+  LIB_C    := $(filter-out src/backend/cuda/%,$(LIB_C))
 endif
 
 LIB_OBJ  := $(LIB_C:%.c=$(BUILD)/obj/%.o) $(LIB_CU:%.cu=$(BUILD)/obj/%.o)
-TOOL_SRC := $(sort $(wildcard tools/*.c))
+APP_SRC  := $(sort $(wildcard app/io/*.c app/testmat/*.c app/analysis/*.c))
+APP_OBJ  := $(APP_SRC:%.c=$(BUILD)/obj/%.o)
+TOOL_SRC := $(sort $(wildcard app/cli/*.c))
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(sort $(wildcard tests/*.c))
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
@@ -51,16 +53,17 @@ all: lib $(BUILD)/tcnla $(BUILD)/run_tests
 
 lib: $(BUILD)/libtcnla.a $(BUILD)/libtcnla.so
 
-$(BUILD)/obj/src/%.o: src/%.c $(wildcard include/*.h src/*/*.h src/*/*/*.h)
+LIB_HDR := $(wildcard include/*.h src/*/*.h src/*/*/*.h src/*/*/*/*.h)
+$(BUILD)/obj/src/%.o: src/%.c $(LIB_HDR)
 	@mkdir -p $(dir $@)
 	$(CC) $(LIB_CFLAGS) -c $< -o $@
 
-$(BUILD)/obj/src/%.o: src/%.cu $(wildcard include/*.h src/*/*.h src/*/*/*.cuh)
+$(BUILD)/obj/src/%.o: src/%.cu $(LIB_HDR) $(wildcard src/*/*/*/*.cuh)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
-$(BUILD)/obj/tools/%.o $(BUILD)/obj/tests/%.o $(BUILD)/obj/bench/%.o: CFLAGS_X = $(CFLAGS_BASE) $(if $(filter 1,$(CUDA)),-DTCNLA_HAVE_CUDA -I$(CUDA_HOME)/include)
-$(BUILD)/obj/%.o: %.c $(wildcard include/*.h src/*/*.h src/*/*/*.h tests/*.h tests/*/*.h bench/*.h)
+$(BUILD)/obj/app/%.o $(BUILD)/obj/tests/%.o $(BUILD)/obj/bench/%.o: CFLAGS_X = $(CFLAGS_BASE) -Iapp $(if $(filter 1,$(CUDA)),-DTCNLA_HAVE_CUDA -I$(CUDA_HOME)/include)
+$(BUILD)/obj/%.o: %.c $(LIB_HDR) $(wildcard app/*/*.h tests/*.h tests/*/*.h bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_X) -c $< -o $@
 
@@ -71,14 +74,20 @@ $(BUILD)/libtcnla.a: $(LIB_OBJ)
 $(BUILD)/libtcnla.so: $(LIB_OBJ)
 	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
 
-$(BUILD)/tcnla: $(TOOL_OBJ) $(BUILD)/libtcnla.a
-	$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libtcnla.a $(LDLIBS)
+# the application's support library (file I/O, test matrices, format
+# analysis): the command, the tests and the benchmarks use it, libtcnla does not
+$(BUILD)/libtcnla_app.a: $(APP_OBJ)
+	@mkdir -p $(dir $@)
+	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/run_tests: $(TEST_OBJ) $(BUILD)/libtcnla.a
-	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libtcnla.a $(LDLIBS) -lmpfr -lgmp
+$(BUILD)/tcnla: $(TOOL_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
+	$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
 
-$(BUILD)/run_gpu_tests: $(GTEST_OBJ) $(BUILD)/libtcnla.a
-	$(CC) $(LDFLAGS) -o $@ $(GTEST_OBJ) $(BUILD)/libtcnla.a $(LDLIBS)
+$(BUILD)/run_tests: $(TEST_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
+	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS) -lmpfr -lgmp
+
+$(BUILD)/run_gpu_tests: $(GTEST_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
+	$(CC) $(LDFLAGS) -o $@ $(GTEST_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
 
 $(BUILD)/.deps: scripts/deps.sh
 	@mkdir -p $(BUILD)
@@ -108,35 +117,35 @@ clean:
 # draws bench/results/gemm.png from them. Needs CUDA=1 and a GPU to run.
 bench: $(BUILD)/bench_gemm $(BUILD)/bench_rsvd
 
-$(BUILD)/bench_gemm: $(BUILD)/obj/bench/gemm.o $(BUILD)/libtcnla.a
-	$(CC) -o $@ $(BUILD)/obj/bench/gemm.o $(BUILD)/libtcnla.a $(LDLIBS)
+$(BUILD)/bench_gemm: $(BUILD)/obj/bench/gemm.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
+	$(CC) -o $@ $(BUILD)/obj/bench/gemm.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
 
 # bench/rsvd.c: tcnla_rsvd against cusolverDnXgesvdr and the FP32 pipeline.
-$(BUILD)/bench_rsvd: $(BUILD)/obj/bench/rsvd.o $(BUILD)/libtcnla.a
-	$(CC) -o $@ $(BUILD)/obj/bench/rsvd.o $(BUILD)/libtcnla.a $(LDLIBS)
+$(BUILD)/bench_rsvd: $(BUILD)/obj/bench/rsvd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
+	$(CC) -o $@ $(BUILD)/obj/bench/rsvd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
 
 # bench/lra.c: randomized LRA variants (seed 001) against the FP32 baseline.
 bench: $(BUILD)/bench_lra
-$(BUILD)/bench_lra: $(BUILD)/obj/bench/lra.o $(BUILD)/libtcnla.a
-	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/lra.o $(BUILD)/libtcnla.a $(LDLIBS)
+$(BUILD)/bench_lra: $(BUILD)/obj/bench/lra.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/lra.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
 
 # bench/hosvd.c: RP-HOSVD variants (seed 000 section 5.2) against the FP32 baseline.
 bench: $(BUILD)/bench_hosvd
-$(BUILD)/bench_hosvd: $(BUILD)/obj/bench/hosvd.o $(BUILD)/libtcnla.a
-	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/hosvd.o $(BUILD)/libtcnla.a $(LDLIBS)
+$(BUILD)/bench_hosvd: $(BUILD)/obj/bench/hosvd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/hosvd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
 
 # Issue 5 (Ozaki scheme on the GPU): build/bench_ozaki runs seed 004 Table 1
 # (cuBLAS DGEMM, cuBLAS fixed-point emulation, OZAKI_FP16 / OZAKI_INT8 in DP
 # and CR modes, phi = 0.1, 1, 2) and appends to bench/results/ozaki.csv;
 # bench/plot_ozaki.py draws bench/results/ozaki.png. Needs CUDA=1 and a GPU.
 bench: $(BUILD)/bench_ozaki
-$(BUILD)/bench_ozaki: $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla.a
-	$(CC) -o $@ $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla.a $(LDLIBS)
+$(BUILD)/bench_ozaki: $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
+	$(CC) -o $@ $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
 
 # bench/kernels.c: seed 001 Fig. 1 (bench/reproduce/seed001_fig1.sh); bench/proj_mantissa.c:
 # seed 000 Fig. 3 (CPU, FP64; bench/reproduce/seed000_fig3.sh). Both also build with CUDA=0.
 bench: $(BUILD)/bench_kernels $(BUILD)/bench_proj_mantissa
-$(BUILD)/bench_kernels: $(BUILD)/obj/bench/kernels.o $(BUILD)/libtcnla.a
-	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/kernels.o $(BUILD)/libtcnla.a $(LDLIBS)
-$(BUILD)/bench_proj_mantissa: $(BUILD)/obj/bench/proj_mantissa.o $(BUILD)/libtcnla.a
-	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/proj_mantissa.o $(BUILD)/libtcnla.a $(LDLIBS)
+$(BUILD)/bench_kernels: $(BUILD)/obj/bench/kernels.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/kernels.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
+$(BUILD)/bench_proj_mantissa: $(BUILD)/obj/bench/proj_mantissa.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/proj_mantissa.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)

@@ -12,7 +12,7 @@
  *           matrix, signs fixed by diag(R) > 0), phi = 1e6, alpha = 3;
  * both built in FP64 and rounded to FP32. The n x l Gaussian Omega is drawn
  * in FP32 (tcnla_random_fill, Philox) and rounded with RN to e8mY (the
- * exponent of FP32, Y fraction bits: src/numerics/exmy.c); then A and Omega
+ * exponent of FP32, Y fraction bits: app/analysis/exmy.c); then A and Omega
  * are widened to FP64 and the projection is computed in FP64 (tcnla_dgemm
  * NATIVE_FP64, LAPACK dgeqrf/dorgqr): Y = A Omega, Q = qr(Y),
  * E = A - Q (Q^T A), error = ||E||_F. For one seed the same FP32 Gaussians
@@ -25,7 +25,7 @@
  *
  *   build/bench_proj_mantissa --help */
 #include "tcnla.h"
-#include "numerics/exmy.h"
+#include "analysis/exmy.h"
 
 #include <math.h>
 #include <stdint.h>

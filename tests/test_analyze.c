@@ -1,5 +1,5 @@
-/* Tests of the generic eXmY formats (src/numerics/exmy.c), the seed 000
- * Table 1 / Fig. 2 analysis (src/numerics/format_analysis.c) and the
+/* Tests of the generic eXmY formats (app/analysis/exmy.c), the seed 000
+ * Table 1 / Fig. 2 analysis (app/analysis/format_analysis.c) and the
  * `tcnla analyze formats` command.
  *
  * References are independent of the code under test where possible: the
@@ -8,7 +8,7 @@
  * every value of a format with erfc, and a Monte-Carlo estimate. */
 #include "test.h"
 #include "tcnla.h"
-#include "numerics/exmy.h"
+#include "analysis/exmy.h"
 
 #include <float.h>
 #include <math.h>

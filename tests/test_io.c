@@ -1,4 +1,4 @@
-/* Tests of the file-format layer (src/io/): .npy read/write round trips,
+/* Tests of the file-format layer (app/io/): .npy read/write round trips,
  * hand-made .npy headers of versions 1-3, Matrix Market files of each kind,
  * malformed inputs of both formats (a nonzero status and a message naming
  * the file, nothing allocated), the dispatch on the extension, and - when a

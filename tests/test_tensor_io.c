@@ -1,4 +1,4 @@
-/* Order-N .npy arrays (src/io/npy.c tensors), `tcnla gen --kind tucker` and
+/* Order-N .npy arrays (app/io/npy.c tensors), `tcnla gen --kind tucker` and
  * `tcnla hosvd --input`: round trips through the writer and the reader in
  * both orders, malformed tensor files, and the gen -> NumPy / gen -> hosvd
  * round trips on small tensors (CPU). */

@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct tn_cuda_ctx; /* defined by the CUDA backend (src/core/backend_cuda.c) */
+struct tn_cuda_ctx; /* defined by the CUDA backend (src/backend/cuda/context.c) */
 
 struct tcnla_handle_s {
     tcnla_backend_t backend;          /* CPU or CUDA, never AUTO */
@@ -66,7 +66,7 @@ int tn_sgemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t tr
 /* Within one driver call (tcnla_rsvd, tcnla_hosvd): check the operand A
  * (rows x cols, ld) once for the nm methods that will multiply by it, so
  * that their products need not check it again (the CUDA backend;
- * tn_cuda_trust in src/gemm/cuda/gemm_cuda.c says when it is taken). It
+ * tn_cuda_trust in src/backend/cuda/gemm_cuda.c says when it is taken). It
  * costs one to three passes over A, so it pays where A meets more than two
  * products (tcnla_lra's passes have two each and do not use it). The
  * caller must not write A until tn_untrust, which every exit path calls. A
@@ -81,7 +81,7 @@ void tn_untrust(tcnla_handle_t h);
  * CUDA backend can check A inside the product (Hopper; n <= 64 for
  * SHGEMM_FP16, every element passing; n <= 272 for FP16, tn_trust's
  * bounded pass deciding: tn_cuda_gemm_trusting in
- * src/gemm/cuda/gemm_cuda.c), *done = 1, C is the product tcnla_shgemm /
+ * src/backend/cuda/gemm_cuda.c), *done = 1, C is the product tcnla_shgemm /
  * tcnla_sgemm would give and A is trusted as tn_trust would trust it;
  * else *done = 0, nothing is trusted and C is undefined (the caller runs
  * tn_trust and the product). The caller calls tn_untrust as after
@@ -116,7 +116,7 @@ void tn_trust_f16(tcnla_handle_t h, const uint16_t *X, size_t count);
 /* Within tcnla_rsvd, tcnla_lra and tcnla_hosvd, which promise device memory
  * of about size(A) plus their factors (no copy of A; randLRA's E aside): the
  * products take no path whose workspace grows with an operand's size
- * (Hopper's pre-split path, src/gemm/cuda/tc_gemm_sm90_ps.cu). Calls nest;
+ * (Hopper's pre-split path, src/backend/cuda/kernels/tc_gemm_sm90_ps.cu). Calls nest;
  * a no-op on the CPU backend. */
 void tn_bounded_begin(tcnla_handle_t h);
 void tn_bounded_end(tcnla_handle_t h);
@@ -321,7 +321,7 @@ int tn_cuda_random_fill(tcnla_handle_t h, tcnla_rand_dist_t dist, tcnla_format_t
 int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
                         float *Vk, float *Sk, int scale_vk);
 /* RSVD's last step without W's QR, from the eigensolution of W^T W in FP64
- * (src/linalg/small_svd_cuda.c): W = B^T (n x l, handle memory) gives Xk
+ * (src/backend/cuda/small_svd_cuda.c): W = B^T (n x l, handle memory) gives Xk
  * (l x k, leading dimension l; U = Q Xk), Sk (k) and VT (k x n, ldvt);
  * TN_GRAM_NOT_TAKEN (nothing written) where the k values span less than
  * s_k >= 1e-4 s_1 or the eigensolver fails: the QR path then runs. */
@@ -333,7 +333,7 @@ int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, con
  * solver of syev_kernels.cu gave them, 0 where cuSOLVER's syevd did.
  * TN_GRAM_NOT_TAKEN where G's largest eigenvalue is not positive. */
 int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double *X, double *lam, int *fast);
-/* CholeskyQR's FP64 Gram matrix (src/linalg/orth_cuda.c): the upper
+/* CholeskyQR's FP64 Gram matrix (src/backend/cuda/orth_cuda.c): the upper
  * triangle of Yw^T Yw (m x n, ld m) into G (n x n, zeros below), with
  * tn_gram64_nslab(m) n x n partials in P; dg (may be NULL) its diagonal */
 int64_t tn_gram64_nslab(int64_t m);
@@ -379,14 +379,14 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
                  int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                  const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
                  int64_t ldc);
-/* tn_sgemm_batched's CUDA part (src/gemm/cuda/gemm_cuda.c), after its
+/* tn_sgemm_batched's CUDA part (src/backend/cuda/gemm_cuda.c), after its
  * checks, batch >= 2: a status, or TN_BATCH_LOOP with C untouched. */
 int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta,
                          tcnla_op_t tb, int64_t m, int64_t n, int64_t k, float alpha,
                          const float *A, int64_t lda, int64_t sa, const float *B,
                          const uint16_t *B16, int64_t ldb, int64_t sb, float beta, float *C,
                          int64_t ldc, int64_t sc, int64_t batch, int reduce);
-/* Ozaki scheme on the CUDA backend (src/gemm/cuda/ozaki_cuda.c), device
+/* Ozaki scheme on the CUDA backend (src/backend/cuda/ozaki_cuda.c), device
  * operands, m, n > 0, after argument checking: method OZAKI_FP16 / OZAKI_INT8
  * (or NATIVE_FP64: cuBLAS DGEMM). out_prec 64: A, B, C are FP64 (tcnla_dgemm);
  * 32: FP32 (tcnla_sgemm; widened on the device, C rounded once). Bitwise the

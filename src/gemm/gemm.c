@@ -1,5 +1,5 @@
 /* The BLAS-shaped GEMM entry points: argument checking, method resolution,
- * quick returns, then the backend (src/gemm/cpu_gemm.c or the CUDA one). */
+ * quick returns, then the backend (src/backend/cpu/cpu_gemm.c or the CUDA one). */
 #include "core/internal.h"
 
 #include <limits.h>

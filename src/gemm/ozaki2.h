@@ -1,7 +1,7 @@
 /* Ozaki scheme II (Ozaki, Uchino, Imamura 2025): DGEMM / SGEMM from INT8
  * Tensor Core products modulo small pairwise coprime moduli, recombined by
  * the Chinese remainder theorem. Shared by the CPU reference
- * (src/gemm/ozaki2.c) and the CUDA backend (src/gemm/cuda/ozaki2_cuda.c).
+ * (src/gemm/ozaki2.c) and the CUDA backend (src/backend/cuda/ozaki2_cuda.c).
  * Host code only.
  *
  * 1. Scaling. Row i of op(A) becomes the integer vector
@@ -86,7 +86,7 @@ int tn_cpu_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int
                   int64_t k, double alpha, const double *A, int64_t lda, const double *B,
                   int64_t ldb, double beta, double *C, int64_t ldc, int out_prec);
 
-/* The CUDA backend (src/gemm/cuda/ozaki2_cuda.c): A, B, C device memory,
+/* The CUDA backend (src/backend/cuda/ozaki2_cuda.c): A, B, C device memory,
  * FP32 (f32 = 1; out_prec 32) or FP64, same preconditions except finiteness:
  * when op(A) or op(B) holds Inf or NaN it returns TN_OZ2_NONFINITE (> 0)
  * without writing C. TCNLA_ERR_NOT_SUPPORTED beyond 2096160 rows / columns. */

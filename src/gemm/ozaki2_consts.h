@@ -1,5 +1,5 @@
 /* Ozaki scheme II: the constants of a moduli set, shared by the host code
- * (src/gemm/ozaki2.c) and the kernels (src/gemm/cuda/ozaki2_kernels.cu),
+ * (src/gemm/ozaki2.c) and the kernels (src/backend/cuda/kernels/ozaki2_kernels.cu),
  * which take them by value. See ozaki2.h. */
 #ifndef TCNLA_OZAKI2_CONSTS_H
 #define TCNLA_OZAKI2_CONSTS_H

@@ -1,5 +1,5 @@
 /* Which views of a trusted operand may skip their per-product check (the
- * geometry half of tn_cuda_trust, src/gemm/cuda/gemm_cuda.c; plain C so that
+ * geometry half of tn_cuda_trust, src/backend/cuda/gemm_cuda.c; plain C so that
  * the CPU tests cover it). */
 #include "core/internal.h"
 

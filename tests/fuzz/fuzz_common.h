@@ -1,5 +1,5 @@
 /* Checks shared by the libFuzzer targets of the file-format layer: every
- * result must satisfy the contract of src/io/io.h, else the target aborts
+ * result must satisfy the contract of app/io/io.h, else the target aborts
  * (which libFuzzer reports as a crash). */
 #ifndef TCNLA_FUZZ_COMMON_H
 #define TCNLA_FUZZ_COMMON_H

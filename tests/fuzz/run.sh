@@ -54,12 +54,12 @@ fi
 echo "fuzz: compiler $(command -v "$cc") ($("$cc" --version | head -n 1)), $secs s per target"
 
 cflags="-std=c11 -g -O1 -fno-omit-frame-pointer -ffp-contract=off -D_GNU_SOURCE
-        -I$root/include -I$root/src -I$here -Wall -Wextra
+        -I$root/include -I$root/app -I$here -Wall -Wextra
         -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined"
 status=0
 for t in $targets; do
     # shellcheck disable=SC2086
-    if ! "$cc" $cflags "$root"/src/io/*.c "$here/fuzz_$t.c" -o "$out/fuzz_$t"; then
+    if ! "$cc" $cflags "$root"/app/io/*.c "$here/fuzz_$t.c" -o "$out/fuzz_$t"; then
         echo "fuzz: building fuzz_$t failed"
         exit 1
     fi

@@ -18,7 +18,7 @@ grep -i -E "warning|error" "$OUT/build.log" | head -20
 echo "build rc=$brc"
 [ $brc -eq 0 ] || { tail -30 "$OUT/build.log"; exit 1; }
 echo "== sass"
-cuobjdump -sass build/obj/src/gemm/cuda/tc_gemm.o >/tmp/tn_sass.txt 2>&1
+cuobjdump -sass build/obj/src/backend/cuda/kernels/tc_gemm.o >/tmp/tn_sass.txt 2>&1
 echo "HMMA: $(grep -c HMMA /tmp/tn_sass.txt)  LDL/STL: $(grep -c -E 'LDL|STL' /tmp/tn_sass.txt)"
 echo "== make test-gpu"
 timeout "${TN_TEST_TIMEOUT:-200}" make CUDA=1 test-gpu >"$OUT/test-gpu.log" 2>&1

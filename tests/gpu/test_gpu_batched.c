@@ -1,5 +1,5 @@
 /* GPU tests of the strided-batched GEMM (tn_sgemm_batched) on the CUDA
- * backend: the one-launch batch (src/gemm/cuda/gemm_cuda.c,
+ * backend: the one-launch batch (src/backend/cuda/gemm_cuda.c,
  * tn_cu_tc_gemm_batched, cuBLAS strided batches for NATIVE_FP32, TF32 and
  * FP16) against the same products as separate tcnla_sgemm / tcnla_shgemm
  * calls on the same GPU (which on Hopper run the wgmma kernels, or the

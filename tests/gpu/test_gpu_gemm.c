@@ -14,7 +14,7 @@
 
 #ifdef TCNLA_HAVE_CUDA
 #include "core/internal.h"
-#include "gemm/cuda/tn_cuda.h"
+#include "backend/cuda/tn_cuda.h"
 #endif
 
 #define NEED_GPU(h)                                                                           \
@@ -692,7 +692,7 @@ TEST(gpu_tc_kernels_vs_cpu) {
 }
 
 #ifdef TCNLA_HAVE_CUDA
-/* The operand a driver checks once (tn_trust, src/gemm/cuda/gemm_cuda.c).
+/* The operand a driver checks once (tn_trust, src/backend/cuda/gemm_cuda.c).
  * A (m x k, padded lda) holds ordinary values (trusted element by element),
  * or one tiny value (fails the element-wise test of the FP16 splits, passes
  * the per-row and per-column checks: trusted by layout), or one value FP16

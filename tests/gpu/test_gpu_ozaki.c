@@ -1,4 +1,4 @@
-/* GPU tests of the Ozaki scheme (issue 5, src/gemm/cuda/ozaki_cuda.c):
+/* GPU tests of the Ozaki scheme (issue 5, src/backend/cuda/ozaki_cuda.c):
  * the CUDA backend against the CPU reference (src/gemm/ozaki.c) bit for bit
  * in DP, CR and FIXED modes, with phi = 0.1, 1, 2 (seed 004 inputs), odd
  * sizes, transposes, k across the FP16 k-block boundary, the workspace cap,

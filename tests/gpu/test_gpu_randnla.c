@@ -408,7 +408,7 @@ TEST(gpu_rsvd_memory_bound_without_presplit) {
     free(A);
 }
 
-/* The small SVD's GPU paths (src/linalg/small_svd_cuda.c): the
+/* The small SVD's GPU paths (src/backend/cuda/small_svd_cuda.c): the
  * eigensolution of W^T W (the default), with TCNLA_RSVD_GRAM=0 W's QR and
  * the eigensolution of R R^T, and, forced by TCNLA_SMALL_SVD_JACOBI,
  * gesvdj give the same singular values and residual, V orthonormal; a spectrum spanning 1e7 over the
@@ -485,7 +485,7 @@ TEST(gpu_rsvd_small_svd_paths_agree) {
 }
 
 /* The small SVD's symmetric eigensolver (tn_cuda_syev: the solver of
- * src/linalg/syev_kernels.cu, cuSOLVER's syevd where that refuses) on FP64
+ * src/backend/cuda/kernels/syev_kernels.cu, cuSOLVER's syevd where that refuses) on FP64
  * Gram matrices W^T W of columns scaled from 1 down to `span`, and on a
  * diagonal matrix and one with an eigenvalue of multiplicity n - 1: the
  * eigenvalues agree with syevd's (TCNLA_SYEV_FAST=0) to 1e-12 lam_max, X

@@ -1,5 +1,5 @@
 /* GPU tests of the Hopper (sm_90a) wgmma + TMA kernels of TCEC_FP16,
- * TCEC_TF32, SHGEMM_FP16 and SHGEMM_TF32 (src/gemm/cuda/tc_gemm_sm90.cu):
+ * TCEC_TF32, SHGEMM_FP16 and SHGEMM_TF32 (src/backend/cuda/kernels/tc_gemm_sm90.cu):
  * against the CPU backend and against the mma.sync kernels
  * (TCNLA_DISABLE_SM90=1) on tails, transposes, ld > rows, misaligned
  * pointers, alpha / beta and split-K; accuracy against an FP64 reference
@@ -18,8 +18,8 @@
 
 #ifdef TCNLA_HAVE_CUDA
 #include "core/internal.h"
-#include "gemm/cuda/tn_cuda.h"
-#include "gemm/cuda/tn_sm90.h"
+#include "backend/cuda/tn_cuda.h"
+#include "backend/cuda/kernels/tn_sm90.h"
 #endif
 
 #define NEED_GPU(h)                                                                           \

@@ -13,7 +13,7 @@
  * flight while the current one is multiplied), WMMA m16n16k16 (HMMA);
  * then each warp puts its accumulators into shared memory and adds A
  * column by column (64 rows, 256 contiguous bytes of A per column). */
-#include "gemm/cuda/tn_cuda.h"
+#include "backend/cuda/tn_cuda.h"
 
 #include <cuda_fp16.h>
 #include <mma.h>

@@ -1,6 +1,6 @@
 /* The CUDA backend's internal interface (not installed), shared by
- * src/core/backend_cuda.c, src/gemm/cuda/gemm_cuda.c and the kernels in
- * src/gemm/cuda/ (*.cu). Plain C declarations; the launchers are extern "C". */
+ * src/backend/cuda/context.c, src/backend/cuda/gemm_cuda.c and the kernels in
+ * src/backend/cuda/ (*.cu). Plain C declarations; the launchers are extern "C". */
 #ifndef TCNLA_TN_CUDA_H
 #define TCNLA_TN_CUDA_H
 
@@ -111,13 +111,13 @@ int tn_cu_f64_to_f32_unless(const double *src, int64_t lds, float *dst, int64_t 
  * (D16, when not NULL); D may be E. */
 int tn_cu_add(const float *A, int64_t lda, const float *E, int64_t lde, int64_t rows,
               int64_t cols, float *D, uint16_t *D16, int64_t ldd, cudaStream_t stream);
-/* D16 = fp16(A - X16 Y16^T) (src/gemm/cuda/lowrank_residual.cu): ldx, ldy
+/* D16 = fp16(A - X16 Y16^T) (src/backend/cuda/kernels/lowrank_residual.cu): ldx, ldy
  * multiples of 8, X16 and Y16 16-byte aligned, their rows up to ldx / ldy
  * readable; k >= 0 (k = 0: fp16(A)). */
 int tn_cu_lowrank_residual16(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
                              const uint16_t *X16, int64_t ldx, const uint16_t *Y16, int64_t ldy,
                              uint16_t *D16, int64_t ldd, cudaStream_t stream);
-/* The same on Hopper (src/gemm/cuda/lowrank_residual_sm90.cu, wgmma and
+/* The same on Hopper (src/backend/cuda/kernels/lowrank_residual_sm90.cu, wgmma and
  * TMA) from the FP32 factors X (m x k, ldx) and Y (n x k, ldy), whose FP16
  * K-major copies go to Xt (m x kp) and Yt (n x kp), kp = k rounded up to 8.
  * _ok: 1 where that kernel runs (the sm_90a cubin, k >= 1, m % 8 == 0, A and
@@ -142,8 +142,8 @@ int tn_cu_eig_to_svd(const double *W, const double *lam, int64_t l, int64_t k, i
 int tn_cu_epilogue_f64(float alpha, const double *R, float beta, float *C, int64_t ldc,
                        int64_t m, int64_t n, cudaStream_t stream);
 
-/* The symmetric eigensolver of src/linalg/syev_kernels.cu (driven by
- * eig_solve in src/linalg/small_svd_cuda.c). _fast: the n x n G (its upper
+/* The symmetric eigensolver of src/backend/cuda/kernels/syev_kernels.cu (driven by
+ * eig_solve in src/backend/cuda/small_svd_cuda.c). _fast: the n x n G (its upper
  * or lower triangle, ldg; not written) = Q T Q^T, lam (ascending) T's
  * eigenvalues and Z (n x n, ld n) its eigenvectors, Q (n x n, ld n) at ws,
  * on the stream, *flag (device) zeroed: G's eigenvectors are Q Z. ws holds
@@ -161,7 +161,7 @@ int tn_cu_syev_orth_check(int n, double *F, int *flag, cudaStream_t stream);
 int tn_cu_syev_resid_check(int n, const double *R, const double *X, const double *lam,
                            double *Xout, int *flag, cudaStream_t stream);
 
-/* CholeskyQR in FP64 (src/linalg/cholqr_kernels.cu). G (n x n) = the sum of
+/* CholeskyQR in FP64 (src/backend/cuda/kernels/cholqr_kernels.cu). G (n x n) = the sum of
  * the nslab partials P (n x n each, packed), in order, on and above the
  * diagonal (P's strictly lower parts are not read; G gets zeros there);
  * diag (may be NULL) receives G's diagonal. */

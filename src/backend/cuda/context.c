@@ -5,7 +5,7 @@
  * machine with the toolkit but no driver or GPU (tn_cuda_device_count
  * then returns 0). */
 #include "core/internal.h"
-#include "gemm/cuda/tn_cuda.h"
+#include "backend/cuda/tn_cuda.h"
 
 #include <stdlib.h>
 #include <string.h>

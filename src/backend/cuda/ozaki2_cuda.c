@@ -21,7 +21,7 @@
  * Device memory at 16384^3 with 16 moduli: 4 + 4 GiB of residues, 1 GiB of
  * INT32 product, 4 GiB of residue products, and O(m + n + k) for the plan. */
 #include "core/internal.h"
-#include "gemm/cuda/tn_cuda.h"
+#include "backend/cuda/tn_cuda.h"
 #include "gemm/ozaki2.h"
 
 #include <limits.h>

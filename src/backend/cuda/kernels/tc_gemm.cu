@@ -25,8 +25,8 @@
  * are double-buffered so that one barrier per k-tile suffices and the split
  * of tile k+1 overlaps the products of tile k across warps; the sm_80 build
  * (A100 and the PTX for later GPUs) uses less shared memory. */
-#include "gemm/cuda/split.cuh"
-#include "gemm/cuda/tn_cuda.h"
+#include "backend/cuda/kernels/split.cuh"
+#include "backend/cuda/tn_cuda.h"
 
 #include <cuda_fp16.h>
 #include <stdint.h>

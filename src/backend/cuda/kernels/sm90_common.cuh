@@ -7,8 +7,8 @@
 #ifndef TCNLA_SM90_COMMON_CUH
 #define TCNLA_SM90_COMMON_CUH
 
-#include "gemm/cuda/split.cuh"
-#include "gemm/cuda/tn_cuda.h"
+#include "backend/cuda/kernels/split.cuh"
+#include "backend/cuda/tn_cuda.h"
 
 #include <cuda.h> /* CUtensorMap and its enums (types only, no -lcuda) */
 #include <cuda_runtime.h>

@@ -18,7 +18,7 @@
  * twisted factorizations, X = Q Z, checked on the device) took the RSVD's
  * svd step from 2.6 to 1.7 ms (bench_rsvd fp16_chol1, H200). */
 #include "core/internal.h"
-#include "gemm/cuda/tn_cuda.h"
+#include "backend/cuda/tn_cuda.h"
 
 #include <math.h>
 #include <stdlib.h>

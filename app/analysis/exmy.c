@@ -4,7 +4,7 @@
  * explicit comparisons (no dependence on fesetround), and scales back; it
  * agrees bit for bit with the integer encoder of formats.c for FP16, BF16,
  * TF32, E4M3, E5M2 and FP32 (tests/test_analyze.c). */
-#include "numerics/exmy.h"
+#include "analysis/exmy.h"
 
 #include <ctype.h>
 #include <math.h>

@@ -1,5 +1,5 @@
 /* The Hopper (sm_90a) kernels of the error-corrected GEMM methods
- * (src/gemm/cuda/tc_gemm_sm90.cu): wgmma fed by TMA through an mbarrier
+ * (src/backend/cuda/kernels/tc_gemm_sm90.cu): wgmma fed by TMA through an mbarrier
  * pipeline. Plain C declarations; the launchers are extern "C". */
 #ifndef TCNLA_TN_SM90_H
 #define TCNLA_TN_SM90_H
@@ -9,7 +9,7 @@
 
 #include <cuda_runtime.h>
 
-#include "gemm/cuda/tn_cuda.h" /* tn_elem_kinds_t */
+#include "backend/cuda/tn_cuda.h" /* tn_elem_kinds_t */
 
 #ifdef __cplusplus
 extern "C" {

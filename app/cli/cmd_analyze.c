@@ -1,7 +1,7 @@
 /* tcnla analyze formats: seed 000 Table 1 and Fig. 2, computed for any
- * floating-point format eXmY (src/numerics/format_analysis.c). */
+ * floating-point format eXmY (app/analysis/format_analysis.c). */
 #include "cli.h"
-#include "numerics/exmy.h"
+#include "analysis/exmy.h"
 
 #include <math.h>
 #include <stdlib.h>

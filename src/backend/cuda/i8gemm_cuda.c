@@ -18,7 +18,7 @@
  * and the last TN_I8_SHAPES shapes with their candidates and choice. Small
  * products (m n k < 2^33) take the first candidate without trying. */
 #include "core/internal.h"
-#include "gemm/cuda/tn_cuda.h"
+#include "backend/cuda/tn_cuda.h"
 
 #include <cublasLt.h>
 #include <stdlib.h>

@@ -5,7 +5,7 @@
  * src/linalg/orth.c runs on the factor's numbers. Y is written only on
  * success. */
 #include "core/internal.h"
-#include "gemm/cuda/tn_cuda.h"
+#include "backend/cuda/tn_cuda.h"
 #include "linalg/lapack.h"
 
 #include <math.h>

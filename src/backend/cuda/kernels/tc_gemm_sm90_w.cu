@@ -48,10 +48,10 @@
  * unless both operands are trusted; a flag sends the call down the
  * checked path.
  * Tails in m, n and k come from TMA's zero fill. */
-#include "gemm/cuda/sm90_common.cuh"
-#include "gemm/cuda/split.cuh"
-#include "gemm/cuda/tn_cuda.h"
-#include "gemm/cuda/tn_sm90.h"
+#include "backend/cuda/kernels/sm90_common.cuh"
+#include "backend/cuda/kernels/split.cuh"
+#include "backend/cuda/tn_cuda.h"
+#include "backend/cuda/kernels/tn_sm90.h"
 
 #include <cuda.h>
 #include <cuda_fp16.h>

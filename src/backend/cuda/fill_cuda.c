@@ -1,6 +1,6 @@
 /* tcnla_random_fill on the CUDA backend: one kernel, no host round trip. */
 #include "core/internal.h"
-#include "gemm/cuda/tn_cuda.h"
+#include "backend/cuda/tn_cuda.h"
 
 #include <math.h>
 

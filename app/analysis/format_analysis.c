@@ -55,7 +55,7 @@
  * cell function's expansion phi(v) [h^3 (2v^2-1)/12 + h^5 (2v^4-9v^2+3)/480]).
  * |g| > 20 (mass 5e-89) and |g| < 2^-100 are left out; the tests compare
  * the two summations and a brute-force sum over all FP16 values. */
-#include "numerics/exmy.h"
+#include "analysis/exmy.h"
 #include "random/random.h"
 
 #include <float.h>

@@ -1,4 +1,4 @@
-/* Kernels of CholeskyQR in FP64 on the CUDA backend (src/linalg/orth_cuda.c):
+/* Kernels of CholeskyQR in FP64 on the CUDA backend (src/backend/cuda/orth_cuda.c):
  *
  *  - the Gram matrix's slab partials summed (tn_cu_gram_reduce, the upper
  *    triangle; zeros below it): the
@@ -34,7 +34,7 @@
  *
  * The factorization's breakdown test is LAPACK's: the first pivot that is
  * not positive (or NaN) stops it, with info = its column (1-based). */
-#include "gemm/cuda/tn_cuda.h"
+#include "backend/cuda/tn_cuda.h"
 
 #define PO_NB 32      /* the factorization's step */
 #define PO_THREADS 1024

@@ -25,7 +25,7 @@
  * is bound by: 0.73 ms against 0.54 (H200, Nsight Compute, k = 256). With
  * one block of two warpgroups per SM, the product, the epilogue and the
  * wait for A follow each other instead of overlapping across blocks. */
-#include "gemm/cuda/sm90_common.cuh"
+#include "backend/cuda/kernels/sm90_common.cuh"
 
 #include <cuda_fp16.h>
 #include <stdint.h>

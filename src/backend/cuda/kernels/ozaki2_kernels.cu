@@ -1,4 +1,4 @@
-/* Kernels of Ozaki scheme II (host side in src/gemm/cuda/ozaki2_cuda.c, the
+/* Kernels of Ozaki scheme II (host side in src/backend/cuda/ozaki2_cuda.c, the
  * method and the CPU reference in src/gemm/ozaki2.h / ozaki2.c).
  *
  * An operand is a set of nv vectors of length k (rows of op(A), columns of
@@ -19,7 +19,7 @@
  * padded to nvp, kp multiples of 32), cuBLAS's int32 product of one modulus
  * P[j*mbp + i], u_l = (q_l P) mod p_l of the products Q[(l*nbp + j)*mbp + i]
  * (uint8). */
-#include "gemm/cuda/tn_cuda.h"
+#include "backend/cuda/tn_cuda.h"
 #include "gemm/ozaki2_consts.h"
 
 #include <limits.h>

@@ -40,9 +40,9 @@
  * other CTAs' (bulk copies between shared memories, completing on their
  * full barriers); the consumers release a stage on the empty barriers of
  * every CTA of the cluster. Same consumers, same bits. */
-#include "gemm/cuda/sm90_common.cuh"
-#include "gemm/cuda/split.cuh"
-#include "gemm/cuda/tn_sm90.h"
+#include "backend/cuda/kernels/sm90_common.cuh"
+#include "backend/cuda/kernels/split.cuh"
+#include "backend/cuda/kernels/tn_sm90.h"
 
 #include <cuda_fp16.h>
 #include <stdint.h>

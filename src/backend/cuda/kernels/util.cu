@@ -2,8 +2,8 @@
  * conversions, C = beta*C, the FP64 epilogue, and the NaN/Inf and range
  * checks that run before a Tensor Core method (same semantics as
  * tn_has_nonfinite and tn_range_ok of src/numerics/split.c). */
-#include "gemm/cuda/split.cuh"
-#include "gemm/cuda/tn_cuda.h"
+#include "backend/cuda/kernels/split.cuh"
+#include "backend/cuda/tn_cuda.h"
 
 #include <cuda_fp16.h>
 #include <stdint.h>

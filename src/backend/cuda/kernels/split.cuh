@@ -8,7 +8,7 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 
-#include "gemm/cuda/tn_cuda.h" /* tn_elem_kinds_t */
+#include "backend/cuda/tn_cuda.h" /* tn_elem_kinds_t */
 
 #define TN_SPLIT_SCALE 2048.0f          /* 2^11 */
 #define TN_SPLIT_INV_SCALE 4.8828125e-4f /* 2^-11 */

@@ -32,7 +32,7 @@
  * tcnla_sgemm: A, B (and C when beta != 0) are widened to FP64 on the
  * device, the scheme runs with out_prec 32, C is rounded once to FP32. */
 #include "core/internal.h"
-#include "gemm/cuda/tn_cuda.h"
+#include "backend/cuda/tn_cuda.h"
 #include "gemm/ozaki.h"
 #include "gemm/ozaki2.h"
 

@@ -47,8 +47,8 @@
  * 10% off), and bounds per slot on the columns cost more than the FP64
  * work on columns left of the diagonal they save (851 against 679 us at
  * l = 266, session 23's probe). */
-#include "gemm/cuda/sm90_common.cuh"
-#include "gemm/cuda/tn_cuda.h"
+#include "backend/cuda/kernels/sm90_common.cuh"
+#include "backend/cuda/tn_cuda.h"
 
 #include <cooperative_groups.h>
 #include <float.h>

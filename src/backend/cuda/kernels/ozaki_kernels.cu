@@ -1,5 +1,5 @@
 /* Kernels of the Ozaki scheme on the GPU (seed 004; host side in
- * src/gemm/cuda/ozaki_cuda.c, CPU reference in src/gemm/ozaki.c).
+ * src/backend/cuda/ozaki_cuda.c, CPU reference in src/gemm/ozaki.c).
  *
  * Every kernel that produces a value the CPU also produces does the same
  * IEEE operations in the same order: FP64 sums run sequentially in one
@@ -22,7 +22,7 @@
  *            (q*nbp + j) of an mbp x (qmax(p)*nbp) matrix, ld mbp, the
  *            p-blocks one after another. int32 (INT8) or FP32 (FP16; exact
  *            integers below 2^24). */
-#include "gemm/cuda/tn_cuda.h"
+#include "backend/cuda/tn_cuda.h"
 #include "gemm/ozaki.h"
 
 #include <cuda_fp16.h>

@@ -9,15 +9,15 @@
  *      failure TCNLA_ERR_RANGE (C untouched) or the method's fallback;
  *   5. the computation: cuBLAS for NATIVE_FP32 (pedantic SGEMM), TF32,
  *      FP16 and NATIVE_FP64; the library's mma.sync kernels
- *      (src/gemm/cuda/tc_gemm.cu) for MARKIDIS, TCEC and SHGEMM, or on
+ *      (src/backend/cuda/kernels/tc_gemm.cu) for MARKIDIS, TCEC and SHGEMM, or on
  *      compute capability 9.0 the wgmma + TMA kernels of
- *      src/gemm/cuda/tc_gemm_sm90.cu for TCEC and SHGEMM (set the
+ *      src/backend/cuda/kernels/tc_gemm_sm90.cu for TCEC and SHGEMM (set the
  *      environment variable TCNLA_DISABLE_SM90=1 to use mma.sync there too).
  * Steps 2-4 run as GPU kernels whose flags come back in one small copy
  * into the handle's pinned buffer (one stream synchronisation). */
 #include "core/internal.h"
-#include "gemm/cuda/tn_cuda.h"
-#include "gemm/cuda/tn_sm90.h"
+#include "backend/cuda/tn_cuda.h"
+#include "backend/cuda/kernels/tn_sm90.h"
 
 #include <limits.h>
 #include <stdint.h>

@@ -7,7 +7,7 @@
  *     of the FP32 (or FP16) tiles of op(A) and op(B) into a ring of raw
  *     stages (raw_full barriers, expect_tx bytes); all 128 threads split
  *     each raw stage into hi / lo tiles (FP16 or TF32, bit-identical to
- *     tcnla_split(), src/gemm/cuda/split.cuh) in a second ring (conv_full /
+ *     tcnla_split(), src/backend/cuda/kernels/split.cuh) in a second ring (conv_full /
  *     conv_empty barriers), K-major in the canonical wgmma layouts (64-byte
  *     swizzle for FP16, 128-byte for TF32), then refills the raw stage it
  *     has just read. The split of tile k+1.. overlaps the products of k.
@@ -34,10 +34,10 @@
  * found with cudaGetDriverEntryPointByVersion (no -lcuda).
  * Only the sm_90a pass compiles the kernel bodies; other passes get empty
  * kernels that the host never launches (tn_cu_sm90_available). */
-#include "gemm/cuda/sm90_common.cuh"
-#include "gemm/cuda/split.cuh"
-#include "gemm/cuda/tn_cuda.h"
-#include "gemm/cuda/tn_sm90.h"
+#include "backend/cuda/kernels/sm90_common.cuh"
+#include "backend/cuda/kernels/split.cuh"
+#include "backend/cuda/tn_cuda.h"
+#include "backend/cuda/kernels/tn_sm90.h"
 
 #include <cuda.h> /* CUtensorMap and its enums (types only, no -lcuda) */
 #include <cuda_fp16.h>
