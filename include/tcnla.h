@@ -9,6 +9,17 @@
  *    (1-based, the handle counting as argument 1) is invalid, and the library
  *    errors below -100. tcnla_strerror() gives the text. The library never
  *    exits, aborts or prints on its own.
+ *  - threads: a handle may be shared between threads. Every call that takes
+ *    a handle holds that handle's lock for its whole duration, so calls on
+ *    one handle run one after another, never interleaved; for work in
+ *    parallel, create one handle per thread (handles share nothing).
+ *  - devices: a CUDA handle runs on the device it was created on
+ *    (tcnla_create_on_device; tcnla_create takes the caller's current
+ *    device). Every call leaves the caller's current device as it found it.
+ *  - what a call computed with (the method after fallbacks, the Ozaki slice
+ *    or moduli counts, the products a driver ran) is reported per call in a
+ *    tcnla_info_t the caller passes (tcnla_sgemm_ex, the drivers' opts->info),
+ *    never read back from the handle afterwards.
  *  - one opaque handle owns the backend, the CUDA stream, a grow-only
  *    workspace and the model parameters; there is no global state.
  *  - data passed to a handle lives in that handle's memory: host memory for
@@ -69,6 +80,12 @@ typedef struct tcnla_handle_s *tcnla_handle_t;
  * the CPU. Asking for CUDA explicitly when none is usable returns
  * TCNLA_ERR_NO_BACKEND. *handle is NULL after a failure. */
 TCNLA_API int tcnla_create(tcnla_handle_t *handle, tcnla_backend_t backend);
+/* The same on a chosen CUDA device (0 .. count - 1): backend CUDA or AUTO
+ * (AUTO with no usable GPU: the CPU backend, device ignored); a device
+ * that does not exist gives -3. On the CPU backend device must be 0. */
+TCNLA_API int tcnla_create_on_device(tcnla_handle_t *handle, tcnla_backend_t backend, int device);
+/* The CUDA device ordinal the handle runs on (-1 on the CPU backend). */
+TCNLA_API int tcnla_get_device(tcnla_handle_t handle, int *device);
 TCNLA_API int tcnla_destroy(tcnla_handle_t handle);
 /* The backend actually in use (never AUTO). */
 TCNLA_API int tcnla_get_backend(tcnla_handle_t handle, tcnla_backend_t *backend);
@@ -147,8 +164,26 @@ TCNLA_API int tcnla_set_range_policy(tcnla_handle_t handle, tcnla_range_policy_t
 
 /* Inputs holding NaN or Inf are computed with NATIVE_FP32 so that NaN and
  * Inf propagate exactly as in SGEMM (a split of Inf would turn Inf*0 terms
- * into NaN). This is reported by tcnla_last_method(). */
-TCNLA_API int tcnla_last_method(tcnla_handle_t handle, tcnla_gemm_method_t *method);
+ * into NaN). This is reported in tcnla_info_t.method. */
+
+/* What one call computed with, filled by the calls that take a
+ * tcnla_info_t * (NULL: not wanted). For a single product: `method` is the
+ * method that computed it (after the range fallback, the native path for
+ * NaN / Inf, the Ozaki scheme's FP64 fallback), products = 1. For a driver
+ * (tcnla_rsvd, tcnla_lra, tcnla_hosvd) or a batch: every product counted,
+ * `method` the last product's. */
+typedef struct {
+    tcnla_gemm_method_t method; /* the (last) product's method as run */
+    int products;               /* matrix products run */
+    int fallbacks;              /* products run with another method than asked */
+    uint32_t methods;           /* bit m set: method m computed some product */
+    int ozaki_scheme;           /* the last Ozaki product: 1 or 2 (0: none) */
+    int ozaki_d;                /* its slice count d (scheme 1) or moduli count (scheme 2) */
+    int ozaki_slices_a, ozaki_slices_b; /* scheme 1: slices used for A and B (scheme 2: moduli) */
+    int path;                   /* backend-specific kernel path of the last product (0: the
+                                   generic one; on Hopper 1 in-kernel split, 2 pre-split, 3 pre-split
+                                   in clusters, 4 wide tiles, 5 FP16 with op(A) rounded inside) */
+} tcnla_info_t;
 
 typedef enum { TCNLA_OP_N = 0, TCNLA_OP_T = 1 } tcnla_op_t;
 
@@ -169,6 +204,18 @@ TCNLA_API int tcnla_shgemm(tcnla_handle_t handle, tcnla_gemm_method_t method, tc
                            tcnla_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
                            const float *A, int64_t lda, const uint16_t *B, int64_t ldb,
                            float beta, float *C, int64_t ldc);
+
+/* tcnla_sgemm and tcnla_shgemm with what ran reported in *info (may be
+ * NULL; written on success and on failure). */
+TCNLA_API int tcnla_sgemm_ex(tcnla_handle_t handle, tcnla_gemm_method_t method, tcnla_op_t transa,
+                             tcnla_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
+                             const float *A, int64_t lda, const float *B, int64_t ldb, float beta,
+                             float *C, int64_t ldc, tcnla_info_t *info);
+TCNLA_API int tcnla_shgemm_ex(tcnla_handle_t handle, tcnla_gemm_method_t method,
+                              tcnla_op_t transa, tcnla_op_t transb, int64_t m, int64_t n,
+                              int64_t k, float alpha, const float *A, int64_t lda,
+                              const uint16_t *B, int64_t ldb, float beta, float *C, int64_t ldc,
+                              tcnla_info_t *info);
 
 /* ------------------------------------------------------------ Ozaki scheme */
 /* DGEMM / SGEMM from error-free slices (seed 004). Used by tcnla_dgemm and
@@ -214,12 +261,8 @@ TCNLA_API tcnla_ozaki_opts_t tcnla_ozaki_opts_default(void);
 TCNLA_API int tcnla_set_ozaki_opts(tcnla_handle_t handle, const tcnla_ozaki_opts_t *opts);
 TCNLA_API int tcnla_get_ozaki_opts(tcnla_handle_t handle, tcnla_ozaki_opts_t *opts);
 
-/* The slice counts of the handle's last Ozaki product: d (the slice count of
- * the plan), and the slices actually used for A and for B (any may be NULL). */
-TCNLA_API int tcnla_ozaki_last_slices(tcnla_handle_t handle, int *d, int *slices_a, int *slices_b);
-/* The scheme (1 or 2) of the handle's last Ozaki product; for scheme 2,
- * tcnla_ozaki_last_slices reports the moduli count in all three. */
-TCNLA_API int tcnla_ozaki_last_scheme(tcnla_handle_t handle, int *scheme);
+/* The slice counts and the scheme of an Ozaki product are reported in
+ * tcnla_info_t (ozaki_scheme, ozaki_d, ozaki_slices_a / _b). */
 
 /* C = alpha * op(A) * op(B) + beta * C in FP64. method: NATIVE_FP64 (BLAS
  * dgemm / cuBLAS DGEMM), OZAKI_FP16, OZAKI_INT8, or DEFAULT (= NATIVE_FP64). */
@@ -227,6 +270,10 @@ TCNLA_API int tcnla_dgemm(tcnla_handle_t handle, tcnla_gemm_method_t method, tcn
                           tcnla_op_t transb, int64_t m, int64_t n, int64_t k, double alpha,
                           const double *A, int64_t lda, const double *B, int64_t ldb,
                           double beta, double *C, int64_t ldc);
+TCNLA_API int tcnla_dgemm_ex(tcnla_handle_t handle, tcnla_gemm_method_t method,
+                             tcnla_op_t transa, tcnla_op_t transb, int64_t m, int64_t n, int64_t k,
+                             double alpha, const double *A, int64_t lda, const double *B,
+                             int64_t ldb, double beta, double *C, int64_t ldc, tcnla_info_t *info);
 
 /* ---------------------------------------------------------- random matrices */
 typedef enum {
@@ -307,6 +354,7 @@ typedef struct {
     uint64_t seed;                   /* default 1 */
     double *timings;                 /* optional (default NULL): TCNLA_RSVD_STEPS seconds per
                                         step (synchronizing after each; seed 000 Fig. 8) */
+    tcnla_info_t *info;              /* optional (default NULL): the products the call ran */
 } tcnla_rsvd_opts_t;
 
 /* The steps tcnla_rsvd times when opts->timings is set. */
@@ -362,6 +410,7 @@ typedef struct {
     int recompress;                  /* recompress the rank-3k refined result to rank k (QR of
                                         both factors, SVD of the small core; default 0) */
     uint64_t seed;                   /* default 1 */
+    tcnla_info_t *info;              /* optional (default NULL): the products the call ran */
 } tcnla_lra_opts_t;
 
 TCNLA_API tcnla_lra_opts_t tcnla_lra_opts_default(void);
@@ -391,6 +440,7 @@ typedef struct {
     tcnla_orth_t orth;                    /* default TCNLA_ORTH_CHOLQR2_FP64 */
     tcnla_breakdown_t on_breakdown;       /* default TCNLA_BREAKDOWN_RETRY */
     uint64_t seed;                        /* default 1 */
+    tcnla_info_t *info;                   /* optional (default NULL): the products the call ran */
 } tcnla_hosvd_opts_t;
 
 TCNLA_API tcnla_hosvd_opts_t tcnla_hosvd_opts_default(void);

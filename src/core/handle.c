@@ -53,33 +53,48 @@ int tcnla_cuda_available(int *compiled_in, int *device_count) {
     return TCNLA_SUCCESS;
 }
 
-int tcnla_create(tcnla_handle_t *handle, tcnla_backend_t backend) {
+int tcnla_create_on_device(tcnla_handle_t *handle, tcnla_backend_t backend, int device) {
     if (!handle) return -1;
     *handle = NULL;
     if (backend != TCNLA_BACKEND_AUTO && backend != TCNLA_BACKEND_CPU &&
         backend != TCNLA_BACKEND_CUDA)
         return -2;
+    int ngpu = 0;
+    tcnla_cuda_available(NULL, &ngpu);
+    if (device < 0 || (backend == TCNLA_BACKEND_CPU && device != 0) ||
+        (backend == TCNLA_BACKEND_CUDA && ngpu > 0 && device >= ngpu) ||
+        (backend == TCNLA_BACKEND_AUTO && ngpu > 0 && device >= ngpu))
+        return -3;
+    if (backend == TCNLA_BACKEND_CUDA && ngpu == 0) return TCNLA_ERR_NO_BACKEND;
     struct tcnla_handle_s *h = calloc(1, sizeof *h);
     if (!h) return TCNLA_ERR_ALLOC;
+    pthread_mutexattr_t attr;
+    if (pthread_mutexattr_init(&attr) != 0 ||
+        pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE) != 0 ||
+        pthread_mutex_init(&h->lock, &attr) != 0) {
+        free(h);
+        return TCNLA_ERR_INTERNAL;
+    }
+    pthread_mutexattr_destroy(&attr);
+    h->ops = &tn_cpu_ops;
+    h->device = -1;
     h->method = TCNLA_GEMM_NATIVE_FP32;
-    h->last_method = TCNLA_GEMM_DEFAULT;
     h->range_policy = TCNLA_RANGE_ERROR;
     h->model = tcnla_tc_model_default();
     h->ozaki = tcnla_ozaki_opts_default();
     h->backend = TCNLA_BACKEND_CPU;
     strcpy(h->device_name, "CPU");
-    int ngpu = 0;
-    tcnla_cuda_available(NULL, &ngpu);
-    if (backend == TCNLA_BACKEND_CUDA && ngpu == 0) {
-        free(h);
-        return TCNLA_ERR_NO_BACKEND;
-    }
 #ifdef TCNLA_HAVE_CUDA
     if (ngpu > 0 && backend != TCNLA_BACKEND_CPU) {
-        int st = tn_cuda_create(h);
+        const int saved = tn_cuda_current_device(); /* given back below */
+        int st = tn_cuda_create(h, device);
+        tn_cuda_restore_device(saved);
         if (st == TCNLA_SUCCESS) {
             h->backend = TCNLA_BACKEND_CUDA;
+            h->ops = &tn_cuda_ops;
+            h->device = device;
         } else if (backend == TCNLA_BACKEND_CUDA) {
+            pthread_mutex_destroy(&h->lock);
             free(h);
             return st;
         } /* AUTO: a GPU that cannot be initialised leaves the CPU backend */
@@ -89,22 +104,54 @@ int tcnla_create(tcnla_handle_t *handle, tcnla_backend_t backend) {
     return TCNLA_SUCCESS;
 }
 
+int tcnla_create(tcnla_handle_t *handle, tcnla_backend_t backend) {
+    int device = 0;
+#ifdef TCNLA_HAVE_CUDA
+    if (backend != TCNLA_BACKEND_CPU) device = tn_cuda_current_device();
+#endif
+    return tcnla_create_on_device(handle, backend, device);
+}
+
 int tcnla_destroy(tcnla_handle_t h) {
     if (!h) return TCNLA_SUCCESS;
-#ifdef TCNLA_HAVE_CUDA
-    if (h->cuda) tn_cuda_destroy(h);
-#endif
-    free(h->host_ws);
-    free(h->mem.keys);
-    free(h->mem.sizes);
+    {
+        TN_GUARD(h);
+        h->ops->destroy(h);
+        free(h->host_ws);
+        free(h->mem.keys);
+        free(h->mem.sizes);
+    }
+    pthread_mutex_destroy(&h->lock);
     free(h);
     return TCNLA_SUCCESS;
+}
+
+tn_guard_t tn_guard_enter(tcnla_handle_t h) {
+    tn_guard_t g = {h, -1};
+    if (h) {
+        pthread_mutex_lock(&h->lock);
+        h->ops->enter(h, &g.saved);
+    }
+    return g;
+}
+
+void tn_guard_leave(tn_guard_t *g) {
+    if (!g->h) return;
+    g->h->ops->leave(g->h, g->saved);
+    pthread_mutex_unlock(&g->h->lock);
 }
 
 int tcnla_get_backend(tcnla_handle_t h, tcnla_backend_t *backend) {
     if (!h) return -1;
     if (!backend) return -2;
     *backend = h->backend;
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_get_device(tcnla_handle_t h, int *device) {
+    if (!h) return -1;
+    if (!device) return -2;
+    *device = h->device;
     return TCNLA_SUCCESS;
 }
 
@@ -120,19 +167,14 @@ int tcnla_device_name(tcnla_handle_t h, char *buf, size_t len) {
 
 int tcnla_set_stream(tcnla_handle_t h, void *stream) {
     if (!h) return -1;
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_set_stream(h, stream);
-#endif
-    (void)stream;
-    return TCNLA_ERR_NOT_SUPPORTED;
+    TN_GUARD(h);
+    return h->ops->set_stream(h, stream);
 }
 
 int tcnla_synchronize(tcnla_handle_t h) {
     if (!h) return -1;
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_synchronize(h);
-#endif
-    return TCNLA_SUCCESS;
+    TN_GUARD(h);
+    return h->ops->synchronize(h);
 }
 
 void *tn_host_workspace(tcnla_handle_t h, size_t bytes) {
@@ -200,19 +242,10 @@ static void track_remove(tcnla_handle_t h, void *p) {
     }
 }
 
-static size_t workspace_bytes(tcnla_handle_t h) {
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_workspace_bytes(h);
-#endif
-    return h->host_ws_bytes;
-}
-
 int tcnla_memory_stats(tcnla_handle_t h, size_t *current, size_t *peak) {
     if (!h) return -1;
-    size_t ws = workspace_bytes(h), idle = 0;
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) idle = tn_cuda_pool_idle_bytes(h);
-#endif
+    TN_GUARD(h);
+    const size_t ws = h->ops->workspace_bytes(h), idle = h->ops->pool_idle_bytes(h);
     if (current) *current = h->mem.live + ws + idle;
     if (peak) *peak = h->mem.peak_live + ws;
     return TCNLA_SUCCESS;
@@ -220,24 +253,18 @@ int tcnla_memory_stats(tcnla_handle_t h, size_t *current, size_t *peak) {
 
 int tcnla_reset_peak_memory(tcnla_handle_t h) {
     if (!h) return -1;
+    TN_GUARD(h);
     h->mem.peak_live = h->mem.live;
     return TCNLA_SUCCESS;
 }
 
-static int malloc_raw(tcnla_handle_t h, void **ptr, size_t bytes) {
+int tcnla_malloc(tcnla_handle_t h, void **ptr, size_t bytes) {
     if (!h) return -1;
     if (!ptr) return -2;
     *ptr = NULL;
     if (bytes == 0) return TCNLA_SUCCESS;
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_malloc(h, ptr, bytes);
-#endif
-    *ptr = malloc(bytes);
-    return *ptr ? TCNLA_SUCCESS : TCNLA_ERR_ALLOC;
-}
-
-int tcnla_malloc(tcnla_handle_t h, void **ptr, size_t bytes) {
-    int st = malloc_raw(h, ptr, bytes);
+    TN_GUARD(h);
+    const int st = h->ops->malloc(h, ptr, bytes);
     if (st == TCNLA_SUCCESS && *ptr) track_add(h, *ptr, bytes);
     return st;
 }
@@ -245,33 +272,23 @@ int tcnla_malloc(tcnla_handle_t h, void **ptr, size_t bytes) {
 int tcnla_free(tcnla_handle_t h, void *ptr) {
     if (!h) return -1;
     if (!ptr) return TCNLA_SUCCESS;
+    TN_GUARD(h);
     track_remove(h, ptr);
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_free(h, ptr);
-#endif
-    free(ptr);
-    return TCNLA_SUCCESS;
+    return h->ops->free(h, ptr);
 }
 
 int tn_scratch_malloc(tcnla_handle_t h, void **ptr, size_t bytes) {
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) {
-        int st = tn_cuda_scratch_malloc(h, ptr, bytes);
-        if (st == TCNLA_SUCCESS && *ptr) track_add(h, *ptr, bytes);
-        return st;
-    }
-#endif
-    return tcnla_malloc(h, ptr, bytes);
+    *ptr = NULL;
+    if (bytes == 0) return TCNLA_SUCCESS;
+    const int st = h->ops->scratch_malloc(h, ptr, bytes);
+    if (st == TCNLA_SUCCESS && *ptr) track_add(h, *ptr, bytes);
+    return st;
 }
 
 int tn_scratch_free(tcnla_handle_t h, void *ptr) {
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA && ptr) {
-        track_remove(h, ptr);
-        return tn_cuda_scratch_free(h, ptr);
-    }
-#endif
-    return tcnla_free(h, ptr);
+    if (!ptr) return TCNLA_SUCCESS;
+    track_remove(h, ptr);
+    return h->ops->scratch_free(h, ptr);
 }
 
 int tcnla_memcpy(tcnla_handle_t h, void *dst, const void *src, size_t bytes,
@@ -283,16 +300,14 @@ int tcnla_memcpy(tcnla_handle_t h, void *dst, const void *src, size_t bytes,
         kind != TCNLA_MEMCPY_HANDLE_TO_HANDLE)
         return -5;
     if (bytes == 0) return TCNLA_SUCCESS;
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_memcpy(h, dst, src, bytes, kind);
-#endif
-    memmove(dst, src, bytes);
-    return TCNLA_SUCCESS;
+    TN_GUARD(h);
+    return h->ops->memcpy(h, dst, src, bytes, kind);
 }
 
 /* ------------------------------------------------------------- settings */
 int tcnla_set_gemm_method(tcnla_handle_t h, tcnla_gemm_method_t method) {
     if (!h) return -1;
+    TN_GUARD(h);
     if ((int)method <= (int)TCNLA_GEMM_DEFAULT || (int)method >= (int)TCNLA_GEMM_METHOD_COUNT)
         return -2;
     h->method = method;
@@ -308,20 +323,15 @@ int tcnla_get_gemm_method(tcnla_handle_t h, tcnla_gemm_method_t *method) {
 
 int tcnla_set_range_policy(tcnla_handle_t h, tcnla_range_policy_t policy) {
     if (!h) return -1;
+    TN_GUARD(h);
     if (policy != TCNLA_RANGE_ERROR && policy != TCNLA_RANGE_FALLBACK) return -2;
     h->range_policy = policy;
     return TCNLA_SUCCESS;
 }
 
-int tcnla_last_method(tcnla_handle_t h, tcnla_gemm_method_t *method) {
-    if (!h) return -1;
-    if (!method) return -2;
-    *method = h->last_method;
-    return TCNLA_SUCCESS;
-}
-
 int tcnla_set_tc_model(tcnla_handle_t h, const tcnla_tc_model_t *m) {
     if (!h) return -1;
+    TN_GUARD(h);
     if (!m || (m->acc_bits != 24 && m->acc_bits != 25) ||
         (m->k_per_mma != 4 && m->k_per_mma != 8 && m->k_per_mma != 16) || m->tcec_chunk <= 0 ||
         m->tcec_chunk % m->k_per_mma != 0)
@@ -342,6 +352,7 @@ tcnla_ozaki_opts_t tcnla_ozaki_opts_default(void) {
 
 int tcnla_set_ozaki_opts(tcnla_handle_t h, const tcnla_ozaki_opts_t *o) {
     if (!h) return -1;
+    TN_GUARD(h);
     if (!o || (o->mode != TCNLA_OZAKI_DP && o->mode != TCNLA_OZAKI_CR &&
                o->mode != TCNLA_OZAKI_FIXED) ||
         (o->mode == TCNLA_OZAKI_FIXED && (o->slices < 1 || o->slices > 64)) ||
@@ -351,20 +362,6 @@ int tcnla_set_ozaki_opts(tcnla_handle_t h, const tcnla_ozaki_opts_t *o) {
          (o->mode == TCNLA_OZAKI_CR || (o->mode == TCNLA_OZAKI_FIXED && o->slices > 20))))
         return -2;
     h->ozaki = *o;
-    return TCNLA_SUCCESS;
-}
-
-int tcnla_ozaki_last_slices(tcnla_handle_t h, int *d, int *slices_a, int *slices_b) {
-    if (!h) return -1;
-    if (d) *d = h->ozaki_slices[0];
-    if (slices_a) *slices_a = h->ozaki_slices[1];
-    if (slices_b) *slices_b = h->ozaki_slices[2];
-    return TCNLA_SUCCESS;
-}
-
-int tcnla_ozaki_last_scheme(tcnla_handle_t h, int *scheme) {
-    if (!h) return -1;
-    if (scheme) *scheme = h->ozaki_scheme;
     return TCNLA_SUCCESS;
 }
 
@@ -417,71 +414,28 @@ int tcnla_gemm_method_from_name(const char *name, tcnla_gemm_method_t *method) {
     return -1;
 }
 
-int tn_side_begin(tcnla_handle_t h) {
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_side_begin(h);
-#endif
-    (void)h;
-    return TCNLA_SUCCESS;
-}
+/* ---------------------------------------------- the drivers' modes */
+int tn_side_begin(tn_call_t *cl) { return cl->h->ops->side_begin(cl); }
+int tn_side_end(tn_call_t *cl) { return cl->h->ops->side_end(cl); }
+int tn_side_join(tn_call_t *cl) { return cl->h->ops->side_join(cl); }
+int tn_defer_begin(tn_call_t *cl) { return cl->h->ops->defer_begin(cl); }
+int tn_defer_end(tn_call_t *cl, int *flags) { return cl->h->ops->defer_end(cl, flags); }
+void tn_defer_hold(tn_call_t *cl, int hold) { cl->defer_held = cl->defer && hold; }
 
-int tn_side_end(tcnla_handle_t h) {
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_side_end(h);
-#endif
-    (void)h;
-    return TCNLA_SUCCESS;
-}
-
-int tn_side_join(tcnla_handle_t h) {
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_side_join(h);
-#endif
-    (void)h;
-    return TCNLA_SUCCESS;
-}
-
-int tn_defer_begin(tcnla_handle_t h) {
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_defer_begin(h);
-#endif
-    (void)h;
-    return TCNLA_ERR_NOT_SUPPORTED;
-}
-
-int tn_defer_end(tcnla_handle_t h, int *flags) {
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_defer_end(h, flags);
-#endif
-    (void)h;
-    memset(flags, 0, sizeof(int) * TN_DEFER_SLOTS);
-    return TCNLA_SUCCESS;
-}
-
-void tn_defer_hold(tcnla_handle_t h, int hold) {
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) tn_cuda_defer_hold(h, hold);
-#endif
-    (void)h, (void)hold;
-}
-
-int tn_hosvd_fused(tcnla_handle_t h, int64_t I1, int64_t I2, int64_t T, const float *A,
+int tn_hosvd_fused(tn_call_t *cl, int64_t I1, int64_t I2, int64_t T, const float *A,
                    const float *Q, int64_t J1, const uint16_t *Om, int64_t J2, float *Out,
                    float *W, int *done) {
     *done = 0;
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA)
-        return tn_cuda_hosvd_fused(h, I1, I2, T, A, Q, J1, Om, J2, Out, W, done);
-#endif
-    (void)h, (void)I1, (void)I2, (void)T, (void)A, (void)Q, (void)J1, (void)Om, (void)J2;
-    (void)Out, (void)W;
-    return TCNLA_SUCCESS;
+    const int st = cl->h->ops->hosvd_fused(cl, I1, I2, T, A, Q, J1, Om, J2, Out, W, done);
+    if (st == TCNLA_SUCCESS && *done) { /* two products: the core's first and a projection */
+        cl->info.method = TCNLA_GEMM_TCEC_FP16;
+        tn_call_count(cl, TCNLA_GEMM_TCEC_FP16);
+        cl->info.method = TCNLA_GEMM_SHGEMM_FP16;
+        tn_call_count(cl, TCNLA_GEMM_SHGEMM_FP16);
+    }
+    return st;
 }
 
 int tn_hosvd_fused_possible(tcnla_handle_t h, int64_t I1, int64_t J1, int64_t J2) {
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_hosvd_fused_possible(h, I1, J1, J2);
-#endif
-    (void)h, (void)I1, (void)J1, (void)J2;
-    return 0;
+    return h->ops->hosvd_fused_possible(h, I1, J1, J2);
 }

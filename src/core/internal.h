@@ -8,12 +8,19 @@
 #include <stddef.h>
 #include <stdint.h>
 
-struct tn_cuda_ctx; /* defined by the CUDA backend (src/backend/cuda/context.c) */
+struct tn_cuda_ctx; /* defined by the CUDA backend (src/backend/cuda/tn_cuda.h) */
+
+#include "core/backend.h"
+#include "core/call.h"
+
+#include <pthread.h>
 
 struct tcnla_handle_s {
+    const tn_backend_ops *ops;        /* the backend's table (src/core/backend.h) */
     tcnla_backend_t backend;          /* CPU or CUDA, never AUTO */
+    int device;                       /* CUDA device ordinal; -1 on the CPU backend */
+    pthread_mutex_t lock;             /* held by every public call (TN_GUARD) */
     tcnla_gemm_method_t method;       /* handle default for TCNLA_GEMM_DEFAULT */
-    tcnla_gemm_method_t last_method;  /* what the last GEMM actually computed with */
     tcnla_range_policy_t range_policy;
     tcnla_tc_model_t model;           /* CPU Tensor Core model parameters */
     char device_name[256];
@@ -21,8 +28,6 @@ struct tcnla_handle_s {
     size_t host_ws_bytes;
     struct tn_cuda_ctx *cuda;         /* NULL on the CPU backend */
     tcnla_ozaki_opts_t ozaki;         /* options of the Ozaki scheme */
-    int ozaki_slices[3];              /* the last Ozaki product: d, slices of A, slices of B */
-    int ozaki_scheme;                 /* the last Ozaki product: scheme 1 or 2 */
     struct {                          /* sizes of live tcnla_malloc blocks (open addressing) */
         void **keys;
         size_t *sizes;
@@ -30,6 +35,18 @@ struct tcnla_handle_s {
         size_t live, peak_live;
     } mem;
 };
+
+/* Every public entry point that takes a handle, after checking that it is
+ * not NULL: TN_GUARD(h) takes the handle's lock and makes its device
+ * current; both are given back when the function returns, whichever way. */
+typedef struct {
+    tcnla_handle_t h;
+    int saved;
+} tn_guard_t;
+tn_guard_t tn_guard_enter(tcnla_handle_t h);
+void tn_guard_leave(tn_guard_t *g);
+#define TN_GUARD(h)                                                                            \
+    tn_guard_t tn_guard_ __attribute__((cleanup(tn_guard_leave), unused)) = tn_guard_enter(h)
 
 /* Grow-only host workspace of the handle (never shrinks; freed with the
  * handle). Returns NULL when the allocation fails. */
@@ -40,6 +57,22 @@ int tn_check_gemm_args(tcnla_handle_t h, tcnla_op_t transa, tcnla_op_t transb, i
                        int64_t n, int64_t k, const void *A, int64_t lda, const void *B,
                        int64_t ldb, const void *C, int64_t ldc);
 
+/* The checked fronts of the public calls, for callers that already hold
+ * the handle's lock and have a call context (the drivers): the same
+ * arguments, checks and statuses as tcnla_sgemm (B FP32, B16 NULL) or
+ * tcnla_shgemm (B NULL, B16 FP16 bits), tcnla_orthonormalize,
+ * tcnla_random_fill (f16 = 0, X float *) and tcnla_random_fill_f16
+ * (f16 = 1, X uint16_t *); products counted in cl->info. */
+int tn_sgemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t transa, tcnla_op_t transb,
+             int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+             const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
+             int64_t ldc);
+int tn_orthonormalize(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+                      int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
+                      tcnla_orth_t *used);
+int tn_random_fill(tn_call_t *cl, tcnla_rand_dist_t dist, tcnla_format_t fmt, int f16,
+                   uint64_t seed, uint64_t stream, int64_t rows, int64_t cols, void *X,
+                   int64_t ld);
 /* Strided-batched SGEMM / SHGEMM (src/gemm/gemm.c), for t < batch with
  * A_t = A + t*sa, B_t = B + t*sb (or B16 + t*sb: the SHGEMM form of
  * tcnla_shgemm, B NULL), C_t = C + t*sc (strides in elements, >= 0):
@@ -54,14 +87,13 @@ int tn_check_gemm_args(tcnla_handle_t h, tcnla_op_t transa, tcnla_op_t transb, i
  * otherwise, and on the CPU backend, the products run one by one (a reduce
  * as C = alpha P_0 + beta C, then C = alpha P_t + C). Results match the
  * separate calls up to the order of the summation. */
-int tn_sgemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa,
+int tn_sgemm_batched(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t transa,
                      tcnla_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
                      const float *A, int64_t lda, int64_t sa, const float *B, const uint16_t *B16,
                      int64_t ldb, int64_t sb, float beta, float *C, int64_t ldc, int64_t sc,
                      int64_t batch, int reduce);
-/* A backend's "not taken: run the batch product by product" (positive, so
- * never a status). */
-#define TN_BATCH_LOOP 1
+/* A backend's "not taken: run the batch product by product". */
+#define TN_BATCH_LOOP TN_NOT_TAKEN
 
 /* Within one driver call (tcnla_rsvd, tcnla_hosvd): check the operand A
  * (rows x cols, ld) once for the nm methods that will multiply by it, so
@@ -71,9 +103,9 @@ int tn_sgemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t tr
  * products (tcnla_lra's passes have two each and do not use it). The
  * caller must not write A until tn_untrust, which every exit path calls. A
  * no-op on the CPU backend. */
-int tn_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
+int tn_trust(tn_call_t *cl, const float *A, int64_t ld, int64_t rows, int64_t cols,
              const tcnla_gemm_method_t *meths, int nm);
-void tn_untrust(tcnla_handle_t h);
+void tn_untrust(tn_call_t *cl);
 /* tn_trust(h, A, lda, arows, acols, meths, nm) folded into a first
  * product C = op(A) B (alpha 1, beta 0; A arows x acols; op(B) = B, k x n,
  * ldb; C m x n, ldc): SHGEMM_FP16 with B16 FP16 bits the driver drew (see
@@ -86,7 +118,7 @@ void tn_untrust(tcnla_handle_t h);
  * else *done = 0, nothing is trusted and C is undefined (the caller runs
  * tn_trust and the product). The caller calls tn_untrust as after
  * tn_trust. */
-int tn_gemm_trusting(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, int64_t m,
+int tn_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, int64_t m,
                      int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
                      const uint16_t *B16, int64_t ldb, float *C, int64_t ldc,
                      const tcnla_gemm_method_t *meths, int nm, int *done);
@@ -104,7 +136,7 @@ int tn_gemm_trusting(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta
  * conditions, not the operands'): the driver then keeps Omega apart from
  * Out */
 int tn_hosvd_fused_possible(tcnla_handle_t h, int64_t I1, int64_t J1, int64_t J2);
-int tn_hosvd_fused(tcnla_handle_t h, int64_t I1, int64_t I2, int64_t T, const float *A,
+int tn_hosvd_fused(tn_call_t *cl, int64_t I1, int64_t I2, int64_t T, const float *A,
                    const float *Q, int64_t J1, const uint16_t *Om, int64_t J2, float *Out,
                    float *W, int *done);
 /* Within one driver call: X[0 .. count) holds FP16 values the driver drew
@@ -112,29 +144,14 @@ int tn_hosvd_fused(tcnla_handle_t h, int64_t I1, int64_t I2, int64_t T, const fl
  * with such fills until tn_untrust; an FP16 B operand lying inside skips its
  * NaN / Inf check, and with it a host synchronisation. One range at a time;
  * a no-op on the CPU backend. */
-void tn_trust_f16(tcnla_handle_t h, const uint16_t *X, size_t count);
+void tn_trust_f16(tn_call_t *cl, const uint16_t *X, size_t count);
 /* Within tcnla_rsvd, tcnla_lra and tcnla_hosvd, which promise device memory
  * of about size(A) plus their factors (no copy of A; randLRA's E aside): the
  * products take no path whose workspace grows with an operand's size
  * (Hopper's pre-split path, src/backend/cuda/kernels/tc_gemm_sm90_ps.cu). Calls nest;
  * a no-op on the CPU backend. */
-void tn_bounded_begin(tcnla_handle_t h);
-void tn_bounded_end(tcnla_handle_t h);
-/* The record of a trusted operand (rows x cols FP32 at base, ld) and
- * tn_trust_covers (src/gemm/trust.c): whether `method` may skip the check of
- * the rows x cols view X (ld; batch views stride elements apart) whose
- * vectors are its columns (vcol) or its rows: all its elements lie in the
- * checked ones and either mask has the method (element by element: any
- * layout), or mask_cols and every vector is a union of whole columns, or
- * mask_rows and every vector is a whole row. */
-typedef struct {
-    uintptr_t base;
-    int64_t ld, rows, cols;
-    unsigned mask, mask_rows, mask_cols; /* bit m: method m */
-} tn_trust_t;
-int tn_trust_covers(const tn_trust_t *t, int method, uintptr_t X, int64_t ld, int64_t rows,
-                    int64_t cols, int64_t stride, int64_t batch, int vcol);
-
+void tn_bounded_begin(tn_call_t *cl);
+void tn_bounded_end(tn_call_t *cl);
 /* Tensor Core method properties. */
 typedef enum { TN_CONV_NONE = 0, TN_CONV_F16 = 1, TN_CONV_TF32 = 2 } tn_conv_t;
 typedef struct {
@@ -173,9 +190,9 @@ int tn_chol_ok(const double *gdiag, const double *rdiag, int n, int info, double
  * waiting for it. tn_side_join (which ends the side work if needed) makes
  * the handle's stream wait for it: call it before the results are used and
  * before their memory is freed, on every path. */
-int tn_side_begin(tcnla_handle_t h);
-int tn_side_end(tcnla_handle_t h);
-int tn_side_join(tcnla_handle_t h);
+int tn_side_begin(tn_call_t *cl);
+int tn_side_end(tn_call_t *cl);
+int tn_side_join(tn_call_t *cl);
 /* Deferred verdicts (the CUDA backend): between tn_defer_begin and
  * tn_defer_end the products' operand checks (tcnla_sgemm / tcnla_shgemm
  * single products) and the CholeskyQRs of tn_orthonormalize_deferred do
@@ -193,23 +210,23 @@ int tn_side_join(tcnla_handle_t h);
 #define TN_DEFER_GEMM 0
 #define TN_DEFER_ORTH 4
 #define TN_DEFER_SLOTS 16
-int tn_defer_begin(tcnla_handle_t h);
-int tn_defer_end(tcnla_handle_t h, int *flags);
+int tn_defer_begin(tn_call_t *cl);
+int tn_defer_end(tn_call_t *cl, int *flags);
 /* hold = 1: the calls that follow check and wait as without deferral (a
  * product whose redo the caller would not run: RP-HOSVD's projections);
  * hold = 0: deferred again. A no-op outside tn_defer_begin / _end. */
-void tn_defer_hold(tcnla_handle_t h, int hold);
+void tn_defer_hold(tn_call_t *cl, int hold);
 /* CholeskyQR (method CHOLQR_FP64 or CHOLQR2_FP64) of Y (m x n, ld ldy),
  * its verdict deferred into flags[slot] (TN_DEFER_ORTH <= slot <
  * TN_DEFER_SLOTS), Y written only without breakdown; no retry. Returns
  * TCNLA_ERR_NOT_SUPPORTED (nothing done) outside tn_defer_begin / _end or
  * for another method: the caller orthonormalizes as usual. */
-int tn_orthonormalize_deferred(tcnla_handle_t h, tcnla_orth_t method, int64_t m, int64_t n,
+int tn_orthonormalize_deferred(tn_call_t *cl, tcnla_orth_t method, int64_t m, int64_t n,
                                float *Y, int64_t ldy, int slot);
 /* tcnla_orthonormalize (without R), then Y's values rounded to FP16 (RN) in
  * place and Y16 (FP16 bits, ldy16) = the same values: randLRA's Q and Q16.
  * On the CUDA backend CholeskyQR in FP64 writes both in its last pass. */
-int tn_orthonormalize_f16(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+int tn_orthonormalize_f16(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
                           int64_t m, int64_t n, float *Y, int64_t ldy, uint16_t *Y16,
                           int64_t ldy16);
 /* Rounds the rows x cols matrix X (handle memory, leading dimension ld) to
@@ -231,7 +248,7 @@ int tn_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int6
  * handle memory: the TCNLA_GEMM_FP16 method without its conversions of the
  * operands (seed 001's tgemm 16|32 on operands converted once). After
  * argument checks by the caller; m, n, k > 0. */
-int tn_gemm_f16(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n, int64_t k,
+int tn_gemm_f16(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n, int64_t k,
                 float alpha, const uint16_t *A, int64_t lda, const uint16_t *B, int64_t ldb,
                 float beta, float *C, int64_t ldc);
 /* D = A + E elementwise for rows x cols FP32 matrices in handle memory (one
@@ -249,7 +266,7 @@ int tn_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A, 
  * column slabs of about 16 MiB of FP32 product; slab_cols > 0: column slabs
  * of that width, each an FP16 product into FP32 and an addition (the
  * fused kernel's reference in the tests). */
-int tn_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,
+int tn_lowrank_residual16(tn_call_t *cl, int64_t m, int64_t n, int64_t k, const float *A,
                           int64_t lda, const float *X, int64_t ldx, const float *Y, int64_t ldy,
                           uint16_t *D16, int64_t ldd, int64_t slab_cols);
 /* Copies a rows x cols matrix between leading dimensions, both in handle memory. */
@@ -266,135 +283,50 @@ int tn_small_svd(int n, const double *M, double *U, double *S, double *VT);
 int tn_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk, float *Vk,
                    float *Sk, int scale_vk);
 
-/* Returned (positive, not a status) by tn_cuda_svd_from_gram where its path
- * does not apply; rsvd.c starts from it on every backend. */
-#define TN_GRAM_NOT_TAKEN 1
+/* Returned by the backend's svd_from_gram where its path does not apply. */
+#define TN_GRAM_NOT_TAKEN TN_NOT_TAKEN
 
 /* Backends: C = alpha*op(A)*op(B) + beta*C after argument checking, with a
  * resolved method (never DEFAULT), m, n > 0. B16 is non-NULL for SHGEMM
  * inputs given in FP16 (then B is NULL). */
-int tn_cpu_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+int tn_cpu_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                 int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                 const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
                 int64_t ldc);
+/* The rest of the CPU backend's operations (src/backend/cpu/cpu_backend.c
+ * puts them in tn_cpu_ops; src/core/backend.h says what each does). */
+int tn_cpu_gemm_f16(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
+                    int64_t k, float alpha, const uint16_t *A, int64_t lda, const uint16_t *B,
+                    int64_t ldb, float beta, float *C, int64_t ldc);
+int tn_cpu_ozaki_op(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+                    int64_t m, int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
+                    const void *B, int64_t ldb, double beta, void *C, int64_t ldc, int out_prec);
+int tn_cpu_orthonormalize(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+                          int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
+                          tcnla_orth_t *used, uint16_t *Y16, int64_t ldy16);
+int tn_cpu_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
+                       float *Vk, float *Sk, int scale_vk);
+int tn_cpu_random_fill(tn_call_t *cl, tcnla_rand_dist_t dist, tcnla_format_t fmt, int f16,
+                       uint64_t seed, uint64_t stream, int64_t rows, int64_t cols, void *X,
+                       int64_t ld);
+int tn_cpu_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
+                         float *X, int64_t ld);
+int tn_cpu_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                  uint16_t *Y, int64_t ldy);
+int tn_cpu_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A, int64_t lda,
+                      const float *E, int64_t lde, float *D, uint16_t *D16, int64_t ldd);
+int tn_cpu_copy_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *src,
+                       int64_t lds, float *dst, int64_t ldd);
 /* Ozaki scheme on the CPU (src/gemm/ozaki.c): C = alpha*op(A)*op(B) + beta*C
  * with FP64 data, after argument checking, m, n > 0; method OZAKI_FP16 or
  * OZAKI_INT8, options from h->ozaki. out_prec 64 for tcnla_dgemm, 32 when
  * called for tcnla_sgemm (A, B, C then hold FP32 values widened to FP64 and
  * DP mode targets FP32 accuracy; the caller rounds C). */
-int tn_cpu_ozaki(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+int tn_cpu_ozaki(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                  int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
                  const double *B, int64_t ldb, double beta, double *C, int64_t ldc,
                  int out_prec);
 
-#ifdef TCNLA_HAVE_CUDA
-int tn_cuda_create(tcnla_handle_t h);  /* fills h->cuda and device_name */
-void tn_cuda_destroy(tcnla_handle_t h);
-int tn_cuda_device_count(void);        /* 0 when no GPU or no driver */
-int tn_cuda_malloc(tcnla_handle_t h, void **p, size_t bytes);
-int tn_cuda_scratch_malloc(tcnla_handle_t h, void **p, size_t bytes);
-int tn_cuda_scratch_free(tcnla_handle_t h, void *p);
-size_t tn_cuda_workspace_bytes(tcnla_handle_t h);
-size_t tn_cuda_pool_idle_bytes(tcnla_handle_t h);
-int tn_cuda_free(tcnla_handle_t h, void *p);
-int tn_cuda_memcpy(tcnla_handle_t h, void *dst, const void *src, size_t bytes,
-                   tcnla_memcpy_kind_t kind);
-int tn_cuda_set_stream(tcnla_handle_t h, void *stream);
-int tn_cuda_synchronize(tcnla_handle_t h);
-int tn_cuda_side_begin(tcnla_handle_t h);
-int tn_cuda_side_end(tcnla_handle_t h);
-int tn_cuda_side_join(tcnla_handle_t h);
-int tn_cuda_side_fill_blocks(tcnla_handle_t h);
-int tn_cuda_defer_begin(tcnla_handle_t h);
-int tn_cuda_defer_end(tcnla_handle_t h, int *flags);
-void tn_cuda_defer_hold(tcnla_handle_t h, int hold);
-int tn_cuda_orthonormalize_deferred(tcnla_handle_t h, tcnla_orth_t method, int64_t m, int64_t n,
-                                     float *Y, int64_t ldy, int slot);
-/* (Y16: CholeskyQR in FP64 writes Q rounded to FP16 into Y and Y16 in its
- * last pass; with the other methods, tn_orthonormalize_f16 rounds after) */
-int tn_cuda_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
-                           int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
-                           tcnla_orth_t *used, uint16_t *Y16, int64_t ldy16);
-int tn_cuda_random_fill(tcnla_handle_t h, tcnla_rand_dist_t dist, tcnla_format_t fmt, int f16,
-                        uint64_t seed, uint64_t stream, int64_t rows, int64_t cols, void *X,
-                        int64_t ld);
-int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
-                        float *Vk, float *Sk, int scale_vk);
-/* RSVD's last step without W's QR, from the eigensolution of W^T W in FP64
- * (src/backend/cuda/small_svd_cuda.c): W = B^T (n x l, handle memory) gives Xk
- * (l x k, leading dimension l; U = Q Xk), Sk (k) and VT (k x n, ldvt);
- * TN_GRAM_NOT_TAKEN (nothing written) where the k values span less than
- * s_k >= 1e-4 s_1 or the eigensolver fails: the QR path then runs. */
-int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
-                          int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt);
-/* The small SVD's symmetric eigensolver (eig_solve in small_svd_cuda.c)
- * on the n x n G (handle memory, upper triangle, ld n; not written): lam
- * (n, ascending) and X (n x n) in handle memory; *fast = 1 where the
- * solver of syev_kernels.cu gave them, 0 where cuSOLVER's syevd did.
- * TN_GRAM_NOT_TAKEN where G's largest eigenvalue is not positive. */
-int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double *X, double *lam, int *fast);
-/* CholeskyQR's FP64 Gram matrix (src/backend/cuda/orth_cuda.c): the upper
- * triangle of Yw^T Yw (m x n, ld m) into G (n x n, zeros below), with
- * tn_gram64_nslab(m) n x n partials in P; dg (may be NULL) its diagonal */
-int64_t tn_gram64_nslab(int64_t m);
-int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, double *P,
-                   double *G, double *dg);
-int tn_cuda_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A,
-                       int64_t lda, const float *E, int64_t lde, float *D, uint16_t *D16,
-                       int64_t ldd);
-/* tn_cu_lowrank_residual16 on the handle's stream (its conditions on X16, Y16) */
-int tn_cuda_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
-                               const float *A, int64_t lda, const uint16_t *X16, int64_t ldx,
-                               const uint16_t *Y16, int64_t ldy, uint16_t *D16, int64_t ldd);
-/* the Hopper kernel of the same (tn_cu_lowrank_residual16_sm90): where it
- * runs, and the call, Xt / Yt (m x kp, n x kp FP16) its workspace */
-int tn_cuda_lowrank_residual16_sm90_ok(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
-                                       const float *A, int64_t lda, const uint16_t *D16,
-                                       int64_t ldd);
-int tn_cuda_lowrank_residual16_sm90(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
-                                    const float *A, int64_t lda, const float *X, int64_t ldx,
-                                    const float *Y, int64_t ldy, uint16_t *Xt, uint16_t *Yt,
-                                    int64_t kp, uint16_t *D16, int64_t ldd);
-int tn_cuda_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
-                   uint16_t *Y, int64_t ldy);
-int tn_cuda_gemm_f16(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
-                     int64_t k, float alpha, const uint16_t *A, int64_t lda, const uint16_t *B,
-                     int64_t ldb, float beta, float *C, int64_t ldc);
-int tn_cuda_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
-                          float *X, int64_t ld);
-int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
-                  const tcnla_gemm_method_t *meths, int nm);
-void tn_cuda_untrust(tcnla_handle_t h);
-void tn_cuda_trust_f16(tcnla_handle_t h, const uint16_t *X, size_t count);
-int tn_cuda_gemm_trusting(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta,
-                          int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
-                          const float *B, const uint16_t *B16, int64_t ldb, float *C,
-                          int64_t ldc, const tcnla_gemm_method_t *meths, int nm, int *done);
-void tn_cuda_bounded(tcnla_handle_t h, int delta);
-int tn_cuda_hosvd_fused_possible(tcnla_handle_t h, int64_t I1, int64_t J1, int64_t J2);
-int tn_cuda_hosvd_fused(tcnla_handle_t h, int64_t I1, int64_t I2, int64_t T, const float *A,
-                        const float *Q, int64_t J1, const uint16_t *Om, int64_t J2, float *Out,
-                        float *W, int *done);
-int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
-                 int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
-                 const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
-                 int64_t ldc);
-/* tn_sgemm_batched's CUDA part (src/backend/cuda/gemm_cuda.c), after its
- * checks, batch >= 2: a status, or TN_BATCH_LOOP with C untouched. */
-int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta,
-                         tcnla_op_t tb, int64_t m, int64_t n, int64_t k, float alpha,
-                         const float *A, int64_t lda, int64_t sa, const float *B,
-                         const uint16_t *B16, int64_t ldb, int64_t sb, float beta, float *C,
-                         int64_t ldc, int64_t sc, int64_t batch, int reduce);
-/* Ozaki scheme on the CUDA backend (src/backend/cuda/ozaki_cuda.c), device
- * operands, m, n > 0, after argument checking: method OZAKI_FP16 / OZAKI_INT8
- * (or NATIVE_FP64: cuBLAS DGEMM). out_prec 64: A, B, C are FP64 (tcnla_dgemm);
- * 32: FP32 (tcnla_sgemm; widened on the device, C rounded once). Bitwise the
- * result of tn_cpu_ozaki on the same data and options. */
-int tn_cuda_ozaki(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
-                  int64_t m, int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
-                  const void *B, int64_t ldb, double beta, void *C, int64_t ldc, int out_prec);
-#endif
 
 /* BLAS / LAPACK (Fortran interface, 32-bit integers). */
 void sgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,

@@ -476,10 +476,11 @@ static int native_dgemm(tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n, int6
 }
 
 /* ---------------------------------------------------------------- entry */
-int tn_cpu_ozaki(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+int tn_cpu_ozaki(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                  int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
                  const double *B, int64_t ldb, double beta, double *C, int64_t ldc,
                  int out_prec) {
+    tcnla_handle_t h = cl->h;
     if (method != TCNLA_GEMM_OZAKI_FP16 && method != TCNLA_GEMM_OZAKI_INT8)
         return TCNLA_ERR_NOT_SUPPORTED;
     if (method == TCNLA_GEMM_OZAKI_FP16 && h->ozaki.scheme == TCNLA_OZAKI_SCHEME_2)
@@ -495,20 +496,20 @@ int tn_cpu_ozaki(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     const int64_t brows = tb == TCNLA_OP_N ? k : n, bcols = tb == TCNLA_OP_N ? n : k;
     if (any_nonfinite(A, arows, acols, lda) || any_nonfinite(B, brows, bcols, ldb)) {
         int st = native_dgemm(ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
-        if (st == TCNLA_SUCCESS) h->last_method = TCNLA_GEMM_NATIVE_FP64;
+        if (st == TCNLA_SUCCESS) cl->info.method = TCNLA_GEMM_NATIVE_FP64;
         return st;
     }
 
     if (tn_oz2_selected(h, method)) { /* scheme II; AUTO falls back when it needs > 20 moduli */
-        int st2 = tn_cpu_ozaki2(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, out_prec);
+        int st2 = tn_cpu_ozaki2(cl, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, out_prec);
         if (st2 != TCNLA_ERR_RANGE || h->ozaki.scheme == TCNLA_OZAKI_SCHEME_2) return st2;
         /* AUTO: scheme I below */
     }
     tn_ozaki_plan_t pl;
     int st = tn_ozaki_plan(h, method, ta, tb, m, n, k, A, lda, B, ldb, out_prec, &pl);
     if (st == TCNLA_SUCCESS) {
-        h->ozaki_slices[0] = pl.d, h->ozaki_slices[1] = pl.smax_a, h->ozaki_slices[2] = pl.smax_b;
-        h->ozaki_scheme = 1;
+        cl->info.ozaki_d = pl.d, cl->info.ozaki_slices_a = pl.smax_a;
+        cl->info.ozaki_slices_b = pl.smax_b, cl->info.ozaki_scheme = 1;
     }
     if (st) return st;
 

@@ -323,9 +323,10 @@ static int64_t dot8(const int8_t *a, const int8_t *b, int64_t k) {
     return s;
 }
 
-int tn_cpu_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
+int tn_cpu_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
                   int64_t k, double alpha, const double *A, int64_t lda, const double *B,
                   int64_t ldb, double beta, double *C, int64_t ldc, int out_prec) {
+    tcnla_handle_t h = cl->h;
     const view_t oa = {A, ta == TCNLA_OP_N ? 1 : lda, ta == TCNLA_OP_N ? lda : 1};
     const view_t ob = {B, tb == TCNLA_OP_N ? ldb : 1, tb == TCNLA_OP_N ? 1 : ldb};
     const int dp = h->ozaki.mode == TCNLA_OZAKI_DP;
@@ -360,8 +361,8 @@ int tn_cpu_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int
         free(ea), free(ga);
         return st;
     }
-    h->ozaki_slices[0] = h->ozaki_slices[1] = h->ozaki_slices[2] = pl.n;
-    h->ozaki_scheme = 2;
+    cl->info.ozaki_d = cl->info.ozaki_slices_a = cl->info.ozaki_slices_b = pl.n;
+    cl->info.ozaki_scheme = 2;
     tn_oz2_consts_t c;
     tn_oz2_consts(pl.n, &c);
 

@@ -82,17 +82,8 @@ int tn_oz2_selected(tcnla_handle_t h, tcnla_gemm_method_t method);
 
 /* The CPU reference: C = alpha op(A) op(B) + beta C, FP64 data, finite op(A),
  * op(B), m, n, k >= 1, alpha != 0. out_prec 64 or 32. */
-int tn_cpu_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
+int tn_cpu_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
                   int64_t k, double alpha, const double *A, int64_t lda, const double *B,
                   int64_t ldb, double beta, double *C, int64_t ldc, int out_prec);
-
-/* The CUDA backend (src/backend/cuda/ozaki2_cuda.c): A, B, C device memory,
- * FP32 (f32 = 1; out_prec 32) or FP64, same preconditions except finiteness:
- * when op(A) or op(B) holds Inf or NaN it returns TN_OZ2_NONFINITE (> 0)
- * without writing C. TCNLA_ERR_NOT_SUPPORTED beyond 2096160 rows / columns. */
-#define TN_OZ2_NONFINITE 2
-int tn_cuda_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
-                   int64_t k, double alpha, const void *A, int64_t lda, const void *B,
-                   int64_t ldb, double beta, void *C, int64_t ldc, int f32, int out_prec);
 
 #endif

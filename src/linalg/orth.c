@@ -152,16 +152,41 @@ static int orth_cpu(tcnla_orth_t method, int m, int n, float *Y, int ldy, float 
 }
 
 /* Y's values rounded to FP16 (RN) in place, and Y16 = the same in FP16 bits. */
-static int round_f16_pair(tcnla_handle_t h, int64_t m, int64_t n, float *Y, int64_t ldy,
-                          uint16_t *Y16, int64_t ldy16) {
-    int st = tn_round_inplace(h, TCNLA_FMT_FP16, m, n, Y, ldy);
-    return st ? st : tn_to_f16(h, m, n, Y, ldy, Y16, ldy16);
+static void round_f16_pair(int64_t m, int64_t n, float *Y, int64_t ldy, uint16_t *Y16,
+                           int64_t ldy16) {
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m; i++) {
+            const uint16_t b = tcnla_f32_to_f16(Y[i + j * ldy], TCNLA_ROUND_RN);
+            Y[i + j * ldy] = tcnla_f16_to_f32(b);
+            Y16[i + j * ldy16] = b;
+        }
 }
 
-static int orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+/* The CPU backend's orthonormalize (src/core/backend.h), after the checks of
+ * tn_orthonormalize: LAPACK / FP64 CholeskyQR on the host, retrying down the
+ * chain on a breakdown as on_breakdown says. */
+int tn_cpu_orthonormalize(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
                           int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
                           tcnla_orth_t *used, uint16_t *Y16, int64_t ldy16) {
-    if (!h) return -1;
+    (void)cl;
+    if (has_nonfinite(Y, m, n, ldy)) return TCNLA_ERR_NUMERICAL;
+    for (;;) {
+        int st = orth_cpu(method, (int)m, (int)n, Y, (int)ldy, R, (int)ldr);
+        if (used) *used = method;
+        if (st == TCNLA_SUCCESS && Y16) round_f16_pair(m, n, Y, ldy, Y16, ldy16);
+        if (st != TCNLA_ERR_NUMERICAL || on_breakdown != TCNLA_BREAKDOWN_RETRY ||
+            method == TCNLA_ORTH_HOUSEHOLDER)
+            return st;
+        method = method == TCNLA_ORTH_CHOLQR_FP32   ? TCNLA_ORTH_CHOLQR_FP64
+                 : method == TCNLA_ORTH_CHOLQR_FP64 ? TCNLA_ORTH_CHOLQR2_FP64
+                                                    : TCNLA_ORTH_HOUSEHOLDER;
+    }
+}
+
+static int orthonormalize(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+                          int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
+                          tcnla_orth_t *used, uint16_t *Y16, int64_t ldy16) {
     if ((int)method < 0 || (int)method > (int)TCNLA_ORTH_CHOLQR2_FP64) return -2;
     if (on_breakdown != TCNLA_BREAKDOWN_ERROR && on_breakdown != TCNLA_BREAKDOWN_RETRY) return -3;
     if (m < 0) return -4;
@@ -173,54 +198,39 @@ static int orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown
     if (n == 0) return TCNLA_SUCCESS;
     if (m > INT_MAX / 2 || ldy > INT_MAX || (R && ldr > INT_MAX) || (int64_t)m * n > INT_MAX)
         return TCNLA_ERR_NOT_SUPPORTED;
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) {
-        tcnla_orth_t u = method;
-        int st = tn_cuda_orthonormalize(h, method, on_breakdown, m, n, Y, ldy, R, ldr, &u, Y16,
-                                        ldy16);
-        if (used) *used = u;
-        /* CholeskyQR in FP64 wrote Y16 itself, in its last pass */
-        if (st == TCNLA_SUCCESS && Y16 &&
-            (u == TCNLA_ORTH_HOUSEHOLDER || u == TCNLA_ORTH_CHOLQR_FP32))
-            st = round_f16_pair(h, m, n, Y, ldy, Y16, ldy16);
-        return st;
-    }
-#endif
-    if (has_nonfinite(Y, m, n, ldy)) return TCNLA_ERR_NUMERICAL;
-    for (;;) {
-        int st = orth_cpu(method, (int)m, (int)n, Y, (int)ldy, R, (int)ldr);
-        if (used) *used = method;
-        if (st == TCNLA_SUCCESS && Y16) return round_f16_pair(h, m, n, Y, ldy, Y16, ldy16);
-        if (st != TCNLA_ERR_NUMERICAL || on_breakdown != TCNLA_BREAKDOWN_RETRY ||
-            method == TCNLA_ORTH_HOUSEHOLDER)
-            return st;
-        method = method == TCNLA_ORTH_CHOLQR_FP32   ? TCNLA_ORTH_CHOLQR_FP64
-                 : method == TCNLA_ORTH_CHOLQR_FP64 ? TCNLA_ORTH_CHOLQR2_FP64
-                                                    : TCNLA_ORTH_HOUSEHOLDER;
-    }
+    tcnla_orth_t u = method;
+    const int st = cl->h->ops->orthonormalize(cl, method, on_breakdown, m, n, Y, ldy, R, ldr, &u,
+                                              Y16, ldy16);
+    if (used) *used = u;
+    return st;
+}
+
+int tn_orthonormalize(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+                      int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
+                      tcnla_orth_t *used) {
+    return orthonormalize(cl, method, on_breakdown, m, n, Y, ldy, R, ldr, used, NULL, 0);
 }
 
 int tcnla_orthonormalize(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
                          int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
                          tcnla_orth_t *used) {
-    return orthonormalize(h, method, on_breakdown, m, n, Y, ldy, R, ldr, used, NULL, 0);
+    if (!h) return -1;
+    TN_GUARD(h);
+    tn_call_t cl;
+    tn_call_init(&cl, h);
+    return orthonormalize(&cl, method, on_breakdown, m, n, Y, ldy, R, ldr, used, NULL, 0);
 }
 
-int tn_orthonormalize_f16(tcnla_handle_t h, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+int tn_orthonormalize_f16(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
                           int64_t m, int64_t n, float *Y, int64_t ldy, uint16_t *Y16,
                           int64_t ldy16) {
     if (!Y16 || ldy16 < TN_MAX(1, m)) return TCNLA_ERR_INTERNAL;
-    return orthonormalize(h, method, on_breakdown, m, n, Y, ldy, NULL, 0, NULL, Y16, ldy16);
+    return orthonormalize(cl, method, on_breakdown, m, n, Y, ldy, NULL, 0, NULL, Y16, ldy16);
 }
 
-int tn_orthonormalize_deferred(tcnla_handle_t h, tcnla_orth_t method, int64_t m, int64_t n,
+int tn_orthonormalize_deferred(tn_call_t *cl, tcnla_orth_t method, int64_t m, int64_t n,
                                float *Y, int64_t ldy, int slot) {
-    if (!h || !Y || m < 1 || n < 1 || n > m || ldy < m) return TCNLA_ERR_INTERNAL;
+    if (!Y || m < 1 || n < 1 || n > m || ldy < m) return TCNLA_ERR_INTERNAL;
     if (m > INT_MAX / 2 || ldy > INT_MAX || m * n > INT_MAX) return TCNLA_ERR_NOT_SUPPORTED;
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA)
-        return tn_cuda_orthonormalize_deferred(h, method, m, n, Y, ldy, slot);
-#endif
-    (void)method, (void)slot;
-    return TCNLA_ERR_NOT_SUPPORTED;
+    return cl->h->ops->orthonormalize_deferred(cl, method, m, n, Y, ldy, slot);
 }

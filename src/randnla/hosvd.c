@@ -52,30 +52,26 @@ static int is_shgemm(tcnla_gemm_method_t m) {
 
 /* W (I x J) = A_(i) Omega for a tensor whose mode-i slabs are L x I, T of them.
  * Omega (L T x J) is FP32 (Om32) or FP16 bits (Om16). */
-static int project(tcnla_handle_t h, tcnla_gemm_method_t meth, int64_t L, int64_t I, int64_t T,
+static int project(tn_call_t *cl, tcnla_gemm_method_t meth, int64_t L, int64_t I, int64_t T,
                    int64_t J, const float *A, const float *Om32, const uint16_t *Om16, float *W) {
     const int64_t R = L * T;
     if (L == 1) /* A_(1) is A itself, I x T */
-        return Om16 ? tcnla_shgemm(h, meth, TCNLA_OP_N, TCNLA_OP_N, I, J, T, 1.0f, A, I, Om16, R,
-                                   0.0f, W, I)
-                    : tcnla_sgemm(h, meth, TCNLA_OP_N, TCNLA_OP_N, I, J, T, 1.0f, A, I, Om32, R,
-                                  0.0f, W, I);
+        return tn_sgemm(cl, meth, TCNLA_OP_N, TCNLA_OP_N, I, J, T, 1.0f, A, I, Om32, Om16, R,
+                        0.0f, W, I);
     /* W = sum_t M_t^T Omega_t: slab t at A + t L I, Omega_t rows t L .. */
-    return tn_sgemm_batched(h, meth, TCNLA_OP_T, TCNLA_OP_N, I, J, L, 1.0f, A, L, L * I, Om32,
+    return tn_sgemm_batched(cl, meth, TCNLA_OP_T, TCNLA_OP_N, I, J, L, 1.0f, A, L, L * I, Om32,
                             Om16, R, L, 0.0f, W, I, 0, T, 1);
 }
 
 /* Omega_(i) (the rows of mode i's unfolding x J_i) from random stream i */
-static int fill_omega(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int sh, int order,
+static int fill_omega(tn_call_t *cl, const tcnla_hosvd_opts_t *o, int sh, int order,
                       const int64_t *dims, int i, void *Om) {
     int64_t R = 1;
     for (int a = 0; a < order; a++)
         if (a != i) R *= dims[a];
     const int64_t J = o->ranks[i];
-    return sh ? tcnla_random_fill_f16(h, TCNLA_RAND_GAUSSIAN, o->seed, (uint64_t)i, R, J,
-                                      (uint16_t *)Om, R)
-              : tcnla_random_fill(h, TCNLA_RAND_GAUSSIAN, o->random_format, o->seed, (uint64_t)i,
-                                  R, J, (float *)Om, R);
+    return tn_random_fill(cl, TCNLA_RAND_GAUSSIAN, sh ? TCNLA_FMT_FP16 : o->random_format, sh,
+                          o->seed, (uint64_t)i, R, J, Om, R);
 }
 
 /* 2. core = A x_1 Q_1^T ... x_N Q_N^T, one mode at a time, always the
@@ -87,7 +83,7 @@ static int fill_omega(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int sh, int
  * largest intermediate is the first, I_2 .. I_N J_1, in buf[0]; the
  * second in buf[1]. first_done: the first is in buf[0] already (the fused
  * pass). */
-static int core_products(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order,
+static int core_products(tn_call_t *cl, const tcnla_hosvd_opts_t *o, int order,
                          const int64_t *dims, int64_t total, const float *A, float *core,
                          float *const *Q, float *const *buf, int first_done) {
     int st = TCNLA_SUCCESS;
@@ -107,7 +103,7 @@ static int core_products(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int orde
          * range policy. */
         const tn_method_info *gm = tn_method(o->gemm_method);
         const tcnla_gemm_method_t meth = i > 0 && gm->fp16_range ? gm->fallback : o->gemm_method;
-        st = tcnla_sgemm(h, meth, TCNLA_OP_T, TCNLA_OP_N, rest, J, I, 1.0f, in, I, Q[i], I, 0.0f,
+        st = tn_sgemm(cl, meth, TCNLA_OP_T, TCNLA_OP_N, rest, J, I, 1.0f, in, I, Q[i], NULL, I, 0.0f,
                          out, rest);
         rest *= J;
         in = out;
@@ -138,6 +134,9 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
     if (!Q) return -7;
     for (int i = 0; i < order; i++)
         if (!Q[i]) return -7;
+    TN_GUARD(h);
+    tn_call_t call, *cl = &call;
+    tn_call_init(cl, h);
 
     int st = TCNLA_SUCCESS;
     const int sh = is_shgemm(o->proj_method);
@@ -164,11 +163,11 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
     char *block = NULL;
     st = tn_scratch_malloc(h, (void **)&block, block_bytes);
     if (st != TCNLA_SUCCESS) return st;
-    tn_bounded_begin(h); /* device memory: the tensor plus the one block above */
+    tn_bounded_begin(cl); /* device memory: the tensor plus the one block above */
     void *Om = block + om_off;
     /* Omega is only ever written by the fills below: the projections skip
      * its NaN / Inf check (and the host synchronisation with it) */
-    if (sh) tn_trust_f16(h, (const uint16_t *)Om, om_bytes / 2);
+    if (sh) tn_trust_f16(cl, (const uint16_t *)Om, om_bytes / 2);
     const int checked = tn_method(o->proj_method)->tensor_core ||
                         tn_method(o->gemm_method)->tensor_core;
     /* every factor's projection and the core's first product read A in
@@ -179,10 +178,10 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
      * ms), Omega_(1) drawn first */
     int first = 0, om1 = 0; /* mode 1 projected (and A trusted); Omega_(1) drawn */
     if (checked && o->proj_method == TCNLA_GEMM_SHGEMM_FP16) {
-        st = fill_omega(h, o, sh, order, dims, 0, Om);
+        st = fill_omega(cl, o, sh, order, dims, 0, Om);
         om1 = 1;
         if (st == TCNLA_SUCCESS)
-            st = tn_gemm_trusting(h, o->proj_method, TCNLA_OP_N, dims[0], o->ranks[0],
+            st = tn_gemm_trusting(cl, o->proj_method, TCNLA_OP_N, dims[0], o->ranks[0],
                                   total / dims[0], A, dims[0], NULL, (const uint16_t *)Om,
                                   total / dims[0], Q[0], dims[0], ms, 2, &first);
     }
@@ -192,14 +191,14 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
      * SM, slower on its own (H200, 1024^3, FP32 pipeline: +0.28 ms; with the
      * check: -0.23 ms) */
     if (st == TCNLA_SUCCESS && !first) {
-        st = checked && !om1 ? tn_side_begin(h) : TCNLA_SUCCESS;
+        st = checked && !om1 ? tn_side_begin(cl) : TCNLA_SUCCESS;
         if (st == TCNLA_SUCCESS && !om1) {
-            st = fill_omega(h, o, sh, order, dims, 0, Om);
-            const int st2 = checked ? tn_side_end(h) : TCNLA_SUCCESS;
+            st = fill_omega(cl, o, sh, order, dims, 0, Om);
+            const int st2 = checked ? tn_side_end(cl) : TCNLA_SUCCESS;
             if (st == TCNLA_SUCCESS) st = st2;
         }
-        if (st == TCNLA_SUCCESS) st = tn_trust(h, A, dims[0], dims[0], total / dims[0], ms, 2);
-        const int st2 = tn_side_join(h);
+        if (st == TCNLA_SUCCESS) st = tn_trust(cl, A, dims[0], dims[0], total / dims[0], ms, 2);
+        const int st2 = tn_side_join(cl);
         if (st == TCNLA_SUCCESS) st = st2;
     }
     float *buf[2] = {(float *)block, order > 2 ? (float *)(block + buf_off) : NULL};
@@ -209,7 +208,7 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
      * where the backend can (tn_defer_begin): one host synchronisation at
      * the end instead of one or two per step (1024^3: nine), and a step
      * redone only where its verdict came up (never for ordinary data). */
-    const int deferred = st == TCNLA_SUCCESS && tn_defer_begin(h) == TCNLA_SUCCESS;
+    const int deferred = st == TCNLA_SUCCESS && tn_defer_begin(cl) == TCNLA_SUCCESS;
     int dq[TCNLA_HOSVD_MAX_ORDER] = {0}; /* factor i's CholeskyQR deferred */
     int fused = 0; /* the core's first product done with mode 2's projection */
 
@@ -218,34 +217,34 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
         int64_t L = 1, T = 1, I = dims[i], J = o->ranks[i];
         for (int a = 0; a < i; a++) L *= dims[a];
         for (int a = i + 1; a < order; a++) T *= dims[a];
-        if (i > 0) st = fill_omega(h, o, sh, order, dims, i, Om);
+        if (i > 0) st = fill_omega(cl, o, sh, order, dims, i, Om);
         /* mode 2: with the core's first product where the backend can
          * (H200, 1024^3: one read of A instead of two) */
         if (st == TCNLA_SUCCESS && i == 1 && fuse)
-            st = tn_hosvd_fused(h, dims[0], dims[1], T, A, Q[0], o->ranks[0],
+            st = tn_hosvd_fused(cl, dims[0], dims[1], T, A, Q[0], o->ranks[0],
                                 (const uint16_t *)Om, J, buf[0], Q[1], &fused);
         /* (the projections decide as they go: nothing redoes them; where A
          * is trusted they have nothing to wait for anyway) */
-        tn_defer_hold(h, 1);
+        tn_defer_hold(cl, 1);
         if (st == TCNLA_SUCCESS && !(i == 0 && first) && !(i == 1 && fused))
-            st = project(h, o->proj_method, L, I, T, J, A, sh ? NULL : (const float *)Om,
+            st = project(cl, o->proj_method, L, I, T, J, A, sh ? NULL : (const float *)Om,
                          sh ? (const uint16_t *)Om : NULL, Q[i]);
-        tn_defer_hold(h, 0);
+        tn_defer_hold(cl, 0);
         if (st == TCNLA_SUCCESS && deferred) {
-            st = tn_orthonormalize_deferred(h, o->orth, I, J, Q[i], I, TN_DEFER_ORTH + i);
+            st = tn_orthonormalize_deferred(cl, o->orth, I, J, Q[i], I, TN_DEFER_ORTH + i);
             dq[i] = st == TCNLA_SUCCESS;
             if (st == TCNLA_ERR_NOT_SUPPORTED) st = TCNLA_SUCCESS; /* as below */
         }
         if (st == TCNLA_SUCCESS && !dq[i])
-            st = tcnla_orthonormalize(h, o->orth, o->on_breakdown, I, J, Q[i], I, NULL, 0, NULL);
+            st = tn_orthonormalize(cl, o->orth, o->on_breakdown, I, J, Q[i], I, NULL, 0, NULL);
     }
-    tn_trust_f16(h, NULL, 0); /* the block holds the core's FP32 tensors from here */
+    tn_trust_f16(cl, NULL, 0); /* the block holds the core's FP32 tensors from here */
     /* 2. the core (stream order keeps Omega's last reader ahead of the
      * first write into the buffers) */
-    if (st == TCNLA_SUCCESS) st = core_products(h, o, order, dims, total, A, core, Q, buf, fused);
+    if (st == TCNLA_SUCCESS) st = core_products(cl, o, order, dims, total, A, core, Q, buf, fused);
     if (deferred) { /* one wait for every verdict */
         int fl[TN_DEFER_SLOTS];
-        const int st2 = tn_defer_end(h, fl);
+        const int st2 = tn_defer_end(cl, fl);
         if (st == TCNLA_SUCCESS) st = st2;
         int redo = fl[TN_DEFER_GEMM] | fl[TN_DEFER_GEMM + 1] | fl[TN_DEFER_GEMM + 2];
         /* a factor whose CholeskyQR broke down still holds its W: now as
@@ -253,15 +252,16 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
          * core again; likewise where a product's operand check failed */
         for (int i = 0; i < order && st == TCNLA_SUCCESS; i++)
             if (dq[i] && fl[TN_DEFER_ORTH + i]) {
-                st = tcnla_orthonormalize(h, o->orth, o->on_breakdown, dims[i], o->ranks[i], Q[i],
+                st = tn_orthonormalize(cl, o->orth, o->on_breakdown, dims[i], o->ranks[i], Q[i],
                                           dims[i], NULL, 0, NULL);
                 redo = 1;
             }
         if (st == TCNLA_SUCCESS && redo)
-            st = core_products(h, o, order, dims, total, A, core, Q, buf, 0);
+            st = core_products(cl, o, order, dims, total, A, core, Q, buf, 0);
     }
-    tn_untrust(h);
-    tn_bounded_end(h);
+    tn_untrust(cl);
+    tn_bounded_end(cl);
     int st2 = tn_scratch_free(h, block);
+    tn_call_info(cl, o->info);
     return st != TCNLA_SUCCESS ? st : st2;
 }

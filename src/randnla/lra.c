@@ -36,19 +36,20 @@ int64_t tcnla_lra_out_rank(const tcnla_lra_opts_t *o) {
 /* X (m x k) = Q U_k, Y (n x k) = Qw V_k S_k from Q (m x l, orthonormal) and
  * W = A^T Q (n x l): the best rank-k approximation of Q W^T. W is
  * overwritten by Qw (W = Qw Rw, Rw^T = U S V^T). */
-static int truncate_svd(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t k, int64_t l,
+static int truncate_svd(tn_call_t *cl, const tcnla_lra_opts_t *o, int64_t k, int64_t l,
                         int64_t m, int64_t n, const float *Q, float *W, float *X, int64_t ldx,
                         float *Y, int64_t ldy) {
+    tcnla_handle_t h = cl->h;
     float *R = NULL, *Sm = NULL;
     int st;
     TRY(tn_scratch_malloc(h, (void **)&R, sizeof(float) * (size_t)(l * l)));
     TRY(tn_scratch_malloc(h, (void **)&Sm, sizeof(float) * (size_t)(2 * l * k)));
-    TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, n, l, W, n, R, l, NULL));
+    TRY(tn_orthonormalize(cl, o->orth, o->on_breakdown, n, l, W, n, R, l, NULL));
     TRY(tn_small_svd_t(h, l, k, R, Sm, Sm + l * k, NULL, 1)); /* U_k, V_k S_k */
-    TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, m, k, l, 1.0f, Q, m, Sm, l,
+    TRY(tn_sgemm(cl, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, m, k, l, 1.0f, Q, m, Sm, NULL, l,
                     0.0f, X, ldx));
-    TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, n, k, l, 1.0f, W, n,
-                    Sm + l * k, l, 0.0f, Y, ldy));
+    TRY(tn_sgemm(cl, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, n, k, l, 1.0f, W, n,
+                    Sm + l * k, NULL, l, 0.0f, Y, ldy));
 out:
     tn_scratch_free(h, R);
     tn_scratch_free(h, Sm);
@@ -66,9 +67,10 @@ out:
  * (QR is column-sequential: Q(:, 1:k) depends on the first k samples only),
  * so the rank-k truncation is done through the SVD of the l x l core
  * instead. */
-static int lra_pass(tcnla_handle_t h, const tcnla_lra_opts_t *o, const void *Om, int64_t k,
+static int lra_pass(tn_call_t *cl, const tcnla_lra_opts_t *o, const void *Om, int64_t k,
                     int64_t m, int64_t n, const float *A, int64_t lda, const uint16_t *A16,
                     float *X, int64_t ldx, float *Y, int64_t ldy) {
+    tcnla_handle_t h = cl->h;
     const int64_t l = k + o->oversampling;
     const tcnla_op_t N = TCNLA_OP_N, T = TCNLA_OP_T;
     const int explicit16 = o->tgemm == TCNLA_TGEMM_16_16 || o->tgemm == TCNLA_TGEMM_16_32;
@@ -86,19 +88,19 @@ static int lra_pass(tcnla_handle_t h, const tcnla_lra_opts_t *o, const void *Om,
     if (explicit16) {
         /* Omega16, A16 Omega16, Q16 = fp16(Q), A16^T Q16 (lines 1-6) */
         TRY(tn_scratch_malloc(h, (void **)&Q16, 2 * (size_t)(m * l)));
-        TRY(tn_gemm_f16(h, N, N, m, l, n, 1.0f, A16, m, (const uint16_t *)Om, n, 0.0f, B, ldb));
+        TRY(tn_gemm_f16(cl, N, N, m, l, n, 1.0f, A16, m, (const uint16_t *)Om, n, 0.0f, B, ldb));
         if (o->tgemm == TCNLA_TGEMM_16_16) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, l, B, ldb));
         /* Q16, and its values in B (kept for X) */
-        TRY(tn_orthonormalize_f16(h, o->orth, o->on_breakdown, m, l, B, ldb, Q16, m));
-        TRY(tn_gemm_f16(h, T, N, n, l, m, 1.0f, A16, m, Q16, m, 0.0f, Yf, ldf));
+        TRY(tn_orthonormalize_f16(cl, o->orth, o->on_breakdown, m, l, B, ldb, Q16, m));
+        TRY(tn_gemm_f16(cl, T, N, n, l, m, 1.0f, A16, m, Q16, m, 0.0f, Yf, ldf));
     } else {
         /* Omega in FP32 (for 32|32 the FP16 method rounds it) */
-        TRY(tcnla_sgemm(h, g, N, N, m, l, n, 1.0f, A, lda, (const float *)Om, n, 0.0f, B, ldb));
-        TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, m, l, B, ldb, NULL, 0, NULL));
-        TRY(tcnla_sgemm(h, g, T, N, n, l, m, 1.0f, A, lda, B, ldb, 0.0f, Yf, ldf));
+        TRY(tn_sgemm(cl, g, N, N, m, l, n, 1.0f, A, lda, (const float *)Om, NULL, n, 0.0f, B, ldb));
+        TRY(tn_orthonormalize(cl, o->orth, o->on_breakdown, m, l, B, ldb, NULL, 0, NULL));
+        TRY(tn_sgemm(cl, g, T, N, n, l, m, 1.0f, A, lda, B, NULL, ldb, 0.0f, Yf, ldf));
     }
     if (o->tgemm == TCNLA_TGEMM_16_16) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, n, l, Yf, ldf));
-    if (!direct) TRY(truncate_svd(h, o, k, l, m, n, B, Yf, X, ldx, Y, ldy));
+    if (!direct) TRY(truncate_svd(cl, o, k, l, m, n, B, Yf, X, ldx, Y, ldy));
     if (o->tgemm != TCNLA_TGEMM_NONE) {
         /* the factors in FP16 (Algorithm 4 lines 7-8): for 32|32 too, so that
          * the refinement's E = A - X Y^T (whose GEMM rounds X and Y to FP16)
@@ -117,49 +119,33 @@ out:
     return st;
 }
 
-/* Declared in src/core/internal.h. FP16 copies of X and Y are made once
- * (ld rounded up to 8 for the WMMA kernel; K-major for the Hopper one).
- * Nsight Compute on an H200 at m = n = 16384, k = 256: the FP32 E of the
- * earlier path cost 1 GiB of memory and 1.56 ms (the product writing E
- * 0.34 ms, the addition reading A and E 1.23 ms); 16 MiB slabs through
- * cuBLAS 1.3 ms (each product too small to fill the GPU: 10.5 us for 2.1
- * GFLOP); the fused WMMA kernel 0.83 ms, the wgmma one 0.54 ms. */
-int tn_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,
+/* Declared in src/core/internal.h. The backend's fused kernel where it has
+ * one (on a GPU: X and Y copied to FP16 once, A read once, no FP32 E); else
+ * column slabs of about 16 MiB of FP32 product, each an FP16 product and an
+ * addition. */
+int tn_lowrank_residual16(tn_call_t *cl, int64_t m, int64_t n, int64_t k, const float *A,
                           int64_t lda, const float *X, int64_t ldx, const float *Y, int64_t ldy,
                           uint16_t *D16, int64_t ldd, int64_t slab_cols) {
+    tcnla_handle_t h = cl->h;
     uint16_t *X16 = NULL, *Y16 = NULL;
     float *P = NULL;
     const int64_t ldx16 = (m + 7) / 8 * 8, ldy16 = (n + 7) / 8 * 8;
     int st;
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA && slab_cols <= 0 &&
-        tn_cuda_lowrank_residual16_sm90_ok(h, m, n, k, A, lda, D16, ldd)) {
-        /* Hopper: K-major FP16 copies of X and Y (X16, Y16 here) */
-        const int64_t kp = (k + 7) / 8 * 8;
-        TRY(tn_scratch_malloc(h, (void **)&X16, 2 * (size_t)(m * kp)));
-        TRY(tn_scratch_malloc(h, (void **)&Y16, 2 * (size_t)(n * kp)));
-        st = tn_cuda_lowrank_residual16_sm90(h, m, n, k, A, lda, X, ldx, Y, ldy, X16, Y16, kp,
-                                             D16, ldd);
-        goto out;
+    if (slab_cols <= 0) {
+        st = h->ops->lowrank_residual16(h, m, n, k, A, lda, X, ldx, Y, ldy, D16, ldd);
+        if (st != TN_NOT_TAKEN) return st;
     }
-#endif
     TRY(tn_scratch_malloc(h, (void **)&X16, 2 * (size_t)(ldx16 * k)));
     TRY(tn_scratch_malloc(h, (void **)&Y16, 2 * (size_t)(ldy16 * k)));
     TRY(tn_to_f16(h, m, k, X, ldx, X16, ldx16));
     TRY(tn_to_f16(h, n, k, Y, ldy, Y16, ldy16));
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA && slab_cols <= 0) {
-        st = tn_cuda_lowrank_residual16(h, m, n, k, A, lda, X16, ldx16, Y16, ldy16, D16, ldd);
-        goto out;
-    }
-#endif
     int64_t nb = slab_cols > 0 ? slab_cols : ((int64_t)4 << 20) / m;
     if (nb < 1) nb = 1;
     if (nb > n) nb = n;
     TRY(tn_scratch_malloc(h, (void **)&P, sizeof(float) * (size_t)(m * nb)));
     for (int64_t j0 = 0; j0 < n; j0 += nb) {
         const int64_t jb = TN_MIN(nb, n - j0);
-        TRY(tn_gemm_f16(h, TCNLA_OP_N, TCNLA_OP_T, m, jb, k, -1.0f, X16, ldx16, Y16 + j0, ldy16,
+        TRY(tn_gemm_f16(cl, TCNLA_OP_N, TCNLA_OP_T, m, jb, k, -1.0f, X16, ldx16, Y16 + j0, ldy16,
                         0.0f, P, m));
         TRY(tn_add_matrix(h, m, jb, A + j0 * lda, lda, P, m, NULL, D16 + j0 * ldd, ldd));
     }
@@ -171,9 +157,10 @@ out:
 }
 
 /* Xr (m x r), Yr (n x r) -> rank k: X <- Qx U_k S_k, Y <- Qy V_k. */
-static int recompress(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t r, int64_t k,
+static int recompress(tn_call_t *cl, const tcnla_lra_opts_t *o, int64_t r, int64_t k,
                       int64_t m, int64_t n, const float *Xr, const float *Yr, float *X,
                       int64_t ldx, float *Y, int64_t ldy) {
+    tcnla_handle_t h = cl->h;
     float *Qx = NULL, *Qy = NULL, *Rx = NULL, *Ry = NULL, *Sm = NULL;
     float *hx = malloc(sizeof(float) * (size_t)(2 * r * r));
     double *M = malloc(sizeof(double) * (size_t)(4 * r * r + r));
@@ -187,8 +174,8 @@ static int recompress(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t r, in
     TRY(tn_copy_matrix(h, m, r, Xr, m, Qx, m));
     TRY(tn_copy_matrix(h, n, r, Yr, n, Qy, n));
     /* Householder: the factors' columns may be (nearly) dependent */
-    TRY(tcnla_orthonormalize(h, TCNLA_ORTH_HOUSEHOLDER, o->on_breakdown, m, r, Qx, m, Rx, r, NULL));
-    TRY(tcnla_orthonormalize(h, TCNLA_ORTH_HOUSEHOLDER, o->on_breakdown, n, r, Qy, n, Ry, r, NULL));
+    TRY(tn_orthonormalize(cl, TCNLA_ORTH_HOUSEHOLDER, o->on_breakdown, m, r, Qx, m, Rx, r, NULL));
+    TRY(tn_orthonormalize(cl, TCNLA_ORTH_HOUSEHOLDER, o->on_breakdown, n, r, Qy, n, Ry, r, NULL));
     TRY(tcnla_memcpy(h, hx, Rx, sizeof(float) * (size_t)(r * r), TCNLA_MEMCPY_HANDLE_TO_HOST));
     TRY(tcnla_memcpy(h, hx + r * r, Ry, sizeof(float) * (size_t)(r * r), TCNLA_MEMCPY_HANDLE_TO_HOST));
     {
@@ -204,12 +191,12 @@ static int recompress(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t r, in
         for (int64_t j = 0; j < k; j++) /* U_k S_k (r x k) */
             for (int64_t i = 0; i < r; i++) hx[i + j * r] = (float)(U[i + j * r] * S[j]);
         TRY(tcnla_memcpy(h, Sm, hx, sizeof(float) * (size_t)(r * k), TCNLA_MEMCPY_HOST_TO_HANDLE));
-        TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, m, k, r, 1.0f, Qx, m, Sm,
+        TRY(tn_sgemm(cl, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, m, k, r, 1.0f, Qx, m, Sm, NULL,
                         r, 0.0f, X, ldx));
         for (int64_t j = 0; j < k; j++) /* V_k = VT(1:k, :)^T (r x k) */
             for (int64_t i = 0; i < r; i++) hx[i + j * r] = (float)VT[j + i * r];
         TRY(tcnla_memcpy(h, Sm, hx, sizeof(float) * (size_t)(r * k), TCNLA_MEMCPY_HOST_TO_HANDLE));
-        TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, n, k, r, 1.0f, Qy, n, Sm,
+        TRY(tn_sgemm(cl, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, n, k, r, 1.0f, Qy, n, Sm, NULL,
                         r, 0.0f, Y, ldy));
     }
 out:
@@ -243,6 +230,9 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
     if (ldx < m) return -8;
     if (!Y) return -9;
     if (ldy < n) return -10;
+    TN_GUARD(h);
+    tn_call_t call, *cl = &call;
+    tn_call_init(cl, h);
     const int explicit16 = o->tgemm == TCNLA_TGEMM_16_16 || o->tgemm == TCNLA_TGEMM_16_32;
     const tcnla_gemm_method_t g = o->tgemm == TCNLA_TGEMM_NONE ? o->gemm_method : TCNLA_GEMM_FP16;
     uint16_t *A16 = NULL;
@@ -251,7 +241,7 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
     int st;
     /* (its products with n = 2k + p >= 512 ran 0.6-1.2 ms slower in all on
      * Hopper's pre-split path, on top of its workspace: not taken here) */
-    tn_bounded_begin(h);
+    tn_bounded_begin(cl);
     /* refined and recompressed: the rank-3k factors live in a workspace, the
      * caller's X and Y receive k columns */
     float *Xo = X, *Yo = Y;
@@ -267,16 +257,14 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
     for (int pass = 0; pass < (o->refine ? 2 : 1); pass++)
         TRY(tn_scratch_malloc(h, &Om[pass], (explicit16 ? 2 : 4) *
                                                 (size_t)(n * ((pass + 1) * k + o->oversampling))));
-    TRY(tn_side_begin(h));
+    TRY(tn_side_begin(cl));
     for (int pass = 0; pass < (o->refine ? 2 : 1) && st == TCNLA_SUCCESS; pass++) {
         const int64_t l = (pass + 1) * k + o->oversampling;
-        st = explicit16 ? tcnla_random_fill_f16(h, TCNLA_RAND_GAUSSIAN, o->seed, (uint64_t)pass, n,
-                                                l, (uint16_t *)Om[pass], n)
-                        : tcnla_random_fill(h, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, o->seed,
-                                            (uint64_t)pass, n, l, (float *)Om[pass], n);
+        st = tn_random_fill(cl, TCNLA_RAND_GAUSSIAN, explicit16 ? TCNLA_FMT_FP16 : TCNLA_FMT_FP32,
+                            explicit16, o->seed, (uint64_t)pass, n, l, Om[pass], n);
     }
     {
-        const int st2 = tn_side_end(h);
+        const int st2 = tn_side_end(cl);
         if (st == TCNLA_SUCCESS) st = st2;
         if (st != TCNLA_SUCCESS) goto out;
     }
@@ -284,8 +272,8 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
         TRY(tn_scratch_malloc(h, (void **)&A16, 2 * (size_t)(m * n)));
         TRY(tn_to_f16(h, m, n, A, lda, A16, m));
     }
-    TRY(tn_side_join(h));
-    TRY(lra_pass(h, o, Om[0], k, m, n, A, lda, A16, Xo, ldxo, Yo, ldyo));
+    TRY(tn_side_join(cl));
+    TRY(lra_pass(cl, o, Om[0], k, m, n, A, lda, A16, Xo, ldxo, Yo, ldyo));
     if (o->refine) {
         /* E = A - X1 Y1^T in FP32 (Algorithm 5 line 2): the product
          * (exact negation), then one RN addition of A. For 16|16 and 16|32,
@@ -293,29 +281,30 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
          * fp16(A) was (tn_lowrank_residual16: no FP32 E, A read once);
          * otherwise into an FP32 E (beta = 0). */
         if (explicit16) {
-            TRY(tn_lowrank_residual16(h, m, n, k, A, lda, Xo, ldxo, Yo, ldyo, A16, m, 0));
+            TRY(tn_lowrank_residual16(cl, m, n, k, A, lda, Xo, ldxo, Yo, ldyo, A16, m, 0));
         } else {
             TRY(tn_scratch_malloc(h, (void **)&E, sizeof(float) * (size_t)(m * n)));
-            TRY(tcnla_sgemm(h, g, TCNLA_OP_N, TCNLA_OP_T, m, n, k, -1.0f, Xo, ldxo, Yo, ldyo,
+            TRY(tn_sgemm(cl, g, TCNLA_OP_N, TCNLA_OP_T, m, n, k, -1.0f, Xo, ldxo, Yo, NULL, ldyo,
                             0.0f, E, m));
             TRY(tn_add_matrix(h, m, n, A, lda, E, m, E, NULL, m));
         }
         /* (lra_pass reads E only without FP16 storage) */
-        TRY(lra_pass(h, o, Om[1], 2 * k, m, n, E, m, A16, Xo + k * ldxo, ldxo, Yo + k * ldyo,
+        TRY(lra_pass(cl, o, Om[1], 2 * k, m, n, E, m, A16, Xo + k * ldxo, ldxo, Yo + k * ldyo,
                      ldyo));
-        if (o->recompress) TRY(recompress(h, o, 3 * k, k, m, n, Xr, Yr, X, ldx, Y, ldy));
+        if (o->recompress) TRY(recompress(cl, o, 3 * k, k, m, n, Xr, Yr, X, ldx, Y, ldy));
     }
 out:
     {
-        const int st2 = tn_side_join(h); /* (before Omega's memory goes back) */
+        const int st2 = tn_side_join(cl); /* (before Omega's memory goes back) */
         if (st == TCNLA_SUCCESS) st = st2;
     }
-    tn_bounded_end(h);
+    tn_bounded_end(cl);
     tn_scratch_free(h, Om[0]);
     tn_scratch_free(h, Om[1]);
     tn_scratch_free(h, A16);
     tn_scratch_free(h, E);
     tn_scratch_free(h, Xr);
     tn_scratch_free(h, Yr);
+    tn_call_info(cl, o->info);
     return st;
 }

@@ -44,7 +44,7 @@ static double now_s(void) {
 
 static int mark(tcnla_handle_t h, steptimer *tm, int step) {
     if (!tm->t) return TCNLA_SUCCESS;
-    int st = tcnla_synchronize(h);
+    int st = h->ops->synchronize(h);
     double t = now_s();
     tm->t[step] += t - tm->last;
     tm->last = t;
@@ -98,10 +98,12 @@ int tn_small_svd(int n, const double *M, double *U, double *S, double *VT) {
 
 int tn_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk, float *Vk,
                    float *Sk, int scale_vk) {
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA)
-        return tn_cuda_small_svd_t(h, l, k, R, Uk, Vk, Sk, scale_vk);
-#endif
+    return h->ops->small_svd_t(h, l, k, R, Uk, Vk, Sk, scale_vk);
+}
+
+/* The CPU backend's small_svd_t (src/core/backend.h). */
+int tn_cpu_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
+                       float *Vk, float *Sk, int scale_vk) {
     (void)h;
     /* host memory: R^T in FP64, dgesdd, the leading k triplets */
     double *T = malloc(sizeof(double) * (size_t)(3 * l * l + l));
@@ -124,21 +126,22 @@ int tn_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float
 
 /* One orthonormalization of the range finder: deferred (tn_defer_begin is
  * on) where the method allows, else as usual. */
-static int orth_step(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int deferred, int64_t rows,
+static int orth_step(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int deferred, int64_t rows,
                      int64_t l, float *X) {
     if (deferred) {
-        const int st = tn_orthonormalize_deferred(h, o->orth, rows, l, X, rows, TN_DEFER_ORTH);
+        const int st = tn_orthonormalize_deferred(cl, o->orth, rows, l, X, rows, TN_DEFER_ORTH);
         if (st != TCNLA_ERR_NOT_SUPPORTED) return st;
     }
-    return tcnla_orthonormalize(h, o->orth, o->on_breakdown, rows, l, X, rows, NULL, 0, NULL);
+    return tn_orthonormalize(cl, o->orth, o->on_breakdown, rows, l, X, rows, NULL, 0, NULL);
 }
 
 /* Algorithm 1 up to B: Y = Q (m x l, orthonormal basis of the range after
  * the power iterations), W = A^T Q (n x l). */
-static int range_and_bt(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t n,
+static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t n,
                         int64_t l, const float *A, int64_t lda, void *Om, float *Y, float *W,
                         tcnla_gemm_method_t pm, steptimer *tm, int deferred,
                         const tcnla_gemm_method_t *ms, int *trust_pending) {
+    tcnla_handle_t h = cl->h;
     const int sh = is_shgemm(o->proj_method);
     const tcnla_op_t N = TCNLA_OP_N, T = TCNLA_OP_T;
     int st;
@@ -148,37 +151,36 @@ static int range_and_bt(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m,
     } while (0)
     /* Y = A Omega */
     if (sh) {
-        TRYR(tcnla_random_fill_f16(h, o->random_dist, o->seed, 0, n, l, (uint16_t *)Om, n));
+        TRYR(tn_random_fill(cl, o->random_dist, TCNLA_FMT_FP16, 1, o->seed, 0, n, l, Om, n));
         TRYR(mark(h, tm, TCNLA_RSVD_STEP_RANDOM));
-        TRYR(tcnla_shgemm(h, o->proj_method, N, N, m, l, n, 1.0f, A, lda, (uint16_t *)Om, n, 0.0f,
-                         Y, m));
+        TRYR(tn_sgemm(cl, o->proj_method, N, N, m, l, n, 1.0f, A, lda, NULL, (uint16_t *)Om, n,
+                      0.0f, Y, m));
     } else {
-        TRYR(tcnla_random_fill(h, o->random_dist, o->random_format, o->seed, 0, n, l, (float *)Om,
-                              n));
+        TRYR(tn_random_fill(cl, o->random_dist, o->random_format, 0, o->seed, 0, n, l, Om, n));
         TRYR(mark(h, tm, TCNLA_RSVD_STEP_RANDOM));
         int done = 0;
         if (*trust_pending) { /* A's check folded into this product, else on its own */
-            TRYR(tn_gemm_trusting(h, o->proj_method, N, m, l, n, A, lda, (const float *)Om, NULL,
+            TRYR(tn_gemm_trusting(cl, o->proj_method, N, m, l, n, A, lda, (const float *)Om, NULL,
                                   n, Y, m, ms, 3, &done));
-            if (!done) TRYR(tn_trust(h, A, lda, m, n, ms, 3));
+            if (!done) TRYR(tn_trust(cl, A, lda, m, n, ms, 3));
             *trust_pending = 0;
         }
         if (!done)
-            TRYR(tcnla_sgemm(h, o->proj_method, N, N, m, l, n, 1.0f, A, lda, (float *)Om, n, 0.0f,
-                             Y, m));
+            TRYR(tn_sgemm(cl, o->proj_method, N, N, m, l, n, 1.0f, A, lda, (float *)Om, NULL, n,
+                          0.0f, Y, m));
     }
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_PROJ));
-    TRYR(orth_step(h, o, deferred, m, l, Y));
+    TRYR(orth_step(cl, o, deferred, m, l, Y));
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_ORTH));
     for (int it = 0; it < o->power_iters; it++) {
-        TRYR(tcnla_sgemm(h, pm, T, N, n, l, m, 1.0f, A, lda, Y, m, 0.0f, W, n));
-        TRYR(orth_step(h, o, deferred, n, l, W));
-        TRYR(tcnla_sgemm(h, pm, N, N, m, l, n, 1.0f, A, lda, W, n, 0.0f, Y, m));
-        TRYR(orth_step(h, o, deferred, m, l, Y));
+        TRYR(tn_sgemm(cl, pm, T, N, n, l, m, 1.0f, A, lda, Y, NULL, m, 0.0f, W, n));
+        TRYR(orth_step(cl, o, deferred, n, l, W));
+        TRYR(tn_sgemm(cl, pm, N, N, m, l, n, 1.0f, A, lda, W, NULL, n, 0.0f, Y, m));
+        TRYR(orth_step(cl, o, deferred, m, l, Y));
     }
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_POWER));
     /* W = A^T Q = B^T */
-    TRYR(tcnla_sgemm(h, o->gemm_method, T, N, n, l, m, 1.0f, A, lda, Y, m, 0.0f, W, n));
+    TRYR(tn_sgemm(cl, o->gemm_method, T, N, n, l, m, 1.0f, A, lda, Y, NULL, m, 0.0f, W, n));
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_BT));
 #undef TRYR
     return TCNLA_SUCCESS;
@@ -219,6 +221,9 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     if (!VT) return -10;
     if (ldvt < k) return -11;
     if (l > 46340) return TCNLA_ERR_NOT_SUPPORTED; /* l*l must fit LAPACK's int */
+    TN_GUARD(h);
+    tn_call_t call, *cl = &call;
+    tn_call_init(cl, h);
 
     /* handle memory: Omega (n x l, FP32 or FP16), Y (m x l), W (n x l), R (l x l),
      * Uk (l x k, copied from the host) */
@@ -230,7 +235,7 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     do {                                                                                       \
         if ((st = (x)) != TCNLA_SUCCESS) goto out;                                             \
     } while (0)
-    tn_bounded_begin(h); /* device memory: A plus O((m + n) l) */
+    tn_bounded_begin(cl); /* device memory: A plus O((m + n) l) */
     const tcnla_gemm_method_t pm = o->power_method ? o->power_method : o->gemm_method;
     /* A is read by every product below: checked once, here, or (FP16
      * projection) inside the projection where the backend can
@@ -239,7 +244,7 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
      * (opts->timings: in the projection's step) */
     const tcnla_gemm_method_t ms[3] = {o->proj_method, o->gemm_method, pm};
     int trust_pending = o->proj_method == TCNLA_GEMM_FP16;
-    if (!trust_pending) TRY(tn_trust(h, A, lda, m, n, ms, 3));
+    if (!trust_pending) TRY(tn_trust(cl, A, lda, m, n, ms, 3));
     TRY(tn_scratch_malloc(h, &Om, (size_t)n * (size_t)l * (sh ? 2 : 4)));
     TRY(tn_scratch_malloc(h, (void **)&Y, sizeof(float) * (size_t)m * (size_t)l));
     TRY(tn_scratch_malloc(h, (void **)&W, sizeof(float) * (size_t)n * (size_t)l));
@@ -249,53 +254,52 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     steptimer tm = {o->timings, 0.0};
     if (tm.t) {
         for (int i = 0; i < TCNLA_RSVD_STEPS; i++) tm.t[i] = 0.0;
-        TRY(tcnla_synchronize(h));
+        TRY(h->ops->synchronize(h));
         tm.last = now_s();
     }
     /* Q and W = A^T Q, the verdicts of the CholeskyQRs and of the products'
      * operand checks deferred where the backend can (tn_defer_begin): one
      * host synchronisation for all of them instead of one or more per step;
      * where one came up, everything again, deciding as it goes */
-    int deferred = tn_defer_begin(h) == TCNLA_SUCCESS;
+    int deferred = tn_defer_begin(cl) == TCNLA_SUCCESS;
     for (;;) {
-        st = range_and_bt(h, o, m, n, l, A, lda, Om, Y, W, pm, &tm, deferred, ms, &trust_pending);
+        st = range_and_bt(cl, o, m, n, l, A, lda, Om, Y, W, pm, &tm, deferred, ms, &trust_pending);
         if (!deferred) break;
         int fl[TN_DEFER_SLOTS], any = 0;
-        const int st2 = tn_defer_end(h, fl);
+        const int st2 = tn_defer_end(cl, fl);
         deferred = 0;
         if (st == TCNLA_SUCCESS) st = st2;
         for (int i = 0; i < TN_DEFER_SLOTS; i++) any |= fl[i];
         if (st != TCNLA_SUCCESS || !any) break;
     }
     if (st) goto out;
-    st = TN_GRAM_NOT_TAKEN;
-#ifdef TCNLA_HAVE_CUDA
-    /* GPU: the eigensolution of W^T W, without W's QR, where the k values
-     * are well enough separated from zero (Sm: Xk, VT written) */
-    if (h->backend == TCNLA_BACKEND_CUDA)
-        st = tn_cuda_svd_from_gram(h, n, l, k, W, n, Sm, S, VT, ldvt);
-#endif
+    /* where the backend has it (the GPU's): the eigensolution of W^T W,
+     * without W's QR, where the k values are well enough separated from
+     * zero (Sm: Xk, VT written) */
+    st = h->ops->svd_from_gram(h, n, l, k, W, n, Sm, S, VT, ldvt);
     if (st == TN_GRAM_NOT_TAKEN) {
-        TRY(tcnla_orthonormalize(h, o->orth, o->on_breakdown, n, l, W, n, R, l, NULL));
+        TRY(tn_orthonormalize(cl, o->orth, o->on_breakdown, n, l, W, n, R, l, NULL));
         /* Rw^T = Ur S Vr^T (l x l, on the handle's device); Sm holds Ur_k then Vr_k */
         TRY(tn_small_svd_t(h, l, k, R, Sm, Sm + l * k, S, 0));
         /* VT = Vr(:, 1:k)^T Qw^T */
-        TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, T, T, k, n, l, 1.0f, Sm + l * k, l, W, n, 0.0f,
-                        VT, ldvt));
+        TRY(tn_sgemm(cl, TCNLA_GEMM_NATIVE_FP32, T, T, k, n, l, 1.0f, Sm + l * k, l, W, NULL, n,
+                     0.0f, VT, ldvt));
     } else if (st) {
         goto out;
     }
     /* U = Q Ur(:, 1:k) (Ur = Xk on the Gram path) */
-    TRY(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, N, N, m, k, l, 1.0f, Y, m, Sm, l, 0.0f, U, ldu));
+    TRY(tn_sgemm(cl, TCNLA_GEMM_NATIVE_FP32, N, N, m, k, l, 1.0f, Y, m, Sm, NULL, l, 0.0f, U,
+                 ldu));
     TRY(mark(h, &tm, TCNLA_RSVD_STEP_SVD));
 #undef TRY
 out:
-    tn_untrust(h);
-    tn_bounded_end(h);
+    tn_untrust(cl);
+    tn_bounded_end(cl);
     tn_scratch_free(h, Om);
     tn_scratch_free(h, Y);
     tn_scratch_free(h, W);
     tn_scratch_free(h, R);
     tn_scratch_free(h, Sm);
+    tn_call_info(cl, o->info);
     return st;
 }

@@ -52,14 +52,13 @@ static int check(tcnla_handle_t h, tcnla_rand_dist_t dist, int64_t rows, int64_t
     return 0;
 }
 
-/* Draws, rounds and stores (element size esz: 4 = FP32 values, 2 = FP16 bits). */
-static int fill(tcnla_handle_t h, tcnla_rand_dist_t dist, tcnla_format_t fmt, uint64_t seed,
-                uint64_t stream, int64_t rows, int64_t cols, void *X, int64_t ld, size_t esz) {
-    if (rows == 0 || cols == 0) return TCNLA_SUCCESS;
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA)
-        return tn_cuda_random_fill(h, dist, fmt, esz == 2, seed, stream, rows, cols, X, ld);
-#endif
+/* The CPU backend's random fill (src/core/backend.h): draws, rounds and
+ * stores (f16: FP16 bits, else FP32 values). */
+int tn_cpu_random_fill(tn_call_t *cl, tcnla_rand_dist_t dist, tcnla_format_t fmt, int f16,
+                       uint64_t seed, uint64_t stream, int64_t rows, int64_t cols, void *X,
+                       int64_t ld) {
+    tcnla_handle_t h = cl->h;
+    const size_t esz = f16 ? 2 : 4;
     size_t n = (size_t)rows * (size_t)cols;
     float *v = malloc(sizeof(float) * n);
     void *packed = esz == 2 ? malloc(2 * n) : NULL;
@@ -77,18 +76,21 @@ static int fill(tcnla_handle_t h, tcnla_rand_dist_t dist, tcnla_format_t fmt, ui
         for (size_t i = 0; i < n; i++) p16[i] = tcnla_f32_to_f16(v[i], TCNLA_ROUND_RN);
     }
     const char *src = esz == 2 ? (const char *)packed : (const char *)v;
-    int st = TCNLA_SUCCESS;
-    /* into the handle's memory (host memory here: the CPU backend) */
-    if (ld == rows) {
-        st = tcnla_memcpy(h, X, src, esz * n, TCNLA_MEMCPY_HOST_TO_HANDLE);
-    } else {
-        for (int64_t j = 0; j < cols && !st; j++)
-            st = tcnla_memcpy(h, (char *)X + esz * (size_t)(j * ld), src + esz * (size_t)(j * rows),
-                              esz * (size_t)rows, TCNLA_MEMCPY_HOST_TO_HANDLE);
-    }
+    (void)h;
+    for (int64_t j = 0; j < cols; j++) /* host memory: the CPU backend's */
+        memcpy((char *)X + esz * (size_t)(j * ld), src + esz * (size_t)(j * rows),
+               esz * (size_t)rows);
     free(v);
     free(packed);
-    return st;
+    return TCNLA_SUCCESS;
+}
+
+int tn_random_fill(tn_call_t *cl, tcnla_rand_dist_t dist, tcnla_format_t fmt, int f16,
+                   uint64_t seed, uint64_t stream, int64_t rows, int64_t cols, void *X,
+                   int64_t ld) {
+    if (rows == 0 || cols == 0) return TCNLA_SUCCESS;
+    return cl->h->ops->random_fill(cl, dist, f16 ? TCNLA_FMT_FP16 : fmt, f16, seed, stream, rows,
+                                   cols, X, ld);
 }
 
 int tcnla_random_fill(tcnla_handle_t h, tcnla_rand_dist_t dist, tcnla_format_t fmt, uint64_t seed,
@@ -96,35 +98,58 @@ int tcnla_random_fill(tcnla_handle_t h, tcnla_rand_dist_t dist, tcnla_format_t f
     int st = check(h, dist, rows, cols, X, ld, 6);
     if (st) return st;
     if ((int)fmt < 0 || (int)fmt > (int)TCNLA_FMT_E5M2) return -3;
-    return fill(h, dist, fmt, seed, stream, rows, cols, X, ld, 4);
+    TN_GUARD(h);
+    tn_call_t cl;
+    tn_call_init(&cl, h);
+    return tn_random_fill(&cl, dist, fmt, 0, seed, stream, rows, cols, X, ld);
 }
 
 int tcnla_random_fill_f16(tcnla_handle_t h, tcnla_rand_dist_t dist, uint64_t seed,
                           uint64_t stream, int64_t rows, int64_t cols, uint16_t *X, int64_t ld) {
     int st = check(h, dist, rows, cols, X, ld, 5);
     if (st) return st;
-    return fill(h, dist, TCNLA_FMT_FP16, seed, stream, rows, cols, X, ld, 2);
+    TN_GUARD(h);
+    tn_call_t cl;
+    tn_call_init(&cl, h);
+    return tn_random_fill(&cl, dist, TCNLA_FMT_FP16, 1, seed, stream, rows, cols, X, ld);
 }
 
 int tn_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols, float *X,
                      int64_t ld) {
     if (fmt == TCNLA_FMT_FP32 || rows == 0 || cols == 0) return TCNLA_SUCCESS;
+    return h->ops->round_inplace(h, fmt, rows, cols, X, ld);
+}
+
+int tn_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+              uint16_t *Y, int64_t ldy) {
+    if (rows == 0 || cols == 0) return TCNLA_SUCCESS;
+    return h->ops->to_f16(h, rows, cols, X, ld, Y, ldy);
+}
+
+int tn_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A, int64_t lda,
+                  const float *E, int64_t lde, float *D, uint16_t *D16, int64_t ldd) {
+    if (rows == 0 || cols == 0) return TCNLA_SUCCESS;
+    return h->ops->add_matrix(h, rows, cols, A, lda, E, lde, D, D16, ldd);
+}
+
+int tn_copy_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *src, int64_t lds,
+                   float *dst, int64_t ldd) {
+    if (rows == 0 || cols == 0) return TCNLA_SUCCESS;
+    return h->ops->copy_matrix(h, rows, cols, src, lds, dst, ldd);
+}
+
+/* ---- the CPU backend's element-wise operations (src/core/backend.h) */
+int tn_cpu_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
+                         float *X, int64_t ld) {
     (void)h;
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_round_inplace(h, fmt, rows, cols, X, ld);
-#endif
 #pragma omp parallel for schedule(static)
     for (int64_t j = 0; j < cols; j++)
         for (int64_t i = 0; i < rows; i++) X[i + j * ld] = round_to(fmt, X[i + j * ld]);
     return TCNLA_SUCCESS;
 }
 
-int tn_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
-              uint16_t *Y, int64_t ldy) {
-    if (rows == 0 || cols == 0) return TCNLA_SUCCESS;
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA) return tn_cuda_to_f16(h, rows, cols, X, ld, Y, ldy);
-#endif
+int tn_cpu_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                  uint16_t *Y, int64_t ldy) {
     (void)h;
 #pragma omp parallel for schedule(static)
     for (int64_t j = 0; j < cols; j++)
@@ -133,13 +158,8 @@ int tn_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int6
     return TCNLA_SUCCESS;
 }
 
-int tn_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A, int64_t lda,
-                  const float *E, int64_t lde, float *D, uint16_t *D16, int64_t ldd) {
-    if (rows == 0 || cols == 0) return TCNLA_SUCCESS;
-#ifdef TCNLA_HAVE_CUDA
-    if (h->backend == TCNLA_BACKEND_CUDA)
-        return tn_cuda_add_matrix(h, rows, cols, A, lda, E, lde, D, D16, ldd);
-#endif
+int tn_cpu_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A, int64_t lda,
+                      const float *E, int64_t lde, float *D, uint16_t *D16, int64_t ldd) {
     (void)h;
 #pragma omp parallel for schedule(static)
     for (int64_t j = 0; j < cols; j++)
@@ -151,14 +171,10 @@ int tn_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A, 
     return TCNLA_SUCCESS;
 }
 
-int tn_copy_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *src, int64_t lds,
-                   float *dst, int64_t ldd) {
-    int st = TCNLA_SUCCESS;
-    if (lds == rows && ldd == rows)
-        return tcnla_memcpy(h, dst, src, sizeof(float) * (size_t)(rows * cols),
-                            TCNLA_MEMCPY_HANDLE_TO_HANDLE);
-    for (int64_t j = 0; j < cols && !st; j++)
-        st = tcnla_memcpy(h, dst + j * ldd, src + j * lds, sizeof(float) * (size_t)rows,
-                          TCNLA_MEMCPY_HANDLE_TO_HANDLE);
-    return st;
+int tn_cpu_copy_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *src,
+                       int64_t lds, float *dst, int64_t ldd) {
+    (void)h;
+    for (int64_t j = 0; j < cols; j++)
+        memmove(dst + j * ldd, src + j * lds, sizeof(float) * (size_t)rows);
+    return TCNLA_SUCCESS;
 }

@@ -110,16 +110,17 @@ static void update_c(int64_t m, int64_t n, float alpha, const float *R, float be
         }
 }
 
-int tn_cpu_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+int tn_cpu_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                 int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                 const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
                 int64_t ldc) {
+    tcnla_handle_t h = cl->h;
     if (!blas_int_ok(m, n, k, ldc)) return TCNLA_ERR_NOT_SUPPORTED;
     if (k == 0 || alpha == 0.0f) { /* C = beta * C; C not read when beta == 0 */
         for (int64_t j = 0; j < n; j++)
             for (int64_t i = 0; i < m; i++)
                 C[i + j * ldc] = beta == 0.0f ? 0.0f : beta * C[i + j * ldc];
-        h->last_method = method;
+        cl->info.method = method;
         return TCNLA_SUCCESS;
     }
     /* Workspace: Ap, Bp, then hi/lo of each, then R (m x n). */
@@ -151,7 +152,7 @@ int tn_cpu_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcn
         method = mi->fallback;
         mi = tn_method(method);
     }
-    h->last_method = method;
+    cl->info.method = method;
 
     const int im = (int)m, in = (int)n, ik = (int)k, ildc = (int)ldc;
     if (method == TCNLA_GEMM_NATIVE_FP32) {
@@ -198,4 +199,80 @@ int tn_cpu_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcn
     }
     update_c(m, n, alpha, R, beta, C, ldc);
     return TCNLA_SUCCESS;
+}
+
+/* TCNLA_GEMM_FP16 on FP16 operands (tn_gemm_f16): the operands widened
+ * (exactly) and the FP16 method, whose conversion then changes nothing. */
+int tn_cpu_gemm_f16(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
+                    int64_t k, float alpha, const uint16_t *A, int64_t lda, const uint16_t *B,
+                    int64_t ldb, float beta, float *C, int64_t ldc) {
+    const int64_t ar = ta == TCNLA_OP_N ? m : k, ac = ta == TCNLA_OP_N ? k : m;
+    const int64_t br = tb == TCNLA_OP_N ? k : n, bc = tb == TCNLA_OP_N ? n : k;
+    float *Aw = malloc(sizeof(float) * (size_t)(ar * ac));
+    float *Bw = malloc(sizeof(float) * (size_t)(br * bc));
+    int st = TCNLA_ERR_ALLOC;
+    if (Aw && Bw) {
+        for (int64_t j = 0; j < ac; j++)
+            for (int64_t i = 0; i < ar; i++) Aw[i + j * ar] = tcnla_f16_to_f32(A[i + j * lda]);
+        for (int64_t j = 0; j < bc; j++)
+            for (int64_t i = 0; i < br; i++) Bw[i + j * br] = tcnla_f16_to_f32(B[i + j * ldb]);
+        st = tn_cpu_gemm(cl, TCNLA_GEMM_FP16, ta, tb, m, n, k, alpha, Aw, ar, Bw, NULL, br, beta,
+                         C, ldc);
+    }
+    free(Aw), free(Bw);
+    return st;
+}
+
+/* The Ozaki scheme and FP64 products on the host (the backend's ozaki):
+ * FP64 data (out_prec 64: native DGEMM through BLAS, or the scheme), or
+ * FP32 data widened to FP64 (exactly), the scheme run for FP32 accuracy
+ * and the result rounded once (out_prec 32). */
+int tn_cpu_ozaki_op(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+                    int64_t m, int64_t n, int64_t k, double alpha, const void *Av, int64_t lda,
+                    const void *Bv, int64_t ldb, double beta, void *Cv, int64_t ldc,
+                    int out_prec) {
+    if (out_prec == 64) {
+        const double *A = Av, *B = Bv;
+        double *C = Cv;
+        if (k == 0 || alpha == 0.0) { /* C = beta * C; C not read when beta == 0 */
+            for (int64_t j = 0; j < n; j++)
+                for (int64_t i = 0; i < m; i++)
+                    C[i + j * ldc] = beta == 0.0 ? 0.0 : beta * C[i + j * ldc];
+            return TCNLA_SUCCESS;
+        }
+        if (method != TCNLA_GEMM_NATIVE_FP64)
+            return tn_cpu_ozaki(cl, method, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                                64);
+        if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX || ldb > INT_MAX ||
+            ldc > INT_MAX)
+            return TCNLA_ERR_NOT_SUPPORTED;
+        const int im = (int)m, in = (int)n, ik = (int)k, ia = (int)lda, ib = (int)ldb,
+                  ic = (int)ldc;
+        dgemm_(ta == TCNLA_OP_N ? "N" : "T", tb == TCNLA_OP_N ? "N" : "T", &im, &in, &ik, &alpha,
+               A, &ia, B, &ib, &beta, C, &ic);
+        return TCNLA_SUCCESS;
+    }
+    const float *A = Av, *B = Bv;
+    float *C = Cv;
+    const int64_t acols = ta == TCNLA_OP_N ? k : m, bcols = tb == TCNLA_OP_N ? n : k;
+    const int64_t arows = ta == TCNLA_OP_N ? m : k, brows = tb == TCNLA_OP_N ? k : n;
+    /* exactly the elements of op(A) and op(B): A's last column may end at lda - arows
+     * elements before what lda * acols would read */
+    const size_t na = acols ? (size_t)lda * (size_t)(acols - 1) + (size_t)arows : 0;
+    const size_t nb = bcols ? (size_t)ldb * (size_t)(bcols - 1) + (size_t)brows : 0;
+    const size_t nc = (size_t)m * (size_t)n;
+    double *Ad = malloc(sizeof(double) * (na + nb + nc + 1));
+    if (!Ad) return TCNLA_ERR_ALLOC;
+    double *Bd = Ad + na, *Cd = Bd + nb;
+    for (size_t i = 0; i < na; i++) Ad[i] = A[i];
+    for (size_t i = 0; i < nb; i++) Bd[i] = B[i];
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m; i++) Cd[i + j * m] = beta == 0.0 ? 0.0 : C[i + j * ldc];
+    int st = tn_cpu_ozaki(cl, method, ta, tb, m, n, k, alpha, Ad, lda, Bd, ldb, beta, Cd, m, 32);
+    if (st == TCNLA_SUCCESS) {
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = 0; i < m; i++) C[i + j * ldc] = (float)Cd[i + j * m];
+    }
+    free(Ad);
+    return st;
 }

@@ -46,11 +46,14 @@ static void ctx_release(struct tn_cuda_ctx *c) {
     free(c);
 }
 
-int tn_cuda_create(tcnla_handle_t h) {
+/* The caller (tcnla_create_on_device) has made `device` current and gives
+ * its own back after. */
+int tn_cuda_create(tcnla_handle_t h, int device) {
     struct tn_cuda_ctx *c = calloc(1, sizeof *c);
     if (!c) return TCNLA_ERR_ALLOC;
     int st = TCNLA_SUCCESS;
-    cudaError_t e = cudaGetDevice(&c->device);
+    c->device = device;
+    cudaError_t e = cudaSetDevice(device);
     if (e != cudaSuccess) {
         st = tn_cuda_err(e);
         goto fail;
@@ -238,10 +241,14 @@ int tn_cuda_set_stream(tcnla_handle_t h, void *stream) {
     return TCNLA_SUCCESS;
 }
 
-int tn_cuda_side_begin(tcnla_handle_t h) {
-    struct tn_cuda_ctx *c = h->cuda;
+cudaStream_t tn_cuda_call_stream(const tn_call_t *cl) {
+    return cl->side ? cl->h->cuda->side : cl->h->cuda->stream;
+}
+
+int tn_cuda_side_begin(tn_call_t *cl) {
+    struct tn_cuda_ctx *c = cl->h->cuda;
     cudaError_t e = cudaSuccess;
-    if (c->side_active) return TCNLA_ERR_INTERNAL;
+    if (cl->side) return TCNLA_ERR_INTERNAL;
     if (!c->side) {
         int lo = 0, hi = 0;
         e = cudaDeviceGetStreamPriorityRange(&lo, &hi);
@@ -258,39 +265,36 @@ int tn_cuda_side_begin(tcnla_handle_t h) {
     if (e == cudaSuccess) e = cudaEventRecord(c->ev_fork, c->stream);
     if (e == cudaSuccess) e = cudaStreamWaitEvent(c->side, c->ev_fork, 0);
     if (e != cudaSuccess) return tn_cuda_err(e);
-    c->main = c->stream;
-    c->stream = c->side;
-    c->side_active = 1;
+    cl->side = 1;
     return TCNLA_SUCCESS;
 }
 
-int tn_cuda_side_end(tcnla_handle_t h) {
-    struct tn_cuda_ctx *c = h->cuda;
-    if (!c->side_active) return TCNLA_SUCCESS;
+int tn_cuda_side_end(tn_call_t *cl) {
+    struct tn_cuda_ctx *c = cl->h->cuda;
+    if (!cl->side) return TCNLA_SUCCESS;
     cudaError_t e = cudaEventRecord(c->ev_join, c->side);
-    c->stream = c->main;
-    c->side_active = 0;
+    cl->side = 0;
     if (e != cudaSuccess) { /* nothing to wait for by event: wait here */
         cudaStreamSynchronize(c->side);
         return tn_cuda_err(e);
     }
-    c->side_pending = 1;
+    cl->side_pending = 1;
     return TCNLA_SUCCESS;
 }
 
-int tn_cuda_side_join(tcnla_handle_t h) {
-    struct tn_cuda_ctx *c = h->cuda;
-    int st = tn_cuda_side_end(h);
-    if (!c->side_pending) return st;
+int tn_cuda_side_join(tn_call_t *cl) {
+    struct tn_cuda_ctx *c = cl->h->cuda;
+    int st = tn_cuda_side_end(cl);
+    if (!cl->side_pending) return st;
     cudaError_t e = cudaStreamWaitEvent(c->stream, c->ev_join, 0);
     if (e != cudaSuccess) e = cudaStreamSynchronize(c->side);
-    c->side_pending = 0;
+    cl->side_pending = 0;
     return st ? st : tn_cuda_err(e);
 }
 
-int tn_cuda_defer_begin(tcnla_handle_t h) {
-    struct tn_cuda_ctx *c = h->cuda;
-    if (c->defer || c->defer_held || c->side_active) return TCNLA_ERR_INTERNAL;
+int tn_cuda_defer_begin(tn_call_t *cl) {
+    struct tn_cuda_ctx *c = cl->h->cuda;
+    if (cl->defer || cl->side) return TCNLA_ERR_INTERNAL;
     const char *env = getenv("TCNLA_DEFER"); /* =0: the comparison without deferral */
     if (env && env[0] == '0') return TCNLA_ERR_NOT_SUPPORTED;
     cudaError_t e = cudaSuccess;
@@ -301,15 +305,16 @@ int tn_cuda_defer_begin(tcnla_handle_t h) {
     }
     e = cudaMemsetAsync(c->defer_mem, 0, sizeof(int) * TN_DEFER_SLOTS, c->stream);
     if (e != cudaSuccess) return tn_cuda_err(e);
-    c->defer = c->defer_mem;
+    cl->defer = c->defer_mem;
+    cl->defer_held = 0;
     return TCNLA_SUCCESS;
 }
 
-int tn_cuda_defer_end(tcnla_handle_t h, int *flags) {
-    struct tn_cuda_ctx *c = h->cuda;
+int tn_cuda_defer_end(tn_call_t *cl, int *flags) {
+    struct tn_cuda_ctx *c = cl->h->cuda;
     memset(flags, 0, sizeof(int) * TN_DEFER_SLOTS);
-    if (!c->defer && !c->defer_held) return TCNLA_SUCCESS;
-    c->defer = NULL, c->defer_held = 0;
+    if (!cl->defer) return TCNLA_SUCCESS;
+    cl->defer = NULL, cl->defer_held = 0;
     int *hp = (int *)c->pinned;
     cudaError_t e = cudaMemcpyAsync(hp, c->defer_mem, sizeof(int) * TN_DEFER_SLOTS,
                                     cudaMemcpyDeviceToHost, c->stream);
@@ -317,16 +322,6 @@ int tn_cuda_defer_end(tcnla_handle_t h, int *flags) {
     if (e != cudaSuccess) return tn_cuda_err(e);
     memcpy(flags, hp, sizeof(int) * TN_DEFER_SLOTS);
     return TCNLA_SUCCESS;
-}
-
-void tn_cuda_defer_hold(tcnla_handle_t h, int hold) {
-    struct tn_cuda_ctx *c = h->cuda;
-    if (hold && c->defer) c->defer = NULL, c->defer_held = 1;
-    else if (!hold && c->defer_held) c->defer = c->defer_mem, c->defer_held = 0;
-}
-
-int tn_cuda_side_fill_blocks(tcnla_handle_t h) {
-    return h->cuda->side_active ? h->cuda->sm_count : 0;
 }
 
 int tn_cuda_synchronize(tcnla_handle_t h) {

@@ -223,10 +223,10 @@ static unsigned trust_mask(const tcnla_gemm_method_t *meths, int nm, const int *
     return mask;
 }
 
-static void trust_record(struct tn_cuda_ctx *c, const float *A, int64_t ld, int64_t rows,
+static void trust_record(tn_call_t *cl, const float *A, int64_t ld, int64_t rows,
                          int64_t cols, unsigned mask, unsigned mrows, unsigned mcols) {
-    c->trust.base = (uintptr_t)A, c->trust.ld = ld, c->trust.rows = rows, c->trust.cols = cols;
-    c->trust.mask = mask, c->trust.mask_rows = mrows, c->trust.mask_cols = mcols;
+    cl->trust.base = (uintptr_t)A, cl->trust.ld = ld, cl->trust.rows = rows, cl->trust.cols = cols;
+    cl->trust.mask = mask, cl->trust.mask_rows = mrows, cl->trust.mask_cols = mcols;
 }
 
 /* the bounded pass first (TCNLA_TRUST_BOUNDED=0: never; read at each call) */
@@ -235,10 +235,11 @@ static int bounded_wanted(void) {
     return !(e && e[0] == '0' && e[1] == 0);
 }
 
-int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, int64_t cols,
+int tn_cuda_trust(tn_call_t *cl, const float *A, int64_t ld, int64_t rows, int64_t cols,
                   const tcnla_gemm_method_t *meths, int nm) {
+    tcnla_handle_t h = cl->h;
     struct tn_cuda_ctx *c = h->cuda;
-    c->trust.mask = c->trust.mask_rows = c->trust.mask_cols = 0;
+    cl->trust.mask = cl->trust.mask_rows = cl->trust.mask_cols = 0;
     if (!A || rows <= 0 || cols <= 0 || ld < rows) return TCNLA_SUCCESS;
     int st = cu_st((int)cudaSetDevice(c->device));
     if (st) return st;
@@ -283,7 +284,7 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
         if (!f[1] && !f[2]) mrows |= 1u << m;
         if (!f[4] && !f[5]) mcols |= 1u << m;
     }
-    trust_record(c, A, ld, rows, cols, mask, mrows, mcols);
+    trust_record(cl, A, ld, rows, cols, mask, mrows, mcols);
     return TCNLA_SUCCESS;
 }
 
@@ -308,27 +309,28 @@ int tn_cuda_trust(tcnla_handle_t h, const float *A, int64_t ld, int64_t rows, in
  * runs tn_cuda_trust and the product as before. Every kind must be fast
  * (tn_rchk_fast), else not taken; FP16's not with TCNLA_TRUST_BOUNDED=0
  * either (tn_cuda_trust's exact pass alone). */
-static int finite16(const struct tn_cuda_ctx *c, const uint16_t *X, int64_t ld, int64_t rows,
+static int finite16(const tn_call_t *cl, const uint16_t *X, int64_t ld, int64_t rows,
                     int64_t cols, int64_t stride, int64_t batch);
-static int trusted(const struct tn_cuda_ctx *c, tcnla_gemm_method_t method, const float *X,
+static int trusted(const tn_call_t *cl, tcnla_gemm_method_t method, const float *X,
                    int64_t ld, int64_t rows, int64_t cols, int64_t stride, int64_t batch,
                    int vcol);
 
-int tn_cuda_gemm_trusting(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta,
+int tn_cuda_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta,
                           int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
                           const float *B, const uint16_t *B16, int64_t ldb, float *C,
                           int64_t ldc, const tcnla_gemm_method_t *meths, int nm, int *done) {
+    tcnla_handle_t h = cl->h;
     struct tn_cuda_ctx *c = h->cuda;
     const int sh = method == TCNLA_GEMM_SHGEMM_FP16, tra = ta == TCNLA_OP_T;
     const int kmode = kmode_of(TCNLA_GEMM_SHGEMM_FP16); /* (both: FP16 operands) */
     const int64_t arows = tra ? k : m, acols = tra ? m : k;
     *done = 0;
-    c->trust.mask = c->trust.mask_rows = c->trust.mask_cols = 0;
+    cl->trust.mask = cl->trust.mask_rows = cl->trust.mask_cols = 0;
     if (m <= 0 || n <= 0 || k <= 0 || m > INT_MAX || k > INT_MAX || n > INT_MAX ||
         ldb > INT_MAX || ldc > INT_MAX || lda < arows || (sh && lda != arows) || !A ||
         !trust_methods(meths, nm, method) || !sm90_wanted(c, kmode))
         return TCNLA_SUCCESS;
-    if (sh ? tra || n > 64 || !B16 || !finite16(c, B16, ldb, k, n, 0, 1)
+    if (sh ? tra || n > 64 || !B16 || !finite16(cl, B16, ldb, k, n, 0, 1)
            : method != TCNLA_GEMM_FP16 || !B || B16 || !bounded_wanted() ||
                  !f16_sm90(c, TCNLA_OP_N, m, n, k, A, lda, 0))
         return TCNLA_SUCCESS;
@@ -386,9 +388,9 @@ int tn_cuda_gemm_trusting(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op
         if (idx[mm] >= 0 && (need & (1u << idx[mm])) &&
             trust_methods(meths, nm, (tcnla_gemm_method_t)mm))
             mvec |= 1u << mm;
-    trust_record(c, A, lda, arows, acols, mask, mvec, mvec);
-    h->last_method = method;
-    c->sm90_path = sh ? 1 : 5;
+    trust_record(cl, A, lda, arows, acols, mask, mvec, mvec);
+    cl->info.method = method;
+    cl->info.path = sh ? 1 : 5;
     *done = 1;
     return TCNLA_SUCCESS;
 }
@@ -408,17 +410,18 @@ int tn_cuda_hosvd_fused_possible(tcnla_handle_t h, int64_t I1, int64_t J1, int64
            I1 % (32 * tn_cu_sm90_chunk(kmode_of(TCNLA_GEMM_TCEC_FP16))) == 0;
 }
 
-int tn_cuda_hosvd_fused(tcnla_handle_t h, int64_t I1, int64_t I2, int64_t T, const float *A,
+int tn_cuda_hosvd_fused(tn_call_t *cl, int64_t I1, int64_t I2, int64_t T, const float *A,
                         const float *Q, int64_t J1, const uint16_t *Om, int64_t J2, float *Out,
                         float *W, int *done) {
+    tcnla_handle_t h = cl->h;
     struct tn_cuda_ctx *c = h->cuda;
     const tcnla_gemm_method_t mc = TCNLA_GEMM_TCEC_FP16, mp = TCNLA_GEMM_SHGEMM_FP16;
     *done = 0;
     const int64_t rest = I2 * T;
     if (!sm90_wanted(c, kmode_of(mc)) || !sm90_wanted(c, kmode_of(mp)) || rest > INT_MAX ||
         !tn_cu_sm90_hosvd_fused_ok(I1, I2, T, A, Q, I1, J1, Om, I1 * T, J2, c->smem_optin) ||
-        !trusted(c, mc, A, I1, I1, rest, 0, 1, 1) || !trusted(c, mp, A, I1, I1, I2, I1 * I2, T, 1) ||
-        !finite16(c, Om, I1 * T, I1 * T, J2, 0, 1))
+        !trusted(cl, mc, A, I1, I1, rest, 0, 1, 1) || !trusted(cl, mp, A, I1, I1, I2, I1 * I2, T, 1) ||
+        !finite16(cl, Om, I1 * T, I1 * T, J2, 0, 1))
         return TCNLA_SUCCESS;
     int st = cu_st((int)cudaSetDevice(c->device));
     if (st) return st;
@@ -439,12 +442,12 @@ int tn_cuda_hosvd_fused(tcnla_handle_t h, int64_t I1, int64_t I2, int64_t T, con
     float *P = (float *)(w + al(64) + al(tn_cu_check_scratch(J1)));
     cudaStream_t stream = c->stream;
     const tn_method_info *mi = tn_method(mc);
-    int *fl = c->defer ? c->defer + TN_DEFER_GEMM : dflags;
-    if (!c->defer && (st = cu_st((int)cudaMemsetAsync(dflags, 0, 64, stream)))) return st;
+    int *fl = tn_call_defer(cl) ? tn_call_defer(cl) + TN_DEFER_GEMM : dflags;
+    if (!tn_call_defer(cl) && (st = cu_st((int)cudaMemsetAsync(dflags, 0, 64, stream)))) return st;
     if ((st = cu_st(tn_cu_check_f32(Q, I1, I1, J1, 1, rchk_of(mi), mi->tol_bits, fl, scratch,
                                     stream))))
         return st;
-    if (!c->defer) {
+    if (!tn_call_defer(cl)) {
         int *hf = (int *)c->pinned;
         if ((st = cu_st((int)cudaMemcpyAsync(hf, dflags, 3 * sizeof(int),
                                              cudaMemcpyDeviceToHost, stream))) ||
@@ -456,46 +459,28 @@ int tn_cuda_hosvd_fused(tcnla_handle_t h, int64_t I1, int64_t I2, int64_t T, con
                                          I2, P, per, c->smem_optin, stream);
     if (e == (int)cudaErrorNotSupported) return TCNLA_SUCCESS; /* nothing queued */
     if ((st = cu_st(e))) return st;
-    h->last_method = mc;
+    cl->info.method = mc;
     *done = 1;
     return TCNLA_SUCCESS;
 }
 
-void tn_cuda_bounded(tcnla_handle_t h, int delta) {
-    if (h && h->cuda) h->cuda->bounded += delta;
-}
-
-void tn_cuda_untrust(tcnla_handle_t h) {
-    if (h && h->cuda) {
-        h->cuda->trust.mask = h->cuda->trust.mask_rows = h->cuda->trust.mask_cols = 0;
-        h->cuda->f16_lo = h->cuda->f16_hi = 0;
-    }
-}
-
-void tn_cuda_trust_f16(tcnla_handle_t h, const uint16_t *X, size_t count) {
-    if (h && h->cuda) {
-        h->cuda->f16_lo = (uintptr_t)X;
-        h->cuda->f16_hi = X ? (uintptr_t)(X + count) : 0;
-    }
-}
-
 /* The FP16 view X (rows x cols, ld; batch views stride apart) lies inside
  * the range tn_cuda_trust_f16 recorded. */
-static int finite16(const struct tn_cuda_ctx *c, const uint16_t *X, int64_t ld, int64_t rows,
+static int finite16(const tn_call_t *cl, const uint16_t *X, int64_t ld, int64_t rows,
                     int64_t cols, int64_t stride, int64_t batch) {
-    if (!X || c->f16_hi <= c->f16_lo || rows <= 0 || cols <= 0 || batch <= 0 || ld < rows ||
+    if (!X || cl->f16_hi <= cl->f16_lo || rows <= 0 || cols <= 0 || batch <= 0 || ld < rows ||
         stride < 0)
         return 0;
     const uint64_t last = (uint64_t)(batch - 1) * (uint64_t)stride +
                           (uint64_t)(cols - 1) * (uint64_t)ld + (uint64_t)rows;
     const uintptr_t x = (uintptr_t)X;
-    return x >= c->f16_lo && x < c->f16_hi && last <= (uint64_t)(c->f16_hi - x) / 2;
+    return x >= cl->f16_lo && x < cl->f16_hi && last <= (uint64_t)(cl->f16_hi - x) / 2;
 }
 
-static int trusted(const struct tn_cuda_ctx *c, tcnla_gemm_method_t method, const float *X,
+static int trusted(const tn_call_t *cl, tcnla_gemm_method_t method, const float *X,
                    int64_t ld, int64_t rows, int64_t cols, int64_t stride, int64_t batch,
                    int vcol) {
-    return tn_trust_covers(&c->trust, (int)method, (uintptr_t)X, ld, rows, cols, stride, batch,
+    return tn_trust_covers(&cl->trust, (int)method, (uintptr_t)X, ld, rows, cols, stride, batch,
                            vcol);
 }
 
@@ -507,10 +492,11 @@ static int trusted(const struct tn_cuda_ctx *c, tcnla_gemm_method_t method, cons
  * are clear. *taken = 0: a flag was set, or the path cannot run: the
  * caller goes down the checked path, which decides (NaN / Inf, range,
  * fallback) as always; C is untouched. */
-static int gemm_wide(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+static int gemm_wide(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                      int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                      const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
                      int64_t ldc, int *taken) {
+    tcnla_handle_t h = cl->h;
     struct tn_cuda_ctx *c = h->cuda;
     *taken = 0;
     const int kmode = kmode_of(method);
@@ -522,12 +508,12 @@ static int gemm_wide(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta
     const tn_method_info *mi = tn_method(method);
     const int kind = rchk_of(mi);
     const int64_t arows = ta == TCNLA_OP_N ? m : k, acols = ta == TCNLA_OP_N ? k : m;
-    const int trA = trusted(c, method, A, lda, arows, acols, 0, 1, ta == TCNLA_OP_T);
+    const int trA = trusted(cl, method, A, lda, arows, acols, 0, 1, ta == TCNLA_OP_T);
     /* B: SHGEMM's FP16 B as given, or FP32 B rounded to FP16 (RN) here;
      * TCEC's Bhi / Blo from the pre-split pass (with B's check) */
     const int64_t ldb16 = round_up(k, 8);
-    const int trB = B16 ? finite16(c, B16, ldb, k, n, 0, 1)
-                        : !sh && trusted(c, method, B, ldb, k, n, 0, 1, 1);
+    const int trB = B16 ? finite16(cl, B16, ldb, k, n, 0, 1)
+                        : !sh && trusted(cl, method, B, ldb, k, n, 0, 1, 1);
     const int defer = !(trA && trB);
     const size_t bbytes = sh ? (B16 ? 0 : 2 * (size_t)ldb16 * (size_t)n)
                              : tn_cu_sm90_ps_bytes(kmode, 1, 0, m, n, k);
@@ -586,15 +572,16 @@ static int gemm_wide(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta
         if (hf[0] || hf[1] || hf[2]) return TCNLA_SUCCESS;
     }
     *taken = 1;
-    h->last_method = method;
-    c->sm90_path = 4;
+    cl->info.method = method;
+    cl->info.path = 4;
     return TCNLA_SUCCESS;
 }
 
-int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                  int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
                  const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
                  int64_t ldc) {
+    tcnla_handle_t h = cl->h;
     struct tn_cuda_ctx *c = h->cuda;
     if (!c) return TCNLA_ERR_INTERNAL;
     if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX || ldb > INT_MAX ||
@@ -606,13 +593,13 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
 
     if (k == 0 || alpha == 0.0f) { /* C = beta * C; C not read when beta == 0 */
         if ((st = cu_st(tn_cu_scale(beta, C, ldc, m, n, stream)))) return st;
-        h->last_method = method;
+        cl->info.method = method;
         return TCNLA_SUCCESS;
     }
 
     if (tn_method(method)->tensor_core) {
         int taken = 0;
-        if ((st = gemm_wide(h, method, ta, tb, m, n, k, alpha, A, lda, B, B16, ldb, beta, C, ldc,
+        if ((st = gemm_wide(cl, method, ta, tb, m, n, k, alpha, A, lda, B, B16, ldb, beta, C, ldc,
                             &taken)) ||
             taken)
             return st;
@@ -657,7 +644,7 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     int ps = 0;  /* the pre-split path */
     int acl = 0; /* op(A) split inside clusters: no pass over it, checked on its own */
     const int ps_splits = splits_for(method, m, n, k, c->sm_count);
-    if (kmode >= 0 && c->bounded <= 0 && sm90_wanted(c, kmode) &&
+    if (kmode >= 0 && cl->bounded <= 0 && sm90_wanted(c, kmode) &&
         tn_cu_sm90_ps_wanted(kmode, m, n, k, ps_splits)) {
         acl = tn_cu_sm90_ps_a_in_cluster(kmode, ta == TCNLA_OP_T, m, n, k, ps_splits);
         psb = al(tn_cu_sm90_ps_bytes(kmode, acl, tb == TCNLA_OP_T, m, n, k));
@@ -678,9 +665,9 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     /* the checks' flags: this call's, or a driver's deferred verdicts
      * (tn_cuda_defer_begin: no wait here, the product runs as planned and
      * the driver redoes it where a flag comes up) */
-    int *fl = c->defer ? c->defer + TN_DEFER_GEMM : dflags;
+    int *fl = tn_call_defer(cl) ? tn_call_defer(cl) + TN_DEFER_GEMM : dflags;
     int need_sync = 0;
-    if ((convert_b || mi->tensor_core) && !c->defer) {
+    if ((convert_b || mi->tensor_core) && !tn_call_defer(cl)) {
         if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64, stream)))) return st;
     }
     if (convert_b) { /* SHGEMM via tcnla_sgemm: B rounded to FP16 (RN) */
@@ -697,7 +684,7 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
         int kind = mi->fp16_range ? rchk_of(mi) : TN_RCHK_NONE;
         /* rows of op(A): the rows of A (op N) or its columns (op T) */
         /* (the pre-split path checks A and FP32 B in its pass over them) */
-        const int trA = trusted(c, method, A, lda, s.arows, s.acols, 0, 1, ta == TCNLA_OP_T);
+        const int trA = trusted(cl, method, A, lda, s.arows, s.acols, 0, 1, ta == TCNLA_OP_T);
         if (ps && !acl) {
             if ((st = cu_st(tn_cu_sm90_ps_split(kmode, 0, 0, ta == TCNLA_OP_T, m, n, k, A, lda, psw,
                                                 kind, mi->tol_bits, fl, trA ? NULL : scratch,
@@ -713,12 +700,12 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
         }
         /* columns of op(B); SHGEMM's FP16 B needs no range check, nor
          * the NaN / Inf one where a driver drew it (tn_cuda_trust_f16) */
-        if (Bh && !(Bh == B16 && finite16(c, Bh, ldbh, s.brows, s.bcols, 0, 1))) {
+        if (Bh && !(Bh == B16 && finite16(cl, Bh, ldbh, s.brows, s.bcols, 0, 1))) {
             if ((st = cu_st(tn_cu_check_f16(Bh, ldbh, s.brows, s.bcols, fl, stream))))
                 return st;
             need_sync = 1;
         } else if (!Bh) {
-            const int trB = trusted(c, method, B, ldb, s.brows, s.bcols, 0, 1, tb == TCNLA_OP_N);
+            const int trB = trusted(cl, method, B, ldb, s.brows, s.bcols, 0, 1, tb == TCNLA_OP_N);
             if (ps) {
                 if ((st = cu_st(tn_cu_sm90_ps_split(kmode, acl, 1, tb == TCNLA_OP_T, m, n, k, B, ldb,
                                                     psw, kind, mi->tol_bits, fl,
@@ -734,7 +721,7 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
             }
         }
     }
-    if (need_sync && !c->defer) {
+    if (need_sync && !tn_call_defer(cl)) {
         int *hf = (int *)c->pinned;
         if ((st = cu_st((int)cudaMemcpyAsync(hf, dflags, 3 * sizeof(int),
                                              cudaMemcpyDeviceToHost, stream))))
@@ -749,7 +736,7 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
         }
         mi = tn_method(method);
     }
-    h->last_method = method;
+    cl->info.method = method;
 
     const cublasOperation_t opa = ta == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T;
     const cublasOperation_t opb = tb == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T;
@@ -809,7 +796,7 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
                                               beta, C, ldc, c->smem_optin, stream, NULL, NULL,
                                               NULL, NULL);
             if (e != (int)cudaErrorNotSupported) {
-                c->sm90_path = 5;
+                cl->info.path = 5;
                 return cu_st(e);
             }
             return TCNLA_ERR_INTERNAL; /* (f16_sm90 said it runs) */
@@ -877,21 +864,21 @@ int tn_cuda_gemm(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tc
     float *P = NULL;
     if (splits > 1 && !(P = carve(&cv, 4 * (size_t)splits * (size_t)m * (size_t)n)))
         return TCNLA_ERR_INTERNAL;
-    c->sm90_path = 0;
+    cl->info.path = 0;
     if (sm90_wanted(c, mode)) { /* Hopper: wgmma fed by TMA (same tiles, splits and P) */
         if (ps && mode == kmode) { /* (not after a fallback to another method) */
             int e = tn_cu_tc_gemm_sm90_ps(mode, acl, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k,
                                           alpha, Ak, ldak, Bk, ldbk, beta, C, ldc, splits, P, psw,
                                           psb, ps_done, c->sm_count, c->smem_optin, stream);
-            c->sm90_path = acl ? 3 : 2;
+            cl->info.path = acl ? 3 : 2;
             if (e != (int)cudaErrorNotSupported) return cu_st(e);
         }
         int e = tn_cu_tc_gemm_sm90(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha, Ak,
                                    ldak, Bk, ldbk, beta, C, ldc, splits, P, c->smem_optin, stream,
                                    NULL, NULL);
-        c->sm90_path = 1;
+        cl->info.path = 1;
         if (e != (int)cudaErrorNotSupported) return cu_st(e);
-        c->sm90_path = 0;
+        cl->info.path = 0;
     }
     return cu_st(tn_cu_tc_gemm(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha, Ak, ldak,
                                Bk, ldbk, beta, C, ldc, splits, P, c->smem_optin, stream));
@@ -930,11 +917,12 @@ static int reduce_group(int64_t gn, const float *P, int64_t m, int64_t n, int64_
                                      stream));
 }
 
-int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta,
+int tn_cuda_gemm_batched(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta,
                          tcnla_op_t tb, int64_t m, int64_t n, int64_t k, float alpha,
                          const float *A, int64_t lda, int64_t sa, const float *B,
                          const uint16_t *B16, int64_t ldb, int64_t sb, float beta, float *C,
                          int64_t ldc, int64_t sc, int64_t batch, int reduce) {
+    tcnla_handle_t h = cl->h;
     struct tn_cuda_ctx *c = h->cuda;
     if (!c) return TCNLA_ERR_INTERNAL;
     if (batch < 2 || k == 0 || alpha == 0.0f) return TN_BATCH_LOOP;
@@ -965,7 +953,7 @@ int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_
     const float zero = 0.0f;
 
     if (native) {
-        h->last_method = method;
+        cl->info.method = method;
         if (!reduce)
             return cublas_st(cublasGemmStridedBatchedEx(
                 c->cublas, opa, opb, (int)m, (int)n, (int)k, &alpha, A, CUDA_R_32F, (int)lda,
@@ -1028,7 +1016,7 @@ int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_
     if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64, stream)))) return st;
     int checked = 0; /* what tn_cuda_trust covers is not read again */
     if (!(mi->tensor_core &&
-          trusted(c, method, A, lda, s.arows, s.acols, sa, nba, ta == TCNLA_OP_T))) {
+          trusted(cl, method, A, lda, s.arows, s.acols, sa, nba, ta == TCNLA_OP_T))) {
         if ((st = cu_st(tn_cu_check_f32_batched(A, lda, sa, s.arows, s.acols, nba,
                                                 ta == TCNLA_OP_T, kind, mi->tol_bits, dflags,
                                                 scratch, stream))))
@@ -1036,13 +1024,13 @@ int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_
         checked = 1;
     }
     if (B16) {
-        if (!finite16(c, B16, ldb, s.brows, s.bcols, sb, nbb)) {
+        if (!finite16(cl, B16, ldb, s.brows, s.bcols, sb, nbb)) {
             st = cu_st(tn_cu_check_f16_batched(B16, ldb, sb, s.brows, s.bcols, nbb, dflags,
                                                stream));
             checked = 1;
         }
     } else if (!(mi->tensor_core &&
-                 trusted(c, method, B, ldb, s.brows, s.bcols, sb, nbb, tb == TCNLA_OP_N))) {
+                 trusted(cl, method, B, ldb, s.brows, s.bcols, sb, nbb, tb == TCNLA_OP_N))) {
         st = cu_st(tn_cu_check_f32_batched(B, ldb, sb, s.brows, s.bcols, nbb, tb == TCNLA_OP_N,
                                            kind, mi->tol_bits, dflags, scratch, stream));
         checked = 1;
@@ -1057,7 +1045,7 @@ int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_
         if ((st = cu_st((int)cudaStreamSynchronize(stream)))) return st;
     }
     if (hf[1] || (mi->fp16_range && hf[2])) return TN_BATCH_LOOP; /* product by product */
-    h->last_method = method;
+    cl->info.method = method;
 
     if (slabs) {
         const int e = tn_cu_tc_gemm_sm90_slabs(mode, m, n, k, batch, alpha, A, lda, sa, Bk, ldb,
@@ -1110,9 +1098,10 @@ int tn_cuda_gemm_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_
     return TCNLA_SUCCESS;
 }
 
-int tn_cuda_gemm_f16(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
+int tn_cuda_gemm_f16(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
                      int64_t k, float alpha, const uint16_t *A, int64_t lda, const uint16_t *B,
                      int64_t ldb, float beta, float *C, int64_t ldc) {
+    tcnla_handle_t h = cl->h;
     struct tn_cuda_ctx *c = h->cuda;
     return cublas_st(cublasGemmEx(c->cublas, ta == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T,
                                   tb == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T, (int)m, (int)n,

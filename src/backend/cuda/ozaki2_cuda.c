@@ -61,7 +61,6 @@ static size_t block_bytes(int nmod, int64_t mbp, int64_t nbp, int64_t kp) {
            al(4 * (size_t)mbp * (size_t)nbp) + al(N * (size_t)mbp * (size_t)nbp);
 }
 
-size_t tn_oz_budget(tcnla_handle_t h); /* ozaki_cuda.c */
 
 
 /* TCNLA_OZ2_TIMING=1: a line per call on stderr with the time of each
@@ -217,9 +216,10 @@ static int blocking(int nmod, int64_t m, int64_t n, int64_t kp, size_t bud, int6
     return TCNLA_SUCCESS;
 }
 
-int tn_cuda_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
+int tn_cuda_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
                    int64_t k, double alpha, const void *A, int64_t lda, const void *B,
                    int64_t ldb, double beta, void *C, int64_t ldc, int f32, int out_prec) {
+    tcnla_handle_t h = cl->h;
     struct tn_cuda_ctx *c = h->cuda;
     cudaStream_t s = c->stream;
     if (m > OZ2_MAX_VECTORS || n > OZ2_MAX_VECTORS || k > INT_MAX - 64)
@@ -244,8 +244,8 @@ int tn_cuda_ozaki2(tcnla_handle_t h, tcnla_op_t ta, tcnla_op_t tb, int64_t m, in
     tn_oz2_consts_t cs;
     if (!st) {
         tn_oz2_consts(pl.n, &cs);
-        h->ozaki_slices[0] = h->ozaki_slices[1] = h->ozaki_slices[2] = pl.n;
-        h->ozaki_scheme = 2;
+        cl->info.ozaki_d = cl->info.ozaki_slices_a = cl->info.ozaki_slices_b = pl.n;
+        cl->info.ozaki_scheme = 2;
     }
 
     /* blocking for the workspace budget (never changes a bit) */

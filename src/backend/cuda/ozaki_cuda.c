@@ -260,15 +260,16 @@ static int any_nonfinite(struct tn_cuda_ctx *c, int f32, const void *A, int64_t 
 }
 
 /* C = alpha op(A) op(B) + beta C, FP64 device data. */
-static int ozaki_f64(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+static int ozaki_f64(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                      int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
                      const double *B, int64_t ldb, double beta, double *C, int64_t ldc,
                      int out_prec) {
+    tcnla_handle_t h = cl->h;
     struct tn_cuda_ctx *c = h->cuda;
     cudaStream_t s = c->stream;
     int st;
     if (k == 0 || alpha == 0.0) { /* C = beta C; C not read when beta == 0 */
-        h->last_method = method;
+        cl->info.method = method;
         return cuk(tn_oz_dscale(beta, C, ldc, m, n, s));
     }
     const int64_t arows = ta == TCNLA_OP_N ? m : k, acols = ta == TCNLA_OP_N ? k : m;
@@ -280,20 +281,20 @@ static int ozaki_f64(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta
         if (m > INT_MAX || n > INT_MAX || k > INT_MAX || lda > INT_MAX || ldb > INT_MAX ||
             ldc > INT_MAX)
             return TCNLA_ERR_NOT_SUPPORTED;
-        h->last_method = TCNLA_GEMM_NATIVE_FP64;
+        cl->info.method = TCNLA_GEMM_NATIVE_FP64;
         return cb_st(cublasDgemm(c->cublas, ta == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T,
                                  tb == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T, (int)m, (int)n,
                                  (int)k, &alpha, A, (int)lda, B, (int)ldb, &beta, C, (int)ldc));
     }
-    h->last_method = method;
+    cl->info.method = method;
 
     const opnd_t oa = {A, ta == TCNLA_OP_N ? 1 : lda, ta == TCNLA_OP_N ? lda : 1, m};
     const opnd_t ob = {B, tb == TCNLA_OP_N ? ldb : 1, tb == TCNLA_OP_N ? 1 : ldb, n};
     oz_t oz;
     if ((st = make_plan(h, method, &oa, &ob, k, out_prec, &oz))) return st;
     const tn_ozaki_plan_t *pl = &oz.pl;
-    h->ozaki_slices[0] = pl->d, h->ozaki_slices[1] = pl->smax_a, h->ozaki_slices[2] = pl->smax_b;
-    h->ozaki_scheme = 1;
+    cl->info.ozaki_d = pl->d, cl->info.ozaki_slices_a = pl->smax_a;
+    cl->info.ozaki_slices_b = pl->smax_b, cl->info.ozaki_scheme = 1;
     if (oz.kbp > INT_MAX || pl->nkb > 65535) return TCNLA_ERR_NOT_SUPPORTED;
 
     /* blocking in m and n for the workspace budget (never changes a bit) */
@@ -384,9 +385,10 @@ static int ozaki_f64(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta
     return st;
 }
 
-int tn_cuda_ozaki(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+int tn_cuda_ozaki(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                   int64_t m, int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
                   const void *B, int64_t ldb, double beta, void *C, int64_t ldc, int out_prec) {
+    tcnla_handle_t h = cl->h;
     struct tn_cuda_ctx *c = h->cuda;
     if (!c) return TCNLA_ERR_INTERNAL;
     if (method != TCNLA_GEMM_OZAKI_FP16 && method != TCNLA_GEMM_OZAKI_INT8 &&
@@ -402,18 +404,18 @@ int tn_cuda_ozaki(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, t
          * the scheme I path's way (native DGEMM), and AUTO falls back to
          * scheme I when scheme II cannot do it (> 20 moduli, > 2M rows) */
         const int f32 = out_prec == 32;
-        st = tn_cuda_ozaki2(h, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, f32,
+        st = tn_cuda_ozaki2(cl, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, f32,
                             out_prec);
         /* Inf / NaN (found by the plan's first pass, nothing written) go on below */
         if (st != TN_OZ2_NONFINITE &&
             !((st == TCNLA_ERR_RANGE || st == TCNLA_ERR_NOT_SUPPORTED) &&
               h->ozaki.scheme == TCNLA_OZAKI_SCHEME_AUTO)) {
-            if (!st) h->last_method = method;
+            if (!st) cl->info.method = method;
             return st;
         }
     }
     if (out_prec == 64)
-        return ozaki_f64(h, method, ta, tb, m, n, k, alpha, (const double *)A, lda,
+        return ozaki_f64(cl, method, ta, tb, m, n, k, alpha, (const double *)A, lda,
                          (const double *)B, ldb, beta, (double *)C, ldc, 64);
     /* FP32 data: widened exactly, the scheme for FP32 accuracy, one rounding */
     cudaStream_t s = c->stream;
@@ -435,7 +437,7 @@ int tn_cuda_ozaki(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t ta, t
     if (!st && beta != 0.0)
         st = cuk(tn_cu_convert(TN_CONV_F32_TO_F64, C, ldc, Cd, m, m, n, NULL, s));
     if (!st)
-        st = ozaki_f64(h, method, ta, tb, m, n, k, alpha, Ad, TN_MAX(arows, 1), Bd,
+        st = ozaki_f64(cl, method, ta, tb, m, n, k, alpha, Ad, TN_MAX(arows, 1), Bd,
                        TN_MAX(brows, 1), beta, Cd, m, 32);
     if (!st) st = cuk(tn_cu_epilogue_f64(1.0f, Cd, 0.0f, (float *)C, ldc, m, n, s));
     int st2 = cu(cudaFreeAsync(Ad, s));

@@ -36,29 +36,126 @@ struct tn_cuda_ctx {
     void *pinned;               /* small pinned host buffer (flags read back) */
     size_t pinned_bytes;
     struct tn_i8_state *i8;     /* INT8 products of Ozaki scheme II (i8gemm_cuda.c) */
-    tn_trust_t trust;           /* an operand checked once (tn_cuda_trust) */
-    uintptr_t f16_lo, f16_hi;   /* FP16 bits a driver drew itself (tn_cuda_trust_f16) */
-    int bounded;                /* > 0: inside tn_bounded_begin / _end (no pre-split path) */
     cudaMemPool_t pool;         /* the drivers' scratch (tn_scratch_malloc), stream-ordered */
     int have_pool;
-    /* side stream (tn_side_begin / _end / _join, created on first use, the
-     * highest priority): while side_active, `stream` is `side` and `main`
-     * the handle's stream */
-    cudaStream_t side, main;
+    /* the side stream of the calls that use one (tn_side_begin / _end /
+     * _join: the call's random fills go there), created on first use, the
+     * highest priority, with its fork and join events */
+    cudaStream_t side;
     cudaEvent_t ev_fork, ev_join;
-    int side_active, side_pending;
-    /* the Hopper path of the last single product (tests): 0 none, 1 the
-     * in-kernel split, 2 the pre-split path, 3 that with op(A) split in
-     * clusters, 4 the wide-tile path (tc_gemm_sm90_w.cu), 5 TCNLA_GEMM_FP16
-     * with op(A) rounded inside the kernel (tn_cu_gemm_f16_sm90) */
-    int sm90_path;
-    /* deferred verdicts (tn_cuda_defer_begin / _end): while `defer` is set,
-     * the products' operand checks and CholeskyQR's breakdown tests OR
-     * their flags into it (device memory, TN_DEFER_SLOTS ints) instead of
-     * waiting for them; defer_mem is that memory, allocated on first use */
-    int *defer, *defer_mem;
-    int defer_held; /* tn_cuda_defer_hold: deferral paused */
+    /* device memory of the deferred verdicts (TN_DEFER_SLOTS ints), allocated
+     * on first use; a call that defers points its cl->defer here */
+    int *defer_mem;
 };
+
+/* The stream a call's own kernels of the kind tn_side_begin moves go to. */
+cudaStream_t tn_cuda_call_stream(const tn_call_t *cl);
+
+/* ---- the CUDA backend's operations (cuda_backend.c puts them in tn_cuda_ops) */
+void tn_cuda_destroy(tcnla_handle_t h);
+int tn_cuda_malloc(tcnla_handle_t h, void **p, size_t bytes);
+int tn_cuda_scratch_malloc(tcnla_handle_t h, void **p, size_t bytes);
+int tn_cuda_scratch_free(tcnla_handle_t h, void *p);
+size_t tn_cuda_workspace_bytes(tcnla_handle_t h);
+size_t tn_cuda_pool_idle_bytes(tcnla_handle_t h);
+int tn_cuda_free(tcnla_handle_t h, void *p);
+int tn_cuda_memcpy(tcnla_handle_t h, void *dst, const void *src, size_t bytes,
+                   tcnla_memcpy_kind_t kind);
+int tn_cuda_set_stream(tcnla_handle_t h, void *stream);
+int tn_cuda_synchronize(tcnla_handle_t h);
+int tn_cuda_side_begin(tn_call_t *cl);
+int tn_cuda_side_end(tn_call_t *cl);
+int tn_cuda_side_join(tn_call_t *cl);
+int tn_cuda_side_fill_blocks(tn_call_t *cl);
+int tn_cuda_defer_begin(tn_call_t *cl);
+int tn_cuda_defer_end(tn_call_t *cl, int *flags);
+void tn_cuda_defer_hold(tn_call_t *cl, int hold);
+int tn_cuda_orthonormalize_deferred(tn_call_t *cl, tcnla_orth_t method, int64_t m, int64_t n,
+                                     float *Y, int64_t ldy, int slot);
+/* (Y16: CholeskyQR in FP64 writes Q rounded to FP16 into Y and Y16 in its
+ * last pass; with the other methods, tn_orthonormalize_f16 rounds after) */
+int tn_cuda_orthonormalize(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+                           int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
+                           tcnla_orth_t *used, uint16_t *Y16, int64_t ldy16);
+int tn_cuda_random_fill(tn_call_t *cl, tcnla_rand_dist_t dist, tcnla_format_t fmt, int f16,
+                        uint64_t seed, uint64_t stream, int64_t rows, int64_t cols, void *X,
+                        int64_t ld);
+int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
+                        float *Vk, float *Sk, int scale_vk);
+/* RSVD's last step without W's QR, from the eigensolution of W^T W in FP64
+ * (src/backend/cuda/small_svd_cuda.c): W = B^T (n x l, handle memory) gives Xk
+ * (l x k, leading dimension l; U = Q Xk), Sk (k) and VT (k x n, ldvt);
+ * TN_GRAM_NOT_TAKEN (nothing written) where the k values span less than
+ * s_k >= 1e-4 s_1 or the eigensolver fails: the QR path then runs. */
+int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
+                          int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt);
+/* The small SVD's symmetric eigensolver (eig_solve in small_svd_cuda.c)
+ * on the n x n G (handle memory, upper triangle, ld n; not written): lam
+ * (n, ascending) and X (n x n) in handle memory; *fast = 1 where the
+ * solver of syev_kernels.cu gave them, 0 where cuSOLVER's syevd did.
+ * TN_GRAM_NOT_TAKEN where G's largest eigenvalue is not positive. */
+int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double *X, double *lam, int *fast);
+/* CholeskyQR's FP64 Gram matrix (src/backend/cuda/orth_cuda.c): the upper
+ * triangle of Yw^T Yw (m x n, ld m) into G (n x n, zeros below), with
+ * tn_gram64_nslab(m) n x n partials in P; dg (may be NULL) its diagonal */
+int64_t tn_gram64_nslab(int64_t m);
+int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, double *P,
+                   double *G, double *dg);
+int tn_cuda_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A,
+                       int64_t lda, const float *E, int64_t lde, float *D, uint16_t *D16,
+                       int64_t ldd);
+/* D16 = fp16(A - X Y^T) in one fused kernel (orth_cuda.c) */
+int tn_cuda_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
+                               const float *A, int64_t lda, const float *X, int64_t ldx,
+                               const float *Y, int64_t ldy, uint16_t *D16, int64_t ldd);
+int tn_cuda_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                   uint16_t *Y, int64_t ldy);
+int tn_cuda_gemm_f16(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
+                     int64_t k, float alpha, const uint16_t *A, int64_t lda, const uint16_t *B,
+                     int64_t ldb, float beta, float *C, int64_t ldc);
+int tn_cuda_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
+                          float *X, int64_t ld);
+int tn_cuda_trust(tn_call_t *cl, const float *A, int64_t ld, int64_t rows, int64_t cols,
+                  const tcnla_gemm_method_t *meths, int nm);
+int tn_cuda_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta,
+                          int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
+                          const float *B, const uint16_t *B16, int64_t ldb, float *C,
+                          int64_t ldc, const tcnla_gemm_method_t *meths, int nm, int *done);
+int tn_cuda_hosvd_fused_possible(tcnla_handle_t h, int64_t I1, int64_t J1, int64_t J2);
+int tn_cuda_hosvd_fused(tn_call_t *cl, int64_t I1, int64_t I2, int64_t T, const float *A,
+                        const float *Q, int64_t J1, const uint16_t *Om, int64_t J2, float *Out,
+                        float *W, int *done);
+int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+                 int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+                 const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
+                 int64_t ldc);
+/* tn_sgemm_batched's CUDA part (src/backend/cuda/gemm_cuda.c), after its
+ * checks, batch >= 2: a status, or TN_BATCH_LOOP with C untouched. */
+int tn_cuda_gemm_batched(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta,
+                         tcnla_op_t tb, int64_t m, int64_t n, int64_t k, float alpha,
+                         const float *A, int64_t lda, int64_t sa, const float *B,
+                         const uint16_t *B16, int64_t ldb, int64_t sb, float beta, float *C,
+                         int64_t ldc, int64_t sc, int64_t batch, int reduce);
+/* Ozaki scheme on the CUDA backend (src/backend/cuda/ozaki_cuda.c), device
+ * operands, m, n > 0, after argument checking: method OZAKI_FP16 / OZAKI_INT8
+ * (or NATIVE_FP64: cuBLAS DGEMM). out_prec 64: A, B, C are FP64 (tcnla_dgemm);
+ * 32: FP32 (tcnla_sgemm; widened on the device, C rounded once). Bitwise the
+ * result of tn_cpu_ozaki on the same data and options. */
+int tn_cuda_ozaki(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+                  int64_t m, int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
+                  const void *B, int64_t ldb, double beta, void *C, int64_t ldc, int out_prec);
+
+/* The CUDA backend (src/backend/cuda/ozaki2_cuda.c): A, B, C device memory,
+ * FP32 (f32 = 1; out_prec 32) or FP64, same preconditions except finiteness:
+ * when op(A) or op(B) holds Inf or NaN it returns TN_OZ2_NONFINITE (> 0)
+ * without writing C. TCNLA_ERR_NOT_SUPPORTED beyond 2096160 rows / columns. */
+#define TN_OZ2_NONFINITE 2
+int tn_cuda_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
+                   int64_t k, double alpha, const void *A, int64_t lda, const void *B,
+                   int64_t ldb, double beta, void *C, int64_t ldc, int f32, int out_prec);
+
+/* The workspace budget of the Ozaki schemes' blocking (ozaki_cuda.c). */
+size_t tn_oz_budget(tcnla_handle_t h);
 
 /* Grow-only device workspace of at least `bytes` (NULL on failure). Growing
  * waits for the handle's stream first, so in-flight work never loses it. */

@@ -1,0 +1,125 @@
+/* The backend seam (not installed): the one table of operations each
+ * backend fills (src/backend/cpu/cpu_backend.c, src/backend/cuda/
+ * cuda_backend.c). The public entry points and the drivers reach a backend
+ * only through h->ops; no code outside src/backend/ tests which backend a
+ * handle has. All data arguments are in the handle's memory. Operations
+ * that take a tn_call_t read the call's modes (src/core/call.h) and report
+ * what ran into it. */
+#ifndef TCNLA_BACKEND_H
+#define TCNLA_BACKEND_H
+
+#include "core/call.h"
+#include "tcnla.h"
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct tn_backend_ops {
+    const char *name; /* "cpu", "cuda" */
+
+    /* ---- life cycle, memory, streams */
+    void (*destroy)(tcnla_handle_t h);
+    /* entering / leaving a public call: the CUDA backend makes the handle's
+     * device current and gives the caller's back (*saved: what to restore) */
+    void (*enter)(tcnla_handle_t h, int *saved);
+    void (*leave)(tcnla_handle_t h, int saved);
+    int (*malloc)(tcnla_handle_t h, void **p, size_t bytes);
+    int (*free)(tcnla_handle_t h, void *p);
+    /* the drivers' scratch (tn_scratch_malloc): stream-ordered where the backend can */
+    int (*scratch_malloc)(tcnla_handle_t h, void **p, size_t bytes);
+    int (*scratch_free)(tcnla_handle_t h, void *p);
+    int (*memcpy)(tcnla_handle_t h, void *dst, const void *src, size_t bytes,
+                  tcnla_memcpy_kind_t kind);
+    size_t (*workspace_bytes)(tcnla_handle_t h);
+    size_t (*pool_idle_bytes)(tcnla_handle_t h);
+    int (*set_stream)(tcnla_handle_t h, void *stream);
+    int (*synchronize)(tcnla_handle_t h);
+
+    /* ---- products (after argument checks; a resolved method; m, n > 0) */
+    /* C = alpha op(A) op(B) + beta C, FP32; B16: B given as FP16 bits (B NULL) */
+    int (*gemm)(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+                int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+                const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
+                int64_t ldc);
+    /* tn_sgemm_batched's batch >= 2 in one go: a status, or TN_BATCH_LOOP
+     * (C untouched: the caller runs the products one by one) */
+    int (*gemm_batched)(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta,
+                        tcnla_op_t tb, int64_t m, int64_t n, int64_t k, float alpha,
+                        const float *A, int64_t lda, int64_t sa, const float *B,
+                        const uint16_t *B16, int64_t ldb, int64_t sb, float beta, float *C,
+                        int64_t ldc, int64_t sc, int64_t batch, int reduce);
+    /* TCNLA_GEMM_FP16 on operands stored in FP16 (tn_gemm_f16) */
+    int (*gemm_f16)(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
+                    int64_t k, float alpha, const uint16_t *A, int64_t lda, const uint16_t *B,
+                    int64_t ldb, float beta, float *C, int64_t ldc);
+    /* method OZAKI_FP16 / OZAKI_INT8 (or NATIVE_FP64 for FP64 data):
+     * out_prec 64: A, B, C FP64 (tcnla_dgemm); 32: FP32 (tcnla_sgemm) */
+    int (*ozaki)(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+                 int64_t m, int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
+                 const void *B, int64_t ldb, double beta, void *C, int64_t ldc, int out_prec);
+
+    /* ---- orthonormalization and small problems */
+    int (*orthonormalize)(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+                          int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
+                          tcnla_orth_t *used, uint16_t *Y16, int64_t ldy16);
+    /* CholeskyQR with its verdict into cl->defer[slot]; TCNLA_ERR_NOT_SUPPORTED
+     * where the backend does not defer */
+    int (*orthonormalize_deferred)(tn_call_t *cl, tcnla_orth_t method, int64_t m, int64_t n,
+                                   float *Y, int64_t ldy, int slot);
+    int (*small_svd_t)(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
+                       float *Vk, float *Sk, int scale_vk);
+    /* RSVD's last step from the eigensolution of W^T W: TN_NOT_TAKEN where
+     * the backend has no such path or it does not apply */
+    int (*svd_from_gram)(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
+                         int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt);
+
+    /* ---- random matrices and element-wise work */
+    int (*random_fill)(tn_call_t *cl, tcnla_rand_dist_t dist, tcnla_format_t fmt, int f16,
+                       uint64_t seed, uint64_t stream, int64_t rows, int64_t cols, void *X,
+                       int64_t ld);
+    int (*round_inplace)(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
+                         float *X, int64_t ld);
+    int (*to_f16)(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                  uint16_t *Y, int64_t ldy);
+    int (*add_matrix)(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A, int64_t lda,
+                      const float *E, int64_t lde, float *D, uint16_t *D16, int64_t ldd);
+    int (*copy_matrix)(tcnla_handle_t h, int64_t rows, int64_t cols, const float *src,
+                       int64_t lds, float *dst, int64_t ldd);
+    /* D16 = fp16(A - X Y^T) in one fused pass: TN_NOT_TAKEN where the
+     * backend has none for these operands (the caller runs column slabs) */
+    int (*lowrank_residual16)(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,
+                              int64_t lda, const float *X, int64_t ldx, const float *Y,
+                              int64_t ldy, uint16_t *D16, int64_t ldd);
+
+    /* ---- the drivers' modes (src/core/internal.h: tn_trust, tn_defer_*, tn_side_*) */
+    int (*trust)(tn_call_t *cl, const float *A, int64_t ld, int64_t rows, int64_t cols,
+                 const tcnla_gemm_method_t *meths, int nm);
+    int (*gemm_trusting)(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, int64_t m,
+                         int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
+                         const uint16_t *B16, int64_t ldb, float *C, int64_t ldc,
+                         const tcnla_gemm_method_t *meths, int nm, int *done);
+    int (*hosvd_fused_possible)(tcnla_handle_t h, int64_t I1, int64_t J1, int64_t J2);
+    int (*hosvd_fused)(tn_call_t *cl, int64_t I1, int64_t I2, int64_t T, const float *A,
+                       const float *Q, int64_t J1, const uint16_t *Om, int64_t J2, float *Out,
+                       float *W, int *done);
+    int (*defer_begin)(tn_call_t *cl);
+    int (*defer_end)(tn_call_t *cl, int *flags);
+    int (*side_begin)(tn_call_t *cl);
+    int (*side_end)(tn_call_t *cl);
+    int (*side_join)(tn_call_t *cl);
+} tn_backend_ops;
+
+/* Returned (positive, never a status) by an operation whose path does not
+ * apply: the caller takes its generic one. */
+#define TN_NOT_TAKEN 1
+
+extern const tn_backend_ops tn_cpu_ops;
+#ifdef TCNLA_HAVE_CUDA
+extern const tn_backend_ops tn_cuda_ops;
+/* fills h->cuda (device `device`) and h->device_name */
+int tn_cuda_create(tcnla_handle_t h, int device);
+int tn_cuda_device_count(void);  /* 0 when no GPU or no driver */
+int tn_cuda_current_device(void); /* the calling thread's current device (0 if none) */
+void tn_cuda_restore_device(int device);
+#endif
+
+#endif

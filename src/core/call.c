@@ -1,0 +1,21 @@
+/* The per-call context (src/core/call.h). */
+#include "core/internal.h"
+
+#include <string.h>
+
+void tn_call_init(tn_call_t *cl, tcnla_handle_t h) {
+    memset(cl, 0, sizeof *cl);
+    cl->h = h;
+    cl->info.method = TCNLA_GEMM_DEFAULT;
+}
+
+void tn_call_count(tn_call_t *cl, tcnla_gemm_method_t asked) {
+    const tcnla_gemm_method_t ran = cl->info.method;
+    cl->info.products++;
+    if (ran != asked) cl->info.fallbacks++;
+    if ((int)ran > 0 && (int)ran < 32) cl->info.methods |= (uint32_t)1 << ran;
+}
+
+void tn_call_info(const tn_call_t *cl, tcnla_info_t *info) {
+    if (info) *info = cl->info;
+}

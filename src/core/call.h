@@ -1,0 +1,55 @@
+/* The per-call context (not installed): what one library call passes down
+ * to the products, factorizations and fills it runs, and what they report
+ * back. A public entry point makes one on its stack (tn_call_init); the
+ * drivers (tcnla_rsvd, tcnla_lra, tcnla_hosvd) set its modes for the work
+ * they run and hand it down explicitly. Nothing of it is stored on the
+ * handle, so no mode outlives the call that set it. */
+#ifndef TCNLA_CALL_H
+#define TCNLA_CALL_H
+
+#include "tcnla.h"
+#include <stdint.h>
+
+/* The record of a trusted operand (rows x cols FP32 at base, ld) and
+ * tn_trust_covers (src/gemm/trust.c): whether `method` may skip the check of
+ * the rows x cols view X (ld; batch views stride elements apart) whose
+ * vectors are its columns (vcol) or its rows: all its elements lie in the
+ * checked ones and either mask has the method (element by element: any
+ * layout), or mask_cols and every vector is a union of whole columns, or
+ * mask_rows and every vector is a whole row. */
+typedef struct {
+    uintptr_t base;
+    int64_t ld, rows, cols;
+    unsigned mask, mask_rows, mask_cols; /* bit m: method m */
+} tn_trust_t;
+int tn_trust_covers(const tn_trust_t *t, int method, uintptr_t X, int64_t ld, int64_t rows,
+                    int64_t cols, int64_t stride, int64_t batch, int vcol);
+
+typedef struct tn_call {
+    tcnla_handle_t h;
+    /* ---- modes a driver sets for the work it runs (all off at init) */
+    tn_trust_t trust;         /* an operand checked once (tn_trust): its products skip the check */
+    uintptr_t f16_lo, f16_hi; /* FP16 bits the driver drew itself (tn_trust_f16) */
+    int bounded;              /* > 0: no path whose workspace grows with an operand */
+    int *defer;               /* deferred verdicts: device flags (TN_DEFER_SLOTS ints), or NULL */
+    int defer_held;           /* deferral paused (tn_defer_hold) */
+    int side;                 /* own kernels (random fills) go to the handle's side stream */
+    int side_pending;         /* side work recorded, not yet joined */
+    /* ---- what ran (the caller copies it out with tn_call_info) */
+    tcnla_info_t info;
+} tn_call_t;
+
+void tn_call_init(tn_call_t *cl, tcnla_handle_t h);
+/* The deferred verdicts' device flags while deferral is on and not held. */
+static inline int *tn_call_defer(const tn_call_t *cl) {
+    return cl->defer_held ? (int *)0 : cl->defer;
+}
+/* Counts a product that `asked` was requested for; the backend that ran it
+ * has put the method it computed with into cl->info.method (and, for the
+ * Ozaki scheme, the counts into cl->info.ozaki_*, the kernel path into
+ * cl->info.path). */
+void tn_call_count(tn_call_t *cl, tcnla_gemm_method_t asked);
+/* Copies what ran to *info (when not NULL). */
+void tn_call_info(const tn_call_t *cl, tcnla_info_t *info);
+
+#endif
