@@ -100,6 +100,7 @@ typedef struct {
     float *dA, *dB, *dC, *dBh; /* dBh: fp16(B) widened to FP32 */
     uint16_t *dA16, *dB16;
     double *dAd, *dBd, *dCd;
+    tcnla_info_t info; /* what the last tcnla product ran */
 } ctx_t;
 
 /* Runs one method once; returns 0 or a status. */
@@ -143,10 +144,10 @@ static int run_once(ctx_t *c, const char *name) {
     tcnla_gemm_method_t meth;
     if (tcnla_gemm_method_from_name(name, &meth) != 0) return -2000;
     if (meth == TCNLA_GEMM_SHGEMM_FP16 || meth == TCNLA_GEMM_SHGEMM_TF32)
-        return tcnla_shgemm(c->h, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, c->dA, m, c->dB16,
-                            k, 0.0f, c->dC, m);
-    return tcnla_sgemm(c->h, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, c->dA, m, c->dB, k,
-                       0.0f, c->dC, m);
+        return tcnla_shgemm_ex(c->h, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, c->dA, m,
+                               c->dB16, k, 0.0f, c->dC, m, &c->info);
+    return tcnla_sgemm_ex(c->h, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, c->dA, m, c->dB, k,
+                          0.0f, c->dC, m, &c->info);
 }
 
 static double rel_err_host(const float *C, const double *R, size_t n) {
@@ -331,7 +332,7 @@ int main(int argc, char **argv) {
             char label[64];
             snprintf(label, sizeof label, "%s", mt);
             if (tcnla_gemm_method_from_name(mt, &meth) == 0) {
-                tcnla_last_method(c.h, &used);
+                used = c.info.method;
                 if (used != meth)
                     snprintf(label, sizeof label, "%s(as %s)", mt, tcnla_gemm_method_name(used));
             }

@@ -76,6 +76,7 @@ static int parse_list(const char *s, double *out, int max) {
 }
 
 int main(int argc, char **argv) {
+    tcnla_info_t info = {0};
     double sizes[8] = {4096, 8192}, phis[8] = {0.1, 1, 2};
     int nsz = 2, nphi = 3, reps = 3, sample = 32;
     const char *out = "bench/results/ozaki.csv", *only = NULL;
@@ -190,15 +191,15 @@ int main(int argc, char **argv) {
                     cudaDeviceSynchronize();
                     double t0 = now();
                     if (M->kind == 2) {
-                        bad = tcnla_dgemm(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, n, n, n, 1.0, dA, n,
-                                          dB, n, 0.0, dC, n);
+                        bad = tcnla_dgemm_ex(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, n, n, n, 1.0, dA,
+                                             n, dB, n, 0.0, dC, n, &info);
                     } else if (M->kind == 3) {
                         const float fone = 1.0f, fzero = 0.0f;
                         bad = cublasSgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n,
                                           &fone, dA, (int)n, dB, (int)n, &fzero, dC, (int)n);
                     } else if (M->kind == 4) {
-                        bad = tcnla_sgemm(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, n, n, n, 1.0f, dA, n,
-                                          dB, n, 0.0f, dC, n);
+                        bad = tcnla_sgemm_ex(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, n, n, n, 1.0f, dA,
+                                             n, dB, n, 0.0f, dC, n, &info);
                     } else {
                         cublasSetEmulationStrategy(cb, M->kind == 1
                                                            ? CUBLAS_EMULATION_STRATEGY_EAGER
@@ -235,8 +236,8 @@ int main(int argc, char **argv) {
                 double tf = 2.0 * n * n * (double)n / sec / 1e12;
                 char sl[32] = "-";
                 int dsl = 0;
-                if ((M->kind == 2 || M->kind == 4) &&
-                    tcnla_ozaki_last_slices(g, &dsl, NULL, NULL) == 0)
+                if (M->kind == 2 || M->kind == 4) dsl = info.ozaki_d;
+                if (dsl > 0)
                     snprintf(sl, sizeof sl, "%d", dsl);
                 printf("%-22s %-3s %5.1f %6lld %6s %10.4f %8.2f %10.3e %10.3e\n", M->name,
                        M->mode, phi, (long long)n, sl, sec, tf, emax, emed);

@@ -153,17 +153,18 @@ TEST(gemm_sizes_zero_and_one) {
 }
 
 TEST(gemm_nan_inf_propagate_like_sgemm) {
+    tcnla_info_t info;
     tcnla_handle_t h = cpu();
     float A[4 * 8], B[8 * 3], C[12], Cn[12];
     tn_rand_uniform(5, 1, 0.5f, 1, 32, A);
     tn_rand_uniform(5, 2, 0.5f, 1, 24, B);
     A[1 + 2 * 4] = INFINITY; /* row 1 of A */
     B[5 + 0 * 8] = NAN;      /* column 0 of B */
-    CHECK(tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, 4, 3, 8, 1, A, 4, B, 8, 0,
-                      Cn, 4) == 0);
+    CHECK(tcnla_sgemm_ex(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, 4, 3, 8, 1, A, 4, B, 8, 0,
+                      Cn, 4, &info) == 0);
     for (int mi = 0; mi < NMETHODS; mi++) {
-        CHECK(tcnla_sgemm(h, all_methods[mi], TCNLA_OP_N, TCNLA_OP_N, 4, 3, 8, 1, A, 4, B, 8, 0, C,
-                          4) == 0);
+        CHECK(tcnla_sgemm_ex(h, all_methods[mi], TCNLA_OP_N, TCNLA_OP_N, 4, 3, 8, 1, A, 4, B, 8, 0, C,
+                          4, &info) == 0);
         for (int i = 0; i < 12; i++) {
             CHECK_MSG(isnan(C[i]) == isnan(Cn[i]) && isinf(C[i]) == isinf(Cn[i]),
                       "%s: C[%d] = %g, SGEMM %g", tcnla_gemm_method_name(all_methods[mi]), i, C[i],
@@ -172,35 +173,36 @@ TEST(gemm_nan_inf_propagate_like_sgemm) {
         CHECK(isinf(C[1 + 1 * 4]) && C[1 + 1 * 4] > 0);
         CHECK(isnan(C[0]));
         tcnla_gemm_method_t used;
-        tcnla_last_method(h, &used);
+        used = info.method;
         if (all_methods[mi] != TCNLA_GEMM_NATIVE_FP64) CHECK(used == TCNLA_GEMM_NATIVE_FP32);
     }
     tcnla_destroy(h);
 }
 
 TEST(gemm_default_method_comes_from_handle) {
+    tcnla_info_t info;
     tcnla_handle_t h = cpu();
     float A[16 * 16], B[16 * 16], C[16 * 16];
     tn_rand_uniform(6, 1, -1, 1, 256, A);
     tn_rand_uniform(6, 2, -1, 1, 256, B);
-    tcnla_gemm_method_t used;
     CHECK(tcnla_set_gemm_method(h, TCNLA_GEMM_TCEC_TF32) == 0);
-    CHECK(tcnla_sgemm(h, TCNLA_GEMM_DEFAULT, TCNLA_OP_N, TCNLA_OP_N, 16, 16, 16, 1, A, 16, B, 16,
-                      0, C, 16) == 0);
-    CHECK(tcnla_last_method(h, &used) == 0 && used == TCNLA_GEMM_TCEC_TF32);
-    CHECK(tcnla_sgemm(h, TCNLA_GEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, 16, 16, 16, 1, A, 16, B, 16, 0,
-                      C, 16) == 0);
-    CHECK(tcnla_last_method(h, &used) == 0 && used == TCNLA_GEMM_FP16);
+    CHECK(tcnla_sgemm_ex(h, TCNLA_GEMM_DEFAULT, TCNLA_OP_N, TCNLA_OP_N, 16, 16, 16, 1, A, 16, B, 16,
+                      0, C, 16, &info) == 0);
+    CHECK(info.method == TCNLA_GEMM_TCEC_TF32);
+    CHECK(tcnla_sgemm_ex(h, TCNLA_GEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, 16, 16, 16, 1, A, 16, B, 16, 0,
+                      C, 16, &info) == 0);
+    CHECK(info.method == TCNLA_GEMM_FP16);
     CHECK(tcnla_set_gemm_method(h, TCNLA_GEMM_OZAKI_INT8) == 0);
-    CHECK(tcnla_sgemm(h, TCNLA_GEMM_DEFAULT, TCNLA_OP_N, TCNLA_OP_N, 16, 16, 16, 1, A, 16, B, 16,
-                      0, C, 16) == 0);
-    CHECK(tcnla_last_method(h, &used) == 0 && used == TCNLA_GEMM_OZAKI_INT8);
+    CHECK(tcnla_sgemm_ex(h, TCNLA_GEMM_DEFAULT, TCNLA_OP_N, TCNLA_OP_N, 16, 16, 16, 1, A, 16, B, 16,
+                      0, C, 16, &info) == 0);
+    CHECK(info.method == TCNLA_GEMM_OZAKI_INT8);
     int d = 0, sa = 0, sb = 0;
-    CHECK(tcnla_ozaki_last_slices(h, &d, &sa, &sb) == 0 && d >= 1 && sa >= 1 && sb >= 1);
+    CHECK((d = info.ozaki_d, sa = info.ozaki_slices_a, sb = info.ozaki_slices_b, 0) == 0 && d >= 1 && sa >= 1 && sb >= 1);
     tcnla_destroy(h);
 }
 
 TEST(gemm_shgemm_fp16_input_matches_sgemm_entry) {
+    tcnla_info_t info;
     tcnla_handle_t h = cpu();
     const int m = 9, n = 6, k = 40;
     float A[9 * 40], B[40 * 6], C1[54], C2[54];
@@ -215,10 +217,10 @@ TEST(gemm_shgemm_fp16_input_matches_sgemm_entry) {
         CHECK(memcmp(C1, C2, sizeof C1) == 0);
     }
     /* DEFAULT on tcnla_shgemm means SHGEMM_FP16 */
-    CHECK(tcnla_shgemm(h, TCNLA_GEMM_DEFAULT, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B16, k, 0,
-                       C2, m) == 0);
+    CHECK(tcnla_shgemm_ex(h, TCNLA_GEMM_DEFAULT, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B16, k, 0,
+                       C2, m, &info) == 0);
     tcnla_gemm_method_t used;
-    tcnla_last_method(h, &used);
+    used = info.method;
     CHECK(used == TCNLA_GEMM_SHGEMM_FP16);
     /* FP16 B that overflows through the FP32 entry point is a range error */
     B[3] = 1e5f;
@@ -229,6 +231,7 @@ TEST(gemm_shgemm_fp16_input_matches_sgemm_entry) {
 }
 
 TEST(gemm_range_error_and_fallback) {
+    tcnla_info_t info;
     tcnla_handle_t h = cpu();
     const int m = 16, n = 16, k = 64;
     float A[16 * 64], B[64 * 16], C[256], Cs[256];
@@ -255,14 +258,14 @@ TEST(gemm_range_error_and_fallback) {
                  TCNLA_ERR_RANGE);
     /* fallback policy: TCEC_FP16 computes with TCEC_TF32 and says so */
     CHECK(tcnla_set_range_policy(h, TCNLA_RANGE_FALLBACK) == 0);
-    CHECK(tcnla_sgemm(h, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, k, 0, C,
-                      m) == 0);
+    CHECK(tcnla_sgemm_ex(h, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, k, 0, C,
+                      m, &info) == 0);
     tcnla_gemm_method_t used;
-    tcnla_last_method(h, &used);
+    used = info.method;
     CHECK(used == TCNLA_GEMM_TCEC_TF32);
-    CHECK(tcnla_sgemm(h, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, k, 0,
-                      C, m) == 0);
-    tcnla_last_method(h, &used);
+    CHECK(tcnla_sgemm_ex(h, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, k, 0,
+                      C, m, &info) == 0);
+    used = info.method;
     CHECK(used == TCNLA_GEMM_SHGEMM_TF32);
     /* small elements next to large ones in the same row are not a range problem */
     float A3[2 * 4] = {1.0f, 1.0f, 1e-12f, 1e-12f, 0.5f, 0.5f, -0.25f, -0.25f};
@@ -294,7 +297,7 @@ static double ratio_of(tcnla_gemm_method_t meth, int dist, int ea, int eb, int *
     double e = 0, en = 1;
     ratio_inputs(&A, &B, dist, ea, eb, 11);
     if (is_shgemm(meth)) round_to_f16(B, (int64_t)RK * RN);
-    *status = tu_method_err(h, meth, RM, RN, RK, A, B, &e, &en);
+    *status = tu_method_err(h, meth, RM, RN, RK, A, B, &e, &en, NULL);
     if (*status == 0)
         printf("    %-13s err %.3e  NATIVE_FP32 %.3e  ratio %.3f\n", tcnla_gemm_method_name(meth), e,
                en, e / en);

@@ -120,8 +120,10 @@ TEST(lra_residual16_slabs_same_bits) {
     for (int i = 0; i < N * K; i++)
         Y[i] = tcnla_f16_to_f32(tcnla_f32_to_f16((float)((i * 17 % 89) - 44) / 11.0f, TCNLA_ROUND_RN));
     const int64_t slabs[3] = {0, 1, 6};
+    tn_call_t cl;
+    tn_call_init(&cl, h);
     for (int t = 0; t < 3; t++)
-        REQUIRE(tn_lowrank_residual16(h, M, N, K, A, M, X, M, Y, N, D[t], M, slabs[t]) == 0);
+        REQUIRE(tn_lowrank_residual16(&cl, M, N, K, A, M, X, M, Y, N, D[t], M, slabs[t]) == 0);
     CHECK(memcmp(D[0], D[1], sizeof D[0]) == 0);
     CHECK(memcmp(D[0], D[2], sizeof D[0]) == 0);
     int bad = 0;

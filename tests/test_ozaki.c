@@ -343,7 +343,7 @@ TEST(ozaki_sgemm_dp_as_accurate_as_native_sgemm) {
         for (int64_t i = 0; i < k * n; i++) B[i] = (float)tmp[i];
         for (int t = 0; t < 2; t++) {
             double err = -1, errn = -1;
-            CHECK_EQ_INT(tu_method_err(h, methods[t], m, n, k, A, B, &err, &errn), 0);
+            CHECK_EQ_INT(tu_method_err(h, methods[t], m, n, k, A, B, &err, &errn, NULL), 0);
             CHECK_MSG(err <= 1.5 * errn, "SGEMM %s phi %g: err %.3g native %.3g",
                       tcnla_gemm_method_name(methods[t]), phis[f], err, errn);
             if (verbose()) {

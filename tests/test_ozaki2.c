@@ -148,6 +148,7 @@ TEST(ozaki2_need_from_smallest_key) {
 
 /* integers that need no truncation: scheme II is exact, like CR */
 TEST(ozaki2_exact_on_integer_data) {
+    tcnla_info_t info;
     tcnla_handle_t h = cpu();
     REQUIRE(h);
     const int64_t m = 33, n = 21, k = 250;
@@ -166,14 +167,14 @@ TEST(ozaki2_exact_on_integer_data) {
     for (int nm = 6; nm <= 20; nm += 7) { /* 2^(hA + hB) >= |a'| |b'| k needs ~ 6 moduli */
         REQUIRE(opts2(h, TCNLA_OZAKI_FIXED, nm, 2, 0) == 0);
         memset(C, 0, 8 * m * n);
-        CHECK_EQ_INT(tcnla_dgemm(h, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0,
-                                 A, m, B, k, 0.0, C, m), 0);
+        CHECK_EQ_INT(tcnla_dgemm_ex(h, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0,
+                                 A, m, B, k, 0.0, C, m, &info), 0);
         int64_t diff = 0;
         for (int64_t i = 0; i < m * n; i++) diff += C[i] != R[i];
         if (nm >= 13) CHECK_MSG(diff == 0, "%d moduli: %lld elements not exact", nm, (long long)diff);
         int sch = 0, d = 0;
-        tcnla_ozaki_last_scheme(h, &sch);
-        tcnla_ozaki_last_slices(h, &d, NULL, NULL);
+        sch = info.ozaki_scheme;
+        d = info.ozaki_d;
         CHECK(sch == 2 && d == nm);
     }
     free(A), free(B), free(C), free(R);
@@ -181,6 +182,7 @@ TEST(ozaki2_exact_on_integer_data) {
 }
 
 TEST(ozaki2_dp_as_accurate_as_native_dgemm) {
+    tcnla_info_t info;
     tcnla_handle_t h = cpu();
     REQUIRE(h);
     const int64_t shapes[3][3] = {{96, 80, 256}, {40, 30, 1300}, {17, 9, 4000}};
@@ -198,11 +200,11 @@ TEST(ozaki2_dp_as_accurate_as_native_dgemm) {
                                 m, B, k, 0.0, N, m) == 0);
             const double en = max_rel(N, R, m * n);
             REQUIRE(opts2(h, TCNLA_OZAKI_DP, 0, 0, 0) == 0); /* AUTO: scheme 2 */
-            CHECK_EQ_INT(tcnla_dgemm(h, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k,
-                                     1.0, A, m, B, k, 0.0, C, m), 0);
+            CHECK_EQ_INT(tcnla_dgemm_ex(h, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k,
+                                     1.0, A, m, B, k, 0.0, C, m, &info), 0);
             int sch = 0, nm = 0;
-            tcnla_ozaki_last_scheme(h, &sch);
-            tcnla_ozaki_last_slices(h, &nm, NULL, NULL);
+            sch = info.ozaki_scheme;
+            nm = info.ozaki_d;
             const double e = max_rel(C, R, m * n);
             CHECK(sch == 2);
             CHECK_MSG(e <= en, "scheme 2 DP k %lld phi %g (%d moduli): max rel err %.3g, native %.3g",
@@ -230,9 +232,9 @@ TEST(ozaki2_sgemm_dp_as_accurate_as_native_sgemm) {
         tn_rand_phi(160 + f, 2, phis[f], k * n, tmp);
         for (int64_t i = 0; i < k * n; i++) B[i] = (float)tmp[i];
         double err = -1, errn = -1;
-        CHECK_EQ_INT(tu_method_err(h, TCNLA_GEMM_OZAKI_INT8, m, n, k, A, B, &err, &errn), 0);
-        int nm = 0;
-        tcnla_ozaki_last_slices(h, &nm, NULL, NULL);
+        tcnla_info_t info;
+        CHECK_EQ_INT(tu_method_err(h, TCNLA_GEMM_OZAKI_INT8, m, n, k, A, B, &err, &errn, &info), 0);
+        const int nm = info.ozaki_d;
         CHECK_MSG(err <= errn, "SGEMM scheme 2 phi %g (%d moduli): err %.3g native %.3g",
                   phis[f], nm, err, errn);
         CHECK(nm >= 6 && nm <= 10);
@@ -337,6 +339,7 @@ TEST(ozaki2_edge_values) {
 }
 
 TEST(ozaki2_options_and_fallbacks) {
+    tcnla_info_t info;
     tcnla_handle_t h = cpu();
     REQUIRE(h);
     tcnla_ozaki_opts_t o = tcnla_ozaki_opts_default();
@@ -350,13 +353,13 @@ TEST(ozaki2_options_and_fallbacks) {
                              B, 3, 0.0, C, 2), TCNLA_ERR_NOT_SUPPORTED);
     int sch = 0;
     REQUIRE(opts2(h, TCNLA_OZAKI_DP, 0, 0, 0) == 0);
-    CHECK_EQ_INT(tcnla_dgemm(h, TCNLA_GEMM_OZAKI_FP16, TCNLA_OP_N, TCNLA_OP_N, 2, 2, 3, 1.0, A, 2,
-                             B, 3, 0.0, C, 2), 0);
-    tcnla_ozaki_last_scheme(h, &sch);
+    CHECK_EQ_INT(tcnla_dgemm_ex(h, TCNLA_GEMM_OZAKI_FP16, TCNLA_OP_N, TCNLA_OP_N, 2, 2, 3, 1.0, A, 2,
+                             B, 3, 0.0, C, 2, &info), 0);
+    sch = info.ozaki_scheme;
     CHECK(sch == 1);
-    CHECK_EQ_INT(tcnla_dgemm(h, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, 2, 2, 3, 1.0, A, 2,
-                             B, 3, 0.0, C, 2), 0);
-    tcnla_ozaki_last_scheme(h, &sch);
+    CHECK_EQ_INT(tcnla_dgemm_ex(h, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, 2, 2, 3, 1.0, A, 2,
+                             B, 3, 0.0, C, 2, &info), 0);
+    sch = info.ozaki_scheme;
     CHECK(sch == 2);
     CHECK(C[0] == 1.0 * 1 + 3.0 * -1 + 5.0 * 2 && C[3] == 2.0 * 0.5 + 4.0 * 3 + 6.0 * 1);
     /* a row whose largest element meets a tiny row of op(B): its product
@@ -369,9 +372,9 @@ TEST(ozaki2_options_and_fallbacks) {
     A2[0] *= 0x1p300;
     B2[0] *= 0x1p-300, B2[40] *= 0x1p-300;
     exact(h, TCNLA_OP_N, TCNLA_OP_N, 2, 2, 40, A2, 2, B2, 40, R2);
-    CHECK_EQ_INT(tcnla_dgemm(h, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, 2, 2, 40, 1.0, A2,
-                             2, B2, 40, 0.0, C2, 2), 0);
-    tcnla_ozaki_last_scheme(h, &sch);
+    CHECK_EQ_INT(tcnla_dgemm_ex(h, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, 2, 2, 40, 1.0, A2,
+                             2, B2, 40, 0.0, C2, 2, &info), 0);
+    sch = info.ozaki_scheme;
     CHECK(sch == 1);
     CHECK(max_rel(C2, R2, 4) < 1e-15);
     REQUIRE(opts2(h, TCNLA_OZAKI_DP, 0, 2, 0) == 0);

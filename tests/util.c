@@ -35,11 +35,13 @@ void tu_ref_gemm(tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n, int64_t k, 
 }
 
 int tu_method_err(tcnla_handle_t h, tcnla_gemm_method_t method, int64_t m, int64_t n, int64_t k,
-                  const float *A, const float *B, double *err, double *err_native) {
+                  const float *A, const float *B, double *err, double *err_native,
+                  tcnla_info_t *info) {
     float *C = malloc(sizeof(float) * (size_t)(m * n));
     double *R = malloc(sizeof(double) * (size_t)(m * n));
     tu_ref_gemm(TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k, 0.0, NULL, m, R);
-    int st = tcnla_sgemm(h, method, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, A, m, B, k, 0.0f, C, m);
+    int st = tcnla_sgemm_ex(h, method, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, A, m, B, k, 0.0f, C,
+                            m, info);
     if (st == 0) *err = tu_rel_err(C, m, R, m, n);
     if (st == 0 && err_native) {
         st = tcnla_sgemm(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, A, m, B,

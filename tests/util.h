@@ -15,7 +15,8 @@ void tu_ref_gemm(tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n, int64_t k, 
 /* Relative Frobenius error of `method` and of NATIVE_FP32 for C = A*B on the
  * CPU backend, A m x k and B k x n given column-major. Returns the status. */
 int tu_method_err(tcnla_handle_t h, tcnla_gemm_method_t method, int64_t m, int64_t n, int64_t k,
-                  const float *A, const float *B, double *err, double *err_native);
+                  const float *A, const float *B, double *err, double *err_native,
+                  tcnla_info_t *info);
 /* The tcnla binary under test: $TCNLA_BIN or ./build/tcnla; 1 if it exists. */
 const char *tu_bin(void);
 int tu_have_bin(void);

@@ -171,6 +171,7 @@ static int gemm_double(const cli_common *c, tcnla_gemm_method_t method, int64_t 
     double times[1000], err = 0, emax = 0, err_n = -1, emax_n = -1, t_n = -1;
     int scheme = 0, slices = 0;
     tcnla_gemm_method_t used = method;
+    tcnla_info_t info = {0};
     if (!A) {
         tcnla_destroy(h), tcnla_destroy(ref);
         fprintf(stderr, "tcnla gemm: out of host memory\n");
@@ -204,8 +205,8 @@ static int gemm_double(const cli_common *c, tcnla_gemm_method_t method, int64_t 
                 break;
             tcnla_synchronize(h);
             double t0 = cli_now();
-            st = tcnla_dgemm(h, mm, ta ? TCNLA_OP_T : TCNLA_OP_N, tb ? TCNLA_OP_T : TCNLA_OP_N, m,
-                             n, k, alpha, dA, lda, dB, ldb, beta, dC, TN_MAX(1, m));
+            st = tcnla_dgemm_ex(h, mm, ta ? TCNLA_OP_T : TCNLA_OP_N, tb ? TCNLA_OP_T : TCNLA_OP_N,
+                                m, n, k, alpha, dA, lda, dB, ldb, beta, dC, TN_MAX(1, m), &info);
             if (!st) st = tcnla_synchronize(h);
             if (!st && r >= runs - reps) times[r - (runs - reps)] = cli_now() - t0;
         }
@@ -220,10 +221,10 @@ static int gemm_double(const cli_common *c, tcnla_gemm_method_t method, int64_t 
             t_n = times[reps / 2];
         } else {
             err = rel_err_d(C, R, (int64_t)nc), emax = max_rel_d(C, R, (int64_t)nc);
-            tcnla_last_method(h, &used);
+            used = info.method;
             if (used == TCNLA_GEMM_OZAKI_FP16 || used == TCNLA_GEMM_OZAKI_INT8) {
-                tcnla_ozaki_last_scheme(h, &scheme);
-                tcnla_ozaki_last_slices(h, &slices, NULL, NULL);
+                scheme = info.ozaki_scheme;
+                slices = info.ozaki_d;
             }
         }
     }
@@ -456,6 +457,7 @@ int cmd_gemm(int argc, char **argv) {
     }
     double times[1000], err = 0, err_native = -1, t_native = -1;
     tcnla_gemm_method_t used = method;
+    tcnla_info_t info = {0};
     for (int pass = compare && method != TCNLA_GEMM_NATIVE_FP32 ? 0 : 1; pass < 2; pass++) {
         tcnla_gemm_method_t mm = pass == 0 ? TCNLA_GEMM_NATIVE_FP32 : method;
         int64_t runs = reps + (reps > 1 ? 1 : 0); /* one warm-up when timing several */
@@ -464,8 +466,9 @@ int cmd_gemm(int argc, char **argv) {
                 break;
             tcnla_synchronize(h);
             double t0 = cli_now();
-            st = tcnla_sgemm(h, mm, ta ? TCNLA_OP_T : TCNLA_OP_N, tb ? TCNLA_OP_T : TCNLA_OP_N, m,
-                             n, k, (float)alpha, dA, lda, dB, ldb, (float)beta, dC, TN_MAX(1, m));
+            st = tcnla_sgemm_ex(h, mm, ta ? TCNLA_OP_T : TCNLA_OP_N, tb ? TCNLA_OP_T : TCNLA_OP_N,
+                                m, n, k, (float)alpha, dA, lda, dB, ldb, (float)beta, dC,
+                                TN_MAX(1, m), &info);
             if (st == TCNLA_SUCCESS) st = tcnla_synchronize(h);
             if (st) break;
             if (r >= runs - reps) times[r - (runs - reps)] = cli_now() - t0;
@@ -484,7 +487,7 @@ int cmd_gemm(int argc, char **argv) {
             t_native = times[reps / 2];
         } else {
             err = rel_err(C, R, (int64_t)nc);
-            tcnla_last_method(h, &used);
+            used = info.method;
         }
     }
     double t = times[reps / 2], flops = 2.0 * (double)m * (double)n * (double)k;
