@@ -23,6 +23,7 @@ struct tcnla_handle_s {
     tcnla_ozaki_opts_t ozaki;         /* options of the Ozaki scheme */
     int ozaki_slices[3];              /* the last Ozaki product: d, slices of A, slices of B */
     int ozaki_scheme;                 /* the last Ozaki product: scheme 1 or 2 */
+    tcnla_tuning_t tuning;            /* the backend's path switches (src/core/tuning.c) */
     struct {                          /* sizes of live tcnla_malloc blocks (open addressing) */
         void **keys;
         size_t *sizes;
@@ -30,6 +31,10 @@ struct tcnla_handle_s {
         size_t live, peak_live;
     } mem;
 };
+
+/* tcnla_tuning_default() with the environment's overrides (docs/api.md,
+ * "Tuning"): the library's one reading of the environment, at tcnla_create. */
+void tn_tuning_from_env(tcnla_tuning_t *t);
 
 /* Grow-only host workspace of the handle (never shrinks; freed with the
  * handle). Returns NULL when the allocation fails. */
@@ -347,7 +352,7 @@ int tn_cuda_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k
                                const float *A, int64_t lda, const uint16_t *X16, int64_t ldx,
                                const uint16_t *Y16, int64_t ldy, uint16_t *D16, int64_t ldd);
 /* the Hopper kernel of the same (tn_cu_lowrank_residual16_sm90): where it
- * runs, and the call, Xt / Yt (m x kp, n x kp FP16) its workspace */
+ * runs (and the tuning's lr_sm90), and the call, Xt / Yt (m x kp, n x kp FP16) its workspace */
 int tn_cuda_lowrank_residual16_sm90_ok(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
                                        const float *A, int64_t lda, const uint16_t *D16,
                                        int64_t ldd);

@@ -349,7 +349,8 @@ int tn_cuda_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k
 int tn_cuda_lowrank_residual16_sm90_ok(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
                                        const float *A, int64_t lda, const uint16_t *D16,
                                        int64_t ldd) {
-    return tn_cu_lowrank_residual16_sm90_ok(m, n, k, A, lda, D16, ldd, h->cuda->smem_optin);
+    return h->cuda->tune->lr_sm90 &&
+           tn_cu_lowrank_residual16_sm90_ok(m, n, k, A, lda, D16, ldd, h->cuda->smem_optin);
 }
 
 int tn_cuda_lowrank_residual16_sm90(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
