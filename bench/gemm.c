@@ -41,7 +41,7 @@ static void usage(const char *argv0) {
            "                  cublas_fp16: FP16 inputs, FP32 accumulate; cublas_bf16x9:\n"
            "                  EMULATED_16BFX9; cublas_dgemm: DGEMM on FP64 inputs;\n"
            "                  cublas_sgemm_hB: SGEMM on A * fp16(B), the SHGEMM baseline);\n"
-           "                  a tcnla name with the suffix _mma runs with TCNLA_DISABLE_SM90=1\n"
+           "                  a tcnla name with the suffix _mma runs with the tuning's sm90 = 0\n"
            "                  (the mma.sync kernels; without it Hopper uses wgmma + TMA)\n"
            "                  (default all)\n"
            "  --reps N        timed runs per method (default 10; 3 when 2mnk > 4e12)\n"
@@ -136,9 +136,14 @@ static int run_once(ctx_t *c, const char *name) {
         if (len - 4 >= sizeof base) return -2000;
         memcpy(base, name, len - 4);
         base[len - 4] = 0;
-        setenv("TCNLA_DISABLE_SM90", "1", 1);
+        tcnla_tuning_t t;
+        tcnla_get_tuning(c->h, &t);
+        const int sm90 = t.sm90;
+        t.sm90 = 0;
+        tcnla_set_tuning(c->h, &t);
         int r = run_once(c, base);
-        unsetenv("TCNLA_DISABLE_SM90");
+        t.sm90 = sm90;
+        tcnla_set_tuning(c->h, &t);
         return r;
     }
     tcnla_gemm_method_t meth;
@@ -296,7 +301,6 @@ int main(int argc, char **argv) {
         char *mlist = strdup(methods);
         for (char *mv = NULL, *mt = strtok_r(mlist, ",", &mv); mt; mt = strtok_r(NULL, ",", &mv)) {
             const int hb = !strcmp(mt, "cublas_sgemm_hB") || !strncasecmp(mt, "shgemm", 6);
-            unsetenv("TCNLA_DISABLE_SM90"); /* the _mma rows set it per call */
             CK(cudaMemsetAsync(c.dC, 0xff, sizeof(float) * m * n, c.st)); /* NaN poison */
             int rs = 0;
             for (int w = 0; w < warm && !rs; w++) rs = run_once(&c, mt);

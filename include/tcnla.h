@@ -485,6 +485,62 @@ TCNLA_API int tcnla_get_tc_model(tcnla_handle_t handle, tcnla_tc_model_t *model)
 TCNLA_API float tcnla_tc_mma(const tcnla_tc_model_t *model, const float *a, const float *b, int n,
                              float c, int c_inside);
 
+/* ------------------------------------------------------------------ tuning */
+/* Switches of the CUDA backend's paths, per handle. None is needed: the
+ * defaults (tcnla_tuning_default) are the fast paths, and the switches turn
+ * them off, or force them where the backend would not choose them, to
+ * compare paths in tests and benchmarks. tcnla_create starts from the
+ * defaults and applies the environment variables of docs/api.md ("Tuning"),
+ * read once there and never later; tcnla_set_tuning changes them for the
+ * calls that follow. The CPU backend ignores them. Fields of 0 / 1 are off
+ * / on; TCNLA_TUNING_AUTO (-1) leaves the choice to the backend's rule. */
+#define TCNLA_TUNING_AUTO (-1)
+typedef struct {
+    int sm90;             /* Hopper: TCEC / SHGEMM on the wgmma + TMA kernels (1, default), or
+                             on the mma.sync kernels (0; env TCNLA_DISABLE_SM90=1) */
+    int sm90_presplit;    /* Hopper: the operands split in a pass of their own before the
+                             product: AUTO (default: min(m, n) >= 512, max(m, n) >= 1024,
+                             k >= 1024), 0 never, 1 wherever chunk and split-K lengths allow.
+                             Up to (m + n) k x 4 bytes (FP16 methods) or x 8 (TF32) of
+                             workspace; never inside tcnla_rsvd / _lra / _hosvd. Bitwise the
+                             same result (env TCNLA_SM90_PRESPLIT=0 / 1) */
+    int sm90_wide;        /* Hopper, TCEC_FP16 / SHGEMM_FP16: the 64 x 256-tile kernels with
+                             op(A) split in the consumers: AUTO (default: 192 <= n <= 512,
+                             m, k >= 1024), 0 never, 1 wherever they can run (env
+                             TCNLA_SM90_WIDE=0 / 1) */
+    int sm90_f16;         /* Hopper, TCNLA_GEMM_FP16 with op(B) = B: op(A) rounded inside the
+                             product (no FP16 copy of A) instead of FP16 copies and cuBLAS:
+                             AUTO (default: n <= 272, m >= 64 x the SM count, k >= 512), 0
+                             never, 1 always. Another order of the sum (env TCNLA_SM90_F16) */
+    int lr_sm90;          /* Hopper: tcnla_lra's residual A - X Y^T in FP16 on the wgmma
+                             kernel (1, default) or the generic one (0; env TCNLA_LR_SM90=0) */
+    int trust_bounded;    /* tcnla_rsvd, tcnla_hosvd: A's check once per call by the pass over
+                             the magnitudes alone where that decides (1, default), or the exact
+                             pass always (0; env TCNLA_TRUST_BOUNDED=0). The same decisions */
+    int defer;            /* tcnla_rsvd, tcnla_hosvd: the verdicts of the checks and CholeskyQR
+                             breakdown tests collected on the GPU and read once per call (1,
+                             default), or waited for each (0; env TCNLA_DEFER=0). Bitwise the
+                             same result */
+    int hosvd_fuse;       /* tcnla_hosvd on Hopper: the mode-2 projection and the core's first
+                             mode product in one pass over the tensor (1, default), or two
+                             products (0; env TCNLA_HOSVD_FUSE=0) */
+    int rsvd_gram;        /* tcnla_rsvd: the small SVD from the eigensolution of the Gram
+                             matrix B B^T where s_k >= 1e-4 s_1 (1, default), or from B^T's QR
+                             (0; env TCNLA_RSVD_GRAM=0) */
+    int syev_fast;        /* the small SVD's symmetric eigensolutions by tcnla's own solver
+                             where it applies (1, default), or by cuSOLVER's syevd (0; env
+                             TCNLA_SYEV_FAST=0) */
+    int small_svd_jacobi; /* tcnla_rsvd, tcnla_lra: the small SVD by gesvdj after B^T's QR
+                             always (1), instead of an eigensolution (0, default; env
+                             TCNLA_SMALL_SVD_JACOBI=1) */
+} tcnla_tuning_t;
+
+/* The defaults, without the environment. */
+TCNLA_API tcnla_tuning_t tcnla_tuning_default(void);
+/* -1: NULL handle; -2: NULL tuning or a field out of its range. */
+TCNLA_API int tcnla_set_tuning(tcnla_handle_t handle, const tcnla_tuning_t *tuning);
+TCNLA_API int tcnla_get_tuning(tcnla_handle_t handle, tcnla_tuning_t *tuning);
+
 /* ----------------------------------------------------------- number formats */
 typedef enum {
     TCNLA_ROUND_RN = 0,  /* to nearest, ties to even */

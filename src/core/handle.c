@@ -82,6 +82,7 @@ int tcnla_create_on_device(tcnla_handle_t *handle, tcnla_backend_t backend, int 
     h->range_policy = TCNLA_RANGE_ERROR;
     h->model = tcnla_tc_model_default();
     h->ozaki = tcnla_ozaki_opts_default();
+    tn_tuning_from_env(&h->tuning);
     h->backend = TCNLA_BACKEND_CPU;
     strcpy(h->device_name, "CPU");
 #ifdef TCNLA_HAVE_CUDA

@@ -28,6 +28,7 @@ struct tcnla_handle_s {
     size_t host_ws_bytes;
     struct tn_cuda_ctx *cuda;         /* NULL on the CPU backend */
     tcnla_ozaki_opts_t ozaki;         /* options of the Ozaki scheme */
+    tcnla_tuning_t tuning;            /* the backend's path switches (src/core/tuning.c) */
     struct {                          /* sizes of live tcnla_malloc blocks (open addressing) */
         void **keys;
         size_t *sizes;
@@ -47,6 +48,10 @@ tn_guard_t tn_guard_enter(tcnla_handle_t h);
 void tn_guard_leave(tn_guard_t *g);
 #define TN_GUARD(h)                                                                            \
     tn_guard_t tn_guard_ __attribute__((cleanup(tn_guard_leave), unused)) = tn_guard_enter(h)
+
+/* tcnla_tuning_default() with the environment's overrides (docs/api.md,
+ * "Tuning"): the library's one reading of the environment, at tcnla_create. */
+void tn_tuning_from_env(tcnla_tuning_t *t);
 
 /* Grow-only host workspace of the handle (never shrinks; freed with the
  * handle). Returns NULL when the allocation fails. */

@@ -19,6 +19,16 @@ static inline tcnla_handle_t gt_gpu(void) {
     if (tcnla_create(&h, TCNLA_BACKEND_CUDA) != TCNLA_SUCCESS) return NULL;
     return h;
 }
+/* Sets one field of h's tuning (tcnla_tuning_t), e.g. GT_TUNE(g, sm90, 0)
+ * for the mma.sync kernels. */
+#define GT_TUNE(h, field, value)                                                              \
+    do {                                                                                      \
+        tcnla_tuning_t gt_t_;                                                                 \
+        tcnla_get_tuning((h), &gt_t_);                                                        \
+        gt_t_.field = (value);                                                                \
+        tcnla_set_tuning((h), &gt_t_);                                                        \
+    } while (0)
+
 static inline tcnla_handle_t gt_cpu(void) {
     tcnla_handle_t h = NULL;
     tcnla_create(&h, TCNLA_BACKEND_CPU);

@@ -3,7 +3,7 @@
  * tn_cu_tc_gemm_batched, cuBLAS strided batches for NATIVE_FP32, TF32 and
  * FP16) against the same products as separate tcnla_sgemm / tcnla_shgemm
  * calls on the same GPU (which on Hopper run the wgmma kernels, or the
- * mma.sync ones with TCNLA_DISABLE_SM90=1), and RP-HOSVD built on it.
+ * mma.sync ones with the tuning's sm90 = 0), and RP-HOSVD built on it.
  *
  * Tolerance: both results are compared with an FP64 reference of the same
  * products; the batch may add its products in another order (one k loop
@@ -39,10 +39,7 @@ static void *dev_copy(tcnla_handle_t g, const void *x, size_t bytes) {
     if (x) tcnla_memcpy(g, d, x, bytes, TCNLA_MEMCPY_HOST_TO_HANDLE);
     return d;
 }
-static void mma_only(int on) {
-    if (on) setenv("TCNLA_DISABLE_SM90", "1", 1);
-    else unsetenv("TCNLA_DISABLE_SM90");
-}
+static void mma_only(tcnla_handle_t g, int on) { GT_TUNE(g, sm90, !on); }
 
 typedef struct {
     int64_t m, n, k, batch;
@@ -185,7 +182,7 @@ TEST(gpu_batched_matches_separate_calls) {
     int bad = 0, runs = 0;
     double worst = 0;
     for (int path = 0; path < 2; path++) {
-        mma_only(path);
+        mma_only(g, path);
         for (int mi = 0; mi < NBM; mi++)
             for (int si = 0; si < ns; si++) {
                 const tcnla_gemm_method_t m = b_methods[mi];
@@ -200,7 +197,7 @@ TEST(gpu_batched_matches_separate_calls) {
                 }
             }
     }
-    mma_only(0);
+    mma_only(g, 0);
     printf("    %d batches, worst err(batched) / (2 err(separate) + sqrt(k) 2^-24) = %.3f\n", runs,
            worst);
     CHECK_MSG(bad == 0, "%d of %d batches out of bound or failed (printed above)", bad, runs);

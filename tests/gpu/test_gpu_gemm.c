@@ -357,8 +357,17 @@ TEST(gpu_beta_zero_ignores_nan_in_c_and_quick_returns) {
     tcnla_destroy(g);
 }
 
-TEST(gpu_nan_inf_propagate_like_sgemm) {
+/* The handle of the three tests of the checks below, with the pre-split
+ * path as check_presplit says (gpu_presplit_checks_same_decisions). */
+static int check_presplit = TCNLA_TUNING_AUTO;
+static tcnla_handle_t check_gpu(void) {
     tcnla_handle_t g = gt_gpu();
+    if (g) GT_TUNE(g, sm90_presplit, check_presplit);
+    return g;
+}
+
+TEST(gpu_nan_inf_propagate_like_sgemm) {
+    tcnla_handle_t g = check_gpu();
     NEED_GPU(g);
     tcnla_handle_t c = gt_cpu();
     const int m = 40, n = 30, k = 50;
@@ -403,7 +412,7 @@ TEST(gpu_nan_inf_propagate_like_sgemm) {
 /* exp_rand(-45, -35) is below FP16's range: FP16 methods report it, TF32
  * methods compute it, the fallback policy switches. */
 TEST(gpu_range_error_and_fallback) {
-    tcnla_handle_t g = gt_gpu();
+    tcnla_handle_t g = check_gpu();
     NEED_GPU(g);
     const int m = 64, n = 48, k = 256;
     float *A = malloc(sizeof(float) * m * k), *B = malloc(sizeof(float) * k * n);
@@ -487,7 +496,7 @@ TEST(gpu_range_error_and_fallback) {
  * (past the last whole group of 4) is seen in both layouts, for the range
  * check (rows of op(A), columns of op(B)) and for NaN. */
 TEST(gpu_checks_see_every_element_aligned_or_not) {
-    tcnla_handle_t g = gt_gpu();
+    tcnla_handle_t g = check_gpu();
     NEED_GPU(g);
     const int m = 70, n = 9, k = 70;
     float *A = malloc(sizeof(float) * 72 * k), *B = malloc(sizeof(float) * 72 * n),
@@ -540,15 +549,16 @@ TEST(gpu_checks_see_every_element_aligned_or_not) {
 }
 
 /* The same three tests through Hopper's pre-split path, whose pass over A
- * and FP32 B also does their checks (TCNLA_SM90_PRESPLIT=1 makes even these
- * small products take it): the same statuses, fallbacks and NaN / Inf
- * results. (Elsewhere the path runs by default from m, n >= 1024 only.) */
+ * and FP32 B also does their checks (the tuning's sm90_presplit = 1 makes
+ * even these small products take it): the same statuses, fallbacks and
+ * NaN / Inf results. (Elsewhere the path runs by default from m, n >= 1024
+ * only.) */
 TEST(gpu_presplit_checks_same_decisions) {
-    setenv("TCNLA_SM90_PRESPLIT", "1", 1);
+    check_presplit = 1;
     gpu_nan_inf_propagate_like_sgemm();
     gpu_range_error_and_fallback();
     gpu_checks_see_every_element_aligned_or_not();
-    unsetenv("TCNLA_SM90_PRESPLIT");
+    check_presplit = TCNLA_TUNING_AUTO;
 }
 
 TEST(gpu_invalid_arguments_return_minus_i) {
@@ -1022,13 +1032,13 @@ TEST(gpu_trust_bounded_pass_agrees) {
  * methods hold within tolerance (5). Two products:
  *  - SHGEMM_FP16 (RP-HOSVD's mode-1 projection, Hopper's n64 kernel, the
  *    exact element-wise check): n = 64 and 40, m and k tails, split-K.
- *    The record of the exact pass (TCNLA_TRUST_BOUNDED=0; the bounded
+ *    The record of the exact pass (trust_bounded = 0; the bounded
  *    pass's trusts no more than that); not taken (nothing trusted)
  *    exactly where that pass does not trust A element by element for both
  *    methods: taken in cases 0 and 5 (the kernel's slow path);
  *  - FP16 with FP32 B (the randomized SVD's projection, Hopper's kernel
- *    with A rounded inside, forced to run at these sizes by
- *    TCNLA_SM90_F16=1; the bounded pass): n = 266 (two consumer halves)
+ *    with A rounded inside, forced to run at these sizes by the tuning's
+ *    sm90_f16 = 1; the bounded pass): n = 266 (two consumer halves)
  *    and 40, op(A) = A and A^T. The bounded pass's record (tn_trust's
  *    default); taken where that pass decides: cases 0, 5 and 1 (there
  *    with rows and columns trusted, not elements). */
@@ -1074,16 +1084,16 @@ TEST(gpu_gemm_trusting_same_product_and_record) {
                               : tcnla_random_fill(g, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 5,
                                                   (uint64_t)t, k, n, dBf, k);
             CHECK(sf == 0);
-            if (!sh) setenv("TCNLA_SM90_F16", "1", 1);
+            if (!sh) GT_TUNE(g, sm90_f16, 1);
             /* r0: the exact pass's record; rb: the bounded pass's (the
              * default), which trusts no more than r0 */
             if (sh) tn_trust_f16(g, dB, (size_t)(k * n));
             CHECK(tn_trust(g, dA, arows, arows, acols, ms, nms) == 0);
             const tn_trust_t rb = g->cuda->trust;
             tn_untrust(g);
-            setenv("TCNLA_TRUST_BOUNDED", "0", 1);
+            GT_TUNE(g, trust_bounded, 0);
             CHECK(tn_trust(g, dA, arows, arows, acols, ms, nms) == 0);
-            unsetenv("TCNLA_TRUST_BOUNDED");
+            GT_TUNE(g, trust_bounded, 1);
             const tn_trust_t r0 = g->cuda->trust;
             tn_untrust(g);
             CHECK((rb.mask & ~r0.mask) == 0 && (rb.mask_rows & ~(r0.mask | r0.mask_rows)) == 0 &&
@@ -1102,7 +1112,7 @@ TEST(gpu_gemm_trusting_same_product_and_record) {
             tcnla_memcpy(g, dC, C1, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HOST_TO_HANDLE);
             CHECK(tn_gemm_trusting(g, me, ta, m, n, k, dA, arows, sh ? NULL : dBf, sh ? dB : NULL,
                                    k, dC, m, ms, nms, &done) == 0);
-            unsetenv("TCNLA_SM90_F16");
+            GT_TUNE(g, sm90_f16, TCNLA_TUNING_AUTO);
             const tn_trust_t r1 = g->cuda->trust;
             const tcnla_gemm_method_t ran1 = g->last_method;
             tcnla_memcpy(g, C1, dC, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HANDLE_TO_HOST);

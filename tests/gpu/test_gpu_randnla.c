@@ -354,7 +354,7 @@ TEST(gpu_rsvd_tensor_core_matches_fp32_and_bound) {
 /* tcnla_rsvd keeps its device memory to A plus O((m + n) l) (issue 6): its
  * products never take Hopper's pre-split path, whose workspace holds split
  * copies of the operands, even where a plain product of the same shape
- * would (forced here with TCNLA_SM90_PRESPLIT=1): the driver's peak is the
+ * would (forced here with the tuning's sm90_presplit = 1): the driver's peak is the
  * same as with the path switched off, while the plain product's peak grows
  * by 2 bytes per element of A or more (the control, on Hopper only). */
 TEST(gpu_rsvd_memory_bound_without_presplit) {
@@ -367,8 +367,8 @@ TEST(gpu_rsvd_memory_bound_without_presplit) {
     gt_uniform(91, -1, 1, (int64_t)N * N, A);
     size_t peak_rsvd[2], peak_gemm[2];
     for (int ps = 0; ps < 2; ps++) {
-        setenv("TCNLA_SM90_PRESPLIT", ps ? "1" : "0", 1);
         tcnla_handle_t g = gpu();
+        GT_TUNE(g, sm90_presplit, ps);
         float *dA = to_dev(g, A, (size_t)N * N), *dU = to_dev(g, NULL, (size_t)N * k),
               *dVT = to_dev(g, NULL, (size_t)k * N), *dS = to_dev(g, NULL, k),
               *dY = NULL, *dO = NULL;
@@ -383,6 +383,7 @@ TEST(gpu_rsvd_memory_bound_without_presplit) {
         tcnla_destroy(g);
         /* the control: Y = A O with O of 1024 columns (one slice), on a new handle */
         g = gpu();
+        GT_TUNE(g, sm90_presplit, ps);
         dA = to_dev(g, A, (size_t)N * N), dY = to_dev(g, NULL, (size_t)N * 1024);
         dO = to_dev(g, NULL, (size_t)N * 1024);
         CHECK(tcnla_random_fill(g, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 3, 0, N, 1024, dO, N) == 0);
@@ -393,7 +394,6 @@ TEST(gpu_rsvd_memory_bound_without_presplit) {
         tcnla_free(g, dA), tcnla_free(g, dY), tcnla_free(g, dO);
         tcnla_destroy(g);
     }
-    unsetenv("TCNLA_SM90_PRESPLIT");
     printf("    peak MiB: rsvd %.1f / %.1f, plain product %.1f / %.1f (pre-split off / on)\n",
            peak_rsvd[0] / 1048576.0, peak_rsvd[1] / 1048576.0, peak_gemm[0] / 1048576.0,
            peak_gemm[1] / 1048576.0);
@@ -409,8 +409,8 @@ TEST(gpu_rsvd_memory_bound_without_presplit) {
 }
 
 /* The small SVD's GPU paths (src/backend/cuda/small_svd_cuda.c): the
- * eigensolution of W^T W (the default), with TCNLA_RSVD_GRAM=0 W's QR and
- * the eigensolution of R R^T, and, forced by TCNLA_SMALL_SVD_JACOBI,
+ * eigensolution of W^T W (the default), with the tuning's rsvd_gram = 0
+ * W's QR and the eigensolution of R R^T, and, forced by small_svd_jacobi,
  * gesvdj give the same singular values and residual, V orthonormal; a spectrum spanning 1e7 over the
  * kept k (beyond the eigensolution's 1e4) goes to gesvdj and still meets
  * the bound (eq. (4) plus FP32's floor) and the CPU's values. */
@@ -441,11 +441,11 @@ TEST(gpu_rsvd_small_svd_paths_agree) {
         double res[3];
         float S2[32];
         for (int j = 0; j < 3; j++) { /* j = 2: W's QR, then the eigensolution of R R^T */
-            if (j == 1) setenv("TCNLA_SMALL_SVD_JACOBI", "1", 1);
-            if (j == 2) setenv("TCNLA_RSVD_GRAM", "0", 1);
+            if (j == 1) GT_TUNE(g, small_svd_jacobi, 1);
+            if (j == 2) GT_TUNE(g, rsvd_gram, 0);
             REQUIRE(tcnla_rsvd(g, &o, N, N, dA, N, dU, N, dS, dVT, k) == 0);
-            unsetenv("TCNLA_SMALL_SVD_JACOBI");
-            unsetenv("TCNLA_RSVD_GRAM");
+            GT_TUNE(g, small_svd_jacobi, 0);
+            GT_TUNE(g, rsvd_gram, 1);
             to_host(g, U, dU, (size_t)N * k), to_host(g, VT, dVT, (size_t)k * N),
                 to_host(g, j < 2 ? S[j] : S2, dS, k);
             res[j] = residual(A, N, N, U, j < 2 ? S[j] : S2, VT, k);
@@ -488,7 +488,7 @@ TEST(gpu_rsvd_small_svd_paths_agree) {
  * src/backend/cuda/kernels/syev_kernels.cu, cuSOLVER's syevd where that refuses) on FP64
  * Gram matrices W^T W of columns scaled from 1 down to `span`, and on a
  * diagonal matrix and one with an eigenvalue of multiplicity n - 1: the
- * eigenvalues agree with syevd's (TCNLA_SYEV_FAST=0) to 1e-12 lam_max, X
+ * eigenvalues agree with syevd's (the tuning's syev_fast = 0) to 1e-12 lam_max, X
  * is orthonormal and G X = X diag(lam) to 1e-11 (lam_max); the fast solver
  * must be the one used where the spectrum spans at most 1e-6 (sizes 1 to
  * 448: each of its kernels, 9, 12 and 14 slots, at the ends of its range). */
@@ -535,9 +535,9 @@ TEST(gpu_syev_fast_matches_syevd) {
         REQUIRE(tcnla_malloc(g, (void **)&dl, sizeof(double) * n) == 0);
         tcnla_memcpy(g, dG, G, sizeof(double) * n * n, TCNLA_MEMCPY_HOST_TO_HANDLE);
         int fast = -1, fref = -1;
-        setenv("TCNLA_SYEV_FAST", "0", 1);
+        GT_TUNE(g, syev_fast, 0);
         REQUIRE(tn_cuda_syev(g, n, dG, dX, dl, &fref) == 0);
-        unsetenv("TCNLA_SYEV_FAST");
+        GT_TUNE(g, syev_fast, 1);
         tcnla_memcpy(g, lref, dl, sizeof(double) * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
         REQUIRE(tn_cuda_syev(g, n, dG, dX, dl, &fast) == 0);
         tcnla_memcpy(g, lam, dl, sizeof(double) * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
@@ -639,8 +639,8 @@ TEST(gpu_rsvd_svd_from_gram) {
 }
 
 /* tcnla_rsvd defers its CholeskyQRs' and products' verdicts (one wait per
- * call): the same bits as without deferral (TCNLA_DEFER=0, and A's check
- * by its exact pass: TCNLA_TRUST_BOUNDED=0) on a decaying
+ * call): the same bits as without deferral (the tuning's defer = 0, and A's
+ * check by its exact pass: trust_bounded = 0) on a decaying
  * spectrum; on a matrix of rank 5 < l with 5 nonzero rows (Y = A Omega
  * then has exactly rank 5), whose CholeskyQR breaks down, the
  * call is redone deciding as it goes: with on_breakdown = RETRY the same
@@ -687,9 +687,11 @@ TEST(gpu_rsvd_deferred_same_as_waiting) {
         if (c == 4) o.proj_method = o.gemm_method = o.power_method = TCNLA_GEMM_FP16;
         int st[2];
         for (int j = 0; j < 2; j++) {
-            if (j) setenv("TCNLA_DEFER", "0", 1), setenv("TCNLA_TRUST_BOUNDED", "0", 1);
+            GT_TUNE(g, defer, !j);
+            GT_TUNE(g, trust_bounded, !j);
             st[j] = tcnla_rsvd(g, &o, N, N, dA, N, dU, N, dS, dVT, k);
-            unsetenv("TCNLA_DEFER"), unsetenv("TCNLA_TRUST_BOUNDED");
+            GT_TUNE(g, defer, 1);
+            GT_TUNE(g, trust_bounded, 1);
             to_host(g, U[j], dU, (size_t)N * k), to_host(g, VT[j], dVT, (size_t)k * N),
                 to_host(g, S[j], dS, k);
         }
@@ -715,7 +717,7 @@ TEST(gpu_rsvd_deferred_same_as_waiting) {
 }
 
 /* The refinement's fp16(A - X Y^T) on the GPU: the fused kernels (slab 0:
- * on Hopper the wgmma one where m % 8 == 0, and with TCNLA_LR_SM90=0 the
+ * on Hopper the wgmma one where m % 8 == 0, and with the tuning's lr_sm90 = 0 the
  * WMMA one; m, n, k not multiples of their tiles, k = 37 inside one k-tile,
  * k = 200 through the ring's refill; lda, ldd > m) and the cuBLAS column
  * slabs of one, 1 and 64 columns: each element the FP16 rounding of the
@@ -741,7 +743,7 @@ TEST(gpu_lra_residual16_slabs) {
     uint16_t *dD = NULL;
     REQUIRE(tcnla_malloc(g, (void **)&dD, 2 * (size_t)LDD * N) == 0);
     const int cm[3] = {MMAX, 1000, 1000}, ck[3] = {37, 37, KMAX};
-    const int64_t slabs[5] = {N, 0, 0, 1, 64}; /* the second 0: TCNLA_LR_SM90=0 */
+    const int64_t slabs[5] = {N, 0, 0, 1, 64}; /* the second 0: lr_sm90 = 0 */
     for (int q = 0; q < 3; q++)
         for (int t = 0; t < 5; t++) {
             const int M = cm[q], K = ck[q]; /* X: M x K, ld M */
@@ -751,11 +753,11 @@ TEST(gpu_lra_residual16_slabs) {
                        on ? "on" : "off", major, minor);
                 if (major == 9 && minor == 0) CHECK(on == (M % 8 == 0));
             }
-            if (t == 2) setenv("TCNLA_LR_SM90", "0", 1);
+            if (t == 2) GT_TUNE(g, lr_sm90, 0);
             memset(D, 0xff, 2 * (size_t)LDD * N); /* NaN everywhere before each run */
             REQUIRE(tcnla_memcpy(g, dD, D, 2 * (size_t)LDD * N, TCNLA_MEMCPY_HOST_TO_HANDLE) == 0);
             REQUIRE(tn_lowrank_residual16(g, M, N, K, dA, LDA, dX, M, dY, N, dD, LDD, slabs[t]) == 0);
-            unsetenv("TCNLA_LR_SM90");
+            GT_TUNE(g, lr_sm90, 1);
             REQUIRE(tcnla_memcpy(g, D, dD, 2 * (size_t)LDD * N, TCNLA_MEMCPY_HANDLE_TO_HOST) == 0);
             int bad = 0, touched = 0;
             for (int j = 0; j < N; j++) {
@@ -934,7 +936,7 @@ TEST(gpu_deferred_verdicts_flags_and_bits) {
     tcnla_destroy(g);
 }
 
-/* RP-HOSVD with its verdicts deferred against TCNLA_DEFER=0 (each one
+/* RP-HOSVD with its verdicts deferred against the tuning's defer = 0 (each one
  * waited for): the same status and bits on a Tucker tensor; on a tensor
  * of exact multilinear rank 1 (every CholeskyQR2 breaks down and is
  * retried); with a NaN; with a row of tiny elements under both range
@@ -968,9 +970,8 @@ TEST(gpu_hosvd_deferred_same_as_waiting) {
         tcnla_memcpy(g, dT, Tc, sizeof(float) * tot, TCNLA_MEMCPY_HOST_TO_HANDLE);
         tcnla_set_range_policy(g, c == 4 ? TCNLA_RANGE_FALLBACK : TCNLA_RANGE_ERROR);
         int st[2];
-        for (int w = 0; w < 2; w++) { /* w = 0: TCNLA_DEFER=0 */
-            if (w == 0) setenv("TCNLA_DEFER", "0", 1);
-            else unsetenv("TCNLA_DEFER");
+        for (int w = 0; w < 2; w++) { /* w = 0: defer = 0 */
+            GT_TUNE(g, defer, w);
             tcnla_hosvd_opts_t o = tcnla_hosvd_opts_default();
             for (int i = 0; i < 3; i++) o.ranks[i] = ranks[i];
             st[w] = tcnla_hosvd(g, &o, 3, dims, dT, dcore, Qd);
@@ -987,7 +988,7 @@ TEST(gpu_hosvd_deferred_same_as_waiting) {
                           "%s: Q_%d differs", names[c], i + 1);
         }
     }
-    unsetenv("TCNLA_DEFER");
+    GT_TUNE(g, defer, 1);
     tcnla_set_range_policy(g, TCNLA_RANGE_ERROR);
     tcnla_free(g, dT), tcnla_free(g, dcore);
     for (int i = 0; i < 3; i++) tcnla_free(g, Qd[i]);
@@ -1002,7 +1003,7 @@ TEST(gpu_hosvd_deferred_same_as_waiting) {
  * bit what tcnla_sgemm (TCEC_FP16) and tn_sgemm_batched (SHGEMM_FP16) give
  * on the same trusted operands: a row tail (I2 = 200), J2 < J1, split-K
  * slices of whole slabs; then a whole tcnla_hosvd call against
- * TCNLA_HOSVD_FUSE=0. */
+ * the tuning's hosvd_fuse = 0. */
 TEST(gpu_hosvd_fused_pass_same_bits) {
     tcnla_handle_t g = gpu();
     if (!g) SKIP("no GPU");
@@ -1059,8 +1060,7 @@ TEST(gpu_hosvd_fused_pass_same_bits) {
     float *dT = to_dev(g, Tt, (size_t)tot), *dcore = to_dev(g, NULL, csz), *Qd[3];
     for (int i = 0; i < 3; i++) Qd[i] = to_dev(g, NULL, (size_t)(dims[i] * ranks[i]));
     for (int w = 0; w < 2; w++) {
-        if (w == 0) setenv("TCNLA_HOSVD_FUSE", "0", 1);
-        else unsetenv("TCNLA_HOSVD_FUSE");
+        GT_TUNE(g, hosvd_fuse, w);
         tcnla_hosvd_opts_t o = tcnla_hosvd_opts_default();
         for (int i = 0; i < 3; i++) o.ranks[i] = ranks[i];
         CHECK_EQ_INT(tcnla_hosvd(g, &o, 3, dims, dT, dcore, Qd), 0);
@@ -1071,7 +1071,7 @@ TEST(gpu_hosvd_fused_pass_same_bits) {
             to_host(g, out[w][i], Qd[i], (size_t)(dims[i] * ranks[i]));
         }
     }
-    unsetenv("TCNLA_HOSVD_FUSE");
+    GT_TUNE(g, hosvd_fuse, 1);
     CHECK_MSG(memcmp(out[0][3], out[1][3], sizeof(float) * csz) == 0, "core differs");
     for (int i = 0; i < 3; i++)
         CHECK_MSG(memcmp(out[0][i], out[1][i], sizeof(float) * dims[i] * ranks[i]) == 0,

@@ -1,7 +1,7 @@
 /* GPU tests of the Hopper (sm_90a) wgmma + TMA kernels of TCEC_FP16,
  * TCEC_TF32, SHGEMM_FP16 and SHGEMM_TF32 (src/backend/cuda/kernels/tc_gemm_sm90.cu):
  * against the CPU backend and against the mma.sync kernels
- * (TCNLA_DISABLE_SM90=1) on tails, transposes, ld > rows, misaligned
+ * (the tuning's sm90 = 0) on tails, transposes, ld > rows, misaligned
  * pointers, alpha / beta and split-K; accuracy against an FP64 reference
  * at k = 8192 and beyond, which must be no worse than cuBLAS SGEMM's.
  * On a GPU that is not compute capability 9.0 the same calls run the
@@ -34,10 +34,7 @@ static const tcnla_gemm_method_t s9_methods[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEM
 static int s9_is_sh(tcnla_gemm_method_t m) {
     return m == TCNLA_GEMM_SHGEMM_FP16 || m == TCNLA_GEMM_SHGEMM_TF32;
 }
-static void mma_path(int on) {
-    if (on) setenv("TCNLA_DISABLE_SM90", "1", 1);
-    else unsetenv("TCNLA_DISABLE_SM90");
-}
+static void mma_path(tcnla_handle_t g, int on) { GT_TUNE(g, sm90, !on); }
 
 TEST(gpu_sm90_available_on_hopper) {
     tcnla_handle_t g = gt_gpu();
@@ -87,9 +84,9 @@ static void s9_compare(tcnla_handle_t g, tcnla_handle_t c, tcnla_gemm_method_t m
     int s1 = gt_gemm_off(g, meth, ta, tb, m, n, k, alpha, A, lda, B, Bh, ldb, beta, Cg, ldc, off);
     tcnla_gemm_method_t ug = TCNLA_GEMM_DEFAULT;
     tcnla_last_method(g, &ug);
-    mma_path(1);
+    mma_path(g, 1);
     int s2 = gt_gemm_off(g, meth, ta, tb, m, n, k, alpha, A, lda, B, Bh, ldb, beta, Cm, ldc, off);
-    mma_path(0);
+    mma_path(g, 0);
     int s3 = with_cpu ? gt_gemm(c, meth, ta, tb, m, n, k, alpha, A, lda, B, Bh, ldb, beta, Cc, ldc)
                       : 0;
     CHECK_MSG(s1 == 0 && s2 == 0 && s3 == 0, "%s m=%lld n=%lld k=%lld: status %d %d %d",
@@ -162,25 +159,25 @@ TEST(gpu_sm90_larger_vs_mma_repeatable) {
     tcnla_destroy(g);
 }
 
-/* Rounds 3 and 4: the register-A kernels (A split in the consumers'
- * registers, wgmma A from registers; TF32: hi*hi in two n-halves) against
- * the round-2 kernels (A split through shared memory), selected per call
- * with TCNLA_SM90_REGA=1 / 0. Same products in the same order:
- * bit-identical results, on tails, transposes, alpha / beta, ld > rows and
- * split-K. */
-static void s9_env_identity(const tcnla_gemm_method_t *ms, int nm, const char *env,
-                            const int64_t (*shapes)[3], int ns) {
+/* One path forced on (the tuning's sm90_presplit = 1, or sm90_wide = 1
+ * with wide) against the in-kernel split (the same field 0): the same
+ * products in the same order, bit-identical results, on tails,
+ * transposes, alpha / beta, ld > rows and split-K. */
+static void s9_set_path(tcnla_handle_t g, int wide, int v) {
+    if (wide) GT_TUNE(g, sm90_wide, v);
+    else GT_TUNE(g, sm90_presplit, v);
+}
+static void s9_path_identity(const tcnla_gemm_method_t *ms, int nm, int wide,
+                             const int64_t (*shapes)[3], int ns) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
+    const char *what = wide ? "sm90_wide" : "sm90_presplit";
     /* the pre-split path (the default from m, n >= 1024) is compared on its
-     * own (gpu_sm90_presplit_matches_rega), and its cluster variant against
-     * it (gpu_sm90_cluster_matches_presplit); elsewhere both runs take the
+     * own (gpu_sm90_presplit_matches_rega), and the wide-tile path (the
+     * default at some shapes) only on its own: elsewhere both runs take the
      * in-kernel split */
-    const int ps_set = strcmp(env, "TCNLA_SM90_PRESPLIT") != 0;
-    if (ps_set) setenv("TCNLA_SM90_PRESPLIT", strcmp(env, "TCNLA_SM90_CLUSTER") ? "0" : "1", 1);
-    /* and the wide-tile path (the default at some shapes) only on its own */
-    const int w_set = strcmp(env, "TCNLA_SM90_WIDE") != 0;
-    if (w_set) setenv("TCNLA_SM90_WIDE", "0", 1);
+    GT_TUNE(g, sm90_presplit, 0);
+    GT_TUNE(g, sm90_wide, 0);
     for (int mi = 0; mi < nm; mi++)
         for (int si = 0; si < ns; si++)
             for (int t = 0; t < 4; t++) {
@@ -198,61 +195,29 @@ static void s9_env_identity(const tcnla_gemm_method_t *ms, int nm, const char *e
                 gt_uniform(7200 + si * 4 + t, -1, 1, ldc * n, C1);
                 memcpy(C2, C1, sizeof(float) * (size_t)(ldc * n));
                 const float beta = t == 1 ? 0.0f : 1.5f;
-                setenv(env, "1", 1);
+                s9_set_path(g, wide, 1);
                 int s1 = gt_gemm(g, ms[mi], ta, tb, m, n, k, 0.75f, A, lda, B, NULL, ldb, beta, C1,
                                  ldc);
-                /* the cluster kernel did run where op(A) = A, the wide-tile
-                 * kernel where op(B) = B */
-                if (!strcmp(env, "TCNLA_SM90_CLUSTER") && ta == TCNLA_OP_N)
-                    CHECK_MSG(g->cuda->sm90_path == 3, "%s m=%lld n=%lld k=%lld: path %d, not "
-                              "the cluster kernel", tcnla_gemm_method_name(ms[mi]), (long long)m,
-                              (long long)n, (long long)k, g->cuda->sm90_path);
-                if (!strcmp(env, "TCNLA_SM90_WIDE") && tb == TCNLA_OP_N && lda % 4 == 0)
+                /* the wide-tile kernel did run where op(B) = B */
+                if (wide && tb == TCNLA_OP_N && lda % 4 == 0)
                     CHECK_MSG(g->cuda->sm90_path == 4, "%s m=%lld n=%lld k=%lld: path %d, not "
                               "the wide-tile kernel", tcnla_gemm_method_name(ms[mi]),
                               (long long)m, (long long)n, (long long)k, g->cuda->sm90_path);
-                setenv(env, "0", 1);
+                s9_set_path(g, wide, 0);
                 int s2 = gt_gemm(g, ms[mi], ta, tb, m, n, k, 0.75f, A, lda, B, NULL, ldb, beta, C2,
                                  ldc);
-                unsetenv(env);
                 CHECK_MSG(s1 == 0 && s2 == 0, "status %d %d", s1, s2);
                 CHECK_MSG(memcmp(C1, C2, sizeof(float) * (size_t)(ldc * n)) == 0,
-                          "%s ta=%d tb=%d m=%lld n=%lld k=%lld: %s=1 result differs from %s=0 "
+                          "%s ta=%d tb=%d m=%lld n=%lld k=%lld: %s = 1 result differs from %s = 0 "
                           "(rel %.3e)",
                           tcnla_gemm_method_name(ms[mi]), ta, tb, (long long)m, (long long)n,
-                          (long long)k, env, env, gt_rel_diff(C1, C2, m, n, ldc));
+                          (long long)k, what, what, gt_rel_diff(C1, C2, m, n, ldc));
                 free(A), free(B), free(C1), free(C2);
             }
-    if (ps_set) unsetenv("TCNLA_SM90_PRESPLIT");
-    if (w_set) unsetenv("TCNLA_SM90_WIDE");
     tcnla_destroy(g);
 }
 
-static const int64_t s9_rega_shapes[][3] = {{7, 33, 130},  {129, 131, 257}, {300, 260, 96},
-                                            {100, 70, 3000}, {256, 256, 8192}, {1100, 1300, 520}};
-static void s9_rega_identity(const tcnla_gemm_method_t *ms, int nm) {
-    /* n = 33 runs the n64 kernels under REGA = 1 (TCNLA_SM90_N64 below) */
-    s9_env_identity(ms, nm, "TCNLA_SM90_REGA", s9_rega_shapes, 6);
-}
-
-TEST(gpu_sm90_rega_matches_round2) {
-    static const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_SHGEMM_FP16};
-    s9_rega_identity(ms, 2);
-}
-
-/* N <= 64: the m64n64 register-A kernels (the default there) against the
- * 128-wide ones (TCNLA_SM90_N64=0), all four methods: the same products in
- * the same order per element, bit-identical, on tails (n = 1, 33), n = 64
- * exactly, transposes, alpha / beta, ld > rows and split-K (k = 65536). */
-TEST(gpu_sm90_n64_matches_n128) {
-    static const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_SHGEMM_FP16,
-                                             TCNLA_GEMM_TCEC_TF32, TCNLA_GEMM_SHGEMM_TF32};
-    static const int64_t shapes[][3] = {{7, 1, 130},    {129, 33, 257}, {300, 64, 96},
-                                        {1024, 64, 4096}, {200, 64, 65536}};
-    s9_env_identity(ms, 4, "TCNLA_SM90_N64", shapes, 5);
-}
-
-/* The pre-split path (TCNLA_SM90_PRESPLIT=1: hi / lo parts written once
+/* The pre-split path (the tuning's sm90_presplit = 1: hi / lo parts written once
  * by a pass over each operand, wgmma from shared memory) against the
  * in-kernel split (=0), all four methods: the same products in the same
  * order, bit-identical, on tails (k = 77, 130: not multiples of 8 or 32),
@@ -262,25 +227,10 @@ TEST(gpu_sm90_presplit_matches_rega) {
                                              TCNLA_GEMM_TCEC_TF32, TCNLA_GEMM_SHGEMM_TF32};
     static const int64_t shapes[][3] = {{7, 33, 130},   {129, 131, 257},  {300, 260, 96},
                                         {130, 200, 77}, {256, 256, 8192}, {1100, 1300, 520}};
-    s9_env_identity(ms, 4, "TCNLA_SM90_PRESPLIT", shapes, 6);
+    s9_path_identity(ms, 4, 0, shapes, 6);
 }
 
-/* The pre-split path with op(A) split inside clusters of 4 CTAs
- * (TCNLA_SM90_CLUSTER=1: each CTA splits a quarter of the tile's rows and
- * copies the parts into the other three) against op(A)'s pass (=0), FP16
- * methods: bit-identical. Shapes without split-K, so that the cluster
- * kernel runs where op(A) = A: the last CTA of a cluster with 1 or 16 of
- * its 128 columns (n = 385, 400),
- * tails in m and k (k = 77, 130, 1030), ld > rows, beta 0 / 1.5, a full
- * wave (4224 x 512). (op(A) = A^T runs the pass in both.) */
-TEST(gpu_sm90_cluster_matches_presplit) {
-    static const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_SHGEMM_FP16};
-    static const int64_t shapes[][3] = {{300, 400, 130}, {129, 512, 77}, {1100, 385, 300},
-                                        {4224, 512, 1030}};
-    s9_env_identity(ms, 2, "TCNLA_SM90_CLUSTER", shapes, 4);
-}
-
-/* The wide-tile path (TCNLA_SM90_WIDE=1: 64 x 256 tiles, op(A) split in
+/* The wide-tile path (the tuning's sm90_wide = 1: 64 x 256 tiles, op(A) split in
  * the product by warpgroups of its own, B by TMA; TCEC's B from the
  * pre-split pass) against the in-kernel split (=0), FP16 methods:
  * bit-identical on tails in m, n and k (n = 33 and 300: one tile with
@@ -293,7 +243,7 @@ TEST(gpu_sm90_wide_matches_rega) {
     static const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_SHGEMM_FP16};
     static const int64_t shapes[][3] = {{7, 33, 130},  {129, 300, 257},  {300, 260, 96},
                                         {130, 520, 77}, {2048, 1100, 1030}};
-    s9_env_identity(ms, 2, "TCNLA_SM90_WIDE", shapes, 5);
+    s9_path_identity(ms, 2, 1, shapes, 5);
 }
 
 /* The wide-tile path folds op(A)'s check into the product and reads every
@@ -303,7 +253,7 @@ TEST(gpu_sm90_wide_matches_rega) {
  * row of A the split cannot hold (1e-30s, or 0s and one 1e-20), A above
  * FP16's range and B overflowing FP16 send the call down the checked path;
  * a row of small numbers held exactly (2^-20 j) may go either way. Each
- * case against TCNLA_SM90_WIDE=0: the same status and the same C, bit for
+ * case against sm90_wide = 0: the same status and the same C, bit for
  * bit (untouched where the status is an error); SHGEMM_FP16 with FP32 B
  * and with FP16 B (tcnla_shgemm), TCEC_FP16. */
 TEST(gpu_sm90_wide_defers_checks) {
@@ -313,7 +263,7 @@ TEST(gpu_sm90_wide_defers_checks) {
         tcnla_destroy(g);
         SKIP("no sm_90a kernels on this device");
     }
-    setenv("TCNLA_SM90_PRESPLIT", "0", 1);
+    GT_TUNE(g, sm90_presplit, 0);
     const int64_t m = 300, n = 400, k = 480; /* k < 512: no split-K in the checked path */
     float *A = malloc(sizeof(float) * (size_t)(m * k)), *B = malloc(sizeof(float) * (size_t)(k * n));
     uint16_t *B16 = malloc(sizeof(uint16_t) * (size_t)(k * n));
@@ -353,11 +303,11 @@ TEST(gpu_sm90_wide_defers_checks) {
                 for (int64_t i = 0; i < k * n; i++) B16[i] = tcnla_f32_to_f16(B[i], TCNLA_ROUND_RN);
             memcpy(C1, C0, sizeof(float) * (size_t)(m * n));
             memcpy(C2, C0, sizeof(float) * (size_t)(m * n));
-            setenv("TCNLA_SM90_WIDE", "1", 1);
+            GT_TUNE(g, sm90_wide, 1);
             int s1 = gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 0.5f, A, m, B,
                              use16 ? B16 : NULL, k, 1.5f, C1, m);
             const int path = g->cuda->sm90_path;
-            setenv("TCNLA_SM90_WIDE", "0", 1);
+            GT_TUNE(g, sm90_wide, 0);
             int s2 = gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 0.5f, A, m, B,
                              use16 ? B16 : NULL, k, 1.5f, C2, m);
             CHECK_MSG(s1 == s2, "%s %s%s: status %d (wide) vs %d", tcnla_gemm_method_name(meth),
@@ -372,15 +322,8 @@ TEST(gpu_sm90_wide_defers_checks) {
             CHECK_MSG(cs == 8 || (path == 4) == (cs <= 1 || cs == 6), "%s %s%s: path %d",
                       tcnla_gemm_method_name(meth), what[cs], use16 ? " (FP16 B)" : "", path);
         }
-    unsetenv("TCNLA_SM90_WIDE");
-    unsetenv("TCNLA_SM90_PRESPLIT");
     free(A), free(B), free(B16), free(C0), free(C1), free(C2);
     tcnla_destroy(g);
-}
-
-TEST(gpu_sm90_rega_tf32_matches_round2) {
-    static const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_TF32, TCNLA_GEMM_SHGEMM_TF32};
-    s9_rega_identity(ms, 2);
 }
 
 /* FP64 reference of A * B (op N, N) with contiguous inner loops. */
@@ -447,12 +390,12 @@ TEST(gpu_sm90_accuracy_vs_sgemm) {
             const int sh = s9_is_sh(meth);
             double e[2];
             for (int path = 0; path < 2; path++) {
-                mma_path(path);
+                mma_path(g, path);
                 CHECK(gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, sh ? NULL : B,
                               sh ? B16 : NULL, k, 0, C, m) == 0);
                 e[path] = gt_rel_err(C, m, sh ? Rh : R, m, n);
             }
-            mma_path(0);
+            mma_path(g, 0);
             double ref = sh ? eh32 : e32;
             printf("      %-12s sm90 %.3e (x%.2f)  mma.sync %.3e (x%.2f)\n",
                    tcnla_gemm_method_name(meth), e[0], e[0] / ref, e[1], e[1] / ref);
@@ -465,14 +408,14 @@ TEST(gpu_sm90_accuracy_vs_sgemm) {
 }
 
 /* TCNLA_GEMM_FP16 with op(A) rounded to FP16 inside the kernel (path 5,
- * forced on with TCNLA_SM90_F16=1 at these small shapes): tails in m, n,
+ * forced on with the tuning's sm90_f16 = 1 at these small shapes): tails in m, n,
  * k, op(A) = A and A^T, ld > rows, alpha / beta, both tile widths (n <= 128
  * and n <= 272, and two column tiles at n = 300). Against an FP64 product
  * of the operands rounded to FP16 on the host, each element's error
  * within (k / 16 + 4) 2^-23 (|alpha| |fp16(op(A))| |fp16(B)| + |beta C|):
  * one FP32 rounding per 16-product step of the Tensor Core's sum and
  * per epilogue operation (the ratio to that bound must stay <= 1); and
- * against the other path (TCNLA_SM90_F16=0: FP16 copies and cuBLAS) in
+ * against the other path (sm90_f16 = 0: FP16 copies and cuBLAS) in
  * norm, within twice that bound's norm (both sums keep to it). */
 TEST(gpu_sm90_f16_inkernel_rounding) {
     tcnla_handle_t g = gt_gpu();
@@ -511,14 +454,14 @@ TEST(gpu_sm90_f16_inkernel_rounding) {
             for (int64_t j = 0; j < n; j++)
                 for (int64_t p = 0; p < k; p++)
                     Br[p + j * k] = tcnla_f16_to_f32(tcnla_f32_to_f16(B[p + j * ldb], TCNLA_ROUND_RN));
-            setenv("TCNLA_SM90_F16", "1", 1);
+            GT_TUNE(g, sm90_f16, 1);
             const int s1 = gt_gemm(g, TCNLA_GEMM_FP16, ta, TCNLA_OP_N, m, n, k, alpha, A, lda, B,
                                    NULL, ldb, beta, C1, ldc);
             const int path = g->cuda->sm90_path;
-            setenv("TCNLA_SM90_F16", "0", 1);
+            GT_TUNE(g, sm90_f16, 0);
             const int s2 = gt_gemm(g, TCNLA_GEMM_FP16, ta, TCNLA_OP_N, m, n, k, alpha, A, lda, B,
                                    NULL, ldb, beta, C2, ldc);
-            unsetenv("TCNLA_SM90_F16");
+            GT_TUNE(g, sm90_f16, TCNLA_TUNING_AUTO);
             CHECK_MSG(s1 == 0 && s2 == 0, "status %d %d", s1, s2);
             if (lda % 4 == 0)
                 CHECK_MSG(path == 5, "m=%lld n=%lld k=%lld ta=%d: path %d, not the FP16 kernel",

@@ -102,6 +102,7 @@ int tn_cuda_create(tcnla_handle_t h, int device) {
     if (n >= sizeof h->device_name) n = sizeof h->device_name - 1;
     memcpy(h->device_name, prop.name, n);
     h->device_name[n] = 0;
+    c->tune = &h->tuning;
     h->cuda = c;
     return TCNLA_SUCCESS;
 fail:
@@ -295,8 +296,7 @@ int tn_cuda_side_join(tn_call_t *cl) {
 int tn_cuda_defer_begin(tn_call_t *cl) {
     struct tn_cuda_ctx *c = cl->h->cuda;
     if (cl->defer || cl->side) return TCNLA_ERR_INTERNAL;
-    const char *env = getenv("TCNLA_DEFER"); /* =0: the comparison without deferral */
-    if (env && env[0] == '0') return TCNLA_ERR_NOT_SUPPORTED;
+    if (!c->tune->defer) return TCNLA_ERR_NOT_SUPPORTED; /* the comparison without deferral */
     cudaError_t e = cudaSuccess;
     if (!c->defer_mem &&
         (e = cudaMalloc((void **)&c->defer_mem, sizeof(int) * TN_DEFER_SLOTS)) != cudaSuccess) {

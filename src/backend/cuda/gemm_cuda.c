@@ -11,8 +11,8 @@
  *      FP16 and NATIVE_FP64; the library's mma.sync kernels
  *      (src/backend/cuda/kernels/tc_gemm.cu) for MARKIDIS, TCEC and SHGEMM, or on
  *      compute capability 9.0 the wgmma + TMA kernels of
- *      src/backend/cuda/kernels/tc_gemm_sm90.cu for TCEC and SHGEMM (set the
- *      environment variable TCNLA_DISABLE_SM90=1 to use mma.sync there too).
+ *      src/backend/cuda/kernels/tc_gemm_sm90.cu for TCEC and SHGEMM (the
+ *      handle's tuning sm90 = 0 uses mma.sync there too).
  * Steps 2-4 run as GPU kernels whose flags come back in one small copy
  * into the handle's pinned buffer (one stream synchronisation). */
 #include "core/internal.h"
@@ -74,19 +74,11 @@ static int splits_for(tcnla_gemm_method_t method, int64_t m, int64_t n, int64_t 
 }
 
 /* Whether the sm_90a kernels may run: compute capability 9.0, a mode they
- * have, and no TCNLA_DISABLE_SM90 (other than "0") in the environment,
- * read at each call so that tests and benchmarks can compare both paths. */
-#ifndef TN_SM90_DEFAULT
-#define TN_SM90_DEFAULT 1
-#endif
+ * have, and the handle's tuning sm90 (read at each call, so that tests and
+ * benchmarks can compare both paths). */
 static int sm90_wanted(const struct tn_cuda_ctx *c, int mode) {
     if (c->cc_major != 9 || c->cc_minor != 0 || mode == TN_KMODE_MARKIDIS_F16) return 0;
-    const char *d = getenv("TCNLA_DISABLE_SM90");
-    if (d && *d && strcmp(d, "0") != 0) return 0;
-    if (!TN_SM90_DEFAULT) {
-        const char *en = getenv("TCNLA_ENABLE_SM90");
-        if (!en || !*en || strcmp(en, "0") == 0) return 0;
-    }
+    if (!c->tune->sm90) return 0;
     return tn_cu_sm90_available(mode) && tn_cu_sm90_smem(mode) <= c->smem_optin;
 }
 
@@ -108,7 +100,8 @@ static int b16_aligned(const uint16_t *B, int64_t ldb) {
 static int f16_sm90(const struct tn_cuda_ctx *c, tcnla_op_t tb, int64_t m, int64_t n, int64_t k,
                     const float *A, int64_t lda, int have_b16) {
     return !have_b16 && tb == TCNLA_OP_N && sm90_wanted(c, TN_KMODE_SHGEMM_F16) &&
-           a_aligned(A, lda) && tn_cu_gemm_f16_sm90_wanted(m, n, k, c->sm_count);
+           a_aligned(A, lda) &&
+           tn_cu_gemm_f16_sm90_wanted(m, n, k, c->sm_count, c->tune->sm90_f16);
 }
 
 /* Workspace the computation of `method` needs after the checks (f16k:
@@ -229,11 +222,8 @@ static void trust_record(tn_call_t *cl, const float *A, int64_t ld, int64_t rows
     cl->trust.mask = mask, cl->trust.mask_rows = mrows, cl->trust.mask_cols = mcols;
 }
 
-/* the bounded pass first (TCNLA_TRUST_BOUNDED=0: never; read at each call) */
-static int bounded_wanted(void) {
-    const char *e = getenv("TCNLA_TRUST_BOUNDED");
-    return !(e && e[0] == '0' && e[1] == 0);
-}
+/* the bounded pass first (the tuning's trust_bounded = 0: never) */
+static int bounded_wanted(const struct tn_cuda_ctx *c) { return c->tune->trust_bounded; }
 
 int tn_cuda_trust(tn_call_t *cl, const float *A, int64_t ld, int64_t rows, int64_t cols,
                   const tcnla_gemm_method_t *meths, int nm) {
@@ -256,7 +246,7 @@ int tn_cuda_trust(tn_call_t *cl, const float *A, int64_t ld, int64_t rows, int64
     /* element-wise and per-vector (rows, columns) flags, one pass over A:
      * the bounded pass where every kind is fast, the exact one where it
      * does not decide (or is not possible) */
-    int allfast = bounded_wanted();
+    int allfast = bounded_wanted(c);
     for (int j = 0; j < kk.n; j++) allfast &= kk.fast[j] != 0;
     for (int bounded = allfast; bounded >= 0; bounded--) {
         if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64 * sizeof(int), stream))) ||
@@ -307,8 +297,8 @@ int tn_cuda_trust(tn_call_t *cl, const float *A, int64_t ld, int64_t rows, int64
  * Then the record tn_cuda_trust would make is made, if B passes its check
  * as well. Otherwise nothing is trusted and C is undefined: the caller
  * runs tn_cuda_trust and the product as before. Every kind must be fast
- * (tn_rchk_fast), else not taken; FP16's not with TCNLA_TRUST_BOUNDED=0
- * either (tn_cuda_trust's exact pass alone). */
+ * (tn_rchk_fast), else not taken; FP16's not with the tuning's
+ * trust_bounded = 0 either (tn_cuda_trust's exact pass alone). */
 static int finite16(const tn_call_t *cl, const uint16_t *X, int64_t ld, int64_t rows,
                     int64_t cols, int64_t stride, int64_t batch);
 static int trusted(const tn_call_t *cl, tcnla_gemm_method_t method, const float *X,
@@ -331,7 +321,7 @@ int tn_cuda_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t 
         !trust_methods(meths, nm, method) || !sm90_wanted(c, kmode))
         return TCNLA_SUCCESS;
     if (sh ? tra || n > 64 || !B16 || !finite16(cl, B16, ldb, k, n, 0, 1)
-           : method != TCNLA_GEMM_FP16 || !B || B16 || !bounded_wanted() ||
+           : method != TCNLA_GEMM_FP16 || !B || B16 || !bounded_wanted(c) ||
                  !f16_sm90(c, TCNLA_OP_N, m, n, k, A, lda, 0))
         return TCNLA_SUCCESS;
     int st = cu_st((int)cudaSetDevice(c->device));
@@ -403,8 +393,7 @@ int tn_cuda_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t 
  * everything to the unfused products. */
 int tn_cuda_hosvd_fused_possible(tcnla_handle_t h, int64_t I1, int64_t J1, int64_t J2) {
     struct tn_cuda_ctx *c = h->cuda;
-    const char *e = getenv("TCNLA_HOSVD_FUSE"); /* =0: the unfused products */
-    if (e && e[0] == '0') return 0;
+    if (!c->tune->hosvd_fuse) return 0; /* the unfused products */
     return sm90_wanted(c, kmode_of(TCNLA_GEMM_TCEC_FP16)) &&
            sm90_wanted(c, kmode_of(TCNLA_GEMM_SHGEMM_FP16)) && J1 <= 64 && J2 <= 64 &&
            I1 % (32 * tn_cu_sm90_chunk(kmode_of(TCNLA_GEMM_TCEC_FP16))) == 0;
@@ -502,7 +491,8 @@ static int gemm_wide(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, t
     const int kmode = kmode_of(method);
     const int sh = method == TCNLA_GEMM_SHGEMM_FP16;
     if ((!sh && method != TCNLA_GEMM_TCEC_FP16) || tb != TCNLA_OP_N || (B16 && !sh) ||
-        !sm90_wanted(c, kmode) || !tn_cu_sm90_w_wanted(kmode, m, n, k, c->sm_count) ||
+        !sm90_wanted(c, kmode) ||
+        !tn_cu_sm90_w_wanted(kmode, m, n, k, c->sm_count, c->tune->sm90_wide) ||
         !a_aligned(A, lda) || (B16 && !b16_aligned(B16, ldb)))
         return TCNLA_SUCCESS;
     const tn_method_info *mi = tn_method(method);
@@ -619,8 +609,8 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
     /* one workspace for the checks and for whichever method ends up running */
     size_t phase1 = al(64) + al(tn_cu_check_scratch(TN_MAX(m, n))) +
                     (convert_b ? al(2 * (size_t)ldb16 * (size_t)s.bcols) : 0);
-    /* (asked only where FP16 may run: it reads the environment and the
-     * kernels' attributes) */
+    /* (asked only where FP16 may run: it reads the tuning and the kernels'
+     * attributes) */
     const int f16k =
         (method == TCNLA_GEMM_FP16 || (mi->fp16_range && mi->fallback == TCNLA_GEMM_FP16)) &&
         f16_sm90(c, tb, m, n, k, A, lda, have_b16);
@@ -642,11 +632,11 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
     const int kmode = kmode_of(method);
     size_t psb = 0;
     int ps = 0;  /* the pre-split path */
-    int acl = 0; /* op(A) split inside clusters: no pass over it, checked on its own */
+    int acl = 0; /* op(A) split inside clusters (the pre-split kernels' cluster path,
+                    not chosen): no pass over it, checked on its own */
     const int ps_splits = splits_for(method, m, n, k, c->sm_count);
     if (kmode >= 0 && cl->bounded <= 0 && sm90_wanted(c, kmode) &&
-        tn_cu_sm90_ps_wanted(kmode, m, n, k, ps_splits)) {
-        acl = tn_cu_sm90_ps_a_in_cluster(kmode, ta == TCNLA_OP_T, m, n, k, ps_splits);
+        tn_cu_sm90_ps_wanted(kmode, m, n, k, ps_splits, c->tune->sm90_presplit)) {
         psb = al(tn_cu_sm90_ps_bytes(kmode, acl, tb == TCNLA_OP_T, m, n, k));
         ps = 1; /* (psb may be 0: A in clusters, SHGEMM's B read in place) */
     }

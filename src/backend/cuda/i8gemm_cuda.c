@@ -7,8 +7,7 @@
  * 3): 16384^3 runs at 1211 TOPS through cublasGemmEx, while the third of
  * cuBLASLt's heuristic candidates runs it at 1802 TOPS (16384 x 8192 x 16384
  * reaches 1798 through cublasGemmEx); on scheme II's residues the 8
- * candidates took 5.7 to 8.1 ms (TCNLA_OZ2_TIMING=1 prints them, e.g. with
- * bench_ozaki). Scheme II calls one such product per modulus, so the first
+ * candidates took 5.7 to 8.1 ms (tn_cuda_i8gemm_choice gives them). Scheme II calls one such product per modulus, so the first
  * products of a new shape try the candidates in turn, each between two
  * events, and the rest use the fastest. The products are exact integers
  * (|partial sums| < 2^31 for k <= TN_OZ2_KBLOCK), so whichever algorithm
@@ -175,7 +174,7 @@ int tn_cuda_i8gemm(struct tn_cuda_ctx *c, int m, int n, int k, const signed char
 
 /* the algorithm chosen for a shape: its index among the candidates and the
  * candidates' times (ms, -1 for failed ones); -1 while still trying or
- * unknown. For the timing line of TCNLA_OZ2_TIMING. */
+ * unknown. For diagnostics: no caller in the library. */
 int tn_cuda_i8gemm_choice(struct tn_cuda_ctx *c, int m, int n, int k, int *ncand,
                           float *ms) {
     struct tn_i8_state *s = c->i8;

@@ -353,7 +353,8 @@ int tn_cuda_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k
     struct tn_cuda_ctx *c = h->cuda;
     uint16_t *X16 = NULL, *Y16 = NULL;
     int st;
-    if (tn_cu_lowrank_residual16_sm90_ok(m, n, k, A, lda, D16, ldd, c->smem_optin)) {
+    if (c->tune->lr_sm90 &&
+        tn_cu_lowrank_residual16_sm90_ok(m, n, k, A, lda, D16, ldd, c->smem_optin)) {
         const int64_t kp = (k + 7) / 8 * 8;
         st = tn_scratch_malloc(h, (void **)&X16, 2 * (size_t)(m * kp));
         if (!st) st = tn_scratch_malloc(h, (void **)&Y16, 2 * (size_t)(n * kp));

@@ -27,10 +27,8 @@
 #include <limits.h>
 #include <math.h>
 #include <stdint.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 /* launchers (ozaki2_kernels.cu) */
 int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k, int *E,
@@ -62,64 +60,10 @@ static size_t block_bytes(int nmod, int64_t mbp, int64_t nbp, int64_t kp) {
 }
 
 
-
-/* TCNLA_OZ2_TIMING=1: a line per call on stderr with the time of each
- * phase (events on the stream; a diagnostic for the benchmarks) */
-typedef struct {
-    cudaEvent_t ev[5];
-    int on;
-    double t[4]; /* host clock: start, plan synchronised, plan done, blocks ready */
-} phases_t;
-static double wall(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return 1e3 * (double)ts.tv_sec + 1e-6 * (double)ts.tv_nsec;
-}
-static void ph_host(phases_t *p, int i) {
-    if (p && p->on) p->t[i] = wall();
-}
-static void ph_init(phases_t *p) {
-    const char *e = getenv("TCNLA_OZ2_TIMING");
-    p->on = e && *e && *e != '0';
-    memset(p->t, 0, sizeof p->t);
-    for (int i = 0; p->on && i < 5; i++)
-        if (cudaEventCreate(&p->ev[i]) != cudaSuccess) p->on = 0;
-}
-static void ph_mark(phases_t *p, int i, cudaStream_t s) {
-    if (p->on) cudaEventRecord(p->ev[i], s);
-}
-static void ph_free(phases_t *p) {
-    for (int i = 0; p->on && i < 5; i++) cudaEventDestroy(p->ev[i]);
-    p->on = 0;
-}
-static void ph_report(phases_t *p, struct tn_cuda_ctx *c, int nmod, int64_t m, int64_t n,
-                      int64_t k, int64_t mbp, int64_t nbp, int64_t kl) {
-    if (!p->on) return;
-    float ms[8];
-    int nc = 0;
-    const int a = tn_cuda_i8gemm_choice(c, (int)mbp, (int)nbp, (int)kl, &nc, ms);
-    fprintf(stderr, "[ozaki2] INT8 product %lldx%lldx%lld: algorithm %d of %d (", (long long)mbp,
-            (long long)nbp, (long long)kl, a, nc);
-    for (int i = 0; i < nc && i < 8; i++) fprintf(stderr, "%s%.2f", i ? " " : "", ms[i]);
-    fprintf(stderr, " ms)\n");
-    float t[4] = {0};
-    cudaEventSynchronize(p->ev[4]);
-    for (int i = 0; i < 4; i++) cudaEventElapsedTime(&t[i], p->ev[i], p->ev[i + 1]);
-    fprintf(stderr,
-            "[ozaki2] %lldx%lldx%lld moduli %d: plan %.2f ms, residues %.2f ms, gemm+mod %.2f ms, "
-            "reconstruct %.2f ms (the first block's; later blocks count as reconstruction)",
-            (long long)m, (long long)n, (long long)k, nmod, t[0], t[1], t[2], t[3]);
-    if (p->t[1] > 0.0) /* DP mode: the host waited for the plan */
-        fprintf(stderr, "; host: plan synchronised after %.2f ms, done %.2f, blocks ready %.2f",
-                p->t[1] - p->t[0], p->t[2] - p->t[0], p->t[3] - p->t[0]);
-    fprintf(stderr, "\n");
-    ph_free(p);
-}
-
 /* The plan on the GPU; sig (device, m + n) stays for the products. */
 static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const void *B,
                 int64_t svb, int64_t slb, int f32, int64_t m, int64_t n, int64_t k,
-                int out_prec, int *sig, tn_oz2_plan_t *pl, phases_t *ph) {
+                int out_prec, int *sig, tn_oz2_plan_t *pl) {
     struct tn_cuda_ctx *c = h->cuda;
     cudaStream_t s = c->stream;
     const int dp = h->ozaki.mode == TCNLA_OZAKI_DP;
@@ -169,7 +113,6 @@ static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const
         if (!hb) st = TCNLA_ERR_ALLOC;
         if (!st) st = cu(cudaMemcpyAsync(hb + off, (char *)w + off, len, cudaMemcpyDeviceToHost, s));
         if (!st) st = cu(cudaStreamSynchronize(s));
-        ph_host(ph, 1);
         if (!st) memcpy(&found, hb + 2 * wk + 16, sizeof found);
         if (!st && dp && !found) {
             const double *hw = (const double *)hb, *hz = (const double *)(hb + wk);
@@ -226,18 +169,12 @@ int tn_cuda_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64
         return TCNLA_ERR_NOT_SUPPORTED;
     const int64_t sva = ta == TCNLA_OP_N ? 1 : lda, sla = ta == TCNLA_OP_N ? lda : 1;
     const int64_t svb = tb == TCNLA_OP_N ? ldb : 1, slb = tb == TCNLA_OP_N ? 1 : ldb;
-    phases_t ph;
-    ph_init(&ph);
-    ph_mark(&ph, 0, s);
-    ph_host(&ph, 0);
     int *sig = NULL;
     int st = cu(cudaMallocAsync((void **)&sig, 4 * (size_t)(m + n), s));
     if (st) return st;
     tn_oz2_plan_t pl;
-    st = plan(h, A, sva, sla, B, svb, slb, f32, m, n, k, out_prec, sig, &pl, &ph);
-    ph_host(&ph, 2);
+    st = plan(h, A, sva, sla, B, svb, slb, f32, m, n, k, out_prec, sig, &pl);
     if (st == TN_OZ2_NONFINITE) {
-        ph_free(&ph);
         int st2 = cu(cudaFreeAsync(sig, s));
         return st2 ? st2 : st;
     }
@@ -261,8 +198,6 @@ int tn_cuda_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64
     unsigned char *Q = (unsigned char *)P + al(4 * (size_t)mbp * (size_t)nbp);
     const size_t es = f32 ? 4 : 8;
     int64_t a_at = -1;
-    ph_host(&ph, 3);
-    ph_mark(&ph, 1, s);
     for (int64_t j0 = 0; j0 < n && !st; j0 += nb) {
         const int64_t nbb = TN_MIN(nb, n - j0);
         st = cuk(tn_oz2_residues(B, f32, svb, slb, j0 + nbb, k, j0, nbp, kp, sig + m, pl.hB, &cs,
@@ -274,7 +209,6 @@ int tn_cuda_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64
                                          &cs, RA, s));
                 a_at = i0;
             }
-            if (j0 == 0 && i0 == 0) ph_mark(&ph, 2, s);
             for (int l = 0; l < pl.n && !st; l++) {
                 for (int64_t k0 = 0; k0 < kp && !st; k0 += TN_OZ2_KBLOCK) {
                     const int64_t kl = TN_MIN((int64_t)TN_OZ2_KBLOCK, kp - k0);
@@ -287,7 +221,6 @@ int tn_cuda_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64
                                              Q + (size_t)l * (size_t)mbp * (size_t)nbp, s));
                 }
             }
-            if (j0 == 0 && i0 == 0) ph_mark(&ph, 3, s);
             if (!st)
                 st = cuk(tn_oz2_launch_reconstruct(Q, mbp, nbp, mbb, nbb, &cs, sig + i0, sig + m + j0,
                                             pl.hA + pl.hB, alpha, beta,
@@ -295,8 +228,6 @@ int tn_cuda_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64
                                             s));
         }
     }
-    ph_mark(&ph, 4, s);
-    if (!st) ph_report(&ph, c, pl.n, m, n, k, rup(mb, 32), rup(nb, 32), TN_MIN(kp, TN_OZ2_KBLOCK));
     int st2 = cu(cudaFreeAsync(sig, s));
     return st ? st : st2;
 }

@@ -8,7 +8,7 @@
  * accuracy in s_i relative to s_1 (about eps (s_1 / s_i)^2), so this path
  * is kept only when the k wanted values span s_k >= 1e-4 s_1 (errors of
  * about 1e-8, below FP32's resolution, in the values and the vectors);
- * otherwise, when syevd fails, or with TCNLA_SMALL_SVD_JACOBI set (to
+ * otherwise, when syevd fails, or with the tuning's small_svd_jacobi (to
  * compare), cuSOLVER's Jacobi SVD (gesvdj) of M.
  * Measured on an H200 for l = 266 (a throwaway probe on a random matrix with
  * decaying columns, session 3): DSYRK + syevd 2.4 ms, gesvdj 13.5 ms (gesvdp
@@ -86,15 +86,14 @@ static int eig_ws(struct tn_cuda_ctx *c, int n, size_t *doubles, int *lwork) {
  * syevd's 2.2 at n = 266 on an H200, the RSVD's svd step 1.1 ms instead
  * of 2.6, session 23), which leaves G as it was;
  * where it does not apply, fails to launch, or its own checks refuse its
- * result, cuSOLVER's syevd, whose vectors overwrite G. TCNLA_SYEV_FAST=0
- * goes to syevd directly (to compare). ws: eig_ws's doubles, 8-byte
+ * result, cuSOLVER's syevd, whose vectors overwrite G. The tuning's
+ * syev_fast = 0 goes to syevd directly (to compare). ws: eig_ws's doubles, 8-byte
  * aligned; dinfo one int of device memory. */
 static int eig_solve(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double *G, double **X,
                      double *lam, int *dinfo, double *ws, int lwork, int fallback) {
     double *work = ws, *Xf = work + lwork, *fws = Xf + (size_t)n * n;
-    const char *env = getenv("TCNLA_SYEV_FAST");
     int info = 0;
-    if (!(env && env[0] == '0') && tn_cu_syev_fast_ok(n, c->cc_major, c->smem_optin)) {
+    if (c->tune->syev_fast && tn_cu_syev_fast_ok(n, c->cc_major, c->smem_optin)) {
         const size_t nn = (size_t)n * n;
         double *Q = fws, *S1 = Q + nn, *S2 = S1 + nn, *S3 = S2 + nn;
         const double one = 1.0, zero = 0.0;
@@ -173,14 +172,13 @@ static int eig_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, floa
  * below it (or when syevd fails, NaN / Inf in W included) nothing is
  * written and TN_GRAM_NOT_TAKEN returned, for the QR path to take over.
  * What it saves on RSVD's 16384 x 266 W is the CholeskyQR's factorization,
- * solve and conversion plus the DSYRK. TCNLA_RSVD_GRAM=0 (or
- * TCNLA_SMALL_SVD_JACOBI, to compare) turns it off. */
+ * solve and conversion plus the DSYRK. The tuning's rsvd_gram = 0 (or
+ * small_svd_jacobi = 1, to compare) turns it off. */
 int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
                           int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt) {
-    const char *env = getenv("TCNLA_RSVD_GRAM");
-    if ((env && env[0] == '0') || getenv("TCNLA_SMALL_SVD_JACOBI") || k < 1 || k > l)
-        return TN_GRAM_NOT_TAKEN;
     struct tn_cuda_ctx *c = h->cuda;
+    if (!c->tune->rsvd_gram || c->tune->small_svd_jacobi || k < 1 || k > l)
+        return TN_GRAM_NOT_TAKEN;
     const int il = (int)l;
     const size_t ll = (size_t)l * (size_t)l, nl = (size_t)n * (size_t)l;
     const int64_t nslab = tn_gram64_nslab(n);
@@ -236,7 +234,7 @@ int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double *X, double *la
 
 int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
                         float *Vk, float *Sk, int scale_vk) {
-    if (k >= 1 && k <= l && !getenv("TCNLA_SMALL_SVD_JACOBI")) {
+    if (k >= 1 && k <= l && !h->cuda->tune->small_svd_jacobi) {
         const int st = eig_path(h, l, k, R, Uk, Vk, Sk, scale_vk);
         if (st != EIG_FALLBACK) return st;
     }

@@ -46,6 +46,8 @@ struct tn_cuda_ctx {
     /* device memory of the deferred verdicts (TN_DEFER_SLOTS ints), allocated
      * on first use; a call that defers points its cl->defer here */
     int *defer_mem;
+    /* the handle's tuning (h->tuning, tcnla_set_tuning): read at each call */
+    const tcnla_tuning_t *tune;
 };
 
 /* The stream a call's own kernels of the kind tn_side_begin moves go to. */
@@ -218,8 +220,8 @@ int tn_cu_lowrank_residual16(int64_t m, int64_t n, int64_t k, const float *A, in
  * TMA) from the FP32 factors X (m x k, ldx) and Y (n x k, ldy), whose FP16
  * K-major copies go to Xt (m x kp) and Yt (n x kp), kp = k rounded up to 8.
  * _ok: 1 where that kernel runs (the sm_90a cubin, k >= 1, m % 8 == 0, A and
- * D16 16-byte aligned with lda % 4 == 0 and ldd % 8 == 0; TCNLA_LR_SM90=0
- * turns it off). */
+ * D16 16-byte aligned with lda % 4 == 0 and ldd % 8 == 0; the caller,
+ * tn_cuda_lowrank_residual16_sm90_ok, also asks the tuning's lr_sm90). */
 int tn_cu_lowrank_residual16_sm90_ok(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
                                      const uint16_t *D16, int64_t ldd, size_t smem_optin);
 int tn_cu_lowrank_residual16_sm90(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,

@@ -195,8 +195,6 @@ static int rs_kmajor16(int64_t rows, int64_t k, const float *X, int64_t ld, uint
 extern "C" int tn_cu_lowrank_residual16_sm90_ok(int64_t m, int64_t n, int64_t k, const float *A,
                                                 int64_t lda, const uint16_t *D16, int64_t ldd,
                                                 size_t smem_optin) {
-    const char *env = getenv("TCNLA_LR_SM90");
-    if (env && env[0] == '0' && env[1] == 0) return 0;
     if (m < 1 || n < 1 || k < 1 || m > 0x7fffffffLL || n > 0x7fffffffLL || k > 0x7fffffffLL)
         return 0;
     /* TMA stores write whole 16-byte chunks: with m % 8 != 0 the last one

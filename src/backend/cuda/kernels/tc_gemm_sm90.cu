@@ -19,8 +19,8 @@
  *     (RZ avoidance, seed 002 Fig. 4); dA*Bhi (+ Ahi*dB for TCEC) accumulate in their own wgmma
  *     accumulator; dA*dB is dropped. C = alpha*(acc + corr*2^-11) + beta*C,
  *     or, with split-K, the unscaled result into P[slice].
- * Round 3 (FP16 methods) and round 4 (TF32 methods), default;
- * TCNLA_SM90_REGA=0 selects the kernels above: the consumers take the FP32
+ * Round 3 (FP16 methods) and round 4 (TF32 methods), the kernels that run
+ * (s9_body's RA = 0 form above has no kernel): the consumers take the FP32
  * A tile from an A ring of their own (TMA issued by consumer thread 128,
  * a_full / a_empty barriers), split it in registers (split.cuh,
  * bit-identical) and feed wgmma's A operand from registers; the split
@@ -828,10 +828,6 @@ static __global__ void __launch_bounds__(S9_THREADS, 1)
     s9_body(TN_KMODE_TCEC_F16, 1, 3, &tmA, &tmB, 1, 1, M, N, K, 1.0f, 0.0f, C, ldc, kt_split, P,
             chk, kslab, kz, NULL, &tmO, N2);
 }
-S9_KERNEL(0, 0) /* TN_KMODE_TCEC_F16 */
-S9_KERNEL(2, 0) /* TN_KMODE_SHGEMM_F16 */
-S9_KERNEL(3, 0) /* TN_KMODE_TCEC_TF32 */
-S9_KERNEL(4, 0) /* TN_KMODE_SHGEMM_TF32 */
 S9_KERNEL(0, 1) /* TN_KMODE_TCEC_F16, A split in registers */
 S9_KERNEL(2, 1) /* TN_KMODE_SHGEMM_F16, A split in registers */
 S9_KERNEL(3, 1) /* TN_KMODE_TCEC_TF32, A split in registers (round 4) */
@@ -845,32 +841,17 @@ typedef void (*s9_kernel_t)(const CUtensorMap, const CUtensorMap, int, int, int,
                             float, float *, long long, int, float *, int, int,
                             const tn_elem_kinds_t, int *);
 
-static int s9_chunk(int mode);
-/* 1: the register-A kernels are the default for TF32 too (round 4). */
-#ifndef S9_RA_TF32_DEFAULT
-#define S9_RA_TF32_DEFAULT 1
-#endif
-/* The register-A kernels (ra): the default for the FP16 methods, and for
- * TF32 where S9_RA_TF32_DEFAULT; TCNLA_SM90_REGA=0 selects the round-2
- * kernels for all four methods, TCNLA_SM90_REGA=1 the register-A kernels
- * for all four (a measurement / fallback switch, read at each call so that
- * one process can compare both). The TF32 register-A kernels take one
- * 32-product chunk per RN add only: with TCNLA_SM90_CHUNK = 64 / 128 TF32
- * runs the round-2 kernels. */
-static int s9_use_ra(int mode) {
-    const char *e = getenv("TCNLA_SM90_REGA");
-    int on = s9_tf32(mode) ? S9_RA_TF32_DEFAULT : 1;
-    if (e && (e[0] == '0' || e[0] == '1') && e[1] == 0) on = e[0] == '1';
-    if (on && s9_tf32(mode) && s9_chunk(mode) != 1) on = 0;
-    return on && s9_ra_ok(mode);
-}
+/* The register-A kernels (ra), for all four methods (the TF32 ones take
+ * one 32-product chunk per RN add, s9_chunk's). */
+static int s9_use_ra(int mode) { return s9_ra_ok(mode); }
 
 static s9_kernel_t s9_kernel(int mode, int ra) {
+    if (!ra) return NULL; /* (no kernel of the round-2 form) */
     switch (mode) {
-    case TN_KMODE_TCEC_F16: return ra ? tn_sm90_gemm_0_1 : tn_sm90_gemm_0_0;
-    case TN_KMODE_SHGEMM_F16: return ra ? tn_sm90_gemm_2_1 : tn_sm90_gemm_2_0;
-    case TN_KMODE_TCEC_TF32: return ra ? tn_sm90_gemm_3_1 : tn_sm90_gemm_3_0;
-    case TN_KMODE_SHGEMM_TF32: return ra ? tn_sm90_gemm_4_1 : tn_sm90_gemm_4_0;
+    case TN_KMODE_TCEC_F16: return tn_sm90_gemm_0_1;
+    case TN_KMODE_SHGEMM_F16: return tn_sm90_gemm_2_1;
+    case TN_KMODE_TCEC_TF32: return tn_sm90_gemm_3_1;
+    case TN_KMODE_SHGEMM_TF32: return tn_sm90_gemm_4_1;
     default: return NULL;
     }
 }
@@ -885,12 +866,8 @@ static s9_kernel_t s9_kernel64(int mode) {
     default: return NULL;
     }
 }
-/* N <= 64 takes the n64 kernels unless TCNLA_SM90_N64=0 (a measurement /
- * fallback switch, read at each call) */
-static int s9_use_n64(int64_t n, int ra) {
-    const char *e = getenv("TCNLA_SM90_N64");
-    return ra && n <= 64 && !(e && e[0] == '0' && e[1] == 0);
-}
+/* N <= 64 takes the n64 kernels */
+static int s9_use_n64(int64_t n, int ra) { return ra && n <= 64; }
 
 /* ------------------------------------------------------- host side */
 extern "C" size_t tn_cu_sm90_smem(int mode) {
@@ -917,18 +894,8 @@ extern "C" int tn_cu_sm90_available(int mode) {
  * bench/results/sm90_notes.md, round 2): 64 products for FP16 (SHGEMM_FP16
  * +7 % at 8192^3, error lower there, at most 0.65x SGEMM's in the tests),
  * 32 for TF32 (64 was 1-2 % faster but its error rose to 0.86x SGEMM's at
- * m = n = 256, k = 8192). TCNLA_SM90_CHUNK = 32 | 64 | 128 overrides both
- * (a measurement knob, read once per process: a property of the run). */
-static int s9_chunk(int mode) {
-    static int env = -1;
-    if (env < 0) {
-        const char *e = getenv("TCNLA_SM90_CHUNK");
-        int v = e ? atoi(e) : 0;
-        env = v == 32 ? 1 : v == 64 ? 2 : v == 128 ? 4 : 0;
-    }
-    if (env) return env;
-    return s9_tf32(mode) ? 1 : 2;
-}
+ * m = n = 256, k = 8192). */
+static int s9_chunk(int mode) { return s9_tf32(mode) ? 1 : 2; }
 
 /* Split-K's sum, C = alpha (P_0 + ... + P_(S-1)) + beta C, each element
  * as before (RN adds in slice order). Nothing is written when fl is given

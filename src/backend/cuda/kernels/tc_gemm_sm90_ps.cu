@@ -33,7 +33,7 @@
  * SHGEMM_FP16's B is already K-contiguous (read in place). Where it runs:
  * tn_cu_sm90_ps_wanted (and never inside tcnla_rsvd / _lra / _hosvd, which
  * keep to their memory bounds).
- * Cluster path (opt-in, tn_cu_sm90_ps_a_in_cluster): op(A) is not split by
+ * Cluster path (acl = 1; the host does not choose it): op(A) is not split by
  * the pass; clusters of PS_CL CTAs with the same m0 and consecutive n0 get
  * FP32 A through a raw ring of their own, each CTA's warpgroup 0 splits
  * PS_RQ of the tile's 128 rows into its stage and copies them into the
@@ -470,19 +470,19 @@ static int ps_b_in_place(int mode, int transb) { return mode == TN_KMODE_SHGEMM_
 
 /* chunks and split-K slices are counted in k-tiles of 32, as by the
  * in-kernel path (the same sums, so the same bits); FP16 k-tiles here are
- * 64 deep, so odd counts of 32 (TCNLA_SM90_CHUNK=32, some split-K slices)
- * are left to that path */
+ * 64 deep, so odd counts of 32 (some split-K slices) are left to that
+ * path */
 static int ps_fits(int mode, int64_t k, int splits) {
     const int kx = ps_bk(mode) / 32;
     const int64_t kt = (k + 31) / 32, per = (kt + splits - 1) / splits;
     return tn_cu_sm90_chunk(mode) % kx == 0 && (splits <= 1 || per % kx == 0);
 }
 
-extern "C" int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k, int splits) {
+extern "C" int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k, int splits,
+                                    int force) {
     if (!ps_kernel(mode, 0) || m <= 0 || n <= 0 || k <= 0 || !ps_fits(mode, k, splits < 1 ? 1 : splits))
         return 0;
-    const char *e = getenv("TCNLA_SM90_PRESPLIT");
-    if (e && (e[0] == '0' || e[0] == '1') && e[1] == 0) return e[0] == '1';
+    if (force >= 0) return force; /* the handle's tuning sm90_presplit */
     /* each element of A is split n / 128 times by the in-kernel path, each
      * of B m / 128 times; the pass pays once that is 4 and 8 times or more
      * (H200: 16384 x 512 x 16384 TCEC_FP16 139.8 against 114.5 TFLOP/s;
@@ -492,27 +492,17 @@ extern "C" int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k, i
     return (m < n ? m : n) >= 512 && (m > n ? m : n) >= 1024 && k >= 1024;
 }
 
-/* Whether op(A) is split inside clusters (no pass over A, none of its
- * parts in the workspace): FP16 methods, op(A) = A (MN-contiguous), no
- * split-K, and only where TCNLA_SM90_CLUSTER=1 (read at each call). Not
- * the default: H100, 16384 x 512 x 16384, Nsight Compute, the cluster
- * kernel takes 1.34 ms (SHGEMM_FP16) and 1.87 ms (TCEC_FP16) against 0.79
- * and 1.21 ms for the pre-split kernel, which with its pass (0.77 ms, the
- * check of A included) is still ahead of the cluster kernel plus A's own
- * check (0.53 ms): 171 against 142 TFLOP/s for SHGEMM_FP16. With the
- * copies between CTAs left out (wrong results, timing only) it took 1.03
- * ms: the split warpgroup, which can start on a stage only once every
- * consumer of the cluster has released it, is the limit, more than the
- * copies. */
-extern "C" int tn_cu_sm90_ps_a_in_cluster(int mode, int transa, int64_t m, int64_t n, int64_t k,
-                                          int splits) {
-    if (!ps_kernel(mode, PS_CL) || transa || splits > 1 || m <= 0 || n <= 0 || k <= 0 ||
-        !tn_cu_sm90_ps_wanted(mode, m, n, k, splits))
-        return 0;
-    const char *e = getenv("TCNLA_SM90_CLUSTER");
-    return e && e[0] == '1' && e[1] == 0;
-}
-
+/* The cluster path (acl = 1: op(A) split inside clusters, no pass over A,
+ * none of its parts in the workspace; FP16 methods, op(A) = A
+ * (MN-contiguous), no split-K) is not chosen by the host: H100, 16384 x 512
+ * x 16384, Nsight Compute, the cluster kernel takes 1.34 ms (SHGEMM_FP16)
+ * and 1.87 ms (TCEC_FP16) against 0.79 and 1.21 ms for the pre-split
+ * kernel, which with its pass (0.77 ms, the check of A included) is still
+ * ahead of the cluster kernel plus A's own check (0.53 ms): 171 against
+ * 142 TFLOP/s for SHGEMM_FP16. With the copies between CTAs left out
+ * (wrong results, timing only) it took 1.03 ms: the split warpgroup, which
+ * can start on a stage only once every consumer of the cluster has
+ * released it, is the limit, more than the copies. */
 extern "C" size_t tn_cu_sm90_ps_bytes(int mode, int acl, int transb, int64_t m, int64_t n,
                                       int64_t k) {
     const size_t es = s9_tf32(mode) ? 4 : 2, kp = (size_t)ps_kp(k);

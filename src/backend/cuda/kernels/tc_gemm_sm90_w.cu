@@ -9,8 +9,8 @@
  * times inside the consumers, between their wgmma groups. Here a tile
  * spans 256 columns, so each element of A is split n / 256 times, by
  * warpgroups that do nothing else, and there is no pass:
- *   split warpgroups (NSW = 2, or 1 with TCNLA_SM90_WIDE_NSW=1; setmaxnreg
- *     48 / 56), warpgroup w taking k-tiles kt = w, w + NSW, ...: thread 0
+ *   split warpgroups (NSW = 2, setmaxnreg 48; w_body's NSW = 1 form, 56,
+ *     has no kernel), warpgroup w taking k-tiles kt = w, w + NSW, ...: thread 0
  *     of each issues the TMA copies of its FP32 A tiles (64 x 64) into a
  *     raw ring; all 128 threads split them (tn_split2_f16, bit-identical to
  *     tcnla_split) into Ahi / Alo tiles (64 x 64 FP16, the wgmma K-major
@@ -390,10 +390,8 @@ static __device__ __forceinline__ void w_body(const int MODE, const int NSW,
         w_body(MODE, NSW, &tmA, &tmBh, &tmBl, ak, M, N, K, alpha, beta, C, ldc, P, chk, vmx,   \
                verr, kind, fast);                                                              \
     }
-W_KERNEL(0, 1) /* TN_KMODE_TCEC_F16 */
-W_KERNEL(0, 2)
-W_KERNEL(2, 1) /* TN_KMODE_SHGEMM_F16 */
-W_KERNEL(2, 2)
+W_KERNEL(0, 2) /* TN_KMODE_TCEC_F16 */
+W_KERNEL(2, 2) /* TN_KMODE_SHGEMM_F16 */
 
 /* ===================================================================
  * TCNLA_GEMM_FP16 with op(A) rounded inside the kernel (tn_cu_gemm_f16_sm90):
@@ -649,35 +647,29 @@ typedef void (*w_kernel_t)(const CUtensorMap, const CUtensorMap, const CUtensorM
                            int, float, float, float *, long long, float *, int, uint32_t *,
                            double *, int, int);
 
-/* split warpgroups: 2 unless TCNLA_SM90_WIDE_NSW=1 (a measurement switch,
- * read at each call) */
-static int w_nsw(void) {
-    const char *e = getenv("TCNLA_SM90_WIDE_NSW");
-    return e && e[0] == '1' && e[1] == 0 ? 1 : 2;
-}
-
-static w_kernel_t w_kernel(int mode, int nsw) {
+/* two split warpgroups */
+static w_kernel_t w_kernel(int mode) {
     switch (mode) {
-    case TN_KMODE_TCEC_F16: return nsw == 1 ? tn_sm90w_0_1 : tn_sm90w_0_2;
-    case TN_KMODE_SHGEMM_F16: return nsw == 1 ? tn_sm90w_2_1 : tn_sm90w_2_2;
+    case TN_KMODE_TCEC_F16: return tn_sm90w_0_2;
+    case TN_KMODE_SHGEMM_F16: return tn_sm90w_2_2;
     default: return NULL;
     }
 }
 
 /* Where the product runs here: 192 <= n <= 512 with at most a third of
- * the last 256-column tile empty, m, k >= 1024; TCNLA_SM90_WIDE=0 / 1
- * overrides (read at each call). H200, TFLOP/s here against the default
- * before (SHGEMM_FP16 / TCEC_FP16): 32768 x 256 x 32768 230 / 170 against
+ * the last 256-column tile empty, m, k >= 1024; force (the handle's tuning
+ * sm90_wide) 0 / 1 overrides, TCNLA_TUNING_AUTO (-1) does not. H200,
+ * TFLOP/s here against the default before (SHGEMM_FP16 / TCEC_FP16): 32768 x 256 x 32768 230 / 170 against
  * 110 / 96, 16384 x 512 x 16384 226 / 167 against 197 / 154, 16384 x 384
  * 177 / 112 against 125 / 105, 4096 x 512 x 16384 208 / 151 against
  * 185 / 142; slower at n = 266 for TCEC (64 against 73), n = 768 (212 /
  * 168 against 233 / 176), n = 1024 and 8192^3 (sm90_notes.md, round 10). */
-extern "C" int tn_cu_sm90_w_wanted(int mode, int64_t m, int64_t n, int64_t k, int sms) {
+extern "C" int tn_cu_sm90_w_wanted(int mode, int64_t m, int64_t n, int64_t k, int sms,
+                                   int force) {
     (void)sms;
-    if (!w_kernel(mode, 2) || m <= 0 || n <= 0 || k <= 0) return 0;
+    if (!w_kernel(mode) || m <= 0 || n <= 0 || k <= 0) return 0;
     if (m > 0x7fffffffLL || n > 0x7fffffffLL || k > 0x7fffffffLL) return 0;
-    const char *e = getenv("TCNLA_SM90_WIDE");
-    if (e && (e[0] == '0' || e[0] == '1') && e[1] == 0) return e[0] == '1';
+    if (force >= 0) return force;
     const int64_t cols = (n + W_BN - 1) / W_BN * W_BN;
     return n >= 192 && n <= 512 && 3 * cols <= 4 * n && m >= 1024 && k >= 1024;
 }
@@ -688,10 +680,10 @@ extern "C" int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, 
                                     int64_t ldc, float *P, uint32_t *vmx, double *verr,
                                     int check_kind, int tol_bits, size_t smem_limit,
                                     cudaStream_t stream) {
-    const int nsw = w_nsw();
+    const int nsw = 2;
     const int chk = tn_cu_sm90_chunk(mode);
     if (chk != 2 && chk != 4) return (int)cudaErrorNotSupported; /* 64 or 128 products */
-    w_kernel_t kern = w_kernel(mode, nsw);
+    w_kernel_t kern = w_kernel(mode);
     if (!kern || !tn_cu_sm90_available(mode) || (!s9_sh(mode) && !Bl))
         return (int)cudaErrorNotSupported;
     const size_t smem = (size_t)w_smem(mode);
@@ -738,13 +730,12 @@ typedef void (*h_kernel_t)(const CUtensorMap, const CUtensorMap, int, int, int, 
 static int h_nc(int64_t n) { return n <= 128 ? 64 : 136; }
 
 /* Where TCNLA_GEMM_FP16 runs here (op(B) = B): n <= 272 (one column tile),
- * at least one wave of 64-row tiles, k >= 512; TCNLA_SM90_F16=0 / 1
- * overrides (read at each call). */
-extern "C" int tn_cu_gemm_f16_sm90_wanted(int64_t m, int64_t n, int64_t k, int sms) {
+ * at least one wave of 64-row tiles, k >= 512; force (the handle's tuning
+ * sm90_f16) 0 / 1 overrides, TCNLA_TUNING_AUTO (-1) does not. */
+extern "C" int tn_cu_gemm_f16_sm90_wanted(int64_t m, int64_t n, int64_t k, int sms, int force) {
     if (m <= 0 || n <= 0 || k <= 0 || m > 0x7fffffffLL || n > 0x7fffffffLL || k > 0x7fffffffLL)
         return 0;
-    const char *e = getenv("TCNLA_SM90_F16");
-    if (e && (e[0] == '0' || e[0] == '1') && e[1] == 0) return e[0] == '1';
+    if (force >= 0) return force;
     return n <= 272 && (m + W_BM - 1) / W_BM >= sms && k >= 512;
 }
 

@@ -67,7 +67,7 @@ int tn_cu_sm90_splitk_reduce_unless(int splits, const float *P, int64_t m, int64
                                     float alpha, float beta, float *C, int64_t ldc,
                                     const int *flags, cudaStream_t stream);
 /* k-tiles of 32 per chunk of hi*hi products summed inside the Tensor Core
- * before each RN add (TCNLA_SM90_CHUNK overrides the default). */
+ * before each RN add: 2 for the FP16 methods, 1 for TF32. */
 int tn_cu_sm90_chunk(int mode);
 
 /* The pre-split path (tc_gemm_sm90_ps.cu): one pass writes the hi / lo
@@ -78,20 +78,15 @@ int tn_cu_sm90_chunk(int mode);
 /* 1 when the pre-split path should run for this shape and split-K count
  * (tn_cu_tc_gemm_splits): min(m, n) >= 512, max(m, n) >= 1024 and
  * k >= 1024 (each element would otherwise be split n / 128 or m / 128
- * times, at least 4 and 8), or as
- * TCNLA_SM90_PRESPLIT=0 / 1 says (read at each call); 0 where chunk or
+ * times, at least 4 and 8) where force is TCNLA_TUNING_AUTO, never where
+ * it is 0, always where 1 (the handle's tuning sm90_presplit); 0 where
  * slice lengths do not fit its 64-deep FP16 k-tiles. */
-int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k, int splits);
-/* 1 when, on that path, op(A) is split inside the product instead, by
- * clusters of 4 CTAs side by side along n that each split a quarter of a
- * tile's rows and copy the parts into the others' shared memory (each
- * element split n / 512 times, no pass over A and no room for its parts):
- * FP16 methods, op(A) = A, no split-K, and only with TCNLA_SM90_CLUSTER=1
- * (read at each call; slower than the pass so far, see the .cu). The same
- * bits. Then `acl` = 1 below, and A is checked on its own
- * (tn_cu_check_f32). */
-int tn_cu_sm90_ps_a_in_cluster(int mode, int transa, int64_t m, int64_t n, int64_t k,
-                               int splits);
+int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k, int splits, int force);
+/* acl = 1 below: op(A) split inside the product instead, by clusters of 4
+ * CTAs side by side along n that each split a quarter of a tile's rows and
+ * copy the parts into the others' shared memory (FP16 methods, op(A) = A,
+ * no split-K; A then checked on its own). The host never chooses it: slower
+ * than the pass (see the .cu). The same bits. */
 size_t tn_cu_sm90_ps_bytes(int mode, int acl, int transb, int64_t m, int64_t n, int64_t k);
 /* The pass that writes the parts of op(A) (which = 0: X = A, trans =
  * transa) or op(B) (1: X = B, trans = transb; FP16 for SHGEMM) into ws.
@@ -121,15 +116,15 @@ void tn_cu_sm90_ps_b_parts(int mode, int64_t n, int64_t k, void *ws, void **hi, 
  * its own (each element n / 256 times, no pass over it), op(B) FP16 and
  * K-contiguous (SHGEMM's B; TCEC's Bhi / Blo from the pass). 1 where it
  * should run: 192 <= n <= 512 with at most a third of the last 256-column
- * tile empty, m, k >= 1024; or as TCNLA_SM90_WIDE=0 / 1 says (read at
- * each call). */
-int tn_cu_sm90_w_wanted(int mode, int64_t m, int64_t n, int64_t k, int sms);
+ * tile empty, m, k >= 1024, where force is TCNLA_TUNING_AUTO; never where
+ * it is 0, wherever the kernels exist where 1 (the handle's tuning
+ * sm90_wide). */
+int tn_cu_sm90_w_wanted(int mode, int64_t m, int64_t n, int64_t k, int sms, int force);
 /* C = alpha op(A) B + beta C (B = Bh, and Bl for TCEC; k x n, ldb), or with
  * P the unscaled product into P (m x n) for tn_cu_sm90_splitk_reduce with
  * one slice. vmx, verr (NULL: no check): the per-row maxima of op(A)'s
  * check (tn_cu_check_begin / _end, check_kind, tol_bits), folded on the
- * way. cudaErrorNotSupported (nothing queued) when it cannot run (also
- * for chunks of 32 products: TCNLA_SM90_CHUNK=32). */
+ * way. cudaErrorNotSupported (nothing queued) when it cannot run. */
 int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, int64_t k, float alpha,
                          const float *A, int64_t lda, const uint16_t *Bh, const uint16_t *Bl,
                          int64_t ldb, float beta, float *C, int64_t ldc, float *P, uint32_t *vmx,
@@ -141,7 +136,8 @@ int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, int64_t k, 
  * FP16, k x n, K contiguous (16-byte aligned, ldb a multiple of 8); op(A)
  * = A (transa 0, m x k) or A^T (A k x m), A 16-byte aligned, lda a
  * multiple of 4. _wanted: where it is the default (n <= 272, a wave of
- * 64-row tiles, k >= 512; TCNLA_SM90_F16=0 / 1 overrides).
+ * 64-row tiles, k >= 512) with force TCNLA_TUNING_AUTO; never with 0,
+ * always with 1 (the handle's tuning sm90_f16).
  * aflags (device memory) non-NULL: the product also does the bounded pass
  * of tn_cu_trust_check on op(A) under kk and tol_bits (every kind fast,
  * else cudaErrorNotSupported), in the converter warpgroups: its
@@ -149,7 +145,7 @@ int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, int64_t k, 
  * does not decide), with scratch of tn_cu_gemm_f16_sm90_fold_scratch(k)
  * bytes of device memory.
  * cudaErrorNotSupported: not run, nothing written. */
-int tn_cu_gemm_f16_sm90_wanted(int64_t m, int64_t n, int64_t k, int sms);
+int tn_cu_gemm_f16_sm90_wanted(int64_t m, int64_t n, int64_t k, int sms, int force);
 int tn_cu_gemm_f16_sm90(int transa, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
                         int64_t lda, const uint16_t *B16, int64_t ldb, float beta, float *C,
                         int64_t ldc, size_t smem_limit, cudaStream_t stream,
