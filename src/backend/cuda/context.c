@@ -47,9 +47,12 @@ static void ctx_release(struct tn_cuda_ctx *c) {
 }
 
 int tn_cuda_create(tcnla_handle_t h) {
+    /* cuBLAS, cuBLASLt and cuSOLVER (cuda_libs.c): without them no CUDA
+     * handle (AUTO then stays on the CPU) */
+    int st = tn_cuda_libs_load();
+    if (st != TCNLA_SUCCESS) return st;
     struct tn_cuda_ctx *c = calloc(1, sizeof *c);
     if (!c) return TCNLA_ERR_ALLOC;
-    int st = TCNLA_SUCCESS;
     cudaError_t e = cudaGetDevice(&c->device);
     if (e != cudaSuccess) {
         st = tn_cuda_err(e);
