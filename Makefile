@@ -126,9 +126,10 @@ $(BUILD)/.deps: scripts/deps.sh
 
 deps: $(BUILD)/.deps
 
-# the CLI tests run the tcnla of this build ($(BUILD) may be relative or absolute)
+# the CLI tests run the tcnla of this build ($(BUILD) may be relative or absolute);
+# the install test (tests/install_check.sh) installs its libtcnla.so and libtcnla.a
 test: $(BUILD)/.deps
-	$(MAKE) $(BUILD)/run_tests $(BUILD)/tcnla
+	$(MAKE) $(BUILD)/run_tests $(BUILD)/tcnla $(BUILD)/libtcnla.so
 	TCNLA_BIN=$(abspath $(BUILD))/tcnla $(abspath $(BUILD))/run_tests $(T)
 
 test-gpu: $(BUILD)/run_gpu_tests
