@@ -3,11 +3,16 @@
 # (override with CUDA=0/1); the library still runs on machines without a GPU.
 #
 #   make            library, command, tests
-#   make test       CPU tests (what CI runs)
+#   make test       CPU tests (what CI runs; includes tests/install_check.sh)
 #   make test-gpu   GPU tests (needs a GPU; run on the GPU machine)
 #   make bench      benchmark programs (bench/)
 #   make demo       the main job on its built-in default input
 #   make deps       install the Debian packages the build and tests need
+#   make install    PREFIX=/usr/local (and DESTDIR): include/tcnla.h,
+#                   lib/libtcnla.so.$(VERSION) (+ libtcnla.so.0, libtcnla.so),
+#                   lib/libtcnla.a, lib/pkgconfig/tcnla.pc, bin/tcnla;
+#                   installs what `make` built, never rebuilds
+#   make uninstall  PREFIX=... (and DESTDIR): removes exactly those files
 
 CC        ?= gcc
 CUDA_HOME ?= /usr/local/cuda
@@ -19,7 +24,17 @@ OPT       ?= -O2
 CFLAGS_BASE = -std=c11 $(OPT) -g -Wall -Wextra -ffp-contract=off \
               -fno-fast-math -fPIC -fopenmp -D_GNU_SOURCE -Iinclude -Isrc
 LIB_CFLAGS  = $(CFLAGS_BASE) -fvisibility=hidden -DTCNLA_BUILDING
-LDLIBS      = -ltmglib -llapack -lblas -lgfortran -lm -fopenmp
+# what libtcnla itself links (the .pc's Libs.private); the application, the
+# tests and the benchmarks add LAPACK's test-matrix library (app/testmat:
+# slatms) and whatever they call themselves
+LIB_LDLIBS  = -llapack -lblas -lgfortran -lm -fopenmp
+APP_LDLIBS  = -ltmglib
+BENCH_LDLIBS =
+
+VERSION   := $(shell sed -n 's/^\#define TCNLA_VERSION_STRING "\(.*\)"/\1/p' include/tcnla.h)
+SOVERSION := $(firstword $(subst ., ,$(VERSION)))
+PREFIX    ?= /usr/local
+DESTDIR   ?=
 
 # Hopper first; sm_80 SASS + PTX keeps Ampere and later working.
 NVCC_ARCH  ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90a,code=sm_90a \
@@ -31,14 +46,19 @@ LIB_C  := $(sort $(wildcard src/*/*.c src/*/*/*.c))
 LIB_CU :=
 ifeq ($(CUDA),1)
   LIB_CU   := $(sort $(wildcard src/*/*/*.cu src/*/*/*/*.cu))
-  LIB_CFLAGS += -DTCNLA_HAVE_CUDA -I$(CUDA_HOME)/include
-  LDLIBS   += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublas -lcublasLt -lcusolver \
-              -lcurand -lcudart_static -ldl -lrt -lpthread -lstdc++
+  LIB_CFLAGS += -DTCNLA_HAVE_CUDA -I$(CUDA_HOME)/include -DTCNLA_CUDA_LIBDIR='"$(CUDA_HOME)/lib64"'
+  # the CUDA runtime, shared; cuBLAS, cuBLASLt and cuSOLVER are not linked:
+  # src/backend/cuda/cuda_libs.c dlopens them at run time
+  LIB_LDLIBS += -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcudart -ldl -lpthread -lstdc++
+  # the benchmarks time cuBLAS / cuSOLVER baselines themselves
+  BENCH_LDLIBS += -lcublas -lcusolver -lcurand
 else
   LIB_C    := $(filter-out src/backend/cuda/%,$(LIB_C))
 endif
 
 LIB_OBJ  := $(LIB_C:%.c=$(BUILD)/obj/%.o) $(LIB_CU:%.cu=$(BUILD)/obj/%.o)
+LDLIBS_APP = $(APP_LDLIBS) $(LIB_LDLIBS)
+LDLIBS_BENCH = $(BENCH_LDLIBS) $(LDLIBS_APP)
 APP_SRC  := $(sort $(wildcard app/io/*.c app/testmat/*.c app/analysis/*.c))
 APP_OBJ  := $(APP_SRC:%.c=$(BUILD)/obj/%.o)
 TOOL_SRC := $(sort $(wildcard app/cli/*.c))
@@ -48,7 +68,7 @@ TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
 GTEST_SRC := $(sort $(wildcard tests/gpu/*.c))
 GTEST_OBJ := $(GTEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/runner.o $(BUILD)/obj/tests/util.o
 
-.PHONY: all lib test test-gpu bench demo deps clean
+.PHONY: all lib test test-gpu bench demo deps clean install uninstall
 all: lib $(BUILD)/tcnla $(BUILD)/run_tests
 
 lib: $(BUILD)/libtcnla.a $(BUILD)/libtcnla.so
@@ -71,8 +91,19 @@ $(BUILD)/libtcnla.a: $(LIB_OBJ)
 	@mkdir -p $(dir $@)
 	rm -f $@ && ar rcs $@ $^
 
-$(BUILD)/libtcnla.so: $(LIB_OBJ)
-	$(CC) $(LDFLAGS) -shared -o $@ $^ $(LDLIBS)
+# exports tcnla_* only (src/libtcnla.map), every symbol resolved at link
+# time (a cuBLAS function missing from cuda_libs.h's table fails here); the
+# .pc template records this build's Libs.private for `make install`
+$(BUILD)/libtcnla.so: $(LIB_OBJ) src/libtcnla.map
+	$(CC) $(LDFLAGS) -shared -Wl,-soname,libtcnla.so.$(SOVERSION) \
+	    -Wl,--version-script=src/libtcnla.map -Wl,--no-undefined -o $@ $(LIB_OBJ) $(LIB_LDLIBS)
+	ln -sf libtcnla.so $(BUILD)/libtcnla.so.$(SOVERSION)
+	printf '%s\n' 'prefix=@PREFIX@' 'exec_prefix=$${prefix}' 'libdir=$${prefix}/lib' \
+	    'includedir=$${prefix}/include' '' 'Name: tcnla' \
+	    'Description: Tensor-Core numerical linear algebra (error-corrected SGEMM, Ozaki scheme DGEMM, randomized SVD)' \
+	    'Version: $(VERSION)' 'Requires:' 'Cflags: -I$${includedir}' \
+	    'Libs: -L$${libdir} -Wl,-rpath,$${libdir} -ltcnla' 'Libs.private: $(LIB_LDLIBS)' \
+	    > $(BUILD)/tcnla.pc.in
 
 # the application's support library (file I/O, test matrices, format
 # analysis): the command, the tests and the benchmarks use it, libtcnla does not
@@ -81,13 +112,13 @@ $(BUILD)/libtcnla_app.a: $(APP_OBJ)
 	rm -f $@ && ar rcs $@ $^
 
 $(BUILD)/tcnla: $(TOOL_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
-	$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(TOOL_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_APP)
 
 $(BUILD)/run_tests: $(TEST_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
-	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS) -lmpfr -lgmp
+	$(CC) $(LDFLAGS) -o $@ $(TEST_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_APP) -lmpfr -lgmp
 
 $(BUILD)/run_gpu_tests: $(GTEST_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
-	$(CC) $(LDFLAGS) -o $@ $(GTEST_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(GTEST_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_APP)
 
 $(BUILD)/.deps: scripts/deps.sh
 	@mkdir -p $(BUILD)
@@ -95,9 +126,10 @@ $(BUILD)/.deps: scripts/deps.sh
 
 deps: $(BUILD)/.deps
 
-# the CLI tests run the tcnla of this build ($(BUILD) may be relative or absolute)
+# the CLI tests run the tcnla of this build ($(BUILD) may be relative or absolute);
+# the install test (tests/install_check.sh) installs its libtcnla.so and libtcnla.a
 test: $(BUILD)/.deps
-	$(MAKE) $(BUILD)/run_tests $(BUILD)/tcnla
+	$(MAKE) $(BUILD)/run_tests $(BUILD)/tcnla $(BUILD)/libtcnla.so
 	TCNLA_BIN=$(abspath $(BUILD))/tcnla $(abspath $(BUILD))/run_tests $(T)
 
 test-gpu: $(BUILD)/run_gpu_tests
@@ -110,42 +142,66 @@ demo: $(BUILD)/.deps
 clean:
 	rm -rf $(BUILD)
 
+# ---------------------------------------------------------------- install
+# Copies what `make` built into $(DESTDIR)$(PREFIX) (no prerequisites, so
+# nothing is rebuilt; run `make` first). The .pc's Libs carries an rpath to
+# $(PREFIX)/lib, so programs built with `pkg-config --libs tcnla` find
+# libtcnla.so.$(SOVERSION) without LD_LIBRARY_PATH.
+INSTALL_FILES = include/tcnla.h lib/libtcnla.so.$(VERSION) lib/libtcnla.so.$(SOVERSION) \
+                lib/libtcnla.so lib/libtcnla.a lib/pkgconfig/tcnla.pc bin/tcnla
+install:
+	@for f in $(BUILD)/libtcnla.so $(BUILD)/libtcnla.a $(BUILD)/tcnla $(BUILD)/tcnla.pc.in; do \
+	    test -f $$f || { echo "install: $$f is missing: run make first" >&2; exit 1; }; done
+	install -d $(DESTDIR)$(PREFIX)/include $(DESTDIR)$(PREFIX)/lib/pkgconfig $(DESTDIR)$(PREFIX)/bin
+	install -m 644 include/tcnla.h $(DESTDIR)$(PREFIX)/include/tcnla.h
+	install -m 755 $(BUILD)/libtcnla.so $(DESTDIR)$(PREFIX)/lib/libtcnla.so.$(VERSION)
+	ln -sf libtcnla.so.$(VERSION) $(DESTDIR)$(PREFIX)/lib/libtcnla.so.$(SOVERSION)
+	ln -sf libtcnla.so.$(SOVERSION) $(DESTDIR)$(PREFIX)/lib/libtcnla.so
+	install -m 644 $(BUILD)/libtcnla.a $(DESTDIR)$(PREFIX)/lib/libtcnla.a
+	sed 's|@PREFIX@|$(PREFIX)|' $(BUILD)/tcnla.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tcnla.pc
+	install -m 755 $(BUILD)/tcnla $(DESTDIR)$(PREFIX)/bin/tcnla
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALL_FILES))
+
 # ------------------------------------------------------------------ bench
-# Issue 3 (CUDA backend): build/bench_gemm times every GEMM method against
-# the cuBLAS baselines on the GPU and appends CSV rows to
+# build/bench_gemm times every GEMM method against the cuBLAS baselines on
+# the GPU and appends CSV rows to
 # bench/results/gemm.csv (see `build/bench_gemm --help`); bench/plot_gemm.py
 # draws bench/results/gemm.png from them. Needs CUDA=1 and a GPU to run.
 bench: $(BUILD)/bench_gemm $(BUILD)/bench_rsvd
 
 $(BUILD)/bench_gemm: $(BUILD)/obj/bench/gemm.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
-	$(CC) -o $@ $(BUILD)/obj/bench/gemm.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
+	$(CC) -o $@ $(BUILD)/obj/bench/gemm.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)
 
 # bench/rsvd.c: tcnla_rsvd against cusolverDnXgesvdr and the FP32 pipeline.
 $(BUILD)/bench_rsvd: $(BUILD)/obj/bench/rsvd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
-	$(CC) -o $@ $(BUILD)/obj/bench/rsvd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
+	$(CC) -o $@ $(BUILD)/obj/bench/rsvd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)
 
-# bench/lra.c: randomized LRA variants (seed 001) against the FP32 baseline.
+# bench/lra.c: randomized LRA variants [Baboulin et al. 2024] against the FP32 baseline.
 bench: $(BUILD)/bench_lra
 $(BUILD)/bench_lra: $(BUILD)/obj/bench/lra.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
-	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/lra.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/lra.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)
 
-# bench/hosvd.c: RP-HOSVD variants (seed 000 section 5.2) against the FP32 baseline.
+# bench/hosvd.c: RP-HOSVD variants ([Ootomo & Yokota 2023] section 5.2) against the
+# FP32 baseline.
 bench: $(BUILD)/bench_hosvd
 $(BUILD)/bench_hosvd: $(BUILD)/obj/bench/hosvd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
-	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/hosvd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/hosvd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)
 
-# Issue 5 (Ozaki scheme on the GPU): build/bench_ozaki runs seed 004 Table 1
-# (cuBLAS DGEMM, cuBLAS fixed-point emulation, OZAKI_FP16 / OZAKI_INT8 in DP
+# build/bench_ozaki (Ozaki scheme DGEMM on the GPU) runs Table 1 of
+# [Mukunoki et al. 2020] (cuBLAS DGEMM, cuBLAS fixed-point emulation, OZAKI_FP16 / OZAKI_INT8 in DP
 # and CR modes, phi = 0.1, 1, 2) and appends to bench/results/ozaki.csv;
 # bench/plot_ozaki.py draws bench/results/ozaki.png. Needs CUDA=1 and a GPU.
 bench: $(BUILD)/bench_ozaki
 $(BUILD)/bench_ozaki: $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
-	$(CC) -o $@ $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
+	$(CC) -o $@ $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)
 
-# bench/kernels.c: seed 001 Fig. 1 (bench/reproduce/seed001_fig1.sh); bench/proj_mantissa.c:
-# seed 000 Fig. 3 (CPU, FP64; bench/reproduce/seed000_fig3.sh). Both also build with CUDA=0.
+# bench/kernels.c: Fig. 1 of [Baboulin et al. 2024] (bench/reproduce/seed001_fig1.sh);
+# bench/proj_mantissa.c: Fig. 3 of [Ootomo & Yokota 2023] (CPU, FP64;
+# bench/reproduce/seed000_fig3.sh). Both also build with CUDA=0.
 bench: $(BUILD)/bench_kernels $(BUILD)/bench_proj_mantissa
 $(BUILD)/bench_kernels: $(BUILD)/obj/bench/kernels.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
-	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/kernels.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/kernels.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)
 $(BUILD)/bench_proj_mantissa: $(BUILD)/obj/bench/proj_mantissa.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
-	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/proj_mantissa.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/proj_mantissa.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)

@@ -49,9 +49,12 @@ static void ctx_release(struct tn_cuda_ctx *c) {
 /* The caller (tcnla_create_on_device) has made `device` current and gives
  * its own back after. */
 int tn_cuda_create(tcnla_handle_t h, int device) {
+    /* cuBLAS, cuBLASLt and cuSOLVER (cuda_libs.c): without them no CUDA
+     * handle (AUTO then stays on the CPU) */
+    int st = tn_cuda_libs_load();
+    if (st != TCNLA_SUCCESS) return st;
     struct tn_cuda_ctx *c = calloc(1, sizeof *c);
     if (!c) return TCNLA_ERR_ALLOC;
-    int st = TCNLA_SUCCESS;
     c->device = device;
     cudaError_t e = cudaSetDevice(device);
     if (e != cudaSuccess) {

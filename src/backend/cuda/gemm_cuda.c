@@ -24,29 +24,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define WS_ALIGN 256
-
-static size_t al(size_t x) { return (x + WS_ALIGN - 1) & ~(size_t)(WS_ALIGN - 1); }
+static size_t al(size_t x) { return tn_ws_align(x); }
 static int64_t round_up(int64_t x, int64_t q) { return (x + q - 1) / q * q; }
 
-typedef struct {
-    char *base;
-    size_t off, cap;
-} carve_t;
-
-/* Pieces of the workspace; NULL when the accounting was wrong (a bug). */
-static void *carve(carve_t *c, size_t bytes) {
-    if (c->off + al(bytes) > c->cap) return NULL;
-    void *p = c->base + c->off;
-    c->off += al(bytes);
-    return p;
-}
-
-static int cublas_st(cublasStatus_t s) {
-    return s == CUBLAS_STATUS_SUCCESS ? TCNLA_SUCCESS
-           : s == CUBLAS_STATUS_ALLOC_FAILED ? TCNLA_ERR_ALLOC
-                                             : TCNLA_ERR_CUBLAS;
-}
 static int cu_st(int e) { return e == 0 ? TCNLA_SUCCESS : tn_cuda_err((cudaError_t)e); }
 
 static int kmode_of(tcnla_gemm_method_t m) {
@@ -511,12 +491,12 @@ static int gemm_wide(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, t
                         al(bbytes) + (defer ? al(4 * (size_t)m * (size_t)n) : 0);
     char *w = tn_cuda_workspace(c, need);
     if (!w) return TCNLA_SUCCESS; /* the checked path says what it needs */
-    carve_t cv = {w, 0, need};
-    int *dflags = carve(&cv, 64);
-    void *scratch = carve(&cv, tn_cu_check_scratch(n));
-    void *scratch_a = carve(&cv, tn_cu_check_scratch(m));
-    void *bw = bbytes ? carve(&cv, bbytes) : NULL;
-    float *P = defer ? carve(&cv, 4 * (size_t)m * (size_t)n) : NULL;
+    tn_carve_t cv = {w, 0, need};
+    int *dflags = tn_carve(&cv, 64);
+    void *scratch = tn_carve(&cv, tn_cu_check_scratch(n));
+    void *scratch_a = tn_carve(&cv, tn_cu_check_scratch(m));
+    void *bw = bbytes ? tn_carve(&cv, bbytes) : NULL;
+    float *P = defer ? tn_carve(&cv, 4 * (size_t)m * (size_t)n) : NULL;
     if (!dflags || !scratch || !scratch_a || (bbytes && !bw) || (defer && !P))
         return TCNLA_ERR_INTERNAL;
     cudaStream_t stream = c->stream;
@@ -643,10 +623,10 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
     char *wsp = tn_cuda_workspace(c, phase1 + phase2 + psb);
     if (!wsp && psb) wsp = tn_cuda_workspace(c, phase1 + phase2), psb = 0, ps = acl = 0;
     if (!wsp) return TCNLA_ERR_ALLOC;
-    carve_t cv = {wsp, 0, phase1 + phase2 + psb};
-    int *dflags = carve(&cv, 64);
-    void *scratch = carve(&cv, tn_cu_check_scratch(TN_MAX(m, n)));
-    void *psw = psb ? carve(&cv, psb) : NULL;
+    tn_carve_t cv = {wsp, 0, phase1 + phase2 + psb};
+    int *dflags = tn_carve(&cv, 64);
+    void *scratch = tn_carve(&cv, tn_cu_check_scratch(TN_MAX(m, n)));
+    void *psw = psb ? tn_carve(&cv, psb) : NULL;
     if (!dflags || !scratch || (psb && !psw)) return TCNLA_ERR_INTERNAL;
     int ps_done = 0; /* operands the pre-split pass has split (1 op(A), 2 op(B)) */
     const uint16_t *Bh = B16;
@@ -661,7 +641,7 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
         if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64, stream)))) return st;
     }
     if (convert_b) { /* SHGEMM via tcnla_sgemm: B rounded to FP16 (RN) */
-        uint16_t *b16 = carve(&cv, 2 * (size_t)ldb16 * (size_t)s.bcols);
+        uint16_t *b16 = tn_carve(&cv, 2 * (size_t)ldb16 * (size_t)s.bcols);
         if (!b16) return TCNLA_ERR_INTERNAL;
         if ((st = cu_st(tn_cu_convert(TN_CONV_F32_TO_F16, B, ldb, b16, ldb16, s.brows, s.bcols,
                                       &fl[0], stream))))
@@ -738,7 +718,7 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
         const float *Bf = B;
         int64_t ldbf = ldb;
         if (Bh) { /* FP16 B widened exactly */
-            float *bw = carve(&cv, 4 * nb);
+            float *bw = tn_carve(&cv, 4 * nb);
             if (!bw) return TCNLA_ERR_INTERNAL;
             if ((st = cu_st(tn_cu_convert(TN_CONV_F16_TO_F32, Bh, ldbh, bw, s.brows, s.brows,
                                           s.bcols, NULL, stream))))
@@ -746,14 +726,14 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
             Bf = bw;
             ldbf = s.brows;
         }
-        return cublas_st(cublasGemmEx(c->cublas, opa, opb, im, in, ik, &alpha, A, CUDA_R_32F,
-                                      (int)lda, Bf, CUDA_R_32F, (int)ldbf, &beta, C, CUDA_R_32F,
-                                      (int)ldc, CUBLAS_COMPUTE_32F_PEDANTIC,
-                                      CUBLAS_GEMM_DEFAULT));
+        return tn_cublas_st(cublasGemmEx(c->cublas, opa, opb, im, in, ik, &alpha, A, CUDA_R_32F,
+                                         (int)lda, Bf, CUDA_R_32F, (int)ldbf, &beta, C, CUDA_R_32F,
+                                         (int)ldc, CUBLAS_COMPUTE_32F_PEDANTIC,
+                                         CUBLAS_GEMM_DEFAULT));
     }
     case TCNLA_GEMM_NATIVE_FP64: {
-        double *Ad = carve(&cv, 8 * na), *Bd = carve(&cv, 8 * nb);
-        double *Rd = carve(&cv, 8 * (size_t)m * (size_t)n);
+        double *Ad = tn_carve(&cv, 8 * na), *Bd = tn_carve(&cv, 8 * nb);
+        double *Rd = tn_carve(&cv, 8 * (size_t)m * (size_t)n);
         if (!Ad || !Bd || !Rd) return TCNLA_ERR_INTERNAL;
         const double one = 1.0, zero = 0.0;
         if ((st = cu_st(tn_cu_convert(TN_CONV_F32_TO_F64, A, lda, Ad, s.arows, s.arows, s.acols,
@@ -766,8 +746,8 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
             st = cu_st(tn_cu_convert(TN_CONV_F32_TO_F64, B, ldb, Bd, s.brows, s.brows, s.bcols,
                                      NULL, stream));
         if (st) return st;
-        if ((st = cublas_st(cublasDgemm(c->cublas, opa, opb, im, in, ik, &one, Ad,
-                                        (int)s.arows, Bd, (int)s.brows, &zero, Rd, im))))
+        if ((st = tn_cublas_st(cublasDgemm(c->cublas, opa, opb, im, in, ik, &one, Ad, (int)s.arows,
+                                           Bd, (int)s.brows, &zero, Rd, im))))
             return st;
         return cu_st(tn_cu_epilogue_f64(alpha, Rd, beta, C, ldc, m, n, stream));
     }
@@ -777,7 +757,7 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
         const int f16 = method == TCNLA_GEMM_FP16;
         if (f16 && f16k) { /* B rounded here, A inside the kernel */
             const int64_t ldb16 = round_up(k, 8);
-            uint16_t *b16 = carve(&cv, 2 * (size_t)ldb16 * (size_t)n);
+            uint16_t *b16 = tn_carve(&cv, 2 * (size_t)ldb16 * (size_t)n);
             if (!b16) return TCNLA_ERR_INTERNAL;
             if ((st = cu_st(tn_cu_convert(TN_CONV_F32_TO_F16, B, ldb, b16, ldb16, k, n, NULL,
                                           stream))))
@@ -793,7 +773,7 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
         }
         const size_t es = f16 ? 2 : 4;
         const int op = f16 ? TN_CONV_F32_TO_F16 : TN_CONV_F32_TO_TF32;
-        void *Ac = carve(&cv, es * na), *Bc = carve(&cv, es * nb);
+        void *Ac = tn_carve(&cv, es * na), *Bc = tn_carve(&cv, es * nb);
         if (!Ac || !Bc) return TCNLA_ERR_INTERNAL;
         if ((st = cu_st(tn_cu_convert(op, A, lda, Ac, s.arows, s.arows, s.acols, NULL, stream))))
             return st;
@@ -801,9 +781,9 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
             return st;
         const cudaDataType_t dt = f16 ? CUDA_R_16F : CUDA_R_32F;
         const cublasComputeType_t ct = f16 ? CUBLAS_COMPUTE_32F : CUBLAS_COMPUTE_32F_FAST_TF32;
-        return cublas_st(cublasGemmEx(c->cublas, opa, opb, im, in, ik, &alpha, Ac, dt,
-                                      (int)s.arows, Bc, dt, (int)s.brows, &beta, C, CUDA_R_32F,
-                                      (int)ldc, ct, CUBLAS_GEMM_DEFAULT));
+        return tn_cublas_st(cublasGemmEx(c->cublas, opa, opb, im, in, ik, &alpha, Ac, dt,
+                                         (int)s.arows, Bc, dt, (int)s.brows, &beta, C, CUDA_R_32F,
+                                         (int)ldc, ct, CUBLAS_GEMM_DEFAULT));
     }
     default: break;
     }
@@ -819,7 +799,7 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
     int64_t ldak = lda;
     if (!a_aligned(A, lda)) { /* the kernels load 16-byte vectors */
         int64_t ld4 = round_up(s.arows, 4);
-        float *a2 = carve(&cv, 4 * (size_t)ld4 * (size_t)s.acols);
+        float *a2 = tn_carve(&cv, 4 * (size_t)ld4 * (size_t)s.acols);
         if (!a2) return TCNLA_ERR_INTERNAL;
         if ((st = copy2d(a2, ld4, A, lda, s.arows, s.acols, 4, stream))) return st;
         Ak = a2;
@@ -831,7 +811,7 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
         Bk = Bh;
         ldbk = ldbh;
         if (!b16_aligned(Bh, ldbh)) {
-            uint16_t *b2 = carve(&cv, 2 * (size_t)ldb16 * (size_t)s.bcols);
+            uint16_t *b2 = tn_carve(&cv, 2 * (size_t)ldb16 * (size_t)s.bcols);
             if (!b2) return TCNLA_ERR_INTERNAL;
             if ((st = copy2d(b2, ldb16, Bh, ldbh, s.brows, s.bcols, 2, stream))) return st;
             Bk = b2;
@@ -842,7 +822,7 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
         ldbk = ldb;
         if (!a_aligned(B, ldb)) {
             int64_t ld4 = round_up(s.brows, 4);
-            float *b2 = carve(&cv, 4 * (size_t)ld4 * (size_t)s.bcols);
+            float *b2 = tn_carve(&cv, 4 * (size_t)ld4 * (size_t)s.bcols);
             if (!b2) return TCNLA_ERR_INTERNAL;
             if ((st = copy2d(b2, ld4, B, ldb, s.brows, s.bcols, 4, stream))) return st;
             Bk = b2;
@@ -852,7 +832,7 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
     /* split-K when the m x n tiles cannot fill the GPU */
     const int splits = splits_for(method, m, n, k, c->sm_count);
     float *P = NULL;
-    if (splits > 1 && !(P = carve(&cv, 4 * (size_t)splits * (size_t)m * (size_t)n)))
+    if (splits > 1 && !(P = tn_carve(&cv, 4 * (size_t)splits * (size_t)m * (size_t)n)))
         return TCNLA_ERR_INTERNAL;
     cl->info.path = 0;
     if (sm90_wanted(c, mode)) { /* Hopper: wgmma fed by TMA (same tiles, splits and P) */
@@ -945,7 +925,7 @@ int tn_cuda_gemm_batched(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t t
     if (native) {
         cl->info.method = method;
         if (!reduce)
-            return cublas_st(cublasGemmStridedBatchedEx(
+            return tn_cublas_st(cublasGemmStridedBatchedEx(
                 c->cublas, opa, opb, (int)m, (int)n, (int)k, &alpha, A, CUDA_R_32F, (int)lda,
                 (long long)sa, B, CUDA_R_32F, (int)ldb, (long long)sb, &beta, C, CUDA_R_32F,
                 (int)ldc, (long long)sc, (int)batch, CUBLAS_COMPUTE_32F_PEDANTIC,
@@ -956,10 +936,10 @@ int tn_cuda_gemm_batched(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t t
         if (!P) return TCNLA_ERR_ALLOC;
         for (int64_t t0 = 0; t0 < batch; t0 += g) {
             const int64_t gn = TN_MIN(g, batch - t0);
-            if ((st = cublas_st(cublasGemmStridedBatchedEx(
-                     c->cublas, opa, opb, (int)m, (int)n, (int)k, &alpha, A + t0 * sa,
-                     CUDA_R_32F, (int)lda, (long long)sa, B + t0 * sb, CUDA_R_32F, (int)ldb,
-                     (long long)sb, &zero, P, CUDA_R_32F, (int)m, (long long)mn, (int)gn,
+            if ((st = tn_cublas_st(cublasGemmStridedBatchedEx(
+                     c->cublas, opa, opb, (int)m, (int)n, (int)k, &alpha, A + t0 * sa, CUDA_R_32F,
+                     (int)lda, (long long)sa, B + t0 * sb, CUDA_R_32F, (int)ldb, (long long)sb,
+                     &zero, P, CUDA_R_32F, (int)m, (long long)mn, (int)gn,
                      CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_GEMM_DEFAULT))) ||
                 (st = reduce_group(gn, P, m, n, t0, beta, C, ldc, stream)))
                 return st;
@@ -995,10 +975,10 @@ int tn_cuda_gemm_batched(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t t
     const size_t need = al(64) + al(tn_cu_check_scratch((int64_t)nvec)) + al(pbytes);
     char *wsp = tn_cuda_workspace(c, need);
     if (!wsp) return TCNLA_ERR_ALLOC;
-    carve_t cv = {wsp, 0, need};
-    int *dflags = carve(&cv, 64);
-    void *scratch = carve(&cv, tn_cu_check_scratch((int64_t)nvec));
-    float *P = pbytes ? carve(&cv, pbytes) : NULL;
+    tn_carve_t cv = {wsp, 0, need};
+    int *dflags = tn_carve(&cv, 64);
+    void *scratch = tn_carve(&cv, tn_cu_check_scratch((int64_t)nvec));
+    float *P = pbytes ? tn_carve(&cv, pbytes) : NULL;
     if (!dflags || !scratch || (pbytes && !P)) return TCNLA_ERR_INTERNAL;
 
     /* the checks of tn_cuda_gemm, every matrix on its own vectors */
@@ -1077,7 +1057,7 @@ int tn_cuda_gemm_batched(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t t
                                                     stream))))
             return st;
         float *Cg = reduce ? Pc : C + t0 * sc;
-        if ((st = cublas_st(cublasGemmStridedBatchedEx(
+        if ((st = tn_cublas_st(cublasGemmStridedBatchedEx(
                  c->cublas, opa, opb, (int)m, (int)n, (int)k, &alpha, Ac, dt, (int)s.arows,
                  (long long)na, Bc, dt, (int)s.brows, sb ? (long long)nb : 0LL,
                  reduce ? &zero : &beta, Cg, CUDA_R_32F, reduce ? (int)m : (int)ldc,
@@ -1093,9 +1073,9 @@ int tn_cuda_gemm_f16(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int
                      int64_t ldb, float beta, float *C, int64_t ldc) {
     tcnla_handle_t h = cl->h;
     struct tn_cuda_ctx *c = h->cuda;
-    return cublas_st(cublasGemmEx(c->cublas, ta == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T,
-                                  tb == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T, (int)m, (int)n,
-                                  (int)k, &alpha, A, CUDA_R_16F, (int)lda, B, CUDA_R_16F, (int)ldb,
-                                  &beta, C, CUDA_R_32F, (int)ldc, CUBLAS_COMPUTE_32F,
-                                  CUBLAS_GEMM_DEFAULT));
+    return tn_cublas_st(cublasGemmEx(c->cublas, ta == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T,
+                                     tb == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T, (int)m, (int)n,
+                                     (int)k, &alpha, A, CUDA_R_16F, (int)lda, B, CUDA_R_16F,
+                                     (int)ldb, &beta, C, CUDA_R_32F, (int)ldc, CUBLAS_COMPUTE_32F,
+                                     CUBLAS_GEMM_DEFAULT));
 }

@@ -17,9 +17,8 @@
  * and the last TN_I8_SHAPES shapes with their candidates and choice. Small
  * products (m n k < 2^33) take the first candidate without trying. */
 #include "core/internal.h"
-#include "backend/cuda/tn_cuda.h"
+#include "backend/cuda/tn_cuda.h" /* cuBLASLt through cuda_libs.h */
 
-#include <cublasLt.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -160,16 +159,14 @@ int tn_cuda_i8gemm(struct tn_cuda_ctx *c, int m, int n, int k, const signed char
             e->ms[a] = r == CUBLAS_STATUS_SUCCESS ? 0.0f : -1.0f;
             if (++e->next == e->ncand) pick(e);
         }
-        if (r == CUBLAS_STATUS_SUCCESS) return TCNLA_SUCCESS;
-        if (r == CUBLAS_STATUS_ALLOC_FAILED) return TCNLA_ERR_ALLOC;
-        if (!trying) return TCNLA_ERR_CUBLAS;
+        if (r == CUBLAS_STATUS_SUCCESS || r == CUBLAS_STATUS_ALLOC_FAILED || !trying)
+            return tn_cublas_st(r);
         /* a candidate that refuses to run: this product through GemmEx */
     }
     cublasStatus_t r = cublasGemmEx(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, m, n, k, &one, A,
                                     CUDA_R_8I, lda, B, CUDA_R_8I, ldb, &zero, C, CUDA_R_32I, ldc,
                                     CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT);
-    if (r == CUBLAS_STATUS_SUCCESS) return TCNLA_SUCCESS;
-    return r == CUBLAS_STATUS_ALLOC_FAILED ? TCNLA_ERR_ALLOC : TCNLA_ERR_CUBLAS;
+    return tn_cublas_st(r);
 }
 
 /* the algorithm chosen for a shape: its index among the candidates and the

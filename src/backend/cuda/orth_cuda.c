@@ -12,18 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cb(cublasStatus_t s) {
-    return s == CUBLAS_STATUS_SUCCESS ? TCNLA_SUCCESS
-           : s == CUBLAS_STATUS_ALLOC_FAILED ? TCNLA_ERR_ALLOC
-                                             : TCNLA_ERR_CUBLAS;
-}
-static int cs(cusolverStatus_t s) {
-    return s == CUSOLVER_STATUS_SUCCESS ? TCNLA_SUCCESS
-           : s == CUSOLVER_STATUS_ALLOC_FAILED ? TCNLA_ERR_ALLOC
-                                               : TCNLA_ERR_CUSOLVER;
-}
 static int ce(cudaError_t e) { return tn_cuda_err(e); }
-static size_t al256(size_t b) { return (b + 255) & ~(size_t)255; }
+static size_t al256(size_t b) { return tn_ws_align(b); }
 
 #define TRY(x)                                                                                 \
     do {                                                                                       \
@@ -35,14 +25,14 @@ static int householder(tcnla_handle_t h, int64_t m, int64_t n, float *Y, int64_t
     struct tn_cuda_ctx *c = h->cuda;
     int st, lw1 = 0, lw2 = 0, info = 0;
     int im = (int)m, in = (int)n, ild = (int)ldy;
-    TRY(cs(cusolverDnSgeqrf_bufferSize(c->cusolver, im, in, Y, ild, &lw1)));
-    TRY(cs(cusolverDnSorgqr_bufferSize(c->cusolver, im, in, in, Y, ild, NULL, &lw2)));
+    TRY(tn_cusolver_st(cusolverDnSgeqrf_bufferSize(c->cusolver, im, in, Y, ild, &lw1)));
+    TRY(tn_cusolver_st(cusolverDnSorgqr_bufferSize(c->cusolver, im, in, in, Y, ild, NULL, &lw2)));
     int lw = lw1 > lw2 ? lw1 : lw2;
     char *ws = tn_cuda_workspace(c, sizeof(float) * (size_t)(lw + n + 64) + 256);
     if (!ws) return TCNLA_ERR_ALLOC;
     float *tau = (float *)ws, *work = tau + n + 32;
     int *dinfo = (int *)(work + lw);
-    TRY(cs(cusolverDnSgeqrf(c->cusolver, im, in, Y, ild, tau, work, lw, dinfo)));
+    TRY(tn_cusolver_st(cusolverDnSgeqrf(c->cusolver, im, in, Y, ild, tau, work, lw, dinfo)));
     if (R) { /* the upper triangle of the factored Y, through the host (n x n) */
         float *hr = malloc(sizeof(float) * (size_t)(n * n));
         if (!hr) return TCNLA_ERR_ALLOC;
@@ -60,7 +50,7 @@ static int householder(tcnla_handle_t h, int64_t m, int64_t n, float *Y, int64_t
         free(hr);
         if (st) return st;
     }
-    TRY(cs(cusolverDnSorgqr(c->cusolver, im, in, in, Y, ild, tau, work, lw, dinfo)));
+    TRY(tn_cusolver_st(cusolverDnSorgqr(c->cusolver, im, in, in, Y, ild, tau, work, lw, dinfo)));
     TRY(ce(cudaMemcpyAsync(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost, c->stream)));
     TRY(ce(cudaStreamSynchronize(c->stream)));
     st = info == 0 ? TCNLA_SUCCESS : TCNLA_ERR_INTERNAL;
@@ -96,14 +86,15 @@ int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, dou
     for (int blk = 0; blk < (hc < in ? 3 : 1); blk++) {
         const int c0 = blk == 2 ? hc : 0, c1 = blk == 0 ? 0 : hc; /* rows, columns of G */
         const int w0 = blk == 2 ? in - hc : hc, w1 = blk == 0 ? hc : in - hc;
-        TRY(cb(cublasDgemmStridedBatched(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, w0, w1, (int)slab,
-                                         &one, Yw + c0 * m, (int)m, (long long)slab,
-                                         Yw + c1 * m, (int)m, (long long)slab, &zero,
-                                         P + c0 + c1 * n, in, (long long)nn, (int)nslab)));
+        TRY(tn_cublas_st(cublasDgemmStridedBatched(
+            c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, w0, w1, (int)slab, &one, Yw + c0 * m, (int)m,
+            (long long)slab, Yw + c1 * m, (int)m, (long long)slab, &zero, P + c0 + c1 * n, in,
+            (long long)nn, (int)nslab)));
         if (rem) /* the rows past the last whole slab, into the first partial */
-            TRY(cb(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, w0, w1, (int)rem, &one,
-                               Yw + slab * nslab + c0 * m, (int)m, Yw + slab * nslab + c1 * m,
-                               (int)m, &one, P + c0 + c1 * n, in)));
+            TRY(tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, w0, w1, (int)rem,
+                                         &one, Yw + slab * nslab + c0 * m, (int)m,
+                                         Yw + slab * nslab + c1 * m, (int)m, &one, P + c0 + c1 * n,
+                                         in)));
     }
     TRY(ce((cudaError_t)tn_cu_gram_reduce(P, nslab, n, G, dg, c->stream)));
 out:
@@ -193,9 +184,9 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
             TRY(ce((cudaError_t)tn_cu_upper_copy(n, Rf, n, R1, n, NULL, 0, c->stream)));
         if (last && R) {
             if (twice)
-                TRY(cb(cublasDtrmm(c->cublas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER,
-                                   CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, in, in, &one, Rf, in, R1,
-                                   in, R1, in)));
+                TRY(tn_cublas_st(cublasDtrmm(c->cublas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER,
+                                             CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, in, in, &one, Rf,
+                                             in, R1, in, R1, in)));
             TRY(ce((cudaError_t)tn_cu_upper_copy(n, twice ? R1 : Rf, n, NULL, 0, R, ldr,
                                                  c->stream)));
         }
@@ -208,11 +199,12 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
         for (int64_t j0 = 0; j0 < n; j0 += NB) {
             const int jb = (int)(n - j0 < NB ? n - j0 : NB);
             if (j0 > 0)
-                TRY(cb(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, jb, (int)j0, &mone,
-                                   Qw, (int)m, Rf + j0 * n, in, &one, Yw + j0 * m, (int)m)));
-            TRY(cb(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, jb, jb, &one,
-                               Yw + j0 * m, (int)m, Inv + (j0 / NB) * NB * NB, (int)NB, &zero,
-                               Qw + j0 * m, (int)m)));
+                TRY(tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, jb,
+                                             (int)j0, &mone, Qw, (int)m, Rf + j0 * n, in, &one,
+                                             Yw + j0 * m, (int)m)));
+            TRY(tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, jb, jb, &one,
+                                         Yw + j0 * m, (int)m, Inv + (j0 / NB) * NB * NB, (int)NB,
+                                         &zero, Qw + j0 * m, (int)m)));
         }
         if (last && Y16) { /* Q rounded to FP16, in Y and Y16 (one pass) */
             TRY(ce((cudaError_t)tn_cu_f64_to_f32f16(Qw, m, Y, ldy, Y16, ldy16, m, n, c->stream)));
@@ -254,8 +246,8 @@ static int cholqr32(tcnla_handle_t h, int64_t m, int64_t n, float *Y, int64_t ld
     TRY(ce(cudaMemcpy2DAsync(Yw, sizeof(float) * (size_t)m, Y, sizeof(float) * (size_t)ldy,
                              sizeof(float) * (size_t)m, (size_t)n, cudaMemcpyDeviceToDevice,
                              c->stream)));
-    TRY(cb(cublasSsyrk(c->cublas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, in, im, &one, Yw, im, &zero,
-                       Gd, in)));
+    TRY(tn_cublas_st(cublasSsyrk(c->cublas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, in, im, &one, Yw,
+                                 im, &zero, Gd, in)));
     TRY(ce(cudaMemcpyAsync(Gf, Gd, sizeof(float) * nn, cudaMemcpyDeviceToHost, c->stream)));
     TRY(ce(cudaStreamSynchronize(c->stream)));
     /* FP32 Cholesky on the host, as spotrf would do it on the GPU */
@@ -270,8 +262,8 @@ static int cholqr32(tcnla_handle_t h, int64_t m, int64_t n, float *Y, int64_t ld
     for (int64_t j = 0; j < n; j++)
         for (int64_t i = j + 1; i < n; i++) Gf[i + j * n] = 0.0f;
     TRY(ce(cudaMemcpyAsync(Gd, Gf, sizeof(float) * nn, cudaMemcpyHostToDevice, c->stream)));
-    TRY(cb(cublasStrsm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
-                       CUBLAS_DIAG_NON_UNIT, im, in, &one, Gd, in, Yw, im)));
+    TRY(tn_cublas_st(cublasStrsm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                 CUBLAS_DIAG_NON_UNIT, im, in, &one, Gd, in, Yw, im)));
     TRY(ce(cudaMemcpy2DAsync(Y, sizeof(float) * (size_t)ldy, Yw, sizeof(float) * (size_t)m,
                              sizeof(float) * (size_t)m, (size_t)n, cudaMemcpyDeviceToDevice,
                              c->stream)));

@@ -51,7 +51,7 @@ int tn_oz2_launch_reconstruct(const unsigned char *Q, int64_t mbp, int64_t nbp, 
 static int cu(cudaError_t e) { return e == cudaSuccess ? TCNLA_SUCCESS : tn_cuda_err(e); }
 static int cuk(int e) { return e == 0 ? TCNLA_SUCCESS : tn_cuda_err((cudaError_t)e); }
 static int64_t rup(int64_t x, int64_t q) { return (x + q - 1) / q * q; }
-static size_t al(size_t x) { return (x + 255) & ~(size_t)255; }
+static size_t al(size_t x) { return tn_ws_align(x); }
 
 static size_t block_bytes(int nmod, int64_t mbp, int64_t nbp, int64_t kp) {
     const size_t N = (size_t)nmod;

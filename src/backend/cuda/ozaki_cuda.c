@@ -65,27 +65,10 @@ int tn_oz_cr_limbs(int need);
 /* Slice counts of the last plan (d, smax_a, smax_b): a read-only hook for
  * bench/ozaki.c (not part of the API; last writer wins across handles). */
 
-#define AL 256
-static size_t al(size_t x) { return (x + AL - 1) & ~(size_t)(AL - 1); }
+static size_t al(size_t x) { return tn_ws_align(x); }
 static int64_t rup(int64_t x, int64_t q) { return (x + q - 1) / q * q; }
 static int cu(cudaError_t e) { return e == cudaSuccess ? TCNLA_SUCCESS : tn_cuda_err(e); }
 static int cuk(int e) { return e == 0 ? TCNLA_SUCCESS : tn_cuda_err((cudaError_t)e); }
-static int cb_st(cublasStatus_t s) {
-    return s == CUBLAS_STATUS_SUCCESS ? TCNLA_SUCCESS
-           : s == CUBLAS_STATUS_ALLOC_FAILED ? TCNLA_ERR_ALLOC
-                                             : TCNLA_ERR_CUBLAS;
-}
-
-typedef struct {
-    char *base;
-    size_t off, cap;
-} carve_t;
-static void *carve(carve_t *c, size_t bytes) {
-    if (c->off + al(bytes) > c->cap) return NULL;
-    void *p = c->base + c->off;
-    c->off += al(bytes);
-    return p;
-}
 
 /* Element l of vector v of an operand: X[v * sv + l * sl] (as in ozaki.c). */
 typedef struct {
@@ -177,12 +160,12 @@ static int make_plan(tcnla_handle_t h, tcnla_gemm_method_t method, const opnd_t 
     size_t total = fixed + al(8 * (size_t)k * (size_t)chunk) + al((size_t)pl->nkb * (size_t)chunk);
     char *ws = tn_cuda_workspace(c, total);
     if (!ws) return TCNLA_ERR_ALLOC;
-    carve_t cv = {ws, 0, total};
-    int *er = carve(&cv, 64);
-    double *w = carve(&cv, 8 * (size_t)k), *z = carve(&cv, 8 * (size_t)k);
-    int *need = carve(&cv, 4 * (size_t)(m + n)), *done = carve(&cv, 4 * (size_t)(m + n));
-    double *X = carve(&cv, 8 * (size_t)k * (size_t)chunk);
-    unsigned char *fin = carve(&cv, (size_t)pl->nkb * (size_t)chunk);
+    tn_carve_t cv = {ws, 0, total};
+    int *er = tn_carve(&cv, 64);
+    double *w = tn_carve(&cv, 8 * (size_t)k), *z = tn_carve(&cv, 8 * (size_t)k);
+    int *need = tn_carve(&cv, 4 * (size_t)(m + n)), *done = tn_carve(&cv, 4 * (size_t)(m + n));
+    double *X = tn_carve(&cv, 8 * (size_t)k * (size_t)chunk);
+    unsigned char *fin = tn_carve(&cv, (size_t)pl->nkb * (size_t)chunk);
     if (!er || !w || !z || !need || !done || !X || !fin) return TCNLA_ERR_INTERNAL;
     int st = 0;
     int *hp = (int *)c->pinned;
@@ -282,9 +265,10 @@ static int ozaki_f64(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, t
             ldc > INT_MAX)
             return TCNLA_ERR_NOT_SUPPORTED;
         cl->info.method = TCNLA_GEMM_NATIVE_FP64;
-        return cb_st(cublasDgemm(c->cublas, ta == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T,
-                                 tb == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T, (int)m, (int)n,
-                                 (int)k, &alpha, A, (int)lda, B, (int)ldb, &beta, C, (int)ldc));
+        return tn_cublas_st(cublasDgemm(c->cublas, ta == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T,
+                                        tb == TCNLA_OP_N ? CUBLAS_OP_N : CUBLAS_OP_T, (int)m,
+                                        (int)n, (int)k, &alpha, A, (int)lda, B, (int)ldb, &beta, C,
+                                        (int)ldc));
     }
     cl->info.method = method;
 
@@ -313,21 +297,21 @@ static int ozaki_f64(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, t
     const size_t total = block_bytes(&oz, mbp, nbp);
     char *ws = tn_cuda_workspace(c, total);
     if (!ws) return TCNLA_ERR_ALLOC;
-    carve_t cv = {ws, 0, total};
+    tn_carve_t cv = {ws, 0, total};
     const size_t nkb = (size_t)pl->nkb, kbp = (size_t)oz.kbp;
-    (void)carve(&cv, 64);
-    double *X = carve(&cv, 8 * (size_t)k * (size_t)TN_MAX(mbp, nbp));
+    (void)tn_carve(&cv, 64);
+    double *X = tn_carve(&cv, 8 * (size_t)k * (size_t)TN_MAX(mbp, nbp));
     const size_t sa_bytes = oz.es * nkb * (size_t)pl->smax_a * (size_t)mbp * kbp;
     const size_t sb_bytes = oz.es * nkb * (size_t)pl->smax_b * (size_t)nbp * kbp;
-    char *SA = carve(&cv, sa_bytes), *SB = carve(&cv, sb_bytes);
-    int *EA = carve(&cv, 4 * (size_t)mbp * nkb * (size_t)pl->smax_a);
-    int *CA = carve(&cv, 4 * (size_t)mbp * nkb);
-    int *EB = carve(&cv, 4 * (size_t)nbp * nkb * (size_t)pl->smax_b);
-    int *CB = carve(&cv, 4 * (size_t)nbp * nkb);
-    void *P = carve(&cv, p_bytes(&oz, mbp, nbp));
+    char *SA = tn_carve(&cv, sa_bytes), *SB = tn_carve(&cv, sb_bytes);
+    int *EA = tn_carve(&cv, 4 * (size_t)mbp * nkb * (size_t)pl->smax_a);
+    int *CA = tn_carve(&cv, 4 * (size_t)mbp * nkb);
+    int *EB = tn_carve(&cv, 4 * (size_t)nbp * nkb * (size_t)pl->smax_b);
+    int *CB = tn_carve(&cv, 4 * (size_t)nbp * nkb);
+    void *P = tn_carve(&cv, p_bytes(&oz, mbp, nbp));
     double *state = NULL;
     if (nkb > 1 &&
-        !(state = carve(&cv, (pl->exact ? 8 * (size_t)oz.nl : 16) * (size_t)mbp * (size_t)nbp)))
+        !(state = tn_carve(&cv, (pl->exact ? 8 * (size_t)oz.nl : 16) * (size_t)mbp * (size_t)nbp)))
         return TCNLA_ERR_INTERNAL;
     if (!X || !SA || !SB || !EA || !CA || !EB || !CB || !P) return TCNLA_ERR_INTERNAL;
 
@@ -361,17 +345,17 @@ static int ozaki_f64(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, t
                     const char *Bq = SB + oz.es * ((size_t)b * pl->smax_b) * nbp * kbp;
                     char *Pp = (char *)P + 4 * poff;
                     if (oz.fp16)
-                        st = cb_st(cublasGemmEx(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)mbp,
-                                                (int)(qg * nbp), (int)kbp, &fone, Ap, CUDA_R_16F,
-                                                (int)kbp, Bq, CUDA_R_16F, (int)kbp, &fzero, Pp,
-                                                CUDA_R_32F, (int)mbp, CUBLAS_COMPUTE_32F,
-                                                CUBLAS_GEMM_DEFAULT));
+                        st = tn_cublas_st(cublasGemmEx(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N,
+                                                       (int)mbp, (int)(qg * nbp), (int)kbp, &fone,
+                                                       Ap, CUDA_R_16F, (int)kbp, Bq, CUDA_R_16F,
+                                                       (int)kbp, &fzero, Pp, CUDA_R_32F, (int)mbp,
+                                                       CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
                     else
-                        st = cb_st(cublasGemmEx(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)mbp,
-                                                (int)(qg * nbp), (int)kbp, &ione, Ap, CUDA_R_8I,
-                                                (int)kbp, Bq, CUDA_R_8I, (int)kbp, &izero, Pp,
-                                                CUDA_R_32I, (int)mbp, CUBLAS_COMPUTE_32I,
-                                                CUBLAS_GEMM_DEFAULT));
+                        st = tn_cublas_st(cublasGemmEx(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N,
+                                                       (int)mbp, (int)(qg * nbp), (int)kbp, &ione,
+                                                       Ap, CUDA_R_8I, (int)kbp, Bq, CUDA_R_8I,
+                                                       (int)kbp, &izero, Pp, CUDA_R_32I, (int)mbp,
+                                                       CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
                     poff += (size_t)qg * (size_t)mbp * (size_t)nbp;
                 }
                 if (!st)

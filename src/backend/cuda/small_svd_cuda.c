@@ -24,17 +24,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int cs(cusolverStatus_t s) {
-    return s == CUSOLVER_STATUS_SUCCESS ? TCNLA_SUCCESS
-           : s == CUSOLVER_STATUS_ALLOC_FAILED ? TCNLA_ERR_ALLOC
-                                               : TCNLA_ERR_CUSOLVER;
-}
-static int cb(cublasStatus_t s) {
-    return s == CUBLAS_STATUS_SUCCESS ? TCNLA_SUCCESS
-           : s == CUBLAS_STATUS_ALLOC_FAILED ? TCNLA_ERR_ALLOC
-                                             : TCNLA_ERR_CUBLAS;
-}
-
 #define EIG_RATIO 1e-8 /* smallest lam_k / lam_1 the eigensolution path takes */
 #define EIG_FALLBACK 1 /* (not a status) */
 
@@ -69,11 +58,12 @@ static int eig_ws(struct tn_cuda_ctx *c, int n, size_t *doubles, int *lwork) {
     double *probe = tn_cuda_workspace(c, sizeof(double) * ((size_t)n * n + n) + 64);
     if (!probe) return TCNLA_ERR_ALLOC;
     int lw2 = 0;
-    int st = cs(cusolverDnDsyevd_bufferSize(c->cusolver, CUSOLVER_EIG_MODE_VECTOR,
-                                            CUBLAS_FILL_MODE_UPPER, n, probe, n, probe, lwork));
+    int st = tn_cusolver_st(cusolverDnDsyevd_bufferSize(
+        c->cusolver, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_UPPER, n, probe, n, probe, lwork));
     if (!st)
-        st = cs(cusolverDnDsyevd_bufferSize(c->cusolver, CUSOLVER_EIG_MODE_VECTOR,
-                                            CUBLAS_FILL_MODE_LOWER, n, probe, n, probe, &lw2));
+        st = tn_cusolver_st(cusolverDnDsyevd_bufferSize(c->cusolver, CUSOLVER_EIG_MODE_VECTOR,
+                                                        CUBLAS_FILL_MODE_LOWER, n, probe, n, probe,
+                                                        &lw2));
     if (lw2 > *lwork) *lwork = lw2;
     *doubles = (size_t)*lwork + (size_t)n * n + tn_cu_syev_fast_ws(n) + 8;
     return st;
@@ -99,19 +89,19 @@ static int eig_solve(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double 
         const double one = 1.0, zero = 0.0;
         int st = tn_cu_syev_fast(n, G, n, upper, Xf, lam, dinfo, fws, c->smem_optin, c->stream);
         if (!st) /* the eigenvectors Q Z */
-            st = cb(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, Q, n, Xf, n,
-                                &zero, S3, n));
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, Q, n,
+                                          Xf, n, &zero, S3, n));
         if (!st) /* F = X^T X, then I - (F - I) / 2 */
-            st = cb(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, S3, n, S3, n,
-                                &zero, S1, n));
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, S3, n,
+                                          S3, n, &zero, S1, n));
         if (!st) st = tn_cu_syev_orth_check(n, S1, dinfo, c->stream);
         if (!st) /* one Newton-Schulz step */
-            st = cb(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, S3, n, S1, n,
-                                &zero, S2, n));
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, S3, n,
+                                          S1, n, &zero, S2, n));
         if (!st)
-            st = cb(cublasDsymm(c->cublas, CUBLAS_SIDE_LEFT,
-                                upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER, n, n,
-                                &one, G, n, S2, n, &zero, S1, n));
+            st = tn_cublas_st(cublasDsymm(c->cublas, CUBLAS_SIDE_LEFT,
+                                          upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER,
+                                          n, n, &one, G, n, S2, n, &zero, S1, n));
         if (!st) st = tn_cu_syev_resid_check(n, S1, S2, lam, Xf, dinfo, c->stream);
         if (st) (void)cudaGetLastError(); /* a launch refused: syevd below */
         else {
@@ -123,9 +113,9 @@ static int eig_solve(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double 
         }
     }
     *X = G;
-    int st = cs(cusolverDnDsyevd(c->cusolver, CUSOLVER_EIG_MODE_VECTOR,
-                                 upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER, n, G, n,
-                                 lam, work, lwork, dinfo));
+    int st = tn_cusolver_st(cusolverDnDsyevd(
+        c->cusolver, CUSOLVER_EIG_MODE_VECTOR,
+        upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER, n, G, n, lam, work, lwork, dinfo));
     if (!st) st = eig_verdict(c, n, k, lam, dinfo, fallback, NULL);
     return st;
 }
@@ -147,15 +137,15 @@ static int eig_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, floa
     st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, R, l, Rd, l, l, l, NULL,
                                                 c->stream));
     if (!st) /* G = Rd Rd^T = M^T M */
-        st = cb(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, n, &one, Rd, n,
-                            &zero, G, n));
+        st = tn_cublas_st(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, n, &one,
+                                      Rd, n, &zero, G, n));
     if (!st) st = eig_solve(c, n, k, 0, G, &X, lam, dinfo, ew, lwork, EIG_FALLBACK);
     if (st) return st;
     st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(X, lam, l, k, scale_vk, Vs, Vk, Sk,
                                                    c->stream));
     if (!st) /* Ur = M Vr / s = Rd^T Vs */
-        st = cb(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)k, n, &one, Rd, n, Vs,
-                            n, &zero, U, n));
+        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)k, n, &one, Rd,
+                                      n, Vs, n, &zero, U, n));
     if (!st) st = tn_cuda_err((cudaError_t)tn_cu_epilogue_f64(1.0f, U, 0.0f, Uk, l, l, k, c->stream));
     return st;
 }
@@ -202,8 +192,8 @@ int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, con
     st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(X, lam, l, k, 0, Xs, Xk, Sk, c->stream));
     const double one = 1.0, zero = 0.0;
     if (!st) /* V^T = Xs^T Ww^T (k x n) */
-        st = cb(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_T, (int)k, (int)n, il, &one, Xs, il,
-                            Ww, (int)n, &zero, Vt, (int)k));
+        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_T, (int)k, (int)n, il, &one,
+                                      Xs, il, Ww, (int)n, &zero, Vt, (int)k));
     if (!st)
         st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Vt, k, VT, ldvt, k, n,
                                                     NULL, c->stream));
@@ -241,7 +231,7 @@ int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, 
     struct tn_cuda_ctx *c = h->cuda;
     const int n = (int)l;
     gesvdjInfo_t params = NULL;
-    int st = cs(cusolverDnCreateGesvdjInfo(&params));
+    int st = tn_cusolver_st(cusolverDnCreateGesvdjInfo(&params));
     if (st) return st;
     int lwork = 0;
     const size_t ll = (size_t)l * (size_t)l;
@@ -250,9 +240,9 @@ int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, 
     double *ws = tn_cuda_workspace(c, sizeof(double) * (4 * ll + (size_t)l) + 64);
     if (!ws) st = TCNLA_ERR_ALLOC;
     if (!st)
-        st = cs(cusolverDnDgesvdj_bufferSize(c->cusolver, CUSOLVER_EIG_MODE_VECTOR, 0, n, n,
-                                             ws + ll, n, ws + 4 * ll, ws + 2 * ll, n, ws + 3 * ll,
-                                             n, &lwork, params));
+        st = tn_cusolver_st(cusolverDnDgesvdj_bufferSize(c->cusolver, CUSOLVER_EIG_MODE_VECTOR, 0,
+                                                         n, n, ws + ll, n, ws + 4 * ll, ws + 2 * ll,
+                                                         n, ws + 3 * ll, n, &lwork, params));
     if (!st) ws = tn_cuda_workspace(c, sizeof(double) * (4 * ll + (size_t)l + (size_t)lwork) + 64);
     if (!st && !ws) st = TCNLA_ERR_ALLOC;
     if (st) {
@@ -265,12 +255,13 @@ int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, 
     st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, R, l, Rd, l, l, l, NULL,
                                                 c->stream));
     if (!st) /* T = Rd^T */
-        st = cb(cublasDgeam(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, &one, Rd, n, &zero, Rd, n,
-                            T, n));
+        st = tn_cublas_st(cublasDgeam(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, &one, Rd, n, &zero,
+                                      Rd, n, T, n));
     if (!st)
-        st = cs(cusolverDnDgesvdj(c->cusolver, CUSOLVER_EIG_MODE_VECTOR, 0, n, n, T, n, S, U, n,
-                                  V, n, work, lwork, dinfo, params));
-    if (!st && scale_vk) st = cb(cublasDdgmm(c->cublas, CUBLAS_SIDE_RIGHT, n, (int)k, V, n, S, 1, V, n));
+        st = tn_cusolver_st(cusolverDnDgesvdj(c->cusolver, CUSOLVER_EIG_MODE_VECTOR, 0, n, n, T, n,
+                                              S, U, n, V, n, work, lwork, dinfo, params));
+    if (!st && scale_vk)
+        st = tn_cublas_st(cublasDdgmm(c->cublas, CUBLAS_SIDE_RIGHT, n, (int)k, V, n, S, 1, V, n));
     if (!st) st = tn_cuda_err((cudaError_t)tn_cu_epilogue_f64(1.0f, U, 0.0f, Uk, l, l, k, c->stream));
     if (!st) st = tn_cuda_err((cudaError_t)tn_cu_epilogue_f64(1.0f, V, 0.0f, Vk, l, l, k, c->stream));
     if (!st && Sk)

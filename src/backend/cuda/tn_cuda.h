@@ -10,10 +10,12 @@
 
 #include <cuda_runtime.h>
 
+/* cuBLAS, cuBLASLt and cuSOLVER: their headers, and every call through the
+ * table of entry points of cuda_libs.c */
+#include "backend/cuda/cuda_libs.h"
+
 #ifndef __CUDACC__
 #include "core/internal.h"
-#include <cublas_v2.h>
-#include <cusolverDn.h>
 #endif
 
 #ifdef __cplusplus
@@ -164,6 +166,30 @@ size_t tn_oz_budget(tcnla_handle_t h);
 void *tn_cuda_workspace(struct tn_cuda_ctx *c, size_t bytes);
 /* Maps a failed runtime call to a status (clears the non-sticky error). */
 int tn_cuda_err(cudaError_t e);
+/* cuBLAS (cuBLASLt) and cuSOLVER statuses: TCNLA_SUCCESS, TCNLA_ERR_ALLOC
+ * when the library could not allocate, else TCNLA_ERR_CUBLAS /
+ * TCNLA_ERR_CUSOLVER (cuda_libs.c). */
+int tn_cublas_st(cublasStatus_t s);
+int tn_cusolver_st(cusolverStatus_t s);
+
+/* Pieces of one workspace allocation, each TN_WS_ALIGN-byte aligned:
+ * tn_carve returns the next `bytes` (rounded up by tn_ws_align) from
+ * base + off, or NULL when they would pass cap (the size accounting, which
+ * must add tn_ws_align of each piece, was wrong: a bug). */
+#define TN_WS_ALIGN 256
+static inline size_t tn_ws_align(size_t x) {
+    return (x + TN_WS_ALIGN - 1) & ~(size_t)(TN_WS_ALIGN - 1);
+}
+typedef struct {
+    char *base;
+    size_t off, cap;
+} tn_carve_t;
+static inline void *tn_carve(tn_carve_t *c, size_t bytes) {
+    if (c->off + tn_ws_align(bytes) > c->cap) return NULL;
+    void *p = c->base + c->off;
+    c->off += tn_ws_align(bytes);
+    return p;
+}
 
 /* C (m x n, int32, ldc) = A^T B, A (k x m) and B (k x n) int8 column-major,
  * exact for k <= TN_OZ2_KBLOCK; cuBLASLt with the algorithm of each shape
