@@ -2,9 +2,7 @@
  * relative Frobenius error against the FP64 product of the same inputs
  * (seed 002 eq. 6), the same for NATIVE_FP32 as a yardstick, and the time. */
 #include "cli.h"
-#include "core/internal.h"
-#include "random/phi.h"
-#include "random/random.h"
+#include "testmat/testdata.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,6 +15,14 @@ typedef struct {
     char text[64];
 } dist_t;
 
+static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+
+/* The methods the CPU backend computes with its Tensor Core model (the
+ * Ozaki schemes' slice products are exact: no model parameters apply). */
+static int tc_model_method(tcnla_gemm_method_t m) {
+    return m >= TCNLA_GEMM_TF32 && m <= TCNLA_GEMM_SHGEMM_TF32;
+}
+
 static int parse_dist(const char *s, dist_t *d) {
     memset(d, 0, sizeof *d);
     snprintf(d->text, sizeof d->text, "%s", s);
@@ -28,7 +34,8 @@ static int parse_dist(const char *s, dist_t *d) {
         d->kind = 1;
         return 0;
     }
-    if (sscanf(s, "uniform:%lf:%lf", &d->lo, &d->hi) == 2 && d->lo < d->hi) {
+    if (sscanf(s, "uniform:%lf:%lf", &d->lo, &d->hi) == 2 && d->lo < d->hi &&
+        isfinite((float)d->lo) && isfinite((float)d->hi)) {
         d->kind = 0;
         return 0;
     }
@@ -55,15 +62,15 @@ static void fill_d(const dist_t *d, uint64_t seed, uint64_t stream, int64_t n, d
         return;
     }
     float *t = (float *)x + n; /* the upper half of x, read before it is overwritten */
-    if (d->kind == 0) tn_rand_uniform(seed, stream, (float)d->lo, (float)d->hi, n, t);
-    else if (d->kind == 1) tn_rand_normal(seed, stream, 0.0f, 1.0f, n, t);
+    if (d->kind == 0) tcnla_rand_uniform(seed, stream, (float)d->lo, (float)d->hi, n, t);
+    else if (d->kind == 1) tcnla_rand_normal(seed, stream, 0.0f, 1.0f, n, t);
     else tn_rand_exp(seed, stream, d->ea, d->eb, n, t);
     for (int64_t i = 0; i < n; i++) x[i] = t[i];
 }
 
 static void fill(const dist_t *d, uint64_t seed, uint64_t stream, int64_t n, float *x) {
-    if (d->kind == 0) tn_rand_uniform(seed, stream, (float)d->lo, (float)d->hi, n, x);
-    else if (d->kind == 1) tn_rand_normal(seed, stream, 0.0f, 1.0f, n, x);
+    if (d->kind == 0) tcnla_rand_uniform(seed, stream, (float)d->lo, (float)d->hi, n, x);
+    else if (d->kind == 1) tcnla_rand_normal(seed, stream, 0.0f, 1.0f, n, x);
     else if (d->kind == 2) tn_rand_exp(seed, stream, d->ea, d->eb, n, x);
     else {
         double *t = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
@@ -164,7 +171,7 @@ static int gemm_double(const cli_common *c, tcnla_gemm_method_t method, int64_t 
     char dev[256];
     tcnla_get_backend(h, &be);
     tcnla_device_name(h, dev, sizeof dev);
-    const int64_t lda = ta ? TN_MAX(1, k) : TN_MAX(1, m), ldb = tb ? TN_MAX(1, n) : TN_MAX(1, k);
+    const int64_t lda = ta ? imax(1, k) : imax(1, m), ldb = tb ? imax(1, n) : imax(1, k);
     const size_t na = (size_t)m * (size_t)k, nb = (size_t)k * (size_t)n, nc = (size_t)m * (size_t)n;
     double *A = malloc(sizeof(double) * (na + nb + 3 * nc) + 8);
     void *dA = NULL, *dB = NULL, *dC = NULL;
@@ -184,7 +191,7 @@ static int gemm_double(const cli_common *c, tcnla_gemm_method_t method, int64_t 
     if (m && n &&
         (st = tcnla_dgemm(ref, TCNLA_GEMM_OZAKI_INT8, ta ? TCNLA_OP_T : TCNLA_OP_N,
                           tb ? TCNLA_OP_T : TCNLA_OP_N, m, n, k, alpha, A, lda, B, ldb, beta, R,
-                          TN_MAX(1, m)))) {
+                          imax(1, m)))) {
         rc = cli_fail("the reference", st);
         goto out;
     }
@@ -205,7 +212,7 @@ static int gemm_double(const cli_common *c, tcnla_gemm_method_t method, int64_t 
             tcnla_synchronize(h);
             double t0 = cli_now();
             st = tcnla_dgemm(h, mm, ta ? TCNLA_OP_T : TCNLA_OP_N, tb ? TCNLA_OP_T : TCNLA_OP_N, m,
-                             n, k, alpha, dA, lda, dB, ldb, beta, dC, TN_MAX(1, m));
+                             n, k, alpha, dA, lda, dB, ldb, beta, dC, imax(1, m));
             if (!st) st = tcnla_synchronize(h);
             if (!st && r >= runs - reps) times[r - (runs - reps)] = cli_now() - t0;
         }
@@ -414,7 +421,7 @@ int cmd_gemm(int argc, char **argv) {
     tcnla_device_name(h, dev, sizeof dev);
 
     /* host data: A, B, C0 (FP32), reference R (FP64) */
-    int64_t lda = ta ? TN_MAX(1, k) : TN_MAX(1, m), ldb = tb ? TN_MAX(1, n) : TN_MAX(1, k);
+    int64_t lda = ta ? imax(1, k) : imax(1, m), ldb = tb ? imax(1, n) : imax(1, k);
     size_t na = (size_t)m * (size_t)k, nb = (size_t)k * (size_t)n, nc = (size_t)m * (size_t)n;
     float *A = malloc(sizeof(float) * (na + nb + 2 * nc) + 1);
     double *R = malloc(sizeof(double) * (nc + na + nb) + 1);
@@ -425,7 +432,7 @@ int cmd_gemm(int argc, char **argv) {
     float *B = A + na, *C0 = B + nb, *C = C0 + nc;
     fill(&da, c.seed, 1, (int64_t)na, A);
     fill(&db, c.seed, 2, (int64_t)nb, B);
-    tn_rand_uniform(c.seed, 3, -1.0f, 1.0f, (int64_t)nc, C0);
+    tcnla_rand_uniform(c.seed, 3, -1.0f, 1.0f, (int64_t)nc, C0);
     const int shgemm = method == TCNLA_GEMM_SHGEMM_FP16 || method == TCNLA_GEMM_SHGEMM_TF32;
     if (shgemm) /* SHGEMM multiplies by an FP16 B: error is measured against A * fp16(B) */
         for (size_t i = 0; i < nb; i++)
@@ -465,7 +472,7 @@ int cmd_gemm(int argc, char **argv) {
             tcnla_synchronize(h);
             double t0 = cli_now();
             st = tcnla_sgemm(h, mm, ta ? TCNLA_OP_T : TCNLA_OP_N, tb ? TCNLA_OP_T : TCNLA_OP_N, m,
-                             n, k, (float)alpha, dA, lda, dB, ldb, (float)beta, dC, TN_MAX(1, m));
+                             n, k, (float)alpha, dA, lda, dB, ldb, (float)beta, dC, imax(1, m));
             if (st == TCNLA_SUCCESS) st = tcnla_synchronize(h);
             if (st) break;
             if (r >= runs - reps) times[r - (runs - reps)] = cli_now() - t0;
@@ -506,8 +513,7 @@ int cmd_gemm(int argc, char **argv) {
         if (used != method)
             printf("  note: computed with %s (NaN/Inf input or range fallback)\n",
                    tcnla_gemm_method_name(used));
-        if (be == TCNLA_BACKEND_CPU && tn_method(method)->tensor_core &&
-            method != TCNLA_GEMM_OZAKI_FP16 && method != TCNLA_GEMM_OZAKI_INT8) /* exact slices */
+        if (be == TCNLA_BACKEND_CPU && tc_model_method(method))
             printf("  Tensor Core model: %d-bit accumulation, %d products/instruction, hi*hi "
                    "chunk %d\n",
                    model.acc_bits, model.k_per_mma, model.tcec_chunk);
