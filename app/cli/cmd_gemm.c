@@ -15,7 +15,7 @@ typedef struct {
     char text[64];
 } dist_t;
 
-static int64_t imax(int64_t a, int64_t b) { return a > b ? a : b; }
+#define TN_MAX(a, b) ((a) > (b) ? (a) : (b))
 
 /* The methods the CPU backend computes with its Tensor Core model (the
  * Ozaki schemes' slice products are exact: no model parameters apply). */
@@ -171,7 +171,7 @@ static int gemm_double(const cli_common *c, tcnla_gemm_method_t method, int64_t 
     char dev[256];
     tcnla_get_backend(h, &be);
     tcnla_device_name(h, dev, sizeof dev);
-    const int64_t lda = ta ? imax(1, k) : imax(1, m), ldb = tb ? imax(1, n) : imax(1, k);
+    const int64_t lda = ta ? TN_MAX(1, k) : TN_MAX(1, m), ldb = tb ? TN_MAX(1, n) : TN_MAX(1, k);
     const size_t na = (size_t)m * (size_t)k, nb = (size_t)k * (size_t)n, nc = (size_t)m * (size_t)n;
     double *A = malloc(sizeof(double) * (na + nb + 3 * nc) + 8);
     void *dA = NULL, *dB = NULL, *dC = NULL;
@@ -191,7 +191,7 @@ static int gemm_double(const cli_common *c, tcnla_gemm_method_t method, int64_t 
     if (m && n &&
         (st = tcnla_dgemm(ref, TCNLA_GEMM_OZAKI_INT8, ta ? TCNLA_OP_T : TCNLA_OP_N,
                           tb ? TCNLA_OP_T : TCNLA_OP_N, m, n, k, alpha, A, lda, B, ldb, beta, R,
-                          imax(1, m)))) {
+                          TN_MAX(1, m)))) {
         rc = cli_fail("the reference", st);
         goto out;
     }
@@ -212,7 +212,7 @@ static int gemm_double(const cli_common *c, tcnla_gemm_method_t method, int64_t 
             tcnla_synchronize(h);
             double t0 = cli_now();
             st = tcnla_dgemm(h, mm, ta ? TCNLA_OP_T : TCNLA_OP_N, tb ? TCNLA_OP_T : TCNLA_OP_N, m,
-                             n, k, alpha, dA, lda, dB, ldb, beta, dC, imax(1, m));
+                             n, k, alpha, dA, lda, dB, ldb, beta, dC, TN_MAX(1, m));
             if (!st) st = tcnla_synchronize(h);
             if (!st && r >= runs - reps) times[r - (runs - reps)] = cli_now() - t0;
         }
@@ -421,7 +421,7 @@ int cmd_gemm(int argc, char **argv) {
     tcnla_device_name(h, dev, sizeof dev);
 
     /* host data: A, B, C0 (FP32), reference R (FP64) */
-    int64_t lda = ta ? imax(1, k) : imax(1, m), ldb = tb ? imax(1, n) : imax(1, k);
+    int64_t lda = ta ? TN_MAX(1, k) : TN_MAX(1, m), ldb = tb ? TN_MAX(1, n) : TN_MAX(1, k);
     size_t na = (size_t)m * (size_t)k, nb = (size_t)k * (size_t)n, nc = (size_t)m * (size_t)n;
     float *A = malloc(sizeof(float) * (na + nb + 2 * nc) + 1);
     double *R = malloc(sizeof(double) * (nc + na + nb) + 1);
@@ -472,7 +472,7 @@ int cmd_gemm(int argc, char **argv) {
             tcnla_synchronize(h);
             double t0 = cli_now();
             st = tcnla_sgemm(h, mm, ta ? TCNLA_OP_T : TCNLA_OP_N, tb ? TCNLA_OP_T : TCNLA_OP_N, m,
-                             n, k, (float)alpha, dA, lda, dB, ldb, (float)beta, dC, imax(1, m));
+                             n, k, (float)alpha, dA, lda, dB, ldb, (float)beta, dC, TN_MAX(1, m));
             if (st == TCNLA_SUCCESS) st = tcnla_synchronize(h);
             if (st) break;
             if (r >= runs - reps) times[r - (runs - reps)] = cli_now() - t0;
