@@ -22,8 +22,10 @@ BUILD     ?= build
 OPT       ?= -O2
 
 CFLAGS_BASE = -std=c11 $(OPT) -g -Wall -Wextra -ffp-contract=off \
-              -fno-fast-math -fPIC -fopenmp -D_GNU_SOURCE -Iinclude -Isrc
-LIB_CFLAGS  = $(CFLAGS_BASE) -fvisibility=hidden -DTCNLA_BUILDING
+              -fno-fast-math -fPIC -fopenmp -D_GNU_SOURCE -Iinclude
+# only the library sees its private headers (src/); the application, the CPU
+# tests and the benchmarks see include/tcnla.h and app/*/*.h (-Iapp)
+LIB_CFLAGS  = $(CFLAGS_BASE) -Isrc -fvisibility=hidden -DTCNLA_BUILDING
 # what libtcnla itself links (the .pc's Libs.private); the application, the
 # tests and the benchmarks add LAPACK's test-matrix library (app/testmat:
 # slatms) and whatever they call themselves
@@ -42,7 +44,10 @@ NVCC_ARCH  ?= -gencode arch=compute_80,code=sm_80 -gencode arch=compute_90a,code
 NVCCFLAGS   = -std=c++17 -O3 -g -lineinfo $(NVCC_ARCH) -Xcompiler -fPIC,-fvisibility=hidden \
               -Xcompiler -ffp-contract=off --fmad=true -DTCNLA_BUILDING -Iinclude -Isrc
 
-LIB_C  := $(sort $(wildcard src/*/*.c src/*/*/*.c))
+# src/**/test_*.c: white-box tests of library internals, beside the code they
+# test; compiled into build/run_tests only, never into libtcnla
+WB_SRC := $(sort $(wildcard src/*/test_*.c src/*/*/test_*.c))
+LIB_C  := $(filter-out $(WB_SRC),$(sort $(wildcard src/*/*.c src/*/*/*.c)))
 LIB_CU :=
 ifeq ($(CUDA),1)
   LIB_CU   := $(sort $(wildcard src/*/*/*.cu src/*/*/*/*.cu))
@@ -54,6 +59,7 @@ ifeq ($(CUDA),1)
   BENCH_LDLIBS += -lcublas -lcusolver -lcurand
 else
   LIB_C    := $(filter-out src/backend/cuda/%,$(LIB_C))
+  WB_SRC   := $(filter-out src/backend/cuda/%,$(WB_SRC))
 endif
 
 LIB_OBJ  := $(LIB_C:%.c=$(BUILD)/obj/%.o) $(LIB_CU:%.cu=$(BUILD)/obj/%.o)
@@ -64,7 +70,8 @@ APP_OBJ  := $(APP_SRC:%.c=$(BUILD)/obj/%.o)
 TOOL_SRC := $(sort $(wildcard app/cli/*.c))
 TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(sort $(wildcard tests/*.c))
-TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o)
+WB_OBJ   := $(WB_SRC:%.c=$(BUILD)/obj/%.o)
+TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(WB_OBJ)
 GTEST_SRC := $(sort $(wildcard tests/gpu/*.c))
 GTEST_OBJ := $(GTEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/runner.o $(BUILD)/obj/tests/util.o
 
@@ -82,7 +89,13 @@ $(BUILD)/obj/src/%.o: src/%.cu $(LIB_HDR) $(wildcard src/*/*/*/*.cuh)
 	@mkdir -p $(dir $@)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
+# the white-box tests: the library's flags, the test harness and the app's headers
+$(WB_OBJ): LIB_CFLAGS += -Itests -Iapp
+$(WB_OBJ): $(wildcard tests/*.h app/*/*.h)
+
 $(BUILD)/obj/app/%.o $(BUILD)/obj/tests/%.o $(BUILD)/obj/bench/%.o: CFLAGS_X = $(CFLAGS_BASE) -Iapp $(if $(filter 1,$(CUDA)),-DTCNLA_HAVE_CUDA -I$(CUDA_HOME)/include)
+# tests/gpu/ still includes private headers (core/internal.h, random/*.h, ...)
+$(BUILD)/obj/tests/gpu/%.o: CFLAGS_X = $(CFLAGS_BASE) -Isrc -Iapp $(if $(filter 1,$(CUDA)),-DTCNLA_HAVE_CUDA -I$(CUDA_HOME)/include)
 $(BUILD)/obj/%.o: %.c $(LIB_HDR) $(wildcard app/*/*.h tests/*.h tests/*/*.h bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_X) -c $< -o $@

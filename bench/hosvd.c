@@ -6,8 +6,9 @@
  *   gpu,method,dims,ranks,seconds,rel_err,peak_mib
  * rel_err = ||A - core x_1 Q_1 ... x_N Q_N||_F / ||A||_F, reconstructed on the GPU.
  * Every variant is the same tcnla_hosvd code: its middle modes run as strided
- * batches (tn_sgemm_batched), cuBLAS strided-batched SGEMM for the FP32
- * baseline, one launch of the library's kernels for the Tensor Core methods.
+ * batches (as tcnla_sgemm_strided_batched), cuBLAS strided-batched SGEMM for
+ * the FP32 baseline, one launch of the library's kernels for the Tensor Core
+ * methods.
  * Median of --reps timed runs after one warm-up; the column "x fp32" is the
  * FP32 baseline's median over the variant's. */
 #include "tcnla.h"

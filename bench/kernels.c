@@ -31,7 +31,6 @@
  *
  *   build/bench_kernels --help */
 #include "tcnla.h"
-#include "core/internal.h" /* tn_round_inplace, tn_copy_matrix: the conversions of tcnla_lra */
 
 #include <math.h>
 #include <stdint.h>
@@ -86,10 +85,12 @@ static int sync_all(ctx_t *c) {
 
 /* A16 <- fp16(A), B16 <- fp16(B) as tcnla_lra converts (copy, round in place). */
 static int convert(ctx_t *c) {
-    int st = tn_copy_matrix(c->h, c->m, c->n, c->A, c->m, c->A16, c->m);
-    if (!st) st = tn_round_inplace(c->h, TCNLA_FMT_FP16, c->m, c->n, c->A16, c->m);
-    if (!st) st = tn_copy_matrix(c->h, c->n, c->k, c->B, c->n, c->B16, c->n);
-    if (!st) st = tn_round_inplace(c->h, TCNLA_FMT_FP16, c->n, c->k, c->B16, c->n);
+    int st = tcnla_memcpy(c->h, c->A16, c->A, sizeof(float) * (size_t)(c->m * c->n),
+                          TCNLA_MEMCPY_HANDLE_TO_HANDLE);
+    if (!st) st = tcnla_round_matrix(c->h, TCNLA_FMT_FP16, c->m, c->n, c->A16, c->m);
+    if (!st) st = tcnla_memcpy(c->h, c->B16, c->B, sizeof(float) * (size_t)(c->n * c->k),
+                               TCNLA_MEMCPY_HANDLE_TO_HANDLE);
+    if (!st) st = tcnla_round_matrix(c->h, TCNLA_FMT_FP16, c->n, c->k, c->B16, c->n);
     return st;
 }
 
@@ -114,7 +115,7 @@ static int gemm_once(ctx_t *c, int v) {
         st = tcnla_sgemm(c->h, TCNLA_GEMM_FP16, N, N, m, k, n, 1.0f, c->A16, m, c->B16, n, 0.0f,
                          c->C, m);
         if (!st && (v == G_T1616 || v == G_T1616C))
-            st = tn_round_inplace(c->h, TCNLA_FMT_FP16, m, k, c->C, m);
+            st = tcnla_round_matrix(c->h, TCNLA_FMT_FP16, m, k, c->C, m);
         return st;
 #ifdef TCNLA_HAVE_CUDA
     case G_CUB1632:

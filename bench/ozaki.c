@@ -7,8 +7,8 @@
  * library default). Time: median of timed runs (after one warm-up) of the
  * whole call, host-synchronised, including the plan and splits;
  * TFLOP/s = 2 n^3 / time. Errors |C - R| / |R| over a sample of
- * rows x cols elements, R the exact product correctly rounded (the CPU CR
- * mode of tn_cpu_ozaki on the sampled rows and columns).
+ * rows x cols elements, R the exact product correctly rounded (tcnla_dgemm
+ * in CR mode on a CPU handle, on the sampled rows and columns).
  * ozaki_int8 is scheme 1 (seed 004's slices), ozaki_int8_crt scheme 2
  * (moduli and the Chinese remainder theorem); "slices" is the slice count d
  * or the moduli count.
@@ -20,8 +20,8 @@
  *   build/bench_ozaki [--sizes 4096,8192] [--phis 0.1,1,2] [--reps 3]
  *                     [--sample 32] [--methods NAME[/MODE],..]
  *                     [--precision double|single] [--out bench/results/ozaki.csv] */
-#include "random/phi.h"
 #include "tcnla.h"
+#include "testmat/testdata.h"
 
 #include <math.h>
 #include <stdint.h>

@@ -216,6 +216,22 @@ TCNLA_API int tcnla_shgemm_ex(tcnla_handle_t handle, tcnla_gemm_method_t method,
                               int64_t k, float alpha, const float *A, int64_t lda,
                               const uint16_t *B, int64_t ldb, float beta, float *C, int64_t ldc,
                               tcnla_info_t *info);
+/* batch products C_t = alpha * op(A_t) * op(B_t) + beta * C_t, t = 0 ..
+ * batch-1, in cuBLAS's strided-batched argument order: A_t = A + t *
+ * strideA, B_t = B + t * strideB, C_t = C + t * strideC (strides in
+ * elements, >= 0; a stride of 0 repeats one operand, e.g. one B for every
+ * product; the C_t must not overlap). Each product gives the bits of the
+ * tcnla_sgemm call it stands for (the method resolved, range checks and
+ * NaN / Inf handling per product); the CUDA backend runs the batch in one
+ * launch where it can. batch == 0, m == 0 or n == 0 leave C alone.
+ * Statuses: as tcnla_sgemm by position (A 9, lda 10, strideA 11, B 12,
+ * ldb 13, strideB 14, C 16, ldc 17, strideC 18, batch 19). */
+TCNLA_API int tcnla_sgemm_strided_batched(tcnla_handle_t handle, tcnla_gemm_method_t method,
+                                          tcnla_op_t transa, tcnla_op_t transb, int64_t m,
+                                          int64_t n, int64_t k, float alpha, const float *A,
+                                          int64_t lda, int64_t strideA, const float *B,
+                                          int64_t ldb, int64_t strideB, float beta, float *C,
+                                          int64_t ldc, int64_t strideC, int64_t batch);
 
 /* ------------------------------------------------------------ Ozaki scheme */
 /* DGEMM / SGEMM from error-free slices (seed 004). Used by tcnla_dgemm and
@@ -306,6 +322,33 @@ TCNLA_API int tcnla_random_fill(tcnla_handle_t handle, tcnla_rand_dist_t dist, t
 TCNLA_API int tcnla_random_fill_f16(tcnla_handle_t handle, tcnla_rand_dist_t dist, uint64_t seed,
                                     uint64_t stream, int64_t rows, int64_t cols, uint16_t *X,
                                     int64_t ld);
+
+/* ----------------------------------------------------- host random numbers */
+/* The generator behind tcnla_random_fill, on host memory (no handle):
+ * Philox4x32-10 (Random123), counter-based, so element i of (seed, stream)
+ * depends only on (seed, stream, i), whatever the thread count; the Gaussian
+ * and uniform matrices of tcnla_random_fill (FP32, either backend) are
+ * these sequences with i = row + col * rows. */
+
+/* The 4 x 32 random bits of counter block `counter` of (seed, stream):
+ * key (seed low, seed high word), counter words (counter low, counter high,
+ * stream low, stream high). Returns 0, or -4 when out is NULL. */
+TCNLA_API int tcnla_philox4x32(uint64_t seed, uint64_t stream, uint64_t counter, uint32_t out[4]);
+/* out[0 .. n) uniform in (lo, hi): element i takes word i % 4 of counter
+ * block i / 4, u = ((word >> 8) + 0.5) 2^-24, lo + (hi - lo) u in double,
+ * rounded to FP32 (never exactly lo for lo < hi). tcnla_random_fill's
+ * TCNLA_RAND_UNIFORM is lo = -1, hi = 1. Returns 0, -3 / -4 for a
+ * non-finite lo / hi, -5 for n < 0, -6 for out NULL with n > 0. */
+TCNLA_API int tcnla_rand_uniform(uint64_t seed, uint64_t stream, float lo, float hi, int64_t n,
+                                 float *out);
+/* out[0 .. n) Normal(mean, sd): counter block b gives elements 4b .. 4b + 3,
+ * by a Box-Muller transform in FP32 (the same operations on the CPU and the
+ * GPU) of the word pairs (0, 1) and (2, 3); mean + sd z is taken in double
+ * and rounded to FP32. tcnla_random_fill's TCNLA_RAND_GAUSSIAN is mean 0,
+ * sd 1. Returns 0, -3 for a non-finite mean, -4 for sd negative or not
+ * finite, -5 for n < 0, -6 for out NULL with n > 0. */
+TCNLA_API int tcnla_rand_normal(uint64_t seed, uint64_t stream, float mean, float sd, int64_t n,
+                                float *out);
 
 /* -------------------------------------------------------- orthonormalization */
 typedef enum {
@@ -567,6 +610,13 @@ TCNLA_API uint8_t tcnla_f32_to_e5m2(float x, tcnla_round_t mode, int saturate);
 TCNLA_API float tcnla_e5m2_to_f32(uint8_t v);
 /* FP64 -> FP32 with the given rounding (overflow as above). */
 TCNLA_API float tcnla_f64_to_f32(double x, tcnla_round_t mode);
+/* Rounds the rows x cols FP32 matrix X (leading dimension ld, in the
+ * handle's memory) in place to `fmt` (RN; E4M3 / E5M2 saturating), stored
+ * as FP32 values: the rounding tcnla_random_fill applies. The CUDA backend
+ * takes TCNLA_FMT_FP32 and TCNLA_FMT_FP16 (others: TCNLA_ERR_NOT_SUPPORTED).
+ * Returns 0 or -i for argument i (fmt 2, rows 3, cols 4, X 5, ld 6). */
+TCNLA_API int tcnla_round_matrix(tcnla_handle_t handle, tcnla_format_t fmt, int64_t rows,
+                                 int64_t cols, float *X, int64_t ld);
 
 /* ---------------------------------------------------------------- splitting */
 typedef enum {

@@ -1,6 +1,6 @@
 /* CPU GEMMs of every method: argument forms, edge cases, NaN/Inf, range
  * handling and the accuracy ratios of the foundation issue. */
-#include "random/random.h"
+#include "testmat/testdata.h"
 #include "tcnla.h"
 #include "test.h"
 #include "util.h"
@@ -71,9 +71,9 @@ TEST(gemm_all_methods_all_argument_forms) {
     float *A = malloc(sizeof(float) * 64 * 64), *B = malloc(sizeof(float) * 64 * 64);
     float *C0 = malloc(sizeof(float) * 64 * 64), *C = malloc(sizeof(float) * 64 * 64);
     double *R = malloc(sizeof(double) * 64 * 64);
-    tn_rand_uniform(3, 1, -1, 1, 64 * 64, A);
-    tn_rand_uniform(3, 2, -1, 1, 64 * 64, B);
-    tn_rand_uniform(3, 3, -1, 1, 64 * 64, C0);
+    tcnla_rand_uniform(3, 1, -1, 1, 64 * 64, A);
+    tcnla_rand_uniform(3, 2, -1, 1, 64 * 64, B);
+    tcnla_rand_uniform(3, 3, -1, 1, 64 * 64, C0);
     for (int mi = 0; mi < NMETHODS; mi++) {
         tcnla_gemm_method_t meth = all_methods[mi];
         float *Bm = B;
@@ -109,8 +109,8 @@ TEST(gemm_all_methods_all_argument_forms) {
 TEST(gemm_beta_zero_ignores_nan_in_c) {
     tcnla_handle_t h = cpu();
     float A[6 * 9], B[9 * 4], C[6 * 4];
-    tn_rand_uniform(4, 1, -1, 1, 6 * 9, A);
-    tn_rand_uniform(4, 2, -1, 1, 9 * 4, B);
+    tcnla_rand_uniform(4, 1, -1, 1, 6 * 9, A);
+    tcnla_rand_uniform(4, 2, -1, 1, 9 * 4, B);
     for (int mi = 0; mi < NMETHODS; mi++) {
         for (int i = 0; i < 24; i++) C[i] = NAN;
         CHECK(tcnla_sgemm(h, all_methods[mi], TCNLA_OP_N, TCNLA_OP_N, 6, 4, 9, 1.0f, A, 6, B, 9,
@@ -156,8 +156,8 @@ TEST(gemm_nan_inf_propagate_like_sgemm) {
     tcnla_info_t info;
     tcnla_handle_t h = cpu();
     float A[4 * 8], B[8 * 3], C[12], Cn[12];
-    tn_rand_uniform(5, 1, 0.5f, 1, 32, A);
-    tn_rand_uniform(5, 2, 0.5f, 1, 24, B);
+    tcnla_rand_uniform(5, 1, 0.5f, 1, 32, A);
+    tcnla_rand_uniform(5, 2, 0.5f, 1, 24, B);
     A[1 + 2 * 4] = INFINITY; /* row 1 of A */
     B[5 + 0 * 8] = NAN;      /* column 0 of B */
     CHECK(tcnla_sgemm_ex(h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, 4, 3, 8, 1, A, 4, B, 8, 0,
@@ -183,8 +183,8 @@ TEST(gemm_default_method_comes_from_handle) {
     tcnla_info_t info;
     tcnla_handle_t h = cpu();
     float A[16 * 16], B[16 * 16], C[16 * 16];
-    tn_rand_uniform(6, 1, -1, 1, 256, A);
-    tn_rand_uniform(6, 2, -1, 1, 256, B);
+    tcnla_rand_uniform(6, 1, -1, 1, 256, A);
+    tcnla_rand_uniform(6, 2, -1, 1, 256, B);
     CHECK(tcnla_set_gemm_method(h, TCNLA_GEMM_TCEC_TF32) == 0);
     CHECK(tcnla_sgemm_ex(h, TCNLA_GEMM_DEFAULT, TCNLA_OP_N, TCNLA_OP_N, 16, 16, 16, 1, A, 16, B, 16,
                       0, C, 16, &info) == 0);
@@ -207,8 +207,8 @@ TEST(gemm_shgemm_fp16_input_matches_sgemm_entry) {
     const int m = 9, n = 6, k = 40;
     float A[9 * 40], B[40 * 6], C1[54], C2[54];
     uint16_t B16[40 * 6];
-    tn_rand_normal(8, 1, 0, 1, m * k, A);
-    tn_rand_normal(8, 2, 0, 1, k * n, B);
+    tcnla_rand_normal(8, 1, 0, 1, m * k, A);
+    tcnla_rand_normal(8, 2, 0, 1, k * n, B);
     for (int i = 0; i < k * n; i++) B16[i] = tcnla_f32_to_f16(B[i], TCNLA_ROUND_RN);
     for (int t = 0; t < 2; t++) {
         tcnla_gemm_method_t meth = t ? TCNLA_GEMM_SHGEMM_TF32 : TCNLA_GEMM_SHGEMM_FP16;
@@ -283,8 +283,8 @@ static void ratio_inputs(float **A, float **B, int dist, int ea, int eb, uint64_
     *A = malloc(sizeof(float) * RM * RK);
     *B = malloc(sizeof(float) * RK * RN);
     if (dist == 0) {
-        tn_rand_uniform(seed, 1, -1, 1, (int64_t)RM * RK, *A);
-        tn_rand_uniform(seed, 2, -1, 1, (int64_t)RK * RN, *B);
+        tcnla_rand_uniform(seed, 1, -1, 1, (int64_t)RM * RK, *A);
+        tcnla_rand_uniform(seed, 2, -1, 1, (int64_t)RK * RN, *B);
     } else {
         tn_rand_exp(seed, 1, ea, eb, (int64_t)RM * RK, *A);
         tn_rand_exp(seed, 2, ea, eb, (int64_t)RK * RN, *B);

@@ -1,6 +1,4 @@
 /* Random matrices, orthonormalization and randomized SVD on the CPU. */
-#include "random/detmath.h"
-#include "random/random.h"
 #include "tcnla.h"
 #include "test.h"
 #include "testmat/testmat.h"
@@ -42,40 +40,78 @@ TEST(random_fill_is_counter_based_and_rounded) {
     tcnla_destroy(h);
 }
 
-/* The FP32 Box-Muller of detmath.h against libm in double on the same
- * uniforms: within a few FP32 ulps of the radius, over a million Philox
- * words and the edge words (u1 at 2^-33 and at 1, every quarter turn and
- * octant boundary of the angle). */
-TEST(gaussian_fp32_box_muller_within_ulps_of_libm) {
-    const double two_pi = 6.283185307179586476925286766559;
-    double worst = 0;
-    uint32_t edge1[] = {0u, 1u, 0xffffff00u, 0xffffffffu, 0x80000000u, 0x7fffffffu};
-    uint32_t edge2[] = {0u, 0x1fffffffu, 0x20000000u, 0x3fffffffu, 0x40000000u,
-                        0x7fffffffu, 0x80000000u, 0xc0000000u, 0xffffffffu};
-    for (int64_t b = 0; b < 500000 + 54; b++) {
+/* The host random numbers are the sequences tcnla_random_fill draws
+ * (element i + j * rows), the uniforms the documented function of the
+ * Philox words, and the arguments are checked. */
+TEST(host_random_numbers_are_the_random_fill_sequences) {
+    tcnla_handle_t h = cpu();
+    enum { R = 37, C = 11 };
+    float a[R * C], b[R * C];
+    CHECK(tcnla_random_fill(h, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 5, 3, R, C, a, R) == 0);
+    CHECK(tcnla_rand_normal(5, 3, 0.0f, 1.0f, R * C, b) == 0);
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    CHECK(tcnla_random_fill(h, TCNLA_RAND_UNIFORM, TCNLA_FMT_FP32, 6, 4, R, C, a, R) == 0);
+    CHECK(tcnla_rand_uniform(6, 4, -1.0f, 1.0f, R * C, b) == 0);
+    CHECK(memcmp(a, b, sizeof a) == 0);
+    CHECK(tcnla_rand_uniform(7, 9, 2.0f, 5.0f, R * C, b) == 0);
+    int bad = 0;
+    for (int i = 0; i < R * C; i++) {
         uint32_t w[4];
-        tn_philox(77, 5, (uint64_t)b, w);
-        if (b >= 500000) { /* the 6 x 9 edge pairs */
-            w[0] = edge1[(b - 500000) / 9], w[1] = edge2[(b - 500000) % 9];
-        }
-        for (int p = 0; p < 2; p++) {
-            float z0, z1;
-            tn_dm_box_muller(w[2 * p], w[2 * p + 1], &z0, &z1);
-            const double u1 = (double)fmaf((float)w[2 * p], 0x1p-32f, 0x1p-33f);
-            const double u2 = (double)(w[2 * p + 1] >> 8) * 0x1p-24;
-            const double rad = sqrt(-2.0 * log(u1));
-            const double e0 = fabs(z0 - rad * cos(two_pi * u2)), e1 = fabs(z1 - rad * sin(two_pi * u2));
-            CHECK(isfinite(z0) && isfinite(z1) && fabs(z0) <= 6.8 && fabs(z1) <= 6.8);
-            if (rad > 0) {
-                const double e = fmax(e0, e1) / rad / 0x1p-24;
-                if (e > worst) worst = e;
-            } else {
-                CHECK(z0 == 0 && z1 == 0);
-            }
-        }
+        CHECK(tcnla_philox4x32(7, 9, (uint64_t)(i / 4), w) == 0);
+        const double u = ((double)(w[i % 4] >> 8) + 0.5) * 0x1p-24;
+        bad += b[i] != (float)(2.0 + 3.0 * u) || !(b[i] > 2.0f && b[i] <= 5.0f);
     }
-    printf("    FP32 Box-Muller: worst error %.2f ulps (2^-24) of the radius\n", worst);
-    CHECK_MSG(worst <= 6.0, "worst error %.2f ulps of the radius", worst);
+    CHECK_EQ_INT(bad, 0);
+    /* mean + sd z, in double, rounded once */
+    CHECK(tcnla_rand_normal(5, 3, 0.0f, 1.0f, R * C, a) == 0);
+    CHECK(tcnla_rand_normal(5, 3, 1.5f, 3.0f, R * C, b) == 0);
+    for (int i = 0; i < R * C; i++) bad += b[i] != (float)(1.5 + 3.0 * (double)a[i]);
+    CHECK_EQ_INT(bad, 0);
+    CHECK_EQ_INT(tcnla_philox4x32(1, 2, 3, NULL), -4);
+    CHECK_EQ_INT(tcnla_rand_uniform(1, 2, NAN, 1.0f, 4, b), -3);
+    CHECK_EQ_INT(tcnla_rand_uniform(1, 2, 0.0f, INFINITY, 4, b), -4);
+    CHECK_EQ_INT(tcnla_rand_uniform(1, 2, 0.0f, 1.0f, -1, b), -5);
+    CHECK_EQ_INT(tcnla_rand_uniform(1, 2, 0.0f, 1.0f, 4, NULL), -6);
+    CHECK_EQ_INT(tcnla_rand_uniform(1, 2, 0.0f, 1.0f, 0, NULL), 0);
+    CHECK_EQ_INT(tcnla_rand_normal(1, 2, -INFINITY, 1.0f, 4, b), -3);
+    CHECK_EQ_INT(tcnla_rand_normal(1, 2, 0.0f, -1.0f, 4, b), -4);
+    CHECK_EQ_INT(tcnla_rand_normal(1, 2, 0.0f, NAN, 4, b), -4);
+    CHECK_EQ_INT(tcnla_rand_normal(1, 2, 0.0f, 1.0f, -3, b), -5);
+    CHECK_EQ_INT(tcnla_rand_normal(1, 2, 0.0f, 1.0f, 4, NULL), -6);
+    CHECK_EQ_INT(tcnla_rand_normal(1, 2, 0.0f, 1.0f, 0, NULL), 0);
+    tcnla_destroy(h);
+}
+
+/* tcnla_round_matrix is tcnla_random_fill's rounding, inside the view only. */
+TEST(round_matrix_is_the_random_fill_rounding) {
+    tcnla_handle_t h = cpu();
+    enum { R = 23, C = 7, LD = 25 };
+    float x[LD * C], r[R * C];
+    for (int f = TCNLA_FMT_FP32; f <= TCNLA_FMT_E5M2; f++) {
+        CHECK(tcnla_random_fill(h, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 8, 1, LD, C, x, LD) == 0);
+        for (int j = 0; j < C; j++) x[R + 1 + j * LD] = 1e30f; /* outside the view */
+        CHECK(tcnla_random_fill(h, TCNLA_RAND_GAUSSIAN, (tcnla_format_t)f, 8, 1, R, C, r, R) == 0);
+        /* the same values: the fills with ld = LD and ld = R differ in the linear index */
+        float y[R * C];
+        CHECK(tcnla_rand_normal(8, 1, 0.0f, 1.0f, R * C, y) == 0);
+        for (int j = 0; j < C; j++)
+            for (int i = 0; i < R; i++) x[i + j * LD] = y[i + j * R];
+        CHECK_EQ_INT(tcnla_round_matrix(h, (tcnla_format_t)f, R, C, x, LD), 0);
+        int bad = 0;
+        for (int j = 0; j < C; j++) {
+            for (int i = 0; i < R; i++) bad += x[i + j * LD] != r[i + j * R];
+            bad += x[R + 1 + j * LD] != 1e30f;
+        }
+        CHECK_MSG(bad == 0, "format %d: %d elements differ", f, bad);
+    }
+    CHECK_EQ_INT(tcnla_round_matrix(NULL, TCNLA_FMT_FP16, R, C, x, LD), -1);
+    CHECK_EQ_INT(tcnla_round_matrix(h, (tcnla_format_t)9, R, C, x, LD), -2);
+    CHECK_EQ_INT(tcnla_round_matrix(h, TCNLA_FMT_FP16, -1, C, x, LD), -3);
+    CHECK_EQ_INT(tcnla_round_matrix(h, TCNLA_FMT_FP16, R, -1, x, LD), -4);
+    CHECK_EQ_INT(tcnla_round_matrix(h, TCNLA_FMT_FP16, R, C, NULL, LD), -5);
+    CHECK_EQ_INT(tcnla_round_matrix(h, TCNLA_FMT_FP16, R, C, x, R - 1), -6);
+    CHECK_EQ_INT(tcnla_round_matrix(h, TCNLA_FMT_FP16, 0, C, NULL, 1), 0);
+    tcnla_destroy(h);
 }
 
 TEST(random_fill_distributions_have_their_moments) {
@@ -105,7 +141,7 @@ TEST(orth_all_methods_orthonormal_and_qr_equals_y) {
     enum { M = 300, N = 24 };
     float *Y0 = malloc(sizeof(float) * M * N), *Y = malloc(sizeof(float) * M * N);
     float R[N * N];
-    tn_rand_normal(3, 1, 0, 1, M * N, Y0);
+    tcnla_rand_normal(3, 1, 0, 1, M * N, Y0);
     for (int meth = 0; meth <= TCNLA_ORTH_CHOLQR2_FP64; meth++) {
         memcpy(Y, Y0, sizeof(float) * M * N);
         tcnla_orth_t used;
@@ -132,7 +168,7 @@ TEST(orth_breakdown_reported_or_retried_never_nan) {
     tcnla_handle_t h = cpu();
     enum { M = 200, N = 12 };
     float *Y = malloc(sizeof(float) * M * N), *Y0 = malloc(sizeof(float) * M * N);
-    tn_rand_normal(4, 1, 0, 1, M * N, Y0);
+    tcnla_rand_normal(4, 1, 0, 1, M * N, Y0);
     for (int i = 0; i < M; i++) Y0[i + 5 * M] = Y0[i + 2 * M]; /* rank deficient */
     const tcnla_orth_t chol[3] = {TCNLA_ORTH_CHOLQR_FP32, TCNLA_ORTH_CHOLQR_FP64, TCNLA_ORTH_CHOLQR2_FP64};
     for (int c = 0; c < 3; c++) {

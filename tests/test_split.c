@@ -1,5 +1,4 @@
 /* Splitting FP32 into two Tensor Core inputs (seed 002 section 3). */
-#include "random/random.h"
 #include "tcnla.h"
 #include "test.h"
 
@@ -27,7 +26,7 @@ static double mean_kept(tcnla_split_t kind, int e) {
     double sum = 0;
     for (int b = 0; b < n / 4; b++) {
         uint32_t r[4];
-        tn_philox(2022, (uint64_t)kind, (uint64_t)b, r);
+        tcnla_philox4x32(2022, (uint64_t)kind, (uint64_t)b, r);
         for (int j = 0; j < 4; j++) {
             float x = ldexpf((float)(0x800000u | (r[j] & 0x7fffffu)) * 0x1p-23f, e);
             sum += kept_bits(kind, x);
@@ -67,7 +66,7 @@ TEST(split_scaling_widens_range_vs_markidis) {
 TEST(split_parts_are_format_values_and_exact_when_short) {
     for (int b = 0; b < 20000; b++) {
         uint32_t r[4];
-        tn_philox(7, 9, (uint64_t)b, r);
+        tcnla_philox4x32(7, 9, (uint64_t)b, r);
         float x = ldexpf((float)(0x800000u | (r[0] & 0x7fffffu)) * 0x1p-23f, (int)(r[1] % 20) - 8);
         if (r[2] & 1) x = -x;
         float hi, lo;

@@ -1,5 +1,4 @@
 /* The CPU Tensor Core model (seed 002 section 3.2, seed 000 section 4.3). */
-#include "random/random.h"
 #include "tcnla.h"
 #include "test.h"
 
@@ -84,8 +83,8 @@ static double hh_inside_err(tcnla_handle_t h, int m, int k, double *sgemm_err) {
     float *ah = malloc(sizeof(float) * (size_t)m * k), *al = malloc(sizeof(float) * (size_t)m * k);
     float *bh = malloc(sizeof(float) * (size_t)m * k), *bl = malloc(sizeof(float) * (size_t)m * k);
     float *C = malloc(sizeof(float) * (size_t)m * m);
-    tn_rand_uniform(7, 1, -1.0f, 1.0f, (int64_t)m * k, A); /* A stored k x m: column i = row i */
-    tn_rand_uniform(7, 2, -1.0f, 1.0f, (int64_t)m * k, B); /* B stored k x m */
+    tcnla_rand_uniform(7, 1, -1.0f, 1.0f, (int64_t)m * k, A); /* A stored k x m: column i = row i */
+    tcnla_rand_uniform(7, 2, -1.0f, 1.0f, (int64_t)m * k, B); /* B stored k x m */
     for (int64_t i = 0; i < (int64_t)m * k; i++) {
         tcnla_split(TCNLA_SPLIT_HALFHALF, A[i], &ah[i], &al[i]);
         tcnla_split(TCNLA_SPLIT_HALFHALF, B[i], &bh[i], &bl[i]);

@@ -114,7 +114,7 @@ void tn_format_count(const tn_exmy *f, int s, uint64_t *n_normal, uint64_t *n_al
 int tn_format_count_enum(const tn_exmy *f, int s, uint64_t *n_normal, uint64_t *n_all);
 
 /* Monte-Carlo check: n draws of N(0,1) in double (Box-Muller on 53-bit
- * uniforms from tn_philox(seed, stream 0x616e616c), not tn_rand_normal,
+ * uniforms from tcnla_philox4x32(seed, stream 0x616e616c), not tcnla_rand_normal,
  * whose draws are already rounded to FP32), each rounded with RN. */
 typedef struct {
     int64_t n;

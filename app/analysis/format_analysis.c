@@ -56,7 +56,7 @@
  * |g| > 20 (mass 5e-89) and |g| < 2^-100 are left out; the tests compare
  * the two summations and a brute-force sum over all FP16 values. */
 #include "analysis/exmy.h"
-#include "random/random.h"
+#include "tcnla.h"
 
 #include <float.h>
 #include <math.h>
@@ -392,7 +392,7 @@ void tn_format_montecarlo(const tn_exmy *f, int64_t n, uint64_t seed, tn_format_
 #pragma omp parallel for schedule(static) reduction(+ : s_r2, s_r4, s_d, s_d2, c_nn, c_zero, c_of)
     for (int64_t b = 0; b < (n + 1) / 2; b++) {
         uint32_t r[4];
-        tn_philox(seed, stream, (uint64_t)b, r);
+        tcnla_philox4x32(seed, stream, (uint64_t)b, r);
         double u1 = ((double)(((uint64_t)r[0] << 21) ^ (r[1] >> 11)) + 0.5) * 0x1p-53;
         double u2 = ((double)(((uint64_t)r[2] << 21) ^ (r[3] >> 11)) + 0.5) * 0x1p-53;
         double rad = sqrt(-2.0 * log(u1));

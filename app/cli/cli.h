@@ -59,4 +59,12 @@ int cmd_bench(int argc, char **argv);
 int cmd_lra(int argc, char **argv);
 int cmd_hosvd(int argc, char **argv);
 int cmd_gen(int argc, char **argv);
+
+/* Reference BLAS (Fortran interface, 32-bit integers) for the error checks. */
+void sgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+            const float *alpha, const float *A, const int *lda, const float *B, const int *ldb,
+            const float *beta, float *C, const int *ldc);
+void dgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+            const double *alpha, const double *A, const int *lda, const double *B,
+            const int *ldb, const double *beta, double *C, const int *ldc);
 #endif

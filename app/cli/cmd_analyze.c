@@ -312,8 +312,8 @@ static int cmd_table(const tn_exmy *fm, int nf, int64_t samples, uint64_t seed, 
         if (samples > 0)
             printf(
                 "[i] %lld draws (seed %llu) of N(0,1) in double: Box-Muller on 53-bit uniforms from\n"
-                "    tn_philox, not tn_rand_normal, whose draws are already rounded to FP32 (e8m23),\n"
-                "    which would bias the check for Y >= 23 and in FP32's subnormal range.\n"
+                "    tcnla_philox4x32, not tcnla_rand_normal, whose draws are already rounded to FP32\n"
+                "    (e8m23), which would bias the check for Y >= 23 and in FP32's subnormal range.\n"
                 "    alpha_Y - 1 (paired) is the mean of RN(g)^2 - g^2, with a far smaller error than\n"
                 "    the mean of RN(g)^2 (s.e. = standard error); compare it with -(1 - alpha_Y).\n"
                 "    Box-Muller on 53-bit uniforms never draws |g| > 8.6.\n",

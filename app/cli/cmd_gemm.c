@@ -2,9 +2,7 @@
  * relative Frobenius error against the FP64 product of the same inputs
  * (seed 002 eq. 6), the same for NATIVE_FP32 as a yardstick, and the time. */
 #include "cli.h"
-#include "core/internal.h"
-#include "random/phi.h"
-#include "random/random.h"
+#include "testmat/testdata.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -17,6 +15,14 @@ typedef struct {
     char text[64];
 } dist_t;
 
+#define TN_MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* The methods the CPU backend computes with its Tensor Core model (the
+ * Ozaki schemes' slice products are exact: no model parameters apply). */
+static int tc_model_method(tcnla_gemm_method_t m) {
+    return m >= TCNLA_GEMM_TF32 && m <= TCNLA_GEMM_SHGEMM_TF32;
+}
+
 static int parse_dist(const char *s, dist_t *d) {
     memset(d, 0, sizeof *d);
     snprintf(d->text, sizeof d->text, "%s", s);
@@ -28,7 +34,8 @@ static int parse_dist(const char *s, dist_t *d) {
         d->kind = 1;
         return 0;
     }
-    if (sscanf(s, "uniform:%lf:%lf", &d->lo, &d->hi) == 2 && d->lo < d->hi) {
+    if (sscanf(s, "uniform:%lf:%lf", &d->lo, &d->hi) == 2 && d->lo < d->hi &&
+        isfinite((float)d->lo) && isfinite((float)d->hi)) {
         d->kind = 0;
         return 0;
     }
@@ -55,15 +62,15 @@ static void fill_d(const dist_t *d, uint64_t seed, uint64_t stream, int64_t n, d
         return;
     }
     float *t = (float *)x + n; /* the upper half of x, read before it is overwritten */
-    if (d->kind == 0) tn_rand_uniform(seed, stream, (float)d->lo, (float)d->hi, n, t);
-    else if (d->kind == 1) tn_rand_normal(seed, stream, 0.0f, 1.0f, n, t);
+    if (d->kind == 0) tcnla_rand_uniform(seed, stream, (float)d->lo, (float)d->hi, n, t);
+    else if (d->kind == 1) tcnla_rand_normal(seed, stream, 0.0f, 1.0f, n, t);
     else tn_rand_exp(seed, stream, d->ea, d->eb, n, t);
     for (int64_t i = 0; i < n; i++) x[i] = t[i];
 }
 
 static void fill(const dist_t *d, uint64_t seed, uint64_t stream, int64_t n, float *x) {
-    if (d->kind == 0) tn_rand_uniform(seed, stream, (float)d->lo, (float)d->hi, n, x);
-    else if (d->kind == 1) tn_rand_normal(seed, stream, 0.0f, 1.0f, n, x);
+    if (d->kind == 0) tcnla_rand_uniform(seed, stream, (float)d->lo, (float)d->hi, n, x);
+    else if (d->kind == 1) tcnla_rand_normal(seed, stream, 0.0f, 1.0f, n, x);
     else if (d->kind == 2) tn_rand_exp(seed, stream, d->ea, d->eb, n, x);
     else {
         double *t = malloc(sizeof(double) * (size_t)(n > 0 ? n : 1));
@@ -426,7 +433,7 @@ int cmd_gemm(int argc, char **argv) {
     float *B = A + na, *C0 = B + nb, *C = C0 + nc;
     fill(&da, c.seed, 1, (int64_t)na, A);
     fill(&db, c.seed, 2, (int64_t)nb, B);
-    tn_rand_uniform(c.seed, 3, -1.0f, 1.0f, (int64_t)nc, C0);
+    tcnla_rand_uniform(c.seed, 3, -1.0f, 1.0f, (int64_t)nc, C0);
     const int shgemm = method == TCNLA_GEMM_SHGEMM_FP16 || method == TCNLA_GEMM_SHGEMM_TF32;
     if (shgemm) /* SHGEMM multiplies by an FP16 B: error is measured against A * fp16(B) */
         for (size_t i = 0; i < nb; i++)
@@ -509,8 +516,7 @@ int cmd_gemm(int argc, char **argv) {
         if (used != method)
             printf("  note: computed with %s (NaN/Inf input or range fallback)\n",
                    tcnla_gemm_method_name(used));
-        if (be == TCNLA_BACKEND_CPU && tn_method(method)->tensor_core &&
-            method != TCNLA_GEMM_OZAKI_FP16 && method != TCNLA_GEMM_OZAKI_INT8) /* exact slices */
+        if (be == TCNLA_BACKEND_CPU && tc_model_method(method))
             printf("  Tensor Core model: %d-bit accumulation, %d products/instruction, hi*hi "
                    "chunk %d\n",
                    model.acc_bits, model.k_per_mma, model.tcec_chunk);

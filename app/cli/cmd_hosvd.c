@@ -3,7 +3,6 @@
  * written by `tcnla gen --kind tucker`); relative reconstruction error, time,
  * and the speedup over the plain FP32 pipeline. */
 #include "cli.h"
-#include "core/internal.h"
 #include "io/io.h"
 #include "testmat/testmat.h"
 

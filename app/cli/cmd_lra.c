@@ -2,9 +2,7 @@
  * generated low-rank matrix or of a .npy / .mtx file; relative error, output
  * rank, time, and the speedup over the plain FP32 pipeline. */
 #include "cli.h"
-#include "core/internal.h"
 #include "io/io.h"
-#include "random/random.h"
 #include "testmat/testmat.h"
 
 #include <math.h>
@@ -250,7 +248,7 @@ int cmd_lra(int argc, char **argv) {
                 rc = EXIT_BADINPUT;
                 goto out;
             }
-            tn_rand_normal(c.seed, 23, 0.0f, 1.0f, m * n, G);
+            tcnla_rand_normal(c.seed, 23, 0.0f, 1.0f, m * n, G);
             double na = 0, ng = 0;
             for (int64_t i = 0; i < m * n; i++) {
                 na += (double)A[i] * A[i];

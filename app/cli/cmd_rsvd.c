@@ -2,7 +2,6 @@
  * main job) or of a .npy / .mtx file; residual against the Eckart-Young
  * optimum, time, and the speedup over the plain FP32 pipeline. */
 #include "cli.h"
-#include "core/internal.h"
 #include "io/io.h"
 #include "testmat/testmat.h"
 

@@ -1,7 +1,6 @@
 /* Test-matrix generators (see testmat.h). */
 #include "testmat/testmat.h"
-#include "core/internal.h"
-#include "random/random.h"
+#include "tcnla.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -9,6 +8,9 @@
 void slatms_(const int *m, const int *n, const char *dist, int *iseed, const char *sym, float *d,
              const int *mode, const float *cond, const float *dmax, const int *kl, const int *ku,
              const char *pack, float *a, const int *lda, float *work, int *info);
+void sgemm_(const char *ta, const char *tb, const int *m, const int *n, const int *k,
+            const float *alpha, const float *A, const int *lda, const float *B, const int *ldb,
+            const float *beta, float *C, const int *ldc);
 void ssyrk_(const char *uplo, const char *trans, const int *n, const int *k, const float *alpha,
             const float *a, const int *lda, const float *beta, float *c, const int *ldc);
 
@@ -53,7 +55,7 @@ void sorgqr_(const int *m, const int *n, const int *k, float *a, const int *lda,
 static int random_orthonormal(int64_t rows, int64_t r, uint64_t seed, uint64_t stream, float *Q) {
     int ir = (int)rows, ic = (int)r, info = 0, lwork = -1;
     float wq;
-    tn_rand_normal(seed, stream, 0.0f, 1.0f, rows * r, Q);
+    tcnla_rand_normal(seed, stream, 0.0f, 1.0f, rows * r, Q);
     sgeqrf_(&ir, &ic, Q, &ir, NULL, &wq, &lwork, &info);
     lwork = (int)wq + 64 * ic;
     float *tau = malloc(sizeof(float) * (size_t)(r + lwork));
@@ -91,8 +93,8 @@ int tn_testmat_cauchy(int64_t m, int64_t n, uint64_t seed, float *A, int64_t lda
         return -1;
     }
     float *y = x + m;
-    tn_rand_uniform(seed, 11, -1e-3f, 1e-3f, m, x);
-    tn_rand_uniform(seed, 12, -1e-3f, 1e-3f, n, y);
+    tcnla_rand_uniform(seed, 11, -1e-3f, 1e-3f, m, x);
+    tcnla_rand_uniform(seed, 12, -1e-3f, 1e-3f, n, y);
     for (int64_t j = 0; j < n; j++)
         for (int64_t i = 0; i < m; i++) C[i + j * m] = (float)(1.0 / (fabs((double)x[i] - y[j]) + 1e-3));
     /* A = (C C^T) C */
@@ -110,8 +112,8 @@ int tn_testmat_lowrank(int64_t m, int64_t n, int64_t k, uint64_t seed, float *A,
     float *X = malloc(sizeof(float) * (size_t)((m + n) * k));
     if (!X) return -1;
     float *Y = X + m * k;
-    tn_rand_normal(seed, 21, 0.0f, 1.0f, m * k, X);
-    tn_rand_normal(seed, 22, 0.0f, 1.0f, n * k, Y);
+    tcnla_rand_normal(seed, 21, 0.0f, 1.0f, m * k, X);
+    tcnla_rand_normal(seed, 22, 0.0f, 1.0f, n * k, Y);
     int im = (int)m, in = (int)n, ik = (int)k, ild = (int)lda;
     const float one = 1.0f, zero = 0.0f;
     sgemm_("N", "T", &im, &in, &ik, &one, X, &im, Y, &in, &zero, A, &ild);
@@ -135,7 +137,7 @@ int tn_testmat_tucker(int order, const int64_t *dims, const int64_t *ranks, int6
         free(g), free(g2);
         return -1;
     }
-    tn_rand_uniform(seed, 100, -1.0f, 1.0f, sz, g);
+    tcnla_rand_uniform(seed, 100, -1.0f, 1.0f, sz, g);
     for (int i = 0; i < order; i++) {
         const int64_t J = ranks[i], I = dims[i], r = ranks[i] - pad;
         float *Oa = malloc(sizeof(float) * (size_t)(J * r + r * I + J * I));
@@ -144,8 +146,8 @@ int tn_testmat_tucker(int order, const int64_t *dims, const int64_t *ranks, int6
             return -1;
         }
         float *Ob = Oa + J * r, *Om = Ob + r * I;
-        tn_rand_uniform(seed, 200 + (uint64_t)i, -1.0f, 1.0f, J * r, Oa);
-        tn_rand_uniform(seed, 300 + (uint64_t)i, -1.0f, 1.0f, r * I, Ob);
+        tcnla_rand_uniform(seed, 200 + (uint64_t)i, -1.0f, 1.0f, J * r, Oa);
+        tcnla_rand_uniform(seed, 300 + (uint64_t)i, -1.0f, 1.0f, r * I, Ob);
         int iJ = (int)J, iI = (int)I, ir = (int)r;
         const float one = 1.0f, zero = 0.0f;
         sgemm_("N", "N", &iJ, &iI, &ir, &one, Oa, &iJ, Ob, &ir, &zero, Om, &iJ); /* J x I */

@@ -209,6 +209,28 @@ int tn_sgemm_batched(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t trans
     return TCNLA_SUCCESS;
 }
 
+int tcnla_sgemm_strided_batched(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa,
+                                tcnla_op_t transb, int64_t m, int64_t n, int64_t k, float alpha,
+                                const float *A, int64_t lda, int64_t strideA, const float *B,
+                                int64_t ldb, int64_t strideB, float beta, float *C, int64_t ldc,
+                                int64_t strideC, int64_t batch) {
+    /* the argument positions here: tcnla_sgemm's, with a stride after each
+     * leading dimension and batch last */
+    int st = tn_check_gemm_args(h, transa, transb, m, n, k, A, lda, B, ldb, C, ldc);
+    if (st == -11 || st == -12) return st - 1; /* B, ldb */
+    if (st == -14 || st == -15) return st - 2; /* C, ldc */
+    if (st) return st;
+    if (strideA < 0) return -11;
+    if (strideB < 0) return -14;
+    if (strideC < 0) return -18;
+    if (batch < 0) return -19;
+    TN_GUARD(h);
+    tn_call_t cl;
+    tn_call_init(&cl, h);
+    return tn_sgemm_batched(&cl, method, transa, transb, m, n, k, alpha, A, lda, strideA, B, NULL,
+                            ldb, strideB, beta, C, ldc, strideC, batch, 0);
+}
+
 int tcnla_dgemm_ex(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t transa,
                    tcnla_op_t transb, int64_t m, int64_t n, int64_t k, double alpha,
                    const double *A, int64_t lda, const double *B, int64_t ldb, double beta,

@@ -148,6 +148,18 @@ int tn_cpu_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int
     return TCNLA_SUCCESS;
 }
 
+int tcnla_round_matrix(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
+                       float *X, int64_t ld) {
+    if (!h) return -1;
+    if ((int)fmt < 0 || (int)fmt > (int)TCNLA_FMT_E5M2) return -2;
+    if (rows < 0) return -3;
+    if (cols < 0) return -4;
+    if (!X && rows > 0 && cols > 0) return -5;
+    if (ld < TN_MAX(1, rows)) return -6;
+    TN_GUARD(h);
+    return tn_round_inplace(h, fmt, rows, cols, X, ld);
+}
+
 int tn_cpu_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
                   uint16_t *Y, int64_t ldy) {
     (void)h;

@@ -1,11 +1,8 @@
-/* The input generator of seed 004 section 5.1: (rand - 0.5) * exp(phi * randn),
- * rand uniform in [0, 1), randn standard normal. phi widens the range of the
- * magnitudes (phi = 0.1, 1, 2 give about 1e-9 .. 1, .. 1e2, .. 5e4 at 10^8
- * samples). Counter-based (Philox): element i depends only on (seed, stream,
- * i), so any thread count or device gives the same values. */
+/* The phi input generator (tn_rand_phi) is test data of the application:
+ * app/testmat/testdata.h. This header only forwards there for the GPU tests
+ * (tests/gpu/test_gpu_ozaki.c) that still include it; the library does not
+ * use it. */
 #ifndef TCNLA_RANDOM_PHI_H
 #define TCNLA_RANDOM_PHI_H
-#include <stdint.h>
-
-void tn_rand_phi(uint64_t seed, uint64_t stream, double phi, int64_t n, double *out);
+#include "testmat/testdata.h"
 #endif

@@ -1,6 +1,7 @@
 /* Philox-based generators (see random.h). */
 #include "random/random.h"
 #include "random/detmath.h"
+#include "tcnla.h"
 
 #include <Random123/philox.h>
 #include <math.h>
@@ -40,17 +41,27 @@ void tn_rand_normal(uint64_t seed, uint64_t stream, float mean, float sd, int64_
     }
 }
 
-void tn_rand_exp(uint64_t seed, uint64_t stream, int emin, int emax, int64_t n, float *out) {
-    uint32_t span = (uint32_t)(emax > emin ? emax - emin : 1);
-#pragma omp parallel for schedule(static)
-    for (int64_t b = 0; b < (n + 1) / 2; b++) {
-        uint32_t r[4];
-        tn_philox(seed, stream, (uint64_t)b, r);
-        for (int j = 0; j < 2 && 2 * b + j < n; j++) {
-            uint32_t frac = r[2 * j] & 0x7fffffu, sign = r[2 * j] >> 31;
-            int e = emin + (int)(((uint64_t)r[2 * j + 1] * span) >> 32);
-            float v = ldexpf((float)(0x800000u | frac) * 0x1p-23f, e);
-            out[2 * b + j] = sign ? -v : v;
-        }
-    }
+/* The public entry points (tcnla.h, "host random numbers"). */
+int tcnla_philox4x32(uint64_t seed, uint64_t stream, uint64_t counter, uint32_t out[4]) {
+    if (!out) return -4;
+    tn_philox(seed, stream, counter, out);
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_rand_uniform(uint64_t seed, uint64_t stream, float lo, float hi, int64_t n, float *out) {
+    if (!isfinite(lo)) return -3;
+    if (!isfinite(hi)) return -4;
+    if (n < 0) return -5;
+    if (!out && n > 0) return -6;
+    tn_rand_uniform(seed, stream, lo, hi, n, out);
+    return TCNLA_SUCCESS;
+}
+
+int tcnla_rand_normal(uint64_t seed, uint64_t stream, float mean, float sd, int64_t n, float *out) {
+    if (!isfinite(mean)) return -3;
+    if (!isfinite(sd) || sd < 0) return -4;
+    if (n < 0) return -5;
+    if (!out && n > 0) return -6;
+    tn_rand_normal(seed, stream, mean, sd, n, out);
+    return TCNLA_SUCCESS;
 }

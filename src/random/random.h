@@ -1,6 +1,7 @@
 /* Counter-based random numbers (Philox4x32-10 from Random123): element i of
  * a stream depends only on (seed, stream, i), so any blocking, thread count
- * or device gives the same matrix for the same seed. */
+ * or device gives the same matrix for the same seed. Public as
+ * tcnla_philox4x32, tcnla_rand_uniform and tcnla_rand_normal (random.c). */
 #ifndef TCNLA_RANDOM_H
 #define TCNLA_RANDOM_H
 #include <stdint.h>
@@ -14,9 +15,4 @@ void tn_rand_uniform(uint64_t seed, uint64_t stream, float lo, float hi, int64_t
  * pairs (words 0, 1) and (words 2, 3); mean + sd z is taken in double and
  * rounded to FP32. */
 void tn_rand_normal(uint64_t seed, uint64_t stream, float mean, float sd, int64_t n, float *out);
-/* exp_rand(emin, emax) of seed 002 section 4.1: random sign, exponent
- * uniform in the integers emin .. emax-1 (the paper's interval (a, b) read
- * as half-open, so that exp_rand(-15, 15) stays below FP16's overflow
- * threshold as the paper says it does), 23 uniformly random fraction bits. */
-void tn_rand_exp(uint64_t seed, uint64_t stream, int emin, int emax, int64_t n, float *out);
 #endif
