@@ -111,7 +111,7 @@ clean:
 	rm -rf $(BUILD)
 
 # ------------------------------------------------------------------ bench
-# Issue 3 (CUDA backend): build/bench_gemm times every GEMM method against
+# build/bench_gemm times every GEMM method against
 # the cuBLAS baselines on the GPU and appends CSV rows to
 # bench/results/gemm.csv (see `build/bench_gemm --help`); bench/plot_gemm.py
 # draws bench/results/gemm.png from them. Needs CUDA=1 and a GPU to run.
@@ -124,17 +124,17 @@ $(BUILD)/bench_gemm: $(BUILD)/obj/bench/gemm.o $(BUILD)/libtcnla_app.a $(BUILD)/
 $(BUILD)/bench_rsvd: $(BUILD)/obj/bench/rsvd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
 	$(CC) -o $@ $(BUILD)/obj/bench/rsvd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
 
-# bench/lra.c: randomized LRA variants (seed 001) against the FP32 baseline.
+# bench/lra.c: randomized LRA variants [Baboulin et al. 2024] against the FP32 baseline.
 bench: $(BUILD)/bench_lra
 $(BUILD)/bench_lra: $(BUILD)/obj/bench/lra.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/lra.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
 
-# bench/hosvd.c: RP-HOSVD variants (seed 000 section 5.2) against the FP32 baseline.
+# bench/hosvd.c: RP-HOSVD variants ([Ootomo & Yokota 2023] section 5.2) against the FP32 baseline.
 bench: $(BUILD)/bench_hosvd
 $(BUILD)/bench_hosvd: $(BUILD)/obj/bench/hosvd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/hosvd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
 
-# Issue 5 (Ozaki scheme on the GPU): build/bench_ozaki runs seed 004 Table 1
+# build/bench_ozaki (Ozaki scheme on the GPU) runs [Mukunoki et al. 2020] Table 1
 # (cuBLAS DGEMM, cuBLAS fixed-point emulation, OZAKI_FP16 / OZAKI_INT8 in DP
 # and CR modes, phi = 0.1, 1, 2) and appends to bench/results/ozaki.csv;
 # bench/plot_ozaki.py draws bench/results/ozaki.png. Needs CUDA=1 and a GPU.
@@ -142,8 +142,8 @@ bench: $(BUILD)/bench_ozaki
 $(BUILD)/bench_ozaki: $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
 	$(CC) -o $@ $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
 
-# bench/kernels.c: seed 001 Fig. 1 (bench/reproduce/seed001_fig1.sh); bench/proj_mantissa.c:
-# seed 000 Fig. 3 (CPU, FP64; bench/reproduce/seed000_fig3.sh). Both also build with CUDA=0.
+# bench/kernels.c: [Baboulin et al. 2024] Fig. 1 (bench/reproduce/baboulin2024_fig1.sh); bench/proj_mantissa.c:
+# [Ootomo & Yokota 2023] Fig. 3 (CPU, FP64; bench/reproduce/ootomo2023_fig3.sh). Both also build with CUDA=0.
 bench: $(BUILD)/bench_kernels $(BUILD)/bench_proj_mantissa
 $(BUILD)/bench_kernels: $(BUILD)/obj/bench/kernels.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/kernels.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS)
