@@ -1,4 +1,4 @@
-/* Randomized low-rank approximation (seed 001): Algorithm 1 with the
+/* Randomized low-rank approximation [Baboulin et al. 2024]: Algorithm 1 with the
  * tensor-core GEMM variants of Algorithm 4, iterative refinement
  * (Algorithm 5: a rank-2k pass on E = A - X1 Y1^T, output rank 3k), and a
  * recompression of the refined rank-3k result back to rank k (the paper's
@@ -119,9 +119,9 @@ out:
 
 /* Declared in src/core/internal.h. FP16 copies of X and Y are made once
  * (ld rounded up to 8 for the WMMA kernel; K-major for the Hopper one).
- * Nsight Compute on an H200 at m = n = 16384, k = 256: the FP32 E of the
- * earlier path cost 1 GiB of memory and 1.56 ms (the product writing E
- * 0.34 ms, the addition reading A and E 1.23 ms); 16 MiB slabs through
+ * Nsight Compute on an H200 at m = n = 16384, k = 256: an FP32 E costs
+ * 1 GiB of memory and 1.56 ms (the product writing E 0.34 ms, the
+ * addition reading A and E 1.23 ms); 16 MiB slabs through
  * cuBLAS 1.3 ms (each product too small to fill the GPU: 10.5 us for 2.1
  * GFLOP); the fused WMMA kernel 0.83 ms, the wgmma one 0.54 ms. */
 int tn_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,

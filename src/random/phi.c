@@ -1,4 +1,4 @@
-/* (rand - 0.5) * exp(phi * randn) of seed 004 section 5.1 (see phi.h). */
+/* (rand - 0.5) * exp(phi * randn) of [Mukunoki et al. 2020] section 5.1 (see phi.h). */
 #include "random/phi.h"
 
 #include "random/random.h"

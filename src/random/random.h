@@ -14,7 +14,7 @@ void tn_rand_uniform(uint64_t seed, uint64_t stream, float lo, float hi, int64_t
  * pairs (words 0, 1) and (words 2, 3); mean + sd z is taken in double and
  * rounded to FP32. */
 void tn_rand_normal(uint64_t seed, uint64_t stream, float mean, float sd, int64_t n, float *out);
-/* exp_rand(emin, emax) of seed 002 section 4.1: random sign, exponent
+/* exp_rand(emin, emax) of [Ootomo & Yokota 2021] section 4.1: random sign, exponent
  * uniform in the integers emin .. emax-1 (the paper's interval (a, b) read
  * as half-open, so that exp_rand(-15, 15) stays below FP16's overflow
  * threshold as the paper says it does), 23 uniformly random fraction bits. */

@@ -162,9 +162,9 @@ TEST(gpu_sm90_larger_vs_mma_repeatable) {
     tcnla_destroy(g);
 }
 
-/* Rounds 3 and 4: the register-A kernels (A split in the consumers'
- * registers, wgmma A from registers; TF32: hi*hi in two n-halves) against
- * the round-2 kernels (A split through shared memory), selected per call
+/* The register-A kernels (A split in the consumers' registers, wgmma A
+ * from registers; TF32: hi*hi in two n-halves) against the split-warpgroup
+ * kernels (A split through shared memory), selected per call
  * with TCNLA_SM90_REGA=1 / 0. Same products in the same order:
  * bit-identical results, on tails, transposes, alpha / beta, ld > rows and
  * split-K. */
@@ -411,7 +411,7 @@ static void s9_ref(int64_t m, int64_t n, int64_t k, const float *A, const float 
     free(At);
 }
 
-/* Accuracy (seed 002 eq. 6) against FP64: every sm90 method no worse than
+/* Accuracy ([Ootomo & Yokota 2021] eq. 6) against FP64: every sm90 method no worse than
  * cuBLAS SGEMM (NATIVE_FP32, pedantic) on the same inputs; SHGEMM against
  * A * fp16(B) and SGEMM on those inputs. The mma.sync path's error is
  * printed beside it. */

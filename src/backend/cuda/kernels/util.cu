@@ -611,11 +611,11 @@ extern "C" int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int6
  * ones, one 16-byte load per column) and a range of columns: row maxima
  * stay in the lanes' registers until the end, column maxima are reduced in
  * the warp (redux), then over the warps in shared memory, TN_TR_CCH columns
- * at a time. It replaced an element-wise pass (sessions 8-18; 0.30 ms on
- * RSVD's 16384^2 A with every element in FP16's normal range, 1.16 ms on
- * the test matrix, where a fifth of them lie below it) followed, where a
- * kind failed there, by a row and a column pass of tn_cu_check_f32 per
- * such kind (0.44-0.51 ms each, H200).
+ * at a time. One pass instead of an element-wise pass (0.30 ms on RSVD's
+ * 16384^2 A with every element in FP16's normal range, 1.16 ms on the test
+ * matrix, where a fifth of them lie below it) followed, where a kind fails
+ * there, by a row and a column pass of tn_cu_check_f32 per such kind
+ * (0.44-0.51 ms each, H200).
  * The bounded pass (bounded = 1, every kind fast) keeps only the
  * magnitudes: an element below FP16's normal range, 0 < |x| < 2^-14, is
  * represented within E = 2^-25 by one FP16 (half its subnormal spacing)
