@@ -249,7 +249,7 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
     float *E = NULL, *Xr = NULL, *Yr = NULL;
     void *Om[2] = {NULL, NULL};
     int st;
-    /* (its products with n = 2k + p >= 512 ran 0.6-1.2 ms slower in all on
+    /* (its products with n = 2k + p >= 512 run 0.6-1.2 ms slower in all on
      * Hopper's pre-split path, on top of its workspace: not taken here) */
     tn_bounded_begin(h);
     /* refined and recompressed: the rank-3k factors live in a workspace, the

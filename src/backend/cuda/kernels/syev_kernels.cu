@@ -43,8 +43,8 @@
  * phase), bisection 77 us, vectors 62 us; l = 440: 1.76 ms (2.40 ms with
  * the barriers). What a step costs is instructions
  * and latency in the warps: cluster.sync compiles to a GPU-scope fence,
- * an L1 invalidation and the barrier (the mbarrier exchange instead took
- * 10% off), and bounds per slot on the columns cost more than the FP64
+ * an L1 invalidation and the barrier (the mbarrier exchange instead is
+ * 10% faster), and bounds per slot on the columns cost more than the FP64
  * work on columns left of the diagonal they save (851 against 679 us at
  * l = 266, in a probe). */
 #include "backend/cuda/kernels/sm90_common.cuh"

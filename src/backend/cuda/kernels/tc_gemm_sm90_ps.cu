@@ -500,7 +500,7 @@ extern "C" int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k, i
  * and 1.21 ms for the pre-split kernel, which with its pass (0.77 ms, the
  * check of A included) is still ahead of the cluster kernel plus A's own
  * check (0.53 ms): 171 against 142 TFLOP/s for SHGEMM_FP16. With the
- * copies between CTAs left out (wrong results, timing only) it took 1.03
+ * copies between CTAs left out (wrong results, timing only) it takes 1.03
  * ms: the split warpgroup, which can start on a stage only once every
  * consumer of the cluster has released it, is the limit, more than the
  * copies. */
