@@ -210,9 +210,9 @@ bench: $(BUILD)/bench_ozaki
 $(BUILD)/bench_ozaki: $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
 	$(CC) -o $@ $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)
 
-# bench/kernels.c: Fig. 1 of [Baboulin et al. 2024] (bench/reproduce/seed001_fig1.sh);
+# bench/kernels.c: Fig. 1 of [Baboulin et al. 2024] (bench/reproduce/baboulin2024_fig1.sh);
 # bench/proj_mantissa.c: Fig. 3 of [Ootomo & Yokota 2023] (CPU, FP64;
-# bench/reproduce/seed000_fig3.sh). Both also build with CUDA=0.
+# bench/reproduce/ootomo2023_fig3.sh). Both also build with CUDA=0.
 bench: $(BUILD)/bench_kernels $(BUILD)/bench_proj_mantissa
 $(BUILD)/bench_kernels: $(BUILD)/obj/bench/kernels.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/kernels.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)

@@ -1,10 +1,10 @@
 /* bench_gemm: every tcnla GEMM method and the cuBLAS baselines on the same
- * inputs, in one process (DESIGN.md section 5).
+ * inputs, in one process (docs/design.md, "Measuring").
  *
  * For each shape: A (m x k) and B (k x n) uniform(-1, 1), column-major,
  * op N. Each method gets warm-up runs, then the median of timed runs with
  * CUDA events on the handle's stream; effective TFLOP/s = 2mnk / time.
- * rel_err = ||C - C_ref||_F / ||C_ref||_F (seed 002 eq. 6) against an FP64
+ * rel_err = ||C - C_ref||_F / ||C_ref||_F ([Ootomo & Yokota 2021] eq. 6) against an FP64
  * product computed on the GPU with cublasDgemm. SHGEMM methods take B
  * already in FP16 (tcnla_shgemm) and are measured against A * fp16(B); the
  * row cublas_sgemm_hB is cuBLAS SGEMM on those same inputs.

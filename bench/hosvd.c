@@ -1,5 +1,5 @@
-/* bench/hosvd: RP-HOSVD on the GPU (seed 000 section 5.2, Fig. 9): a Tucker
- * tensor of seed 000 Algorithm 3 (generated on the host by the library's
+/* bench/hosvd: RP-HOSVD on the GPU ([Ootomo & Yokota 2023] section 5.2, Fig. 9): a Tucker
+ * tensor of [Ootomo & Yokota 2023] Algorithm 3 (generated on the host by the library's
  * generator), decomposed by each variant in one process: the FP32 baseline
  * (SGEMM projections with an FP32 random matrix, SGEMM mode products) and the
  * Tensor Core variants. CSV rows appended to bench/results/hosvd.csv:

@@ -1,4 +1,4 @@
-/* bench_kernels: seed 001 Fig. 1, the GEMM and QR kernels of randomized LRA
+/* bench_kernels: [Baboulin et al. 2024] Fig. 1, the GEMM and QR kernels of randomized LRA
  * alone, through the tcnla API, in one process.
  *
  * Fig. 1a, GEMM: C (m x k) = A (m x n) B (n x k), A and B Gaussian (FP32),
@@ -18,7 +18,7 @@
  *
  * Fig. 1b, QR: orthonormalize a Gaussian n x k matrix (tcnla_orthonormalize,
  * no retry on breakdown): householder (sgeqrf + sorgqr; cuSOLVER on the GPU),
- * cholqr_fp32, cholqr_fp64 (seed 001 Algorithm 3). orth_err = ||Q^T Q - I||_F
+ * cholqr_fp32, cholqr_fp64 ([Baboulin et al. 2024] Algorithm 3). orth_err = ||Q^T Q - I||_F
  * (Q^T Q by NATIVE_FP64).
  *
  * Timing: warm-up runs, then the median of timed runs, each synchronized
@@ -196,7 +196,7 @@ static int parse_ks(const char *s, int64_t *ks) {
 
 static void usage(void) {
     printf("usage: bench_kernels [options]\n"
-           "Seed 001 Fig. 1: GEMM C (m x k) = A (m x n) B (n x k) with sgemm and the tgemm variants\n"
+           "[Baboulin et al. 2024] Fig. 1: GEMM C (m x k) = A (m x n) B (n x k) with sgemm and the tgemm variants\n"
            "(with and without the explicit FP16 conversion), and the orthonormalization of an\n"
            "n x k matrix (householder, cholqr_fp32, cholqr_fp64), over k.\n"
            "  --backend B   auto, cuda or cpu [auto]\n"
@@ -205,7 +205,7 @@ static void usage(void) {
            "  --kernels L   gemm, qr or gemm,qr [gemm,qr]\n"
            "  --reps R      timed runs, the median is reported [10 on a GPU, 3 on the CPU]\n"
            "  --warmup W    untimed runs first [2 on a GPU, 1 on the CPU]\n"
-           "  --csv FILE    CSV to append to [bench/results/seed001_fig1.csv]\n"
+           "  --csv FILE    CSV to append to [bench/results/baboulin2024_fig1.csv]\n"
            "On the CPU backend the Tensor Core methods run on the (slow) model: small sizes only.\n");
 }
 
@@ -213,7 +213,7 @@ int main(int argc, char **argv) {
     tcnla_backend_t be = TCNLA_BACKEND_AUTO;
     int64_t m = 0, ks[MAXK];
     int nk = 0, reps = 0, warmup = -1;
-    const char *csv = "bench/results/seed001_fig1.csv", *kernels = "gemm,qr";
+    const char *csv = "bench/results/baboulin2024_fig1.csv", *kernels = "gemm,qr";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {

@@ -1,4 +1,4 @@
-/* bench/lra: randomized low-rank approximation on the GPU (seed 001 section 4),
+/* bench/lra: randomized low-rank approximation on the GPU ([Baboulin et al. 2024] section 4),
  * every variant on the same A = X Y^T (Gaussian X, Y of rank k) in one
  * process: the FP32 baseline (SGEMM + Householder, no refinement), the same
  * with CholeskyQR in FP64, and the tgemm variants with CholeskyQR in FP64,

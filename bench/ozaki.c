@@ -1,6 +1,6 @@
-/* bench_ozaki: seed 004 Table 1 on the GPU in one run (issue 5).
+/* bench_ozaki: [Mukunoki et al. 2020] Table 1 on the GPU in one run.
  *
- * For every n and phi: A, B (n x n, op N) from tn_rand_phi (seed 004
+ * For every n and phi: A, B (n x n, op N) from tn_rand_phi ([Mukunoki et al. 2020]
  * section 5.1), then cuBLAS DGEMM, cuBLAS fixed-point emulation
  * (CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT, EAGER strategy), tcnla_dgemm
  * with OZAKI_FP16 and OZAKI_INT8 in DP and CR modes (fast mode on, the
@@ -9,7 +9,7 @@
  * TFLOP/s = 2 n^3 / time. Errors |C - R| / |R| over a sample of
  * rows x cols elements, R the exact product correctly rounded (tcnla_dgemm
  * in CR mode on a CPU handle, on the sampled rows and columns).
- * ozaki_int8 is scheme 1 (seed 004's slices), ozaki_int8_crt scheme 2
+ * ozaki_int8 is scheme 1 ([Mukunoki et al. 2020]'s slices), ozaki_int8_crt scheme 2
  * (moduli and the Chinese remainder theorem); "slices" is the slice count d
  * or the moduli count.
  * --precision single: the same for SGEMM: A, B rounded to FP32, cuBLAS

@@ -3,7 +3,7 @@
 sizes and every variant; hosvd.csv keeps every run): for each tensor
 size, the last measured time of the FP32 RP-HOSVD pipeline and of each
 Tensor Core variant on the same GPU, with the speed-up over FP32 and the
-relative error (seed 000 Fig. 9 style)."""
+relative error ([Ootomo & Yokota 2023] Fig. 9 style)."""
 import argparse
 import csv
 

@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Seed 001 Fig. 1 from the CSV of build/bench_kernels: (a) TFLOP/s of the GEMM
+"""[Baboulin et al. 2024] Fig. 1 from the CSV of build/bench_kernels: (a) TFLOP/s of the GEMM
 variants (2mnk / time) and (b) of the QR kernels (the paper's reference count
 2nk^2 - 2k^3/3 for all) against k; prints the tables and the ratios the paper
 discusses (tgemm against sgemm, CholeskyQR FP64 against Householder).
 
-    python3 bench/plot_kernels.py [bench/results/seed001_fig1.csv] [out.png]
+    python3 bench/plot_kernels.py [bench/results/baboulin2024_fig1.csv] [out.png]
 """
 import csv
 import math
@@ -31,7 +31,7 @@ STYLE = {
 
 
 def main():
-    src = sys.argv[1] if len(sys.argv) > 1 else "bench/results/seed001_fig1.csv"
+    src = sys.argv[1] if len(sys.argv) > 1 else "bench/results/baboulin2024_fig1.csv"
     dst = sys.argv[2] if len(sys.argv) > 2 else src.rsplit(".", 1)[0] + ".png"
     rows = [r for r in csv.DictReader(open(src))]
     if not rows:
@@ -101,7 +101,7 @@ def main():
         v = [x for x in v if not math.isnan(x)]
         if v:
             print("%-20s %s %.2e .. %.2e" % (me, "||Q^T Q - I||_F" if me in ("householder", "cholqr_fp32", "cholqr_fp64") else "rel_err", min(v), max(v)))
-    fig.suptitle("seed 001 Fig. 1: GEMM and QR kernels, %s" % dev)
+    fig.suptitle("[Baboulin et al. 2024] Fig. 1: GEMM and QR kernels, %s" % dev)
     fig.tight_layout()
     fig.savefig(dst, dpi=110)
     print("wrote", dst)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plot bench/results/ozaki.csv (bench/ozaki.c, seed 004 Table 1 on the GPU):
+"""Plot bench/results/ozaki.csv (bench/ozaki.c, [Mukunoki et al. 2020] Table 1 on the GPU):
 left, effective TFLOP/s per method and phi for each n; right, max relative
 error against the exact (correctly rounded) reference. -> bench/results/ozaki.png"""
 import argparse

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Seed 000 Fig. 3 from the CSV of build/bench_proj_mantissa.
+"""[Ootomo & Yokota 2023] Fig. 3 from the CSV of build/bench_proj_mantissa.
 
 Top row: ||A - Q Q^T A||_F against the mantissa length Y of the e8mY-rounded
 Gaussian matrix, one line per projection size l (mean over seeds, the band is
@@ -10,7 +10,7 @@ random matrices): the same error divided by that of the unrounded (FP32,
 Y = 23) Gaussian matrix of the same seed, whose rounding it is. Prints the
 mean errors and, per Y, the largest |ratio - 1| over l >= r + 2 and seeds.
 
-    python3 bench/plot_proj_mantissa.py [bench/results/seed000_fig3.csv] [out.png]
+    python3 bench/plot_proj_mantissa.py [bench/results/ootomo2023_fig3.csv] [out.png]
 """
 import csv
 import sys
@@ -23,7 +23,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 
 def main():
-    src = sys.argv[1] if len(sys.argv) > 1 else "bench/results/seed000_fig3.csv"
+    src = sys.argv[1] if len(sys.argv) > 1 else "bench/results/ootomo2023_fig3.csv"
     dst = sys.argv[2] if len(sys.argv) > 2 else src.rsplit(".", 1)[0] + ".png"
     rows = list(csv.DictReader(open(src)))
     if not rows:
@@ -86,7 +86,7 @@ def main():
         axs[1][c].set_xticks(ys)
         axs[0][c].legend(fontsize=8, ncol=2)
     seeds = len({r["seed"] for r in rows})
-    fig.suptitle("seed 000 Fig. 3: random projection with RN-rounded Gaussian matrices, "
+    fig.suptitle("[Ootomo & Yokota 2023] Fig. 3: random projection with RN-rounded Gaussian matrices, "
                  "projection in FP64 (%s, %d seeds)" % (rows[0]["gpu"], seeds))
     fig.tight_layout()
     fig.savefig(dst, dpi=110)

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Plots bench/results/rsvd.csv (written by build/bench_rsvd): time per step of
 each randomized-SVD variant next to cuSOLVER gesvdr, and the residual against
-the Eckart-Young optimum (seed 000 Fig. 8 style)."""
+the Eckart-Young optimum ([Ootomo & Yokota 2023] Fig. 8 style)."""
 import argparse
 import csv
 

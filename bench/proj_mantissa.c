@@ -1,4 +1,4 @@
-/* bench_proj_mantissa: seed 000 section 3.3 / Fig. 3, the accuracy of the
+/* bench_proj_mantissa: [Ootomo & Yokota 2023] section 3.3 / Fig. 3, the accuracy of the
  * random projection ||A - Q Q^T A||_F when the Gaussian random matrix is
  * rounded to a short mantissa.
  *
@@ -173,8 +173,8 @@ static double proj_error(tcnla_handle_t h, int64_t n, int64_t l, const double *A
 
 static void usage(void) {
     printf("usage: bench_proj_mantissa [options]\n"
-           "Seed 000 Fig. 3: ||A - Q Q^T A||_F for Gaussian random matrices rounded (RN) to e8mY,\n"
-           "the projection in FP64, for the type-1 and type-2 matrices of seed 000 section 3.3.\n"
+           "[Ootomo & Yokota 2023] Fig. 3: ||A - Q Q^T A||_F for Gaussian random matrices rounded (RN) to e8mY,\n"
+           "the projection in FP64, for the type-1 and type-2 matrices of [Ootomo & Yokota 2023] section 3.3.\n"
            "  --n N            matrix size, as the paper [4096] (about 75 s on 2 cores)\n"
            "  --r R            rank parameter r of both matrices, as the paper [20]\n"
            "  --ls L1,L2,...   projection sizes l (columns of Omega) [10,20,25,30,40,60]\n"
@@ -184,7 +184,7 @@ static void usage(void) {
            "  --matrices LIST  type1,type2 [type1,type2]\n"
            "  --xi X           type 1 noise level [1e-4]\n"
            "  --alpha A --phi P  type 2 decay and plateau [3 1e6]\n"
-           "  --csv FILE       CSV to append to [bench/results/seed000_fig3.csv]\n");
+           "  --csv FILE       CSV to append to [bench/results/ootomo2023_fig3.csv]\n");
 }
 
 int main(int argc, char **argv) {
@@ -192,7 +192,7 @@ int main(int argc, char **argv) {
     int ls[MAXL] = {10, 20, 25, 30, 40, 60}, nl = 6;
     int ys[MAXL] = {0, 1, 2, 3, 4, 5, 7, 10, 16, 23}, ny = 10, seeds = 3;
     double xi = 1e-4, alpha = 3, phi = 1e6;
-    const char *csv = "bench/results/seed000_fig3.csv", *mats = "type1,type2";
+    const char *csv = "bench/results/ootomo2023_fig3.csv", *mats = "type1,type2";
     for (int i = 1; i < argc; i++) {
         const char *a = argv[i];
         if (!strcmp(a, "--help") || !strcmp(a, "-h")) {

@@ -1,14 +1,14 @@
 /* bench/rsvd: randomized SVD on the GPU, side by side in one process on the
  * same matrix: cuSOLVER's cusolverDnXgesvdr, the plain FP32 pipeline
  * (SGEMM, FP32 Omega, Householder QR) and tcnla_rsvd with the Tensor Core
- * methods, with the time per step (seed 000 Fig. 8), the relative residual
+ * methods, with the time per step ([Ootomo & Yokota 2023] Fig. 8), the relative residual
  * ||A - U S V^T||_F / ||A||_F and the optimal (Eckart-Young) one. CSV rows
  * (appended) to bench/results/rsvd.csv:
  *   gpu,method,m,n,k,p,q,seconds,rel_err,optimal,t_random,t_proj,t_orth,
  *   t_power,t_bt,t_svd,peak_mib
  * peak_mib: the library's own device memory during tcnla_rsvd (tcnla_memory_stats:
  * live allocations + workspace), to compare with size(A) and (m+n)(k+p).
- * The test matrix (exponentially decaying spectrum, s_k = 1e-3 as seed 000
+ * The test matrix (exponentially decaying spectrum, s_k = 1e-3 as [Ootomo & Yokota 2023]
  * 5.1.1's A_exp) is generated on the GPU: U, V from cuSOLVER QR of Gaussian
  * matrices, A = U diag(s) V^T. */
 #include "tcnla.h"

@@ -1,7 +1,7 @@
 /*
  * tcnla.h -- Tensor-Core Numerical Linear Algebra: the one public header.
  *
- * Conventions (DESIGN.md section 3):
+ * Conventions (docs/design.md):
  *  - every symbol is prefixed tcnla_ / TCNLA_; matrices are column-major;
  *    sizes are int64_t; BLAS argument order (transa, transb, m, n, k, alpha,
  *    A, lda, B, ldb, beta, C, ldc).
@@ -137,7 +137,7 @@ typedef enum {
     TCNLA_GEMM_TCEC_TF32 = 7,     /* tf32tf32 split (2^11, RNA), 3 products, hi*hi RN outside */
     TCNLA_GEMM_SHGEMM_FP16 = 8,   /* A FP32 split halfhalf x B FP16, 2 products */
     TCNLA_GEMM_SHGEMM_TF32 = 9,   /* A FP32 split tf32tf32 x B FP16 (exact in TF32), 2 products */
-    TCNLA_GEMM_OZAKI_FP16 = 10,   /* Ozaki scheme on FP16 Tensor Cores (seed 004) */
+    TCNLA_GEMM_OZAKI_FP16 = 10,   /* Ozaki scheme on FP16 Tensor Cores [Mukunoki et al. 2020] */
     TCNLA_GEMM_OZAKI_INT8 = 11,   /* Ozaki scheme on INT8 Tensor Cores, exact INT32 accumulation */
     TCNLA_GEMM_METHOD_COUNT = 12
 } tcnla_gemm_method_t;
@@ -154,7 +154,7 @@ TCNLA_API int tcnla_get_gemm_method(tcnla_handle_t handle, tcnla_gemm_method_t *
 /* What an FP16-based method does with inputs its split cannot represent
  * (an element would overflow FP16, or lose more than the split's own
  * rounding relative to the largest element of its row of op(A) / column
- * of op(B), seed 002 Fig. 7/8):
+ * of op(B), [Ootomo & Yokota 2021] Fig. 7/8):
  *   ERROR    return TCNLA_ERR_RANGE and leave C untouched (default);
  *   FALLBACK compute with the full-range TF32 variant instead
  *            (TCEC_FP16 -> TCEC_TF32, SHGEMM_FP16 -> SHGEMM_TF32,
@@ -234,18 +234,19 @@ TCNLA_API int tcnla_sgemm_strided_batched(tcnla_handle_t handle, tcnla_gemm_meth
                                           int64_t ldc, int64_t strideC, int64_t batch);
 
 /* ------------------------------------------------------------ Ozaki scheme */
-/* DGEMM / SGEMM from error-free slices (seed 004). Used by tcnla_dgemm and
+/* DGEMM / SGEMM from error-free slices [Mukunoki et al. 2020]. Used by tcnla_dgemm and
  * tcnla_sgemm with TCNLA_GEMM_OZAKI_FP16 / TCNLA_GEMM_OZAKI_INT8. */
 typedef enum {
-    TCNLA_OZAKI_DP = 0,   /* slice count from the probabilistic bound (seed 004 Alg. 3): as
-                             accurate as the native GEMM of the output precision */
+    TCNLA_OZAKI_DP = 0,   /* slice count from the probabilistic bound ([Mukunoki et al.
+                             2020] Alg. 3): as accurate as the native GEMM of the output
+                             precision */
     TCNLA_OZAKI_CR = 1,   /* split until every slice is zero, sum the exact slice products in
                              an exact fixed-point accumulator, round once: every element is the
                              correctly-rounded exact product (then alpha, beta applied in FP64) */
     TCNLA_OZAKI_FIXED = 2 /* `slices` slices per operand, set by the caller */
 } tcnla_ozaki_mode_t;
 
-/* Scheme 1 (seed 004) splits each operand into slices and sums the slice
+/* Scheme 1 [Mukunoki et al. 2020] splits each operand into slices and sums the slice
  * products; scheme 2 (OZAKI_INT8 only; Ozaki, Uchino and Imamura's scheme
  * II) scales every row of op(A) and column of op(B) to integers, multiplies
  * them modulo n pairwise coprime moduli <= 256 (one INT8 GEMM each) and
@@ -255,7 +256,7 @@ typedef enum {
  * would be needed) and scheme 1 otherwise. CR mode is scheme 1 only. */
 typedef enum {
     TCNLA_OZAKI_SCHEME_AUTO = 0,
-    TCNLA_OZAKI_SCHEME_1 = 1, /* error-free slices (seed 004) */
+    TCNLA_OZAKI_SCHEME_1 = 1, /* error-free slices [Mukunoki et al. 2020] */
     TCNLA_OZAKI_SCHEME_2 = 2  /* integer moduli and the Chinese remainder theorem (INT8) */
 } tcnla_ozaki_scheme_t;
 
@@ -355,7 +356,7 @@ typedef enum {
     TCNLA_ORTH_HOUSEHOLDER = 0,  /* Householder QR in FP32 (LAPACK sgeqrf/sorgqr, cuSOLVER) */
     TCNLA_ORTH_CHOLQR_FP32 = 1,  /* CholeskyQR in FP32 */
     TCNLA_ORTH_CHOLQR_FP64 = 2,  /* CholeskyQR with Gram matrix, Cholesky and solve in FP64
-                                    (seed 001 Algorithm 3) */
+                                    ([Baboulin et al. 2024] Algorithm 3) */
     TCNLA_ORTH_CHOLQR2_FP64 = 3  /* CholeskyQR2: CholeskyQR in FP64 twice */
 } tcnla_orth_t;
 
@@ -396,7 +397,8 @@ typedef struct {
     tcnla_breakdown_t on_breakdown;  /* default TCNLA_BREAKDOWN_RETRY */
     uint64_t seed;                   /* default 1 */
     double *timings;                 /* optional (default NULL): TCNLA_RSVD_STEPS seconds per
-                                        step (synchronizing after each; seed 000 Fig. 8) */
+                                        step (synchronizing after each; [Ootomo & Yokota
+                                        2023] Fig. 8) */
     tcnla_info_t *info;              /* optional (default NULL): the products the call ran */
 } tcnla_rsvd_opts_t;
 
@@ -414,7 +416,7 @@ enum {
 
 TCNLA_API tcnla_rsvd_opts_t tcnla_rsvd_opts_default(void);
 
-/* Rank-k randomized SVD (seed 000 Algorithm 1) of the m x n matrix A:
+/* Rank-k randomized SVD ([Ootomo & Yokota 2023] Algorithm 1) of the m x n matrix A:
  * A ~ U diag(S) VT with U m x k, S k, VT k x n, singular values in
  * decreasing order. A is not modified and not copied. The small SVD is
  * done on the l x l problem, not on a tall matrix: QR of B^T, then SVD of
@@ -428,7 +430,7 @@ TCNLA_API int tcnla_rsvd(tcnla_handle_t handle, const tcnla_rsvd_opts_t *opts, i
                          float *VT, int64_t ldvt);
 
 /* ------------------------------------------- randomized low-rank approximation */
-/* The GEMM variants of seed 001 section 3.1 (FP16 Tensor Cores, FP32 accumulate):
+/* The GEMM variants of [Baboulin et al. 2024] section 3.1 (FP16 Tensor Cores, FP32 accumulate):
  *   32|32: A, B, C in FP32, inputs rounded to FP16 inside the GEMM (TCNLA_GEMM_FP16);
  *   16|16: A, B rounded to FP16 explicitly, C rounded to FP16 too;
  *   16|32: A, B rounded to FP16 explicitly (A once, reused), C in FP32;
@@ -446,10 +448,12 @@ typedef struct {
     int64_t oversampling;            /* p (default 10) */
     tcnla_tgemm_t tgemm;             /* default TCNLA_TGEMM_16_32 */
     tcnla_gemm_method_t gemm_method; /* used when tgemm == NONE (default NATIVE_FP32) */
-    tcnla_orth_t orth;               /* default TCNLA_ORTH_CHOLQR_FP64 (seed 001 Algorithm 3) */
+    tcnla_orth_t orth;               /* default TCNLA_ORTH_CHOLQR_FP64 ([Baboulin et al. 2024]
+                                        Algorithm 3) */
     tcnla_breakdown_t on_breakdown;  /* default TCNLA_BREAKDOWN_RETRY */
-    int refine;                      /* iterative refinement (seed 001 Algorithm 5): a second
-                                        pass of rank 2k on E = A - X Y^T (default 1) */
+    int refine;                      /* iterative refinement ([Baboulin et al. 2024] Algorithm
+                                        5): a second pass of rank 2k on E = A - X Y^T
+                                        (default 1) */
     int recompress;                  /* recompress the rank-3k refined result to rank k (QR of
                                         both factors, SVD of the small core; default 0) */
     uint64_t seed;                   /* default 1 */
@@ -462,7 +466,7 @@ TCNLA_API tcnla_lra_opts_t tcnla_lra_opts_default(void);
 TCNLA_API int64_t tcnla_lra_out_rank(const tcnla_lra_opts_t *opts);
 
 /* A (m x n) ~ X Y^T with X m x r, Y n x r, r = tcnla_lra_out_rank(opts)
- * (seed 001 Algorithms 1, 4, 5). With 16|16 and 16|32 the factors hold
+ * ([Baboulin et al. 2024] Algorithms 1, 4, 5). With 16|16 and 16|32 the factors hold
  * FP16 values, as in the paper. Refinement needs one m x n workspace for E
  * (in the handle's memory). Requires (2k when refining) + p <= min(m, n). */
 TCNLA_API int tcnla_lra(tcnla_handle_t handle, const tcnla_lra_opts_t *opts, int64_t m, int64_t n,
@@ -488,7 +492,7 @@ typedef struct {
 
 TCNLA_API tcnla_hosvd_opts_t tcnla_hosvd_opts_default(void);
 
-/* Random-projection HOSVD (seed 000 Algorithm 2) of the order-N tensor A
+/* Random-projection HOSVD ([Ootomo & Yokota 2023] Algorithm 2) of the order-N tensor A
  * (dims[0] x ... x dims[N-1], first index fastest, 2 <= N <= 8):
  * A ~ core x_1 Q_1 x_2 Q_2 ... x_N Q_N with Q_i dims[i] x J_i orthonormal
  * (Q[i], leading dimension dims[i]) and core J_1 x ... x J_N. Mode-i
@@ -502,7 +506,7 @@ TCNLA_API int tcnla_hosvd(tcnla_handle_t handle, const tcnla_hosvd_opts_t *opts,
                           const int64_t *dims, const float *A, float *core, float *const *Q);
 
 /* ------------------------------------------------- Tensor Core model (CPU) */
-/* One MMA instruction as Fasi et al. (2021) and seed 002 section 3.2
+/* One MMA instruction as [Fasi et al. 2021] and [Ootomo & Yokota 2021] section 3.2
  * describe it: the products are exact, every addend is aligned to the
  * largest one and truncated (RZ) to `acc_bits` significant bits, the exact
  * sum of those is normalised and truncated (RZ) to FP32. The accumulator C

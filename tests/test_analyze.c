@@ -1,4 +1,4 @@
-/* Tests of the generic eXmY formats (app/analysis/exmy.c), the seed 000
+/* Tests of the generic eXmY formats (app/analysis/exmy.c), the [Ootomo & Yokota 2023]
  * Table 1 / Fig. 2 analysis (app/analysis/format_analysis.c) and the
  * `tcnla analyze formats` command.
  *

@@ -385,7 +385,7 @@ TEST(cli2_malformed_inputs_exit_1_with_one_line) {
     tu_rm_dir(dir);
 }
 
-/* tcnla gemm --precision double with the Ozaki options (issue 5) */
+/* tcnla gemm --precision double with the Ozaki options */
 TEST(cli2_gemm_double_ozaki_modes) {
     char buf[4096];
     CHECK_EQ_INT(tu_run("gemm --precision double --m 24 --n 20 --k 300 --dist phi:1 --mode "

@@ -1,4 +1,4 @@
-/* RP-HOSVD (seed 000 Algorithm 2) on generated Tucker tensors (Algorithm 3). */
+/* RP-HOSVD ([Ootomo & Yokota 2023] Algorithm 2) on generated Tucker tensors (Algorithm 3). */
 #include "tcnla.h"
 #include "test.h"
 #include "testmat/testmat.h"
@@ -77,7 +77,7 @@ TEST(hosvd_recovers_tucker_tensor_to_fp32_level) {
     printf("    order 3: FP32 %.3e, SHGEMM_FP16 + TCEC_TF32 %.3e, TF32 %.3e\n", e32, esh, etf);
     CHECK(e32 < 1e-5);
     CHECK(esh < 1e-5 && esh < 3 * e32);
-    CHECK(etf > 10 * e32); /* TF32 projection loses accuracy, as seed 000 Fig. 9 shows */
+    CHECK(etf > 10 * e32); /* TF32 projection loses accuracy, as [Ootomo & Yokota 2023] Fig. 9 shows */
 }
 
 TEST(hosvd_order_4_and_order_2) {

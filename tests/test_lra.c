@@ -1,5 +1,5 @@
 /* Randomized low-rank approximation with the tgemm variants and iterative
- * refinement (seed 001). */
+ * refinement [Baboulin et al. 2024]. */
 #include "tcnla.h"
 #include "test.h"
 #include "testmat/testmat.h"
@@ -71,7 +71,7 @@ TEST(lra_variants_order_and_refinement_gain) {
         printf("    %-6s without refinement %.3e, with refinement (rank 3k) %.3e\n", names[v], plain[v],
                refined[v]);
     }
-    /* seed 001 section 4.3: 16|16 is the least accurate variant */
+    /* [Baboulin et al. 2024] section 4.3: 16|16 is the least accurate variant */
     CHECK(plain[2] > plain[1] && plain[2] > plain[3] && plain[2] > plain[0]);
     /* section 4.4: refinement improves 32|32 and 16|32 by at least 100x */
     CHECK_MSG(plain[1] / refined[1] >= 100, "32|32 gain %.1f", plain[1] / refined[1]);
@@ -88,7 +88,7 @@ TEST(lra_householder_and_cholqr_agree) {
     double b = run_lra(TCNLA_TGEMM_16_32, TCNLA_GEMM_NATIVE_FP32, 0, 0, TCNLA_ORTH_CHOLQR_FP64, &st, &r);
     REQUIRE(st == 0);
     printf("    16|32: Householder %.4e, CholeskyQR FP64 %.4e\n", a, b);
-    CHECK(fabs(a / b - 1) < 0.2); /* seed 001: the QR kernel does not change the accuracy */
+    CHECK(fabs(a / b - 1) < 0.2); /* [Baboulin et al. 2024]: the QR kernel does not change the accuracy */
 }
 
 TEST(lra_recompression_back_to_rank_k) {

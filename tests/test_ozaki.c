@@ -1,4 +1,4 @@
-/* The Ozaki scheme on the CPU (seed 004): CR mode against MPFR, DP mode
+/* The Ozaki scheme on the CPU [Mukunoki et al. 2020]: CR mode against MPFR, DP mode
  * against native DGEMM / SGEMM, FIXED mode, reproducibility, edge cases. */
 #include "tcnla.h"
 #include "test.h"
@@ -301,9 +301,9 @@ TEST(ozaki_dp_as_accurate_as_native_dgemm) {
 
 /* A row whose largest element meets a tiny row of op(B) while its other
  * elements, 2^300 times smaller, meet normal ones: Algorithm 3's test on
- * the last slice alone stopped after the large element's 8 slices and
- * dropped the rest of the row (relative error 0.5); the remainder test
- * keeps splitting. */
+ * the last slice alone would stop after the large element's 8 slices and
+ * drop the rest of the row (relative error 0.5); the remainder test keeps
+ * splitting. */
 TEST(ozaki_dp_remainder_test_keeps_small_elements) {
     tcnla_handle_t h = cpu();
     REQUIRE(h);

@@ -214,7 +214,7 @@ typedef struct {
 static tcnla_gemm_method_t rsvd_power = TCNLA_GEMM_DEFAULT;
 
 /* RSVD of a slatms matrix with the given spectrum; residual against the
- * Eckart-Young optimum and seed 000 eq. (4)'s bound (all relative). */
+ * Eckart-Young optimum and [Ootomo & Yokota 2023] eq. (4)'s bound (all relative). */
 static rsvd_run run_rsvd(tn_spectrum_t spec, int N, int k, int p, int q, uint64_t seed,
                          tcnla_gemm_method_t proj, tcnla_format_t fmt) {
     rsvd_run r = {0, 0, 0, 0};
@@ -266,7 +266,7 @@ TEST(rsvd_residual_within_expected_bound) {
 }
 
 TEST(rsvd_fp16_random_matrix_same_residual_as_fp32) {
-    /* seed 000 Fig. 3: rounding the Gaussian matrix to FP16 does not change
+    /* [Ootomo & Yokota 2023] Fig. 3: rounding the Gaussian matrix to FP16 does not change
      * the projection's accuracy (within 5% averaged over seeds) */
     double r16 = 0, r32 = 0;
     for (int seed = 1; seed <= 4; seed++) {
@@ -305,7 +305,7 @@ TEST(rsvd_fp16_power_iterations_same_residual) {
 }
 
 TEST(rsvd_cauchy_shgemm_fp16_range_tf32_ok) {
-    /* seed 000 5.1.1: the Cauchy matrix after one orthogonal iteration
+    /* [Ootomo & Yokota 2023] 5.1.1: the Cauchy matrix after one orthogonal iteration
      * exceeds FP16's range; SHGEMM_FP16 must say so, SHGEMM_TF32 works */
     tcnla_handle_t h = cpu();
     const int N = 128, k = 8;

@@ -1,4 +1,4 @@
-/* Splitting FP32 into two Tensor Core inputs (seed 002 section 3). */
+/* Splitting FP32 into two Tensor Core inputs ([Ootomo & Yokota 2021] section 3). */
 #include "tcnla.h"
 #include "test.h"
 
@@ -46,7 +46,7 @@ TEST(split_expected_mantissa_22_75_bits_markidis) {
 }
 
 TEST(split_expected_mantissa_22_75_bits_tf32tf32_rna) {
-    /* seed 002 section 3.3: RNA gives the same 22.75-bit expectation */
+    /* [Ootomo & Yokota 2021] section 3.3: RNA gives the same 22.75-bit expectation */
     double m = mean_kept(TCNLA_SPLIT_TF32TF32, 0);
     CHECK_MSG(fabs(m - 22.75) <= 0.02, "tf32tf32 keeps %.4f bits on average, expected 22.75", m);
     m = mean_kept(TCNLA_SPLIT_TF32TF32, -100); /* full FP32 exponent range */
@@ -55,7 +55,7 @@ TEST(split_expected_mantissa_22_75_bits_tf32tf32_rna) {
 
 TEST(split_scaling_widens_range_vs_markidis) {
     /* At 2^-10 Markidis' lo falls into FP16's subnormals and loses bits;
-     * the 2^11 scaling of halfhalf keeps them (seed 002 Fig. 6/7). */
+     * the 2^11 scaling of halfhalf keeps them ([Ootomo & Yokota 2021] Fig. 6/7). */
     double mk = mean_kept(TCNLA_SPLIT_MARKIDIS, -10), hh = mean_kept(TCNLA_SPLIT_HALFHALF, -10);
     CHECK_MSG(mk < 21.0, "Markidis at 2^-10 keeps %.3f bits, expected a loss", mk);
     CHECK_MSG(fabs(hh - 22.75) <= 0.02, "halfhalf at 2^-10 keeps %.3f bits", hh);

@@ -1,4 +1,5 @@
-/* The CPU Tensor Core model (seed 002 section 3.2, seed 000 section 4.3). */
+/* The CPU Tensor Core model ([Ootomo & Yokota 2021] section 3.2, [Ootomo & Yokota 2023]
+ * section 4.3). */
 #include "tcnla.h"
 #include "test.h"
 
@@ -71,9 +72,10 @@ TEST(tcmodel_nonfinite_propagates) {
 }
 
 /* The halfhalf product with all three terms accumulated inside the Tensor
- * Core, as the anchor probe computed it on an H200 with cuBLAS
- * (shared/anchors/probe-gemm.cu, column hh-cublas): hi*hi over the whole k
- * inside one accumulator, then [Alo | Ahi] x [Bhi ; Blo] likewise, combined
+ * Core, as a probe computed it on an H200 with cuBLAS (split with
+ * halfhalf, each product by cublasGemmEx on FP16 inputs with FP32
+ * accumulation): hi*hi over the whole k inside one
+ * accumulator, then [Alo | Ahi] x [Bhi ; Blo] likewise, combined
  * as hh + corr * 2^-11 in FP32. Returns the relative Frobenius error. */
 static double hh_inside_err(tcnla_handle_t h, int m, int k, double *sgemm_err) {
     tcnla_tc_model_t md;
@@ -121,9 +123,10 @@ static double hh_inside_err(tcnla_handle_t h, int m, int k, double *sgemm_err) {
 }
 
 TEST(tcmodel_matches_h200_anchor_hh_inside_tc) {
-    /* shared/anchors/h200-cublas-gemm.log, m = n = 1024, U(-1,1):
-     *   k = 256:  sgemm 2.87e-07, hh-cublas 3.43e-07 (ratio 1.2)
-     *   k = 4096: sgemm 5.74e-07, hh-cublas 4.88e-06 (ratio 8.5)
+    /* Measured on an NVIDIA H200 with cuBLAS, m = n = 1024,
+     * A, B uniform(-1,1), relative Frobenius error against FP64:
+     *   k = 256:  cuBLAS SGEMM 2.87e-07, halfhalf inside the Tensor Core 3.43e-07 (ratio 1.2)
+     *   k = 4096: cuBLAS SGEMM 5.74e-07, halfhalf inside the Tensor Core 4.88e-06 (ratio 8.5)
      * With the default model (25 bits, 16 products per instruction) the
      * model's ratio to NATIVE_FP32 must land within a factor of 2 of the
      * GPU's, and so must its absolute error (m = n = 96 here: the Frobenius

@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 /* Relative Frobenius error of an m x n FP32 matrix (leading dim ldc) against
- * a FP64 reference (leading dim m), seed 002 eq. (6). */
+ * a FP64 reference (leading dim m), [Ootomo & Yokota 2021] eq. (6). */
 double tu_rel_err(const float *C, int64_t ldc, const double *R, int64_t m, int64_t n);
 /* R = alpha * op(A) op(B) + beta * C in FP64 (reference), column-major. */
 void tu_ref_gemm(tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n, int64_t k, double alpha,

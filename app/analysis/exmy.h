@@ -1,5 +1,5 @@
 /* Generic floating-point formats eXmY (X exponent bits, Y fraction bits) and
- * the analysis of seed 000 section 3.1-3.2 (Table 1, Fig. 2): how a N(0,1)
+ * the analysis of [Ootomo & Yokota 2023] section 3.1-3.2 (Table 1, Fig. 2): how a N(0,1)
  * Gaussian value behaves once rounded to eXmY. Internal (tn_ prefix).
  *
  * Formats are IEEE-style: bias 2^(X-1)-1, subnormals, the all-ones exponent
@@ -60,7 +60,7 @@ double tn_exmy_decode(const tn_exmy *f, uint64_t c);
 
 /* ------------------------------------------------- format analysis */
 
-/* Seed 000 Table 1 for one format, g ~ N(0,1), rounding RN. Probabilities
+/* [Ootomo & Yokota 2023] Table 1 for one format, g ~ N(0,1), rounding RN. Probabilities
  * are long double (some are below DBL_MIN); a probability below long
  * double's range is 0 and its log10 is in the *_log10 field. */
 typedef struct {

@@ -1,4 +1,4 @@
-/* Seed 000 section 3.1-3.2 (Table 1, Fig. 2) computed for any eXmY: how a
+/* [Ootomo & Yokota 2023] section 3.1-3.2 (Table 1, Fig. 2) computed for any eXmY: how a
  * g ~ N(0,1) value behaves once rounded to the format with RN.
  *
  * Checked against the IEEE definitions (the paper's printed formulas are

@@ -1,4 +1,4 @@
-/* tcnla analyze formats: seed 000 Table 1 and Fig. 2, computed for any
+/* tcnla analyze formats: [Ootomo & Yokota 2023] Table 1 and Fig. 2, computed for any
  * floating-point format eXmY (app/analysis/format_analysis.c). */
 #include "cli.h"
 #include "analysis/exmy.h"
@@ -14,8 +14,8 @@ static void usage(FILE *f) {
     fprintf(f,
         "usage: tcnla analyze formats [--format F]... [--samples N] [--seed N] [--json|--csv]\n"
         "       tcnla analyze formats --variance-sweep [--x X]... [--ymax N] [--json]\n\n"
-        "Computes seed 000's Table 1 (section 3.2) for floating-point formats eXmY: a\n"
-        "g ~ N(0,1) value rounded to the format with RN (ties to even). For each format:\n"
+        "Computes Table 1 (section 3.2) of [Ootomo & Yokota 2023] for floating-point formats\n"
+        "eXmY: a g ~ N(0,1) value rounded to the format with RN (ties to even). For each format:\n"
         "max, min normal, min subnormal; p_of, the overflow probability; p_not_normalized,\n"
         "the probability of a subnormal or zero; p_uf, the underflow probability; the\n"
         "number of values with |v| < 1, 2, 4 (Table 1's N^sigma, N^2sigma, N^4sigma); the\n"

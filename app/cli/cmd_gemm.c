@@ -1,6 +1,6 @@
 /* tcnla gemm: one FP32 GEMM by a chosen method on generated inputs, its
  * relative Frobenius error against the FP64 product of the same inputs
- * (seed 002 eq. 6), the same for NATIVE_FP32 as a yardstick, and the time. */
+ * ([Ootomo & Yokota 2021] eq. 6), the same for NATIVE_FP32 as a yardstick, and the time. */
 #include "cli.h"
 #include "testmat/testdata.h"
 
@@ -9,7 +9,7 @@
 #include <string.h>
 
 typedef struct {
-    int kind; /* 0 uniform(lo,hi), 1 normal(0,1), 2 exp_rand(a,b), 3 phi (seed 004) */
+    int kind; /* 0 uniform(lo,hi), 1 normal(0,1), 2 exp_rand(a,b), 3 phi [Mukunoki et al. 2020] */
     double lo, hi;
     int ea, eb;
     char text[64];
@@ -114,7 +114,8 @@ static void help(void) {
         "  --m N --n N --k N sizes [256 256 1024]\n"
         "  --dist D          uniform (= uniform:-1:1), uniform:LO:HI, normal, exp_rand:A:B\n"
         "                    (random sign, exponent uniform in A..B-1, 23 random fraction bits),\n"
-        "                    phi:P ((rand - 0.5) exp(P randn), seed 004) [uniform]\n"
+        "                    phi:P ((rand - 0.5) exp(P randn), [Mukunoki et al. 2020])\n"
+        "                    [uniform]\n"
         "  --dist-b D        distribution of B [same as --dist]\n"
         "  --transa, --transb  use op = transpose (A stored k x m, B stored n x k)\n"
         "  --alpha X --beta X  [1 0]; with beta != 0, C starts as uniform(-1,1)\n"

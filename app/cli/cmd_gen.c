@@ -1,7 +1,7 @@
 /* tcnla gen: writes a test matrix of the seeds to a .npy file (a known
  * spectrum, a Cauchy matrix or a low-rank product), and for the spectrum
  * kinds the optimal rank-k residual, so that any tool can be checked on it;
- * or a Tucker tensor (seed 000 Algorithm 3, the input of RP-HOSVD) as an
+ * or a Tucker tensor ([Ootomo & Yokota 2023] Algorithm 3, the input of RP-HOSVD) as an
  * order-N .npy array that `tcnla hosvd --input` reads back. */
 #include "cli.h"
 #include "io/io.h"
@@ -27,13 +27,17 @@ static void help(void) {
         "relative to ||A||_F. --kind tucker writes an order-N tensor instead.\n\n"
         "options (defaults in brackets):\n"
         "  --output FILE     the .npy file to write (required)\n"
-        "  --kind K          exp:     s_i = 2^(-a i), s_p = 1e-3 (seed 000 5.1.1)\n"
+        "  --kind K          exp:     s_i = 2^(-a i), s_p = 1e-3 ([Ootomo & Yokota 2023] 5.1.1)\n"
         "                    linear:  s_i = max(1 - a i, 1e-3), s_p = 1e-3\n"
-        "                    poly:    s_i = 1 for i < p, then (i - p + 2)^-alpha (seed 000 3.3)\n"
-        "                    cauchy:  C C^T C, C_ij = 1 / (|x_i - y_j| + 1e-3) (seed 000 5.1.1)\n"
-        "                    lowrank: X Y^T, Gaussian X (m x p), Y (n x p) (seed 001 4.1)\n"
-        "                    tucker:  an I_1 x ... x I_N Tucker tensor (seed 000 Algorithm 3,\n"
-        "                             below), the input of `tcnla hosvd --input`\n"
+        "                    poly:    s_i = 1 for i < p, then (i - p + 2)^-alpha\n"
+        "                             ([Ootomo & Yokota 2023] 3.3)\n"
+        "                    cauchy:  C C^T C, C_ij = 1 / (|x_i - y_j| + 1e-3)\n"
+        "                             ([Ootomo & Yokota 2023] 5.1.1)\n"
+        "                    lowrank: X Y^T, Gaussian X (m x p), Y (n x p)\n"
+        "                             ([Baboulin et al. 2024] 4.1)\n"
+        "                    tucker:  an I_1 x ... x I_N Tucker tensor ([Ootomo & Yokota\n"
+        "                             2023] Algorithm 3, below), the input of `tcnla hosvd\n"
+        "                             --input`\n"
         "                    [exp]\n"
         "  --m N --n N       size [512 512]\n"
         "  --rank P          the p of the spectra (and the k of the printed residual), the\n"
@@ -63,7 +67,7 @@ static void print_list(FILE *f, int order, const int64_t *v, const char *sep) {
     for (int i = 0; i < order; i++) fprintf(f, "%s%lld", i ? sep : "", (long long)v[i]);
 }
 
-/* --kind tucker: the tensor of seed 000 Algorithm 3 as an order-N .npy. */
+/* --kind tucker: the tensor of [Ootomo & Yokota 2023] Algorithm 3 as an order-N .npy. */
 static int gen_tucker(const cli_common *c, const char *output, int order, const int64_t *dims,
                       const int64_t *ranks, int64_t pad, int dbl) {
     int64_t total = 1;

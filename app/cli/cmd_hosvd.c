@@ -1,4 +1,4 @@
-/* tcnla hosvd: random-projection HOSVD (seed 000 Algorithm 2) of a generated
+/* tcnla hosvd: random-projection HOSVD ([Ootomo & Yokota 2023] Algorithm 2) of a generated
  * Tucker tensor (Algorithm 3) or of an order-N .npy array (--input, e.g.
  * written by `tcnla gen --kind tucker`); relative reconstruction error, time,
  * and the speedup over the plain FP32 pipeline. */
@@ -17,9 +17,10 @@
 static void help(void) {
     printf(
         "usage: tcnla hosvd [options]\n\n"
-        "Random-projection HOSVD (seed 000 Algorithm 2): A ~ core x_1 Q_1 ... x_N Q_N of a\n"
-        "generated Tucker tensor (seed 000 Algorithm 3: a U(-1,1) core of J_1 x ... x J_N\n"
-        "multiplied in every mode by products of uniform matrices, multilinear rank J_i - pad),\n"
+        "Random-projection HOSVD ([Ootomo & Yokota 2023] Algorithm 2): A ~ core x_1 Q_1 ...\n"
+        "x_N Q_N of a generated Tucker tensor ([Ootomo & Yokota 2023] Algorithm 3: a U(-1,1)\n"
+        "core of J_1 x ... x J_N multiplied in every mode by products of uniform matrices,\n"
+        "multilinear rank J_i - pad),\n"
         "or of a tensor read from a .npy file (--input).\n"
         "Prints the relative reconstruction error ||A - core x_1 Q_1 ... x_N Q_N||_F / ||A||_F\n"
         "(reconstructed on the host with FP32 BLAS), the time, and the same for the plain FP32\n"

@@ -1,4 +1,4 @@
-/* tcnla lra: randomized low-rank approximation A ~ X Y^T (seed 001) of a
+/* tcnla lra: randomized low-rank approximation A ~ X Y^T [Baboulin et al. 2024] of a
  * generated low-rank matrix or of a .npy / .mtx file; relative error, output
  * rank, time, and the speedup over the plain FP32 pipeline. */
 #include "cli.h"
@@ -15,12 +15,13 @@ static const char *const tgemm_names[] = {"none", "32_32", "16_16", "16_32"};
 static void help(void) {
     printf(
         "usage: tcnla lra [options]\n\n"
-        "Randomized low-rank approximation A ~ X Y^T (seed 001 Algorithms 1, 4, 5) with the\n"
-        "Tensor Core GEMM variants and iterative refinement. Prints the relative error\n"
-        "||A - X Y^T||_F / ||A||_F (computed on the host in FP32 BLAS), the output rank, the\n"
-        "time, and the same for the plain FP32 pipeline (SGEMM, Householder QR, no\n"
-        "refinement) with the speedup. Without --input, A is the m x n product X0 Y0^T of\n"
-        "Gaussian X0 (m x r), Y0 (n x r), r = --true-rank (seed 001 section 4.1).\n\n"
+        "Randomized low-rank approximation A ~ X Y^T ([Baboulin et al. 2024] Algorithms 1, 4\n"
+        "and 5) with the Tensor Core GEMM variants and iterative refinement. Prints the\n"
+        "relative error ||A - X Y^T||_F / ||A||_F (computed on the host in FP32 BLAS), the\n"
+        "output rank, the time, and the same for the plain FP32 pipeline (SGEMM, Householder\n"
+        "QR, no refinement) with the speedup. Without --input, A is the m x n product X0 Y0^T\n"
+        "of Gaussian X0 (m x r), Y0 (n x r), r = --true-rank ([Baboulin et al. 2024] section\n"
+        "4.1).\n\n"
         "options (defaults in brackets):\n"
         "  --input FILE      a .npy (float32/float64, C or Fortran order) or .mtx matrix\n"
         "  --m N --n N       size of the generated matrix [2048 2048]\n"
@@ -29,7 +30,8 @@ static void help(void) {
         "                    generated matrix [0]\n"
         "  --rank K          target rank [64]\n"
         "  --oversampling P  [10]; needs (2K with refinement, else K) + P <= min(m, n)\n"
-        "  --tgemm T         none, 32_32, 16_16, 16_32: the GEMM variant of seed 001 3.1\n"
+        "  --tgemm T         none, 32_32, 16_16, 16_32: the GEMM variant of\n"
+        "                    [Baboulin et al. 2024] section 3.1\n"
         "                    [16_32 on a GPU, none on the CPU]\n"
         "  --gemm M          every product when --tgemm none (giving --gemm alone selects\n"
         "                    --tgemm none): native_fp32, tcec_fp16, tcec_tf32, fp16, tf32, ...\n"

@@ -13,11 +13,11 @@
 static void help(void) {
     printf(
         "usage: tcnla rsvd [options]\n\n"
-        "Rank-k randomized SVD A ~ U diag(S) V^T (seed 000 Algorithm 1). Without --input, A is\n"
-        "a generated m x n matrix with a known spectrum, and the residual is printed next to\n"
-        "the optimal (Eckart-Young) one. The same decomposition by the plain FP32 pipeline\n"
-        "(SGEMM, FP32 random matrix, Householder QR) is timed on the same input for the\n"
-        "speedup.\n\n"
+        "Rank-k randomized SVD A ~ U diag(S) V^T ([Ootomo & Yokota 2023] Algorithm 1).\n"
+        "Without --input, A is a generated m x n matrix with a known spectrum, and the residual\n"
+        "is printed next to the optimal (Eckart-Young) one. The same decomposition by the plain\n"
+        "FP32 pipeline (SGEMM, FP32 random matrix, Householder QR) is timed on the same input\n"
+        "for the speedup.\n\n"
         "options (defaults in brackets):\n"
         "  --input FILE      a .npy (float32/float64, C or Fortran order) or .mtx matrix\n"
         "  --m N --n N       size of the generated matrix [4096 4096]\n"

@@ -19,7 +19,7 @@ static const struct {
     {"hosvd", cmd_hosvd, "RP-HOSVD of a Tucker tensor: error, time, speedup over FP32"},
     {"gen", cmd_gen, "write a test matrix (known spectrum, Cauchy, low-rank) to .npy"},
     {"bench", cmd_bench, "run a GPU benchmark (gemm, rsvd, lra, hosvd) built by make bench"},
-    {"analyze", cmd_analyze, "analyze formats: seed 000 Table 1 and Fig. 2 for any eXmY"},
+    {"analyze", cmd_analyze, "formats: Table 1 and Fig. 2 of [Ootomo & Yokota 2023] for any eXmY"},
 };
 
 static void usage(FILE *f) {

@@ -4,9 +4,9 @@
 #include <stdint.h>
 
 typedef enum {
-    TN_SPEC_LINEAR = 0, /* s_i = max(1 - a i, s_p), a = (1 - s_p) / p      (seed 000 5.1.1) */
-    TN_SPEC_EXP = 1,    /* s_i = 2^(-a i), a = log2(1 / s_p) / p            (seed 000 5.1.1) */
-    TN_SPEC_POLY = 2    /* (phi x r, 2^-alpha, 3^-alpha, ...)  type 2 of seed 000 3.3 */
+    TN_SPEC_LINEAR = 0, /* s_i = max(1 - a i, s_p), a = (1 - s_p) / p ([Ootomo & Yokota 2023] 5.1.1) */
+    TN_SPEC_EXP = 1,    /* s_i = 2^(-a i), a = log2(1 / s_p) / p ([Ootomo & Yokota 2023] 5.1.1) */
+    TN_SPEC_POLY = 2    /* (phi x r, 2^-alpha, 3^-alpha, ...)  type 2 of [Ootomo & Yokota 2023] 3.3 */
 } tn_spectrum_t;
 
 /* The first nsv singular values of a spectrum (i = 0 .. nsv-1). LINEAR and
@@ -27,11 +27,11 @@ int tn_testmat_svd_fast(int64_t m, int64_t n, int64_t r, const double *sigma, ui
                         float *A, int64_t lda);
 /* Cauchy matrix C_ij = 1 / (|x_i - y_j| + gamma), x, y uniform in
  * (-1e-3, 1e-3), gamma = 1e-3, followed by one orthogonal (power) iteration
- * A = C C^T C as in seed 000 5.1.1: its elements exceed FP16's range. */
+ * A = C C^T C as in [Ootomo & Yokota 2023] 5.1.1: its elements exceed FP16's range. */
 int tn_testmat_cauchy(int64_t m, int64_t n, uint64_t seed, float *A, int64_t lda);
-/* Low-rank X Y^T with Gaussian X (m x k), Y (n x k) (seed 001 section 4.1). */
+/* Low-rank X Y^T with Gaussian X (m x k), Y (n x k) ([Baboulin et al. 2024] section 4.1). */
 int tn_testmat_lowrank(int64_t m, int64_t n, int64_t k, uint64_t seed, float *A, int64_t lda);
-/* Tucker tensor of seed 000 Algorithm 3: core G ~ U(-1,1) of J_1 x ... x J_N,
+/* Tucker tensor of [Ootomo & Yokota 2023] Algorithm 3: core G ~ U(-1,1) of J_1 x ... x J_N,
  * then for each mode G <- G x_i (Oa Ob)^T with Oa (J_i x (J_i - pad)) and
  * Ob ((J_i - pad) x I_i) uniform(-1,1): multilinear rank J_i - pad. A has
  * dims I_1 x ... x I_N (first index fastest). Returns 0 or -1 (memory). */

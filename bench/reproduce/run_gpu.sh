@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
 # Every reproduction that needs the GPU, in one go (after `make CUDA=1 all bench`):
-# seed 002 Fig. 8, seed 000 Fig. 7, seed 001 Fig. 2/3 (LRA over ranks),
-# seed 001 Fig. 1 (GEMM and QR kernels), and the host-side ones: seed 000
-# Table 1 / Fig. 2 and seed 000 Fig. 3 (FP64 projections on the CPU, ~75 s on
+# [Ootomo & Yokota 2021] Fig. 8, [Ootomo & Yokota 2023] Fig. 7, [Baboulin et al. 2024] Fig. 2/3 (LRA over ranks),
+# [Baboulin et al. 2024] Fig. 1 (GEMM and QR kernels), and the host-side ones: [Ootomo & Yokota 2023]
+# Table 1 / Fig. 2 and [Ootomo & Yokota 2023] Fig. 3 (FP64 projections on the CPU, ~75 s on
 # 2 cores). The benchmark programs
-# (bench_gemm, bench_rsvd, bench_hosvd, bench_ozaki) give seed 002 Fig. 9,
-# seed 000 Fig. 5/6/8/9 and seed 004 Table 1; see bench/reproduce/README.md.
+# (bench_gemm, bench_rsvd, bench_hosvd, bench_ozaki) give [Ootomo & Yokota 2021] Fig. 9,
+# [Ootomo & Yokota 2023] Fig. 5/6/8/9 and [Mukunoki et al. 2020] Table 1; see bench/reproduce/README.md.
 set -u
-bash bench/reproduce/seed000_table1_fig2.sh
-bash bench/reproduce/seed002_fig8.sh cuda
-bash bench/reproduce/seed000_fig7.sh cuda
-bash bench/reproduce/seed001_fig23.sh 16384 64 128 256 512
-bash bench/reproduce/seed001_fig1.sh cuda
-bash bench/reproduce/seed000_fig3.sh
-bash bench/reproduce/seed004_fig34.sh
+bash bench/reproduce/ootomo2023_table1_fig2.sh
+bash bench/reproduce/ootomo2021_fig8.sh cuda
+bash bench/reproduce/ootomo2023_fig7.sh cuda
+bash bench/reproduce/baboulin2024_fig23.sh 16384 64 128 256 512
+bash bench/reproduce/baboulin2024_fig1.sh cuda
+bash bench/reproduce/ootomo2023_fig3.sh
+bash bench/reproduce/mukunoki2020_fig34.sh

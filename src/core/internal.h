@@ -251,7 +251,7 @@ int tn_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int6
               uint16_t *Y, int64_t ldy);
 /* C = alpha op(A) op(B) + beta C for A and B stored in FP16 (bits), in
  * handle memory: the TCNLA_GEMM_FP16 method without its conversions of the
- * operands (seed 001's tgemm 16|32 on operands converted once). After
+ * operands ([Baboulin et al. 2024]'s tgemm 16|32 on operands converted once). After
  * argument checks by the caller; m, n, k > 0. */
 int tn_gemm_f16(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n, int64_t k,
                 float alpha, const uint16_t *A, int64_t lda, const uint16_t *B, int64_t ldb,

@@ -1,4 +1,4 @@
-/* The Ozaki scheme on the CPU (seed 004): DGEMM / SGEMM from error-free
+/* The Ozaki scheme on the CPU [Mukunoki et al. 2020]: DGEMM / SGEMM from error-free
  * slices, with the Tensor Core products emulated exactly.
  *
  * Steps (see ozaki.h for the split and why every product is exact):
@@ -6,7 +6,7 @@
  *     same data, so NaN and Inf propagate exactly as in DGEMM (a split of Inf
  *     has no meaning). Everything below sees finite data only.
  *  2. Plan (tn_ozaki_plan): k-blocking, slice count d.
- *     DP: seed 004 Algorithm 3 for op(A) rows, and its transpose for op(B)
+ *     DP: [Mukunoki et al. 2020] Algorithm 3 for op(A) rows, and its transpose for op(B)
  *       columns: with w = |op(B)| e and u = 2^-53 (out_prec 64) or 2^-24
  *       (out_prec 32), row i needs the first d >= 2 with
  *         (d + 1) * (|slice_d of row i| w) < s_i = 2 sqrt(k) u (|op(A)| w)_i

@@ -1,4 +1,4 @@
-/* The Ozaki scheme (seed 004): internals shared by the CPU reference
+/* The Ozaki scheme [Mukunoki et al. 2020]: internals shared by the CPU reference
  * (src/gemm/ozaki.c) and a GPU backend. Host code only.
  *
  * Slices. Every row of op(A) and every column of op(B) is split, one k-block
@@ -17,7 +17,7 @@
  *     (stored as v * 2^-beta on the GPU), every partial sum is an integer
  *     of magnitude <= kbl * 2^(2 beta) <= 2^24, so FP32 accumulation in any
  *     order, and the Tensor Core's truncating alignment, are exact. This is
- *     seed 004's rho = ceil(log2(u64^-1) - (log2(u32^-1) - log2 k) / 2) with
+ *     [Mukunoki et al. 2020]'s rho = ceil(log2(u64^-1) - (log2(u32^-1) - log2 k) / 2) with
  *     rho = 52 - beta, made one bit tighter (the seed keeps one spare bit).
  *     k-blocks: k is cut into nkb = ceil(k / 1024) equal blocks (beta >= 7).
  *   OZAKI_INT8: vmax = 127, exact INT32 accumulation for kbl <= 2^17

@@ -157,7 +157,7 @@ int tn_oz2_sigma(int e, uint64_t s, int tbits) {
 /* DP: row i of op(A) truncated at 2^-s_i adds an error of about
  * 2^-s_i ||b_j||_2 / sqrt(3) to C_ij, independent of k, while native
  * GEMM's error is of order u ||a_i||_2 ||b_j||_2 (sequential summation) or
- * less. Aggregated over the columns j through w = |op(B)| e as in seed 004
+ * less. Aggregated over the columns j through w = |op(B)| e as in [Mukunoki et al. 2020]
  * Alg. 3, the condition is 2^-s_i ||w||_2 <= c u (|op(A)| w)_i, the
  * alignment of |a_i| with w taking care of rows whose large elements meet
  * small ones of op(B). c = 1/8 was measured (m = n = 64, k = 256..8192,

@@ -25,7 +25,7 @@
  *    random cases); C_ij = x 2^-(s_i + t_j). The
  *    same operations on the CPU and the GPU: bitwise the same x.
  * The only error is the truncation in step 1: 2^-s_i per element of row i.
- * DP mode picks the moduli count from the bound of seed 004 Alg. 3 applied to
+ * DP mode picks the moduli count from the bound of [Mukunoki et al. 2020] Alg. 3 applied to
  * that truncation (tn_oz2_plan); FIXED mode takes the caller's count.
  */
 #ifndef TCNLA_OZAKI2_H

@@ -1,5 +1,5 @@
 /* Orthonormalization of tall-skinny matrices: Householder QR (LAPACK) and
- * CholeskyQR in FP32, in FP64 (seed 001 Algorithm 3) and twice in FP64
+ * CholeskyQR in FP32, in FP64 ([Baboulin et al. 2024] Algorithm 3) and twice in FP64
  * (CholeskyQR2). A Cholesky breakdown is detected from potrf's info (and
  * from non-finite or non-positive pivots), never passed on as NaN. */
 #include "core/internal.h"

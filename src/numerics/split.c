@@ -1,4 +1,4 @@
-/* Splitting an FP32 value into two Tensor Core inputs (seed 002 section 3.3):
+/* Splitting an FP32 value into two Tensor Core inputs ([Ootomo & Yokota 2021] section 3.3):
  *   Markidis  hi = f16(x),      lo = f16(x - hi)            x ~ hi + lo
  *   halfhalf  hi = f16(x),      lo = f16((x - hi) * 2^11)   x ~ hi + lo * 2^-11
  *   tf32tf32  hi = tf32rna(x),  lo = tf32rna((x - hi) * 2^11)
@@ -6,10 +6,10 @@
  * scaling by 2^11 is exact unless it overflows, which it cannot since
  * |x - hi| <= 2^-11 |x|. The scaling moves lo away from FP16's subnormal
  * range, which is what widens halfhalf's usable exponent range over
- * Markidis' (seed 002 Fig. 6/7).
+ * Markidis' ([Ootomo & Yokota 2021] Fig. 6/7).
  *
  * Also here: the table of GEMM method properties and the range check that
- * the FP16-based methods run before they compute (DESIGN.md section 4). */
+ * the FP16-based methods run before they compute (docs/design.md). */
 #include "core/internal.h"
 
 #include <math.h>

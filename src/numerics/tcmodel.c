@@ -1,5 +1,5 @@
 /* A CPU model of one Tensor Core MMA instruction (Fasi, Higham, Mikaitis,
- * Pranesh 2021; seed 002 section 3.2; seed 000 section 4.3):
+ * Pranesh 2021; [Ootomo & Yokota 2021] section 3.2; [Ootomo & Yokota 2023] section 4.3):
  *   - the products a[i]*b[i] are exact (11-bit significands: FP16, TF32);
  *   - every addend (the products, and C when it is added inside) is aligned
  *     to the exponent of the largest one and the bits below the

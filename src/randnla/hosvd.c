@@ -1,4 +1,4 @@
-/* Random-projection HOSVD (seed 000 Algorithm 2, Ahmadi-Asl et al.).
+/* Random-projection HOSVD ([Ootomo & Yokota 2023] Algorithm 2, Ahmadi-Asl et al.).
  *
  * Layout: the order-N tensor is stored with its first index fastest. For
  * mode i let L = I_1 ... I_{i-1} and T = I_{i+1} ... I_N; the tensor is then

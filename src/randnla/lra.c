@@ -1,4 +1,4 @@
-/* Randomized low-rank approximation (seed 001): Algorithm 1 with the
+/* Randomized low-rank approximation [Baboulin et al. 2024]: Algorithm 1 with the
  * tensor-core GEMM variants of Algorithm 4, iterative refinement
  * (Algorithm 5: a rank-2k pass on E = A - X1 Y1^T, output rank 3k), and a
  * recompression of the refined rank-3k result back to rank k (the paper's
@@ -239,7 +239,7 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
     float *E = NULL, *Xr = NULL, *Yr = NULL;
     void *Om[2] = {NULL, NULL};
     int st;
-    /* (its products with n = 2k + p >= 512 ran 0.6-1.2 ms slower in all on
+    /* (its products with n = 2k + p >= 512 run 0.6-1.2 ms slower in all on
      * Hopper's pre-split path, on top of its workspace: not taken here) */
     tn_bounded_begin(cl);
     /* refined and recompressed: the rank-3k factors live in a workspace, the

@@ -1,4 +1,4 @@
-/* Randomized SVD (seed 000 Algorithm 1, Halko-Martinsson-Tropp) with
+/* Randomized SVD ([Ootomo & Yokota 2023] Algorithm 1, Halko-Martinsson-Tropp) with
  * oversampling and re-orthonormalized power iterations. Written once over
  * the public entry points (tcnla_sgemm / tcnla_shgemm, tcnla_orthonormalize,
  * tcnla_random_fill, tn_scratch_malloc / tcnla_memcpy) and the small SVD
@@ -240,7 +240,7 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     /* A is read by every product below: checked once, here, or (FP16
      * projection) inside the projection where the backend can
      * (tn_gemm_trusting: on Hopper, one pass over A fewer; H200, 16384^2,
-     * every product in FP16: 6.1-6.2 -> 5.7 ms a call), else just before it
+     * every product in FP16: 5.7 ms a call instead of 6.1-6.2), else just before it
      * (opts->timings: in the projection's step) */
     const tcnla_gemm_method_t ms[3] = {o->proj_method, o->gemm_method, pm};
     int trust_pending = o->proj_method == TCNLA_GEMM_FP16;

@@ -1,4 +1,4 @@
-/* tcnla_random_fill: random matrices for random projections (seed 000
+/* tcnla_random_fill: random matrices for random projections ([Ootomo & Yokota 2023]
  * section 3), drawn as FP32/FP64 and rounded to a storage format. */
 #include "core/internal.h"
 #include "random/random.h"

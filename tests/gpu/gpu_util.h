@@ -49,7 +49,7 @@ static inline void gt_uniform(uint64_t seed, float lo, float hi, int64_t n, floa
         x[i] = (float)(lo + (hi - lo) * u);
     }
 }
-/* exp_rand(a, b) of seed 002 section 4.1: exponent uniform in a .. b-1,
+/* exp_rand(a, b) of [Ootomo & Yokota 2021] section 4.1: exponent uniform in a .. b-1,
  * 23 random fraction bits, random sign. */
 static inline void gt_exp_rand(uint64_t seed, int a, int b, int64_t n, float *x) {
     uint64_t s = seed * 0x2545f4914f6cdd1dULL + 7;
@@ -150,7 +150,7 @@ static inline void gt_ref(tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n, in
         }
     }
 }
-/* Relative Frobenius error of C (ld ldc) against R (ld m), seed 002 eq. 6. */
+/* Relative Frobenius error of C (ld ldc) against R (ld m), [Ootomo & Yokota 2021] eq. 6. */
 static inline double gt_rel_err(const float *C, int64_t ldc, const double *R, int64_t m,
                                 int64_t n) {
     double num = 0, den = 0;

@@ -2,7 +2,7 @@
 # One GPU-machine session for the randomized algorithms, the command and the
 # reproductions: build, make test-gpu, tcnla info / rsvd (the main job) on the
 # GPU, bench/rsvd, bench/lra, bench/hosvd (each against its FP32 baseline in
-# the same process) and bench/reproduce/seed002_fig8.sh. Logs and CSV under
+# the same process) and bench/reproduce/ootomo2021_fig8.sh. Logs and CSV under
 # OUTDIR.   tests/gpu/session.sh OUTDIR [steps: test,demo,rsvd,lra,hosvd,fig8]
 set -u
 OUT="${1:?usage: session.sh OUTDIR [steps]}"
@@ -27,14 +27,14 @@ if has demo; then
 fi
 has rsvd && { echo "== bench_rsvd"; timeout 300 ./build/bench_rsvd --csv bench/results/rsvd.csv.new 2>&1 | tee "$OUT/bench_rsvd.log"; }
 has hosvd && { echo "== bench_hosvd"; timeout 300 ./build/bench_hosvd --csv bench/results/hosvd.csv.new 2>&1 | tee "$OUT/bench_hosvd.log"; }
-has lra && { echo "== seed 001 Fig. 2/3 (bench_lra over ranks)"; timeout 400 bash bench/reproduce/seed001_fig23.sh 16384 64 128 256 512 2>&1 | tee "$OUT/bench_lra.log" | grep -E "bench_lra on|tgemm16_32\+refine|fp32_householder"; }
+has lra && { echo "== [Baboulin et al. 2024] Fig. 2/3 (bench_lra over ranks)"; timeout 400 bash bench/reproduce/baboulin2024_fig23.sh 16384 64 128 256 512 2>&1 | tee "$OUT/bench_lra.log" | grep -E "bench_lra on|tgemm16_32\+refine|fp32_householder"; }
 if has fig8; then
-  echo "== seed 002 Fig. 8"
-  timeout 300 bash bench/reproduce/seed002_fig8.sh cuda >"$OUT/fig8.log" 2>&1; echo "fig8 rc=$?"
+  echo "== [Ootomo & Yokota 2021] Fig. 8"
+  timeout 300 bash bench/reproduce/ootomo2021_fig8.sh cuda >"$OUT/fig8.log" 2>&1; echo "fig8 rc=$?"
 fi
 if has fig7; then
-  echo "== seed 000 Fig. 7"
-  timeout 300 bash bench/reproduce/seed000_fig7.sh cuda >"$OUT/fig7.log" 2>&1; echo "fig7 rc=$?"
+  echo "== [Ootomo & Yokota 2023] Fig. 7"
+  timeout 300 bash bench/reproduce/ootomo2023_fig7.sh cuda >"$OUT/fig7.log" 2>&1; echo "fig7 rc=$?"
 fi
 # everything produced, in one archive (the tool returns few files)
 tar czf "$OUT/results.tgz" bench/results "$OUT"/*.log 2>/dev/null

@@ -1,6 +1,6 @@
 /* GPU tests of the CUDA backend (`make test-gpu`): the handle, every GEMM
  * method against the CPU backend on the same inputs, bit-identical splits,
- * accuracy ratios against an FP64 reference (seed 002 eq. 6), edge cases,
+ * accuracy ratios against an FP64 reference ([Ootomo & Yokota 2021] eq. 6), edge cases,
  * NaN/Inf, the range check and its fallback. Every test skips when the
  * build or the machine has no GPU. */
 #include "../test.h"

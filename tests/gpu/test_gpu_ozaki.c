@@ -1,6 +1,6 @@
-/* GPU tests of the Ozaki scheme (issue 5, src/backend/cuda/ozaki_cuda.c):
+/* GPU tests of the Ozaki scheme (src/backend/cuda/ozaki_cuda.c):
  * the CUDA backend against the CPU reference (src/gemm/ozaki.c) bit for bit
- * in DP, CR and FIXED modes, with phi = 0.1, 1, 2 (seed 004 inputs), odd
+ * in DP, CR and FIXED modes, with phi = 0.1, 1, 2 ([Mukunoki et al. 2020] inputs), odd
  * sizes, transposes, k across the FP16 k-block boundary, the workspace cap,
  * NaN / Inf fallback, tcnla_sgemm, NATIVE_FP64 through cuBLAS, and DP
  * accuracy against cuBLAS DGEMM (CR mode as the exact reference). Every

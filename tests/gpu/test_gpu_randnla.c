@@ -351,7 +351,7 @@ TEST(gpu_rsvd_tensor_core_matches_fp32_and_bound) {
     tcnla_destroy(g);
 }
 
-/* tcnla_rsvd keeps its device memory to A plus O((m + n) l) (issue 6): its
+/* tcnla_rsvd keeps its device memory to A plus O((m + n) l): its
  * products never take Hopper's pre-split path, whose workspace holds split
  * copies of the operands, even where a plain product of the same shape
  * would (forced here with the tuning's sm90_presplit = 1): the driver's peak is the

@@ -354,7 +354,7 @@ static void s9_ref(int64_t m, int64_t n, int64_t k, const float *A, const float 
     free(At);
 }
 
-/* Accuracy (seed 002 eq. 6) against FP64: every sm90 method no worse than
+/* Accuracy ([Ootomo & Yokota 2021] eq. 6) against FP64: every sm90 method no worse than
  * cuBLAS SGEMM (NATIVE_FP32, pedantic) on the same inputs; SHGEMM against
  * A * fp16(B) and SGEMM on those inputs. The mma.sync path's error is
  * printed beside it. */

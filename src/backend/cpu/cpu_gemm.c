@@ -74,7 +74,7 @@ static float dot_markidis(const dot_ctx *d, const float *ah, const float *al, co
     return acc;
 }
 
-/* TCEC / SHGEMM (seed 002 Fig. 4, seed 000 eq. 40): hi*hi from a fresh
+/* TCEC / SHGEMM ([Ootomo & Yokota 2021] Fig. 4, [Ootomo & Yokota 2023] eq. 40): hi*hi from a fresh
  * accumulator every `tcec_chunk` products, added with RN outside the
  * Tensor Core; the correction terms accumulate inside; dA*dB is dropped.
  * bl == NULL for SHGEMM (B is exact in the Tensor Core input format). */

@@ -3,8 +3,8 @@
  * algorithm picked by measurement.
  *
  * Why: cuBLAS's default choice for the TN INT8 GEMM is far from its best on
- * some shapes. Measured on an H200 (a throwaway probe, constant data, session
- * 3): 16384^3 runs at 1211 TOPS through cublasGemmEx, while the third of
+ * some shapes. Measured on an H200 (a throwaway probe, constant data):
+ * 16384^3 runs at 1211 TOPS through cublasGemmEx, while the third of
  * cuBLASLt's heuristic candidates runs it at 1802 TOPS (16384 x 8192 x 16384
  * reaches 1798 through cublasGemmEx); on scheme II's residues the 8
  * candidates took 5.7 to 8.1 ms (tn_cuda_i8gemm_choice gives them). Scheme II calls one such product per modulus, so the first

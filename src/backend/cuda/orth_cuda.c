@@ -105,7 +105,7 @@ out:
  * the Gram matrix's diagonal is then not finite. */
 #define TN_ORTH_NONFINITE 2
 
-/* CholeskyQR in FP64 (seed 001 Algorithm 3; `twice`: CholeskyQR2), all of
+/* CholeskyQR in FP64 ([Baboulin et al. 2024] Algorithm 3; `twice`: CholeskyQR2), all of
  * it on the GPU: Y widened once into the workspace (Yw), per pass the Gram
  * matrix as a strided batch of DGEMMs over row slabs plus their sum
  * (tn_cu_gram_reduce), the factorization (tn_cu_potrf_upper, one
@@ -118,9 +118,9 @@ out:
  * Gram matrix's upper triangle is formed (3 of its 4 blocks). With Y16
  * (randLRA's FP16 path), the last pass writes Q rounded to FP16 into Y and
  * its FP16 copy into Y16 in the same pass. H200, whole
- * call, session 7: 16384 x 256 0.44 ms
+ * call: 16384 x 256 0.44 ms
  * (0.65 with cuBLAS DSYRK / cuSOLVER potrf / cuBLAS DTRSM and a separate
- * NaN check before: 0.14 + 0.27 + 0.30 ms of kernels), 16384 x 512 1.00 ms
+ * NaN check: 0.14 + 0.27 + 0.30 ms of kernels), 16384 x 512 1.00 ms
  * (1.27), CholeskyQR2 of 768 x 64 0.22 ms (0.30).
  * defer (device memory, R and Y16 NULL): no read-back; each pass's test
  * runs on the device (tn_cu_chol_verdict) and ORs into *defer, and the
@@ -192,9 +192,9 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
         }
         /* Qw = Yw R^-1, NB = 128 columns at a time: the earlier blocks'
          * part off Yw's block (DGEMM), then the block times the inverse of
-         * R's diagonal block (DGEMM); the last pass writes Y in FP32. (With
-         * 64-column blocks, the two QRs of a randLRA call at k = 256 ran 21
-         * DGEMMs of 12 us each on an H200, 253 us; now 10, 211 us.) */
+         * R's diagonal block (DGEMM); the last pass writes Y in FP32. (The two
+         * QRs of a randLRA call at k = 256 take 10 DGEMMs, 211 us on an H200;
+         * 64-column blocks would take 21 DGEMMs of 12 us each, 253 us.) */
         TRY(ce((cudaError_t)tn_cu_trinv_blocks(in, Rf, n, Inv, c->stream)));
         for (int64_t j0 = 0; j0 < n; j0 += NB) {
             const int jb = (int)(n - j0 < NB ? n - j0 : NB);
@@ -377,7 +377,7 @@ int tn_cuda_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X,
 int tn_cuda_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
                           float *X, int64_t ld) {
     if (fmt != TCNLA_FMT_FP16) return TCNLA_ERR_NOT_SUPPORTED; /* only FP16 is used so far */
-    /* one pass in place (it was FP32 -> FP16 workspace -> FP32, 2 kernels) */
+    /* one pass in place (no FP16 copy in the workspace) */
     return ce((cudaError_t)tn_cu_convert(TN_CONV_F32_ROUND_F16, X, ld, X, ld, rows, cols, NULL,
                                          h->cuda->stream));
 }

@@ -1,4 +1,4 @@
-/* The Ozaki scheme on the CUDA backend (seed 004): tcnla_dgemm and
+/* The Ozaki scheme on the CUDA backend [Mukunoki et al. 2020]: tcnla_dgemm and
  * tcnla_sgemm with OZAKI_FP16 / OZAKI_INT8, and tcnla_dgemm NATIVE_FP64
  * (cuBLAS DGEMM). Operands and C are device memory of the handle.
  *

@@ -11,12 +11,11 @@
  * otherwise, when syevd fails, or with the tuning's small_svd_jacobi (to
  * compare), cuSOLVER's Jacobi SVD (gesvdj) of M.
  * Measured on an H200 for l = 266 (a throwaway probe on a random matrix with
- * decaying columns, session 3): DSYRK + syevd 2.4 ms, gesvdj 13.5 ms (gesvdp
- * 7.5 ms, gesvd 28 ms); in bench_rsvd (16384^2, rank 256) the QR + small SVD
- * step takes 3.5 ms, 6.9 ms with TCNLA_SMALL_SVD_JACOBI=1. Session 21:
- * syev_kernels.cu's solver (tridiagonalization in one cluster, bisection,
- * twisted factorizations, X = Q Z, checked on the device) took the RSVD's
- * svd step from 2.6 to 1.7 ms (bench_rsvd fp16_chol1, H200). */
+ * decaying columns): DSYRK + syevd 2.4 ms, gesvdj 13.5 ms (gesvdp 7.5 ms,
+ * gesvd 28 ms). syev_kernels.cu's solver (tridiagonalization in one
+ * cluster, bisection, twisted factorizations, X = Q Z, checked on the
+ * device) takes the RSVD's svd step to 1.1 ms from syevd's 2.6 ms
+ * (bench_rsvd fp16_chol1, H200). */
 #include "core/internal.h"
 #include "backend/cuda/tn_cuda.h"
 
@@ -74,7 +73,7 @@ static int eig_ws(struct tn_cuda_ctx *c, int n, size_t *doubles, int *lwork) {
  * eigenvectors (n x n, ld n). First the solver of syev_kernels.cu
  * (tn_cu_syev_fast: Hopper, n up to 448; its kernels about 0.8 ms against
  * syevd's 2.2 at n = 266 on an H200, the RSVD's svd step 1.1 ms instead
- * of 2.6, session 23), which leaves G as it was;
+ * of 2.6), which leaves G as it was;
  * where it does not apply, fails to launch, or its own checks refuse its
  * result, cuSOLVER's syevd, whose vectors overwrite G. The tuning's
  * syev_fast = 0 goes to syevd directly (to compare). ws: eig_ws's doubles, 8-byte

@@ -8,29 +8,22 @@
  *  - the Cholesky factorization G = R^T R of the n x n Gram matrix
  *    (tn_cu_potrf_upper): one cooperative launch, right-looking in 32-column
  *    steps, blocks meeting at a grid barrier once per step (every block
- *    factors the diagonal block itself). Nsight Compute on an H200: 239 us
- *    at n = 256, 499 us at 512, against cuSOLVER potrf's 270 and 530 (three
- *    small kernels per 32 columns); three barriers per step instead of one
- *    made no difference, so the serial diagonal-block factorization is what
- *    remains. One block per trailing tile (up to the SM count) beat a single
- *    block (2.5x slower at n = 512) and 8 blocks. Code stays in short
- *    loops: a fully unrolled version (300 KB of straight-line code) ran at
- *    the speed of instruction fetch. Per step (clock64 phases of block 0,
- *    n = 256): the diagonal block 25k cycles, the row-panel solves 7k,
- *    the grid barrier 7k (block 0 waiting for the other blocks), the
- *    trailing update 3.5k. Session 8 tried the diagonal block by warp 0
- *    alone and measured it slower; session 20's version of that (lane j on
- *    column j of D, unrolled, no lane reading another's column: diag_block)
- *    gives the same bits and took the factorization from 199 to 178 us at
- *    n = 266 and from 383 to 337 us at 512 (cudaEvent medians, H200);
+ *    factors the diagonal block itself, one warp: diag_block). H200: 170 us
+ *    at n = 266 and 325 us at 512 (cudaEvent), against cuSOLVER potrf's
+ *    270 and 530 us at n = 256 and 512 (Nsight Compute; three small
+ *    kernels per 32 columns). The serial diagonal-block factorization is
+ *    what limits it: three barriers per step instead of one make no
+ *    difference. One block per trailing tile (up to the SM count) beats a
+ *    single block (2.5x slower at n = 512) and 8 blocks. Code stays in
+ *    short loops: a fully unrolled version (300 KB of straight-line code)
+ *    runs at the speed of instruction fetch;
  *  - the inverses of R's 128 x 128 diagonal blocks (tn_cu_trinv_blocks),
- *    for the solve Q = Y R^-1 block by block in orth_cuda.c (DGEMMs). It
- *    replaced (session 10) a forward substitution with one thread per row
- *    (21.6 us per 16384 x 64 block on an H200, latency-bound with four
- *    warps per SM; cuBLAS's DTRSM 61 us). Nsight Compute, the two
- *    CholeskyQRs of one randLRA call (16384 x 256 and x 512): 12 such
- *    solves + 9 DGEMMs, 402 us -> 21 DGEMMs, 254 us, + the inverses;
- *    with 128-column blocks (session 11) 10 DGEMMs, 211 us, + 33 us.
+ *    for the solve Q = Y R^-1 block by block in orth_cuda.c (DGEMMs): a
+ *    forward substitution with one thread per row is latency-bound (21.6
+ *    us per 16384 x 64 block on an H200, four warps per SM; cuBLAS's DTRSM
+ *    61 us). Nsight Compute, the two CholeskyQRs of one randLRA call
+ *    (16384 x 256 and x 512): 10 DGEMMs, 211 us, + 33 us of inverses,
+ *    against 402 us for 12 substitutions + 9 DGEMMs.
  *
  * The factorization's breakdown test is LAPACK's: the first pivot that is
  * not positive (or NaN) stops it, with info = its column (1-based). */
@@ -101,16 +94,16 @@ static __device__ __forceinline__ void panel_column(const double *G, long long l
  * zeros elsewhere; nb <= 32 columns) in place into R_JJ, one warp: lane j
  * works on column j (its own row of D, so no lane reads what another
  * writes), row k of R goes round by shuffles, the loops unrolled. The same
- * operations in the same order as the block-wide version it replaced
- * (session 20; that one took a __syncthreads of 1024 threads per column):
+ * operations in the same order as a block-wide version, which needs a
+ * __syncthreads of 1024 threads per column (199 against 178 us at n = 266):
  * r_kk = d rsqrt(d), r_kj = g_kj rsqrt(d), g_ij -= r_ki r_kj. Returns 0,
  * or the 1-based column of the first pivot that is not positive (or NaN;
  * the factorization runs on, its values unused). Column k + 1's update
  * and pivot come before the rest of column k's updates, so that the
- * pivot's rsqrt overlaps them (session 24, same bits: the whole
- * factorization 176 -> 170 us at n = 266, 336 -> 325 at 512, H200).
- * H200, alone: 15k cycles per 32 columns (the same in registers, which at
- * 1024 threads per block spill: 11.5k), before that change. */
+ * pivot's rsqrt overlaps them (same bits; the whole factorization 170
+ * instead of 176 us at n = 266, 325 instead of 336 at 512, H200). H200,
+ * alone, without that overlap: 15k cycles per 32 columns (the same in
+ * registers, which at 1024 threads per block spill: 11.5k). */
 static __device__ __forceinline__ int diag_block(double (*D)[PO_NB + 1], int nb, int lane) {
     double *col = D[lane];
     int fail = 0;
@@ -150,13 +143,13 @@ static __device__ __forceinline__ int diag_block(double (*D)[PO_NB + 1], int nb,
  * and solves the two row-panel pieces its trailing tiles need; R goes to
  * its own array, so no block writes what another still reads in the step.
  * Global data other blocks wrote is read with ld.global.cg (L2).
- * Per step at n = 266 on an H200 (globaltimer, session 20): the diagonal
- * block 9.1 us (diag_block), the tiles 6.5 us on the diagonal and about
- * 11.5 us off it (two forward substitutions per warp), the barrier about
- * 1 us; 178 us in all (199 us with the block-wide diagonal factorization).
- * Tried and dropped: the row-panel pieces as P = L G with L = R_JJ^-T
- * formed once per step (a warp per column): the tiles 5.3-6.5 us, but L
- * 3.8 us more on the chain, 181.5 us in all (348 against 337 us at 512). */
+ * Per step at n = 266 on an H200 (globaltimer, diag_block without its
+ * pivot overlap): the diagonal block 9.1 us, the tiles 6.5 us on the
+ * diagonal and about 11.5 us off it (two forward substitutions per warp),
+ * the barrier about 1 us; 178 us in all. The row-panel pieces as P = L G
+ * with L = R_JJ^-T formed once per step (a warp per column) would make the
+ * tiles 5.3-6.5 us but put L's 3.8 us on the chain: 181.5 us in all (348
+ * against 337 us at 512). */
 static __global__ void __launch_bounds__(PO_THREADS)
     potrf_upper_kernel(int n, double *G, long long ld, double *R, double *diag, int *info,
                        unsigned *bar) {

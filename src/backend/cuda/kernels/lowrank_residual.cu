@@ -1,4 +1,4 @@
-/* D16 = fp16(A - X Y^T) in one kernel: the residual of seed 001's iterative
+/* D16 = fp16(A - X Y^T) in one kernel: the residual of [Baboulin et al. 2024]'s iterative
  * refinement (Algorithm 5 line 2) for the FP16-storage variants, which read
  * only fp16(E). X (m x k) and Y (n x k) are FP16 (ld multiples of 8, 16-byte
  * aligned); A is FP32. Per element: the FP16 product summed in FP32 inside
@@ -100,7 +100,7 @@ static __global__ void __launch_bounds__(LR_THREADS, 2)
                                     wmma::mem_col_major);
     __syncwarp();
     /* 16 columns at a time: their A loads all in flight before the first
-     * store (one column per round trip to memory was 3x slower in all) */
+     * store (one column per round trip to memory is 3x slower in all) */
     const long long i = i0 + wm * 64 + 2 * lane;
     for (int c0 = 0; c0 < 32; c0 += 16) {
         float2 a[16];

@@ -1,12 +1,13 @@
 /* D16 = fp16(A - X Y^T) on Hopper (sm_90a): the randLRA refinement's
- * residual (seed 001 Algorithm 5 line 2) as lowrank_residual.cu computes it
- * (the FP16 product summed in FP32 inside the Tensor Core, negated, one RN
- * addition of A in FP32, one RN rounding to FP16), with wgmma and TMA.
+ * residual ([Baboulin et al. 2024] Algorithm 5 line 2) as
+ * lowrank_residual.cu computes it (the FP16 product summed in FP32 inside
+ * the Tensor Core, negated, one RN addition of A in FP32, one RN rounding
+ * to FP16), with wgmma and TMA.
  *
- * That kernel (WMMA, k in chunks of 32 loaded through registers) ran at
+ * That kernel (WMMA, k in chunks of 32 loaded through registers) runs at
  * 27 % of the HMMA pipe and 35 % of DRAM bandwidth (H200, m = n = 16384,
- * k = 256: 0.83 ms): each chunk waited for its L2 loads, and the epilogue
- * for A. Here a block (128 x 128 of D, two warpgroups of 64 rows, two
+ * k = 256: 0.83 ms, this one 0.54 ms): each chunk waits for its L2 loads,
+ * and the epilogue for A. Here a block (128 x 128 of D, two warpgroups of 64 rows, two
  * blocks per SM):
  *  - thread 0 asks for the block's A tile in L2 (bulk tensor prefetch) at
  *    the start, so that DRAM reads it while the product runs, and keeps a
@@ -18,11 +19,11 @@
  *    result, which one TMA store writes out (tails clipped by the map).
  * X and Y are FP16 copies, K-major (row i: k values, kp apart), made by
  * tn_cu_lowrank_residual16_sm90 from the FP32 factors.
- * Tried and dropped (session 11): a persistent form for k <= 256, one
- * block per SM keeping its 128 rows of X in shared memory through all its
- * n-tiles (Y's k-tiles in a ring across tiles, A and D in buffers of their
- * own, A asked into L2 two tiles ahead), to cut the L2 traffic this kernel
- * is bound by: 0.73 ms against 0.54 (H200, Nsight Compute, k = 256). With
+ * Why not persistent: a persistent form for k <= 256, one block per SM
+ * keeping its 128 rows of X in shared memory through all its n-tiles (Y's
+ * k-tiles in a ring across tiles, A and D in buffers of their own, A asked
+ * into L2 two tiles ahead), would cut the L2 traffic this kernel is bound
+ * by, but takes 0.73 ms against 0.54 (H200, Nsight Compute, k = 256): with
  * one block of two warpgroups per SM, the product, the epilogue and the
  * wait for A follow each other instead of overlapping across blocks. */
 #include "backend/cuda/kernels/sm90_common.cuh"

@@ -1,4 +1,4 @@
-/* Kernels of the Ozaki scheme on the GPU (seed 004; host side in
+/* Kernels of the Ozaki scheme on the GPU ([Mukunoki et al. 2020]; host side in
  * src/backend/cuda/ozaki_cuda.c, CPU reference in src/gemm/ozaki.c).
  *
  * Every kernel that produces a value the CPU also produces does the same

@@ -1,7 +1,7 @@
 /* Device-side conversions and splits, bit-identical to tcnla_split() and
  * the format conversions of src/numerics (RN for FP16, RNA for TF32).
  * Every arithmetic step uses an explicit _rn intrinsic so that no
- * contraction into FMA can change a result (DESIGN.md section 4). */
+ * contraction into FMA can change a result (docs/design.md, numerical rules). */
 #ifndef TCNLA_SPLIT_CUH
 #define TCNLA_SPLIT_CUH
 

@@ -38,15 +38,15 @@
  * 1e-10 ||T|| (the Gram matrix of columns spanning 1e-7, test
  * gpu_syev_fast_matches_syevd).
  *
- * H200, l = 266: tridiagonalization 0.65 ms (Nsight Compute in bench_rsvd,
- * session 23; 1.09 ms with session 21's kernel of two cluster barriers per
- * step and a warp per row and phase), bisection 77 us, vectors 62 us;
- * l = 440: 1.76 ms (2.40 ms before). What a step costs is instructions
+ * H200, l = 266: tridiagonalization 0.65 ms (Nsight Compute in bench_rsvd;
+ * 1.09 ms with two cluster barriers per step and a warp per row and
+ * phase), bisection 77 us, vectors 62 us; l = 440: 1.76 ms (2.40 ms with
+ * the barriers). What a step costs is instructions
  * and latency in the warps: cluster.sync compiles to a GPU-scope fence,
- * an L1 invalidation and the barrier (the mbarrier exchange instead took
- * 10% off), and bounds per slot on the columns cost more than the FP64
+ * an L1 invalidation and the barrier (the mbarrier exchange instead is
+ * 10% faster), and bounds per slot on the columns cost more than the FP64
  * work on columns left of the diagonal they save (851 against 679 us at
- * l = 266, session 23's probe). */
+ * l = 266, in a probe). */
 #include "backend/cuda/kernels/sm90_common.cuh"
 #include "backend/cuda/tn_cuda.h"
 
@@ -443,9 +443,9 @@ static __device__ __forceinline__ int sturm(const double *d, const double *e2, i
 
 /* lam[k] (ascending), one block of BI_THREADS per k, one point per thread:
  * the interval [lo, hi] with count(lo) <= k < count(hi) cut into
- * BI_THREADS + 1 pieces per round. (Session 21's version, a warp per k
- * with 4 points per lane, ran 0.18 ms at n = 266 on an H200: 266 warps,
- * one per scheduler on half the GPU, each issuing four chains.) */
+ * BI_THREADS + 1 pieces per round: 77 us at n = 266 on an H200. (A warp
+ * per k with 4 points per lane takes 0.18 ms there: 266 warps, one per
+ * scheduler on half the GPU, each issuing four chains.) */
 static __global__ void __launch_bounds__(BI_THREADS) bisect_kernel(int n, const double *d_g,
                                                                    const double *e_g,
                                                                    double *lam) {

@@ -1,6 +1,6 @@
 /* Error-corrected single-precision GEMM on Tensor Cores with mma.sync
- * (sm_80+): TCEC_FP16 / TCEC_TF32 (seed 002), SHGEMM_FP16 / SHGEMM_TF32
- * (seed 000 section 4) and the MARKIDIS_FP16 baseline.
+ * (sm_80+): TCEC_FP16 / TCEC_TF32 [Ootomo & Yokota 2021], SHGEMM_FP16 / SHGEMM_TF32
+ * ([Ootomo & Yokota 2023] section 4) and the MARKIDIS_FP16 baseline.
  *
  * One kernel body, specialised by compile-time constants of an inlined
  * function (C-style CUDA, no templates):
@@ -14,7 +14,7 @@
  * device memory) and is bit-identical to tcnla_split(). Per mma instruction
  * (16 products for FP16, 8 for TF32) the hi*hi product comes out of a fresh
  * Tensor Core accumulator (C = 0) and is added into the FP32 result with an
- * ordinary RN add outside the Tensor Core (the RZ avoidance of seed 002
+ * ordinary RN add outside the Tensor Core (the RZ avoidance of [Ootomo & Yokota 2021]
  * Fig. 4); the correction terms dA*Bhi (+ Ahi*dB) accumulate inside the
  * Tensor Core in their own accumulator; dA*dB is dropped; the result is
  * acc + corr * 2^-11. MARKIDIS accumulates its four products in one

@@ -1,5 +1,5 @@
 /* Error-corrected SGEMM on Hopper Tensor Cores (sm_90a): TCEC_FP16,
- * TCEC_TF32 (seed 002) and SHGEMM_FP16, SHGEMM_TF32 (seed 000 section 4)
+ * TCEC_TF32 [Ootomo & Yokota 2021] and SHGEMM_FP16, SHGEMM_TF32 ([Ootomo & Yokota 2023] section 4)
  * with wgmma fed by TMA (cp.async.bulk.tensor) through mbarrier rings.
  *
  * Block tile 128 x 128 x 32, 384 threads in three warpgroups:
@@ -16,10 +16,10 @@
  *     k-tiles of 2 wgmma k16, for FP16; 32, one k-tile of 4 wgmma k8, for TF32)
  *     hi*hi goes to a fresh accumulator (scale-d = 0 on its first
  *     wgmma) and is added with RN FP32 adds into the result accumulator
- *     (RZ avoidance, seed 002 Fig. 4); dA*Bhi (+ Ahi*dB for TCEC) accumulate in their own wgmma
+ *     (RZ avoidance, [Ootomo & Yokota 2021] Fig. 4); dA*Bhi (+ Ahi*dB for TCEC) accumulate in their own wgmma
  *     accumulator; dA*dB is dropped. C = alpha*(acc + corr*2^-11) + beta*C,
  *     or, with split-K, the unscaled result into P[slice].
- * Round 3 (FP16 methods) and round 4 (TF32 methods), the kernels that run
+ * The register-A kernels, the ones that run for all four methods
  * (s9_body's RA = 0 form above has no kernel): the consumers take the FP32
  * A tile from an A ring of their own (TMA issued by consumer thread 128,
  * a_full / a_empty barriers), split it in registers (split.cuh,
@@ -51,11 +51,11 @@
 #define S9_THREADS 384
 
 /* ---------------------------------------------------- configuration */
-/* ra: the register-A variant (round 3 FP16, round 4 TF32): the consumers
+/* ra: the register-A variant: the consumers
  * read the raw FP32 A tile from its own ring (A stages of 16 KB), split it
  * in registers and feed wgmma's A operand from registers; the split
- * warpgroup only splits (TCEC) or copies (SHGEMM) B. ra = 0: the round-2
- * kernel. TF32 (round 4): hi*hi is taken in two n-halves (m64n64k8, one
+ * warpgroup only splits (TCEC) or copies (SHGEMM) B. ra = 0: the
+ * split-warpgroup kernel. TF32: hi*hi is taken in two n-halves (m64n64k8, one
  * 32-register accumulator) so that 16 + 16 TF32 fragment registers fit
  * beside the 64-register result and correction accumulators; one chunk
  * (32 products) per RN add only. */
@@ -632,7 +632,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
             /* the chunk (relative to this slice): first / last k-tile */
             const int cfirst = (kt & (CHK - 1)) == 0;
             const int clast = ((kt + 1) & (CHK - 1)) == 0 || kt == KT - 1;
-            if (RA && TF32) { /* round 4: TF32 A split in registers, hi*hi in n-halves */
+            if (RA && TF32) { /* TF32 A split in registers, hi*hi in n-halves */
                 const int ia = kt % NA;
                 mbar_wait(A_FULL(ia), (uint32_t)((kt / NA) & 1));
                 const unsigned char *sa = base + ia * RAW_A;
@@ -830,12 +830,12 @@ static __global__ void __launch_bounds__(S9_THREADS, 1)
 }
 S9_KERNEL(0, 1) /* TN_KMODE_TCEC_F16, A split in registers */
 S9_KERNEL(2, 1) /* TN_KMODE_SHGEMM_F16, A split in registers */
-S9_KERNEL(3, 1) /* TN_KMODE_TCEC_TF32, A split in registers (round 4) */
+S9_KERNEL(3, 1) /* TN_KMODE_TCEC_TF32, A split in registers */
 S9_KERNEL64(0)
 S9_KERNEL64(2)
 S9_KERNEL64(3)
 S9_KERNEL64(4)
-S9_KERNEL(4, 1) /* TN_KMODE_SHGEMM_TF32, A split in registers (round 4) */
+S9_KERNEL(4, 1) /* TN_KMODE_SHGEMM_TF32, A split in registers */
 
 typedef void (*s9_kernel_t)(const CUtensorMap, const CUtensorMap, int, int, int, int, int, float,
                             float, float *, long long, int, float *, int, int,
@@ -890,20 +890,20 @@ extern "C" int tn_cu_sm90_available(int mode) {
 }
 
 /* k-tiles (of 32) per chunk: hi*hi products summed inside the Tensor Core
- * before each RN add into the FP32 result. Defaults (H200 measurements,
- * bench/results/sm90_notes.md, round 2): 64 products for FP16 (SHGEMM_FP16
+ * before each RN add into the FP32 result. Defaults (H200 measurements):
+ * 64 products for FP16 (SHGEMM_FP16
  * +7 % at 8192^3, error lower there, at most 0.65x SGEMM's in the tests),
- * 32 for TF32 (64 was 1-2 % faster but its error rose to 0.86x SGEMM's at
+ * 32 for TF32 (64 is 1-2 % faster but its error rises to 0.86x SGEMM's at
  * m = n = 256, k = 8192). */
 static int s9_chunk(int mode) { return s9_tf32(mode) ? 1 : 2; }
 
 /* Split-K's sum, C = alpha (P_0 + ... + P_(S-1)) + beta C, each element
- * as before (RN adds in slice order). Nothing is written when fl is given
+ * by RN adds in slice order. Nothing is written when fl is given
  * and one of fl[0 .. 2] is set (the deferred checks of gemm_wide, read here
  * so that the host need not wait for them before the launch). V = 4: four
  * rows at a time (m, ldc and the pointers 16-byte aligned), one 16-byte
- * load per slice and store: H200, 16384 x 512, S = 1, beta = 0: 55 us for
- * the one-element form (session 25). */
+ * load per slice and store: H200, 16384 x 512, S = 1, beta = 0: 20 us,
+ * against 55 us one element at a time. */
 static __device__ __forceinline__ float s9_reduce1(float r, float alpha, float beta, const float *c) {
     const float v = __fmul_rn(alpha, r);
     return beta != 0.0f ? __fadd_rn(v, __fmul_rn(beta, *c)) : v;

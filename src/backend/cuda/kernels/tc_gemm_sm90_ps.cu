@@ -1,5 +1,5 @@
-/* Error-corrected SGEMM on Hopper (sm_90a) from pre-split operands
- * ("round 5"): TCEC_FP16, SHGEMM_FP16, TCEC_TF32, SHGEMM_TF32.
+/* Error-corrected SGEMM on Hopper (sm_90a) from pre-split operands:
+ * TCEC_FP16, SHGEMM_FP16, TCEC_TF32, SHGEMM_TF32.
  *
  * The kernels of tc_gemm_sm90.cu split each tile of A inside the consumer
  * warpgroups, once per column of output tiles (n / 128 times per element),
@@ -17,7 +17,7 @@
  *     operands in shared memory, in the order of the register-A kernels:
  *     per k16 (FP16) or k8 (TF32) step, hi*hi into a fresh accumulator per
  *     chunk, which is added with RN FP32 adds into the result at the
- *     chunk's end (seed 002's RZ avoidance), then Alo*Bhi (and Ahi*Blo for
+ *     chunk's end ([Ootomo & Yokota 2021]'s RZ avoidance), then Alo*Bhi (and Ahi*Blo for
  *     TCEC) into the correction accumulator; dA*dB dropped. The results
  *     are the same bits as those kernels' (a GPU test compares them).
  *     A consumer commits hi*hi and the corrections of k-tile kt as two
@@ -500,7 +500,7 @@ extern "C" int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k, i
  * kernel, which with its pass (0.77 ms, the check of A included) is still
  * ahead of the cluster kernel plus A's own check (0.53 ms): 171 against
  * 142 TFLOP/s for SHGEMM_FP16. With the copies between CTAs left out
- * (wrong results, timing only) it took 1.03 ms: the split warpgroup, which
+ * (wrong results, timing only) it takes 1.03 ms: the split warpgroup, which
  * can start on a stage only once every consumer of the cluster has
  * released it, is the limit, more than the copies. */
 extern "C" size_t tn_cu_sm90_ps_bytes(int mode, int acl, int transb, int64_t m, int64_t n,

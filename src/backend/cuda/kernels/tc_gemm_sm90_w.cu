@@ -1,6 +1,6 @@
-/* Error-corrected SGEMM on Hopper (sm_90a), wide tiles ("round 10"):
+/* Error-corrected SGEMM on Hopper (sm_90a), wide tiles:
  * SHGEMM_FP16 and TCEC_FP16 with 64 x 256 output tiles, for products with
- * a few hundred columns (16384 x 512 x 16384, the issue's skinny shape).
+ * a few hundred columns (such as 16384 x 512 x 16384).
  * The default where n is 192 .. 512 (tn_cu_sm90_w_wanted).
  *
  * Why: at such shapes the pre-split path (tc_gemm_sm90_ps.cu) spends a
@@ -39,10 +39,10 @@
  * maxima of tn_cu_check_begin / _end. The flags are those of
  * tn_cu_check_f32, or stricter where the bounds make the difference (a
  * row whose largest |x| is below about 2^-15 and that holds a small
- * element). Session 25: the earlier check, the exact error in FP64 of
- * every element outside FP16's normal range (one in 2^14 of uniform(-1,
- * 1) data, which puts one in about a fifth of a warpgroup's k-tiles) cost
- * 240 us of 1230-1330 at 16384 x 512 x 16384, this one 30-50. The
+ * element). Why on the his: the exact error in FP64 of every element
+ * outside FP16's normal range (one in 2^14 of uniform(-1, 1) data, which
+ * puts one in about a fifth of a warpgroup's k-tiles) costs 240 us of
+ * 1230-1330 at 16384 x 512 x 16384 on an H200, this check 30-50. The
  * caller (gemm_wide in gemm_cuda.c) reads the flags after the product,
  * which goes to P until then (s9_epilogue's split-K form with one slice)
  * unless both operands are trusted; a flag sends the call down the
@@ -425,10 +425,10 @@ W_KERNEL(2, 2) /* TN_KMODE_SHGEMM_F16 */
 /* ring depths: 4 raw A (16 KB) + 3 FP16 A (8 KB) + NB = 4 B stages (2 NC
  * rows of 128 bytes: 34 KB at NC = 136, 16 KB at NC = 64): 225 KB at NC =
  * 136. The B stages, read from L2 by every row tile, need the lead: H200,
- * 16384^2 x 266, raw / FP16 / B stages 4 / 4 / 3 (session 18's) 367-378
- * us, 4 / 2 / 4 348-353, 4 / 3 / 4 297-307, 6 / 4 / 2 546-551, 2 / 3 / 4
- * 374-379 (session 24, a probe of the kernel alone, means of 10; with the
- * trust check folded, below: 429-443 -> 421-429 us) */
+ * 16384^2 x 266, raw / FP16 / B stages 4 / 3 / 4 297-307 us, 4 / 4 / 3
+ * 367-378, 4 / 2 / 4 348-353, 6 / 4 / 2 546-551, 2 / 3 / 4 374-379 (a
+ * probe of the kernel alone, means of 10; with the trust check folded,
+ * below: 421-429 us against 429-443 at 4 / 4 / 3) */
 #define H_NRAW 4
 #define H_NCONV 3
 static __host__ __device__ __forceinline__ int h_nb(int nc) { (void)nc; return 4; }
@@ -455,7 +455,7 @@ extern __shared__ unsigned char h_smem_raw[];
  * operand modifier) instead of the integer extremes took the same time,
  * the column masks' atomics about 30 us of it, and the check moved after
  * the FP16 stage is handed over (the raw stage read again, its refill
- * later) 0.49 ms (session 24). */
+ * later) 0.49 ms. */
 typedef struct {
     int n;           /* kinds */
     uint32_t thr[4]; /* the bits of each kind's 2^tol E */
@@ -659,11 +659,12 @@ static w_kernel_t w_kernel(int mode) {
 /* Where the product runs here: 192 <= n <= 512 with at most a third of
  * the last 256-column tile empty, m, k >= 1024; force (the handle's tuning
  * sm90_wide) 0 / 1 overrides, TCNLA_TUNING_AUTO (-1) does not. H200,
- * TFLOP/s here against the default before (SHGEMM_FP16 / TCEC_FP16): 32768 x 256 x 32768 230 / 170 against
+ * TFLOP/s here against the pre-split
+ * and register-A paths (SHGEMM_FP16 / TCEC_FP16): 32768 x 256 x 32768 230 / 170 against
  * 110 / 96, 16384 x 512 x 16384 226 / 167 against 197 / 154, 16384 x 384
  * 177 / 112 against 125 / 105, 4096 x 512 x 16384 208 / 151 against
  * 185 / 142; slower at n = 266 for TCEC (64 against 73), n = 768 (212 /
- * 168 against 233 / 176), n = 1024 and 8192^3 (sm90_notes.md, round 10). */
+ * 168 against 233 / 176), n = 1024 and 8192^3 (docs/kernels.md). */
 extern "C" int tn_cu_sm90_w_wanted(int mode, int64_t m, int64_t n, int64_t k, int sms,
                                    int force) {
     (void)sms;

@@ -65,7 +65,7 @@ static __global__ void convert_kernel(int op, const void *src, long long lds, vo
 /* FP32 -> FP16 / TF32 / FP32 rounded to FP16 with 16-byte loads: 4
  * elements per thread and step (every column start 16-byte aligned,
  * rows % 4 == 0); the same values as
- * convert_kernel, which ran at about 1.3 TB/s on 1 GiB operands */
+ * convert_kernel, which runs at about 1.3 TB/s on 1 GiB operands */
 static __global__ void convert4_kernel(int op, const float *src, long long lds, void *dst,
                                        long long ldd, long long rows4, long long cols, int *flag,
                                        long long ss, long long sd, long long batch) {
@@ -239,7 +239,7 @@ static __global__ void add_kernel(const float *A, long long lda, const float *E,
 
 /* the same with 16-byte loads, 4 rows per thread and step (rows, lda, lde,
  * ldd multiples of 4, A, E, D 16-byte and D16 8-byte aligned): add_kernel
- * ran at about 2.2 TB/s (1.23 ms for 1 GiB A and E into FP16, H200) */
+ * runs at about 2.2 TB/s (1.23 ms for 1 GiB A and E into FP16, H200) */
 static __global__ void add4_kernel(const float *A, long long lda, const float *E, long long lde,
                                    long long rows4, long long cols, float *D, __half *D16,
                                    long long ldd) {
@@ -518,7 +518,7 @@ extern "C" int tn_cu_check_f32_batched(const float *X, int64_t ld, int64_t strid
     if (vec_is_col) {
         const int lpc = rows >= 2048 ? 32 : 8, cpb = 8 * (32 / lpc); /* columns per block */
         /* few or short columns: shorter segments, for at least 512 blocks
-         * where segments of 256 rows give them (a 1024 x 64 matrix took 33
+         * where segments of 256 rows give them (a 1024 x 64 matrix takes 33
          * us in 2 blocks on an H200, its lanes' loads one after another) */
         int64_t gx = (cols + cpb - 1) / cpb, seg = TN_SEG_ROWS;
         while (seg > 256 && gx * gz * ((rows + seg - 1) / seg) < 512) seg /= 2;
@@ -611,11 +611,11 @@ extern "C" int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int6
  * ones, one 16-byte load per column) and a range of columns: row maxima
  * stay in the lanes' registers until the end, column maxima are reduced in
  * the warp (redux), then over the warps in shared memory, TN_TR_CCH columns
- * at a time. It replaced an element-wise pass (sessions 8-18; 0.30 ms on
- * RSVD's 16384^2 A with every element in FP16's normal range, 1.16 ms on
- * the test matrix, where a fifth of them lie below it) followed, where a
- * kind failed there, by a row and a column pass of tn_cu_check_f32 per
- * such kind (0.44-0.51 ms each, H200).
+ * at a time. One pass instead of an element-wise pass (0.30 ms on RSVD's
+ * 16384^2 A with every element in FP16's normal range, 1.16 ms on the test
+ * matrix, where a fifth of them lie below it) followed, where a kind fails
+ * there, by a row and a column pass of tn_cu_check_f32 per such kind
+ * (0.44-0.51 ms each, H200).
  * The bounded pass (bounded = 1, every kind fast) keeps only the
  * magnitudes: an element below FP16's normal range, 0 < |x| < 2^-14, is
  * represented within E = 2^-25 by one FP16 (half its subnormal spacing)
@@ -655,7 +655,7 @@ typedef struct {
  * (rmx, rme[j]) and column maxima (cmx, cme[j]), and the element-wise bits.
  * Branch-free: with a fifth of the elements below FP16's normal range, some
  * lane of every warp takes the errors at every element anyway (a branch per
- * element that skipped the normal ones ran at 0.95 ms for RSVD's A); the
+ * element that skips the normal ones runs at 0.95 ms for RSVD's A); the
  * conversions go two at a time (cvt.rn.f16x2). The errors are those of
  * tn_f16_err, exact, except where fp16(x) overflows or x is NaN: then
  * they are Inf or NaN here, which fail every kind's element-wise test and,

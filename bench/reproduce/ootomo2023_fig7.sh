@@ -1,19 +1,19 @@
 #!/usr/bin/env bash
-# Seed 000 Fig. 7: accuracy of randomized SVD when only the projection A*Omega
+# [Ootomo & Yokota 2023] Fig. 7: accuracy of randomized SVD when only the projection A*Omega
 # changes method (FP32 SGEMM; TF32; SHGEMM-TF32 and SHGEMM-FP16 with an FP16
 # Omega), the other steps in FP32, on 4096 x 4096 matrices with linear and
-# exponential spectra (seed 000 5.1.1, s_p = 1e-3 at p = rank) and on the
+# exponential spectra ([Ootomo & Yokota 2023] 5.1.1, s_p = 1e-3 at p = rank) and on the
 # Cauchy matrix after one orthogonal iteration (tcnla gen --kind cauchy;
 # expected: SHGEMM-FP16 reports the range problem). Algorithm 1 without power
 # iterations, as the paper. N and K in the environment change the size and
-# rank. Output: bench/results/seed000_fig7.csv and .png.
-#   bash bench/reproduce/seed000_fig7.sh [backend] [path/to/tcnla]
+# rank. Output: bench/results/ootomo2023_fig7.csv and .png.
+#   bash bench/reproduce/ootomo2023_fig7.sh [backend] [path/to/tcnla]
 set -eu
 backend=${1:-auto}
 bin=${2:-build/tcnla}
 res=bench/results
 mkdir -p "$res"
-out=$res/seed000_fig7.csv
+out=$res/ootomo2023_fig7.csv
 n=${N:-4096}; k=${K:-256}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -34,7 +34,7 @@ for mat in linear exp cauchy; do
     done
   done
 done
-python3 - "$out" "$res/seed000_fig7.png" <<'PY'
+python3 - "$out" "$res/ootomo2023_fig7.png" <<'PY'
 import csv, sys
 from collections import defaultdict
 import matplotlib
@@ -65,7 +65,7 @@ for ax, m in zip(axs, mats):
     ax.set_title("%s, rank %s" % (m, rows[0]["rank"]))
     ax.set_yscale("log")
 axs[0].set_ylabel("||A - U S V^T||_F / ||A||_F (mean of 2 seeds)")
-fig.suptitle("seed 000 Fig. 7: projection method vs RSVD accuracy, %s" % dev)
+fig.suptitle("[Ootomo & Yokota 2023] Fig. 7: projection method vs RSVD accuracy, %s" % dev)
 fig.tight_layout()
 fig.savefig(sys.argv[2], dpi=120)
 print("wrote", sys.argv[2])

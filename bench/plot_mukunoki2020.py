@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
-"""Seed 004 Fig. 3 and Fig. 4 from bench/results/ozaki.csv (bench/ozaki.c):
+"""[Mukunoki et al. 2020] Fig. 3 and Fig. 4 from bench/results/ozaki.csv (bench/ozaki.c):
 Fig. 3, the largest relative error against the correctly rounded product
 as phi grows (one panel per n); Fig. 4, TFLOP/s (2 n^3 / time) as n grows
 (one panel per phi). DGEMM-level rows only (cuBLAS DGEMM, cuBLAS fixed-point
 emulation, the Ozaki DP modes); the latest row per (method, mode, phi, n).
-  python3 bench/plot_seed004.py [--csv F] [--out-prefix bench/results/seed004]"""
+  python3 bench/plot_mukunoki2020.py [--csv F] [--out-prefix bench/results/mukunoki2020]"""
 import argparse
 import collections
 import csv
@@ -21,7 +21,7 @@ KEEP = {("cublas_dgemm", "-"), ("cublas_fixedpoint_emu", "-"), ("ozaki_fp16", "D
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--csv", default="bench/results/ozaki.csv")
-    ap.add_argument("--out-prefix", default="bench/results/seed004")
+    ap.add_argument("--out-prefix", default="bench/results/mukunoki2020")
     a = ap.parse_args()
     rows = [r for r in csv.DictReader(open(a.csv)) if (r["method"], r["mode"]) in KEEP]
     if not rows:
@@ -52,7 +52,7 @@ def main():
         ax.set_ylabel("max relative error")
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=7)
-    fig.suptitle(f"Seed 004 Fig. 3 on {gpu}: accuracy in DP mode vs cuBLAS DGEMM")
+    fig.suptitle(f"[Mukunoki et al. 2020] Fig. 3 on {gpu}: accuracy in DP mode vs cuBLAS DGEMM")
     fig.tight_layout()
     fig.savefig(a.out_prefix + "_fig3.png", dpi=110)
 
@@ -68,7 +68,7 @@ def main():
         ax.set_xscale("log", base=2)
         ax.grid(alpha=0.3)
     axes[0][0].legend(fontsize=7)
-    fig.suptitle(f"Seed 004 Fig. 4 on {gpu}: DGEMM throughput in DP mode")
+    fig.suptitle(f"[Mukunoki et al. 2020] Fig. 4 on {gpu}: DGEMM throughput in DP mode")
     fig.tight_layout()
     fig.savefig(a.out_prefix + "_fig4.png", dpi=110)
     for (m, md) in labels:

@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
-# Seed 001 Fig. 2 and 3: time and accuracy of randomized LRA variants (tgemm
+# [Baboulin et al. 2024] Fig. 2 and 3: time and accuracy of randomized LRA variants (tgemm
 # 32|32, 16|16, 16|32 with CholeskyQR in FP64, without and with iterative
 # refinement) against the FP32 baseline (SGEMM + Householder) for several
-# ranks, on A = X Y^T (bench/lra, GPU). Output: bench/results/seed001_lra.csv, .png
-#   [P=p] [PLOT_ONLY=1] bash bench/reproduce/seed001_fig23.sh [m] [ranks...]
+# ranks, on A = X Y^T (bench/lra, GPU). Output: bench/results/baboulin2024_lra.csv, .png
+#   [P=p] [PLOT_ONLY=1] bash bench/reproduce/baboulin2024_fig23.sh [m] [ranks...]
 # P: oversampling, 0 as in the paper ("we do not use any oversampling");
 # PLOT_ONLY=1 redraws the plot from the CSV.
 set -eu
@@ -12,12 +12,12 @@ shift || true
 ranks=${*:-64 128 256 512}
 p=${P:-0}
 res=bench/results
-out=$res/seed001_lra.csv
+out=$res/baboulin2024_lra.csv
 if [ -z "${PLOT_ONLY:-}" ]; then
   rm -f "$out"
   for k in $ranks; do ./build/bench_lra --m "$m" --n "$m" --rank "$k" --oversampling "$p" --reps 3 --csv "$out"; done
 fi
-python3 - "$out" "$res/seed001_lra.png" <<'PY'
+python3 - "$out" "$res/baboulin2024_lra.png" <<'PY'
 import csv, sys
 import matplotlib
 matplotlib.use("Agg")
@@ -38,7 +38,7 @@ for me in meths:
 a.set_xlabel("rank k"); a.set_ylabel("ms"); a.set_xscale("log", base=2)
 b.set_xlabel("rank k"); b.set_ylabel("||A - X Y^T||_F / ||A||_F"); b.set_xscale("log", base=2)
 a.legend(fontsize=7)
-fig.suptitle("seed 001 Fig. 2/3: randLRA, m = n = %s, A = X Y^T, oversampling %s, %s"
+fig.suptitle("[Baboulin et al. 2024] Fig. 2/3: randLRA, m = n = %s, A = X Y^T, oversampling %s, %s"
              % (m, rows[0]["p"], rows[0]["gpu"]))
 fig.tight_layout()
 fig.savefig(sys.argv[2], dpi=120)

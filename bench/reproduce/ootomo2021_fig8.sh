@@ -1,16 +1,16 @@
 #!/usr/bin/env bash
-# Seed 002 Fig. 8: accuracy of the error-corrected SGEMMs for inputs of
-# different exponent ranges (exp_rand(a, b), seed 002 section 4.1), mean of
+# [Ootomo & Yokota 2021] Fig. 8: accuracy of the error-corrected SGEMMs for inputs of
+# different exponent ranges (exp_rand(a, b), [Ootomo & Yokota 2021] section 4.1), mean of
 # 8 seeds (4 on the GPU), against NATIVE_FP32 on the same inputs, with `tcnla gemm --json`:
-#   bench/results/seed002_fig8.csv, seed002_fig8.png
-#   bash bench/reproduce/seed002_fig8.sh [backend: auto|cpu|cuda] [path/to/tcnla]
+#   bench/results/ootomo2021_fig8.csv, ootomo2021_fig8.png
+#   bash bench/reproduce/ootomo2021_fig8.sh [backend: auto|cpu|cuda] [path/to/tcnla]
 # On the CPU the Tensor Core methods run on the model: small sizes only.
 set -eu
 backend=${1:-auto}
 bin=${2:-build/tcnla}
 res=bench/results
 mkdir -p "$res"
-out=$res/seed002_fig8.csv
+out=$res/ootomo2021_fig8.csv
 # one process per run (a CUDA context each) and an FP64 host reference: keep it modest
 if [ "$backend" = cpu ]; then m=64; ks="256 1024 4096"; seeds="1 2 3 4 5 6 7 8";
 else m=512; ks="256 1024 4096 16384"; seeds="1 2 3 4"; fi
@@ -32,7 +32,7 @@ for pair in $pairs; do
     done
   done
 done
-python3 - "$out" "$res/seed002_fig8.png" <<'PY'
+python3 - "$out" "$res/ootomo2021_fig8.png" <<'PY'
 import csv, sys
 from collections import defaultdict
 import matplotlib
@@ -74,7 +74,7 @@ for ax, p in zip(axs, pairs):
     ax.set_title(title, fontsize=9)
     ax.set_xlabel("k")
 axs[0].set_ylabel("relative Frobenius error (mean over seeds)")
-fig.suptitle("seed 002 Fig. 8 on %s" % dev)
+fig.suptitle("[Ootomo & Yokota 2021] Fig. 8 on %s" % dev)
 fig.tight_layout()
 fig.savefig(sys.argv[2], dpi=120)
 print("wrote", sys.argv[2])
