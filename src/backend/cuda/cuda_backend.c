@@ -21,15 +21,16 @@ void tn_cuda_restore_device(int device) {
     }
 }
 
-/* A public call runs on the handle's device; the caller's comes back after. */
+/* A public call runs on the handle's device; the caller's comes back after
+ * (h->device, not the context's: tcnla_destroy leaves after the context is
+ * gone). */
 static void cuda_enter(tcnla_handle_t h, int *saved) {
     *saved = tn_cuda_current_device();
-    if (*saved != h->cuda->device && cudaSetDevice(h->cuda->device) != cudaSuccess)
-        (void)cudaGetLastError();
+    if (*saved != h->device && cudaSetDevice(h->device) != cudaSuccess) (void)cudaGetLastError();
 }
 
 static void cuda_leave(tcnla_handle_t h, int saved) {
-    if (saved != h->cuda->device) tn_cuda_restore_device(saved);
+    if (saved != h->device) tn_cuda_restore_device(saved);
 }
 
 /* tn_cuda_orthonormalize, then Y rounded to FP16 with its FP16 bits in Y16
