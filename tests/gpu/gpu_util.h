@@ -67,11 +67,13 @@ static inline float gt_f16r(float x) {
 /* C = alpha op(A) op(B) + beta C on handle h with host operands (B16 used
  * instead of B when non-NULL, through tcnla_shgemm). A is arows x acols
  * with lda, etc.; `off` shifts the device copies of A and B by that many
- * elements (misaligned pointers). Returns the status. */
-static inline int gt_gemm_off(tcnla_handle_t h, tcnla_gemm_method_t meth, tcnla_op_t ta,
-                              tcnla_op_t tb, int64_t m, int64_t n, int64_t k, float alpha,
-                              const float *A, int64_t lda, const float *B, const uint16_t *B16,
-                              int64_t ldb, float beta, float *C, int64_t ldc, int off) {
+ * elements (misaligned pointers); what ran goes to *info (may be NULL).
+ * Returns the status. */
+static inline int gt_gemm_info(tcnla_handle_t h, tcnla_gemm_method_t meth, tcnla_op_t ta,
+                               tcnla_op_t tb, int64_t m, int64_t n, int64_t k, float alpha,
+                               const float *A, int64_t lda, const float *B, const uint16_t *B16,
+                               int64_t ldb, float beta, float *C, int64_t ldc, int off,
+                               tcnla_info_t *info) {
     tcnla_backend_t be;
     tcnla_get_backend(h, &be);
     int64_t acols = ta == TCNLA_OP_N ? k : m, bcols = tb == TCNLA_OP_N ? n : k;
@@ -81,8 +83,9 @@ static inline int gt_gemm_off(tcnla_handle_t h, tcnla_gemm_method_t meth, tcnla_
     size_t cbytes = sizeof(float) * (size_t)(ldc * n);
     if (be == TCNLA_BACKEND_CPU) {
         if (B16)
-            return tcnla_shgemm(h, meth, ta, tb, m, n, k, alpha, A, lda, B16, ldb, beta, C, ldc);
-        return tcnla_sgemm(h, meth, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+            return tcnla_shgemm_ex(h, meth, ta, tb, m, n, k, alpha, A, lda, B16, ldb, beta, C, ldc,
+                                   info);
+        return tcnla_sgemm_ex(h, meth, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc, info);
     }
     char *dA = NULL, *dB = NULL;
     float *dC = NULL;
@@ -99,12 +102,13 @@ static inline int gt_gemm_off(tcnla_handle_t h, tcnla_gemm_method_t meth, tcnla_
     if (!st) {
         const float *pA = A ? (const float *)(dA + sizeof(float) * (size_t)off) : NULL;
         if (B16)
-            st = tcnla_shgemm(h, meth, ta, tb, m, n, k, alpha, pA, lda,
-                              (const uint16_t *)(dB + bes * (size_t)off), ldb, beta, dC, ldc);
+            st = tcnla_shgemm_ex(h, meth, ta, tb, m, n, k, alpha, pA, lda,
+                                 (const uint16_t *)(dB + bes * (size_t)off), ldb, beta, dC, ldc,
+                                 info);
         else
-            st = tcnla_sgemm(h, meth, ta, tb, m, n, k, alpha, pA, lda,
-                             B ? (const float *)(dB + bes * (size_t)off) : NULL, ldb, beta, dC,
-                             ldc);
+            st = tcnla_sgemm_ex(h, meth, ta, tb, m, n, k, alpha, pA, lda,
+                                B ? (const float *)(dB + bes * (size_t)off) : NULL, ldb, beta, dC,
+                                ldc, info);
         int st2 = cbytes ? tcnla_memcpy(h, C, dC, cbytes, TCNLA_MEMCPY_HANDLE_TO_HOST) : 0;
         if (!st) st = st2;
     }
@@ -112,6 +116,13 @@ static inline int gt_gemm_off(tcnla_handle_t h, tcnla_gemm_method_t meth, tcnla_
     tcnla_free(h, dB);
     tcnla_free(h, dC);
     return st;
+}
+static inline int gt_gemm_off(tcnla_handle_t h, tcnla_gemm_method_t meth, tcnla_op_t ta,
+                              tcnla_op_t tb, int64_t m, int64_t n, int64_t k, float alpha,
+                              const float *A, int64_t lda, const float *B, const uint16_t *B16,
+                              int64_t ldb, float beta, float *C, int64_t ldc, int off) {
+    return gt_gemm_info(h, meth, ta, tb, m, n, k, alpha, A, lda, B, B16, ldb, beta, C, ldc, off,
+                        NULL);
 }
 static inline int gt_gemm(tcnla_handle_t h, tcnla_gemm_method_t meth, tcnla_op_t ta,
                           tcnla_op_t tb, int64_t m, int64_t n, int64_t k, float alpha,

@@ -103,12 +103,13 @@ static double run_batch(tcnla_handle_t g, tcnla_gemm_method_t meth, const bshape
                     : tcnla_sgemm(g, meth, s->ta, s->tb, s->m, s->n, s->k, alpha, dA + t * sa, lda,
                                   (const float *)dB + t * sb, ldb, bt, Ct, ldc);
     }
-    int st2 = tn_sgemm_batched(g, meth, s->ta, s->tb, s->m, s->n, s->k, alpha, dA, lda, sa,
+    tn_call_t cl;
+    tn_call_init(&cl, g);
+    int st2 = tn_sgemm_batched(&cl, meth, s->ta, s->tb, s->m, s->n, s->k, alpha, dA, lda, sa,
                                via16 ? NULL : (const float *)dB,
                                via16 ? (const uint16_t *)dB : NULL, ldb, sb, beta, dC2, ldc, sc,
                                s->batch, s->reduce);
-    tcnla_gemm_method_t used = TCNLA_GEMM_DEFAULT;
-    tcnla_last_method(g, &used);
+    const tcnla_gemm_method_t used = cl.info.method;
     tcnla_memcpy(g, C1, dC1, sizeof(float) * (size_t)nc, TCNLA_MEMCPY_HANDLE_TO_HOST);
     tcnla_memcpy(g, C2, dC2, sizeof(float) * (size_t)nc, TCNLA_MEMCPY_HANDLE_TO_HOST);
     *status_ok = st1 == 0 && st2 == 0 && used == meth;
@@ -232,14 +233,16 @@ static void fallback_case(tcnla_handle_t g, tcnla_gemm_method_t meth, int reduce
     float *dA = dev_copy(g, A, sizeof(float) * sa * T), *dB = dev_copy(g, B, sizeof(float) * sb * T);
     float *dC1 = dev_copy(g, C1, sizeof(float) * sc * T), *dC2 = dev_copy(g, C2, sizeof(float) * sc * T);
     int st1 = 0;
+    tcnla_info_t i1 = {0};
     for (int t = 0; t < T && st1 == 0; t++)
-        st1 = tcnla_sgemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, M, N, K, 1.0f, dA + t * sa, M,
-                          dB + t * sb, K, (reduce && t) ? 1.0f : 0.5f, dC1 + (reduce ? 0 : t * sc), M);
-    tcnla_gemm_method_t u1, u2;
-    tcnla_last_method(g, &u1);
-    int st2 = tn_sgemm_batched(g, meth, TCNLA_OP_N, TCNLA_OP_N, M, N, K, 1.0f, dA, M, sa, dB, NULL,
+        st1 = tcnla_sgemm_ex(g, meth, TCNLA_OP_N, TCNLA_OP_N, M, N, K, 1.0f, dA + t * sa, M,
+                             dB + t * sb, K, (reduce && t) ? 1.0f : 0.5f,
+                             dC1 + (reduce ? 0 : t * sc), M, &i1);
+    tn_call_t cl;
+    tn_call_init(&cl, g);
+    int st2 = tn_sgemm_batched(&cl, meth, TCNLA_OP_N, TCNLA_OP_N, M, N, K, 1.0f, dA, M, sa, dB, NULL,
                                K, sb, 0.5f, dC2, M, sc, T, reduce);
-    tcnla_last_method(g, &u2);
+    const tcnla_gemm_method_t u1 = i1.method, u2 = cl.info.method;
     tcnla_memcpy(g, C1, dC1, sizeof(float) * sc * T, TCNLA_MEMCPY_HANDLE_TO_HOST);
     tcnla_memcpy(g, C2, dC2, sizeof(float) * sc * T, TCNLA_MEMCPY_HANDLE_TO_HOST);
     CHECK_MSG(st1 == st2 && u1 == u2 && memcmp(C1, C2, sizeof(float) * sc * T) == 0,

@@ -221,13 +221,12 @@ static void compare_backends(tcnla_handle_t g, tcnla_handle_t c, tcnla_gemm_meth
     for (int64_t i = 0; i < ldb * bcols; i++) B16[i] = tcnla_f32_to_f16(B[i], TCNLA_ROUND_RN);
     memcpy(Cg, C0, sizeof(float) * (size_t)(ldc * n));
     memcpy(Cc, C0, sizeof(float) * (size_t)(ldc * n));
-    int s1 = gt_gemm_off(g, meth, ta, tb, m, n, k, alpha, A, lda, B, via16 ? B16 : NULL, ldb, beta,
-                         Cg, ldc, off);
-    tcnla_gemm_method_t ug = TCNLA_GEMM_DEFAULT, uc = TCNLA_GEMM_DEFAULT;
-    tcnla_last_method(g, &ug);
-    int s2 = gt_gemm(c, meth, ta, tb, m, n, k, alpha, A, lda, B, via16 ? B16 : NULL, ldb, beta, Cc,
-                     ldc);
-    tcnla_last_method(c, &uc);
+    tcnla_info_t ig = {0}, ic = {0};
+    int s1 = gt_gemm_info(g, meth, ta, tb, m, n, k, alpha, A, lda, B, via16 ? B16 : NULL, ldb, beta,
+                          Cg, ldc, off, &ig);
+    int s2 = gt_gemm_info(c, meth, ta, tb, m, n, k, alpha, A, lda, B, via16 ? B16 : NULL, ldb, beta,
+                          Cc, ldc, 0, &ic);
+    const tcnla_gemm_method_t ug = ig.method, uc = ic.method;
     CHECK_MSG(s1 == 0 && s2 == 0, "%s m=%lld n=%lld k=%lld: status gpu %d cpu %d", mname(meth),
               (long long)m, (long long)n, (long long)k, s1, s2);
     CHECK_MSG(ug == uc, "%s: last method gpu %s cpu %s", mname(meth), mname(ug), mname(uc));
@@ -382,13 +381,12 @@ TEST(gpu_nan_inf_propagate_like_sgemm) {
     for (int mi = 0; mi < NMETHODS; mi++) {
         tcnla_gemm_method_t meth = all_methods[mi];
         for (int via16 = 0; via16 < (is_sh(meth) ? 2 : 1); via16++) {
-            CHECK(gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, via16 ? B16 : NULL,
-                          k, 0, Cg, m) == 0);
-            tcnla_gemm_method_t ug, uc;
-            tcnla_last_method(g, &ug);
-            CHECK(gt_gemm(c, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, via16 ? B16 : NULL,
-                          k, 0, Cc, m) == 0);
-            tcnla_last_method(c, &uc);
+            tcnla_info_t ig = {0}, ic = {0};
+            CHECK(gt_gemm_info(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B,
+                               via16 ? B16 : NULL, k, 0, Cg, m, 0, &ig) == 0);
+            CHECK(gt_gemm_info(c, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B,
+                               via16 ? B16 : NULL, k, 0, Cc, m, 0, &ic) == 0);
+            const tcnla_gemm_method_t ug = ig.method, uc = ic.method;
             CHECK_MSG(ug == uc, "%s: last method gpu %s cpu %s", mname(meth), mname(ug), mname(uc));
             if (meth != TCNLA_GEMM_NATIVE_FP64) CHECK(ug == TCNLA_GEMM_NATIVE_FP32);
             int bad = 0;
@@ -440,21 +438,21 @@ TEST(gpu_range_error_and_fallback) {
     CHECK_MSG(e_tf < 2e-6, "tcec_tf32 on exp_rand(-45,-35): %.3e", e_tf);
     /* fallback: TCEC_FP16 computes as TCEC_TF32, bit for bit */
     CHECK(tcnla_set_range_policy(g, TCNLA_RANGE_FALLBACK) == 0);
-    CHECK(gt_gemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, NULL, k, 0,
-                  C2, m) == 0);
-    tcnla_gemm_method_t used;
-    CHECK(tcnla_last_method(g, &used) == 0 && used == TCNLA_GEMM_TCEC_TF32);
+    tcnla_info_t info = {0};
+    CHECK(gt_gemm_info(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, NULL,
+                       k, 0, C2, m, 0, &info) == 0);
+    CHECK(info.method == TCNLA_GEMM_TCEC_TF32);
     CHECK(memcmp(C, C2, sizeof(float) * m * n) == 0);
-    CHECK(gt_gemm(g, TCNLA_GEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, NULL, k, 0, C2,
-                  m) == 0);
-    CHECK(tcnla_last_method(g, &used) == 0 && used == TCNLA_GEMM_TCEC_TF32);
+    CHECK(gt_gemm_info(g, TCNLA_GEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, B, NULL, k, 0,
+                       C2, m, 0, &info) == 0);
+    CHECK(info.method == TCNLA_GEMM_TCEC_TF32);
     /* SHGEMM_FP16 with A out of range falls back to SHGEMM_TF32 */
     float *Bn = malloc(sizeof(float) * k * n);
     gt_uniform(13, -1, 1, k * n, Bn);
     for (int e = 0; e < k * n; e++) B16[e] = tcnla_f32_to_f16(Bn[e], TCNLA_ROUND_RN);
-    CHECK(gt_gemm(g, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, NULL, B16, k,
-                  0, C2, m) == 0);
-    CHECK(tcnla_last_method(g, &used) == 0 && used == TCNLA_GEMM_SHGEMM_TF32);
+    CHECK(gt_gemm_info(g, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, NULL,
+                       B16, k, 0, C2, m, 0, &info) == 0);
+    CHECK(info.method == TCNLA_GEMM_SHGEMM_TF32);
     /* a B that overflows FP16 in SHGEMM via tcnla_sgemm: an error whatever the policy */
     Bn[3] = 1e5f;
     CHECK_EQ_INT(gt_gemm(g, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, m, Bn,
@@ -514,12 +512,12 @@ TEST(gpu_checks_see_every_element_aligned_or_not) {
                 for (int p = 0; p < k; p++) B[p + 8 * ld] = tiny[p];
             if (where == 2) A[(m - 1) + 5 * ld] = NAN, want = 0; /* last row: NaN */
             if (where == 3) B[(k - 1) + 8 * ld] = NAN, want = 0; /* last element of a column */
-            const int st = gt_gemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A,
-                                   ld, B, NULL, ld, 0, C, m);
+            tcnla_info_t info = {0};
+            const int st = gt_gemm_info(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k,
+                                        1, A, ld, B, NULL, ld, 0, C, m, 0, &info);
             CHECK_MSG(st == want, "ld %d case %d: status %d, want %d", ld, where, st, want);
             if (where >= 2) {
-                tcnla_gemm_method_t used;
-                tcnla_last_method(g, &used);
+                const tcnla_gemm_method_t used = info.method;
                 CHECK_MSG(used == TCNLA_GEMM_NATIVE_FP32, "ld %d case %d: NaN not seen", ld,
                           where);
                 CHECK(where == 2 ? isnan(C[(m - 1) + 0 * m]) : isnan(C[0 + 8 * m]));
@@ -535,10 +533,10 @@ TEST(gpu_checks_see_every_element_aligned_or_not) {
             gt_uniform(35, -1, 1, ld * n, B);
             for (int e = 0; e < ld * n; e++) B16[e] = tcnla_f32_to_f16(B[e], TCNLA_ROUND_RN);
             B16[(where ? 13 : k - 1) + 4 * ld] = 0x7c00; /* +Inf */
-            CHECK(gt_gemm(g, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A, ld,
-                          NULL, B16, ld, 0, C, m) == 0);
-            tcnla_gemm_method_t used;
-            tcnla_last_method(g, &used);
+            tcnla_info_t info = {0};
+            CHECK(gt_gemm_info(g, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1, A,
+                               ld, NULL, B16, ld, 0, C, m, 0, &info) == 0);
+            const tcnla_gemm_method_t used = info.method;
             CHECK_MSG(used == TCNLA_GEMM_NATIVE_FP32, "FP16 B, ld %d case %d: Inf not seen", ld,
                       where);
             CHECK(isinf(C[0 + 4 * m]) || isnan(C[0 + 4 * m]));
@@ -712,26 +710,27 @@ TEST(gpu_tc_kernels_vs_cpu) {
  * C2 = X A^T (rows), C3 = A(2:m, :) B (rows of a view) and C4 = A^T Y
  * (columns) give the same status, the same method that ran and the same
  * bits with the trust as without. */
-static int run4(tcnla_handle_t g, tcnla_gemm_method_t meth, int64_t m, int64_t n, int64_t k,
+static int run4(tn_call_t *call, tcnla_gemm_method_t meth, int64_t m, int64_t n, int64_t k,
                 const float *dA, int64_t lda, const float *dB, const uint16_t *dB16,
                 const float *dX, const float *dY, float *dC, int64_t blk, float *hC, int *st,
                 tcnla_gemm_method_t *ran) {
+    tcnla_handle_t g = call->h;
     const tcnla_op_t N = TCNLA_OP_N, T = TCNLA_OP_T;
     for (int p = 0; p < 4; p++) {
         float *C = dC + (size_t)p * (size_t)blk;
-        if (p == 1) st[p] = tcnla_sgemm(g, meth, N, T, n, m, k, 1.0f, dX, n, dA, lda, 0.0f, C, n);
+        if (p == 1) st[p] = tn_sgemm(call, meth, N, T, n, m, k, 1.0f, dX, n, dA, NULL, lda, 0.0f, C, n);
         else if (p == 3)
-            st[p] = tcnla_sgemm(g, meth, T, N, k, n, m, 1.0f, dA, lda, dY, m, 0.0f, C, k);
+            st[p] = tn_sgemm(call, meth, T, N, k, n, m, 1.0f, dA, lda, dY, NULL, m, 0.0f, C, k);
         else {
             const int64_t r = p == 0 ? m : m - 1;
             const float *Ap = p == 0 ? dA : dA + 1;
-            st[p] = is_sh(meth) ? tcnla_shgemm(g, meth, N, N, r, n, k, 1.0f, Ap, lda, dB16, k,
+            st[p] = is_sh(meth) ? tn_sgemm(call, meth, N, N, r, n, k, 1.0f, Ap, lda, NULL, dB16, k,
                                                0.0f, C, r)
-                                : tcnla_sgemm(g, meth, N, N, r, n, k, 1.0f, Ap, lda, dB, k,
+                                : tn_sgemm(call, meth, N, N, r, n, k, 1.0f, Ap, lda, dB, NULL, k,
                                               0.0f, C, r);
         }
         ran[p] = TCNLA_GEMM_DEFAULT;
-        if (st[p] == TCNLA_SUCCESS) tcnla_last_method(g, &ran[p]);
+        if (st[p] == TCNLA_SUCCESS) ran[p] = call->info.method;
     }
     return tcnla_memcpy(g, hC, dC, sizeof(float) * 4 * (size_t)blk, TCNLA_MEMCPY_HANDLE_TO_HOST);
 }
@@ -751,6 +750,8 @@ static void plant_trust_case(float *A, int64_t lda, int64_t k, int cs) {
 TEST(gpu_trusted_operand_same_decisions) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
+    tn_call_t cl;
+    tn_call_init(&cl, g);
     const int64_t m = 192, n = 40, k = 260, lda = 200, blk = m * m;
     const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_TCEC_TF32,
                                       TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TF32};
@@ -785,17 +786,17 @@ TEST(gpu_trusted_operand_same_decisions) {
             tcnla_gemm_method_t r0[4], r1[4];
             memset(C0, 0, sizeof(float) * cn);
             tcnla_memcpy(g, dC, C0, sizeof(float) * cn, TCNLA_MEMCPY_HOST_TO_HANDLE);
-            CHECK(run4(g, me, m, n, k, dA, lda, dB, dB16, dX, dY, dC, blk, C0, st0, r0) == 0);
-            CHECK(tn_trust(g, dA, lda, m, k, &me, 1) == 0);
-            const int any = (g->cuda->trust.mask >> (int)me) & 1;
-            const int rows = (g->cuda->trust.mask_rows >> (int)me) & 1;
-            const int cols = (g->cuda->trust.mask_cols >> (int)me) & 1;
+            CHECK(run4(&cl, me, m, n, k, dA, lda, dB, dB16, dX, dY, dC, blk, C0, st0, r0) == 0);
+            CHECK(tn_trust(&cl, dA, lda, m, k, &me, 1) == 0);
+            const int any = (cl.trust.mask >> (int)me) & 1;
+            const int rows = (cl.trust.mask_rows >> (int)me) & 1;
+            const int cols = (cl.trust.mask_cols >> (int)me) & 1;
             memset(C1, 0, sizeof(float) * cn);
             tcnla_memcpy(g, dC, C1, sizeof(float) * cn, TCNLA_MEMCPY_HOST_TO_HANDLE);
-            CHECK(run4(g, me, m, n, k, dA, lda, dB, dB16, dX, dY, dC, blk, C1, st1, r1) == 0);
-            tn_untrust(g);
-            CHECK(g->cuda->trust.mask == 0 && g->cuda->trust.mask_rows == 0 &&
-                  g->cuda->trust.mask_cols == 0);
+            CHECK(run4(&cl, me, m, n, k, dA, lda, dB, dB16, dX, dY, dC, blk, C1, st1, r1) == 0);
+            tn_untrust(&cl);
+            CHECK(cl.trust.mask == 0 && cl.trust.mask_rows == 0 &&
+                  cl.trust.mask_cols == 0);
             const int f16 = me != TCNLA_GEMM_TCEC_TF32 && me != TCNLA_GEMM_TF32;
             /* (case 0: every layout, or, where the bounded pass does not
              * judge A's smallest elements, its rows and columns) */
@@ -1045,6 +1046,8 @@ TEST(gpu_trust_bounded_pass_agrees) {
 TEST(gpu_gemm_trusting_same_product_and_record) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
+    tn_call_t cl;
+    tn_call_init(&cl, g);
     const int64_t m = 300, k = 1000;
     const struct {
         tcnla_gemm_method_t me;
@@ -1087,36 +1090,36 @@ TEST(gpu_gemm_trusting_same_product_and_record) {
             if (!sh) GT_TUNE(g, sm90_f16, 1);
             /* r0: the exact pass's record; rb: the bounded pass's (the
              * default), which trusts no more than r0 */
-            if (sh) tn_trust_f16(g, dB, (size_t)(k * n));
-            CHECK(tn_trust(g, dA, arows, arows, acols, ms, nms) == 0);
-            const tn_trust_t rb = g->cuda->trust;
-            tn_untrust(g);
+            if (sh) tn_trust_f16(&cl, dB, (size_t)(k * n));
+            CHECK(tn_trust(&cl, dA, arows, arows, acols, ms, nms) == 0);
+            const tn_trust_t rb = cl.trust;
+            tn_untrust(&cl);
             GT_TUNE(g, trust_bounded, 0);
-            CHECK(tn_trust(g, dA, arows, arows, acols, ms, nms) == 0);
+            CHECK(tn_trust(&cl, dA, arows, arows, acols, ms, nms) == 0);
             GT_TUNE(g, trust_bounded, 1);
-            const tn_trust_t r0 = g->cuda->trust;
-            tn_untrust(g);
+            const tn_trust_t r0 = cl.trust;
+            tn_untrust(&cl);
             CHECK((rb.mask & ~r0.mask) == 0 && (rb.mask_rows & ~(r0.mask | r0.mask_rows)) == 0 &&
                   (rb.mask_cols & ~(r0.mask | r0.mask_cols)) == 0);
-            if (sh) tn_trust_f16(g, dB, (size_t)(k * n));
+            if (sh) tn_trust_f16(&cl, dB, (size_t)(k * n));
             /* (TCNLA_ERR_RANGE where a row fails its check: cases 2 and 4) */
-            const int st0 = sh ? tcnla_shgemm(g, me, ta, TCNLA_OP_N, m, n, k, 1.0f, dA, arows, dB,
+            const int st0 = sh ? tn_sgemm(&cl, me, ta, TCNLA_OP_N, m, n, k, 1.0f, dA, arows, NULL, dB,
                                               k, 0.0f, dC, m)
-                               : tcnla_sgemm(g, me, ta, TCNLA_OP_N, m, n, k, 1.0f, dA, arows, dBf,
+                               : tn_sgemm(&cl, me, ta, TCNLA_OP_N, m, n, k, 1.0f, dA, arows, dBf, NULL,
                                              k, 0.0f, dC, m);
             CHECK(st0 == 0 || st0 == TCNLA_ERR_RANGE);
-            const tcnla_gemm_method_t ran0 = g->last_method;
+            const tcnla_gemm_method_t ran0 = cl.info.method;
             tcnla_memcpy(g, C0, dC, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HANDLE_TO_HOST);
             int done = -1;
             memset(C1, 0, sizeof(float) * (size_t)(m * n));
             tcnla_memcpy(g, dC, C1, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HOST_TO_HANDLE);
-            CHECK(tn_gemm_trusting(g, me, ta, m, n, k, dA, arows, sh ? NULL : dBf, sh ? dB : NULL,
+            CHECK(tn_gemm_trusting(&cl, me, ta, m, n, k, dA, arows, sh ? NULL : dBf, sh ? dB : NULL,
                                    k, dC, m, ms, nms, &done) == 0);
             GT_TUNE(g, sm90_f16, TCNLA_TUNING_AUTO);
-            const tn_trust_t r1 = g->cuda->trust;
-            const tcnla_gemm_method_t ran1 = g->last_method;
+            const tn_trust_t r1 = cl.trust;
+            const tcnla_gemm_method_t ran1 = cl.info.method;
             tcnla_memcpy(g, C1, dC, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HANDLE_TO_HOST);
-            tn_untrust(g);
+            tn_untrust(&cl);
             const int elementwise = (r0.mask & want) == want;
             const tn_trust_t rw = sh ? r0 : rb; /* the record the fold gives */
             CHECK(done == 0 || done == 1);
@@ -1153,6 +1156,8 @@ TEST(gpu_gemm_trusting_same_product_and_record) {
 TEST(gpu_trusted_f16_operand_skips_its_check) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
+    tn_call_t cl;
+    tn_call_init(&cl, g);
     const int64_t m = 96, n = 24, k = 80;
     float *A = malloc(sizeof(float) * (size_t)(m * k));
     uint16_t *B16 = malloc(sizeof(uint16_t) * (size_t)(k * n));
@@ -1169,23 +1174,23 @@ TEST(gpu_trusted_f16_operand_skips_its_check) {
     const tcnla_gemm_method_t SH = TCNLA_GEMM_SHGEMM_FP16;
     for (int c = 0; c < 4; c++) {
         /* c 0: trusted; 1: the range one element short; 2: untrusted; 3: batched, trusted */
-        if (c == 0 || c == 3) tn_trust_f16(g, dB, (size_t)(k * n));
-        if (c == 1) tn_trust_f16(g, dB, (size_t)(k * n) - 1);
+        if (c == 0 || c == 3) tn_trust_f16(&cl, dB, (size_t)(k * n));
+        if (c == 1) tn_trust_f16(&cl, dB, (size_t)(k * n) - 1);
         int st;
         if (c < 3)
-            st = tcnla_shgemm(g, SH, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, dA, m, dB, k, 0.0f,
+            st = tn_sgemm(&cl, SH, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, dA, m, NULL, dB, k, 0.0f,
                               dC, m);
         else /* two k-slabs of 40 rows of B, reduced: B's whole range */
-            st = tn_sgemm_batched(g, SH, TCNLA_OP_N, TCNLA_OP_N, m, n, k / 2, 1.0f, dA, m,
+            st = tn_sgemm_batched(&cl, SH, TCNLA_OP_N, TCNLA_OP_N, m, n, k / 2, 1.0f, dA, m,
                                   m * (k / 2), NULL, dB, k, k / 2, 0.0f, dC, m, 0, 2, 1);
-        tn_untrust(g);
+        tn_untrust(&cl);
         CHECK_MSG(st == 0, "case %d: %s", c, tcnla_strerror(st));
         tcnla_gemm_method_t ran = TCNLA_GEMM_DEFAULT;
-        tcnla_last_method(g, &ran);
+        ran = cl.info.method;
         CHECK_MSG(ran == ((c == 0 || c == 3) ? SH : TCNLA_GEMM_NATIVE_FP32), "case %d ran %s", c,
                   tcnla_gemm_method_name(ran));
     }
-    CHECK(g->cuda->f16_lo == 0 && g->cuda->f16_hi == 0);
+    CHECK(cl.f16_lo == 0 && cl.f16_hi == 0);
     tcnla_free(g, dA), tcnla_free(g, dB), tcnla_free(g, dC);
     free(A), free(B16);
 }

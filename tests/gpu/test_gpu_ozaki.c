@@ -31,13 +31,17 @@ static int oz_opts(tcnla_handle_t h, tcnla_ozaki_mode_t mode, int slices, int fa
 }
 
 /* tcnla_dgemm on either backend with host operands (A: lda x acols, ...). */
+/* what dg's last product ran, per handle backend (0 CPU, 1 GPU) */
+static tcnla_info_t dg_info[2];
+
 static int dg(tcnla_handle_t h, tcnla_gemm_method_t meth, tcnla_op_t ta, tcnla_op_t tb,
               int64_t m, int64_t n, int64_t k, double alpha, const double *A, int64_t lda,
               const double *B, int64_t ldb, double beta, double *C, int64_t ldc) {
     tcnla_backend_t be;
     tcnla_get_backend(h, &be);
     if (be == TCNLA_BACKEND_CPU)
-        return tcnla_dgemm(h, meth, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc);
+        return tcnla_dgemm_ex(h, meth, ta, tb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
+                              &dg_info[0]);
     int64_t acols = ta == TCNLA_OP_N ? k : m, bcols = tb == TCNLA_OP_N ? n : k;
     size_t ab = 8 * (size_t)(lda * acols), bb = 8 * (size_t)(ldb * bcols), cb = 8 * (size_t)(ldc * n);
     void *dA = NULL, *dB = NULL, *dC = NULL;
@@ -48,7 +52,8 @@ static int dg(tcnla_handle_t h, tcnla_gemm_method_t meth, tcnla_op_t ta, tcnla_o
     if (!st && bb) st = tcnla_memcpy(h, dB, B, bb, TCNLA_MEMCPY_HOST_TO_HANDLE);
     if (!st) st = tcnla_memcpy(h, dC, C, cb, TCNLA_MEMCPY_HOST_TO_HANDLE);
     if (!st) {
-        st = tcnla_dgemm(h, meth, ta, tb, m, n, k, alpha, dA, lda, dB, ldb, beta, dC, ldc);
+        st = tcnla_dgemm_ex(h, meth, ta, tb, m, n, k, alpha, dA, lda, dB, ldb, beta, dC, ldc,
+                            &dg_info[1]);
         int st2 = tcnla_memcpy(h, C, dC, cb, TCNLA_MEMCPY_HANDLE_TO_HOST);
         if (!st) st = st2;
     }
@@ -199,9 +204,7 @@ TEST(gpu_ozaki_nan_inf_fallback) {
         oz_opts(g, TCNLA_OZAKI_DP, 0, 1, 0);
         CHECK_EQ_INT(dg(g, oz_methods[mi], TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k, 0.0,
                         C, m), 0);
-        tcnla_gemm_method_t used;
-        tcnla_last_method(g, &used);
-        CHECK(used == TCNLA_GEMM_NATIVE_FP64);
+        CHECK(dg_info[1].method == TCNLA_GEMM_NATIVE_FP64);
         for (int64_t j = 0; j < n; j++)
             for (int64_t i = 0; i < m; i++) {
                 double x = C[i + j * m];
@@ -339,10 +342,8 @@ TEST(gpu_ozaki2_bitwise_vs_cpu) {
                                 lda, B, ldb, beta, Cg, ldc), 0);
                 CHECK_EQ_INT(dg(c, TCNLA_GEMM_OZAKI_INT8, s->ta, s->tb, s->m, s->n, s->k, alpha, A,
                                 lda, B, ldb, beta, Cc, ldc), 0);
-                int dgpu = 0, dcpu = 0, sch = 0;
-                tcnla_ozaki_last_slices(g, &dgpu, NULL, NULL);
-                tcnla_ozaki_last_slices(c, &dcpu, NULL, NULL);
-                tcnla_ozaki_last_scheme(g, &sch);
+                const int dgpu = dg_info[1].ozaki_d, dcpu = dg_info[0].ozaki_d,
+                          sch = dg_info[1].ozaki_scheme;
                 CHECK(sch == 2 && dgpu == dcpu);
                 int64_t bad = bit_diffs(Cg, Cc, ldc * s->n);
                 CHECK_MSG(bad == 0, "scheme 2 %s %d moduli phi %g %lldx%lldx%lld op %d%d: %lld differ",
@@ -438,9 +439,7 @@ TEST(gpu_ozaki2_workspace_cap_same_bits_and_nan) {
     oz2_opts(g, TCNLA_OZAKI_DP, 0, 0);
     CHECK_EQ_INT(dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B, k,
                     0.0, C1, m), 0);
-    tcnla_gemm_method_t used;
-    tcnla_last_method(g, &used);
-    CHECK(used == TCNLA_GEMM_NATIVE_FP64 && isnan(C1[5]) && isfinite(C1[6]));
+    CHECK(dg_info[1].method == TCNLA_GEMM_NATIVE_FP64 && isnan(C1[5]) && isfinite(C1[6]));
     free(A), free(B), free(C0), free(C1);
     tcnla_destroy(g);
 }
@@ -473,8 +472,7 @@ TEST(gpu_ozaki2_dp_accuracy_vs_cublas) {
             ed = fmax(ed, fabs(D[i] - R[i]) / fabs(R[i]));
             eo = fmax(eo, fabs(O[i] - R[i]) / fabs(R[i]));
         }
-        int nm = 0;
-        tcnla_ozaki_last_slices(g, &nm, NULL, NULL);
+        const int nm = dg_info[1].ozaki_d;
         printf("    phi %.1f scheme 2 DP (%d moduli) max rel err %.3e, cuBLAS DGEMM %.3e\n",
                phis[f], nm, eo, ed);
         CHECK(eo <= ed);
@@ -487,9 +485,10 @@ TEST(gpu_ozaki2_dp_accuracy_vs_cublas) {
         oz2_opts(g, TCNLA_OZAKI_DP, 0, 0);
         CHECK_EQ_INT(gt_gemm(g, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, Af,
                              m, Bf, NULL, k, 0.0f, Nf, m), 0);
-        CHECK_EQ_INT(gt_gemm(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, Af,
-                             m, Bf, NULL, k, 0.0f, Cf, m), 0);
-        tcnla_ozaki_last_slices(g, &nm, NULL, NULL);
+        tcnla_info_t info = {0};
+        CHECK_EQ_INT(gt_gemm_info(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f,
+                                  Af, m, Bf, NULL, k, 0.0f, Cf, m, 0, &info), 0);
+        const int nms = info.ozaki_d;
         double es = 0, eq = 0;
         for (int64_t i = 0; i < m * n; i++) {
             const double r = (float)R[i];
@@ -497,7 +496,7 @@ TEST(gpu_ozaki2_dp_accuracy_vs_cublas) {
             eq = fmax(eq, fabs(Cf[i] - r) / fabs(r));
         }
         printf("    phi %.1f scheme 2 SGEMM DP (%d moduli) max rel err %.3e, cuBLAS SGEMM %.3e\n",
-               phis[f], nm, eq, es);
+               phis[f], nms, eq, es);
         CHECK(eq <= es);
     }
     free(A), free(B), free(R), free(D), free(O), free(Af), free(Bf), free(Cf), free(Nf);

@@ -1,6 +1,7 @@
 /* GPU tests of the randomized algorithms and their building blocks on the
  * CUDA backend, against the CPU backend on the same inputs. */
 #include "core/internal.h"
+#include "backend/cuda/tn_cuda.h"
 #include "random/random.h"
 #include "tcnla.h"
 #include "../test.h"
@@ -87,6 +88,8 @@ TEST(gpu_random_fill_matches_cpu_bits) {
 TEST(gpu_random_fill_side_stream_bits) {
     tcnla_handle_t g = gpu(), c;
     if (!g) SKIP("no GPU");
+    tn_call_t cl;
+    tn_call_init(&cl, g);
     tcnla_create(&c, TCNLA_BACKEND_CPU);
     enum { R = 1001, C = 999 }; /* many counters per thread at one block per SM */
     const size_t n = (size_t)R * C;
@@ -97,19 +100,19 @@ TEST(gpu_random_fill_side_stream_bits) {
     for (int dist = 0; dist < 2; dist++) {
         CHECK(tcnla_random_fill(c, (tcnla_rand_dist_t)dist, TCNLA_FMT_FP32, 3, 7, R, C, hc, R) == 0);
         CHECK(tcnla_random_fill_f16(c, (tcnla_rand_dist_t)dist, 3, 8, R, C, bc, R) == 0);
-        CHECK_EQ_INT(tn_side_begin(g), 0);
-        CHECK(tcnla_random_fill(g, (tcnla_rand_dist_t)dist, TCNLA_FMT_FP32, 3, 7, R, C, d, R) == 0);
-        CHECK(tcnla_random_fill_f16(g, (tcnla_rand_dist_t)dist, 3, 8, R, C, d16, R) == 0);
-        CHECK_EQ_INT(tn_side_end(g), 0);
+        CHECK_EQ_INT(tn_side_begin(&cl), 0);
+        CHECK(tn_random_fill(&cl, (tcnla_rand_dist_t)dist, TCNLA_FMT_FP32, 0, 3, 7, R, C, d, R) == 0);
+        CHECK(tn_random_fill(&cl, (tcnla_rand_dist_t)dist, TCNLA_FMT_FP16, 1, 3, 8, R, C, d16, R) == 0);
+        CHECK_EQ_INT(tn_side_end(&cl), 0);
         /* meanwhile on the handle's stream */
-        CHECK(tcnla_random_fill(g, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 1, 1, R, C, busy, R) == 0);
-        CHECK_EQ_INT(tn_side_join(g), 0);
+        CHECK(tn_random_fill(&cl, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 0, 1, 1, R, C, busy, R) == 0);
+        CHECK_EQ_INT(tn_side_join(&cl), 0);
         to_host(g, hg, d, n);
         tcnla_memcpy(g, bg, d16, 2 * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
         CHECK_MSG(memcmp(hc, hg, sizeof(float) * n) == 0, "dist %d FP32", dist);
         CHECK_MSG(memcmp(bc, bg, 2 * n) == 0, "dist %d FP16", dist);
     }
-    CHECK_EQ_INT(tn_side_join(g), 0); /* nothing pending: a no-op */
+    CHECK_EQ_INT(tn_side_join(&cl), 0); /* nothing pending: a no-op */
     tcnla_free(g, d16), tcnla_free(g, d), tcnla_free(g, busy);
     free(hc), free(hg), free(bc), free(bg);
     tcnla_destroy(g), tcnla_destroy(c);
@@ -123,6 +126,8 @@ TEST(gpu_random_fill_side_stream_bits) {
 TEST(gpu_cholqr64_solve_blocks_and_f16) {
     tcnla_handle_t g = gpu(), c;
     if (!g) SKIP("no GPU");
+    tn_call_t cl;
+    tn_call_init(&cl, g);
     tcnla_create(&c, TCNLA_BACKEND_CPU);
     enum { M = 700, LD = 703, NMAX = 257 };
     const int ns[] = {1, 63, 64, 65, 127, 128, 129, 200, 257};
@@ -136,7 +141,7 @@ TEST(gpu_cholqr64_solve_blocks_and_f16) {
         const int N = ns[t];
         tcnla_memcpy(g, dY, Y0, sizeof(float) * LD * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
         memcpy(Yc, Y0, sizeof(float) * LD * N);
-        CHECK_EQ_INT(tcnla_orthonormalize(g, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_ERROR, M, N, dY, LD, NULL, 0, NULL), 0);
+        CHECK_EQ_INT(tn_orthonormalize(&cl, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_ERROR, M, N, dY, LD, NULL, 0, NULL), 0);
         CHECK_EQ_INT(tcnla_orthonormalize(c, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_ERROR, M, N, Yc, LD, NULL, 0, NULL), 0);
         to_host(g, Yr, dY, (size_t)LD * N);
         double dq = 0;
@@ -148,12 +153,12 @@ TEST(gpu_cholqr64_solve_blocks_and_f16) {
             float *ref = Yr;
             if (meth) { /* Householder's own Q as the reference */
                 tcnla_memcpy(g, dY, Y0, sizeof(float) * LD * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
-                CHECK_EQ_INT(tcnla_orthonormalize(g, om, TCNLA_BREAKDOWN_ERROR, M, N, dY, LD, NULL, 0, NULL), 0);
+                CHECK_EQ_INT(tn_orthonormalize(&cl, om, TCNLA_BREAKDOWN_ERROR, M, N, dY, LD, NULL, 0, NULL), 0);
                 to_host(g, Yc, dY, (size_t)LD * N);
                 ref = Yc;
             }
             tcnla_memcpy(g, dY, Y0, sizeof(float) * LD * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
-            CHECK_EQ_INT(tn_orthonormalize_f16(g, om, TCNLA_BREAKDOWN_ERROR, M, N, dY, LD, d16, M), 0);
+            CHECK_EQ_INT(tn_orthonormalize_f16(&cl, om, TCNLA_BREAKDOWN_ERROR, M, N, dY, LD, d16, M), 0);
             to_host(g, Y, dY, (size_t)LD * N);
             tcnla_memcpy(g, Y16, d16, 2 * (size_t)M * N, TCNLA_MEMCPY_HANDLE_TO_HOST);
             int bad = 0;
@@ -725,6 +730,8 @@ TEST(gpu_rsvd_deferred_same_as_waiting) {
 TEST(gpu_lra_residual16_slabs) {
     tcnla_handle_t g = gpu();
     if (!g) SKIP("no GPU");
+    tn_call_t cl;
+    tn_call_init(&cl, g);
     enum { MMAX = 1001, N = 300, KMAX = 200, LDA = 1004, LDD = 1008 };
     int dev = 0, major = 0, minor = 0;
     cudaGetDevice(&dev);
@@ -748,7 +755,8 @@ TEST(gpu_lra_residual16_slabs) {
         for (int t = 0; t < 5; t++) {
             const int M = cm[q], K = ck[q]; /* X: M x K, ld M */
             if (t == 1) {
-                const int on = tn_cuda_lowrank_residual16_sm90_ok(g, M, N, K, dA, LDA, dD, LDD);
+                const int on = tn_cu_lowrank_residual16_sm90_ok(M, N, K, dA, LDA, dD, LDD,
+                                                                g->cuda->smem_optin);
                 printf("    m = %d, k = %d: Hopper kernel %s (cc %d.%d)\n", M, K,
                        on ? "on" : "off", major, minor);
                 if (major == 9 && minor == 0) CHECK(on == (M % 8 == 0));
@@ -756,7 +764,7 @@ TEST(gpu_lra_residual16_slabs) {
             if (t == 2) GT_TUNE(g, lr_sm90, 0);
             memset(D, 0xff, 2 * (size_t)LDD * N); /* NaN everywhere before each run */
             REQUIRE(tcnla_memcpy(g, dD, D, 2 * (size_t)LDD * N, TCNLA_MEMCPY_HOST_TO_HANDLE) == 0);
-            REQUIRE(tn_lowrank_residual16(g, M, N, K, dA, LDA, dX, M, dY, N, dD, LDD, slabs[t]) == 0);
+            REQUIRE(tn_lowrank_residual16(&cl, M, N, K, dA, LDA, dX, M, dY, N, dD, LDD, slabs[t]) == 0);
             GT_TUNE(g, lr_sm90, 1);
             REQUIRE(tcnla_memcpy(g, D, dD, 2 * (size_t)LDD * N, TCNLA_MEMCPY_HANDLE_TO_HOST) == 0);
             int bad = 0, touched = 0;
@@ -855,6 +863,8 @@ TEST(gpu_lra_refinement_and_hosvd) {
 TEST(gpu_deferred_verdicts_flags_and_bits) {
     tcnla_handle_t g = gpu();
     if (!g) SKIP("no GPU");
+    tn_call_t cl;
+    tn_call_init(&cl, g);
     enum { M = 700, N = 24 };
     float *Y0 = malloc(sizeof(float) * M * N), *Y = malloc(sizeof(float) * M * N),
           *Yw = malloc(sizeof(float) * M * N);
@@ -869,14 +879,14 @@ TEST(gpu_deferred_verdicts_flags_and_bits) {
                 for (int i = 0; i < M; i++) Yc[i + 9 * M] = Yc[i + 2 * M];
             if (c == 2) Yc[5 + 4 * M] = NAN;
             tcnla_memcpy(g, dY, Yc, sizeof(float) * M * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
-            const int stw = tcnla_orthonormalize(g, (tcnla_orth_t)meth, TCNLA_BREAKDOWN_ERROR, M, N,
+            const int stw = tn_orthonormalize(&cl, (tcnla_orth_t)meth, TCNLA_BREAKDOWN_ERROR, M, N,
                                                  dY, M, NULL, 0, NULL);
             to_host(g, Yw, dY, M * N);
             tcnla_memcpy(g, dY, Yc, sizeof(float) * M * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
-            REQUIRE(tn_defer_begin(g) == 0);
-            const int std = tn_orthonormalize_deferred(g, (tcnla_orth_t)meth, M, N, dY, M,
+            REQUIRE(tn_defer_begin(&cl) == 0);
+            const int std = tn_orthonormalize_deferred(&cl, (tcnla_orth_t)meth, M, N, dY, M,
                                                        TN_DEFER_ORTH + 3);
-            REQUIRE(tn_defer_end(g, fl) == 0);
+            REQUIRE(tn_defer_end(&cl, fl) == 0);
             CHECK_EQ_INT(std, 0);
             to_host(g, Y, dY, M * N);
             const int f = fl[TN_DEFER_ORTH + 3];
@@ -895,12 +905,12 @@ TEST(gpu_deferred_verdicts_flags_and_bits) {
         }
     }
     /* outside begin / end, or another method: not taken, nothing done */
-    CHECK_EQ_INT(tn_orthonormalize_deferred(g, TCNLA_ORTH_CHOLQR2_FP64, M, N, dY, M, TN_DEFER_ORTH),
+    CHECK_EQ_INT(tn_orthonormalize_deferred(&cl, TCNLA_ORTH_CHOLQR2_FP64, M, N, dY, M, TN_DEFER_ORTH),
                  TCNLA_ERR_NOT_SUPPORTED);
-    REQUIRE(tn_defer_begin(g) == 0);
-    CHECK_EQ_INT(tn_orthonormalize_deferred(g, TCNLA_ORTH_HOUSEHOLDER, M, N, dY, M, TN_DEFER_ORTH),
+    REQUIRE(tn_defer_begin(&cl) == 0);
+    CHECK_EQ_INT(tn_orthonormalize_deferred(&cl, TCNLA_ORTH_HOUSEHOLDER, M, N, dY, M, TN_DEFER_ORTH),
                  TCNLA_ERR_NOT_SUPPORTED);
-    REQUIRE(tn_defer_end(g, fl) == 0);
+    REQUIRE(tn_defer_end(&cl, fl) == 0);
 
     /* products: C = A^T B (k = M) with TCEC_FP16 */
     float *B = malloc(sizeof(float) * M * 8), *C = malloc(sizeof(float) * N * 8),
@@ -915,13 +925,13 @@ TEST(gpu_deferred_verdicts_flags_and_bits) {
             for (int i = 0; i < M; i++) Ac[i + 3 * M] *= 1e-30f;
         tcnla_memcpy(g, dY, Ac, sizeof(float) * M * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
         CHECK(tcnla_set_range_policy(g, TCNLA_RANGE_FALLBACK) == 0);
-        REQUIRE(tcnla_sgemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_T, TCNLA_OP_N, N, 8, M, 1.0f, dY, M,
-                            dB, M, 0.0f, dC, N) == 0);
+        REQUIRE(tn_sgemm(&cl, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_T, TCNLA_OP_N, N, 8, M, 1.0f, dY, M,
+                            dB, NULL, M, 0.0f, dC, N) == 0);
         to_host(g, Cw, dC, N * 8);
-        REQUIRE(tn_defer_begin(g) == 0);
-        const int st = tcnla_sgemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_T, TCNLA_OP_N, N, 8, M, 1.0f,
-                                   dY, M, dB, M, 0.0f, dC, N);
-        REQUIRE(tn_defer_end(g, fl) == 0);
+        REQUIRE(tn_defer_begin(&cl) == 0);
+        const int st = tn_sgemm(&cl, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_T, TCNLA_OP_N, N, 8, M, 1.0f,
+                                   dY, M, dB, NULL, M, 0.0f, dC, N);
+        REQUIRE(tn_defer_end(&cl, fl) == 0);
         CHECK_EQ_INT(st, 0);
         to_host(g, C, dC, N * 8);
         CHECK_EQ_INT(fl[TN_DEFER_GEMM], 0);
@@ -1007,6 +1017,8 @@ TEST(gpu_hosvd_deferred_same_as_waiting) {
 TEST(gpu_hosvd_fused_pass_same_bits) {
     tcnla_handle_t g = gpu();
     if (!g) SKIP("no GPU");
+    tn_call_t cl;
+    tn_call_init(&cl, g);
     const int64_t I1 = 128, I2 = 200, T = 66, J1 = 64, J2 = 40, rest = I2 * T;
     if (!tn_hosvd_fused_possible(g, I1, J1, J2)) {
         tcnla_destroy(g);
@@ -1020,18 +1032,18 @@ TEST(gpu_hosvd_fused_pass_same_bits) {
     float *dW = to_dev(g, NULL, (size_t)(I2 * J2)), *dW2 = to_dev(g, NULL, (size_t)(I2 * J2));
     uint16_t *dOm = NULL;
     REQUIRE(tcnla_malloc(g, (void **)&dOm, sizeof(uint16_t) * (size_t)(I1 * T * J2)) == 0);
-    REQUIRE(tcnla_random_fill_f16(g, TCNLA_RAND_GAUSSIAN, 3, 1, I1 * T, J2, dOm, I1 * T) == 0);
+    REQUIRE(tn_random_fill(&cl, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP16, 1, 3, 1, I1 * T, J2, dOm, I1 * T) == 0);
     const tcnla_gemm_method_t ms[2] = {TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16};
-    REQUIRE(tn_trust(g, dA, I1, I1, rest, ms, 2) == 0);
-    tn_trust_f16(g, dOm, (size_t)(I1 * T * J2));
+    REQUIRE(tn_trust(&cl, dA, I1, I1, rest, ms, 2) == 0);
+    tn_trust_f16(&cl, dOm, (size_t)(I1 * T * J2));
     int done = 0;
-    REQUIRE(tn_hosvd_fused(g, I1, I2, T, dA, dQ, J1, dOm, J2, dO, dW, &done) == 0);
+    REQUIRE(tn_hosvd_fused(&cl, I1, I2, T, dA, dQ, J1, dOm, J2, dO, dW, &done) == 0);
     CHECK(done == 1);
-    REQUIRE(tcnla_sgemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_T, TCNLA_OP_N, rest, J1, I1, 1.0f, dA,
-                        I1, dQ, I1, 0.0f, dO2, rest) == 0);
-    REQUIRE(tn_sgemm_batched(g, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_T, TCNLA_OP_N, I2, J2, I1, 1.0f,
+    REQUIRE(tn_sgemm(&cl, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_T, TCNLA_OP_N, rest, J1, I1, 1.0f, dA,
+                        I1, dQ, NULL, I1, 0.0f, dO2, rest) == 0);
+    REQUIRE(tn_sgemm_batched(&cl, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_T, TCNLA_OP_N, I2, J2, I1, 1.0f,
                              dA, I1, I1 * I2, NULL, dOm, I1 * T, I1, 0.0f, dW2, I2, 0, T, 1) == 0);
-    tn_untrust(g);
+    tn_untrust(&cl);
     float *o1 = malloc(sizeof(float) * rest * J1), *o2 = malloc(sizeof(float) * rest * J1);
     float *w1 = malloc(sizeof(float) * I2 * J2), *w2 = malloc(sizeof(float) * I2 * J2);
     to_host(g, o1, dO, (size_t)(rest * J1)), to_host(g, o2, dO2, (size_t)(rest * J1));
@@ -1044,11 +1056,11 @@ TEST(gpu_hosvd_fused_pass_same_bits) {
     /* a NaN in Q: not fused without deferral (the unfused product decides) */
     Qh[5] = NAN;
     tcnla_memcpy(g, dQ, Qh, sizeof(float) * I1 * J1, TCNLA_MEMCPY_HOST_TO_HANDLE);
-    REQUIRE(tn_trust(g, dA, I1, I1, rest, ms, 2) == 0);
-    tn_trust_f16(g, dOm, (size_t)(I1 * T * J2));
-    REQUIRE(tn_hosvd_fused(g, I1, I2, T, dA, dQ, J1, dOm, J2, dO, dW, &done) == 0);
+    REQUIRE(tn_trust(&cl, dA, I1, I1, rest, ms, 2) == 0);
+    tn_trust_f16(&cl, dOm, (size_t)(I1 * T * J2));
+    REQUIRE(tn_hosvd_fused(&cl, I1, I2, T, dA, dQ, J1, dOm, J2, dO, dW, &done) == 0);
     CHECK(done == 0);
-    tn_untrust(g);
+    tn_untrust(&cl);
     tcnla_free(g, dA), tcnla_free(g, dQ), tcnla_free(g, dO), tcnla_free(g, dO2);
     tcnla_free(g, dW), tcnla_free(g, dW2), tcnla_free(g, dOm);
     free(A), free(Qh), free(o1), free(o2), free(w1), free(w2);

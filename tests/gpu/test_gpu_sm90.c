@@ -81,9 +81,10 @@ static void s9_compare(tcnla_handle_t g, tcnla_handle_t c, tcnla_gemm_method_t m
     memcpy(Cm, C0, sizeof(float) * cn);
     memcpy(Cc, C0, sizeof(float) * cn);
     const uint16_t *Bh = via16 ? B16 : NULL;
-    int s1 = gt_gemm_off(g, meth, ta, tb, m, n, k, alpha, A, lda, B, Bh, ldb, beta, Cg, ldc, off);
-    tcnla_gemm_method_t ug = TCNLA_GEMM_DEFAULT;
-    tcnla_last_method(g, &ug);
+    tcnla_info_t ig = {0};
+    int s1 = gt_gemm_info(g, meth, ta, tb, m, n, k, alpha, A, lda, B, Bh, ldb, beta, Cg, ldc, off,
+                          &ig);
+    const tcnla_gemm_method_t ug = ig.method;
     mma_path(g, 1);
     int s2 = gt_gemm_off(g, meth, ta, tb, m, n, k, alpha, A, lda, B, Bh, ldb, beta, Cm, ldc, off);
     mma_path(g, 0);
@@ -196,13 +197,14 @@ static void s9_path_identity(const tcnla_gemm_method_t *ms, int nm, int wide,
                 memcpy(C2, C1, sizeof(float) * (size_t)(ldc * n));
                 const float beta = t == 1 ? 0.0f : 1.5f;
                 s9_set_path(g, wide, 1);
-                int s1 = gt_gemm(g, ms[mi], ta, tb, m, n, k, 0.75f, A, lda, B, NULL, ldb, beta, C1,
-                                 ldc);
+                tcnla_info_t info = {0};
+                int s1 = gt_gemm_info(g, ms[mi], ta, tb, m, n, k, 0.75f, A, lda, B, NULL, ldb,
+                                      beta, C1, ldc, 0, &info);
                 /* the wide-tile kernel did run where op(B) = B */
                 if (wide && tb == TCNLA_OP_N && lda % 4 == 0)
-                    CHECK_MSG(g->cuda->sm90_path == 4, "%s m=%lld n=%lld k=%lld: path %d, not "
+                    CHECK_MSG(info.path == 4, "%s m=%lld n=%lld k=%lld: path %d, not "
                               "the wide-tile kernel", tcnla_gemm_method_name(ms[mi]),
-                              (long long)m, (long long)n, (long long)k, g->cuda->sm90_path);
+                              (long long)m, (long long)n, (long long)k, info.path);
                 s9_set_path(g, wide, 0);
                 int s2 = gt_gemm(g, ms[mi], ta, tb, m, n, k, 0.75f, A, lda, B, NULL, ldb, beta, C2,
                                  ldc);
@@ -304,9 +306,10 @@ TEST(gpu_sm90_wide_defers_checks) {
             memcpy(C1, C0, sizeof(float) * (size_t)(m * n));
             memcpy(C2, C0, sizeof(float) * (size_t)(m * n));
             GT_TUNE(g, sm90_wide, 1);
-            int s1 = gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 0.5f, A, m, B,
-                             use16 ? B16 : NULL, k, 1.5f, C1, m);
-            const int path = g->cuda->sm90_path;
+            tcnla_info_t info = {0};
+            int s1 = gt_gemm_info(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 0.5f, A, m, B,
+                                  use16 ? B16 : NULL, k, 1.5f, C1, m, 0, &info);
+            const int path = info.path;
             GT_TUNE(g, sm90_wide, 0);
             int s2 = gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 0.5f, A, m, B,
                              use16 ? B16 : NULL, k, 1.5f, C2, m);
@@ -455,9 +458,10 @@ TEST(gpu_sm90_f16_inkernel_rounding) {
                 for (int64_t p = 0; p < k; p++)
                     Br[p + j * k] = tcnla_f16_to_f32(tcnla_f32_to_f16(B[p + j * ldb], TCNLA_ROUND_RN));
             GT_TUNE(g, sm90_f16, 1);
-            const int s1 = gt_gemm(g, TCNLA_GEMM_FP16, ta, TCNLA_OP_N, m, n, k, alpha, A, lda, B,
-                                   NULL, ldb, beta, C1, ldc);
-            const int path = g->cuda->sm90_path;
+            tcnla_info_t info = {0};
+            const int s1 = gt_gemm_info(g, TCNLA_GEMM_FP16, ta, TCNLA_OP_N, m, n, k, alpha, A,
+                                        lda, B, NULL, ldb, beta, C1, ldc, 0, &info);
+            const int path = info.path;
             GT_TUNE(g, sm90_f16, 0);
             const int s2 = gt_gemm(g, TCNLA_GEMM_FP16, ta, TCNLA_OP_N, m, n, k, alpha, A, lda, B,
                                    NULL, ldb, beta, C2, ldc);
