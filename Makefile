@@ -46,8 +46,10 @@ NVCCFLAGS   = -std=c++17 -O3 -g -lineinfo $(NVCC_ARCH) -Xcompiler -fPIC,-fvisibi
 
 # src/**/test_*.c: white-box tests of library internals, beside the code they
 # test; compiled into build/run_tests only, never into libtcnla
-WB_SRC := $(sort $(wildcard src/*/test_*.c src/*/*/test_*.c))
-LIB_C  := $(filter-out $(WB_SRC),$(sort $(wildcard src/*/*.c src/*/*/*.c)))
+# (test_gpu_*.c: those that need a GPU, in build/run_gpu_tests instead)
+WB_GPU := $(sort $(wildcard src/*/test_gpu_*.c src/*/*/test_gpu_*.c))
+WB_SRC := $(filter-out $(WB_GPU),$(sort $(wildcard src/*/test_*.c src/*/*/test_*.c)))
+LIB_C  := $(filter-out $(WB_SRC) $(WB_GPU),$(sort $(wildcard src/*/*.c src/*/*/*.c)))
 LIB_CU :=
 ifeq ($(CUDA),1)
   LIB_CU   := $(sort $(wildcard src/*/*/*.cu src/*/*/*/*.cu))
@@ -72,7 +74,7 @@ TOOL_OBJ := $(TOOL_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_SRC := $(sort $(wildcard tests/*.c))
 WB_OBJ   := $(WB_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(WB_OBJ)
-GTEST_SRC := $(sort $(wildcard tests/gpu/*.c))
+GTEST_SRC := $(sort $(wildcard tests/gpu/*.c)) $(WB_GPU)
 GTEST_OBJ := $(GTEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/runner.o $(BUILD)/obj/tests/util.o
 
 .PHONY: all lib test test-gpu bench demo deps clean install uninstall
@@ -90,12 +92,11 @@ $(BUILD)/obj/src/%.o: src/%.cu $(LIB_HDR) $(wildcard src/*/*/*/*.cuh)
 	$(NVCC) $(NVCCFLAGS) -c $< -o $@
 
 # the white-box tests: the library's flags, the test harness and the app's headers
-$(WB_OBJ): LIB_CFLAGS += -Itests -Iapp
-$(WB_OBJ): $(wildcard tests/*.h app/*/*.h)
+WB_GPU_OBJ := $(WB_GPU:%.c=$(BUILD)/obj/%.o)
+$(WB_OBJ) $(WB_GPU_OBJ): LIB_CFLAGS += -Itests -Iapp
+$(WB_OBJ) $(WB_GPU_OBJ): $(wildcard tests/*.h tests/gpu/*.h app/*/*.h)
 
 $(BUILD)/obj/app/%.o $(BUILD)/obj/tests/%.o $(BUILD)/obj/bench/%.o: CFLAGS_X = $(CFLAGS_BASE) -Iapp $(if $(filter 1,$(CUDA)),-DTCNLA_HAVE_CUDA -I$(CUDA_HOME)/include)
-# tests/gpu/ still includes private headers (core/internal.h, random/*.h, ...)
-$(BUILD)/obj/tests/gpu/%.o: CFLAGS_X = $(CFLAGS_BASE) -Isrc -Iapp $(if $(filter 1,$(CUDA)),-DTCNLA_HAVE_CUDA -I$(CUDA_HOME)/include)
 $(BUILD)/obj/%.o: %.c $(LIB_HDR) $(wildcard app/*/*.h tests/*.h tests/*/*.h bench/*.h)
 	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS_X) -c $< -o $@

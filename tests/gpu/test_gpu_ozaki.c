@@ -7,7 +7,7 @@
  * test skips when the build or the machine has no GPU. */
 #include "../test.h"
 #include "gpu_util.h"
-#include "random/phi.h"
+#include "testmat/testdata.h"
 #include "tcnla.h"
 
 #include <math.h>

@@ -16,9 +16,9 @@
  * Where the batch runs product by product (NaN, a range check failing,
  * misaligned strides, MARKIDIS reduces) the results are the separate
  * calls' bits. */
-#include "../test.h"
+#include "test.h"
 #include "core/internal.h"
-#include "gpu_util.h"
+#include "gpu/gpu_util.h"
 #include "tcnla.h"
 #include "testmat/testmat.h"
 

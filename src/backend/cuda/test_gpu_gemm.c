@@ -3,8 +3,8 @@
  * accuracy ratios against an FP64 reference ([Ootomo & Yokota 2021] eq. 6), edge cases,
  * NaN/Inf, the range check and its fallback. Every test skips when the
  * build or the machine has no GPU. */
-#include "../test.h"
-#include "gpu_util.h"
+#include "test.h"
+#include "gpu/gpu_util.h"
 #include "tcnla.h"
 
 #include <math.h>

@@ -4,10 +4,10 @@
 #include "backend/cuda/tn_cuda.h"
 #include "random/random.h"
 #include "tcnla.h"
-#include "../test.h"
+#include "test.h"
 #include "testmat/testmat.h"
-#include "../util.h"
-#include "gpu_util.h"
+#include "util.h"
+#include "gpu/gpu_util.h"
 
 #include <math.h>
 #include <stdlib.h>

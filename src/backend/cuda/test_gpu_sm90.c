@@ -6,8 +6,8 @@
  * at k = 8192 and beyond, which must be no worse than cuBLAS SGEMM's.
  * On a GPU that is not compute capability 9.0 the same calls run the
  * mma.sync kernels (and the comparisons still hold). */
-#include "../test.h"
-#include "gpu_util.h"
+#include "test.h"
+#include "gpu/gpu_util.h"
 #include "tcnla.h"
 
 #include <math.h>
