@@ -66,15 +66,11 @@ static void *open_lib(const char *base, int major) {
     return NULL;
 }
 
-/* Resolves every name of one library's list; on a missing one, names it
- * under TCNLA_DEBUG_LIBS and returns 0. */
+/* Resolves every name of one library's list; 0 when one is missing. */
 static int resolve(void *lib, const char *const *names, void **slots, int n) {
     for (int i = 0; i < n; i++) {
         slots[i] = dlsym(lib, names[i]);
-        if (!slots[i]) {
-            if (getenv("TCNLA_DEBUG_LIBS")) fprintf(stderr, "tcnla: %s not found\n", names[i]);
-            return 0;
-        }
+        if (!slots[i]) return 0;
     }
     return 1;
 }
@@ -111,13 +107,10 @@ static void load(void) {
         {"cusolver", CUSOLVER_VER_MAJOR, n_sol, s_sol, 0 TN_CUSOLVER_FUNCS(TN_COUNT),
          TCNLA_ERR_CUSOLVER},
     };
-    const int debug = getenv("TCNLA_DEBUG_LIBS") != NULL;
     for (int l = 0; l < 3; l++) {
         /* the handles stay open for the process: the table points into them */
         void *lib = open_lib(libs[l].base, libs[l].major);
         if (!lib) {
-            if (debug)
-                fprintf(stderr, "tcnla: lib%s.so.%d not found\n", libs[l].base, libs[l].major);
             tab_status = TCNLA_ERR_NO_BACKEND;
             return;
         }

@@ -1,11 +1,12 @@
 #!/usr/bin/env bash
-# One GPU-machine session for the randomized algorithms, the command and the
-# reproductions: build, make test-gpu, tcnla info / rsvd (the main job) on the
+# The randomized algorithms, the command and the reproductions on a GPU
+# machine: build, make test-gpu, tcnla info / rsvd (the main job) on the
 # GPU, bench/rsvd, bench/lra, bench/hosvd (each against its FP32 baseline in
-# the same process) and bench/reproduce/ootomo2021_fig8.sh. Logs and CSV under
-# OUTDIR.   tests/gpu/session.sh OUTDIR [steps: test,demo,rsvd,lra,hosvd,fig8]
+# the same process), bench/reproduce/ootomo2021_fig8.sh and
+# ootomo2023_fig7.sh. Logs and CSV under OUTDIR.
+#   tests/gpu/randnla_run.sh OUTDIR [steps: test,demo,rsvd,lra,hosvd,fig8,fig7]
 set -u
-OUT="${1:?usage: session.sh OUTDIR [steps]}"
+OUT="${1:?usage: randnla_run.sh OUTDIR [steps]}"
 STEPS=",${2:-test,demo,rsvd,lra,hosvd,fig8,fig7},"
 mkdir -p "$OUT"
 . tests/gpu/env.sh
