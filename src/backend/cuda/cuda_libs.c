@@ -44,22 +44,15 @@ static void cudart_dir(char *dir, size_t len) {
 
 /* libNAME.so.MAJOR, then libNAME.so, each by the loader's search (the
  * caller's RUNPATH, LD_LIBRARY_PATH, ld.so.cache), then in libcudart's
- * directory, $CUDA_HOME/lib64 and the build's toolkit. */
+ * directory and the build's toolkit. */
 static void *open_lib(const char *base, int major) {
     char names[2][64], rt[4096];
-    const char *home = getenv("CUDA_HOME");
-    char homelib[4096];
-    homelib[0] = 0;
-    if (home && home[0] &&
-        snprintf(homelib, sizeof homelib, "%s/lib64", home) >= (int)sizeof homelib)
-        homelib[0] = 0;
     snprintf(names[0], sizeof names[0], "lib%s.so.%d", base, major);
     snprintf(names[1], sizeof names[1], "lib%s.so", base);
     cudart_dir(rt, sizeof rt);
     for (int i = 0; i < 2; i++) {
         void *h = dlopen(names[i], RTLD_NOW | RTLD_LOCAL);
         if (!h) h = open_in(rt, names[i]);
-        if (!h) h = open_in(homelib, names[i]);
         if (!h) h = open_in(TCNLA_CUDA_LIBDIR, names[i]);
         if (h) return h;
     }
