@@ -12,9 +12,11 @@
  *  - threads: a handle may be shared between threads. Every call that takes
  *    a handle holds that handle's (recursive) lock for its whole duration,
  *    so calls on one handle run one after another, never interleaved, and
- *    each gives the result it gives alone; only tcnla_get_backend,
- *    tcnla_get_device and tcnla_device_name, which read what
- *    tcnla_create_on_device fixed, take no lock. The lock guards the
+ *    each gives the result it gives alone (settings one thread changes,
+ *    tcnla_set_gemm_method, tcnla_set_tuning and the like, hold for every
+ *    thread's later calls); only tcnla_get_backend, tcnla_get_device and
+ *    tcnla_device_name, which read what tcnla_create_on_device fixed, take
+ *    no lock. The lock guards the
  *    handle, not the caller's data: buffers one thread writes must not be
  *    passed by another meanwhile, and tcnla_destroy must be the last call
  *    on a handle in every thread. On the CUDA backend a call may return
@@ -36,7 +38,8 @@
  *    tcnla_info_t the caller passes (tcnla_sgemm_ex, the drivers' opts->info),
  *    never read back from the handle afterwards.
  *  - one opaque handle owns the backend, the CUDA stream, a grow-only
- *    workspace and the model parameters; there is no global state.
+ *    workspace and the model parameters; there is no other global state
+ *    than the lookups named under threads.
  *  - data passed to a handle lives in that handle's memory: host memory for
  *    the CPU backend, device memory for the CUDA backend. tcnla_malloc /
  *    tcnla_free / tcnla_memcpy allocate and move it without the caller
