@@ -10,18 +10,36 @@
  *    errors below -100. tcnla_strerror() gives the text. The library never
  *    exits, aborts or prints on its own.
  *  - threads: a handle may be shared between threads. Every call that takes
- *    a handle holds that handle's lock for its whole duration, so calls on
- *    one handle run one after another, never interleaved; for work in
- *    parallel, create one handle per thread (handles share nothing).
+ *    a handle holds that handle's (recursive) lock for its whole duration,
+ *    so calls on one handle run one after another, never interleaved, and
+ *    each gives the result it gives alone (settings one thread changes,
+ *    tcnla_set_gemm_method, tcnla_set_tuning and the like, hold for every
+ *    thread's later calls); only tcnla_get_backend, tcnla_get_device and
+ *    tcnla_device_name, which read what tcnla_create_on_device fixed, take
+ *    no lock. The lock guards the
+ *    handle, not the caller's data: buffers one thread writes must not be
+ *    passed by another meanwhile, and tcnla_destroy must be the last call
+ *    on a handle in every thread. On the CUDA backend a call may return
+ *    with its work still queued on the handle's stream: later calls on the
+ *    handle are ordered after it, and tcnla_memcpy to the host and
+ *    tcnla_synchronize wait for it. For work in parallel, create one handle
+ *    per thread: handles hold no state in common (the library has no global
+ *    state besides the once-per-process lookup of the CUDA libraries and
+ *    driver entry points).
  *  - devices: a CUDA handle runs on the device it was created on
  *    (tcnla_create_on_device; tcnla_create takes the caller's current
- *    device). Every call leaves the caller's current device as it found it.
+ *    device), and its memory (tcnla_malloc, the workspace) lives there.
+ *    Every call, tcnla_create* and tcnla_destroy included, makes the
+ *    handle's device current while it runs and leaves the calling thread's
+ *    current device as it found it, failing calls included. A stream given
+ *    to tcnla_set_stream must belong to the handle's device.
  *  - what a call computed with (the method after fallbacks, the Ozaki slice
  *    or moduli counts, the products a driver ran) is reported per call in a
  *    tcnla_info_t the caller passes (tcnla_sgemm_ex, the drivers' opts->info),
  *    never read back from the handle afterwards.
  *  - one opaque handle owns the backend, the CUDA stream, a grow-only
- *    workspace and the model parameters; there is no global state.
+ *    workspace and the model parameters; there is no other global state
+ *    than the lookups named under threads.
  *  - data passed to a handle lives in that handle's memory: host memory for
  *    the CPU backend, device memory for the CUDA backend. tcnla_malloc /
  *    tcnla_free / tcnla_memcpy allocate and move it without the caller

@@ -142,6 +142,9 @@ void tn_guard_leave(tn_guard_t *g) {
     pthread_mutex_unlock(&g->h->lock);
 }
 
+/* tcnla_get_backend, tcnla_get_device and tcnla_device_name read fields
+ * written once by tcnla_create_on_device and never again: they take no
+ * lock (a caller may ask while another thread's long call holds it). */
 int tcnla_get_backend(tcnla_handle_t h, tcnla_backend_t *backend) {
     if (!h) return -1;
     if (!backend) return -2;
@@ -318,6 +321,7 @@ int tcnla_set_gemm_method(tcnla_handle_t h, tcnla_gemm_method_t method) {
 int tcnla_get_gemm_method(tcnla_handle_t h, tcnla_gemm_method_t *method) {
     if (!h) return -1;
     if (!method) return -2;
+    TN_GUARD(h);
     *method = h->method;
     return TCNLA_SUCCESS;
 }
@@ -369,6 +373,7 @@ int tcnla_set_ozaki_opts(tcnla_handle_t h, const tcnla_ozaki_opts_t *o) {
 int tcnla_get_ozaki_opts(tcnla_handle_t h, tcnla_ozaki_opts_t *o) {
     if (!h) return -1;
     if (!o) return -2;
+    TN_GUARD(h);
     *o = h->ozaki;
     return TCNLA_SUCCESS;
 }
@@ -376,6 +381,7 @@ int tcnla_get_ozaki_opts(tcnla_handle_t h, tcnla_ozaki_opts_t *o) {
 int tcnla_get_tc_model(tcnla_handle_t h, tcnla_tc_model_t *m) {
     if (!h) return -1;
     if (!m) return -2;
+    TN_GUARD(h);
     *m = h->model;
     return TCNLA_SUCCESS;
 }

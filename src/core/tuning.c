@@ -55,6 +55,7 @@ static int is_auto01(int v) { return v == TCNLA_TUNING_AUTO || is01(v); }
 
 int tcnla_set_tuning(tcnla_handle_t h, const tcnla_tuning_t *t) {
     if (!h) return -1;
+    TN_GUARD(h);
     if (!t || !is01(t->sm90) || !is_auto01(t->sm90_presplit) || !is_auto01(t->sm90_wide) ||
         !is_auto01(t->sm90_f16) || !is01(t->lr_sm90) || !is01(t->trust_bounded) ||
         !is01(t->defer) || !is01(t->hosvd_fuse) || !is01(t->rsvd_gram) || !is01(t->syev_fast) ||
@@ -67,6 +68,7 @@ int tcnla_set_tuning(tcnla_handle_t h, const tcnla_tuning_t *t) {
 int tcnla_get_tuning(tcnla_handle_t h, tcnla_tuning_t *t) {
     if (!h) return -1;
     if (!t) return -2;
+    TN_GUARD(h);
     *t = h->tuning;
     return TCNLA_SUCCESS;
 }

@@ -233,11 +233,11 @@ typedef CUresult (*s9_encode_fn)(CUtensorMap *, CUtensorMapDataType, cuuint32_t,
 
 /* The driver's cuTensorMapEncodeTiled (NULL when the driver lacks it). The
  * pointer is looked up once per process: a property of the driver, not
- * state of any handle. */
+ * state of any handle. A function-local static with an initializer: C++
+ * runs it once, and a thread that comes in meanwhile waits for it (handles
+ * of different threads call this at the same time). */
 static s9_encode_fn s9_encoder(void) {
-    static s9_encode_fn fn = NULL;
-    static int tried = 0;
-    if (!tried) {
+    static const s9_encode_fn fn = [] {
         void *p = NULL;
         cudaDriverEntryPointQueryResult q = cudaDriverEntryPointSymbolNotFound;
         cudaError_t e =
@@ -246,9 +246,8 @@ static s9_encode_fn s9_encoder(void) {
             cudaGetLastError();
             p = NULL;
         }
-        fn = (s9_encode_fn)p;
-        tried = 1;
-    }
+        return (s9_encode_fn)p;
+    }();
     return fn;
 }
 

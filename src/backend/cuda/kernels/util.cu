@@ -864,13 +864,17 @@ extern "C" int tn_cu_trust_check(const float *X, int64_t ld, int64_t rows, int64
     const int vec4 = ((uintptr_t)X & 15u) == 0 && ld % 4 == 0;
     /* one wave of blocks (as many as fit on the SMs at once), each a
      * TN_TR_ROWS-row strip of a column range */
-    static int per_sm = 0;
-    if (!per_sm && (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, trust_check_kernel,
-                                                                  256, 0) != cudaSuccess ||
-                    per_sm < 1)) {
-        cudaGetLastError(); /* (the query's error, if any, is not the launch's) */
-        per_sm = 1;
-    }
+    /* (once per process, thread-safe: a C++ function-local static) */
+    static const int per_sm = [] {
+        int v = 0;
+        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, trust_check_kernel, 256, 0) !=
+                cudaSuccess ||
+            v < 1) {
+            cudaGetLastError(); /* (the query's error, if any, is not the launch's) */
+            v = 1;
+        }
+        return v;
+    }();
     const long long gx = (rows + TN_TR_ROWS - 1) / TN_TR_ROWS;
     long long gy = ((long long)per_sm * (sm_count > 0 ? sm_count : 132) + gx - 1) / gx;
     if (gy > cols) gy = cols;
