@@ -199,8 +199,8 @@ typedef struct {
     int ozaki_d;                /* its slice count d (scheme 1) or moduli count (scheme 2) */
     int ozaki_slices_a, ozaki_slices_b; /* scheme 1: slices used for A and B (scheme 2: moduli) */
     int path;                   /* backend-specific kernel path of the last product (0: the
-                                   generic one; on Hopper 1 in-kernel split, 2 pre-split, 3 pre-split
-                                   in clusters, 4 wide tiles, 5 FP16 with op(A) rounded inside) */
+                                   generic one; on Hopper 1 in-kernel split, 2 pre-split, 4 wide
+                                   tiles, 5 FP16 with op(A) rounded inside) */
 } tcnla_info_t;
 
 typedef enum { TCNLA_OP_N = 0, TCNLA_OP_T = 1 } tcnla_op_t;

@@ -486,7 +486,7 @@ static int gemm_wide(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, t
                         : !sh && trusted(cl, method, B, ldb, k, n, 0, 1, 1);
     const int defer = !(trA && trB);
     const size_t bbytes = sh ? (B16 ? 0 : 2 * (size_t)ldb16 * (size_t)n)
-                             : tn_cu_sm90_ps_bytes(kmode, 1, 0, m, n, k);
+                             : tn_cu_sm90_ps_bytes(kmode, 0, 0, n, k);
     const size_t need = al(64) + al(tn_cu_check_scratch(n)) + al(tn_cu_check_scratch(m)) +
                         al(bbytes) + (defer ? al(4 * (size_t)m * (size_t)n) : 0);
     char *w = tn_cuda_workspace(c, need);
@@ -512,7 +512,7 @@ static int gemm_wide(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, t
     }
     if (sh && !trB && (st = cu_st(tn_cu_check_f16(Bh, ldbh, k, n, dflags, stream)))) return st;
     if (!sh) {
-        if ((st = cu_st(tn_cu_sm90_ps_split(kmode, 1, 1, 0, m, n, k, B, ldb, bw, kind,
+        if ((st = cu_st(tn_cu_sm90_ps_split(kmode, 1, 0, 0, n, k, B, ldb, bw, kind,
                                             mi->tol_bits, dflags, trB ? NULL : scratch,
                                             c->sm_count, stream))))
             return st;
@@ -611,17 +611,15 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
      * the product runs on the in-kernel split instead */
     const int kmode = kmode_of(method);
     size_t psb = 0;
-    int ps = 0;  /* the pre-split path */
-    int acl = 0; /* op(A) split inside clusters (the pre-split kernels' cluster path,
-                    not chosen): no pass over it, checked on its own */
+    int ps = 0; /* the pre-split path */
     const int ps_splits = splits_for(method, m, n, k, c->sm_count);
     if (kmode >= 0 && cl->bounded <= 0 && sm90_wanted(c, kmode) &&
         tn_cu_sm90_ps_wanted(kmode, m, n, k, ps_splits, c->tune->sm90_presplit)) {
-        psb = al(tn_cu_sm90_ps_bytes(kmode, acl, tb == TCNLA_OP_T, m, n, k));
-        ps = 1; /* (psb may be 0: A in clusters, SHGEMM's B read in place) */
+        psb = al(tn_cu_sm90_ps_bytes(kmode, tb == TCNLA_OP_T, m, n, k));
+        ps = 1;
     }
     char *wsp = tn_cuda_workspace(c, phase1 + phase2 + psb);
-    if (!wsp && psb) wsp = tn_cuda_workspace(c, phase1 + phase2), psb = 0, ps = acl = 0;
+    if (!wsp && psb) wsp = tn_cuda_workspace(c, phase1 + phase2), psb = 0, ps = 0;
     if (!wsp) return TCNLA_ERR_ALLOC;
     tn_carve_t cv = {wsp, 0, phase1 + phase2 + psb};
     int *dflags = tn_carve(&cv, 64);
@@ -655,8 +653,8 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
         /* rows of op(A): the rows of A (op N) or its columns (op T) */
         /* (the pre-split path checks A and FP32 B in its pass over them) */
         const int trA = trusted(cl, method, A, lda, s.arows, s.acols, 0, 1, ta == TCNLA_OP_T);
-        if (ps && !acl) {
-            if ((st = cu_st(tn_cu_sm90_ps_split(kmode, 0, 0, ta == TCNLA_OP_T, m, n, k, A, lda, psw,
+        if (ps) {
+            if ((st = cu_st(tn_cu_sm90_ps_split(kmode, 0, ta == TCNLA_OP_T, m, n, k, A, lda, psw,
                                                 kind, mi->tol_bits, fl, trA ? NULL : scratch,
                                                 c->sm_count, stream))))
                 return st;
@@ -677,7 +675,7 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
         } else if (!Bh) {
             const int trB = trusted(cl, method, B, ldb, s.brows, s.bcols, 0, 1, tb == TCNLA_OP_N);
             if (ps) {
-                if ((st = cu_st(tn_cu_sm90_ps_split(kmode, acl, 1, tb == TCNLA_OP_T, m, n, k, B, ldb,
+                if ((st = cu_st(tn_cu_sm90_ps_split(kmode, 1, tb == TCNLA_OP_T, m, n, k, B, ldb,
                                                     psw, kind, mi->tol_bits, fl,
                                                     trB ? NULL : scratch, c->sm_count, stream))))
                     return st;
@@ -837,10 +835,10 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
     cl->info.path = 0;
     if (sm90_wanted(c, mode)) { /* Hopper: wgmma fed by TMA (same tiles, splits and P) */
         if (ps && mode == kmode) { /* (not after a fallback to another method) */
-            int e = tn_cu_tc_gemm_sm90_ps(mode, acl, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k,
+            int e = tn_cu_tc_gemm_sm90_ps(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k,
                                           alpha, Ak, ldak, Bk, ldbk, beta, C, ldc, splits, P, psw,
                                           psb, ps_done, c->sm_count, c->smem_optin, stream);
-            cl->info.path = acl ? 3 : 2;
+            cl->info.path = 2;
             if (e != (int)cudaErrorNotSupported) return cu_st(e);
         }
         int e = tn_cu_tc_gemm_sm90(mode, ta == TCNLA_OP_T, tb == TCNLA_OP_T, m, n, k, alpha, Ak,

@@ -77,37 +77,11 @@ static __device__ __forceinline__ void tma_load_ak(uint32_t dst, const CUtensorM
     if (kslab) tma_load_3d(dst, map, k0 % kslab, m0, k0 / kslab, bar);
     else tma_load_2d(dst, map, k0, m0, bar);
 }
-/* ---- clusters (tc_gemm_sm90_ps.cu's cluster path): this CTA's rank, a
- * shared address of the same offset in CTA `rank`, an arrival on a barrier
- * of another CTA, a bulk copy from this CTA's shared memory into another's
- * (completing on its barrier), and the barrier of all threads of the
- * cluster */
-static __device__ __forceinline__ uint32_t s9_cluster_rank(void) {
-    uint32_t r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return r;
-}
+/* ---- clusters: a shared address of the same offset in CTA `rank` */
 static __device__ __forceinline__ uint32_t s9_mapa(uint32_t addr, uint32_t rank) {
     uint32_t r;
     asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(r) : "r"(addr), "r"(rank));
     return r;
-}
-static __device__ __forceinline__ void mbar_arrive_cluster(uint32_t cluster_addr) {
-    /* (the default .release.cta: what precedes it is the wgmma reads of
-     * the stage, complete at the wgmma wait; .release.cluster cost a
-     * cluster-scope fence per arrival) */
-    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(cluster_addr) : "memory");
-}
-static __device__ __forceinline__ void bulk_s2s(uint32_t dst_cluster, uint32_t src, uint32_t bytes,
-                                                uint32_t bar_cluster) {
-    asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes"
-                 " [%0], [%1], %2, [%3];" ::"r"(dst_cluster),
-                 "r"(src), "r"(bytes), "r"(bar_cluster)
-                 : "memory");
-}
-static __device__ __forceinline__ void s9_cluster_sync(void) {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n"
-                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
 }
 static __device__ __forceinline__ void fence_async_smem(void) {
     asm volatile("fence.proxy.async.shared::cta;" ::: "memory");

@@ -4,28 +4,26 @@
  *
  * Block tile 128 x 128 x 32, 384 threads in three warpgroups:
  *   warpgroup 0 (split WG, setmaxnreg 40): thread 0 issues the TMA copies
- *     of the FP32 (or FP16) tiles of op(A) and op(B) into a ring of raw
+ *     of the FP32 (or FP16) tiles of op(B) into a ring of raw
  *     stages (raw_full barriers, expect_tx bytes); all 128 threads split
- *     each raw stage into hi / lo tiles (FP16 or TF32, bit-identical to
- *     tcnla_split(), src/backend/cuda/kernels/split.cuh) in a second ring (conv_full /
- *     conv_empty barriers), K-major in the canonical wgmma layouts (64-byte
+ *     (TCEC) or copy (SHGEMM) each raw stage into hi (/ lo) tiles (FP16 or
+ *     TF32, bit-identical to tcnla_split(), src/backend/cuda/kernels/split.cuh)
+ *     in a second ring (conv_full / conv_empty barriers), K-major in the canonical wgmma layouts (64-byte
  *     swizzle for FP16, 128-byte for TF32), then refills the raw stage it
  *     has just read. The split of tile k+1.. overlaps the products of k.
  *   warpgroups 1, 2 (consumers, setmaxnreg 232): 64 rows each, m64n128
- *     wgmma from shared memory. Per chunk (s9_chunk: 64 products, two
+ *     wgmma, A from registers, B from shared memory: the consumers take the
+ *     FP32 A tile from an A ring of their own (TMA issued by consumer thread
+ *     128, a_full / a_empty barriers) and split it in registers (split.cuh,
+ *     bit-identical). Per chunk (s9_chunk: 64 products, two
  *     k-tiles of 2 wgmma k16, for FP16; 32, one k-tile of 4 wgmma k8, for TF32)
  *     hi*hi goes to a fresh accumulator (scale-d = 0 on its first
  *     wgmma) and is added with RN FP32 adds into the result accumulator
  *     (RZ avoidance, [Ootomo & Yokota 2021] Fig. 4); dA*Bhi (+ Ahi*dB for TCEC) accumulate in their own wgmma
  *     accumulator; dA*dB is dropped. C = alpha*(acc + corr*2^-11) + beta*C,
  *     or, with split-K, the unscaled result into P[slice].
- * The register-A kernels, the ones that run for all four methods
- * (s9_body's RA = 0 form above has no kernel): the consumers take the FP32
- * A tile from an A ring of their own (TMA issued by consumer thread 128,
- * a_full / a_empty barriers), split it in registers (split.cuh,
- * bit-identical) and feed wgmma's A operand from registers; the split
- * warpgroup splits (TCEC) or copies (SHGEMM) only B. TF32 takes hi*hi in
- * two n-halves (m64n64k8 into one 32-register accumulator, each half added
+ * TF32 takes hi*hi in two n-halves (m64n64k8 into one 32-register
+ * accumulator, each half added
  * into the result while the other wgmma group runs) so that the 32 TF32
  * fragment registers fit beside the result and correction accumulators.
  * Tails in m, n and k come from TMA's zero fill; transposes from the
@@ -51,30 +49,27 @@
 #define S9_THREADS 384
 
 /* ---------------------------------------------------- configuration */
-/* ra: the register-A variant: the consumers
- * read the raw FP32 A tile from its own ring (A stages of 16 KB), split it
- * in registers and feed wgmma's A operand from registers; the split
- * warpgroup only splits (TCEC) or copies (SHGEMM) B. ra = 0: the
- * split-warpgroup kernel. TF32: hi*hi is taken in two n-halves (m64n64k8, one
+/* The consumers read the raw FP32 A tile from their own ring (A stages of
+ * 16 KB), split it in registers and feed wgmma's A operand from registers;
+ * the split warpgroup only splits (TCEC) or copies (SHGEMM) B. TF32: hi*hi
+ * is taken in two n-halves (m64n64k8, one
  * 32-register accumulator) so that 16 + 16 TF32 fragment registers fit
  * beside the 64-register result and correction accumulators; one chunk
  * (32 products) per RN add only. */
-static __host__ __device__ __forceinline__ int s9_ra_ok(int mode) { (void)mode; return 1; }
-/* raw stage: A 128 x 32 FP32 (not with ra), B 128 x 32 FP32 or FP16 */
+/* A stage: 128 x 32 FP32; raw stage: B 128 x 32 FP32 or FP16 */
 static __host__ __device__ __forceinline__ int s9_raw_a(void) { return S9_BM * S9_BK * 4; }
-static __host__ __device__ __forceinline__ int s9_raw_bytes(int mode, int ra) {
-    return (ra ? 0 : s9_raw_a()) + S9_BN * S9_BK * (s9_sh(mode) ? 2 : 4);
+static __host__ __device__ __forceinline__ int s9_raw_bytes(int mode) {
+    return S9_BN * S9_BK * (s9_sh(mode) ? 2 : 4);
 }
 /* one hi or lo tile (128 x 32, FP16 or TF32) */
 static __host__ __device__ __forceinline__ int s9_ct(int mode) {
     return S9_BM * S9_BK * (s9_tf32(mode) ? 4 : 2);
 }
-static __host__ __device__ __forceinline__ int s9_conv_bytes(int mode, int ra) {
-    return (ra ? (s9_sh(mode) ? 1 : 2) : (s9_sh(mode) ? 3 : 4)) * s9_ct(mode);
+static __host__ __device__ __forceinline__ int s9_conv_bytes(int mode) {
+    return (s9_sh(mode) ? 1 : 2) * s9_ct(mode);
 }
-/* ra: A stages (16 KB each) */
-static __host__ __device__ __forceinline__ int s9_na(int mode, int ra) {
-    if (!ra) return 0;
+/* A stages (16 KB each) */
+static __host__ __device__ __forceinline__ int s9_na(int mode) {
     switch (mode) {
     case TN_KMODE_TCEC_F16: return 5;
     case TN_KMODE_SHGEMM_F16: return 7;
@@ -82,42 +77,28 @@ static __host__ __device__ __forceinline__ int s9_na(int mode, int ra) {
     default: return 6;
     }
 }
-static __host__ __device__ __forceinline__ int s9_nraw(int mode, int ra) {
-    /* ra: FP32 B 16 KB, FP16 B 8 KB per stage */
-    if (ra) return mode == TN_KMODE_TCEC_F16 ? 5 : mode == TN_KMODE_TCEC_TF32 ? 4 : 6;
-    switch (mode) {
-    case TN_KMODE_TCEC_F16: return 4;   /* 4 x 32 KB + 3 x 32 KB */
-    case TN_KMODE_SHGEMM_F16: return 5; /* 5 x 24 KB + 4 x 24 KB */
-    case TN_KMODE_TCEC_TF32: return 3;  /* 3 x 32 KB + 2 x 64 KB */
-    default: return 3;                  /* 3 x 24 KB + 3 x 48 KB */
-    }
+static __host__ __device__ __forceinline__ int s9_nraw(int mode) {
+    /* FP32 B 16 KB, FP16 B 8 KB per stage */
+    return mode == TN_KMODE_TCEC_F16 ? 5 : mode == TN_KMODE_TCEC_TF32 ? 4 : 6;
 }
-static __host__ __device__ __forceinline__ int s9_nconv(int mode, int ra) {
-    /* ra: Bhi + Blo 16 KB (TCEC_FP16) / 32 KB (TCEC_TF32), Bhi 8 KB / 16 KB:
+static __host__ __device__ __forceinline__ int s9_nconv(int mode) {
+    /* Bhi + Blo 16 KB (TCEC_FP16) / 32 KB (TCEC_TF32), Bhi 8 KB / 16 KB:
      * 5 A + 5 B + 4, 7 + 6 + 6, 4 + 4 + 3, 6 + 6 + 5 stages, 208-224 KB */
-    if (ra) {
-        switch (mode) {
-        case TN_KMODE_TCEC_F16: return 4;
-        case TN_KMODE_SHGEMM_F16: return 6;
-        case TN_KMODE_TCEC_TF32: return 3;
-        default: return 5;
-        }
-    }
     switch (mode) {
-    case TN_KMODE_TCEC_F16: return 3;
-    case TN_KMODE_SHGEMM_F16: return 4;
-    case TN_KMODE_TCEC_TF32: return 2;
-    default: return 3;
+    case TN_KMODE_TCEC_F16: return 4;
+    case TN_KMODE_SHGEMM_F16: return 6;
+    case TN_KMODE_TCEC_TF32: return 3;
+    default: return 5;
     }
 }
 /* buffers (1024-byte aligned), then the barriers; +1024 for aligning the base */
-/* ra layout: [A stages][raw B stages][conv stages][barriers] */
-static __host__ __device__ __forceinline__ int s9_bar_off(int mode, int ra) {
-    return s9_na(mode, ra) * s9_raw_a() + s9_nraw(mode, ra) * s9_raw_bytes(mode, ra) +
-           s9_nconv(mode, ra) * s9_conv_bytes(mode, ra);
+/* layout: [A stages][raw B stages][conv stages][barriers] */
+static __host__ __device__ __forceinline__ int s9_bar_off(int mode) {
+    return s9_na(mode) * s9_raw_a() + s9_nraw(mode) * s9_raw_bytes(mode) +
+           s9_nconv(mode) * s9_conv_bytes(mode);
 }
-static __host__ __device__ __forceinline__ int s9_smem(int mode, int ra) {
-    return s9_bar_off(mode, ra) + (ra ? 512 : 256) + 1024;
+static __host__ __device__ __forceinline__ int s9_smem(int mode) {
+    return s9_bar_off(mode) + 512 + 1024;
 }
 
 /* ------------------------------------------------------- primitives */
@@ -342,7 +323,7 @@ static __device__ __forceinline__ unsigned s9_chk_stage(const unsigned char *sa,
 }
 #endif
 
-static __device__ __forceinline__ void s9_body(const int MODE, const int RA, const int NV,
+static __device__ __forceinline__ void s9_body(const int MODE, const int NV,
                                                const CUtensorMap *tmA,
                                                const CUtensorMap *tmB, int ak, int bk, int M,
                                                int N, int K, float alpha, float beta,
@@ -355,22 +336,21 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
     /* NV: 0 the 128-wide kernels, 1 the n64 ones, 2 n64 with A's check
      * (FCHK), 3 the fused RP-HOSVD pass (FU, tn_cu_sm90_hosvd_fused) */
     const int N64 = NV == 1 || NV == 2;
-    const int FU = NV == 3 && MODE == TN_KMODE_TCEC_F16 && RA;
+    const int FU = NV == 3 && MODE == TN_KMODE_TCEC_F16;
     const int TF32 = s9_tf32(MODE);
     const int SH = s9_sh(MODE);
-    const int NRAW = s9_nraw(MODE, RA), NCONV = s9_nconv(MODE, RA), NA = s9_na(MODE, RA);
-    const int RAW = s9_raw_bytes(MODE, RA), RAW_A = s9_raw_a();
-    const int CT = s9_ct(MODE), CONV = s9_conv_bytes(MODE, RA);
-    const int AB = RA ? NA * RAW_A : 0; /* bytes of the A stages (ra) */
-    const int RB = TF32 ? 128 : 64; /* bytes per row of a hi / lo tile */
+    const int NRAW = s9_nraw(MODE), NCONV = s9_nconv(MODE), NA = s9_na(MODE);
+    const int RAW = s9_raw_bytes(MODE), RAW_A = s9_raw_a();
+    const int CT = s9_ct(MODE), CONV = s9_conv_bytes(MODE);
+    const int AB = NA * RAW_A; /* bytes of the A stages */
     /* chk (s9_chunk): k-tiles per chunk, 1, 2 or 4 (32, 64, 128 products of
      * hi*hi summed inside the Tensor Core per RN add) */
     const int CHK = chk;
     /* N64 == 2 (SHGEMM_FP16's tn_sm90_gemm_2_n64c): A's element-wise check
      * into fl, in the split warpgroup (s9_chk_stage) */
-    const int FCHK = NV == 2 && SH && !TF32 && RA;
+    const int FCHK = NV == 2 && SH && !TF32;
 
-    if (!s9_dsmem_ok(s9_smem(MODE, RA))) return;
+    if (!s9_dsmem_ok(s9_smem(MODE))) return;
     const int tid = threadIdx.x, wg = tid >> 7;
 
     int m0, n0;
@@ -382,14 +362,14 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
     const uint32_t raw_s = s9_smem_u32(s9_smem_raw);
     const uint32_t base_s = (raw_s + 1023u) & ~1023u;
     unsigned char *base = s9_smem_raw + (base_s - raw_s);
-    /* ra: A stages first (at base), then the raw (B) stages */
+    /* A stages first (at base), then the raw (B) stages */
     const uint32_t rb_s = base_s + AB;
     unsigned char *rbase = base + AB;
     const uint32_t conv_s = rb_s + NRAW * RAW;
     unsigned char *conv = rbase + NRAW * RAW;
-    const uint32_t bar_s = base_s + s9_bar_off(MODE, RA);
+    const uint32_t bar_s = base_s + s9_bar_off(MODE);
     /* barriers: raw_full[NRAW], conv_full[NCONV], conv_empty[NCONV],
-     * (ra) a_full[NA], a_empty[NA] */
+     * a_full[NA], a_empty[NA] */
 #define RAW_FULL(i) (bar_s + 8u * (uint32_t)(i))
 #define CONV_FULL(i) (bar_s + 8u * (uint32_t)(NRAW + (i)))
 #define CONV_EMPTY(i) (bar_s + 8u * (uint32_t)(NRAW + NCONV + (i)))
@@ -418,18 +398,13 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
         uint32_t dst_ = rb_s + (uint32_t)((s) * RAW);                                          \
         int k0_ = (kt_base + (t)) * S9_BK;                                                     \
         mbar_expect_tx(RAW_FULL(s), (uint32_t)(FU ? 12288 : RAW));                             \
-        if (!RA) {                                                                             \
-            if (ak) tma_load_ak(dst_, tmA, k0_, m0, kslab, RAW_FULL(s));                       \
-            else tma_load_2d(dst_, tmA, m0, k0_, RAW_FULL(s));                                 \
-            dst_ += RAW_A;                                                                     \
-        }                                                                                      \
         if (FU) { /* Q's rows k0 mod kslab (FP32), Omega's rows k0 (FP16) */                  \
             tma_load_2d(dst_, tmB, k0_ % kslab, 0, RAW_FULL(s));                               \
             tma_load_2d(dst_ + 8192u, tmO, k0_, 0, RAW_FULL(s));                               \
         } else if (bk) tma_load_2d(dst_, tmB, k0_, n0, RAW_FULL(s));                           \
         else tma_load_2d(dst_, tmB, n0, k0_, RAW_FULL(s));                                     \
     } while (0)
-/* ra, consumer thread 128: TMA copy of the A tile of k-tile t into A stage s */
+/* consumer thread 128: TMA copy of the A tile of k-tile t into A stage s */
 #define S9_ISSUE_A(t, s)                                                                       \
     do {                                                                                       \
         uint32_t dst_ = base_s + (uint32_t)((s) * RAW_A);                                      \
@@ -451,10 +426,8 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
             const int r = kt % NRAW, s = kt % NCONV;
             mbar_wait(RAW_FULL(r), (uint32_t)((kt / NRAW) & 1));
             mbar_wait(CONV_EMPTY(s), (uint32_t)(((kt / NCONV) & 1) ^ 1));
-            const unsigned char *ra = rbase + r * RAW, *rb = RA ? ra : ra + RAW_A;
-            unsigned char *cv = conv + s * CONV;
-            unsigned char *cb = RA ? cv : cv + 2 * CT; /* Bhi (, Blo) */
-            if (!RA) s9_split_tile(ra, ak, TF32, cv, cv + CT, tid, S9_BM);
+            const unsigned char *rb = base + r * RAW + AB; /* raw stage r */
+            unsigned char *cb = conv + s * CONV; /* Bhi (, Blo) */
             /* N64: the wgmma read B's rows 0..63 only */
             if (FU) { /* B rows 0..63 Q (split), 64..127 Omega (hi only) */
                 s9_split_tile(rb, 1, 0, cb, cb + CT, tid, 64);
@@ -483,10 +456,10 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
         /* ---------------------------------------------- consumers */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
         const int cw = wg - 1; /* rows 64 cw .. 64 cw + 63 of the tile */
-        /* ra: this thread's fragment rows (mr, mr + 8) and k offset */
+        /* this thread's fragment rows (mr, mr + 8) and k offset */
         const int mr = cw * 64 + 16 * ((tid >> 5) & 3) + ((tid & 31) >> 2);
         const int kc = 2 * (tid & 3);
-        if (RA && tid == 128)
+        if (tid == 128)
             for (int t = 0; t < NA && t < KT; t++) S9_ISSUE_A(t, t);
         float acc[64], corr[64], tmp[64];
 #pragma unroll
@@ -536,7 +509,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
                                 (ks > 0 || ((kt) & (CHK - 1)) != 0) ? 1 : 0);                  \
         wgmma_commit();                                                                        \
     } while (0)
-        if (RA && N64 && !TF32) {
+        if (N64 && !TF32) {
             uint32_t x0h[8], x0l[8], x1h[8], x1l[8];
             for (int kt = 0; kt < KT; kt += 2) {
                 S9_N64_STEP(kt, x0h, x0l, x1h, x1l);
@@ -627,12 +600,12 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
                 for (int i = 0; i < 32; i++) acc[i] = 0.0f;
             }
         }
-        for (int kt = 0; kt < ((RA && N64 && !TF32) || FU ? 0 : KT); kt++) {
+        for (int kt = 0; kt < ((N64 && !TF32) || FU ? 0 : KT); kt++) {
             const int s = kt % NCONV;
             /* the chunk (relative to this slice): first / last k-tile */
             const int cfirst = (kt & (CHK - 1)) == 0;
             const int clast = ((kt + 1) & (CHK - 1)) == 0 || kt == KT - 1;
-            if (RA && TF32) { /* TF32 A split in registers, hi*hi in n-halves */
+            if (TF32) { /* TF32 A split in registers, hi*hi in n-halves */
                 const int ia = kt % NA;
                 mbar_wait(A_FULL(ia), (uint32_t)((kt / NA) & 1));
                 const unsigned char *sa = base + ia * RAW_A;
@@ -705,9 +678,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
 #pragma unroll
                     for (int i = 0; i < 32; i++) acc[32 + i] = __fadd_rn(acc[32 + i], tmp[i]);
                 }
-                continue;
-            }
-            if (RA) { /* A: raw FP32 from shared memory, split in registers */
+            } else { /* A: raw FP32 from shared memory, split in registers */
                 const int ia = kt % NA;
                 mbar_wait(A_FULL(ia), (uint32_t)((kt / NA) & 1));
                 uint32_t ah[8], al[8]; /* [4 ks + reg] */
@@ -732,53 +703,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
                 }
                 wgmma_commit();
                 S9_RA_TAIL(N64 ? 32 : 64);
-                continue;
             }
-            mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
-            const uint32_t cAh = conv_s + (uint32_t)(s * CONV) + (uint32_t)(cw * 64 * RB);
-            const uint32_t cAl = cAh + (uint32_t)CT;
-            const uint32_t cBh = conv_s + (uint32_t)(s * CONV) + (uint32_t)(2 * CT);
-            const uint32_t cBl = cBh + (uint32_t)CT;
-            wgmma_fence();
-            if (TF32) {
-#pragma unroll
-                for (int ks = 0; ks < 4; ks++)
-                    S9_WGMMA_TF32(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
-                                  (ks > 0 || !cfirst) ? 1 : 0);
-            } else {
-#pragma unroll
-                for (int ks = 0; ks < 2; ks++)
-                    S9_WGMMA_F16(tmp, wg_desc(cAh + 32 * ks, 64), wg_desc(cBh + 32 * ks, 64),
-                                 (ks > 0 || !cfirst) ? 1 : 0);
-            }
-            wgmma_commit();
-            if (TF32) {
-#pragma unroll
-                for (int ks = 0; ks < 4; ks++) {
-                    S9_WGMMA_TF32(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128), 1);
-                    if (!SH)
-                        S9_WGMMA_TF32(corr, wg_desc(cAh + 32 * ks, 128),
-                                      wg_desc(cBl + 32 * ks, 128), 1);
-                }
-            } else {
-#pragma unroll
-                for (int ks = 0; ks < 2; ks++) {
-                    S9_WGMMA_F16(corr, wg_desc(cAl + 32 * ks, 64), wg_desc(cBh + 32 * ks, 64), 1);
-                    if (!SH)
-                        S9_WGMMA_F16(corr, wg_desc(cAh + 32 * ks, 64), wg_desc(cBl + 32 * ks, 64),
-                                     1);
-                }
-            }
-            wgmma_commit();
-            wgmma_wait1(); /* hi*hi of this k-tile is done */
-            if (clast) { /* RN add of the chunk's hi*hi */
-                reg_fence(tmp);
-#pragma unroll
-                for (int i = 0; i < 64; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
-            }
-            wgmma_wait0();
-            reg_fence(corr);
-            mbar_arrive(CONV_EMPTY(s));
         }
         if (FU) /* Omega's columns: this slice's part, into P */
             s9_epilogue(acc + 32, corr + 32, 8, tid, cw, m0, 0, M, N2, 1.0f, 0.0f, NULL, 0, P);
@@ -794,7 +719,7 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
 #undef CONV_FULL
 #undef CONV_EMPTY
 #else
-    (void)MODE, (void)RA, (void)NV, (void)tmA, (void)tmB, (void)ak, (void)bk, (void)M, (void)N;
+    (void)MODE, (void)NV, (void)tmA, (void)tmB, (void)ak, (void)bk, (void)M, (void)N;
     (void)K;
     (void)alpha, (void)beta, (void)C, (void)ldc, (void)kt_split, (void)P, (void)chk;
     (void)kslab, (void)kk, (void)fl, (void)tmO, (void)N2;
@@ -802,21 +727,22 @@ static __device__ __forceinline__ void s9_body(const int MODE, const int RA, con
 }
 
 /* ---------------------------------------------------- instantiations */
-#define S9_KERNEL_N(MODE, RA, N64, NAME)                                                       \
+#define S9_KERNEL_N(MODE, N64, NAME)                                                           \
     static __global__ void __launch_bounds__(S9_THREADS, 1)                                    \
         NAME(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, \
              int ak, int bk, int M, int N, int K, float alpha, float beta, float *C,           \
              long long ldc, int kt_split, float *P, int chk, int kslab,                        \
              const __grid_constant__ tn_elem_kinds_t kk, int *fl) {                            \
-        s9_body(MODE, RA, N64, &tmA, &tmB, ak, bk, M, N, K, alpha, beta, C, ldc, kt_split, P,  \
+        s9_body(MODE, N64, &tmA, &tmB, ak, bk, M, N, K, alpha, beta, C, ldc, kt_split, P,      \
                 chk, kslab, kk, fl, NULL, 0);                                                  \
     }
-#define S9_KERNEL(MODE, RA) S9_KERNEL_N(MODE, RA, 0, tn_sm90_gemm_##MODE##_##RA)
+/* the 128-wide kernels (the _1: A split in registers) */
+#define S9_KERNEL(MODE) S9_KERNEL_N(MODE, 0, tn_sm90_gemm_##MODE##_1)
 /* N <= 64 (RP-HOSVD's rank-64 products): the register-A kernels with
  * m64n64 wgmma, half the Tensor Core work of a 128-wide tile */
-#define S9_KERNEL64(MODE) S9_KERNEL_N(MODE, 1, 1, tn_sm90_gemm_##MODE##_n64)
+#define S9_KERNEL64(MODE) S9_KERNEL_N(MODE, 1, tn_sm90_gemm_##MODE##_n64)
 /* and the SHGEMM_FP16 one with A's element-wise check folded in (N64 = 2) */
-S9_KERNEL_N(2, 1, 2, tn_sm90_gemm_2_n64c)
+S9_KERNEL_N(2, 2, tn_sm90_gemm_2_n64c)
 /* RP-HOSVD's fused pass (tn_cu_sm90_hosvd_fused): TCEC_FP16 with B = [Q |
  * Omega] in the 128-wide register-A kernel */
 static __global__ void __launch_bounds__(S9_THREADS, 1)
@@ -825,28 +751,25 @@ static __global__ void __launch_bounds__(S9_THREADS, 1)
                         const __grid_constant__ CUtensorMap tmO, int M, int N, int N2, int K,
                         float *C, long long ldc, int kt_split, float *P, int chk, int kslab) {
     const tn_elem_kinds_t kz = {};
-    s9_body(TN_KMODE_TCEC_F16, 1, 3, &tmA, &tmB, 1, 1, M, N, K, 1.0f, 0.0f, C, ldc, kt_split, P,
+    s9_body(TN_KMODE_TCEC_F16, 3, &tmA, &tmB, 1, 1, M, N, K, 1.0f, 0.0f, C, ldc, kt_split, P,
             chk, kslab, kz, NULL, &tmO, N2);
 }
-S9_KERNEL(0, 1) /* TN_KMODE_TCEC_F16, A split in registers */
-S9_KERNEL(2, 1) /* TN_KMODE_SHGEMM_F16, A split in registers */
-S9_KERNEL(3, 1) /* TN_KMODE_TCEC_TF32, A split in registers */
+S9_KERNEL(0) /* TN_KMODE_TCEC_F16, A split in registers */
+S9_KERNEL(2) /* TN_KMODE_SHGEMM_F16, A split in registers */
+S9_KERNEL(3) /* TN_KMODE_TCEC_TF32, A split in registers */
 S9_KERNEL64(0)
 S9_KERNEL64(2)
 S9_KERNEL64(3)
 S9_KERNEL64(4)
-S9_KERNEL(4, 1) /* TN_KMODE_SHGEMM_TF32, A split in registers */
+S9_KERNEL(4) /* TN_KMODE_SHGEMM_TF32, A split in registers */
 
 typedef void (*s9_kernel_t)(const CUtensorMap, const CUtensorMap, int, int, int, int, int, float,
                             float, float *, long long, int, float *, int, int,
                             const tn_elem_kinds_t, int *);
 
-/* The register-A kernels (ra), for all four methods (the TF32 ones take
+/* The register-A kernels, for all four methods (the TF32 ones take
  * one 32-product chunk per RN add, s9_chunk's). */
-static int s9_use_ra(int mode) { return s9_ra_ok(mode); }
-
-static s9_kernel_t s9_kernel(int mode, int ra) {
-    if (!ra) return NULL; /* (no kernel of the round-2 form) */
+static s9_kernel_t s9_kernel(int mode) {
     switch (mode) {
     case TN_KMODE_TCEC_F16: return tn_sm90_gemm_0_1;
     case TN_KMODE_SHGEMM_F16: return tn_sm90_gemm_2_1;
@@ -856,7 +779,7 @@ static s9_kernel_t s9_kernel(int mode, int ra) {
     }
 }
 
-/* The register-A kernels for N <= 64 (same shared memory layout as ra) */
+/* The register-A kernels for N <= 64 (same shared memory layout) */
 static s9_kernel_t s9_kernel64(int mode) {
     switch (mode) {
     case TN_KMODE_TCEC_F16: return tn_sm90_gemm_0_n64;
@@ -867,17 +790,16 @@ static s9_kernel_t s9_kernel64(int mode) {
     }
 }
 /* N <= 64 takes the n64 kernels */
-static int s9_use_n64(int64_t n, int ra) { return ra && n <= 64; }
+static int s9_use_n64(int64_t n) { return n <= 64; }
 
 /* ------------------------------------------------------- host side */
 extern "C" size_t tn_cu_sm90_smem(int mode) {
-    const int ra = s9_use_ra(mode);
-    if (!s9_kernel(mode, ra)) return 0;
-    return (size_t)s9_smem(mode, ra);
+    if (!s9_kernel(mode)) return 0;
+    return (size_t)s9_smem(mode);
 }
 
 extern "C" int tn_cu_sm90_available(int mode) {
-    s9_kernel_t k = s9_kernel(mode, s9_use_ra(mode));
+    s9_kernel_t k = s9_kernel(mode);
     if (!k) return 0;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, (const void *)k) != cudaSuccess) {
@@ -986,16 +908,15 @@ static int s9_launch(int mode, int transa, int transb, int64_t m, int64_t n, int
                      const void *B, int64_t ldb, float beta, float *C, int64_t ldc, int splits,
                      float *P, size_t smem_limit, cudaStream_t stream,
                      const tn_elem_kinds_t *kk, int *fl) {
-    const int ra = s9_use_ra(mode);
-    const int n64 = s9_use_n64(n, ra);
-    s9_kernel_t kern = n64 ? s9_kernel64(mode) : s9_kernel(mode, ra);
+    const int n64 = s9_use_n64(n);
+    s9_kernel_t kern = n64 ? s9_kernel64(mode) : s9_kernel(mode);
     if (!kern || !tn_cu_sm90_available(mode)) return (int)cudaErrorNotSupported;
     /* the folded check: SHGEMM_FP16's n64 kernel only */
     if (fl && (!kk || !n64 || mode != TN_KMODE_SHGEMM_F16)) return (int)cudaErrorNotSupported;
     if (fl) kern = tn_sm90_gemm_2_n64c;
     tn_elem_kinds_t kz;
     memset(&kz, 0, sizeof kz);
-    const size_t smem = (size_t)s9_smem(mode, ra);
+    const size_t smem = (size_t)s9_smem(mode);
     if (smem > smem_limit) return (int)cudaErrorNotSupported;
     const int sh = s9_sh(mode);
     const int es_b = sh ? 2 : 4;
@@ -1024,12 +945,9 @@ static int s9_launch(int mode, int transa, int transb, int64_t m, int64_t n, int
     else if (ak)
         bad |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, k, m, lda, S9_BK, S9_BM,
                       CU_TENSOR_MAP_SWIZZLE_128B);
-    else if (ra) /* four boxes of 32 m x 32 k, 128-byte swizzle (s9_ra_read2) */
+    else /* four boxes of 32 m x 32 k, 128-byte swizzle (s9_ra_read2) */
         bad |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, m, k, lda, 32, S9_BK,
                       CU_TENSOR_MAP_SWIZZLE_128B);
-    else
-        bad |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, m, k, lda, S9_BM, S9_BK,
-                      CU_TENSOR_MAP_SWIZZLE_NONE);
     /* B: op N is k x n (K contiguous), op T is n x k (N contiguous) */
     const CUtensorMapDataType bt = sh ? CU_TENSOR_MAP_DATA_TYPE_UINT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT32;
     if (bk)
@@ -1097,8 +1015,8 @@ extern "C" int tn_cu_sm90_hosvd_fused_ok(int64_t I1, int64_t I2, int64_t T, cons
                                          const float *Q, int64_t ldq, int64_t J1,
                                          const uint16_t *Om, int64_t ldo, int64_t J2,
                                          size_t smem_limit) {
-    if (!tn_cu_sm90_available(TN_KMODE_TCEC_F16) || !s9_use_ra(TN_KMODE_TCEC_F16)) return 0;
-    if ((size_t)s9_smem(TN_KMODE_TCEC_F16, 1) > smem_limit) return 0;
+    if (!tn_cu_sm90_available(TN_KMODE_TCEC_F16)) return 0;
+    if ((size_t)s9_smem(TN_KMODE_TCEC_F16) > smem_limit) return 0;
     const int chk = s9_chunk(TN_KMODE_TCEC_F16);
     return J1 >= 1 && J1 <= 64 && J2 >= 1 && J2 <= 64 && I2 >= 1 && T >= 1 &&
            I1 % (S9_BK * chk) == 0 && I1 >= S9_BK * chk && I1 * T <= 0x7fffffffLL &&
@@ -1125,7 +1043,7 @@ extern "C" int tn_cu_sm90_hosvd_fused(int64_t I1, int64_t I2, int64_t T, const f
     bad |= s9_map(&mO, enc, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, Om, I1 * T, J2, ldo, S9_BK, 64,
                   CU_TENSOR_MAP_SWIZZLE_64B);
     if (bad) return (int)cudaErrorNotSupported;
-    const size_t smem = (size_t)s9_smem(TN_KMODE_TCEC_F16, 1);
+    const size_t smem = (size_t)s9_smem(TN_KMODE_TCEC_F16);
     cudaError_t e = cudaFuncSetAttribute((const void *)tn_sm90_hosvd_fused,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return (int)e;

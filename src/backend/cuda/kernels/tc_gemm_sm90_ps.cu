@@ -32,14 +32,7 @@
  * part (FP16 B copied K-major, or widened to FP32 for TF32), none when
  * SHGEMM_FP16's B is already K-contiguous (read in place). Where it runs:
  * tn_cu_sm90_ps_wanted (and never inside tcnla_rsvd / _lra / _hosvd, which
- * keep to their memory bounds).
- * Cluster path (acl = 1; the host does not choose it): op(A) is not split by
- * the pass; clusters of PS_CL CTAs with the same m0 and consecutive n0 get
- * FP32 A through a raw ring of their own, each CTA's warpgroup 0 splits
- * PS_RQ of the tile's 128 rows into its stage and copies them into the
- * other CTAs' (bulk copies between shared memories, completing on their
- * full barriers); the consumers release a stage on the empty barriers of
- * every CTA of the cluster. Same consumers, same bits. */
+ * keep to their memory bounds). */
 #include "backend/cuda/kernels/sm90_common.cuh"
 #include "backend/cuda/kernels/split.cuh"
 #include "backend/cuda/kernels/tn_sm90.h"
@@ -47,7 +40,6 @@
 #include <cuda_fp16.h>
 #include <stdint.h>
 #include <stdlib.h>
-#include <string.h>
 
 #define PS_BM 128
 #define PS_BN 128
@@ -67,20 +59,12 @@ static __host__ __device__ __forceinline__ int ps_ct(int mode) {
 static __host__ __device__ __forceinline__ int ps_nt(int mode) { return s9_sh(mode) ? 3 : 4; }
 /* ring depth: 3 x 64 KB (TCEC), 4 x 48 KB (SHGEMM) */
 static __host__ __device__ __forceinline__ int ps_stages(int mode) { return s9_sh(mode) ? 4 : 3; }
-/* The cluster path (FP16 methods, MN-major A): clusters of PS_CL CTAs
- * side by side along n, each splitting PS_RQ of the 128 rows of A's tile
- * from FP32 tiles of its own ring (PS_RAW deep, 64 k x PS_RQ rows each) */
-#define PS_CL 4
-#define PS_RQ (PS_BM / PS_CL)
-#define PS_RAW 4
-#define PS_RAWSZ (PS_RQ * 64 * 4)
-static __host__ __device__ __forceinline__ int ps_bar_off(int mode, int cl) {
-    return ps_stages(mode) * ps_nt(mode) * ps_ct(mode) + (cl ? PS_RAW * PS_RAWSZ : 0);
+static __host__ __device__ __forceinline__ int ps_bar_off(int mode) {
+    return ps_stages(mode) * ps_nt(mode) * ps_ct(mode);
 }
-/* stages (, raw ring), barriers (full, empty (, raw)), +1024 for aligning
- * the base */
-static __host__ __device__ __forceinline__ int ps_smem(int mode, int cl) {
-    return ps_bar_off(mode, cl) + 8 * (2 * ps_stages(mode) + (cl ? PS_RAW : 0)) + 1024;
+/* stages, barriers (full, empty), +1024 for aligning the base */
+static __host__ __device__ __forceinline__ int ps_smem(int mode) {
+    return ps_bar_off(mode) + 8 * (2 * ps_stages(mode)) + 1024;
 }
 
 /* ------------------------------------------------ the operand pass */
@@ -214,10 +198,10 @@ static __global__ void __launch_bounds__(256)
 /* ---------------------------------------------------------- the GEMM */
 extern __shared__ unsigned char ps_smem_raw[];
 
-static __device__ __forceinline__ void ps_body(const int MODE, const int CL,
+static __device__ __forceinline__ void ps_body(const int MODE,
                                                const CUtensorMap *tAh, const CUtensorMap *tAl,
                                                const CUtensorMap *tBh, const CUtensorMap *tBl,
-                                               const CUtensorMap *tAr, int M, int N, int K,
+                                               int M, int N, int K,
                                                float alpha, float beta, float *__restrict__ C,
                                                long long ldc, int kt_split, float *__restrict__ P,
                                                int chk) {
@@ -227,118 +211,30 @@ static __device__ __forceinline__ void ps_body(const int MODE, const int CL,
     const int STAGE = NT * CT;
     const int RB = PS_KB, BK = ps_bk(MODE); /* bytes, values of k per row of a tile */
     const int CHK = chk;                     /* k-tiles per chunk: 1, 2 or 4 */
-    if (!s9_dsmem_ok(ps_smem(MODE, CL))) return;
+    if (!s9_dsmem_ok(ps_smem(MODE))) return;
     const int tid = threadIdx.x, wg = tid >> 7;
     int m0, n0;
-    /* cluster path: the CTAs of a cluster share m0 and take consecutive n0 */
-    const uint32_t q = CL ? s9_cluster_rank() : 0;
-    if (CL) {
-        const int mt = (M + PS_BM - 1) / PS_BM, cid = blockIdx.x / CL;
-        m0 = (cid % mt) * PS_BM;
-        n0 = ((cid / mt) * CL + (int)q) * PS_BN;
-    } else {
-        s9_tile_of(blockIdx.x, M, N, &m0, &n0);
-    }
+    s9_tile_of(blockIdx.x, M, N, &m0, &n0);
     const int kt_base = blockIdx.y * kt_split;
     const int KT = min((K + BK - 1) / BK - kt_base, kt_split);
 
     const uint32_t raw_s = s9_smem_u32(ps_smem_raw);
     const uint32_t base_s = (raw_s + 1023u) & ~1023u;
-    const uint32_t bar_s = base_s + (uint32_t)ps_bar_off(MODE, CL);
+    const uint32_t bar_s = base_s + (uint32_t)ps_bar_off(MODE);
 #define FULL(i) (bar_s + 8u * (uint32_t)(i))
 #define EMPTY(i) (bar_s + 8u * (uint32_t)(S + (i)))
-#define RAWB(i) (bar_s + 8u * (uint32_t)(2 * S + (i)))
     if (tid == 0) {
         for (int i = 0; i < S; i++) {
-            /* cluster path: the producer's expect_tx and the split's arrival */
-            mbar_init(FULL(i), CL ? 2 : 1);
-            /* one arrival per consumer warp (of every CTA of the cluster) */
-            mbar_init(EMPTY(i), 8 * (CL ? CL : 1));
+            mbar_init(FULL(i), 1);
+            /* one arrival per consumer warp */
+            mbar_init(EMPTY(i), 8);
         }
-        if (CL)
-            for (int i = 0; i < PS_RAW; i++) mbar_init(RAWB(i), 1);
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         fence_async_smem();
     }
     __syncthreads();
-    if (CL) s9_cluster_sync(); /* the other CTAs' barriers are ready */
 
-    if (wg == 0 && CL) {
-        /* ------------------------------ cluster path: the split warpgroup
-         * Per k-tile: thread 0 waits until every consumer of the cluster
-         * has released stage s, expects B's tiles and the other CTAs'
-         * parts of A, and loads B; all 128 threads split this CTA's PS_RQ
-         * rows of A's FP32 tile (raw ring) into the hi / lo tiles of stage
-         * s, in the layout the TMA of the pre-split parts writes (128-byte
-         * swizzle), bit-identical to the pass (tn_split2_f16); then, after
-         * a proxy fence and the warpgroup's barrier, six lanes of warp 0
-         * copy the two parts of its rows into the same place of the other
-         * CTAs' stage s (bulk copies completing on their full barriers) and
-         * lane 31 arrives and refills the raw slot. */
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
-        const uint32_t raw0 = base_s + (uint32_t)(S * STAGE);
-        const int ar0 = m0 + (int)q * PS_RQ;
-        if (tid == 0)
-            for (int i = 0; i < PS_RAW && i < KT; i++) {
-                mbar_expect_tx(RAWB(i), PS_RAWSZ);
-                tma_load_2d(raw0 + (uint32_t)(i * PS_RAWSZ), tAr, ar0, (kt_base + i) * BK, RAWB(i));
-            }
-        const uint32_t qo = q * (uint32_t)(PS_RQ * RB); /* this CTA's rows in a tile */
-        /* lanes 0 .. 2 (CL - 1) - 1 of warp 0 copy part tid & 1 to CTA cp
-         * (every CTA but this one); cbase: the shared memory base there (the
-         * mapping is linear: an address maps to its base's plus its offset) */
-        const uint32_t cp = (uint32_t)(tid >> 1) + ((uint32_t)(tid >> 1) >= q ? 1u : 0u);
-        const uint32_t cbase = tid < 2 * (CL - 1) ? s9_mapa(base_s, cp) : 0u;
-        for (int kt = 0; kt < KT; kt++) {
-            const int s = kt % S, r = kt % PS_RAW;
-            const uint32_t st = base_s + (uint32_t)(s * STAGE);
-            const int k0 = (kt_base + kt) * BK;
-            if (kt >= S) mbar_wait(EMPTY(s), (uint32_t)(((kt / S) & 1) ^ 1));
-            if (tid == 0) {
-                mbar_expect_tx(FULL(s), (uint32_t)((NT - 2) * CT + (CL - 1) * 2 * PS_RQ * RB));
-                tma_load_2d(st + 2 * CT, tBh, k0, n0, FULL(s));
-                if (!SH) tma_load_2d(st + 3 * CT, tBl, k0, n0, FULL(s));
-            }
-            mbar_wait(RAWB(r), (uint32_t)((kt / PS_RAW) & 1));
-            const uint32_t rw = raw0 + (uint32_t)(r * PS_RAWSZ);
-#pragma unroll
-            for (int j = 0; j < PS_RQ * 8 / 128; j++) {
-                /* row m of this CTA's rows, 16-byte chunk cc (k 8 cc .. 8 cc + 7) */
-                const int i = tid + 128 * j, m = i % PS_RQ, cc = i / PS_RQ;
-                float x[8];
-#pragma unroll
-                for (int e = 0; e < 8; e++)
-                    asm volatile("ld.shared.f32 %0, [%1];"
-                                 : "=f"(x[e])
-                                 : "r"(rw + (uint32_t)(((8 * cc + e) * PS_RQ + m) * 4)));
-                uint32_t h[4], l[4];
-#pragma unroll
-                for (int e = 0; e < 4; e++) tn_split2_f16(x[2 * e], x[2 * e + 1], 1, &h[e], &l[e]);
-                const uint32_t o = st + qo + (uint32_t)(m * RB + ((cc ^ (m & 7)) << 4));
-                asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(o), "r"(h[0]),
-                             "r"(h[1]), "r"(h[2]), "r"(h[3])
-                             : "memory");
-                asm volatile("st.shared.v4.b32 [%0], {%1, %2, %3, %4};" ::"r"(o + (uint32_t)CT),
-                             "r"(l[0]), "r"(l[1]), "r"(l[2]), "r"(l[3])
-                             : "memory");
-            }
-            fence_async_smem(); /* the generic writes, before the async reads */
-            asm volatile("bar.sync 1, 128;" ::: "memory");
-            /* warp 0 issues what follows side by side: lanes 0 .. 2 (CL - 1)
-             * - 1 one bulk copy each (a part to a CTA), lane 31 the arrival
-             * and the raw slot's refill */
-            if (tid < 2 * (CL - 1)) {
-                const uint32_t src = st + (uint32_t)((tid & 1) * CT) + qo;
-                bulk_s2s(src - base_s + cbase, src, PS_RQ * RB, FULL(s) - base_s + cbase);
-            } else if (tid == 31) {
-                mbar_arrive(FULL(s));
-                if (kt + PS_RAW < KT) {
-                    mbar_expect_tx(RAWB(r), PS_RAWSZ);
-                    tma_load_2d(rw, tAr, ar0, (kt_base + kt + PS_RAW) * BK, RAWB(r));
-                }
-            }
-        }
-    } else if (wg == 0) {
+    if (wg == 0) {
         /* ---------------------------------------------- producer */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
         if (tid == 0) {
@@ -402,13 +298,7 @@ static __device__ __forceinline__ void ps_body(const int MODE, const int CL,
             }
             if (kt > 0) {
                 __syncwarp();
-                if ((tid & 31) == 0) {
-                    if (CL) /* every CTA of the cluster writes into stage s */
-                        for (int p = 0; p < CL; p++)
-                            mbar_arrive_cluster(s9_mapa(EMPTY((kt - 1) % S), (uint32_t)p));
-                    else
-                        mbar_arrive(EMPTY((kt - 1) % S));
-                }
+                if ((tid & 31) == 0) mbar_arrive(EMPTY((kt - 1) % S));
             }
         }
         wgmma_wait0();
@@ -419,45 +309,37 @@ static __device__ __forceinline__ void ps_body(const int MODE, const int CL,
             for (int i = 0; i < 64; i++) corr[i] = 0.0f;
         s9_epilogue(acc, corr, 16, tid, cw, m0, n0, M, N, alpha, beta, C, ldc, P);
     }
-    /* no CTA leaves while another may still arrive on its barriers or
-     * copy into its shared memory */
-    if (CL) s9_cluster_sync();
 #undef FULL
 #undef EMPTY
-#undef RAWB
 #else
-    (void)MODE, (void)CL, (void)tAh, (void)tAl, (void)tBh, (void)tBl, (void)tAr, (void)M, (void)N, (void)K;
+    (void)MODE, (void)tAh, (void)tAl, (void)tBh, (void)tBl, (void)M, (void)N, (void)K;
     (void)alpha, (void)beta, (void)C, (void)ldc, (void)kt_split, (void)P, (void)chk;
 #endif
 }
 
-#define PS_KERNEL(MODE, CL, NAME)                                                              \
+#define PS_KERNEL(MODE, NAME)                                                                  \
     static __global__ void __launch_bounds__(PS_THREADS, 1) NAME(                              \
         const __grid_constant__ CUtensorMap tAh, const __grid_constant__ CUtensorMap tAl,      \
         const __grid_constant__ CUtensorMap tBh, const __grid_constant__ CUtensorMap tBl,      \
         int M, int N, int K, float alpha, float beta, float *C, long long ldc, int kt_split,   \
         float *P, int chk) {                                                                   \
-        ps_body(MODE, CL, &tAh, &tAl, &tBh, &tBl, &tAh, M, N, K, alpha, beta, C, ldc, kt_split, \
-                P, chk);                                                                       \
+        ps_body(MODE, &tAh, &tAl, &tBh, &tBl, M, N, K, alpha, beta, C, ldc, kt_split, P, chk);  \
     }
-PS_KERNEL(0, 0, tn_sm90_ps_0) /* TN_KMODE_TCEC_F16 */
-PS_KERNEL(2, 0, tn_sm90_ps_2) /* TN_KMODE_SHGEMM_F16 */
-PS_KERNEL(3, 0, tn_sm90_ps_3) /* TN_KMODE_TCEC_TF32 */
-PS_KERNEL(4, 0, tn_sm90_ps_4) /* TN_KMODE_SHGEMM_TF32 */
-/* the cluster path: tAh is the map of FP32 op(A) itself (tAl unused) */
-PS_KERNEL(0, PS_CL, tn_sm90_psc_0)
-PS_KERNEL(2, PS_CL, tn_sm90_psc_2)
+PS_KERNEL(0, tn_sm90_ps_0) /* TN_KMODE_TCEC_F16 */
+PS_KERNEL(2, tn_sm90_ps_2) /* TN_KMODE_SHGEMM_F16 */
+PS_KERNEL(3, tn_sm90_ps_3) /* TN_KMODE_TCEC_TF32 */
+PS_KERNEL(4, tn_sm90_ps_4) /* TN_KMODE_SHGEMM_TF32 */
 
 typedef void (*ps_kernel_t)(const CUtensorMap, const CUtensorMap, const CUtensorMap,
                             const CUtensorMap, int, int, int, float, float, float *, long long,
                             int, float *, int);
 
-static ps_kernel_t ps_kernel(int mode, int cl) {
+static ps_kernel_t ps_kernel(int mode) {
     switch (mode) {
-    case TN_KMODE_TCEC_F16: return cl ? tn_sm90_psc_0 : tn_sm90_ps_0;
-    case TN_KMODE_SHGEMM_F16: return cl ? tn_sm90_psc_2 : tn_sm90_ps_2;
-    case TN_KMODE_TCEC_TF32: return cl ? NULL : tn_sm90_ps_3;
-    case TN_KMODE_SHGEMM_TF32: return cl ? NULL : tn_sm90_ps_4;
+    case TN_KMODE_TCEC_F16: return tn_sm90_ps_0;
+    case TN_KMODE_SHGEMM_F16: return tn_sm90_ps_2;
+    case TN_KMODE_TCEC_TF32: return tn_sm90_ps_3;
+    case TN_KMODE_SHGEMM_TF32: return tn_sm90_ps_4;
     default: return NULL;
     }
 }
@@ -480,7 +362,7 @@ static int ps_fits(int mode, int64_t k, int splits) {
 
 extern "C" int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k, int splits,
                                     int force) {
-    if (!ps_kernel(mode, 0) || m <= 0 || n <= 0 || k <= 0 || !ps_fits(mode, k, splits < 1 ? 1 : splits))
+    if (!ps_kernel(mode) || m <= 0 || n <= 0 || k <= 0 || !ps_fits(mode, k, splits < 1 ? 1 : splits))
         return 0;
     if (force >= 0) return force; /* the handle's tuning sm90_presplit */
     /* each element of A is split n / 128 times by the in-kernel path, each
@@ -492,45 +374,33 @@ extern "C" int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k, i
     return (m < n ? m : n) >= 512 && (m > n ? m : n) >= 1024 && k >= 1024;
 }
 
-/* The cluster path (acl = 1: op(A) split inside clusters, no pass over A,
- * none of its parts in the workspace; FP16 methods, op(A) = A
- * (MN-contiguous), no split-K) is not chosen by the host: H100, 16384 x 512
- * x 16384, Nsight Compute, the cluster kernel takes 1.34 ms (SHGEMM_FP16)
- * and 1.87 ms (TCEC_FP16) against 0.79 and 1.21 ms for the pre-split
- * kernel, which with its pass (0.77 ms, the check of A included) is still
- * ahead of the cluster kernel plus A's own check (0.53 ms): 171 against
- * 142 TFLOP/s for SHGEMM_FP16. With the copies between CTAs left out
- * (wrong results, timing only) it takes 1.03 ms: the split warpgroup, which
- * can start on a stage only once every consumer of the cluster has
- * released it, is the limit, more than the copies. */
-extern "C" size_t tn_cu_sm90_ps_bytes(int mode, int acl, int transb, int64_t m, int64_t n,
-                                      int64_t k) {
+extern "C" size_t tn_cu_sm90_ps_bytes(int mode, int transb, int64_t m, int64_t n, int64_t k) {
     const size_t es = s9_tf32(mode) ? 4 : 2, kp = (size_t)ps_kp(k);
-    size_t b = acl ? 0 : 2 * ps_al(es * (size_t)m * kp);
+    size_t b = 2 * ps_al(es * (size_t)m * kp);
     if (!ps_b_in_place(mode, transb)) b += (s9_sh(mode) ? 1 : 2) * ps_al(es * (size_t)n * kp);
     return b;
 }
 
-/* where op(A)'s (which 0) or op(B)'s (1) parts go in the workspace (acl:
+/* where op(A)'s (which 0) or op(B)'s (1) parts go in the workspace (m = 0:
  * none of op(A)'s) */
-static void ps_parts(int mode, int acl, int which, int64_t m, int64_t n, int64_t k, void *ws,
-                     void **hi, void **lo) {
+static void ps_parts(int mode, int which, int64_t m, int64_t n, int64_t k, void *ws, void **hi,
+                     void **lo) {
     const size_t es = s9_tf32(mode) ? 4 : 2, kp = (size_t)ps_kp(k);
-    char *w = (char *)ws + (which && !acl ? 2 * ps_al(es * (size_t)m * kp) : 0);
+    char *w = (char *)ws + (which ? 2 * ps_al(es * (size_t)m * kp) : 0);
     *hi = w;
     *lo = w + ps_al(es * (size_t)(which ? n : m) * kp);
 }
 
-/* op(B)'s parts in a workspace laid out for acl = 1 (none of op(A)'s):
+/* op(B)'s parts in a workspace laid out for m = 0 (none of op(A)'s):
  * Bhi, Blo, K-contiguous rows of kp = k rounded up to 8 (the wide-tile
  * path of tc_gemm_sm90_w.cu reads them) */
 extern "C" void tn_cu_sm90_ps_b_parts(int mode, int64_t n, int64_t k, void *ws, void **hi,
                                       void **lo, int64_t *kp) {
-    ps_parts(mode, 1, 1, 0, n, k, ws, hi, lo);
+    ps_parts(mode, 1, 0, n, k, ws, hi, lo);
     *kp = ps_kp(k);
 }
 
-extern "C" int tn_cu_sm90_ps_split(int mode, int acl, int which, int trans, int64_t m, int64_t n,
+extern "C" int tn_cu_sm90_ps_split(int mode, int which, int trans, int64_t m, int64_t n,
                                    int64_t k, const void *X, int64_t ld, void *ws,
                                    int check_kind, int tol_bits, int *flags, void *scratch,
                                    int sms, cudaStream_t stream) {
@@ -541,9 +411,8 @@ extern "C" int tn_cu_sm90_ps_split(int mode, int acl, int which, int trans, int6
     const int what = b16 ? (tf32 ? PS_WIDEN16 : PS_COPY16) : (tf32 ? PS_SPLITTF32 : PS_SPLIT16);
     if (R <= 0 || k <= 0 || R > 0x7fffffffLL || k > 0x7fffffffLL) return (int)cudaErrorNotSupported;
     if (scratch && b16) return (int)cudaErrorInvalidValue; /* FP16 B: tn_cu_check_f16 */
-    if (acl && !which) return (int)cudaErrorInvalidValue; /* no room for op(A)'s parts */
     void *hi, *lo;
-    ps_parts(mode, acl, which, m, n, k, ws, &hi, &lo);
+    ps_parts(mode, which, m, n, k, ws, &hi, &lo);
     uint32_t *vmx = NULL;
     double *verr = NULL;
     int e = 0;
@@ -567,43 +436,24 @@ extern "C" int tn_cu_sm90_ps_split(int mode, int acl, int which, int trans, int6
     return scratch ? tn_cu_check_end(R, check_kind, tol_bits, scratch, flags, stream) : 0;
 }
 
-/* the launch of the cluster path: clusters of PS_CL CTAs along x */
-static void ps_cluster_cfg(cudaLaunchConfig_t *cfg, cudaLaunchAttribute *at, unsigned blocks,
-                           size_t smem, cudaStream_t stream) {
-    memset(cfg, 0, sizeof *cfg);
-    cfg->gridDim = dim3(blocks, 1, 1);
-    cfg->blockDim = dim3(PS_THREADS, 1, 1);
-    cfg->dynamicSmemBytes = smem;
-    cfg->stream = stream;
-    at->id = cudaLaunchAttributeClusterDimension;
-    at->val.clusterDim.x = PS_CL, at->val.clusterDim.y = 1, at->val.clusterDim.z = 1;
-    cfg->attrs = at;
-    cfg->numAttrs = 1;
-}
-
-extern "C" int tn_cu_tc_gemm_sm90_ps(int mode, int acl, int transa, int transb, int64_t m,
+extern "C" int tn_cu_tc_gemm_sm90_ps(int mode, int transa, int transb, int64_t m,
                                      int64_t n, int64_t k, float alpha, const float *A,
                                      int64_t lda, const void *B, int64_t ldb, float beta,
                                      float *C, int64_t ldc, int splits, float *P, void *ws,
                                      size_t ws_bytes, int done, int sms, size_t smem_limit,
                                      cudaStream_t stream) {
-    const int cl = acl ? PS_CL : 0;
-    ps_kernel_t kern = ps_kernel(mode, cl);
+    ps_kernel_t kern = ps_kernel(mode);
     if (!kern || !tn_cu_sm90_available(mode)) return (int)cudaErrorNotSupported;
-    const size_t smem = (size_t)ps_smem(mode, cl);
-    const size_t need = tn_cu_sm90_ps_bytes(mode, acl, transb, m, n, k);
+    const size_t smem = (size_t)ps_smem(mode);
+    const size_t need = tn_cu_sm90_ps_bytes(mode, transb, m, n, k);
     if (smem > smem_limit || (need && (!ws || ws_bytes < need))) return (int)cudaErrorNotSupported;
     if (m > 0x7fffffffLL || n > 0x7fffffffLL || k > 0x7fffffffLL)
         return (int)cudaErrorNotSupported;
     const int tf32 = s9_tf32(mode), sh = s9_sh(mode);
     const int in_place = ps_b_in_place(mode, transb);
     if (in_place && (((uintptr_t)B & 15u) || (ldb * 2) % 16)) return (int)cudaErrorNotSupported;
-    /* the cluster path reads FP32 A by TMA: 16-byte aligned columns */
-    if (acl && (transa || splits > 1 || ((uintptr_t)A & 15u) || (lda * 4) % 16))
-        return (int)cudaErrorNotSupported;
     const int64_t mt = (m + PS_BM - 1) / PS_BM, nt = (n + PS_BN - 1) / PS_BN;
-    /* (cluster path: whole clusters of PS_CL tiles along n) */
-    int64_t tiles = mt * (acl ? (nt + PS_CL - 1) / PS_CL * PS_CL : nt);
+    int64_t tiles = mt * nt;
     if (tiles > 0x7fffffffLL) return (int)cudaErrorNotSupported;
     if (splits < 1 || !P) splits = 1;
     if (splits > 65535) return (int)cudaErrorInvalidValue;
@@ -616,23 +466,17 @@ extern "C" int tn_cu_tc_gemm_sm90_ps(int mode, int acl, int transa, int transb, 
     /* the tensor maps first: nothing is queued when one cannot be made */
     const size_t es = tf32 ? 4 : 2;
     const int64_t kp = ps_kp(k);
-    void *Ah = NULL, *Al = NULL, *Bh, *Bl;
-    if (!acl) ps_parts(mode, 0, 0, m, n, k, ws, &Ah, &Al);
-    ps_parts(mode, acl, 1, m, n, k, ws, &Bh, &Bl);
+    void *Ah, *Al, *Bh, *Bl;
+    ps_parts(mode, 0, m, n, k, ws, &Ah, &Al);
+    ps_parts(mode, 1, m, n, k, ws, &Bh, &Bl);
     s9_encode_fn enc = s9_encoder();
     const CUtensorMapDataType dt = tf32 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT32 : CU_TENSOR_MAP_DATA_TYPE_UINT16;
     const CUtensorMapSwizzle sw = CU_TENSOR_MAP_SWIZZLE_128B;
     CUtensorMap mAh, mAl, mBh, mBl;
     int bad = 0;
     const int bk = ps_bk(mode);
-    if (acl) { /* FP32 A itself, PS_RQ rows x 64 k per box, [k][row] in shared memory */
-        bad |= s9_map(&mAh, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, m, k, lda, PS_RQ, 64,
-                      CU_TENSOR_MAP_SWIZZLE_NONE);
-        mAl = mAh; /* not read */
-    } else {
-        bad |= s9_map(&mAh, enc, dt, (int)es, Ah, k, m, kp, bk, PS_BM, sw);
-        bad |= s9_map(&mAl, enc, dt, (int)es, Al, k, m, kp, bk, PS_BM, sw);
-    }
+    bad |= s9_map(&mAh, enc, dt, (int)es, Ah, k, m, kp, bk, PS_BM, sw);
+    bad |= s9_map(&mAl, enc, dt, (int)es, Al, k, m, kp, bk, PS_BM, sw);
     if (in_place) bad |= s9_map(&mBh, enc, dt, 2, B, k, n, ldb, bk, PS_BN, sw);
     else bad |= s9_map(&mBh, enc, dt, (int)es, Bh, k, n, kp, bk, PS_BN, sw);
     if (sh) mBl = mBh; /* not read */
@@ -641,31 +485,16 @@ extern "C" int tn_cu_tc_gemm_sm90_ps(int mode, int acl, int transa, int transb, 
     cudaError_t e = cudaFuncSetAttribute((const void *)kern,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return (int)e;
-    cudaLaunchConfig_t cfg;
-    cudaLaunchAttribute at;
-    if (acl) { /* can a cluster of PS_CL such CTAs be placed at all? */
-        ps_cluster_cfg(&cfg, &at, (unsigned)tiles, smem, stream);
-        int nc = 0;
-        if (cudaOccupancyMaxActiveClusters(&nc, (const void *)kern, &cfg) != cudaSuccess || nc < 1) {
-            cudaGetLastError();
-            return (int)cudaErrorNotSupported;
-        }
-    }
 
     /* the operand passes not done yet (done: 1 op(A), 2 op(B)) */
     int r = 0;
-    if (!acl && !(done & 1))
-        r = tn_cu_sm90_ps_split(mode, 0, 0, transa, m, n, k, A, lda, ws, TN_RCHK_NONE, 0, NULL,
-                                NULL, sms, stream);
+    if (!(done & 1))
+        r = tn_cu_sm90_ps_split(mode, 0, transa, m, n, k, A, lda, ws, TN_RCHK_NONE, 0, NULL, NULL,
+                                sms, stream);
     if (!r && !in_place && !(done & 2))
-        r = tn_cu_sm90_ps_split(mode, acl, 1, transb, m, n, k, B, ldb, ws, TN_RCHK_NONE, 0, NULL,
-                                NULL, sms, stream);
+        r = tn_cu_sm90_ps_split(mode, 1, transb, m, n, k, B, ldb, ws, TN_RCHK_NONE, 0, NULL, NULL,
+                                sms, stream);
     if (r) return r;
-    if (acl) {
-        e = cudaLaunchKernelEx(&cfg, kern, mAh, mAl, mBh, mBl, (int)m, (int)n, (int)k, alpha,
-                               beta, C, (long long)ldc, per, (float *)NULL, chk / kx);
-        return (int)e;
-    }
     kern<<<dim3((unsigned)tiles, (unsigned)splits), PS_THREADS, smem, stream>>>(
         mAh, mAl, mBh, mBl, (int)m, (int)n, (int)k, alpha, beta, C, (long long)ldc, per,
         splits > 1 ? P : NULL, chk / kx);

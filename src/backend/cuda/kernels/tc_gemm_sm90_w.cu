@@ -9,14 +9,14 @@
  * times inside the consumers, between their wgmma groups. Here a tile
  * spans 256 columns, so each element of A is split n / 256 times, by
  * warpgroups that do nothing else, and there is no pass:
- *   split warpgroups (NSW = 2, setmaxnreg 48; w_body's NSW = 1 form, 56,
- *     has no kernel), warpgroup w taking k-tiles kt = w, w + NSW, ...: thread 0
+ *   split warpgroups (NSW = 2, setmaxnreg 48), warpgroup w taking k-tiles
+ *     kt = w, w + NSW, ...: thread 0
  *     of each issues the TMA copies of its FP32 A tiles (64 x 64) into a
  *     raw ring; all 128 threads split them (tn_split2_f16, bit-identical to
  *     tcnla_split) into Ahi / Alo tiles (64 x 64 FP16, the wgmma K-major
  *     layout with 128-byte swizzle) of a second ring and, when asked, fold
  *     op(A)'s check on the way (below);
- *   two consumer warpgroups (setmaxnreg 208, or 224 with NSW = 1), one per
+ *   two consumer warpgroups (setmaxnreg 208), one per
  *     128 columns of the tile, both on the same 64 rows: the B tiles (FP16,
  *     K-contiguous: SHGEMM's B as given, TCEC's Bhi / Blo from the
  *     pre-split pass over B) come by TMA straight into a B ring in the
@@ -68,8 +68,8 @@
 
 /* ---------------------------------------------------- configuration */
 /* ring depths: SHGEMM 4 raw + 4 split + 3 B stages (64 + 64 + 96 KB),
- * TCEC 4 + 2 + 2 (64 + 32 + 128 KB); NRAW even (each split warpgroup keeps
- * its own raw stages when NSW = 2) */
+ * TCEC 4 + 2 + 2 (64 + 32 + 128 KB); NRAW even (each of the NSW = 2 split
+ * warpgroups keeps its own raw stages) */
 static __host__ __device__ __forceinline__ int w_nraw(int mode) { (void)mode; return 4; }
 static __host__ __device__ __forceinline__ int w_nconv(int mode) {
     return mode == TN_KMODE_SHGEMM_F16 ? 4 : 2;
@@ -210,8 +210,7 @@ static __device__ __forceinline__ void w_body(const int MODE, const int NSW,
 
     if (wg < NSW) {
         /* ------------------------------------------ split warpgroups */
-        if (NSW == 1) asm volatile("setmaxnreg.dec.sync.aligned.u32 56;");
-        else asm volatile("setmaxnreg.dec.sync.aligned.u32 48;");
+        asm volatile("setmaxnreg.dec.sync.aligned.u32 48;");
         const int t = tid & 127, rr = t & 63; /* this thread's row of the tile */
         /* the check (vmx): on the magnitude bits |h| of the FP16 his, two
          * per register, this k-tile's largest |h| and smallest |h| - 1
@@ -314,9 +313,8 @@ static __device__ __forceinline__ void w_body(const int MODE, const int NSW,
         }
     } else {
         /* ---------------------------------------------- consumers */
-        /* 64 K registers: 2 x 128 x 224 + 128 x 56, or 2 x 128 x 208 + 256 x 48 */
-        if (NSW == 1) asm volatile("setmaxnreg.inc.sync.aligned.u32 224;");
-        else asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
+        /* 64 K registers: 2 x 128 x 208 + 256 x 48 */
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
         const int cw = wg - NSW; /* columns n0 + 128 cw .. + 127 of the tile */
         const int issuer = tid == NSW * 128;
         if (issuer)

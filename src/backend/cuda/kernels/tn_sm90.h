@@ -82,32 +82,28 @@ int tn_cu_sm90_chunk(int mode);
  * it is 0, always where 1 (the handle's tuning sm90_presplit); 0 where
  * slice lengths do not fit its 64-deep FP16 k-tiles. */
 int tn_cu_sm90_ps_wanted(int mode, int64_t m, int64_t n, int64_t k, int splits, int force);
-/* acl = 1 below: op(A) split inside the product instead, by clusters of 4
- * CTAs side by side along n that each split a quarter of a tile's rows and
- * copy the parts into the others' shared memory (FP16 methods, op(A) = A,
- * no split-K; A then checked on its own). The host never chooses it: slower
- * than the pass (see the .cu). The same bits. */
-size_t tn_cu_sm90_ps_bytes(int mode, int acl, int transb, int64_t m, int64_t n, int64_t k);
+/* m = 0: a workspace of op(B)'s parts alone (tn_cu_sm90_ps_b_parts). */
+size_t tn_cu_sm90_ps_bytes(int mode, int transb, int64_t m, int64_t n, int64_t k);
 /* The pass that writes the parts of op(A) (which = 0: X = A, trans =
  * transa) or op(B) (1: X = B, trans = transb; FP16 for SHGEMM) into ws.
  * With scratch (FP32 X only), also the check of tn_cu_check_f32 on the
  * same vectors (rows of op(A), columns of op(B)), on the way: the same
  * flags, one read of X fewer. sms: the device's SM count (sizes the grid). */
-int tn_cu_sm90_ps_split(int mode, int acl, int which, int trans, int64_t m, int64_t n, int64_t k,
+int tn_cu_sm90_ps_split(int mode, int which, int trans, int64_t m, int64_t n, int64_t k,
                         const void *X, int64_t ld, void *ws, int check_kind, int tol_bits,
                         int *flags, void *scratch, int sms, cudaStream_t stream);
 /* The product, after tn_cu_sm90_ps_split of the operands in `done` (1:
  * op(A), 2: op(B)); the others are split here. cudaErrorNotSupported
  * (nothing queued) when it cannot run, e.g. a workspace smaller than
  * tn_cu_sm90_ps_bytes(). */
-int tn_cu_tc_gemm_sm90_ps(int mode, int acl, int transa, int transb, int64_t m, int64_t n,
+int tn_cu_tc_gemm_sm90_ps(int mode, int transa, int transb, int64_t m, int64_t n,
                           int64_t k, float alpha, const float *A, int64_t lda, const void *B,
                           int64_t ldb, float beta, float *C, int64_t ldc, int splits, float *P,
                           void *ws, size_t ws_bytes, int done, int sms, size_t smem_limit,
                           cudaStream_t stream);
 
 /* op(B)'s hi / lo parts (and their row stride kp) in a workspace that
- * tn_cu_sm90_ps_split(mode, acl = 1, which = 1, ...) filled. */
+ * tn_cu_sm90_ps_split(mode, which = 1, ..., m = 0, ...) filled. */
 void tn_cu_sm90_ps_b_parts(int mode, int64_t n, int64_t k, void *ws, void **hi, void **lo,
                            int64_t *kp);
 
