@@ -306,7 +306,9 @@ TEST(rsvd_fp16_power_iterations_same_residual) {
 
 TEST(rsvd_cauchy_shgemm_fp16_range_tf32_ok) {
     /* [Ootomo & Yokota 2023] 5.1.1: the Cauchy matrix after one orthogonal iteration
-     * exceeds FP16's range; SHGEMM_FP16 must say so, SHGEMM_TF32 works */
+     * exceeds FP16's range: a product with SHGEMM_FP16 says so; tcnla_rsvd
+     * never fails on finite input: its projection runs SHGEMM_TF32 instead,
+     * says so in opts.info, and gives SHGEMM_TF32's result bit for bit */
     tcnla_handle_t h = cpu();
     const int N = 128, k = 8;
     float *A = malloc(sizeof(float) * N * N), *U = malloc(sizeof(float) * N * k);
@@ -316,9 +318,25 @@ TEST(rsvd_cauchy_shgemm_fp16_range_tf32_ok) {
     o.rank = k;
     o.power_iters = 1;
     o.gemm_method = TCNLA_GEMM_TCEC_TF32;
-    CHECK_EQ_INT(tcnla_rsvd(h, &o, N, N, A, N, U, N, S, VT, k), TCNLA_ERR_RANGE);
+    uint16_t *Om = malloc(sizeof(uint16_t) * N * 18);
+    float *Y = malloc(sizeof(float) * N * 18);
+    REQUIRE(tcnla_random_fill_f16(h, TCNLA_RAND_GAUSSIAN, 1, 0, N, 18, Om, N) == 0);
+    CHECK_EQ_INT(tcnla_shgemm(h, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, N, 18, N, 1.0f,
+                              A, N, Om, N, 0.0f, Y, N),
+                 TCNLA_ERR_RANGE);
+    free(Om), free(Y);
+    tcnla_info_t info;
+    o.info = &info;
+    CHECK_EQ_INT(tcnla_rsvd(h, &o, N, N, A, N, U, N, S, VT, k), 0);
+    CHECK(info.fallbacks == 1 && (info.methods & (1u << TCNLA_GEMM_SHGEMM_TF32)) &&
+          !(info.methods & (1u << TCNLA_GEMM_SHGEMM_FP16)));
+    float *U2 = malloc(sizeof(float) * N * k), *VT2 = malloc(sizeof(float) * k * N), S2[8];
     o.proj_method = TCNLA_GEMM_SHGEMM_TF32;
-    CHECK(tcnla_rsvd(h, &o, N, N, A, N, U, N, S, VT, k) == 0);
+    CHECK(tcnla_rsvd(h, &o, N, N, A, N, U2, N, S2, VT2, k) == 0);
+    CHECK(info.fallbacks == 0);
+    CHECK(memcmp(U, U2, sizeof(float) * N * k) == 0 && memcmp(S, S2, sizeof S) == 0 &&
+          memcmp(VT, VT2, sizeof(float) * k * N) == 0);
+    free(U2), free(VT2);
     double r = lowrank_residual(A, N, N, U, S, VT, k);
     printf("    Cauchy rank-%d residual with SHGEMM_TF32: %.3e\n", k, r);
     CHECK(r < 1e-3);

@@ -19,3 +19,7 @@ void tn_call_count(tn_call_t *cl, tcnla_gemm_method_t asked) {
 void tn_call_info(const tn_call_t *cl, tcnla_info_t *info) {
     if (info) *info = cl->info;
 }
+
+int tn_call_range_fallback(const tn_call_t *cl) {
+    return cl->range_fallback || cl->h->range_policy == TCNLA_RANGE_FALLBACK;
+}

@@ -35,6 +35,9 @@ typedef struct tn_call {
     int defer_held;           /* deferral paused (tn_defer_hold) */
     int side;                 /* own kernels (random fills) go to the handle's side stream */
     int side_pending;         /* side work recorded, not yet joined */
+    int range_fallback;       /* FP16-based products the split cannot hold run the TF32 variant
+                                 whatever the handle's range policy (the drivers: never a range
+                                 error on finite input) */
     /* ---- what ran (the caller copies it out with tn_call_info) */
     tcnla_info_t info;
 } tn_call_t;
@@ -44,6 +47,9 @@ void tn_call_init(tn_call_t *cl, tcnla_handle_t h);
 static inline int *tn_call_defer(const tn_call_t *cl) {
     return cl->defer_held ? (int *)0 : cl->defer;
 }
+/* Whether a product whose operands the FP16 split cannot hold computes with
+ * the method's full-range variant (else TCNLA_ERR_RANGE). */
+int tn_call_range_fallback(const tn_call_t *cl);
 /* Counts a product that `asked` was requested for; the backend that ran it
  * has put the method it computed with into cl->info.method (and, for the
  * Ozaki scheme, the counts into cl->info.ozaki_*, the kernel path into

@@ -233,6 +233,7 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
     TN_GUARD(h);
     tn_call_t call, *cl = &call;
     tn_call_init(cl, h);
+    cl->range_fallback = 1; /* finite input never fails for want of FP16's range */
     const int explicit16 = o->tgemm == TCNLA_TGEMM_16_16 || o->tgemm == TCNLA_TGEMM_16_32;
     const tcnla_gemm_method_t g = o->tgemm == TCNLA_TGEMM_NONE ? o->gemm_method : TCNLA_GEMM_FP16;
     uint16_t *A16 = NULL;

@@ -148,7 +148,7 @@ int tn_cpu_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_
     const tn_method_info *mi = tn_method(method);
     if (mi->fp16_range && !(tn_range_ok(Ap, m, k, k, method) &&
                             (shgemm || tn_range_ok(Bp, n, k, k, method)))) {
-        if (h->range_policy != TCNLA_RANGE_FALLBACK) return TCNLA_ERR_RANGE;
+        if (!tn_call_range_fallback(cl)) return TCNLA_ERR_RANGE;
         method = mi->fallback;
         mi = tn_method(method);
     }

@@ -699,7 +699,7 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
         if (hf[1]) {
             method = TCNLA_GEMM_NATIVE_FP32; /* NaN / Inf propagate as in SGEMM */
         } else if (mi->fp16_range && hf[2]) {
-            if (h->range_policy != TCNLA_RANGE_FALLBACK) return TCNLA_ERR_RANGE;
+            if (!tn_call_range_fallback(cl)) return TCNLA_ERR_RANGE;
             method = mi->fallback;
         }
         mi = tn_method(method);
