@@ -84,11 +84,19 @@ typedef struct tn_backend_ops {
                       const float *E, int64_t lde, float *D, uint16_t *D16, int64_t ldd);
     int (*copy_matrix)(tcnla_handle_t h, int64_t rows, int64_t cols, const float *src,
                        int64_t lds, float *dst, int64_t ldd);
-    /* D16 = fp16(A - X Y^T) in one fused pass: TN_NOT_TAKEN where the
-     * backend has none for these operands (the caller runs column slabs) */
+    /* D16 = fp16(ascale A - X Y^T) (ascale a power of two) in one fused
+     * pass: TN_NOT_TAKEN where the backend has none for these operands (the
+     * caller runs column slabs) */
     int (*lowrank_residual16)(tcnla_handle_t h, int64_t m, int64_t n, int64_t k, const float *A,
                               int64_t lda, const float *X, int64_t ldx, const float *Y,
-                              int64_t ldy, uint16_t *D16, int64_t ldd);
+                              int64_t ldy, uint16_t *D16, int64_t ldd, float ascale);
+    /* Y (FP16 bits) = fp16(scale X), scale a power of two; *maxabs (when
+     * not NULL) = max |X| (NaN where X holds one) */
+    int (*to_f16_scaled)(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                         float scale, uint16_t *Y, int64_t ldy, float *maxabs);
+    /* X = alpha X */
+    int (*scale_matrix)(tcnla_handle_t h, int64_t rows, int64_t cols, float alpha, float *X,
+                        int64_t ld);
 
     /* ---- the drivers' modes (src/core/internal.h: tn_trust, tn_defer_*, tn_side_*) */
     int (*trust)(tn_call_t *cl, const float *A, int64_t ld, int64_t rows, int64_t cols,

@@ -273,7 +273,14 @@ int tn_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A, 
  * fused kernel's reference in the tests). */
 int tn_lowrank_residual16(tn_call_t *cl, int64_t m, int64_t n, int64_t k, const float *A,
                           int64_t lda, const float *X, int64_t ldx, const float *Y, int64_t ldy,
-                          uint16_t *D16, int64_t ldd, int64_t slab_cols);
+                          uint16_t *D16, int64_t ldd, int64_t slab_cols, float ascale);
+/* Y (FP16 bits, ldy) = fp16(scale X) for a power of two `scale`, and
+ * *maxabs (when not NULL; a host synchronisation on a GPU) = max |X| (NaN
+ * where X holds one); X = alpha X. Both in handle memory. */
+int tn_to_f16_scaled(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                     float scale, uint16_t *Y, int64_t ldy, float *maxabs);
+int tn_scale_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, float alpha, float *X,
+                    int64_t ld);
 /* Copies a rows x cols matrix between leading dimensions, both in handle memory. */
 int tn_copy_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *src, int64_t lds,
                    float *dst, int64_t ldd);
@@ -318,6 +325,10 @@ int tn_cpu_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int
                          float *X, int64_t ld);
 int tn_cpu_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
                   uint16_t *Y, int64_t ldy);
+int tn_cpu_to_f16_scaled(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X,
+                         int64_t ld, float scale, uint16_t *Y, int64_t ldy, float *maxabs);
+int tn_cpu_scale_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, float alpha, float *X,
+                        int64_t ld);
 int tn_cpu_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A, int64_t lda,
                       const float *E, int64_t lde, float *D, uint16_t *D16, int64_t ldd);
 int tn_cpu_copy_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *src,

@@ -6,6 +6,7 @@
  * X <- Qx U_k S_k, Y <- Qy V_k. Written over the public entry points. */
 #include "core/internal.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -119,20 +120,23 @@ out:
     return st;
 }
 
-/* Declared in src/core/internal.h. The backend's fused kernel where it has
- * one (on a GPU: X and Y copied to FP16 once, A read once, no FP32 E); else
- * column slabs of about 16 MiB of FP32 product, each an FP16 product and an
- * addition. */
+/* Declared in src/core/internal.h: D16 = fp16(ascale A - X Y^T). The
+ * backend's fused kernel where it has one (on a GPU: X and Y copied to FP16
+ * once, A read once, no FP32 E); else column slabs of about 16 MiB of FP32
+ * product, each an FP16 product and an addition: P = -(X Y^T) / ascale
+ * (exact: ascale is a power of two), A + P in FP32, then fp16(ascale (A +
+ * P)), which is fp16(fl(ascale A - X Y^T)) since scaling by a power of two
+ * commutes with the rounding. */
 int tn_lowrank_residual16(tn_call_t *cl, int64_t m, int64_t n, int64_t k, const float *A,
                           int64_t lda, const float *X, int64_t ldx, const float *Y, int64_t ldy,
-                          uint16_t *D16, int64_t ldd, int64_t slab_cols) {
+                          uint16_t *D16, int64_t ldd, int64_t slab_cols, float ascale) {
     tcnla_handle_t h = cl->h;
     uint16_t *X16 = NULL, *Y16 = NULL;
     float *P = NULL;
     const int64_t ldx16 = (m + 7) / 8 * 8, ldy16 = (n + 7) / 8 * 8;
     int st;
     if (slab_cols <= 0) {
-        st = h->ops->lowrank_residual16(h, m, n, k, A, lda, X, ldx, Y, ldy, D16, ldd);
+        st = h->ops->lowrank_residual16(h, m, n, k, A, lda, X, ldx, Y, ldy, D16, ldd, ascale);
         if (st != TN_NOT_TAKEN) return st;
     }
     TRY(tn_scratch_malloc(h, (void **)&X16, 2 * (size_t)(ldx16 * k)));
@@ -145,15 +149,39 @@ int tn_lowrank_residual16(tn_call_t *cl, int64_t m, int64_t n, int64_t k, const 
     TRY(tn_scratch_malloc(h, (void **)&P, sizeof(float) * (size_t)(m * nb)));
     for (int64_t j0 = 0; j0 < n; j0 += nb) {
         const int64_t jb = TN_MIN(nb, n - j0);
-        TRY(tn_gemm_f16(cl, TCNLA_OP_N, TCNLA_OP_T, m, jb, k, -1.0f, X16, ldx16, Y16 + j0, ldy16,
-                        0.0f, P, m));
-        TRY(tn_add_matrix(h, m, jb, A + j0 * lda, lda, P, m, NULL, D16 + j0 * ldd, ldd));
+        TRY(tn_gemm_f16(cl, TCNLA_OP_N, TCNLA_OP_T, m, jb, k, -1.0f / ascale, X16, ldx16, Y16 + j0,
+                        ldy16, 0.0f, P, m));
+        if (ascale == 1.0f) {
+            TRY(tn_add_matrix(h, m, jb, A + j0 * lda, lda, P, m, NULL, D16 + j0 * ldd, ldd));
+        } else {
+            TRY(tn_add_matrix(h, m, jb, A + j0 * lda, lda, P, m, P, NULL, m));
+            TRY(tn_to_f16_scaled(h, m, jb, P, m, ascale, D16 + j0 * ldd, ldd, NULL));
+        }
     }
 out:
     tn_scratch_free(h, X16);
     tn_scratch_free(h, Y16);
     tn_scratch_free(h, P);
     return st;
+}
+
+/* The power of two that the FP16 storage of A is taken at (16|16, 16|32):
+ * 1 where max |A| lies in [2^-2, 2^(t+1)), else 2^(t - e) for max |A| in
+ * [2^e, 2^(e+1)), so that the scaled maximum lies in [2^t, 2^(t+1)) with
+ * 2^(t+1) sqrt(max(m, n)) <= 2^15: A's elements are FP16 numbers down to
+ * 2^-14, 2^-(14+t) of the largest, and the products A16^T Q16 (entries up to
+ * sqrt(m) max |A|) stay inside FP16's range for 16|16's FP16 C. Scaling by
+ * a power of two is exact: the factors are those of A scaled, unscaled at
+ * the end, so that the scale of the input never matters. 1 for A holding
+ * NaN or Inf, or all zeros. */
+static float storage_scale(float amax, int64_t m, int64_t n) {
+    if (!(amax > 0.0f) || !isfinite(amax)) return 1.0f;
+    int e2 = 0, er = 0;
+    frexpf(amax, &e2); /* amax in [2^(e2-1), 2^e2) */
+    frexp(sqrt((double)(m > n ? m : n)), &er); /* sqrt(max(m, n)) < 2^er */
+    const int t = 14 - er, e = e2 - 1;
+    if (e >= -2 && e <= t) return 1.0f;
+    return ldexpf(1.0f, t - e);
 }
 
 /* Xr (m x r), Yr (n x r) -> rank k: X <- Qx U_k S_k, Y <- Qy V_k. */
@@ -269,9 +297,13 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
         if (st == TCNLA_SUCCESS) st = st2;
         if (st != TCNLA_SUCCESS) goto out;
     }
+    float ascale = 1.0f; /* the FP16 storage's power of two (storage_scale) */
     if (explicit16) { /* A16 = fp16(A), converted once and reused (Algorithm 4 line 2) */
+        float amax = 0.0f;
         TRY(tn_scratch_malloc(h, (void **)&A16, 2 * (size_t)(m * n)));
-        TRY(tn_to_f16(h, m, n, A, lda, A16, m));
+        TRY(tn_to_f16_scaled(h, m, n, A, lda, 1.0f, A16, m, &amax));
+        ascale = storage_scale(amax, m, n);
+        if (ascale != 1.0f) TRY(tn_to_f16_scaled(h, m, n, A, lda, ascale, A16, m, NULL));
     }
     TRY(tn_side_join(cl));
     TRY(lra_pass(cl, o, Om[0], k, m, n, A, lda, A16, Xo, ldxo, Yo, ldyo));
@@ -282,7 +314,8 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
          * fp16(A) was (tn_lowrank_residual16: no FP32 E, A read once);
          * otherwise into an FP32 E (beta = 0). */
         if (explicit16) {
-            TRY(tn_lowrank_residual16(cl, m, n, k, A, lda, Xo, ldxo, Yo, ldyo, A16, m, 0));
+            TRY(tn_lowrank_residual16(cl, m, n, k, A, lda, Xo, ldxo, Yo, ldyo, A16, m, 0,
+                                      ascale));
         } else {
             TRY(tn_scratch_malloc(h, (void **)&E, sizeof(float) * (size_t)(m * n)));
             TRY(tn_sgemm(cl, g, TCNLA_OP_N, TCNLA_OP_T, m, n, k, -1.0f, Xo, ldxo, Yo, NULL, ldyo,
@@ -293,6 +326,13 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
         TRY(lra_pass(cl, o, Om[1], 2 * k, m, n, E, m, A16, Xo + k * ldxo, ldxo, Yo + k * ldyo,
                      ldyo));
         if (o->recompress) TRY(recompress(cl, o, 3 * k, k, m, n, Xr, Yr, X, ldx, Y, ldy));
+    }
+    /* the factors of ascale A: Y = (A^T Q) scaled, or, recompressed, X
+     * (Qx U_k S_k) */
+    if (ascale != 1.0f) {
+        const int64_t r = tcnla_lra_out_rank(o);
+        if (o->refine && o->recompress) TRY(tn_scale_matrix(h, m, r, 1.0f / ascale, X, ldx));
+        else TRY(tn_scale_matrix(h, n, r, 1.0f / ascale, Y, ldy));
     }
 out:
     {

@@ -27,7 +27,7 @@ TEST(lra_residual16_slabs_same_bits) {
     tn_call_t cl;
     tn_call_init(&cl, h);
     for (int t = 0; t < 3; t++)
-        REQUIRE(tn_lowrank_residual16(&cl, M, N, K, A, M, X, M, Y, N, D[t], M, slabs[t]) == 0);
+        REQUIRE(tn_lowrank_residual16(&cl, M, N, K, A, M, X, M, Y, N, D[t], M, slabs[t], 1.0f) == 0);
     CHECK(memcmp(D[0], D[1], sizeof D[0]) == 0);
     CHECK(memcmp(D[0], D[2], sizeof D[0]) == 0);
     int bad = 0;

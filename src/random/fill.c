@@ -132,6 +132,19 @@ int tn_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A, 
     return h->ops->add_matrix(h, rows, cols, A, lda, E, lde, D, D16, ldd);
 }
 
+int tn_to_f16_scaled(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                     float scale, uint16_t *Y, int64_t ldy, float *maxabs) {
+    if (maxabs) *maxabs = 0.0f;
+    if (rows == 0 || cols == 0) return TCNLA_SUCCESS;
+    return h->ops->to_f16_scaled(h, rows, cols, X, ld, scale, Y, ldy, maxabs);
+}
+
+int tn_scale_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, float alpha, float *X,
+                    int64_t ld) {
+    if (rows == 0 || cols == 0) return TCNLA_SUCCESS;
+    return h->ops->scale_matrix(h, rows, cols, alpha, X, ld);
+}
+
 int tn_copy_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *src, int64_t lds,
                    float *dst, int64_t ldd) {
     if (rows == 0 || cols == 0) return TCNLA_SUCCESS;
@@ -167,6 +180,28 @@ int tn_cpu_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, 
     for (int64_t j = 0; j < cols; j++)
         for (int64_t i = 0; i < rows; i++)
             Y[i + j * ldy] = tcnla_f32_to_f16(X[i + j * ld], TCNLA_ROUND_RN);
+    return TCNLA_SUCCESS;
+}
+
+int tn_cpu_to_f16_scaled(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X,
+                         int64_t ld, float scale, uint16_t *Y, int64_t ldy, float *maxabs) {
+    (void)h;
+    float mx = 0.0f;
+    for (int64_t j = 0; j < cols; j++)
+        for (int64_t i = 0; i < rows; i++) {
+            const float x = X[i + j * ld], a = fabsf(x);
+            Y[i + j * ldy] = tcnla_f32_to_f16(x * scale, TCNLA_ROUND_RN);
+            if (isnan(x) || a > mx) mx = isnan(mx) ? mx : isnan(x) ? x : a;
+        }
+    if (maxabs) *maxabs = mx;
+    return TCNLA_SUCCESS;
+}
+
+int tn_cpu_scale_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, float alpha, float *X,
+                        int64_t ld) {
+    (void)h;
+    for (int64_t j = 0; j < cols; j++)
+        for (int64_t i = 0; i < rows; i++) X[i + j * ld] *= alpha;
     return TCNLA_SUCCESS;
 }
 

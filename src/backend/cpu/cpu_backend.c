@@ -67,9 +67,10 @@ static int cpu_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, 
 
 static int cpu_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
                                   const float *A, int64_t lda, const float *X, int64_t ldx,
-                                  const float *Y, int64_t ldy, uint16_t *D16, int64_t ldd) {
+                                  const float *Y, int64_t ldy, uint16_t *D16, int64_t ldd,
+                                  float ascale) {
     (void)h, (void)m, (void)n, (void)k, (void)A, (void)lda, (void)X, (void)ldx, (void)Y;
-    (void)ldy, (void)D16, (void)ldd;
+    (void)ldy, (void)D16, (void)ldd, (void)ascale;
     return TN_NOT_TAKEN;
 }
 
@@ -141,6 +142,8 @@ const tn_backend_ops tn_cpu_ops = {
     .add_matrix = tn_cpu_add_matrix,
     .copy_matrix = tn_cpu_copy_matrix,
     .lowrank_residual16 = cpu_lowrank_residual16,
+    .to_f16_scaled = tn_cpu_to_f16_scaled,
+    .scale_matrix = tn_cpu_scale_matrix,
     .trust = cpu_trust,
     .gemm_trusting = cpu_gemm_trusting,
     .hosvd_fused_possible = cpu_hosvd_fused_possible,

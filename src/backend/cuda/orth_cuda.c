@@ -341,7 +341,8 @@ int tn_cuda_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float
  * slabs through cuBLAS and 1.56 ms (and 1 GiB) for an FP32 E. */
 int tn_cuda_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
                                const float *A, int64_t lda, const float *X, int64_t ldx,
-                               const float *Y, int64_t ldy, uint16_t *D16, int64_t ldd) {
+                               const float *Y, int64_t ldy, uint16_t *D16, int64_t ldd,
+                               float ascale) {
     struct tn_cuda_ctx *c = h->cuda;
     uint16_t *X16 = NULL, *Y16 = NULL;
     int st;
@@ -352,7 +353,8 @@ int tn_cuda_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k
         if (!st) st = tn_scratch_malloc(h, (void **)&Y16, 2 * (size_t)(n * kp));
         if (!st)
             st = ce((cudaError_t)tn_cu_lowrank_residual16_sm90(m, n, k, A, lda, X, ldx, Y, ldy,
-                                                               X16, Y16, kp, D16, ldd, c->stream));
+                                                               X16, Y16, kp, D16, ldd, ascale,
+                                                               c->stream));
     } else {
         const int64_t ldx16 = (m + 7) / 8 * 8, ldy16 = (n + 7) / 8 * 8;
         st = tn_scratch_malloc(h, (void **)&X16, 2 * (size_t)(ldx16 * k));
@@ -361,7 +363,7 @@ int tn_cuda_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k
         if (!st) st = tn_cuda_to_f16(h, n, k, Y, ldy, Y16, ldy16);
         if (!st)
             st = ce((cudaError_t)tn_cu_lowrank_residual16(m, n, k, A, lda, X16, ldx16, Y16, ldy16,
-                                                          D16, ldd, c->stream));
+                                                          D16, ldd, ascale, c->stream));
     }
     tn_scratch_free(h, X16);
     tn_scratch_free(h, Y16);
@@ -372,6 +374,33 @@ int tn_cuda_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X,
                    uint16_t *Y, int64_t ldy) {
     return ce((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F16, X, ld, Y, ldy, rows, cols, NULL,
                                          h->cuda->stream));
+}
+
+int tn_cuda_to_f16_scaled(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X,
+                          int64_t ld, float scale, uint16_t *Y, int64_t ldy, float *maxabs) {
+    struct tn_cuda_ctx *c = h->cuda;
+    unsigned *dmax = NULL;
+    int st = TCNLA_SUCCESS;
+    if (maxabs) {
+        *maxabs = 0.0f;
+        if (!(dmax = tn_cuda_workspace(c, 256))) return TCNLA_ERR_ALLOC;
+        st = ce(cudaMemsetAsync(dmax, 0, sizeof(unsigned), c->stream));
+    }
+    if (!st)
+        st = ce((cudaError_t)tn_cu_to_f16_scaled(X, ld, Y, ldy, rows, cols, scale, dmax,
+                                                 c->stream));
+    if (!st && maxabs) {
+        unsigned *hp = (unsigned *)c->pinned;
+        st = ce(cudaMemcpyAsync(hp, dmax, sizeof(unsigned), cudaMemcpyDeviceToHost, c->stream));
+        if (!st) st = ce(cudaStreamSynchronize(c->stream));
+        if (!st) memcpy(maxabs, hp, sizeof(float));
+    }
+    return st;
+}
+
+int tn_cuda_scale_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, float alpha, float *X,
+                         int64_t ld) {
+    return ce((cudaError_t)tn_cu_scale(alpha, X, ld, rows, cols, h->cuda->stream));
 }
 
 int tn_cuda_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,

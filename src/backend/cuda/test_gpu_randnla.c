@@ -764,7 +764,8 @@ TEST(gpu_lra_residual16_slabs) {
             if (t == 2) GT_TUNE(g, lr_sm90, 0);
             memset(D, 0xff, 2 * (size_t)LDD * N); /* NaN everywhere before each run */
             REQUIRE(tcnla_memcpy(g, dD, D, 2 * (size_t)LDD * N, TCNLA_MEMCPY_HOST_TO_HANDLE) == 0);
-            REQUIRE(tn_lowrank_residual16(&cl, M, N, K, dA, LDA, dX, M, dY, N, dD, LDD, slabs[t]) == 0);
+            REQUIRE(tn_lowrank_residual16(&cl, M, N, K, dA, LDA, dX, M, dY, N, dD, LDD, slabs[t],
+                                          1.0f) == 0);
             GT_TUNE(g, lr_sm90, 1);
             REQUIRE(tcnla_memcpy(g, D, dD, 2 * (size_t)LDD * N, TCNLA_MEMCPY_HANDLE_TO_HOST) == 0);
             int bad = 0, touched = 0;

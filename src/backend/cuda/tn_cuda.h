@@ -108,10 +108,17 @@ int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, dou
 int tn_cuda_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A,
                        int64_t lda, const float *E, int64_t lde, float *D, uint16_t *D16,
                        int64_t ldd);
-/* D16 = fp16(A - X Y^T) in one fused kernel (orth_cuda.c) */
+/* D16 = fp16(ascale A - X Y^T) in one fused kernel (orth_cuda.c) */
 int tn_cuda_lowrank_residual16(tcnla_handle_t h, int64_t m, int64_t n, int64_t k,
                                const float *A, int64_t lda, const float *X, int64_t ldx,
-                               const float *Y, int64_t ldy, uint16_t *D16, int64_t ldd);
+                               const float *Y, int64_t ldy, uint16_t *D16, int64_t ldd,
+                               float ascale);
+/* Y (FP16 bits) = fp16(scale X) and, when maxabs is not NULL, max |X| (NaN
+ * where X holds one; a host synchronisation) (orth_cuda.c) */
+int tn_cuda_to_f16_scaled(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X,
+                          int64_t ld, float scale, uint16_t *Y, int64_t ldy, float *maxabs);
+int tn_cuda_scale_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, float alpha, float *X,
+                         int64_t ld);
 int tn_cuda_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
                    uint16_t *Y, int64_t ldy);
 int tn_cuda_gemm_f16(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
@@ -239,9 +246,13 @@ int tn_cu_add(const float *A, int64_t lda, const float *E, int64_t lde, int64_t 
 /* D16 = fp16(A - X16 Y16^T) (src/backend/cuda/kernels/lowrank_residual.cu): ldx, ldy
  * multiples of 8, X16 and Y16 16-byte aligned, their rows up to ldx / ldy
  * readable; k >= 0 (k = 0: fp16(A)). */
+/* Y = fp16(scale X), scale a power of two; max |X| atomically into *maxbits
+ * (float bits) when not NULL (util.cu) */
+int tn_cu_to_f16_scaled(const float *X, int64_t lds, uint16_t *Y, int64_t ldy, int64_t rows,
+                        int64_t cols, float scale, unsigned *maxbits, cudaStream_t stream);
 int tn_cu_lowrank_residual16(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
                              const uint16_t *X16, int64_t ldx, const uint16_t *Y16, int64_t ldy,
-                             uint16_t *D16, int64_t ldd, cudaStream_t stream);
+                             uint16_t *D16, int64_t ldd, float ascale, cudaStream_t stream);
 /* The same on Hopper (src/backend/cuda/kernels/lowrank_residual_sm90.cu, wgmma and
  * TMA) from the FP32 factors X (m x k, ldx) and Y (n x k, ldy), whose FP16
  * K-major copies go to Xt (m x kp) and Yt (n x kp), kp = k rounded up to 8.
@@ -253,7 +264,7 @@ int tn_cu_lowrank_residual16_sm90_ok(int64_t m, int64_t n, int64_t k, const floa
 int tn_cu_lowrank_residual16_sm90(int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
                                   const float *X, int64_t ldx, const float *Y, int64_t ldy,
                                   uint16_t *Xt, uint16_t *Yt, int64_t kp, uint16_t *D16,
-                                  int64_t ldd, cudaStream_t stream);
+                                  int64_t ldd, float ascale, cudaStream_t stream);
 int tn_cu_scale(float beta, float *C, int64_t ldc, int64_t m, int64_t n, cudaStream_t stream);
 
 /* C = (float)(alpha * R + beta * C) with R an m x n FP64 matrix (ld m),

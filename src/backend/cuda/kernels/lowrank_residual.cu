@@ -42,7 +42,7 @@ static __global__ void __launch_bounds__(LR_THREADS, 2)
     lowrank_residual16_kernel(long long m, long long n, long long k, const float *__restrict__ A,
                               long long lda, const __half *__restrict__ X, long long ldx,
                               const __half *__restrict__ Y, long long ldy, __half *__restrict__ D,
-                              long long ldd, int vec) {
+                              long long ldd, int vec, float ascale) {
     using namespace nvcuda;
     extern __shared__ __align__(16) unsigned char lr_smem[];
     __half *ops = (__half *)lr_smem; /* [buffer][X | Y] chunks */
@@ -117,7 +117,9 @@ static __global__ void __launch_bounds__(LR_THREADS, 2)
             const long long j = j0 + wn * 32 + c0 + c;
             if (j >= n) break;
             const float2 s = *(const float2 *)(w + (c0 + c) * LR_LDW + 2 * lane);
-            const float v0 = __fadd_rn(a[c].x, -s.x), v1 = __fadd_rn(a[c].y, -s.y);
+            /* (ascale: a power of two, exact) */
+            const float v0 = __fadd_rn(__fmul_rn(a[c].x, ascale), -s.x),
+                        v1 = __fadd_rn(__fmul_rn(a[c].y, ascale), -s.y);
             if (vec && i + 1 < m) {
                 *(__half2 *)(D + i + j * ldd) = __floats2half2_rn(v0, v1);
             } else {
@@ -131,7 +133,7 @@ static __global__ void __launch_bounds__(LR_THREADS, 2)
 extern "C" int tn_cu_lowrank_residual16(int64_t m, int64_t n, int64_t k, const float *A,
                                         int64_t lda, const uint16_t *X16, int64_t ldx,
                                         const uint16_t *Y16, int64_t ldy, uint16_t *D16,
-                                        int64_t ldd, cudaStream_t stream) {
+                                        int64_t ldd, float ascale, cudaStream_t stream) {
     if (m <= 0 || n <= 0) return 0;
     if (ldx % 8 || ldy % 8 || ((uintptr_t)X16 & 15u) || ((uintptr_t)Y16 & 15u))
         return (int)cudaErrorInvalidValue;
@@ -145,6 +147,7 @@ extern "C" int tn_cu_lowrank_residual16(int64_t m, int64_t n, int64_t k, const f
     dim3 grid((unsigned)((m + LR_BM - 1) / LR_BM), (unsigned)gy, 1);
     lowrank_residual16_kernel<<<grid, LR_THREADS, LR_SMEM, stream>>>(
         (long long)m, (long long)n, (long long)k, A, (long long)lda, (const __half *)X16,
-        (long long)ldx, (const __half *)Y16, (long long)ldy, (__half *)D16, (long long)ldd, vec);
+        (long long)ldx, (const __half *)Y16, (long long)ldy, (__half *)D16, (long long)ldd, vec,
+        ascale);
     return (int)cudaGetLastError();
 }

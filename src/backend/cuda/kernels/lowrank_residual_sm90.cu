@@ -63,7 +63,7 @@ extern __shared__ unsigned char rs_smem_raw[];
 static __global__ void __launch_bounds__(RS_THREADS, 2)
     rs_sm90_kernel(const __grid_constant__ CUtensorMap tX, const __grid_constant__ CUtensorMap tY,
                    const __grid_constant__ CUtensorMap tA, const __grid_constant__ CUtensorMap tD,
-                   int M, int K) {
+                   int M, int K, float ascale) {
 #if S9_ON
     if (!s9_dsmem_ok(RS_SMEM)) return;
     const int tid = threadIdx.x, cw = tid >> 7, lane = tid & 31, w = (tid >> 5) & 3;
@@ -145,7 +145,8 @@ static __global__ void __launch_bounds__(RS_THREADS, 2)
                 const int ra = r & 31, rd = r & 63;
                 const float a = *(const float *)(base + (r >> 5) * 16384 + c * 128 +
                                                  ((((ra >> 2) ^ (c & 7)) << 4) | ((ra & 3) << 2)));
-                const float v = __fadd_rn(a, -acc[4 * i + 2 * h + e]);
+                /* (ascale: a power of two, exact) */
+                const float v = __fadd_rn(__fmul_rn(a, ascale), -acc[4 * i + 2 * h + e]);
                 *(__half *)(dsm + (r >> 6) * 16384 + c * 128 +
                             ((((rd >> 3) ^ (c & 7)) << 4) | ((rd & 7) << 1))) = __float2half_rn(v);
             }
@@ -161,7 +162,7 @@ static __global__ void __launch_bounds__(RS_THREADS, 2)
 #undef EMPTY
 #undef ABAR
 #else
-    (void)M, (void)K;
+    (void)M, (void)K, (void)ascale;
 #endif
 }
 
@@ -217,7 +218,7 @@ extern "C" int tn_cu_lowrank_residual16_sm90(int64_t m, int64_t n, int64_t k, co
                                              int64_t lda, const float *X, int64_t ldx,
                                              const float *Y, int64_t ldy, uint16_t *Xt,
                                              uint16_t *Yt, int64_t kp, uint16_t *D16,
-                                             int64_t ldd, cudaStream_t stream) {
+                                             int64_t ldd, float ascale, cudaStream_t stream) {
     if (kp < k || kp % 8) return (int)cudaErrorInvalidValue;
     s9_encode_fn enc = s9_encoder();
     if (!enc) return (int)cudaErrorNotSupported;
@@ -237,6 +238,6 @@ extern "C" int tn_cu_lowrank_residual16_sm90(int64_t m, int64_t n, int64_t k, co
     if (!r) r = rs_kmajor16(n, k, Y, ldy, Yt, kp, stream);
     if (r) return r;
     const dim3 grid((unsigned)((m + RS_BM - 1) / RS_BM), (unsigned)((n + RS_BN - 1) / RS_BN));
-    rs_sm90_kernel<<<grid, RS_THREADS, RS_SMEM, stream>>>(mX, mY, mA, mD, (int)m, (int)k);
+    rs_sm90_kernel<<<grid, RS_THREADS, RS_SMEM, stream>>>(mX, mY, mA, mD, (int)m, (int)k, ascale);
     return (int)cudaGetLastError();
 }
