@@ -441,8 +441,10 @@ TCNLA_API tcnla_rsvd_opts_t tcnla_rsvd_opts_default(void);
  * R (CPU; GPU fallback), or on the GPU, where s_k >= 1e-4 s_1, from the
  * eigensolution of the FP64 Gram matrix B B^T (the same conditioning as
  * R's SVD by the eigensolution of R R^T, without the QR). Requires
- * k + p <= min(m, n). FP16-based methods that cannot represent A return
- * TCNLA_ERR_RANGE (use the TF32 variants). */
+ * k + p <= min(m, n). Finite input never fails for want of FP16's range:
+ * a product whose operands an FP16-based method cannot represent runs the
+ * method's TF32 variant (TCEC_TF32, SHGEMM_TF32), whatever the handle's
+ * range policy, and opts->info counts it among the fallbacks. */
 TCNLA_API int tcnla_rsvd(tcnla_handle_t handle, const tcnla_rsvd_opts_t *opts, int64_t m,
                          int64_t n, const float *A, int64_t lda, float *U, int64_t ldu, float *S,
                          float *VT, int64_t ldvt);
@@ -484,9 +486,14 @@ TCNLA_API tcnla_lra_opts_t tcnla_lra_opts_default(void);
 TCNLA_API int64_t tcnla_lra_out_rank(const tcnla_lra_opts_t *opts);
 
 /* A (m x n) ~ X Y^T with X m x r, Y n x r, r = tcnla_lra_out_rank(opts)
- * ([Baboulin et al. 2024] Algorithms 1, 4, 5). With 16|16 and 16|32 the factors hold
- * FP16 values, as in the paper. Refinement needs one m x n workspace for E
- * (in the handle's memory). Requires (2k when refining) + p <= min(m, n). */
+ * ([Baboulin et al. 2024] Algorithms 1, 4, 5). With 16|16 and 16|32 the FP16 copy
+ * of A is taken at a power of two chosen from max |A| (exact: A's scale
+ * never matters), and the factors hold FP16 values times that power's
+ * inverse (FP16 values, as in the paper, for max |A| in [2^-2, 2^(14 -
+ * log2 sqrt(max(m, n))))). Products of other methods that FP16 cannot hold
+ * run their TF32 variant, as in tcnla_rsvd. Refinement needs one m x n
+ * workspace for E (in the handle's memory). Requires (2k when refining) + p
+ * <= min(m, n). */
 TCNLA_API int tcnla_lra(tcnla_handle_t handle, const tcnla_lra_opts_t *opts, int64_t m, int64_t n,
                         const float *A, int64_t lda, float *X, int64_t ldx, float *Y, int64_t ldy);
 
@@ -498,9 +505,10 @@ typedef struct {
     tcnla_gemm_method_t gemm_method;      /* the core's mode products (default TCEC_FP16). The
                                              intermediates of a rank-deficient tensor have rows of
                                              rounding noise outside FP16's range: products on them
-                                             run the method's full-range partner (TCEC_TF32)
-                                             whatever the range policy; the first product, on A,
-                                             follows the policy */
+                                             run the method's full-range partner (TCEC_TF32);
+                                             so do the projections and the first core product where
+                                             FP16 cannot hold A (finite input never fails for
+                                             want of FP16's range; opts->info counts them) */
     tcnla_format_t random_format;         /* default FP16 (SHGEMM needs FP16) */
     tcnla_orth_t orth;                    /* default TCNLA_ORTH_CHOLQR2_FP64 */
     tcnla_breakdown_t on_breakdown;       /* default TCNLA_BREAKDOWN_RETRY */
