@@ -227,36 +227,44 @@ extern "C" int tn_cu_convert(int op, const void *src, int64_t lds, void *dst, in
 /* ------------------------------- FP16 of 2^s X, and max |X| on the way */
 /* Y = fp16_rn(scale * X) (scale a power of two: exact unless it overflows
  * FP32) and, when maxbits is not NULL, the largest |X| (NaN counts as the
- * largest) as the bits of a non-negative float, atomically max-ed into
- * *maxbits (non-negative floats order as their bit patterns). Four rows per
+ * largest) as the bits of a non-negative float, max-ed into *maxbits
+ * (non-negative floats order as their bit patterns): each block reduces its
+ * part first, so that one atomic per block meets the others, not one per
+ * warp (that many on one address cost about 2 ms at 16384^2). Four rows per
  * thread and step where rows, lds and ldy are multiples of 4 and X is
  * 16-byte, Y 8-byte aligned. */
 static __global__ void to_f16_scaled_kernel(const float *X, long long lds, __half *Y,
                                             long long ldy, long long rows, long long cols,
                                             float scale, unsigned *maxbits, int vec) {
+    __shared__ unsigned wmax[32];
     unsigned mx = 0;
-    for (long long j = blockIdx.y; j < cols; j += gridDim.y) {
-        const long long nq = vec ? rows / 4 : rows;
-        for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < nq;
-             q += (long long)gridDim.x * blockDim.x) {
-            if (vec) {
-                const float4 x = __ldg((const float4 *)(X + j * lds) + q);
-                const __half2 lo = __floats2half2_rn(__fmul_rn(x.x, scale), __fmul_rn(x.y, scale));
-                const __half2 hi = __floats2half2_rn(__fmul_rn(x.z, scale), __fmul_rn(x.w, scale));
-                __half2 *y = (__half2 *)(Y + j * ldy + 4 * q);
-                y[0] = lo, y[1] = hi;
-                mx = max(mx, max(max(__float_as_uint(fabsf(x.x)), __float_as_uint(fabsf(x.y))),
-                                 max(__float_as_uint(fabsf(x.z)), __float_as_uint(fabsf(x.w)))));
-            } else {
-                const float x = __ldg(X + q + j * lds);
-                Y[q + j * ldy] = __float2half_rn(__fmul_rn(x, scale));
-                mx = max(mx, __float_as_uint(fabsf(x)));
-            }
+    const long long nq = vec ? rows / 4 : rows, total = nq * cols;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < total;
+         t += (long long)gridDim.x * blockDim.x) {
+        const long long j = t / nq, q = t - j * nq;
+        if (vec) {
+            const float4 x = __ldg((const float4 *)(X + j * lds) + q);
+            const __half2 lo = __floats2half2_rn(__fmul_rn(x.x, scale), __fmul_rn(x.y, scale));
+            const __half2 hi = __floats2half2_rn(__fmul_rn(x.z, scale), __fmul_rn(x.w, scale));
+            __half2 *y = (__half2 *)(Y + j * ldy + 4 * q);
+            y[0] = lo, y[1] = hi;
+            mx = max(mx, max(max(__float_as_uint(fabsf(x.x)), __float_as_uint(fabsf(x.y))),
+                             max(__float_as_uint(fabsf(x.z)), __float_as_uint(fabsf(x.w)))));
+        } else {
+            const float x = __ldg(X + q + j * lds);
+            Y[q + j * ldy] = __float2half_rn(__fmul_rn(x, scale));
+            mx = max(mx, __float_as_uint(fabsf(x)));
         }
     }
     if (!maxbits) return;
     for (int o = 16; o > 0; o >>= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
-    if ((threadIdx.x & 31) == 0 && mx) atomicMax(maxbits, mx);
+    if ((threadIdx.x & 31) == 0) wmax[threadIdx.x >> 5] = mx;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        mx = threadIdx.x < (blockDim.x >> 5) ? wmax[threadIdx.x] : 0u;
+        for (int o = 16; o > 0; o >>= 1) mx = max(mx, __shfl_xor_sync(0xffffffffu, mx, o));
+        if (threadIdx.x == 0 && mx) atomicMax(maxbits, mx);
+    }
 }
 
 extern "C" int tn_cu_to_f16_scaled(const float *X, int64_t lds, uint16_t *Y, int64_t ldy,
@@ -265,10 +273,12 @@ extern "C" int tn_cu_to_f16_scaled(const float *X, int64_t lds, uint16_t *Y, int
     if (rows <= 0 || cols <= 0) return 0;
     const int vec = rows % 4 == 0 && lds % 4 == 0 && ldy % 4 == 0 && ((uintptr_t)X & 15u) == 0 &&
                     ((uintptr_t)Y & 7u) == 0;
-    const dim3 g = grid2d(vec ? rows / 4 : rows, cols, 256);
-    to_f16_scaled_kernel<<<g, 256, 0, stream>>>(X, (long long)lds, (__half *)Y, (long long)ldy,
-                                                (long long)rows, (long long)cols, scale, maxbits,
-                                                vec);
+    const int64_t total = (vec ? rows / 4 : rows) * cols;
+    const int64_t nb = (total + 255) / 256;
+    const unsigned blocks = (unsigned)(nb < 2048 ? nb : 2048);
+    to_f16_scaled_kernel<<<blocks, 256, 0, stream>>>(X, (long long)lds, (__half *)Y,
+                                                     (long long)ldy, (long long)rows,
+                                                     (long long)cols, scale, maxbits, vec);
     return (int)cudaGetLastError();
 }
 
