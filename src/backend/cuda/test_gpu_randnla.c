@@ -713,8 +713,7 @@ TEST(gpu_rsvd_deferred_same_as_waiting) {
         CHECK(memcmp(U[0], U[1], sizeof(float) * N * k) == 0);
         CHECK(memcmp(VT[0], VT[1], sizeof(float) * N * k) == 0);
         CHECK(memcmp(S[0], S[1], sizeof(float) * k) == 0);
-        CHECK(info[0].products == info[1].products && info[0].fallbacks == info[1].fallbacks);
-        CHECK(c == 3 ? info[0].fallbacks >= 1 : info[0].fallbacks == 0);
+        for (int j = 0; j < 2; j++) CHECK(c == 3 ? info[j].fallbacks >= 1 : info[j].fallbacks == 0);
         const double res = residual(A, N, N, U[0], S[0], VT[0], k);
         static const char *const what[5] = {"exponential", "rank 5", "", "exponential, row 5 small",
                                             "exponential, FP16 products"};
