@@ -29,6 +29,7 @@ int tn_testmat_svd_fast(int64_t m, int64_t n, int64_t r, const double *sigma, ui
  * (-1e-3, 1e-3), gamma = 1e-3, followed by one orthogonal (power) iteration
  * A = C C^T C as in [Ootomo & Yokota 2023] 5.1.1: its elements exceed FP16's range. */
 int tn_testmat_cauchy(int64_t m, int64_t n, uint64_t seed, float *A, int64_t lda);
+int tn_testmat_cauchy_blocked(int64_t m, int64_t n, uint64_t seed, float *A, int64_t lda, int64_t b);
 /* Low-rank X Y^T with Gaussian X (m x k), Y (n x k) ([Baboulin et al. 2024] section 4.1). */
 int tn_testmat_lowrank(int64_t m, int64_t n, int64_t k, uint64_t seed, float *A, int64_t lda);
 /* Tucker tensor of [Ootomo & Yokota 2023] Algorithm 3: core G ~ U(-1,1) of J_1 x ... x J_N,
