@@ -492,6 +492,7 @@ TEST(cli3_cauchy_without_m_by_m_same_values) {
         free(A), free(R);
     }
     if (!tu_have_bin()) SKIP("build/tcnla not built");
+    if (getenv("ASAN_OPTIONS")) SKIP("a sanitizer's binary reserves more address space");
     /* 20000 x 1 within 400 MB of address space (the m x m Gram matrix alone is 1.6 GB) */
     char dir[64], cmd[1024];
     REQUIRE(tu_tmp_dir(dir, sizeof dir, "cli3"));

@@ -394,13 +394,12 @@ int cmd_analyze(int argc, char **argv) {
             return EXIT_USAGE;
         } else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
         else if (!strcmp(a, "--format")) {
-            char err[256];
             if (nf == MAX_FORMATS) {
                 fprintf(stderr, "tcnla analyze: at most %d --format options\n", MAX_FORMATS);
                 return EXIT_USAGE;
             }
-            if (tn_exmy_parse(v, &fm[nf], err, sizeof err)) {
-                fprintf(stderr, "tcnla analyze: --format %s\n", err);
+            if (tn_exmy_parse(v, &fm[nf], cli_errbuf, sizeof cli_errbuf)) {
+                fprintf(stderr, "tcnla analyze: --format %s\n", cli_errbuf);
                 return EXIT_USAGE;
             }
             nf++;

@@ -195,13 +195,6 @@ int cmd_rsvd(int argc, char **argv) {
         return EXIT_USAGE;
     }
     /* what the library would refuse as "invalid argument": said with the options */
-    if ((o.proj_method == TCNLA_GEMM_SHGEMM_FP16 || o.proj_method == TCNLA_GEMM_SHGEMM_TF32) &&
-        o.random_format != TCNLA_FMT_FP16) {
-        fprintf(stderr, "tcnla rsvd: --proj %s multiplies A by the random matrix in FP16, so it "
-                "needs --random-format fp16%s, not %s\n", tcnla_gemm_method_name(o.proj_method),
-                fmt_set ? "" : " (the default)", cli_format_names[o.random_format]);
-        return EXIT_USAGE;
-    }
     if (o.gemm_method == TCNLA_GEMM_SHGEMM_FP16 || o.gemm_method == TCNLA_GEMM_SHGEMM_TF32 ||
         o.power_method == TCNLA_GEMM_SHGEMM_FP16 || o.power_method == TCNLA_GEMM_SHGEMM_TF32) {
         fprintf(stderr, "tcnla rsvd: --%s %s: SHGEMM needs an FP16 operand, which only the "
@@ -262,6 +255,15 @@ int cmd_rsvd(int argc, char **argv) {
         if (!gemm_set) o.gemm_method = TCNLA_GEMM_NATIVE_FP32;
     }
     if (reps < 0) reps = be == TCNLA_BACKEND_CUDA ? 3 : 1;
+    if ((o.proj_method == TCNLA_GEMM_SHGEMM_FP16 || o.proj_method == TCNLA_GEMM_SHGEMM_TF32) &&
+        o.random_format != TCNLA_FMT_FP16) {
+        fprintf(stderr, "tcnla rsvd: --proj %s%s multiplies A by the random matrix in FP16, so it "
+                "needs --random-format fp16%s, not %s\n", tcnla_gemm_method_name(o.proj_method),
+                proj_set ? "" : " (the default on a GPU)", fmt_set ? "" : " (the default)",
+                cli_format_names[o.random_format]);
+        rc = EXIT_USAGE;
+        goto out;
+    }
 
     if (!input) {
         int64_t mn = m < n ? m : n, r = mn < 4 * o.rank + 64 ? mn : 4 * o.rank + 64;
