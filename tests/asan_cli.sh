@@ -136,6 +136,22 @@ for f in $files; do
         [ -n "${ASAN_CLI_VERBOSE:-}" ] && cat "$work/err"
     done
 done
+# the same files through a pipe (read as they come, not mapped)
+for f in $files; do
+    p=$d/$f
+    [ -f "$p" ] || continue
+    n=$((n + 1))
+    cat "$p" | "$bin" rsvd --rank 2 --oversampling 0 --power-iters 0 --backend cpu \
+        --input /dev/stdin > /dev/null 2> "$work/err"
+    st=$?
+    if sanitizer_report "$work/err"; then
+        fail "rsvd --input /dev/stdin < $f: sanitizer report"
+        cat "$work/err"
+    elif [ "$st" -ne 1 ] || [ "$(wc -l < "$work/err")" -ne 1 ]; then
+        fail "rsvd --input /dev/stdin < $f: exit status $st, expected 1 with one line:"
+        cat "$work/err"
+    fi
+done
 for p in $corpus; do
     for cmd in "rsvd --rank 1 --oversampling 0 --power-iters 0" "lra --rank 1 --oversampling 0 --no-refine"; do
         n=$((n + 1))
@@ -175,6 +191,23 @@ for a in "${valid[@]}"; do
         cat "$work/err"
     fi
 done
+# a valid file through a pipe, and a FIFO nobody writes to (a bounded wait)
+n=$((n + 2))
+cat "$work/a.npy" | "$bin" rsvd --backend cpu --input /dev/stdin --rank 5 --output "$work/p" \
+    > /dev/null 2> "$work/err"
+st=$?
+if [ "$st" -ne 0 ] || sanitizer_report "$work/err"; then
+    fail "rsvd --input /dev/stdin (a valid .npy through a pipe): exit status $st"
+    cat "$work/err"
+fi
+mkfifo "$work/fifo.npy"
+TCNLA_FIFO_WAIT=1 timeout 20 "$bin" lra --backend cpu --input "$work/fifo.npy" > /dev/null \
+    2> "$work/err"
+st=$?
+if [ "$st" -ne 1 ] || sanitizer_report "$work/err"; then
+    fail "lra --input FIFO with no writer: exit status $st, expected 1"
+    cat "$work/err"
+fi
 for a in "lra --rank 0" "hosvd --dims 4,4 --ranks 5,5" "gen --kind x --output $work/x.npy" "gen"; do
     n=$((n + 1))
     # shellcheck disable=SC2086

@@ -121,7 +121,7 @@ TEST(cli2_lra_small_runs) {
     e = tu_jnum(buf, "rel_error");
     CHECK_EQ_INT(tu_jnum(buf, "out_rank"), 8);
     CHECK_MSG(e > 5e-3 && e < 1.5e-2, "rel_error %g with 1e-2 noise", e);
-    CHECK(tu_jnum(buf, "fp32_seconds") < 0);
+    CHECK(strstr(buf, "\"fp32_seconds\":null") && strstr(buf, "\"speedup\":null"));
     /* the Tensor Core model, asked for explicitly: refinement recovers FP32 accuracy */
     CHECK_EQ_INT(tu_run("lra --backend cpu --m 120 --n 100 --rank 6 --tgemm 16_32 --orth cholqr2_fp64 "
                      "--json", buf, sizeof buf), 0);

@@ -244,11 +244,12 @@ TEST(io_npy_big_endian_and_conversion) {
     CHECK(tn_io_parse_npy(img, n, "be.npy", TN_IO_AS_STORED, 0, &m, err, sizeof err) == 0);
     CHECK(equals(&m, 3, 1, v) && m.is_double && !m.lost_precision);
     tn_matrix_free(&m);
-    /* Narrowed to float: 1e300 overflows, precision lost is flagged. */
-    CHECK(tn_io_parse_npy(img, n, "be.npy", TN_IO_AS_FLOAT, 0, &m, err, sizeof err) == 0);
-    CHECK(!m.is_double && m.lost_precision);
-    CHECK(at(&m, 0, 0) == 1.5 && at(&m, 1, 0) == -2.0 && isinf(at(&m, 2, 0)));
-    tn_matrix_free(&m);
+    /* Narrowed to float: 1e300 would overflow, an error naming the element. */
+    CHECK(tn_io_parse_npy(img, n, "be.npy", TN_IO_AS_FLOAT, 0, &m, err, sizeof err) ==
+          TN_IO_ERR_RANGE);
+    CHECK_MSG(m.data == NULL && strstr(err, "be.npy: ") && strstr(err, "[2] (0-based) = 1e+300") &&
+                  strstr(err, "float32"),
+              "%s", err);
     /* float64 values exact in float: no loss reported; 0.1: loss. */
     const double exact[2] = {0.5, 3.0}, inexact[2] = {0.5, 0.1};
     n = make_npy(img, sizeof img, 1, "{'descr': '<f8', 'fortran_order': True, 'shape': (2,), }", exact, 16);
@@ -633,6 +634,47 @@ TEST(io_write_errors) {
     }
     tn_matrix_free(&a);
     tu_rm_dir(dir);
+}
+
+TEST(io_float64_outside_float32_range) {
+    char err[512];
+    unsigned char img[4096];
+    tn_matrix m;
+    tn_tensor t;
+    /* C order 2 x 3: element [1, 2] underflows, [0, 1] is a float32 subnormal */
+    const double v[6] = {1, 1e-40, 3, 4, 5, -1e-50};
+    size_t n = make_npy(img, sizeof img, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }", v, 48);
+    CHECK(tn_io_parse_npy(img, n, "u.npy", TN_IO_AS_FLOAT, 0, &m, err, sizeof err) == TN_IO_ERR_RANGE);
+    CHECK_MSG(strstr(err, "u.npy: float64 element [1, 2] (0-based) = -1e-50") && strstr(err, "0"),
+              "%s", err);
+    CHECK(m.data == NULL);
+    CHECK(tn_io_parse_npy(img, n, "u.npy", TN_IO_AS_DOUBLE, 0, &m, err, sizeof err) == 0);
+    tn_matrix_free(&m);
+    const double ok[3] = {1e-40, -3e38, 0.0};
+    n = make_npy(img, sizeof img, 1, "{'descr': '<f8', 'fortran_order': True, 'shape': (3,), }", ok, 24);
+    CHECK(tn_io_parse_npy(img, n, "s.npy", TN_IO_AS_FLOAT, 0, &m, err, sizeof err) == 0);
+    CHECK(m.data && at(&m, 0, 0) == (double)1e-40f && at(&m, 1, 0) == (double)-3e38f);
+    tn_matrix_free(&m);
+    /* a tensor, C order (2, 2, 2): [1, 0, 1] overflows */
+    const double tv[8] = {1, 2, 3, 4, 5, 1e39, 7, 8};
+    n = make_npy(img, sizeof img, 1, "{'descr': '<f8', 'fortran_order': False, 'shape': (2, 2, 2), }", tv, 64);
+    CHECK(tn_io_parse_npy_tensor(img, n, "t.npy", TN_IO_AS_FLOAT, 0, &t, err, sizeof err) ==
+          TN_IO_ERR_RANGE);
+    CHECK_MSG(strstr(err, "[1, 0, 1] (0-based) = 1e+39") && strstr(err, "Inf"), "%s", err);
+    CHECK(t.data == NULL);
+    /* Matrix Market: line and 1-based entry */
+    static const char mm[] = "%%MatrixMarket matrix array real general\n2 2\n1\n2\n1e-46\n4\n";
+    CHECK(tn_io_parse_mtx(mm, strlen(mm), "a.mtx", TN_IO_AS_FLOAT, 0, &m, err, sizeof err) ==
+          TN_IO_ERR_RANGE);
+    CHECK_MSG(strstr(err, "a.mtx: line 5: entry (1, 2) = 1e-46") && strstr(err, "float32"), "%s", err);
+    CHECK(m.data == NULL);
+    static const char mc[] = "%%MatrixMarket matrix coordinate real general\n3 3 1\n3 2 -1e39\n";
+    CHECK(tn_io_parse_mtx(mc, strlen(mc), "c.mtx", TN_IO_AS_FLOAT, 0, &m, err, sizeof err) ==
+          TN_IO_ERR_RANGE);
+    CHECK_MSG(strstr(err, "entry (3, 2) = -1e39") && strstr(err, "Inf"), "%s", err);
+    CHECK(tn_io_parse_mtx(mc, strlen(mc), "c.mtx", TN_IO_AS_STORED, 0, &m, err, sizeof err) == 0);
+    tn_matrix_free(&m);
+    CHECK(strcmp(tn_io_strerror(TN_IO_ERR_RANGE), "unknown status") != 0);
 }
 
 TEST(io_read_pipe) {

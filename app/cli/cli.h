@@ -2,6 +2,7 @@
 #ifndef TCNLA_CLI_H
 #define TCNLA_CLI_H
 #include "tcnla.h"
+#include "io/io.h"
 #include <stdint.h>
 #include <stdio.h>
 
@@ -50,6 +51,52 @@ int cli_cmp_double(const void *a, const void *b);
  * "tcnla CMD" printed (defined in cmd_hosvd.c). */
 int cli_int_list(const char *cmd, const char *opt, const char *s, int64_t lo, int64_t hi,
                  int64_t *out);
+
+/* 1 when a is one of the NULL-terminated opts (the options that take a
+ * value); cli_unknown_opt prints "tcnla CMD: unknown option 'A'" and
+ * returns EXIT_USAGE. */
+int cli_takes_value(const char *a, const char *const *opts);
+int cli_unknown_opt(const char *cmd, const char *a);
+/* cli_double, and the value must not become Inf or (nonzero) 0 in float32. */
+int cli_float32(const char *opt, const char *s, double *out);
+
+/* A buffer for one message of the file layer: a file name (one argument,
+ * at most 128 KiB on Linux) and at most 1 KiB of text. */
+#define CLI_ERR_MAX (131072 + 1024)
+extern char cli_errbuf[CLI_ERR_MAX];
+
+/* One JSON object on one line: keys in the order given; numbers that are
+ * not finite, and NULL strings, are null. */
+typedef struct {
+    FILE *f;
+    int n;
+} cli_json;
+void cli_jbegin(cli_json *j, FILE *f);
+void cli_jstr(cli_json *j, const char *key, const char *v);
+void cli_jnum(cli_json *j, const char *key, const char *fmt, double v);
+void cli_jint(cli_json *j, const char *key, long long v);
+void cli_jraw(cli_json *j, const char *key, const char *raw); /* raw JSON text */
+void cli_jend(cli_json *j);
+
+/* The files of --output PREFIX: PREFIX + suffix[i]. cli_outputs_open checks
+ * them before any computation (names within PATH_MAX / NAME_MAX, the
+ * directory exists, no name is the input file (device and inode) or an
+ * existing non-regular file) and creates a temporary file for each in the
+ * same directory; cli_outputs_write writes output i there; commit renames
+ * them all into place (none left on failure); abort removes them. Each
+ * returns EXIT_OK or an exit status after a message on stderr (and on
+ * failure has aborted). */
+#define CLI_MAX_OUTPUTS 4
+typedef struct {
+    int n;
+    char *path[CLI_MAX_OUTPUTS], *tmp[CLI_MAX_OUTPUTS];
+} cli_outputs;
+int cli_outputs_open(cli_outputs *o, const char *cmd, const char *prefix,
+                     const char *const *suffixes, int n, const char *input);
+int cli_outputs_write(cli_outputs *o, int i, const char *cmd, const tn_matrix *m,
+                      unsigned flags);
+void cli_outputs_abort(cli_outputs *o);
+int cli_outputs_commit(cli_outputs *o, const char *cmd);
 
 int cmd_info(int argc, char **argv);
 int cmd_gemm(int argc, char **argv);

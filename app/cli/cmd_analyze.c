@@ -9,6 +9,7 @@
 
 #define MAX_FORMATS 32
 #define MAX_SWEEP_X 16
+#define MAX_DRAWS 1000000000LL /* --samples times the formats: about 100 s */
 
 static void usage(FILE *f) {
     fprintf(f,
@@ -33,7 +34,8 @@ static void usage(FILE *f) {
         "                    with RN; prints the empirical variance, alpha_Y - 1 estimated\n"
         "                    from the paired differences RN(g)^2 - g^2, and the empirical\n"
         "                    not-normalized, zero and overflow fractions next to the computed\n"
-        "                    ones. N in 1..10^11 [0: off]\n"
+        "                    ones. N in 1..10^9, and N times the number of formats at most\n"
+        "                    10^9 (about 100 s of work) [0: off]\n"
         "  --seed N          seed of the Monte-Carlo draws [1]\n"
         "  --variance-sweep  Fig. 2: alpha_Y for Y = 1..ymax as CSV with the columns\n"
         "                    x,y,variance,one_minus_variance,one_minus_variance_paper_formula\n"
@@ -139,14 +141,21 @@ static int cmd_table(const tn_exmy *fm, int nf, int64_t samples, uint64_t seed, 
             jnum(-s->alpha_minus_1);
             printf(",\"one_minus_variance_paper_formula\":");
             jnum(-s->alpha_paper_minus_1);
-            if (samples > 0)
-                printf(",\"montecarlo\":{\"samples\":%lld,\"seed\":%llu,\"variance\":%.10e,"
-                       "\"variance_se\":%.3e,\"variance_minus_1_paired\":%.6e,"
-                       "\"variance_minus_1_paired_se\":%.3e,\"frac_not_normalized\":%.6e,"
-                       "\"frac_zero\":%.6e,\"frac_overflow\":%.6e}",
-                       (long long)mc[i].n, (unsigned long long)seed, mc[i].var, mc[i].var_se,
-                       mc[i].delta, mc[i].delta_se, mc[i].frac_nn, mc[i].frac_zero,
-                       mc[i].frac_of);
+            if (samples > 0) { /* values that are not finite print as null */
+                cli_json j;
+                printf(",\"montecarlo\":");
+                cli_jbegin(&j, stdout);
+                cli_jint(&j, "samples", (long long)mc[i].n);
+                cli_jint(&j, "seed", (long long)seed);
+                cli_jnum(&j, "variance", "%.10e", mc[i].var);
+                cli_jnum(&j, "variance_se", "%.3e", mc[i].var_se);
+                cli_jnum(&j, "variance_minus_1_paired", "%.6e", mc[i].delta);
+                cli_jnum(&j, "variance_minus_1_paired_se", "%.3e", mc[i].delta_se);
+                cli_jnum(&j, "frac_not_normalized", "%.6e", mc[i].frac_nn);
+                cli_jnum(&j, "frac_zero", "%.6e", mc[i].frac_zero);
+                cli_jnum(&j, "frac_overflow", "%.6e", mc[i].frac_of);
+                fputc('}', stdout);
+            }
             printf("}");
         }
         printf("]}\n");
@@ -379,20 +388,23 @@ int cmd_analyze(int argc, char **argv) {
             return EXIT_OK;
         } else if (!strcmp(a, "--csv")) csv = 1;
         else if (!strcmp(a, "--variance-sweep")) sweep = 1;
-        else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
+        else if (strcmp(a, "--format") && strcmp(a, "--samples") && strcmp(a, "--x") &&
+                 strcmp(a, "--ymax")) {
+            fprintf(stderr, "tcnla analyze formats: unknown option '%s' (see --help)\n", a);
+            return EXIT_USAGE;
+        } else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
         else if (!strcmp(a, "--format")) {
-            char err[256];
             if (nf == MAX_FORMATS) {
                 fprintf(stderr, "tcnla analyze: at most %d --format options\n", MAX_FORMATS);
                 return EXIT_USAGE;
             }
-            if (tn_exmy_parse(v, &fm[nf], err, sizeof err)) {
-                fprintf(stderr, "tcnla analyze: --format %s\n", err);
+            if (tn_exmy_parse(v, &fm[nf], cli_errbuf, sizeof cli_errbuf)) {
+                fprintf(stderr, "tcnla analyze: --format %s\n", cli_errbuf);
                 return EXIT_USAGE;
             }
             nf++;
         } else if (!strcmp(a, "--samples")) {
-            if (cli_int(a, v, 0, 100000000000LL, &samples)) return EXIT_USAGE;
+            if (cli_int(a, v, 0, MAX_DRAWS, &samples)) return EXIT_USAGE;
         } else if (!strcmp(a, "--x")) {
             int64_t x;
             if (cli_int(a, v, TN_EXMY_MIN_EBITS, TN_EXMY_MAX_EBITS, &x)) return EXIT_USAGE;
@@ -429,6 +441,12 @@ int cmd_analyze(int argc, char **argv) {
     if (!nf) {
         const char *def[] = {"e4m3", "e5m2", "e5m10", "e8m7", "e8m10", "e8m23"};
         for (int i = 0; i < 6; i++) tn_exmy_parse(def[i], &fm[nf++], NULL, 0);
+    }
+    if (samples > MAX_DRAWS / nf) {
+        fprintf(stderr, "tcnla analyze formats: --samples %lld for %d formats is %lld draws, more "
+                "than %lld (about 100 s)\n", (long long)samples, nf, (long long)samples * nf,
+                MAX_DRAWS);
+        return EXIT_USAGE;
     }
     return cmd_table(fm, nf, samples, c.seed, c.json, csv);
 }

@@ -118,7 +118,9 @@ static void help(void) {
         "                    [uniform]\n"
         "  --dist-b D        distribution of B [same as --dist]\n"
         "  --transa, --transb  use op = transpose (A stored k x m, B stored n x k)\n"
-        "  --alpha X --beta X  [1 0]; with beta != 0, C starts as uniform(-1,1)\n"
+        "  --alpha X --beta X  [1 0]; with beta != 0, C starts as uniform(-1,1); in single\n"
+        "                    precision they must be float32 values (not Inf or 0 once\n"
+        "                    rounded)\n"
         "  --reps N          timed runs after one warm-up [1]\n"
         "  --range-fallback  FP16 methods fall back to the TF32 variant on out-of-range input\n"
         "                    instead of failing (exit status 3)\n"
@@ -241,17 +243,32 @@ static int gemm_double(const cli_common *c, tcnla_gemm_method_t method, int64_t 
         const char *md = oz->mode == TCNLA_OZAKI_DP ? "dp" : oz->mode == TCNLA_OZAKI_CR ? "cr"
                                                                                        : "fixed";
         if (c->json) {
-            printf("{\"command\":\"gemm\",\"precision\":\"double\",\"backend\":\"%s\","
-                   "\"device\":\"%s\",\"method\":\"%s\",\"computed_with\":\"%s\",\"mode\":\"%s\","
-                   "\"scheme\":%d,\"slices\":%d,\"m\":%lld,\"n\":%lld,\"k\":%lld,"
-                   "\"dist_a\":\"%s\",\"dist_b\":\"%s\",\"seed\":%llu,\"rel_err\":%.6e,"
-                   "\"max_rel_err\":%.6e,\"native_fp64_rel_err\":%.6e,"
-                   "\"native_fp64_max_rel_err\":%.6e,\"seconds\":%.6e,\"tflops\":%.4f,"
-                   "\"native_fp64_seconds\":%.6e}\n",
-                   cli_backend_name(be), dev, tcnla_gemm_method_name(method),
-                   tcnla_gemm_method_name(used), md, scheme, slices, (long long)m, (long long)n,
-                   (long long)k, da->text, db->text, (unsigned long long)c->seed, err, emax,
-                   err_n, emax_n, t, flops / t * 1e-12, t_n);
+            cli_json j;
+            cli_jbegin(&j, stdout);
+            cli_jstr(&j, "command", "gemm");
+            cli_jstr(&j, "precision", "double");
+            cli_jstr(&j, "backend", cli_backend_name(be));
+            cli_jstr(&j, "device", dev);
+            cli_jstr(&j, "method", tcnla_gemm_method_name(method));
+            cli_jstr(&j, "computed_with", tcnla_gemm_method_name(used));
+            cli_jstr(&j, "mode", md);
+            cli_jint(&j, "scheme", scheme);
+            cli_jint(&j, "slices", slices);
+            cli_jint(&j, "m", m);
+            cli_jint(&j, "n", n);
+            cli_jint(&j, "k", k);
+            cli_jstr(&j, "dist_a", da->text);
+            cli_jstr(&j, "dist_b", db->text);
+            cli_jint(&j, "seed", (long long)c->seed);
+            cli_jnum(&j, "rel_err", "%.6e", err);
+            cli_jnum(&j, "max_rel_err", "%.6e", emax);
+            /* not measured without the comparison: null */
+            cli_jnum(&j, "native_fp64_rel_err", "%.6e", err_n >= 0 ? err_n : NAN);
+            cli_jnum(&j, "native_fp64_max_rel_err", "%.6e", emax_n >= 0 ? emax_n : NAN);
+            cli_jnum(&j, "seconds", "%.6e", t);
+            cli_jnum(&j, "tflops", "%.4f", flops / t * 1e-12);
+            cli_jnum(&j, "native_fp64_seconds", "%.6e", t_n >= 0 ? t_n : NAN);
+            cli_jend(&j);
         } else {
             printf("tcnla gemm: %s (double) on %s (%s backend), m=%lld n=%lld k=%lld, A ~ %s, "
                    "B ~ %s, seed %llu\n",
@@ -283,7 +300,12 @@ out:
     return rc;
 }
 
+static const char *const value_opts[] = {"--method", "--precision", "--mode", "--scheme", "--m",
+                                         "--n", "--k", "--reps", "--dist", "--dist-b", "--alpha",
+                                         "--beta", "--tc-bits", "--tc-k", "--tc-chunk", NULL};
+
 int cmd_gemm(int argc, char **argv) {
+    const char *alpha_s = NULL, *beta_s = NULL;
     cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
     tcnla_gemm_method_t method = TCNLA_GEMM_TCEC_FP16;
     int64_t m = 256, n = 256, k = 1024, reps = 1;
@@ -307,6 +329,7 @@ int cmd_gemm(int argc, char **argv) {
         else if (!strcmp(a, "--transb")) tb = 1;
         else if (!strcmp(a, "--no-compare")) compare = 0;
         else if (!strcmp(a, "--range-fallback")) fallback = 1;
+        else if (!cli_takes_value(a, value_opts)) return cli_unknown_opt("gemm", a);
         else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
         else if (!strcmp(a, "--method")) {
             if (tcnla_gemm_method_from_name(v, &method) || method == TCNLA_GEMM_DEFAULT) {
@@ -354,8 +377,10 @@ int cmd_gemm(int argc, char **argv) {
             have_db = 1;
         } else if (!strcmp(a, "--alpha")) {
             if (cli_double(a, v, &alpha)) return EXIT_USAGE;
+            alpha_s = v;
         } else if (!strcmp(a, "--beta")) {
             if (cli_double(a, v, &beta)) return EXIT_USAGE;
+            beta_s = v;
         } else if (!strcmp(a, "--tc-bits")) {
             if (cli_int(a, v, 24, 25, &t)) return EXIT_USAGE;
             model.acc_bits = (int)t;
@@ -394,6 +419,10 @@ int cmd_gemm(int argc, char **argv) {
         }
         return gemm_double(&c, method, m, n, k, ta, tb, alpha, beta, &da, &db, reps, &oz, compare);
     }
+    /* single precision: alpha and beta are passed as float */
+    if ((alpha_s && cli_float32("--alpha", alpha_s, &alpha)) ||
+        (beta_s && cli_float32("--beta", beta_s, &beta)))
+        return EXIT_USAGE;
     if (model.tcec_chunk % model.k_per_mma) {
         fprintf(stderr, "tcnla gemm: --tc-chunk must be a multiple of --tc-k\n");
         return EXIT_USAGE;
@@ -500,14 +529,27 @@ int cmd_gemm(int argc, char **argv) {
     }
     double t = times[reps / 2], flops = 2.0 * (double)m * (double)n * (double)k;
     if (c.json) {
-        printf("{\"command\":\"gemm\",\"backend\":\"%s\",\"device\":\"%s\",\"method\":\"%s\","
-               "\"computed_with\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"dist_a\":\"%s\","
-               "\"dist_b\":\"%s\",\"seed\":%llu,\"rel_err\":%.6e,\"native_fp32_rel_err\":%.6e,"
-               "\"ratio\":%.4f,\"seconds\":%.6e,\"tflops\":%.4f,\"native_fp32_seconds\":%.6e}\n",
-               cli_backend_name(be), dev, tcnla_gemm_method_name(method),
-               tcnla_gemm_method_name(used), (long long)m, (long long)n, (long long)k, da.text,
-               db.text, (unsigned long long)c.seed, err, err_native,
-               err_native > 0 ? err / err_native : -1.0, t, flops / t * 1e-12, t_native);
+        cli_json j;
+        cli_jbegin(&j, stdout);
+        cli_jstr(&j, "command", "gemm");
+        cli_jstr(&j, "backend", cli_backend_name(be));
+        cli_jstr(&j, "device", dev);
+        cli_jstr(&j, "method", tcnla_gemm_method_name(method));
+        cli_jstr(&j, "computed_with", tcnla_gemm_method_name(used));
+        cli_jint(&j, "m", m);
+        cli_jint(&j, "n", n);
+        cli_jint(&j, "k", k);
+        cli_jstr(&j, "dist_a", da.text);
+        cli_jstr(&j, "dist_b", db.text);
+        cli_jint(&j, "seed", (long long)c.seed);
+        cli_jnum(&j, "rel_err", "%.6e", err);
+        /* not measured without the comparison: null */
+        cli_jnum(&j, "native_fp32_rel_err", "%.6e", err_native >= 0 ? err_native : NAN);
+        cli_jnum(&j, "ratio", "%.4f", err_native > 0 ? err / err_native : NAN);
+        cli_jnum(&j, "seconds", "%.6e", t);
+        cli_jnum(&j, "tflops", "%.4f", flops / t * 1e-12);
+        cli_jnum(&j, "native_fp32_seconds", "%.6e", t_native >= 0 ? t_native : NAN);
+        cli_jend(&j);
     } else {
         printf("tcnla gemm: %s on %s (%s backend), m=%lld n=%lld k=%lld, A ~ %s, B ~ %s, seed "
                "%llu\n",

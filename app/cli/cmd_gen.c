@@ -26,7 +26,9 @@ static void help(void) {
         "the Frobenius norm of the singular values from index k = --rank on, absolute and\n"
         "relative to ||A||_F. --kind tucker writes an order-N tensor instead.\n\n"
         "options (defaults in brackets):\n"
-        "  --output FILE     the .npy file to write (required)\n"
+        "  --output FILE     the .npy file to write (required; its directory is checked\n"
+        "                    first, the file written under a temporary name there and\n"
+        "                    renamed at the end)\n"
         "  --kind K          exp:     s_i = 2^(-a i), s_p = 1e-3 ([Ootomo & Yokota 2023] 5.1.1)\n"
         "                    linear:  s_i = max(1 - a i, 1e-3), s_p = 1e-3\n"
         "                    poly:    s_i = 1 for i < p, then (i - p + 2)^-alpha\n"
@@ -114,10 +116,16 @@ static int gen_tucker(const cli_common *c, const char *output, int order, const 
         for (int64_t i = 0; i < total; i++) D[i] = A[i];
         t.is_double = 1, t.data = D;
     }
-    char err[512];
-    if (tn_io_write_npy_tensor(output, &t, 0u, err, sizeof err)) {
-        fprintf(stderr, "tcnla gen: %s\n", err);
+    cli_outputs outs;
+    static const char *const none[1] = {""};
+    if ((rc = cli_outputs_open(&outs, "gen", output, none, 1, NULL))) {
+        /* said */
+    } else if (tn_io_write_npy_tensor(outs.tmp[0], &t, 0u, cli_errbuf, sizeof cli_errbuf)) {
+        fprintf(stderr, "tcnla gen: %s (writing %s)\n", cli_errbuf, output);
+        cli_outputs_abort(&outs);
         rc = EXIT_BADINPUT;
+    } else if ((rc = cli_outputs_commit(&outs, "gen"))) {
+        /* said */
     } else if (c->json) {
         int64_t mr[MAXN];
         for (int i = 0; i < order; i++) mr[i] = ranks[i] - pad;
@@ -146,6 +154,9 @@ static int gen_tucker(const cli_common *c, const char *output, int order, const 
     return rc;
 }
 
+static const char *const value_opts[] = {"--output", "--kind", "--m", "--n", "--rank",
+                                         "--alpha", "--dims", "--ranks", "--pad", NULL};
+
 int cmd_gen(int argc, char **argv) {
     cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
     const char *output = NULL;
@@ -166,7 +177,8 @@ int cmd_gen(int argc, char **argv) {
         else if (strncmp(a, "--", 2) || !a[2]) {
             fprintf(stderr, "tcnla gen: unknown option '%s' (see --help)\n", a);
             return EXIT_USAGE;
-        } else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
+        } else if (!cli_takes_value(a, value_opts)) return cli_unknown_opt("gen", a);
+        else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
         else if (!strcmp(a, "--output")) output = v;
         else if (!strcmp(a, "--kind")) {
             kind = -1;
@@ -288,29 +300,40 @@ int cmd_gen(int argc, char **argv) {
         for (int64_t i = 0; i < m * n; i++) D[i] = A[i];
         mat.is_double = 1, mat.data = D;
     }
-    char err[512];
-    st = tn_io_write_npy(output, &mat, 0u, err, sizeof err);
-    free(D);
-    if (st) {
-        fprintf(stderr, "tcnla gen: %s\n", err);
-        rc = EXIT_BADINPUT;
+    cli_outputs outs;
+    static const char *const none[1] = {""};
+    if ((rc = cli_outputs_open(&outs, "gen", output, none, 1, NULL))) {
+        free(D);
         goto out;
     }
+    rc = cli_outputs_write(&outs, 0, "gen", &mat, 0u);
+    free(D);
+    if (rc || (rc = cli_outputs_commit(&outs, "gen"))) goto out;
     const char *gen = spectral ? (latms ? "latms" : "svd_fast") : kind == K_CAUCHY ? "cauchy" : "lowrank";
     if (c.json) {
-        printf("{\"command\":\"gen\",\"output\":");
-        cli_json_str(stdout, output);
-        printf(",\"kind\":\"%s\",\"m\":%lld,\"n\":%lld,\"rank\":%lld,\"dtype\":\"%s\","
-               "\"generator\":\"%s\",\"seed\":%llu,\"fro_norm\":%.9e,",
-               kind_names[kind], (long long)m, (long long)n, (long long)p,
-               dbl ? "float64" : "float32", gen, (unsigned long long)c.seed, fro);
-        if (spectral)
-            printf("\"nonzero_sv\":%lld,\"sigma_1\":%.9e,\"sigma_k\":%.9e,\"tail\":%.9e,"
-                   "\"optimal_rel_residual\":%.9e}\n",
-                   (long long)r, sigma[0], p < r ? sigma[p] : 0.0, tail, rel);
-        else
-            printf("\"tail\":%s,\"optimal_rel_residual\":%s}\n", kind == K_LOWRANK ? "0" : "null",
-                   kind == K_LOWRANK ? "0" : "null");
+        cli_json j;
+        cli_jbegin(&j, stdout);
+        cli_jstr(&j, "command", "gen");
+        cli_jstr(&j, "output", output);
+        cli_jstr(&j, "kind", kind_names[kind]);
+        cli_jint(&j, "m", m);
+        cli_jint(&j, "n", n);
+        cli_jint(&j, "rank", p);
+        cli_jstr(&j, "dtype", dbl ? "float64" : "float32");
+        cli_jstr(&j, "generator", gen);
+        cli_jint(&j, "seed", (long long)c.seed);
+        cli_jnum(&j, "fro_norm", "%.9e", fro);
+        if (spectral) {
+            cli_jint(&j, "nonzero_sv", r);
+            cli_jnum(&j, "sigma_1", "%.9e", sigma[0]);
+            cli_jnum(&j, "sigma_k", "%.9e", p < r ? sigma[p] : 0.0);
+            cli_jnum(&j, "tail", "%.9e", tail);
+            cli_jnum(&j, "optimal_rel_residual", "%.9e", rel);
+        } else { /* known for lowrank (0), not for cauchy */
+            cli_jraw(&j, "tail", kind == K_LOWRANK ? "0" : "null");
+            cli_jraw(&j, "optimal_rel_residual", kind == K_LOWRANK ? "0" : "null");
+        }
+        cli_jend(&j);
     } else {
         printf("wrote %s: %lld x %lld %s, kind %s, rank parameter %lld, seed %llu (%s)\n", output,
                (long long)m, (long long)n, dbl ? "float64" : "float32", kind_names[kind],

@@ -29,7 +29,10 @@ static void help(void) {
         "options (defaults in brackets):\n"
         "  --input FILE.npy  the tensor: an order-N NumPy array (2 <= N <= 8, float32 or float64,\n"
         "                    C or Fortran order) of shape (I1, ..., IN), such as `tcnla gen\n"
-        "                    --kind tucker` writes; mode i is axis i (.mtx holds matrices only)\n"
+        "                    --kind tucker` writes; mode i is axis i (.mtx holds matrices only);\n"
+        "                    a pipe is read as it comes, a FIFO waited on for a writer at most\n"
+        "                    10 s ($TCNLA_FIFO_WAIT); float64 values float32 cannot hold\n"
+        "                    (overflow, or nonzero underflow to 0) are an error\n"
         "                    [none: generate the tensor from --dims, --ranks, --pad, --seed]\n"
         "  --dims I1,I2,...  tensor dimensions, 2 to 8 of them, first index fastest [256,256,256]\n"
         "  --ranks J1,J2,... target multilinear ranks, one per mode, J_i <= I_i [32,32,32]\n"
@@ -146,6 +149,9 @@ static void print_list(FILE *f, int order, const int64_t *v) {
     for (int i = 0; i < order; i++) fprintf(f, "%s%lld", i ? "," : "", (long long)v[i]);
 }
 
+static const char *const value_opts[] = {"--input", "--dims", "--ranks", "--pad", "--reps",
+                                         "--proj", "--gemm", "--orth", "--random-format", NULL};
+
 int cmd_hosvd(int argc, char **argv) {
     cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
     int64_t dims[MAXN] = {256, 256, 256}, ranks[MAXN] = {32, 32, 32}, pad = 4, reps = -1;
@@ -165,7 +171,8 @@ int cmd_hosvd(int argc, char **argv) {
         else if (strncmp(a, "--", 2) || !a[2]) {
             fprintf(stderr, "tcnla hosvd: unknown option '%s' (see --help)\n", a);
             return EXIT_USAGE;
-        } else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
+        } else if (!cli_takes_value(a, value_opts)) return cli_unknown_opt("hosvd", a);
+        else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
         else if (!strcmp(a, "--input")) input = v;
         else if (!strcmp(a, "--dims")) {
             if ((ndims = cli_int_list("hosvd", a, v, 1, 1 << 24, dims)) < 0) return EXIT_USAGE;
@@ -209,9 +216,8 @@ int cmd_hosvd(int argc, char **argv) {
     float *Ain = NULL; /* the tensor read from --input */
     if (input) {
         tn_tensor t;
-        char err[512];
-        if (tn_io_read_npy_tensor(input, TN_IO_AS_FLOAT, 0, &t, err, sizeof err)) {
-            fprintf(stderr, "tcnla hosvd: %s\n", err);
+        if (tn_io_read_npy_tensor(input, TN_IO_AS_FLOAT, 0, &t, cli_errbuf, sizeof cli_errbuf)) {
+            fprintf(stderr, "tcnla hosvd: %s\n", cli_errbuf);
             return EXIT_BADINPUT;
         }
         int bad = t.ndim < 2 || t.ndim > MAXN;
@@ -225,7 +231,8 @@ int cmd_hosvd(int argc, char **argv) {
         }
         for (int64_t k = 0; k < cnt; k++)
             if (!isfinite(((const float *)t.data)[k])) {
-                fprintf(stderr, "tcnla hosvd: %s: the tensor holds NaN or Inf\n", input);
+                fprintf(stderr, "tcnla hosvd: %s: the tensor holds NaN or Inf (element %lld in "
+                        "memory order, first index fastest)\n", input, (long long)k);
                 tn_tensor_free(&t);
                 return EXIT_BADINPUT;
             }
@@ -363,24 +370,37 @@ int cmd_hosvd(int argc, char **argv) {
         goto out;
     }
     if (c.json) {
-        printf("{\"command\":\"hosvd\",\"backend\":\"%s\",\"device\":", cli_backend_name(be));
-        cli_json_str(stdout, dev);
-        printf(",\"order\":%d,\"dims\":[", order);
-        print_list(stdout, order, dims);
-        printf("],\"ranks\":[");
-        print_list(stdout, order, ranks);
-        printf("],\"input\":");
-        if (input) cli_json_str(stdout, input);
-        else printf("null");
-        if (input) printf(",\"pad\":null");
-        else printf(",\"pad\":%lld", (long long)pad);
-        printf(",\"proj\":\"%s\",\"gemm\":\"%s\",\"orth\":\"%s\","
-               "\"random_format\":\"%s\",\"rel_error\":%.6e,\"seconds\":%.6e,\"reps\":%lld,"
-               "\"fp32_seconds\":%.6e,\"fp32_rel_error\":%.6e,\"speedup\":%.4f}\n",
-               tcnla_gemm_method_name(o.proj_method),
-               tcnla_gemm_method_name(o.gemm_method), cli_orth_names[o.orth],
-               cli_format_names[o.random_format], e, t, (long long)reps, t_base, err_base,
-               t_base > 0 && t > 0 ? t_base / t : -1.0);
+        char list[2][MAXN * 24 + 4];
+        for (int q = 0; q < 2; q++) {
+            size_t w = 0;
+            list[q][w++] = '[';
+            for (int i = 0; i < order; i++)
+                w += (size_t)snprintf(list[q] + w, sizeof list[q] - w, "%s%lld", i ? "," : "",
+                                      (long long)(q ? ranks[i] : dims[i]));
+            snprintf(list[q] + w, sizeof list[q] - w, "]");
+        }
+        cli_json j;
+        cli_jbegin(&j, stdout);
+        cli_jstr(&j, "command", "hosvd");
+        cli_jstr(&j, "backend", cli_backend_name(be));
+        cli_jstr(&j, "device", dev);
+        cli_jint(&j, "order", order);
+        cli_jraw(&j, "dims", list[0]);
+        cli_jraw(&j, "ranks", list[1]);
+        cli_jstr(&j, "input", input);
+        if (input) cli_jraw(&j, "pad", "null");
+        else cli_jint(&j, "pad", pad);
+        cli_jstr(&j, "proj", tcnla_gemm_method_name(o.proj_method));
+        cli_jstr(&j, "gemm", tcnla_gemm_method_name(o.gemm_method));
+        cli_jstr(&j, "orth", cli_orth_names[o.orth]);
+        cli_jstr(&j, "random_format", cli_format_names[o.random_format]);
+        cli_jnum(&j, "rel_error", "%.6e", e);
+        cli_jnum(&j, "seconds", "%.6e", t);
+        cli_jint(&j, "reps", reps);
+        cli_jnum(&j, "fp32_seconds", "%.6e", baseline ? t_base : NAN);
+        cli_jnum(&j, "fp32_rel_error", "%.6e", baseline ? err_base : NAN);
+        cli_jnum(&j, "speedup", "%.4f", baseline && t > 0 ? t_base / t : NAN);
+        cli_jend(&j);
     } else {
         printf("tcnla hosvd on %s (%s backend): ", dev, cli_backend_name(be));
         print_list(stdout, order, dims);

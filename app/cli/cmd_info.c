@@ -33,9 +33,10 @@ int cmd_info(int argc, char **argv) {
     tcnla_get_tc_model(h, &m);
     if (c.json) {
         printf("{\"version\":\"%s\",\"cuda_compiled\":%s,\"gpus\":%d,\"backend\":\"%s\","
-               "\"device\":\"%s\",\"tc_model\":{\"acc_bits\":%d,\"k_per_mma\":%d,"
-               "\"tcec_chunk\":%d}}\n",
-               tcnla_version(), compiled ? "true" : "false", ngpu, cli_backend_name(b), name,
+               "\"device\":",
+               tcnla_version(), compiled ? "true" : "false", ngpu, cli_backend_name(b));
+        cli_json_str(stdout, name);
+        printf(",\"tc_model\":{\"acc_bits\":%d,\"k_per_mma\":%d,\"tcec_chunk\":%d}}\n",
                m.acc_bits, m.k_per_mma, m.tcec_chunk);
     } else {
         printf("tcnla %s\n", tcnla_version());

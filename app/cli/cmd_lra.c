@@ -23,11 +23,15 @@ static void help(void) {
         "of Gaussian X0 (m x r), Y0 (n x r), r = --true-rank ([Baboulin et al. 2024] section\n"
         "4.1).\n\n"
         "options (defaults in brackets):\n"
-        "  --input FILE      a .npy (float32/float64, C or Fortran order) or .mtx matrix\n"
+        "  --input FILE      a .npy (float32/float64, C or Fortran order) or .mtx matrix; a\n"
+        "                    pipe is read as it comes, a FIFO waited on for a writer at most\n"
+        "                    10 s ($TCNLA_FIFO_WAIT); float64 values float32 cannot hold\n"
+        "                    (overflow, or nonzero underflow to 0) are an error\n"
         "  --m N --n N       size of the generated matrix [2048 2048]\n"
         "  --true-rank R     rank of the generated matrix [= --rank]\n"
         "  --noise EPS       add Gaussian noise of Frobenius norm EPS ||X0 Y0^T||_F to the\n"
         "                    generated matrix [0]\n"
+        "                    (--m, --n, --true-rank, --noise: not with --input)\n"
         "  --rank K          target rank [64]\n"
         "  --oversampling P  [10]; needs (2K with refinement, else K) + P <= min(m, n)\n"
         "  --tgemm T         none, 32_32, 16_16, 16_32: the GEMM variant of\n"
@@ -41,7 +45,9 @@ static void help(void) {
         "  --recompress      recompress the refined rank-3K result to rank K\n"
         "  --reps N          timed runs after a warm-up, median reported [3 on a GPU, 1 on the CPU]\n"
         "  --no-baseline     skip the FP32 pipeline\n"
-        "  --output PREFIX   write PREFIX_X.npy (m x r) and PREFIX_Y.npy (n x r)\n"
+        "  --output PREFIX   write PREFIX_X.npy (m x r) and PREFIX_Y.npy (n x r) (checked\n"
+        "                    before the computation; never the input file; written under\n"
+        "                    temporary names in the same directory, renamed at the end)\n"
         "  --backend auto|cpu|cuda [auto]   --seed N [1]   --json\n\n"
         "On the CPU, Tensor Core methods run on a bit-faithful but slow model of the Tensor Core,\n"
         "which is why the CPU default is --tgemm none with native_fp32 (ask for --tgemm 16_32\n"
@@ -97,9 +103,14 @@ static double fetch_error(tcnla_handle_t h, const float *A, int64_t m, int64_t n
     return rel_error(A, m, n, r, X, Y);
 }
 
+static const char *const value_opts[] = {"--input", "--output", "--m", "--n", "--rank",
+                                         "--true-rank", "--noise", "--oversampling", "--reps",
+                                         "--tgemm", "--gemm", "--orth", NULL};
+
 int cmd_lra(int argc, char **argv) {
     cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
-    const char *input = NULL, *output = NULL;
+    const char *input = NULL, *output = NULL, *gen_opt = NULL;
+    cli_outputs outs = {0};
     int64_t m = 2048, n = 2048, reps = -1, true_rank = -1;
     double noise = 0;
     int baseline = 1, tgemm_set = 0, gemm_set = 0;
@@ -119,18 +130,23 @@ int cmd_lra(int argc, char **argv) {
         else if (strncmp(a, "--", 2) || !a[2]) {
             fprintf(stderr, "tcnla lra: unknown option '%s' (see --help)\n", a);
             return EXIT_USAGE;
-        } else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
+        } else if (!cli_takes_value(a, value_opts)) return cli_unknown_opt("lra", a);
+        else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
         else if (!strcmp(a, "--input")) input = v;
         else if (!strcmp(a, "--output")) output = v;
         else if (!strcmp(a, "--m")) {
             if (cli_int(a, v, 1, 1 << 20, &m)) return EXIT_USAGE;
+            gen_opt = a;
         } else if (!strcmp(a, "--n")) {
             if (cli_int(a, v, 1, 1 << 20, &n)) return EXIT_USAGE;
+            gen_opt = a;
         } else if (!strcmp(a, "--rank")) {
             if (cli_int(a, v, 1, 1 << 16, &o.rank)) return EXIT_USAGE;
         } else if (!strcmp(a, "--true-rank")) {
             if (cli_int(a, v, 1, 1 << 20, &true_rank)) return EXIT_USAGE;
+            gen_opt = a;
         } else if (!strcmp(a, "--noise")) {
+            gen_opt = a;
             if (cli_double(a, v, &noise)) return EXIT_USAGE;
             if (noise < 0) {
                 fprintf(stderr, "tcnla lra: --noise: '%s' is negative\n", v);
@@ -168,14 +184,22 @@ int cmd_lra(int argc, char **argv) {
     if (true_rank < 0) true_rank = o.rank;
     if (gemm_set && !tgemm_set) o.tgemm = TCNLA_TGEMM_NONE, tgemm_set = 1;
     const int tty = isatty(2);
+    if (input && gen_opt) {
+        fprintf(stderr, "tcnla lra: %s describes the generated matrix; with --input the file "
+                        "gives the matrix\n", gen_opt);
+        return EXIT_USAGE;
+    }
+    static const char *const suffixes[2] = {"_X.npy", "_Y.npy"};
+    int rc;
+    if (output && (rc = cli_outputs_open(&outs, "lra", output, suffixes, 2, input))) return rc;
 
     /* the matrix, on the host */
     float *A = NULL;
-    char err[512];
     if (input) {
         tn_matrix mat;
-        if (tn_io_read_matrix(input, TN_IO_AS_FLOAT, 0, &mat, err, sizeof err)) {
-            fprintf(stderr, "tcnla lra: %s\n", err);
+        if (tn_io_read_matrix(input, TN_IO_AS_FLOAT, 0, &mat, cli_errbuf, sizeof cli_errbuf)) {
+            fprintf(stderr, "tcnla lra: %s\n", cli_errbuf);
+            cli_outputs_abort(&outs);
             return EXIT_BADINPUT;
         }
         A = mat.data, m = mat.rows, n = mat.cols;
@@ -183,23 +207,28 @@ int cmd_lra(int argc, char **argv) {
             fprintf(stderr, "tcnla lra: %s: the matrix is empty (%lld x %lld)\n", input,
                     (long long)m, (long long)n);
             free(A);
+            cli_outputs_abort(&outs);
             return EXIT_BADINPUT;
         }
         if (m > INT32_MAX || n > INT32_MAX) {
             fprintf(stderr, "tcnla lra: %s: %lld x %lld is too large for BLAS\n", input,
                     (long long)m, (long long)n);
             free(A);
+            cli_outputs_abort(&outs);
             return EXIT_BADINPUT;
         }
         for (int64_t i = 0; i < m * n; i++)
             if (!isfinite(A[i])) {
-                fprintf(stderr, "tcnla lra: %s: the matrix holds NaN or Inf\n", input);
+                fprintf(stderr, "tcnla lra: %s: the matrix holds NaN or Inf (element [%lld, "
+                        "%lld] = %g)\n", input, (long long)(i % m), (long long)(i / m), A[i]);
                 free(A);
+                cli_outputs_abort(&outs);
                 return EXIT_BADINPUT;
             }
     } else if (true_rank > (m < n ? m : n)) {
         fprintf(stderr, "tcnla lra: --true-rank %lld exceeds min(m, n) = %lld\n",
                 (long long)true_rank, (long long)(m < n ? m : n));
+        cli_outputs_abort(&outs);
         return EXIT_BADINPUT;
     }
     const int64_t k = o.rank, mn = m < n ? m : n, need = (o.refine ? 2 * k : k) + o.oversampling;
@@ -208,12 +237,14 @@ int cmd_lra(int argc, char **argv) {
                 input ? input : "", input ? ": " : "", o.refine ? "2 * rank (refinement)" : "rank",
                 (long long)need, (long long)mn);
         free(A);
+        cli_outputs_abort(&outs);
         return EXIT_BADINPUT;
     }
     tcnla_handle_t h;
-    int rc = cli_open(&c, &h);
+    rc = cli_open(&c, &h);
     if (rc) {
         free(A);
+        cli_outputs_abort(&outs);
         return rc;
     }
     tcnla_backend_t be;
@@ -304,36 +335,40 @@ int cmd_lra(int argc, char **argv) {
         goto out;
     }
     if (output) {
-        char path[4096];
-        const struct { const char *suffix; float *x; int64_t r; } outs[2] = {
-            {"_X.npy", X, m}, {"_Y.npy", Y, n}};
-        for (int i = 0; i < 2; i++) {
-            tn_matrix mm = {outs[i].r, r_out, 0, 0, outs[i].x};
-            snprintf(path, sizeof path, "%s%s", output, outs[i].suffix);
-            if (tn_io_write_npy(path, &mm, 0u, err, sizeof err)) {
-                fprintf(stderr, "tcnla lra: %s\n", err);
-                rc = EXIT_BADINPUT;
-                goto out;
-            }
-        }
+        tn_matrix mx = {m, r_out, 0, 0, X}, my = {n, r_out, 0, 0, Y};
+        if ((rc = cli_outputs_write(&outs, 0, "lra", &mx, 0u)) ||
+            (rc = cli_outputs_write(&outs, 1, "lra", &my, 0u)) ||
+            (rc = cli_outputs_commit(&outs, "lra")))
+            goto out;
     }
     const char *gname = o.tgemm == TCNLA_TGEMM_NONE ? tcnla_gemm_method_name(o.gemm_method) : "fp16";
     if (c.json) {
-        printf("{\"command\":\"lra\",\"backend\":\"%s\",\"device\":", cli_backend_name(be));
-        cli_json_str(stdout, dev);
-        printf(",\"input\":");
-        if (input) cli_json_str(stdout, input);
-        else printf("\"lowrank\"");
-        printf(",\"m\":%lld,\"n\":%lld,\"true_rank\":%lld,\"noise\":%.6e,\"rank\":%lld,"
-               "\"oversampling\":%lld,\"tgemm\":\"%s\",\"gemm\":\"%s\",\"orth\":\"%s\","
-               "\"refine\":%s,\"recompress\":%s,\"out_rank\":%lld,\"rel_error\":%.6e,"
-               "\"seconds\":%.6e,\"reps\":%lld,\"fp32_seconds\":%.6e,\"fp32_rel_error\":%.6e,"
-               "\"speedup\":%.4f}\n",
-               (long long)m, (long long)n, input ? -1LL : (long long)true_rank, input ? 0 : noise,
-               (long long)k, (long long)o.oversampling, tgemm_names[o.tgemm], gname,
-               cli_orth_names[o.orth], o.refine ? "true" : "false", o.recompress ? "true" : "false",
-               (long long)r_out, e, t, (long long)reps, t_base, err_base,
-               t_base > 0 && t > 0 ? t_base / t : -1.0);
+        cli_json j;
+        cli_jbegin(&j, stdout);
+        cli_jstr(&j, "command", "lra");
+        cli_jstr(&j, "backend", cli_backend_name(be));
+        cli_jstr(&j, "device", dev);
+        cli_jstr(&j, "input", input ? input : "lowrank");
+        cli_jint(&j, "m", m);
+        cli_jint(&j, "n", n);
+        if (input) cli_jraw(&j, "true_rank", "null"); /* unknown for a file */
+        else cli_jint(&j, "true_rank", true_rank);
+        cli_jnum(&j, "noise", "%.6e", input ? NAN : noise);
+        cli_jint(&j, "rank", k);
+        cli_jint(&j, "oversampling", o.oversampling);
+        cli_jstr(&j, "tgemm", tgemm_names[o.tgemm]);
+        cli_jstr(&j, "gemm", gname);
+        cli_jstr(&j, "orth", cli_orth_names[o.orth]);
+        cli_jraw(&j, "refine", o.refine ? "true" : "false");
+        cli_jraw(&j, "recompress", o.recompress ? "true" : "false");
+        cli_jint(&j, "out_rank", r_out);
+        cli_jnum(&j, "rel_error", "%.6e", e);
+        cli_jnum(&j, "seconds", "%.6e", t);
+        cli_jint(&j, "reps", reps);
+        cli_jnum(&j, "fp32_seconds", "%.6e", baseline ? t_base : NAN);
+        cli_jnum(&j, "fp32_rel_error", "%.6e", baseline ? err_base : NAN);
+        cli_jnum(&j, "speedup", "%.4f", baseline && t > 0 ? t_base / t : NAN);
+        cli_jend(&j);
     } else {
         printf("tcnla lra on %s (%s backend): %lld x %lld ", dev, cli_backend_name(be),
                (long long)m, (long long)n);
@@ -352,6 +387,7 @@ int cmd_lra(int argc, char **argv) {
         if (output) printf("  wrote %s_X.npy, %s_Y.npy\n", output, output);
     }
 out:
+    cli_outputs_abort(&outs); /* after a failure: no output left behind */
     free(X);
     free(Y);
     tcnla_free(h, dA);

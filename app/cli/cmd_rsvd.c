@@ -19,10 +19,13 @@ static void help(void) {
         "FP32 pipeline (SGEMM, FP32 random matrix, Householder QR) is timed on the same input\n"
         "for the speedup.\n\n"
         "options (defaults in brackets):\n"
-        "  --input FILE      a .npy (float32/float64, C or Fortran order) or .mtx matrix\n"
-        "  --m N --n N       size of the generated matrix [4096 4096]\n"
+        "  --input FILE      a .npy (float32/float64, C or Fortran order) or .mtx matrix; a\n"
+        "                    pipe is read as it comes, a FIFO waited on for a writer at most\n"
+        "                    10 s ($TCNLA_FIFO_WAIT); float64 values float32 cannot hold\n"
+        "                    (overflow, or nonzero underflow to 0) are an error\n"
+        "  --m N --n N       size of the generated matrix [4096 4096] (not with --input)\n"
         "  --spectrum S      exp (s_i = 2^(-a i), s_k = 1e-3), linear (s_i = max(1 - a i, 1e-3)),\n"
-        "                    poly (s_i = (i+1)^-2) [exp]\n"
+        "                    poly (s_i = (i+1)^-2) [exp] (not with --input)\n"
         "  --rank K          target rank [256]\n"
         "  --oversampling P  [10]\n"
         "  --power-iters Q   [2]\n"
@@ -39,7 +42,9 @@ static void help(void) {
         "  --random-format F fp32, fp16, bf16, tf32, e4m3, e5m2 [fp16]\n"
         "  --reps N          timed runs after a warm-up, median reported [3 on a GPU, 1 on the CPU]\n"
         "  --no-baseline     skip the FP32 pipeline\n"
-        "  --output PREFIX   write PREFIX_U.npy, PREFIX_S.npy, PREFIX_VT.npy\n"
+        "  --output PREFIX   write PREFIX_U.npy, PREFIX_S.npy, PREFIX_VT.npy (checked before\n"
+        "                    the computation; never the input file; written under temporary\n"
+        "                    names in the same directory, renamed at the end)\n"
         "  --backend auto|cpu|cuda [auto]   --seed N [1]   --json\n\n"
         "On the CPU, Tensor Core methods run on a bit-faithful but slow model of the Tensor Core,\n"
         "which is why the CPU defaults are native FP32.\n");
@@ -88,12 +93,39 @@ static double residual(const float *A, int64_t m, int64_t n, int64_t k, const fl
         den += (double)A[i] * A[i];
     }
     free(E), free(W);
-    return sqrt(num / den);
+    return den > 0 ? sqrt(num / den) : sqrt(num); /* A = 0: the absolute residual */
 }
+
+/* "--proj M" etc. for the options whose methods split into FP16 (the ones
+ * a range failure can come from), or all three when none does. */
+static void fp16_methods(const tcnla_rsvd_opts_t *o, char *b, size_t n) {
+    const struct { const char *opt; tcnla_gemm_method_t m; } u[3] = {
+        {"--proj", o->proj_method}, {"--power", o->power_method ? o->power_method : o->gemm_method},
+        {"--gemm", o->gemm_method}};
+    size_t k = 0;
+    b[0] = 0;
+    for (int pass = 0; pass < 2 && !k; pass++)
+        for (int i = 0; i < 3; i++) {
+            const tcnla_gemm_method_t m = u[i].m;
+            const int fp16 = m == TCNLA_GEMM_FP16 || m == TCNLA_GEMM_MARKIDIS_FP16 ||
+                             m == TCNLA_GEMM_TCEC_FP16 || m == TCNLA_GEMM_SHGEMM_FP16;
+            if ((pass == 0 && !fp16) || k + 1 >= n) continue;
+            int w = snprintf(b + k, n - k, "%s%s %s", k ? ", " : "", u[i].opt,
+                             tcnla_gemm_method_name(m));
+            if (w > 0) k += (size_t)w < n - k ? (size_t)w : n - k - 1;
+        }
+}
+
+static const char *const value_opts[] = {"--input", "--output", "--spectrum", "--m", "--n",
+                                         "--rank", "--oversampling", "--power-iters", "--reps",
+                                         "--proj", "--gemm", "--power", "--orth",
+                                         "--random-format", NULL};
 
 int cmd_rsvd(int argc, char **argv) {
     cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
-    const char *input = NULL, *output = NULL, *spectrum = "exp";
+    const char *input = NULL, *output = NULL, *spectrum = "exp", *gen_opt = NULL;
+    cli_outputs outs = {0};
+    int fmt_set = 0;
     int64_t m = 4096, n = 4096, reps = -1;
     int baseline = 1, proj_set = 0, gemm_set = 0;
     tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
@@ -108,6 +140,7 @@ int cmd_rsvd(int argc, char **argv) {
             help();
             return EXIT_OK;
         } else if (!strcmp(a, "--no-baseline")) baseline = 0;
+        else if (!cli_takes_value(a, value_opts)) return cli_unknown_opt("rsvd", a);
         else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
         else if (!strcmp(a, "--input")) input = v;
         else if (!strcmp(a, "--output")) output = v;
@@ -116,11 +149,13 @@ int cmd_rsvd(int argc, char **argv) {
                 fprintf(stderr, "tcnla rsvd: --spectrum: '%s' is not exp, linear or poly\n", v);
                 return EXIT_USAGE;
             }
-            spectrum = v;
+            spectrum = v, gen_opt = a;
         } else if (!strcmp(a, "--m")) {
             if (cli_int(a, v, 1, 1 << 20, &m)) return EXIT_USAGE;
+            gen_opt = a;
         } else if (!strcmp(a, "--n")) {
             if (cli_int(a, v, 1, 1 << 20, &n)) return EXIT_USAGE;
+            gen_opt = a;
         } else if (!strcmp(a, "--rank")) {
             if (cli_int(a, v, 1, 1 << 16, &o.rank)) return EXIT_USAGE;
         } else if (!strcmp(a, "--oversampling")) {
@@ -146,7 +181,7 @@ int cmd_rsvd(int argc, char **argv) {
         } else if (!strcmp(a, "--random-format")) {
             int t = cli_name_arg("rsvd", a, v, cli_format_names, 6, "format");
             if (t < 0) return EXIT_USAGE;
-            o.random_format = (tcnla_format_t)t;
+            o.random_format = (tcnla_format_t)t, fmt_set = 1;
         } else {
             fprintf(stderr, "tcnla rsvd: unknown option '%s' (see --help)\n", a);
             return EXIT_USAGE;
@@ -154,23 +189,45 @@ int cmd_rsvd(int argc, char **argv) {
     }
     o.seed = c.seed;
     const int tty = isatty(2);
+    if (input && gen_opt) {
+        fprintf(stderr, "tcnla rsvd: %s describes the generated matrix; with --input the file "
+                        "gives the matrix\n", gen_opt);
+        return EXIT_USAGE;
+    }
+    /* what the library would refuse as "invalid argument": said with the options */
+    if (o.gemm_method == TCNLA_GEMM_SHGEMM_FP16 || o.gemm_method == TCNLA_GEMM_SHGEMM_TF32 ||
+        o.power_method == TCNLA_GEMM_SHGEMM_FP16 || o.power_method == TCNLA_GEMM_SHGEMM_TF32) {
+        fprintf(stderr, "tcnla rsvd: --%s %s: SHGEMM needs an FP16 operand, which only the "
+                "random matrix of --proj is\n",
+                o.gemm_method == TCNLA_GEMM_SHGEMM_FP16 || o.gemm_method == TCNLA_GEMM_SHGEMM_TF32
+                    ? "gemm" : "power",
+                tcnla_gemm_method_name(o.gemm_method == TCNLA_GEMM_SHGEMM_FP16 ||
+                                               o.gemm_method == TCNLA_GEMM_SHGEMM_TF32
+                                           ? o.gemm_method : o.power_method));
+        return EXIT_USAGE;
+    }
+    static const char *const suffixes[3] = {"_U.npy", "_S.npy", "_VT.npy"};
+    int rc;
+    if (output && (rc = cli_outputs_open(&outs, "rsvd", output, suffixes, 3, input))) return rc;
 
     /* the matrix, on the host */
     float *A = NULL;
     double *sigma = NULL;
-    char err[512];
     if (input) {
         tn_matrix mat;
-        int st = tn_io_read_matrix(input, TN_IO_AS_FLOAT, 0, &mat, err, sizeof err);
+        int st = tn_io_read_matrix(input, TN_IO_AS_FLOAT, 0, &mat, cli_errbuf, sizeof cli_errbuf);
         if (st) {
-            fprintf(stderr, "tcnla rsvd: %s\n", err);
+            fprintf(stderr, "tcnla rsvd: %s\n", cli_errbuf);
+            cli_outputs_abort(&outs);
             return EXIT_BADINPUT;
         }
         A = mat.data, m = mat.rows, n = mat.cols;
         for (int64_t i = 0; i < m * n; i++)
             if (!isfinite(A[i])) {
-                fprintf(stderr, "tcnla rsvd: %s: the matrix holds NaN or Inf\n", input);
+                fprintf(stderr, "tcnla rsvd: %s: the matrix holds NaN or Inf (element [%lld, "
+                        "%lld] = %g)\n", input, (long long)(i % m), (long long)(i / m), A[i]);
                 free(A);
+                cli_outputs_abort(&outs);
                 return EXIT_BADINPUT;
             }
     }
@@ -179,12 +236,14 @@ int cmd_rsvd(int argc, char **argv) {
                 input ? input : "", input ? ": " : "", (long long)(o.rank + o.oversampling),
                 (long long)(m < n ? m : n));
         free(A);
+        cli_outputs_abort(&outs);
         return EXIT_BADINPUT;
     }
     tcnla_handle_t h;
-    int rc = cli_open(&c, &h);
+    rc = cli_open(&c, &h);
     if (rc) {
         free(A);
+        cli_outputs_abort(&outs);
         return rc;
     }
     tcnla_backend_t be;
@@ -196,6 +255,15 @@ int cmd_rsvd(int argc, char **argv) {
         if (!gemm_set) o.gemm_method = TCNLA_GEMM_NATIVE_FP32;
     }
     if (reps < 0) reps = be == TCNLA_BACKEND_CUDA ? 3 : 1;
+    if ((o.proj_method == TCNLA_GEMM_SHGEMM_FP16 || o.proj_method == TCNLA_GEMM_SHGEMM_TF32) &&
+        o.random_format != TCNLA_FMT_FP16) {
+        fprintf(stderr, "tcnla rsvd: --proj %s%s multiplies A by the random matrix in FP16, so it "
+                "needs --random-format fp16%s, not %s\n", tcnla_gemm_method_name(o.proj_method),
+                proj_set ? "" : " (the default on a GPU)", fmt_set ? "" : " (the default)",
+                cli_format_names[o.random_format]);
+        rc = EXIT_USAGE;
+        goto out;
+    }
 
     if (!input) {
         int64_t mn = m < n ? m : n, r = mn < 4 * o.rank + 64 ? mn : 4 * o.rank + 64;
@@ -254,7 +322,14 @@ int cmd_rsvd(int argc, char **argv) {
     }
     progress(tty, "randomized SVD");
     if ((st = timed_rsvd(h, &o, m, n, dA, dU, dS, dVT, (int)reps, &t))) {
-        rc = cli_fail(tcnla_gemm_method_name(o.proj_method), st);
+        char what[256];
+        fp16_methods(&o, what, sizeof what);
+        if (st != TCNLA_ERR_RANGE) /* not a range failure: every product may have failed */
+            snprintf(what, sizeof what, "--proj %s, --power %s, --gemm %s",
+                     tcnla_gemm_method_name(o.proj_method),
+                     tcnla_gemm_method_name(o.power_method ? o.power_method : o.gemm_method),
+                     tcnla_gemm_method_name(o.gemm_method));
+        rc = cli_fail(what, st);
         goto out_host;
     }
     tcnla_memcpy(h, U, dU, sizeof(float) * (size_t)(m * k), TCNLA_MEMCPY_HANDLE_TO_HOST);
@@ -272,30 +347,36 @@ int cmd_rsvd(int argc, char **argv) {
         opt = sqrt(tail / all);
     }
     if (output) {
-        char path[4096];
-        const struct { const char *suffix; float *x; int64_t r, c; } outs[3] = {
-            {"_U.npy", U, m, k}, {"_S.npy", S, k, 1}, {"_VT.npy", VT, k, n}};
+        const struct { float *x; int64_t r, c; } ov[3] = {{U, m, k}, {S, k, 1}, {VT, k, n}};
         for (int i = 0; i < 3; i++) {
-            tn_matrix mm = {outs[i].r, outs[i].c, 0, 0, outs[i].x};
-            snprintf(path, sizeof path, "%s%s", output, outs[i].suffix);
-            if (tn_io_write_npy(path, &mm, i == 1 ? TN_IO_NPY_1D : 0u, err, sizeof err)) {
-                fprintf(stderr, "tcnla rsvd: %s\n", err);
-                rc = EXIT_BADINPUT;
+            tn_matrix mm = {ov[i].r, ov[i].c, 0, 0, ov[i].x};
+            if ((rc = cli_outputs_write(&outs, i, "rsvd", &mm, i == 1 ? TN_IO_NPY_1D : 0u)))
                 goto out_host;
-            }
         }
+        if ((rc = cli_outputs_commit(&outs, "rsvd"))) goto out_host;
     }
     if (c.json) {
-        printf("{\"command\":\"rsvd\",\"backend\":\"%s\",\"device\":\"%s\",\"m\":%lld,\"n\":%lld,"
-               "\"rank\":%lld,\"oversampling\":%lld,\"power_iters\":%d,\"proj\":\"%s\","
-               "\"gemm\":\"%s\",\"power\":\"%s\",\"input\":\"%s\",\"rel_residual\":%.6e,\"optimal\":%.6e,"
-               "\"seconds\":%.6e,\"fp32_seconds\":%.6e,\"fp32_rel_residual\":%.6e,\"speedup\":%.4f}\n",
-               cli_backend_name(be), dev, (long long)m, (long long)n, (long long)k,
-               (long long)o.oversampling, o.power_iters, tcnla_gemm_method_name(o.proj_method),
-               tcnla_gemm_method_name(o.gemm_method),
-               tcnla_gemm_method_name(o.power_method ? o.power_method : o.gemm_method),
-               input ? input : spectrum, res, opt, t,
-               t_base, res_base, t_base > 0 ? t_base / t : -1.0);
+        cli_json j;
+        cli_jbegin(&j, stdout);
+        cli_jstr(&j, "command", "rsvd");
+        cli_jstr(&j, "backend", cli_backend_name(be));
+        cli_jstr(&j, "device", dev);
+        cli_jint(&j, "m", m);
+        cli_jint(&j, "n", n);
+        cli_jint(&j, "rank", k);
+        cli_jint(&j, "oversampling", o.oversampling);
+        cli_jint(&j, "power_iters", o.power_iters);
+        cli_jstr(&j, "proj", tcnla_gemm_method_name(o.proj_method));
+        cli_jstr(&j, "gemm", tcnla_gemm_method_name(o.gemm_method));
+        cli_jstr(&j, "power", tcnla_gemm_method_name(o.power_method ? o.power_method : o.gemm_method));
+        cli_jstr(&j, "input", input ? input : spectrum);
+        cli_jnum(&j, "rel_residual", "%.6e", res);
+        cli_jnum(&j, "optimal", "%.6e", opt >= 0 ? opt : NAN); /* unknown for a file */
+        cli_jnum(&j, "seconds", "%.6e", t);
+        cli_jnum(&j, "fp32_seconds", "%.6e", baseline ? t_base : NAN);
+        cli_jnum(&j, "fp32_rel_residual", "%.6e", baseline ? res_base : NAN);
+        cli_jnum(&j, "speedup", "%.4f", baseline && t > 0 ? t_base / t : NAN);
+        cli_jend(&j);
     } else {
         printf("tcnla rsvd on %s (%s backend): %lld x %lld %s, rank %lld, oversampling %lld, "
                "%d power iterations\n",
@@ -309,7 +390,8 @@ int cmd_rsvd(int argc, char **argv) {
                tcnla_gemm_method_name(o.power_method ? o.power_method : o.gemm_method),
                tcnla_gemm_method_name(o.gemm_method), cli_format_names[o.random_format]);
         printf("  ||A - U S V^T||_F / ||A||_F   %.4e", res);
-        if (opt >= 0) printf("   (optimal rank-%lld: %.4e, ratio %.4f)", (long long)k, opt, res / opt);
+        if (opt > 0) printf("   (optimal rank-%lld: %.4e, ratio %.4f)", (long long)k, opt, res / opt);
+        else if (opt == 0) printf("   (optimal rank-%lld: 0)", (long long)k);
         printf("\n  time (median of %lld)         %.4f s\n", (long long)reps, t);
         if (baseline)
             printf("  plain FP32 pipeline           %.4f s, residual %.4e   speedup %.2fx\n",
@@ -325,6 +407,7 @@ out_dev:
     tcnla_free(h, dS);
     tcnla_free(h, dVT);
 out:
+    cli_outputs_abort(&outs); /* after a failure: no output left behind */
     free(A);
     free(sigma);
     tcnla_destroy(h);

@@ -69,13 +69,25 @@
  * Element type of the result (`want`): TN_IO_AS_FLOAT, TN_IO_AS_DOUBLE, or
  * TN_IO_AS_STORED (the file's type; double for Matrix Market). Narrowing to
  * float rounds to nearest; out->lost_precision is set when at least one
- * value changed doing so (rounded, overflowed to +-Inf or underflowed):
- * a float64 .npy element, or a Matrix Market value, compared with its
- * float64 value. Widening is exact.
+ * value changed doing so: a float64 .npy element, or a Matrix Market value,
+ * compared with its float64 value. A finite value that would overflow to
+ * +-Inf (|x| > FLT_MAX after rounding) or a nonzero one that would become 0
+ * (|x| below FLT_TRUE_MIN after rounding; subnormals are kept) is
+ * TN_IO_ERR_RANGE, the message naming the first such element (.npy: its
+ * 0-based index [i, j] or [i0, ..., iN-1] in column-major order; .mtx: its
+ * line and 1-based (row, column)) and its value. NaN and Inf pass through.
+ * Widening is exact.
  *
  * Caveat: regular files are memory-mapped while parsed; a file truncated by
- * another process during the read can raise SIGBUS. A pipe (or socket) is
- * read into memory, at most 4 * max_bytes + 1 MiB; devices are refused.
+ * another process during the read can raise SIGBUS. A pipe, FIFO (or
+ * socket) is read into memory as it comes: its first bytes must be those of
+ * a .npy or Matrix Market file (the one the function or the extension
+ * expects); a .npy is read up to its header, then exactly the data the
+ * header announces (one more byte is "trailing data"); Matrix Market text is
+ * checked line by line and reading stops after the first line holding a
+ * byte no data line can (comment lines excepted), at most 4 * max_bytes +
+ * 1 MiB in all. A named FIFO with no writer is waited on for at most 10 s
+ * ($TCNLA_FIFO_WAIT seconds), then reported. Devices are refused.
  */
 #ifndef TN_IO_H
 #define TN_IO_H
@@ -92,7 +104,8 @@ enum {
     TN_IO_ERR_FORMAT = -4,      /* malformed: garbage header, truncated, trailing data, bad number */
     TN_IO_ERR_UNSUPPORTED = -5, /* well-formed, but not handled: dtype, complex, hermitian, 3-D */
     TN_IO_ERR_TOO_LARGE = -6,   /* matrix bigger than max_bytes, or its size overflows */
-    TN_IO_ERR_ALLOC = -7        /* out of memory */
+    TN_IO_ERR_ALLOC = -7,       /* out of memory */
+    TN_IO_ERR_RANGE = -8        /* a float64 value float32 cannot hold (read as float) */
 };
 
 /* Requested element type of a read. */
@@ -193,6 +206,13 @@ int tn_io_parse_int(const char *s, size_t n, int64_t *v);
  * Fills out->rows/cols/is_double; on failure *out is zeroed. */
 int tn_io_alloc_matrix(tn_matrix *out, int64_t rows, int64_t cols, int is_double,
                        size_t max_bytes, int zero, const char *name, char *err, size_t errlen);
+/* The size in bytes of the data section of the .npy whose magic, version,
+ * length and header dictionary are buf[0..len) (exactly), in *data; the
+ * header is checked as tn_io_parse_npy (tensor = 0) or
+ * tn_io_parse_npy_tensor (1) would, and the result read as `want` against
+ * max_bytes (0: default). Used to read a pipe no further than the file. */
+int tn_io_npy_data_size(const void *buf, size_t len, const char *name, int tensor, int want,
+                        size_t max_bytes, size_t *data, char *err, size_t errlen);
 /* 1 on a little-endian host. */
 int tn_io_host_little(void);
 

@@ -14,6 +14,7 @@
 #include "io/io.h"
 
 #include <errno.h>
+#include <float.h>
 #include <locale.h>
 #include <math.h>
 #include <stdlib.h>
@@ -112,8 +113,10 @@ static int is_decimal(const char *s, size_t n, int integer_only) {
     return i == n;
 }
 
-/* Parses a value field into *d (and *f when the output is float). */
-static int parse_value(mm_parser *x, const mm_tok *t, double *d, float *f) {
+/* Parses a value field into *d (and *f when the output is float), the entry
+ * at (i, j) (0-based): a value that float32 turns into Inf or 0 is an error. */
+static int parse_value(mm_parser *x, const mm_tok *t, int64_t i, int64_t j, double *d,
+                       float *f) {
     char buf[MM_MAX_NUMBER + 1], q[48];
     if (!is_decimal(t->s, t->n, x->field == MM_INTEGER)) {
         size_t k = t->n && (t->s[0] == '+' || t->s[0] == '-'), r = t->n - k;
@@ -140,6 +143,14 @@ static int parse_value(mm_parser *x, const mm_tok *t, double *d, float *f) {
         /* Rounded once from the decimal text, not twice through double. */
         *f = x->loc ? strtof_l(buf, NULL, x->loc) : strtof(buf, NULL);
         if ((double)*f != *d) x->lost = 1;
+        if ((isinf(*f) && isfinite(*d)) || (*f == 0.0f && *d != 0.0))
+            return MM_FAIL(x, TN_IO_ERR_RANGE,
+                           "entry (%lld, %lld) = %s is outside float32's range: it would become "
+                           "%s (|x| %s); scale the data into [%.9g, %.9g] first",
+                           (long long)i + 1, (long long)j + 1, tn_io_snippet(q, t->s, t->n),
+                           isinf(*f) ? "Inf" : "0",
+                           isinf(*f) ? "> 3.4028235e+38" : "< 1.4e-45 after rounding",
+                           (double)FLT_TRUE_MIN, (double)FLT_MAX);
     }
     return 0;
 }
@@ -279,7 +290,7 @@ static int read_array(mm_parser *x, tn_matrix *m, int64_t *count) {
                            n > MM_MAX_FIELDS ? MM_MAX_FIELDS : n);
         double d;
         float f = 0;
-        if ((st = parse_value(x, &t[0], &d, &f))) return st;
+        if ((st = parse_value(x, &t[0], i, j, &d, &f))) return st;
         put_sym(x, m, i, j, d, f);
         i++;
     }
@@ -308,7 +319,7 @@ static int read_coordinate(mm_parser *x, tn_matrix *m, int64_t nnz) {
         float f = 1.0f;
         if ((st = parse_index(x, &t[0], m->rows, "row", &i))) return st;
         if ((st = parse_index(x, &t[1], m->cols, "column", &j))) return st;
-        if (want == 3 && (st = parse_value(x, &t[2], &d, &f))) return st;
+        if (want == 3 && (st = parse_value(x, &t[2], i, j, &d, &f))) return st;
         if (x->symmetry != MM_GENERAL && (i < j || (i == j && x->symmetry == MM_SKEW)))
             return MM_FAIL(x, TN_IO_ERR_FORMAT,
                            "entry (%s, %s) is %s the diagonal; a %s file stores only the %s",

@@ -9,6 +9,7 @@
 #include "io/io.h"
 
 #include <errno.h>
+#include <float.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -243,9 +244,11 @@ static int parse_dict(const char *hdr, size_t n, npy_info *info, int tensor, con
 /* ------------------------------------------------------------ reading */
 
 /* Copies one file element at src to dst, byte-swapping and converting;
- * sets *lost when narrowing changed the value. */
-static inline void copy_elem(unsigned char *dst, int out_size, const unsigned char *src,
-                             int in_size, int swap, int *lost) {
+ * sets *lost when narrowing changed the value. Returns 1 when narrowing to
+ * float turned a finite value into Inf or a nonzero one into 0 (*bad holds
+ * it), else 0. */
+static inline int copy_elem(unsigned char *dst, int out_size, const unsigned char *src,
+                            int in_size, int swap, int *lost, double *bad) {
     unsigned char b[8];
     if (swap)
         for (int k = 0; k < in_size; k++) b[k] = src[in_size - 1 - k];
@@ -262,24 +265,63 @@ static inline void copy_elem(unsigned char *dst, int out_size, const unsigned ch
         double d;
         memcpy(&d, b, 8);
         float f = (float)d;
-        if ((double)f != d && !isnan(d)) *lost = 1;
         memcpy(dst, &f, 4);
+        if ((double)f != d && !isnan(d)) {
+            *lost = 1;
+            if ((isinf(f) && isfinite(d)) || (f == 0.0f && d != 0.0)) {
+                *bad = d;
+                return 1;
+            }
+        }
     }
+    return 0;
 }
 
-/* Fills out (allocated) from the file's data section. */
-static void load_data(tn_matrix *out, const unsigned char *src, const npy_info *info) {
+/* The message of a float64 element outside float32's range, at idx[0..nd). */
+static int range_fail(char *err, size_t errlen, const char *name, int nd, const int64_t *idx,
+                      double v) {
+    char pos[TN_IO_MAX_NDIM * 22 + 4];
+    size_t k = 0;
+    pos[0] = 0;
+    for (int a = 0; a < nd && k + 1 < sizeof pos; a++) {
+        int w = snprintf(pos + k, sizeof pos - k, "%s%lld", a ? ", " : "[", (long long)idx[a]);
+        if (w < 0) break;
+        k += (size_t)w;
+    }
+    if (k + 1 < sizeof pos) snprintf(pos + k, sizeof pos - k, "]");
+    char num[32];
+    for (int prec = 15; prec <= 17; prec++) { /* the shortest that reads back as v */
+        snprintf(num, sizeof num, "%.*g", prec, v);
+        if (strtod(num, NULL) == v) break;
+    }
+    return tn_io_fail(err, errlen, name, TN_IO_ERR_RANGE,
+                      "float64 element %s (0-based) = %s is outside float32's range: it "
+                      "would become %s (|x| %s); scale the data into [%.9g, %.9g] first",
+                      pos, num, fabs(v) > 1 ? "Inf" : "0",
+                      fabs(v) > 1 ? "> 3.4028235e+38" : "< 1.4e-45 after rounding",
+                      (double)FLT_TRUE_MIN, (double)FLT_MAX);
+}
+
+/* Fills out (allocated) from the file's data section. Returns 0, or 1 when
+ * an element is outside float32's range: *bad_k (column-major index of the
+ * first such element) and *bad hold it. */
+static int load_data(tn_matrix *out, const unsigned char *src, const npy_info *info,
+                     int64_t *bad_k, double *bad) {
     const int is = info->itemsize, os = out->is_double ? 8 : 4;
     const int64_t r = out->rows, c = out->cols;
     unsigned char *dst = out->data;
     int lost = 0;
+    double v;
+    *bad_k = -1;
     /* The file's layout equals column-major unless it is a true C-order 2-D. */
     int colmajor = info->fortran || info->ndim == 1 || r == 1 || c == 1;
     if (colmajor && is == os && !info->swap) {
         memcpy(dst, src, (size_t)(r * c) * (size_t)os);
     } else if (colmajor) {
         for (int64_t k = 0; k < r * c; k++)
-            copy_elem(dst + k * os, os, src + k * is, is, info->swap, &lost);
+            if (copy_elem(dst + k * os, os, src + k * is, is, info->swap, &lost, &v) &&
+                *bad_k < 0)
+                *bad_k = k, *bad = v;
     } else {
         /* Row-major source: blocked transpose. */
         const int64_t B = 32;
@@ -287,10 +329,13 @@ static void load_data(tn_matrix *out, const unsigned char *src, const npy_info *
             for (int64_t ib = 0; ib < r; ib += B)
                 for (int64_t i = ib; i < r && i < ib + B; i++)
                     for (int64_t j = jb; j < c && j < jb + B; j++)
-                        copy_elem(dst + (i + j * r) * os, os, src + (i * c + j) * is, is,
-                                  info->swap, &lost);
+                        if (copy_elem(dst + (i + j * r) * os, os, src + (i * c + j) * is, is,
+                                      info->swap, &lost, &v) &&
+                            (*bad_k < 0 || i + j * r < *bad_k))
+                            *bad_k = i + j * r, *bad = v;
     }
     out->lost_precision = lost;
+    return *bad_k >= 0;
 }
 
 /* Magic, version, header length and dictionary of buf[0..len): fills info
@@ -379,7 +424,36 @@ int tn_io_parse_npy(const void *buf, size_t len, const char *name, int want, siz
     if ((st = tn_io_alloc_matrix(out, info.rows, info.cols, out_double, max_bytes, 0, name, err,
                                  errlen)))
         return st;
-    if (need) load_data(out, b + off, &info);
+    int64_t bad_k;
+    double bad;
+    if (need && load_data(out, b + off, &info, &bad_k, &bad)) {
+        const int64_t idx[2] = {bad_k % info.rows, bad_k / info.rows};
+        tn_matrix_free(out);
+        return range_fail(err, errlen, name, info.ndim, idx, bad);
+    }
+    return TN_IO_OK;
+}
+
+int tn_io_npy_data_size(const void *buf, size_t len, const char *name, int tensor, int want,
+                        size_t max_bytes, size_t *data, char *err, size_t errlen) {
+    npy_info info;
+    size_t off = 0;
+    uint64_t elems = 1;
+    int st, ovf = 0;
+    if (!name) name = "<buffer>";
+    if ((st = check_parse_args(buf, len, name, want, data, err, errlen))) return st;
+    if ((st = parse_prefix(buf, len, name, tensor, &info, &off, err, errlen))) return st;
+    for (int a = 0; a < info.ndim; a++)
+        ovf |= __builtin_mul_overflow(elems, (uint64_t)info.dims[a], &elems);
+    const int out_double = want == TN_IO_AS_STORED ? info.itemsize == 8 : want;
+    const size_t es = out_double ? 8 : 4;
+    if (max_bytes == 0) max_bytes = TN_IO_DEFAULT_MAX_BYTES;
+    if (ovf || elems > SIZE_MAX / 8 || (size_t)elems * es > max_bytes)
+        return tn_io_fail(err, errlen, name, TN_IO_ERR_TOO_LARGE,
+                          "the .npy array of %llu%s elements needs more than the limit of %zu "
+                          "bytes",
+                          (unsigned long long)elems, ovf ? " (overflowing)" : "", max_bytes);
+    *data = (size_t)elems * (size_t)info.itemsize;
     return TN_IO_OK;
 }
 
@@ -400,24 +474,32 @@ static const char *shape_str(char *buf, size_t n, int ndim, const int64_t *dims)
 
 /* Fills t->data (allocated, t->dims set) from the file's data section:
  * Fortran order as it is, C order with its axes reversed into Fortran
- * order (an odometer over the C-order index, last axis fastest). */
-static void load_tensor(tn_tensor *t, const unsigned char *src, const npy_info *info,
-                        int64_t total) {
+ * order (an odometer over the C-order index, last axis fastest). Returns 1
+ * when an element is outside float32's range (the first in memory order:
+ * offset *bad_k, value *bad), else 0. */
+static int load_tensor(tn_tensor *t, const unsigned char *src, const npy_info *info,
+                       int64_t total, int64_t *bad_k, double *bad) {
     const int is = info->itemsize, os = t->is_double ? 8 : 4, nd = t->ndim;
     unsigned char *dst = t->data;
     int lost = 0, big = 0;
+    double v;
+    *bad_k = -1;
     for (int a = 0; a < nd; a++) big += t->dims[a] > 1;
     if (info->fortran || big <= 1) { /* the file's layout is already first-index-fastest */
         if (is == os && !info->swap) memcpy(dst, src, (size_t)total * (size_t)os);
         else
             for (int64_t k = 0; k < total; k++)
-                copy_elem(dst + k * os, os, src + k * is, is, info->swap, &lost);
+                if (copy_elem(dst + k * os, os, src + k * is, is, info->swap, &lost, &v) &&
+                    *bad_k < 0)
+                    *bad_k = k, *bad = v;
     } else {
         int64_t idx[TN_IO_MAX_NDIM] = {0}, fs[TN_IO_MAX_NDIM], off = 0;
         fs[0] = 1;
         for (int a = 1; a < nd; a++) fs[a] = fs[a - 1] * t->dims[a - 1];
         for (int64_t k = 0; k < total; k++) {
-            copy_elem(dst + off * os, os, src + k * is, is, info->swap, &lost);
+            if (copy_elem(dst + off * os, os, src + k * is, is, info->swap, &lost, &v) &&
+                (*bad_k < 0 || off < *bad_k))
+                *bad_k = off, *bad = v;
             for (int a = nd - 1; a >= 0; a--) {
                 off += fs[a];
                 if (++idx[a] < t->dims[a]) break;
@@ -427,6 +509,7 @@ static void load_tensor(tn_tensor *t, const unsigned char *src, const npy_info *
         }
     }
     t->lost_precision = lost;
+    return *bad_k >= 0;
 }
 
 void tn_tensor_free(tn_tensor *t) {
@@ -483,7 +566,15 @@ int tn_io_parse_npy_tensor(const void *buf, size_t len, const char *name, int wa
     memcpy(out->dims, info.dims, sizeof(int64_t) * (size_t)info.ndim);
     out->is_double = out_double;
     out->data = p;
-    if (elems) load_tensor(out, b + off, &info, (int64_t)elems);
+    int64_t bad_k;
+    double bad;
+    if (elems && load_tensor(out, b + off, &info, (int64_t)elems, &bad_k, &bad)) {
+        int64_t idx[TN_IO_MAX_NDIM];
+        for (int a = 0; a < info.ndim; a++) idx[a] = bad_k % info.dims[a], bad_k /= info.dims[a];
+        const int nd = info.ndim;
+        tn_tensor_free(out);
+        return range_fail(err, errlen, name, nd, idx, bad);
+    }
     return TN_IO_OK;
 }
 

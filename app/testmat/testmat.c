@@ -85,9 +85,14 @@ int tn_testmat_svd_fast(int64_t m, int64_t n, int64_t r, const double *sigma, ui
 }
 
 int tn_testmat_cauchy(int64_t m, int64_t n, uint64_t seed, float *A, int64_t lda) {
+    /* A = (C C^T) C through the m x m Gram matrix where it takes at most
+     * 64 MiB or no more than A (m <= n); else A = C (C^T C) through the
+     * n x n one (m > n): the same product, rounded in another order. */
+    const int tall = m > n && m > 4096;
+    const int64_t g = tall ? n : m;
     float *x = malloc(sizeof(float) * (size_t)(m + n));
     float *C = malloc(sizeof(float) * (size_t)(m * n));
-    float *G = malloc(sizeof(float) * (size_t)(m * m));
+    float *G = malloc(sizeof(float) * (size_t)(g * g));
     if (!x || !C || !G) {
         free(x), free(C), free(G);
         return -1;
@@ -97,13 +102,13 @@ int tn_testmat_cauchy(int64_t m, int64_t n, uint64_t seed, float *A, int64_t lda
     tcnla_rand_uniform(seed, 12, -1e-3f, 1e-3f, n, y);
     for (int64_t j = 0; j < n; j++)
         for (int64_t i = 0; i < m; i++) C[i + j * m] = (float)(1.0 / (fabs((double)x[i] - y[j]) + 1e-3));
-    /* A = (C C^T) C */
-    int im = (int)m, in = (int)n, ild = (int)lda;
+    int im = (int)m, in = (int)n, ild = (int)lda, ig = (int)g;
     const float one = 1.0f, zero = 0.0f;
-    ssyrk_("U", "N", &im, &in, &one, C, &im, &zero, G, &im);
-    for (int64_t j = 0; j < m; j++)
-        for (int64_t i = j + 1; i < m; i++) G[i + j * m] = G[j + i * m];
-    sgemm_("N", "N", &im, &in, &im, &one, G, &im, C, &im, &zero, A, &ild);
+    ssyrk_("U", tall ? "T" : "N", &ig, tall ? &im : &in, &one, C, &im, &zero, G, &ig);
+    for (int64_t j = 0; j < g; j++)
+        for (int64_t i = j + 1; i < g; i++) G[i + j * g] = G[j + i * g];
+    if (tall) sgemm_("N", "N", &im, &in, &in, &one, C, &im, G, &ig, &zero, A, &ild);
+    else sgemm_("N", "N", &im, &in, &im, &one, G, &im, C, &im, &zero, A, &ild);
     free(x), free(C), free(G);
     return 0;
 }

@@ -27,7 +27,10 @@ int tn_testmat_svd_fast(int64_t m, int64_t n, int64_t r, const double *sigma, ui
                         float *A, int64_t lda);
 /* Cauchy matrix C_ij = 1 / (|x_i - y_j| + gamma), x, y uniform in
  * (-1e-3, 1e-3), gamma = 1e-3, followed by one orthogonal (power) iteration
- * A = C C^T C as in [Ootomo & Yokota 2023] 5.1.1: its elements exceed FP16's range. */
+ * A = C C^T C as in [Ootomo & Yokota 2023] 5.1.1: its elements exceed FP16's range.
+ * Computed as (C C^T) C (an m x m Gram matrix) for m <= 4096 or m <= n, else
+ * as C (C^T C) (n x n): the extra memory is at most max(64 MiB, size of A),
+ * and the values of m > 4096, m > n differ from (C C^T) C's by rounding. */
 int tn_testmat_cauchy(int64_t m, int64_t n, uint64_t seed, float *A, int64_t lda);
 /* Low-rank X Y^T with Gaussian X (m x k), Y (n x k) ([Baboulin et al. 2024] section 4.1). */
 int tn_testmat_lowrank(int64_t m, int64_t n, int64_t k, uint64_t seed, float *A, int64_t lda);

@@ -24,7 +24,7 @@
  * starts with the name and an empty matrix; success a matrix within the cap. */
 static inline void fuzz_check_result(int st, const tn_matrix *m, const char *err,
                                      const char *name) {
-    FUZZ_ASSERT(st <= 0 && st >= TN_IO_ERR_ALLOC);
+    FUZZ_ASSERT(st <= 0 && st >= TN_IO_ERR_RANGE);
     if (st) {
         FUZZ_ASSERT(strncmp(err, name, strlen(name)) == 0 && strlen(err) > strlen(name) + 2);
         FUZZ_ASSERT(strchr(err, '\n') == NULL);
