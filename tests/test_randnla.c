@@ -346,5 +346,14 @@ TEST(rsvd_invalid_arguments) {
     CHECK_EQ_INT(tcnla_rsvd(h, &o, 64, 64, A, 64, U, 64, S, VT, 8), -2);
     o.power_method = TCNLA_GEMM_METHOD_COUNT;
     CHECK_EQ_INT(tcnla_rsvd(h, &o, 64, 64, A, 64, U, 64, S, VT, 8), -2);
+    /* rank + oversampling beyond int64: the options are wrong (-2), found
+     * without a signed overflow */
+    o = tcnla_rsvd_opts_default();
+    o.rank = INT64_MAX;
+    o.oversampling = 10;
+    CHECK_EQ_INT(tcnla_rsvd(h, &o, 64, 64, A, 64, U, 64, S, VT, 8), -2);
+    o.rank = 8;
+    o.oversampling = INT64_MAX;
+    CHECK_EQ_INT(tcnla_rsvd(h, &o, 64, 64, A, 64, U, 64, S, VT, 8), -2);
     tcnla_destroy(h);
 }

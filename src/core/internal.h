@@ -32,6 +32,7 @@ struct tcnla_handle_s {
     struct {                          /* sizes of live tcnla_malloc blocks (open addressing) */
         void **keys;
         size_t *sizes;
+        unsigned char *scratch;       /* 1: a driver's scratch block, 0: from tcnla_malloc */
         size_t cap, count;
         size_t live, peak_live;
     } mem;
