@@ -379,14 +379,18 @@ TCNLA_API int tcnla_rand_normal(uint64_t seed, uint64_t stream, float mean, floa
 /* -------------------------------------------------------- orthonormalization */
 typedef enum {
     TCNLA_ORTH_HOUSEHOLDER = 0,  /* Householder QR in FP32 (LAPACK sgeqrf/sorgqr, cuSOLVER) */
-    TCNLA_ORTH_CHOLQR_FP32 = 1,  /* CholeskyQR in FP32 */
+    TCNLA_ORTH_CHOLQR_FP32 = 1,  /* CholeskyQR in FP32: only for nearly orthogonal columns
+                                    (its Q loses O(kappa^2 2^-24) orthogonality): a condition
+                                    estimate of Y with unit columns above 8 sqrt(n) is a
+                                    breakdown */
     TCNLA_ORTH_CHOLQR_FP64 = 2,  /* CholeskyQR with Gram matrix, Cholesky and solve in FP64
                                     ([Baboulin et al. 2024] Algorithm 3) */
     TCNLA_ORTH_CHOLQR2_FP64 = 3  /* CholeskyQR2: CholeskyQR in FP64 twice */
 } tcnla_orth_t;
 
 /* What a Cholesky breakdown does (the Gram matrix is not numerically
- * positive definite): ERROR returns TCNLA_ERR_NUMERICAL with Y untouched;
+ * positive definite, or, for TCNLA_ORTH_CHOLQR_FP32, Y too ill-conditioned
+ * for an orthonormal Q in FP32): ERROR returns TCNLA_ERR_NUMERICAL with Y untouched;
  * RETRY moves on to the next more robust method (FP32 -> FP64 ->
  * CholeskyQR2 in FP64 -> Householder), which never breaks down. */
 typedef enum { TCNLA_BREAKDOWN_ERROR = 0, TCNLA_BREAKDOWN_RETRY = 1 } tcnla_breakdown_t;
