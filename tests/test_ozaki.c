@@ -183,6 +183,49 @@ TEST(ozaki_cr_edge_values) {
     tcnla_destroy(h);
 }
 
+/* Exact ties: an exact product halfway between two doubles rounds to the
+ * even one (RN-even), never away from zero. Rows of op(A) (k = 2) times
+ * op(B) = [1; 1] give, exactly:
+ *   1 + 2^-53      -> 1 (even); away from zero: 1 + 2^-52
+ *   -(1 + 2^-53)   -> -1
+ *   1 + 3 * 2^-53  -> 1 + 2^-51 (the even neighbour is the upper one)
+ *   2^60 + 2^7     -> 2^60 (the ulp there is 2^8); away: 2^60 + 2^8
+ * and a subnormal one, 1.25 * 2^-998 * 2^-75 = 2.5 * 2^-1074 -> 2^-1073
+ * (even); away: 3 * 2^-1074. MPFR's RN-even reference agrees. */
+TEST(ozaki_cr_exact_ties_round_to_even) {
+    tcnla_handle_t h = cpu();
+    REQUIRE(h);
+    REQUIRE(set_opts(h, TCNLA_OZAKI_CR, 0, 1, 0) == 0);
+    enum { M = 4, K = 2 };
+    const double A[M * K] = {1.0, -1.0, 1.0, 0x1p60,                /* column 0 */
+                             0x1p-53, -0x1p-53, 0x1.8p-52, 0x1p7}; /* column 1 */
+    const double B[K] = {1.0, 1.0};
+    const double want[M] = {1.0, -1.0, 1.0 + 0x1p-51, 0x1p60};
+    double C[M], R[M];
+    mpfr_ref(TCNLA_OP_N, TCNLA_OP_N, M, 1, K, A, M, B, K, R);
+    const double a1[1] = {0x1.4p-998}, b1[1] = {0x1p-75};
+    double c1, r1;
+    mpfr_ref(TCNLA_OP_N, TCNLA_OP_N, 1, 1, 1, a1, 1, b1, 1, &r1);
+    for (int t = 0; t < 2; t++) {
+        for (int i = 0; i < M; i++) C[i] = NAN;
+        CHECK_EQ_INT(tcnla_dgemm(h, methods[t], TCNLA_OP_N, TCNLA_OP_N, M, 1, K, 1.0, A, M, B, K,
+                                 0.0, C, M),
+                     0);
+        for (int i = 0; i < M; i++)
+            CHECK_MSG(same_bits(C[i], want[i]) && same_bits(R[i], want[i]),
+                      "%s row %d: %a (MPFR %a), expected %a", tcnla_gemm_method_name(methods[t]),
+                      i, C[i], R[i], want[i]);
+        c1 = NAN;
+        CHECK_EQ_INT(tcnla_dgemm(h, methods[t], TCNLA_OP_N, TCNLA_OP_N, 1, 1, 1, 1.0, a1, 1, b1, 1,
+                                 0.0, &c1, 1),
+                     0);
+        CHECK_MSG(same_bits(c1, 0x1p-1073) && same_bits(r1, 0x1p-1073),
+                  "%s subnormal tie: %a (MPFR %a), expected 0x1p-1073",
+                  tcnla_gemm_method_name(methods[t]), c1, r1);
+    }
+    tcnla_destroy(h);
+}
+
 /* CR with alpha / beta: CR product, then alpha * P + beta * C in FP64. */
 TEST(ozaki_cr_alpha_beta_applied_in_fp64) {
     tcnla_handle_t h = cpu();
