@@ -257,10 +257,16 @@ TEST(rsvd_residual_within_expected_bound) {
                 REQUIRE(r.status == 0);
                 mean += r.res / 3, opt = r.opt, bound = r.bound;
             }
-            printf("    %s q=%d: residual %.4e, optimal %.4e, eq.(4) bound %.4e\n",
-                   s ? "exp" : "linear", q, mean, opt, bound);
+            printf("    %s q=%d: residual %.4e, optimal %.4e, eq.(4) bound %.4e, excess over optimal %.3e\n",
+                   s ? "exp" : "linear", q, mean, opt, bound, mean / opt - 1);
             CHECK_MSG(mean <= bound, "spectrum %d q=%d: %.4e > bound %.4e", s, q, mean, bound);
-            CHECK(mean >= opt * (1 - 1e-4));
+            /* one power iteration reaches the optimum to FP32's rounding of A
+             * and the factors (|excess| 5.6e-8 linear, 1.4e-7 exp), where
+             * q = 0 stays 0.58 (linear) and 1.6e-3 (exp) above it */
+            if (q == 1)
+                CHECK_MSG(fabs(mean / opt - 1) <= 1e-6,
+                          "spectrum %d q=1: residual %.6e exceeds the optimum %.6e by %.3e", s,
+                          mean, opt, mean / opt - 1);
         }
     }
 }
