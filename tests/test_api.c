@@ -174,7 +174,7 @@ TEST(api_free_rejects_foreign_and_freed_pointers) {
     for (int i = 0; i < 300; i += 2) CHECK_EQ_INT(tcnla_free(h, blk[i]), 0);
     for (int i = 0; i < 300; i += 2) CHECK_EQ_INT(tcnla_free(h, blk[i]), -2);
     /* the odd ones stay live: tcnla_destroy frees them (AddressSanitizer's
-     * leak check and the white-box test in src/core/test_handle.c see it) */
+     * leak check and the white-box test in src/backend/cpu/test_memory.c see it) */
     CHECK_EQ_INT(tcnla_destroy(h), 0);
     CHECK_EQ_INT(tcnla_free(g, q), 0);
     CHECK_EQ_INT(tcnla_destroy(g), 0);
