@@ -104,6 +104,9 @@ TCNLA_API int tcnla_create(tcnla_handle_t *handle, tcnla_backend_t backend);
 TCNLA_API int tcnla_create_on_device(tcnla_handle_t *handle, tcnla_backend_t backend, int device);
 /* The CUDA device ordinal the handle runs on (-1 on the CPU backend). */
 TCNLA_API int tcnla_get_device(tcnla_handle_t handle, int *device);
+/* Releases the handle with everything it holds: the backend's resources,
+ * the workspace and the tcnla_malloc blocks not yet freed (their pointers
+ * are invalid afterwards). NULL: success, nothing done. */
 TCNLA_API int tcnla_destroy(tcnla_handle_t handle);
 /* The backend actually in use (never AUTO). */
 TCNLA_API int tcnla_get_backend(tcnla_handle_t handle, tcnla_backend_t *backend);
@@ -126,7 +129,11 @@ typedef enum {
 } tcnla_memcpy_kind_t;
 
 /* Memory in the handle's space (device memory on CUDA). bytes == 0 gives
- * *ptr == NULL and success. */
+ * *ptr == NULL and success. The handle records every block it hands out:
+ * tcnla_free(NULL) succeeds; tcnla_free of a pointer that is not a live
+ * block of tcnla_malloc on this handle (from elsewhere, from another handle,
+ * or freed already) returns -2 and frees nothing. tcnla_destroy frees the
+ * blocks still live. */
 TCNLA_API int tcnla_malloc(tcnla_handle_t handle, void **ptr, size_t bytes);
 TCNLA_API int tcnla_free(tcnla_handle_t handle, void *ptr);
 TCNLA_API int tcnla_memcpy(tcnla_handle_t handle, void *dst, const void *src, size_t bytes,
@@ -372,14 +379,18 @@ TCNLA_API int tcnla_rand_normal(uint64_t seed, uint64_t stream, float mean, floa
 /* -------------------------------------------------------- orthonormalization */
 typedef enum {
     TCNLA_ORTH_HOUSEHOLDER = 0,  /* Householder QR in FP32 (LAPACK sgeqrf/sorgqr, cuSOLVER) */
-    TCNLA_ORTH_CHOLQR_FP32 = 1,  /* CholeskyQR in FP32 */
+    TCNLA_ORTH_CHOLQR_FP32 = 1,  /* CholeskyQR in FP32: only for nearly orthogonal columns
+                                    (its Q loses O(kappa^2 2^-24) orthogonality): a condition
+                                    estimate of Y with unit columns above 8 sqrt(n) is a
+                                    breakdown */
     TCNLA_ORTH_CHOLQR_FP64 = 2,  /* CholeskyQR with Gram matrix, Cholesky and solve in FP64
                                     ([Baboulin et al. 2024] Algorithm 3) */
     TCNLA_ORTH_CHOLQR2_FP64 = 3  /* CholeskyQR2: CholeskyQR in FP64 twice */
 } tcnla_orth_t;
 
 /* What a Cholesky breakdown does (the Gram matrix is not numerically
- * positive definite): ERROR returns TCNLA_ERR_NUMERICAL with Y untouched;
+ * positive definite, or, for TCNLA_ORTH_CHOLQR_FP32, Y too ill-conditioned
+ * for an orthonormal Q in FP32): ERROR returns TCNLA_ERR_NUMERICAL with Y untouched;
  * RETRY moves on to the next more robust method (FP32 -> FP64 ->
  * CholeskyQR2 in FP64 -> Householder), which never breaks down. */
 typedef enum { TCNLA_BREAKDOWN_ERROR = 0, TCNLA_BREAKDOWN_RETRY = 1 } tcnla_breakdown_t;
@@ -550,13 +561,16 @@ TCNLA_API tcnla_tc_model_t tcnla_tc_model_default(void);
 TCNLA_API int tcnla_set_tc_model(tcnla_handle_t handle, const tcnla_tc_model_t *model);
 TCNLA_API int tcnla_get_tc_model(tcnla_handle_t handle, tcnla_tc_model_t *model);
 
-/* One modelled instruction: returns the FP32 result of sum_i a[i]*b[i]
- * (+ c), n <= 64 products, a[i]*b[i] taken exactly (inputs are FP32
+/* One modelled instruction: *result = the FP32 result of sum_i a[i]*b[i]
+ * (+ c), 0 <= n <= 64 products, a[i]*b[i] taken exactly (inputs are FP32
  * values holding FP16/TF32/BF16 numbers; any FP32 values work as long as
  * their products are exact in FP64). c_inside = 1: c is an addend inside the
- * instruction (RZ); 0: result = fl_RN(c + RZ_fp32(sum)). */
-TCNLA_API float tcnla_tc_mma(const tcnla_tc_model_t *model, const float *a, const float *b, int n,
-                             float c, int c_inside);
+ * instruction (RZ); 0: *result = fl_RN(c + RZ_fp32(sum)). Returns
+ * TCNLA_SUCCESS, or -1 (model NULL or acc_bits outside 1..53), -2 / -3 (a / b
+ * NULL with n > 0), -4 (n outside 0..64), -6 (c_inside not 0 or 1), -7
+ * (result NULL), leaving *result untouched. */
+TCNLA_API int tcnla_tc_mma(const tcnla_tc_model_t *model, const float *a, const float *b, int n,
+                           float c, int c_inside, float *result);
 
 /* ------------------------------------------------------------------ tuning */
 /* Switches of the CUDA backend's paths, per handle. None is needed: the

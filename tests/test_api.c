@@ -147,3 +147,35 @@ TEST(api_memory_stats_track_live_and_peak) {
     CHECK_EQ_INT(tcnla_memory_stats(NULL, &cur, &peak), -1);
     tcnla_destroy(h);
 }
+
+/* tcnla_free takes only live blocks of tcnla_malloc on the same handle;
+ * anything else is -2 and never reaches free(). */
+TEST(api_free_rejects_foreign_and_freed_pointers) {
+    tcnla_handle_t h = NULL, g = NULL;
+    REQUIRE(tcnla_create(&h, TCNLA_BACKEND_CPU) == 0);
+    REQUIRE(tcnla_create(&g, TCNLA_BACKEND_CPU) == 0);
+    void *p = NULL, *q = NULL;
+    REQUIRE(tcnla_malloc(h, &p, 100) == 0 && p);
+    REQUIRE(tcnla_malloc(g, &q, 100) == 0 && q);
+    size_t cur0 = 0, cur1 = 0;
+    CHECK(tcnla_memory_stats(h, &cur0, NULL) == 0 && cur0 >= 100);
+    int on_stack = 0;
+    CHECK_EQ_INT(tcnla_free(h, &on_stack), -2);        /* not from tcnla_malloc */
+    CHECK_EQ_INT(tcnla_free(h, (char *)p + 8), -2);    /* inside a block */
+    CHECK_EQ_INT(tcnla_free(h, q), -2);                /* another handle's block */
+    CHECK_EQ_INT(tcnla_free(h, p), 0);
+    CHECK_EQ_INT(tcnla_free(h, p), -2);                /* twice */
+    CHECK_EQ_INT(tcnla_free(h, NULL), 0);
+    CHECK_EQ_INT(tcnla_free(NULL, q), -1);
+    CHECK(tcnla_memory_stats(h, &cur1, NULL) == 0 && cur1 == cur0 - 100);
+    /* many live blocks (the table grows), freed in another order */
+    void *blk[300];
+    for (int i = 0; i < 300; i++) REQUIRE(tcnla_malloc(h, &blk[i], (size_t)(i + 1)) == 0);
+    for (int i = 0; i < 300; i += 2) CHECK_EQ_INT(tcnla_free(h, blk[i]), 0);
+    for (int i = 0; i < 300; i += 2) CHECK_EQ_INT(tcnla_free(h, blk[i]), -2);
+    /* the odd ones stay live: tcnla_destroy frees them (AddressSanitizer's
+     * leak check and the white-box test in src/backend/cpu/test_memory.c see it) */
+    CHECK_EQ_INT(tcnla_destroy(h), 0);
+    CHECK_EQ_INT(tcnla_free(g, q), 0);
+    CHECK_EQ_INT(tcnla_destroy(g), 0);
+}

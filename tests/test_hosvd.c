@@ -151,5 +151,12 @@ TEST(hosvd_invalid_arguments) {
     CHECK_EQ_INT(tcnla_hosvd(h, &o, 3, dims, NULL, core, Q), -5);
     o.ranks[1] = 5;
     CHECK_EQ_INT(tcnla_hosvd(h, &o, 3, dims, A, core, Q), -2);
+    /* dimensions whose product overflows int64 (2^120): the dimensions are
+     * wrong, not the options, and nothing overflows on the way */
+    o.ranks[0] = o.ranks[1] = o.ranks[2] = 1;
+    const int64_t huge[3] = {(int64_t)1 << 40, (int64_t)1 << 40, (int64_t)1 << 40};
+    CHECK_EQ_INT(tcnla_hosvd(h, &o, 3, huge, A, core, Q), -4);
+    const int64_t big[3] = {INT64_MAX, 2, 1};
+    CHECK_EQ_INT(tcnla_hosvd(h, &o, 3, big, A, core, Q), -4);
     tcnla_destroy(h);
 }

@@ -105,3 +105,68 @@ TEST(split_nonfinite_and_zero) {
     CHECK(tcnla_split_scale(TCNLA_SPLIT_HALFHALF) == 0x1p-11f);
     CHECK(tcnla_split_scale(TCNLA_SPLIT_MARKIDIS) == 1.0f);
 }
+
+/* lo is (x - hi) * scale rounded to nearest in its format (RN-even for
+ * FP16, RNA for TF32): never more than half a unit in its last place away,
+ * and ties go as the rounding says. With hi rounded to nearest, x - hi has
+ * at most 12 significant bits against lo's 11, so every inexact lo is an
+ * exact tie (a third of random x here): rounding toward zero shows only in
+ * which way the ties go. */
+static double fmt_ulp(tcnla_split_t kind, double r) {
+    int e;
+    frexp(r, &e); /* |r| in [2^(e-1), 2^e) */
+    if (kind == TCNLA_SPLIT_TF32TF32) return ldexp(1.0, e - 11);
+    return ldexp(1.0, (e - 1 < -14 ? -14 : e - 1) - 10); /* FP16, subnormals below 2^-14 */
+}
+
+TEST(split_lo_rounded_to_nearest) {
+    const tcnla_split_t kinds[3] = {TCNLA_SPLIT_MARKIDIS, TCNLA_SPLIT_HALFHALF,
+                                    TCNLA_SPLIT_TF32TF32};
+    for (int t = 0; t < 3; t++) {
+        const double scale = 1.0 / (double)tcnla_split_scale(kinds[t]);
+        int worse = 0, ties = 0, wrong_ties = 0;
+        double worst = 0;
+        for (int b = 0; b < 25000; b++) {
+            uint32_t r[4];
+            tcnla_philox4x32(35, (uint64_t)t, (uint64_t)b, r);
+            for (int j = 0; j < 4; j++) {
+                const int e = (int)(r[j] >> 24) % 16 - 8; /* 2^-8 .. 2^7 */
+                float x = ldexpf((float)(0x800000u | (r[j] & 0x7fffffu)) * 0x1p-23f, e);
+                if (r[j] & 0x800000u) x = -x;
+                float hi, lo;
+                tcnla_split(kinds[t], x, &hi, &lo);
+                const double rem = ((double)x - (double)hi) * scale; /* exact */
+                if (rem == 0) continue;
+                const double err = fabs(rem - (double)lo) / fmt_ulp(kinds[t], rem);
+                worst = fmax(worst, err);
+                worse += err > 0.5;
+                if (err == 0.5) { /* a tie: to even (FP16), away from zero (TF32 RNA) */
+                    ties++;
+                    if (kinds[t] == TCNLA_SPLIT_TF32TF32)
+                        wrong_ties += !(fabs((double)lo) > fabs(rem));
+                    else
+                        wrong_ties += (tcnla_f32_to_f16(lo, TCNLA_ROUND_RN) & 1u) != 0;
+                }
+            }
+        }
+        CHECK_MSG(worse == 0 && worst <= 0.5,
+                  "split %d: %d of 10^5 lo more than half a unit from (x - hi) * scale "
+                  "(worst %.3f units)",
+                  (int)kinds[t], worse, worst);
+        CHECK_MSG(ties > 10000 && wrong_ties == 0, "split %d: %d of %d ties rounded the wrong way",
+                  (int)kinds[t], wrong_ties, ties);
+    }
+    /* ties: halfhalf's lo of 1 + (2^11 + 3) 2^-23 is (2^11 + 3) 2^-12, halfway
+     * between FP16 neighbours; RN-even takes (2^11 + 4) 2^-12, RZ
+     * (2^11 + 2) 2^-12; TF32's RNA takes the larger magnitude */
+    float hi, lo;
+    tcnla_split(TCNLA_SPLIT_HALFHALF, 1.0f + 2051 * 0x1p-23f, &hi, &lo);
+    CHECK_MSG(hi == 1.0f && lo == 2052 * 0x1p-12f, "halfhalf tie: hi %a lo %a", (double)hi,
+              (double)lo);
+    tcnla_split(TCNLA_SPLIT_HALFHALF, -1.0f - 2055 * 0x1p-23f, &hi, &lo);
+    CHECK_MSG(hi == -1.0f && lo == -2056 * 0x1p-12f, "halfhalf tie: hi %a lo %a", (double)hi,
+              (double)lo);
+    tcnla_split(TCNLA_SPLIT_TF32TF32, 1.0f + 2049 * 0x1p-23f, &hi, &lo);
+    CHECK_MSG(hi == 1.0f && lo == 2050 * 0x1p-12f, "tf32tf32 tie: hi %a lo %a", (double)hi,
+              (double)lo);
+}

@@ -6,6 +6,15 @@
 #include <math.h>
 #include <stdlib.h>
 
+/* tcnla_tc_mma's result; a failing status fails the test */
+static float mma(const tcnla_tc_model_t *m, const float *a, const float *b, int n, float c,
+                 int c_inside) {
+    float r = NAN;
+    const int st = tcnla_tc_mma(m, a, b, n, c, c_inside, &r);
+    CHECK_MSG(st == TCNLA_SUCCESS, "tcnla_tc_mma returned %d", st);
+    return r;
+}
+
 static tcnla_tc_model_t model(int bits, int k) {
     tcnla_tc_model_t m = tcnla_tc_model_default();
     m.acc_bits = bits;
@@ -18,10 +27,10 @@ TEST(tcmodel_exact_when_sum_fits) {
     tcnla_tc_model_t m = model(25, 16);
     float a[16], b[16];
     for (int i = 0; i < 16; i++) a[i] = (float)(i + 1), b[i] = 0.5f;
-    CHECK(tcnla_tc_mma(&m, a, b, 16, 0.0f, 1) == 68.0f);
-    CHECK(tcnla_tc_mma(&m, a, b, 16, 1.0f, 1) == 69.0f);
-    CHECK(tcnla_tc_mma(&m, a, b, 16, 1.0f, 0) == 69.0f);
-    CHECK(tcnla_tc_mma(&m, a, b, 0, 3.0f, 1) == 3.0f);
+    CHECK(mma(&m, a, b, 16, 0.0f, 1) == 68.0f);
+    CHECK(mma(&m, a, b, 16, 1.0f, 1) == 69.0f);
+    CHECK(mma(&m, a, b, 16, 1.0f, 0) == 69.0f);
+    CHECK(mma(&m, a, b, 0, 3.0f, 1) == 3.0f);
 }
 
 TEST(tcmodel_truncates_small_addends_rz) {
@@ -29,20 +38,52 @@ TEST(tcmodel_truncates_small_addends_rz) {
      * the largest one and are dropped (aligned with truncation). */
     tcnla_tc_model_t m = model(25, 8);
     float a[3] = {1.0f, 0x1p-15f, 0x1p-15f}, b[3] = {1.0f, 0x1p-15f, 0x1p-15f};
-    CHECK(tcnla_tc_mma(&m, a, b, 3, 0.0f, 1) == 1.0f);
+    CHECK(mma(&m, a, b, 3, 0.0f, 1) == 1.0f);
     /* each addend is truncated toward zero on alignment: 1 - 2^-26 -> 1 */
     float a2[2] = {1.0f, -0x1p-13f}, b2[2] = {1.0f, 0x1p-13f};
-    float r = tcnla_tc_mma(&m, a2, b2, 2, 0.0f, 1);
+    float r = mma(&m, a2, b2, 2, 0.0f, 1);
     CHECK_MSG(r == 1.0f, "got %a", (double)r);
     /* 1 + 1.5*2^-24: aligned to 1 + 2^-24 (25 bits), then truncated to FP32:
-     * 1, where round-to-nearest would give 1 + 2^-23 */
+     * 1. Rounding the exact sum to nearest would give 1 + 2^-23 (the
+     * alignment's truncation shows); rounding the aligned 1 + 2^-24 to
+     * nearest would not differ: it is a tie, and ties-to-even gives 1 too. */
     float a3[2] = {1.0f, 0x1.8p-12f}, b3[2] = {1.0f, 0x1p-12f};
-    r = tcnla_tc_mma(&m, a3, b3, 2, 0.0f, 1);
+    r = mma(&m, a3, b3, 2, 0.0f, 1);
     CHECK_MSG(r == 1.0f, "got %a", (double)r);
     CHECK(1.0f + 0x1.8p-24f == 1.0f + 0x1p-23f);
     float a4[2] = {-1.0f, -0x1.8p-12f};
-    r = tcnla_tc_mma(&m, a4, b3, 2, 0.0f, 1);
+    r = mma(&m, a4, b3, 2, 0.0f, 1);
     CHECK_MSG(r == -1.0f, "got %a", (double)r);
+    /* A tie where the final rounding shows: 1 + 3*2^-24 is exact in the
+     * 25-bit window and halfway between 1 + 2^-23 (odd) and 1 + 2^-22
+     * (even). RZ gives 1 + 2^-23; ties-to-even and ties-away would both give
+     * 1 + 2^-22. */
+    float a5[2] = {1.0f, 0x1.8p-12f}, b5[2] = {1.0f, 0x1p-11f};
+    r = mma(&m, a5, b5, 2, 0.0f, 1);
+    CHECK_MSG(r == 1.0f + 0x1p-23f, "got %a, expected RZ's %a", (double)r, (double)(1.0f + 0x1p-23f));
+    float a6[2] = {-1.0f, -0x1.8p-12f};
+    r = mma(&m, a6, b5, 2, 0.0f, 1);
+    CHECK_MSG(r == -1.0f - 0x1p-23f, "got %a", (double)r);
+}
+
+TEST(tcmodel_mma_checks_its_arguments) {
+    tcnla_tc_model_t m = model(25, 16);
+    float a[2] = {1, 2}, b[2] = {3, 4}, r = 42.0f;
+    CHECK_EQ_INT(tcnla_tc_mma(NULL, a, b, 2, 0.0f, 1, &r), -1);
+    CHECK_EQ_INT(tcnla_tc_mma(&m, NULL, b, 2, 0.0f, 1, &r), -2);
+    CHECK_EQ_INT(tcnla_tc_mma(&m, a, NULL, 2, 0.0f, 1, &r), -3);
+    CHECK_EQ_INT(tcnla_tc_mma(&m, a, b, -1, 0.0f, 1, &r), -4);
+    CHECK_EQ_INT(tcnla_tc_mma(&m, a, b, 65, 0.0f, 1, &r), -4);
+    CHECK_EQ_INT(tcnla_tc_mma(&m, a, b, 2, 0.0f, 2, &r), -6);
+    CHECK_EQ_INT(tcnla_tc_mma(&m, a, b, 2, 0.0f, 1, NULL), -7);
+    tcnla_tc_model_t bad = m;
+    bad.acc_bits = 0;
+    CHECK_EQ_INT(tcnla_tc_mma(&bad, a, b, 2, 0.0f, 1, &r), -1);
+    CHECK(r == 42.0f); /* untouched by every failure */
+    CHECK_EQ_INT(tcnla_tc_mma(&m, NULL, NULL, 0, 5.0f, 1, &r), 0); /* no products: c */
+    CHECK(r == 5.0f);
+    CHECK_EQ_INT(tcnla_tc_mma(&m, a, b, 2, 0.0f, 1, &r), 0);
+    CHECK(r == 11.0f);
 }
 
 TEST(tcmodel_c_inside_rz_vs_outside_rn) {
@@ -51,24 +92,24 @@ TEST(tcmodel_c_inside_rz_vs_outside_rn) {
      * Outside, 1 + 1.5*2^-24 is an RN FP32 add: 1 + 2^-23. */
     float a[1] = {0x1.8p-12f}, b[1] = {0x1p-12f};
     tcnla_tc_model_t m24 = model(24, 8), m25 = model(25, 8);
-    CHECK(tcnla_tc_mma(&m24, a, b, 1, 1.0f, 1) == 1.0f);
-    CHECK(tcnla_tc_mma(&m25, a, b, 1, 1.0f, 1) == 1.0f);
-    CHECK(tcnla_tc_mma(&m24, a, b, 1, 1.0f, 0) == 1.0f + 0x1p-23f);
-    CHECK(tcnla_tc_mma(&m25, a, b, 1, 1.0f, 0) == 1.0f + 0x1p-23f);
+    CHECK(mma(&m24, a, b, 1, 1.0f, 1) == 1.0f);
+    CHECK(mma(&m25, a, b, 1, 1.0f, 1) == 1.0f);
+    CHECK(mma(&m24, a, b, 1, 1.0f, 0) == 1.0f + 0x1p-23f);
+    CHECK(mma(&m25, a, b, 1, 1.0f, 0) == 1.0f + 0x1p-23f);
     /* 25 bits keep what 24 bits lose: 1 + 2^-24 + 2^-24 (two products) */
     float a2[2] = {0x1p-12f, 0x1p-12f}, b2[2] = {0x1p-12f, 0x1p-12f};
-    CHECK(tcnla_tc_mma(&m25, a2, b2, 2, 1.0f, 1) == 1.0f + 0x1p-23f);
-    CHECK(tcnla_tc_mma(&m24, a2, b2, 2, 1.0f, 1) == 1.0f);
+    CHECK(mma(&m25, a2, b2, 2, 1.0f, 1) == 1.0f + 0x1p-23f);
+    CHECK(mma(&m24, a2, b2, 2, 1.0f, 1) == 1.0f);
 }
 
 TEST(tcmodel_nonfinite_propagates) {
     tcnla_tc_model_t m = model(25, 16);
     float a[2] = {INFINITY, 1.0f}, b[2] = {1.0f, 1.0f};
-    CHECK(isinf(tcnla_tc_mma(&m, a, b, 2, 0.0f, 1)));
+    CHECK(isinf(mma(&m, a, b, 2, 0.0f, 1)));
     float a2[2] = {NAN, 1.0f};
-    CHECK(isnan(tcnla_tc_mma(&m, a2, b, 2, 0.0f, 1)));
+    CHECK(isnan(mma(&m, a2, b, 2, 0.0f, 1)));
     float a3[2] = {0x1p100f, 0x1p100f}, b3[2] = {0x1p30f, 0x1p30f};
-    CHECK(isinf(tcnla_tc_mma(&m, a3, b3, 2, 0.0f, 1))); /* FP32 overflow -> Inf */
+    CHECK(isinf(mma(&m, a3, b3, 2, 0.0f, 1))); /* FP32 overflow -> Inf */
 }
 
 /* The halfhalf product with all three terms accumulated inside the Tensor
@@ -98,9 +139,9 @@ static double hh_inside_err(tcnla_handle_t h, int m, int k, double *sgemm_err) {
             float hh = 0, corr = 0;
             double r = 0;
             for (int p = 0; p < k; p++) r += (double)A[oa + p] * B[ob + p];
-            for (int p = 0; p < k; p += kp) hh = tcnla_tc_mma(&md, ah + oa + p, bh + ob + p, kp, hh, 1);
-            for (int p = 0; p < k; p += kp) corr = tcnla_tc_mma(&md, al + oa + p, bh + ob + p, kp, corr, 1);
-            for (int p = 0; p < k; p += kp) corr = tcnla_tc_mma(&md, ah + oa + p, bl + ob + p, kp, corr, 1);
+            for (int p = 0; p < k; p += kp) hh = mma(&md, ah + oa + p, bh + ob + p, kp, hh, 1);
+            for (int p = 0; p < k; p += kp) corr = mma(&md, al + oa + p, bh + ob + p, kp, corr, 1);
+            for (int p = 0; p < k; p += kp) corr = mma(&md, ah + oa + p, bl + ob + p, kp, corr, 1);
             float c = hh + corr * 0x1p-11f;
             num += (c - r) * (c - r);
             den += r * r;

@@ -117,10 +117,20 @@ int tcnla_destroy(tcnla_handle_t h) {
     if (!h) return TCNLA_SUCCESS;
     {
         TN_GUARD(h);
+        /* blocks of tcnla_malloc still live are freed with the handle (and
+         * any scratch block a failed driver left, which none should) */
+        for (size_t i = 0; i < h->mem.cap; i++)
+            if (h->mem.keys[i]) {
+                if (h->mem.scratch[i])
+                    h->ops->scratch_free(h, h->mem.keys[i]);
+                else
+                    h->ops->free(h, h->mem.keys[i]);
+            }
         h->ops->destroy(h);
         free(h->host_ws);
         free(h->mem.keys);
         free(h->mem.sizes);
+        free(h->mem.scratch);
     }
     pthread_mutex_destroy(&h->lock);
     free(h);
@@ -199,39 +209,43 @@ static size_t slot_of(const void *p, size_t cap) {
     return (size_t)(x >> 7) & (cap - 1);
 }
 
-/* Records a live block; on failure to grow the table the block is simply
- * not counted (statistics never make an allocation fail). */
-static void track_add(tcnla_handle_t h, void *p, size_t bytes) {
+/* Records a live block. Every block handed out is in the table (tcnla_free
+ * and tcnla_destroy rely on it): when the table cannot grow, the caller
+ * frees the block and the allocation fails with TCNLA_ERR_ALLOC. */
+static int track_add(tcnla_handle_t h, void *p, size_t bytes, int scratch) {
     if (2 * (h->mem.count + 1) > h->mem.cap) {
         size_t ncap = h->mem.cap ? 2 * h->mem.cap : 64;
         void **nk = calloc(ncap, sizeof *nk);
         size_t *ns = calloc(ncap, sizeof *ns);
-        if (!nk || !ns) {
-            free(nk), free(ns);
-            return;
+        unsigned char *nf = calloc(ncap, 1);
+        if (!nk || !ns || !nf) {
+            free(nk), free(ns), free(nf);
+            return TCNLA_ERR_ALLOC;
         }
         for (size_t i = 0; i < h->mem.cap; i++)
             if (h->mem.keys[i]) {
                 size_t j = slot_of(h->mem.keys[i], ncap);
                 while (nk[j]) j = (j + 1) & (ncap - 1);
-                nk[j] = h->mem.keys[i], ns[j] = h->mem.sizes[i];
+                nk[j] = h->mem.keys[i], ns[j] = h->mem.sizes[i], nf[j] = h->mem.scratch[i];
             }
-        free(h->mem.keys), free(h->mem.sizes);
-        h->mem.keys = nk, h->mem.sizes = ns, h->mem.cap = ncap;
+        free(h->mem.keys), free(h->mem.sizes), free(h->mem.scratch);
+        h->mem.keys = nk, h->mem.sizes = ns, h->mem.scratch = nf, h->mem.cap = ncap;
     }
     size_t j = slot_of(p, h->mem.cap);
     while (h->mem.keys[j]) j = (j + 1) & (h->mem.cap - 1);
-    h->mem.keys[j] = p, h->mem.sizes[j] = bytes;
+    h->mem.keys[j] = p, h->mem.sizes[j] = bytes, h->mem.scratch[j] = (unsigned char)scratch;
     h->mem.count++;
     h->mem.live += bytes;
     if (h->mem.live > h->mem.peak_live) h->mem.peak_live = h->mem.live;
+    return TCNLA_SUCCESS;
 }
 
-static void track_remove(tcnla_handle_t h, void *p) {
-    if (!h->mem.cap) return;
+/* Removes a live block of the given kind; returns 0 when p is not one. */
+static int track_remove(tcnla_handle_t h, void *p, int scratch) {
+    if (!h->mem.cap) return 0;
     size_t j = slot_of(p, h->mem.cap);
     while (h->mem.keys[j] && h->mem.keys[j] != p) j = (j + 1) & (h->mem.cap - 1);
-    if (!h->mem.keys[j]) return; /* not counted */
+    if (!h->mem.keys[j] || h->mem.scratch[j] != scratch) return 0;
     h->mem.live -= h->mem.sizes[j];
     h->mem.keys[j] = NULL;
     h->mem.count--;
@@ -239,11 +253,13 @@ static void track_remove(tcnla_handle_t h, void *p) {
     for (size_t i = (j + 1) & (h->mem.cap - 1); h->mem.keys[i]; i = (i + 1) & (h->mem.cap - 1)) {
         void *k = h->mem.keys[i];
         size_t sz = h->mem.sizes[i];
+        unsigned char f = h->mem.scratch[i];
         h->mem.keys[i] = NULL;
         size_t t = slot_of(k, h->mem.cap);
         while (h->mem.keys[t]) t = (t + 1) & (h->mem.cap - 1);
-        h->mem.keys[t] = k, h->mem.sizes[t] = sz;
+        h->mem.keys[t] = k, h->mem.sizes[t] = sz, h->mem.scratch[t] = f;
     }
+    return 1;
 }
 
 int tcnla_memory_stats(tcnla_handle_t h, size_t *current, size_t *peak) {
@@ -269,15 +285,22 @@ int tcnla_malloc(tcnla_handle_t h, void **ptr, size_t bytes) {
     if (bytes == 0) return TCNLA_SUCCESS;
     TN_GUARD(h);
     const int st = h->ops->malloc(h, ptr, bytes);
-    if (st == TCNLA_SUCCESS && *ptr) track_add(h, *ptr, bytes);
+    if (st == TCNLA_SUCCESS && *ptr && track_add(h, *ptr, bytes, 0) != TCNLA_SUCCESS) {
+        h->ops->free(h, *ptr);
+        *ptr = NULL;
+        return TCNLA_ERR_ALLOC;
+    }
     return st;
 }
 
+/* Only a live block of tcnla_malloc on this handle reaches the backend's
+ * free: anything else (a pointer from elsewhere, another handle's block, a
+ * block freed before) returns -2 and is left alone. */
 int tcnla_free(tcnla_handle_t h, void *ptr) {
     if (!h) return -1;
     if (!ptr) return TCNLA_SUCCESS;
     TN_GUARD(h);
-    track_remove(h, ptr);
+    if (!track_remove(h, ptr, 0)) return -2;
     return h->ops->free(h, ptr);
 }
 
@@ -285,13 +308,17 @@ int tn_scratch_malloc(tcnla_handle_t h, void **ptr, size_t bytes) {
     *ptr = NULL;
     if (bytes == 0) return TCNLA_SUCCESS;
     const int st = h->ops->scratch_malloc(h, ptr, bytes);
-    if (st == TCNLA_SUCCESS && *ptr) track_add(h, *ptr, bytes);
+    if (st == TCNLA_SUCCESS && *ptr && track_add(h, *ptr, bytes, 1) != TCNLA_SUCCESS) {
+        h->ops->scratch_free(h, *ptr);
+        *ptr = NULL;
+        return TCNLA_ERR_ALLOC;
+    }
     return st;
 }
 
 int tn_scratch_free(tcnla_handle_t h, void *ptr) {
     if (!ptr) return TCNLA_SUCCESS;
-    track_remove(h, ptr);
+    if (!track_remove(h, ptr, 1)) return TCNLA_ERR_INTERNAL;
     return h->ops->scratch_free(h, ptr);
 }
 

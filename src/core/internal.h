@@ -32,6 +32,7 @@ struct tcnla_handle_s {
     struct {                          /* sizes of live tcnla_malloc blocks (open addressing) */
         void **keys;
         size_t *sizes;
+        unsigned char *scratch;       /* 1: a driver's scratch block, 0: from tcnla_malloc */
         size_t cap, count;
         size_t live, peak_live;
     } mem;
@@ -185,6 +186,10 @@ int tn_has_nonfinite_f16(const uint16_t *x, int64_t rows, int64_t cols, int64_t 
  * diagonal before the factorization (the squared sine of each column's angle
  * to the span of the previous ones). 1 when the factor is usable. */
 int tn_chol_ok(const double *gdiag, const double *rdiag, int n, int info, double u);
+/* FP32 CholeskyQR's guard: tn_chol_ok with u = 2^-24, and a condition
+ * estimate of the column-scaled factor R (spotrf's upper triangle, ld ldr)
+ * small enough that Q is orthonormal to FP32's level (src/linalg/orth.c). */
+int tn_chol32_ok(const double *gdiag, const float *R, int ldr, int n, int info);
 
 /* Work beside the handle's stream (CUDA backend; no-ops on the CPU):
  * between tn_side_begin and tn_side_end, tcnla's own kernels (random fills,

@@ -21,6 +21,8 @@ void dtrsm_(const char *side, const char *uplo, const char *transa, const char *
 void dtrmm_(const char *side, const char *uplo, const char *transa, const char *diag, const int *m,
             const int *n, const double *alpha, const double *a, const int *lda, double *b,
             const int *ldb);
+void strcon_(const char *norm, const char *uplo, const char *diag, const int *n, const float *a,
+             const int *lda, float *rcond, float *work, int *iwork, int *info);
 void dgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n, double *a,
              const int *lda, double *s, double *u, const int *ldu, double *vt, const int *ldvt,
              double *work, const int *lwork, int *info);

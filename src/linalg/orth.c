@@ -51,6 +51,45 @@ int tn_chol_ok(const double *gdiag, const double *rdiag, int n, int info, double
     return 1;
 }
 
+/* FP32 CholeskyQR's guard: tn_chol_ok's breakdown test, and the loss of
+ * orthogonality CholeskyQR suffers, O(kappa(Y)^2 u) with u = 2^-24
+ * [Yamamoto et al. 2015], kept at FP32's own level. kappa is LAPACK's
+ * 1-norm condition estimate (strcon, O(n^2)) of the factor with its columns
+ * scaled to unit norm (R D^-1, D^2 = diag(Y^T Y): CholeskyQR is exact on
+ * orthogonal columns of any scaling, and kappa(R D^-1) = kappa(Y D^-1)).
+ * Measured on Y = U diag(s) V^T (m = 1000, n = 16 and 64, kappa_2 from 1 to
+ * 1e3): the estimate runs 2-6x above kappa_2, and |Q^T Q - I| is about 0.5 n u
+ * plus 0.01-0.03 kappa^2 u. Accepting kappa^2 <= 64 n keeps |Q^T Q - I| to
+ * a few n u (Householder: 0.3 n u); beyond, Q would not be orthonormal in
+ * FP32 (kappa_2 = 1e3: 7e-3, 2e4: above 1) and the call reports a
+ * breakdown. R: spotrf's upper triangle (ld ldr); gdiag: the Gram matrix's
+ * diagonal before the factorization. Returns 1 when Q may be used. Both
+ * backends call it on the host. */
+int tn_chol32_ok(const double *gdiag, const float *R, int ldr, int n, int info) {
+    double *rd = malloc(sizeof(double) * (size_t)n);
+    float *Rs = malloc(sizeof(float) * ((size_t)n * (size_t)n + 3 * (size_t)n));
+    int *iw = malloc(sizeof(int) * (size_t)n);
+    int ok = rd && Rs && iw;
+    if (ok) {
+        for (int i = 0; i < n; i++) rd[i] = R[i + (int64_t)i * ldr];
+        ok = tn_chol_ok(gdiag, rd, n, info, 0x1p-24);
+    }
+    if (ok) {
+        for (int j = 0; j < n; j++) {
+            const double s = 1.0 / sqrt(gdiag[j]);
+            for (int i = 0; i < n; i++)
+                Rs[i + (int64_t)j * n] = i <= j ? (float)(R[i + (int64_t)j * ldr] * s) : 0.0f;
+        }
+        float rcond = 0.0f;
+        int inf = 0;
+        strcon_("1", "U", "N", &n, Rs, &n, &rcond, Rs + (size_t)n * n, iw, &inf);
+        const double kappa = 1.0 / (double)rcond; /* Inf for rcond == 0 */
+        ok = inf == 0 && rcond > 0 && kappa * kappa <= 64.0 * n;
+    }
+    free(rd), free(Rs), free(iw);
+    return ok;
+}
+
 /* One CholeskyQR step in FP64 on Yd (m x n, ld m): Yd <- Yd R^-1, Rd <- R.
  * Returns 1 on success, 0 on breakdown, -1 when out of memory. */
 static int cholqr_d(int m, int n, double *Yd, double *Rd) {
@@ -83,8 +122,7 @@ static int cholqr_fp32(int m, int n, float *Y, int ldy, float *R, int ldr) {
     for (int i = 0; i < n; i++) d[i] = G[i + (int64_t)i * n];
     int info = 0;
     spotrf_("U", &n, G, &n, &info);
-    for (int i = 0; i < n; i++) d[n + i] = G[i + (int64_t)i * n];
-    int ok = tn_chol_ok(d, d + n, n, info, 0x1p-24);
+    int ok = tn_chol32_ok(d, G, n, n, info);
     free(d);
     if (!ok) {
         free(G);

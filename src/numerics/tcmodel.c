@@ -8,18 +8,26 @@
  *     to FP32;
  *   - C added outside: an ordinary FP32 add with round-to-nearest.
  * The aligned addends are integers times 2^(e - acc_bits) below 2^acc_bits
- * in magnitude, so at most 65 of them sum exactly in a double. */
+ * in magnitude, so at most 65 of them sum exactly in a double.
+ * Arguments are checked (a NULL model, operand or result, n outside 0..64,
+ * c_inside not 0 / 1 return -(argument position)), so the function itself
+ * never faults on them. */
 #include "core/internal.h"
 
 #include <float.h>
 #include <math.h>
 
-float tcnla_tc_mma(const tcnla_tc_model_t *model, const float *a, const float *b, int n, float c,
-                   int c_inside) {
+int tcnla_tc_mma(const tcnla_tc_model_t *model, const float *a, const float *b, int n, float c,
+                 int c_inside, float *result) {
+    if (!model || model->acc_bits < 1 || model->acc_bits > 53) return -1;
+    if (!a && n > 0) return -2;
+    if (!b && n > 0) return -3;
+    if (n < 0 || n > 64) return -4;
+    if (c_inside != 0 && c_inside != 1) return -6;
+    if (!result) return -7;
     double t[65];
     int nt = 0;
     double amax = 0.0;
-    if (n > 64) n = 64;
     for (int i = 0; i < n; i++) {
         double p = (double)a[i] * (double)b[i];
         t[nt++] = p;
@@ -35,7 +43,8 @@ float tcnla_tc_mma(const tcnla_tc_model_t *model, const float *a, const float *b
         double s = 0.0;
         for (int i = 0; i < nt; i++) s += t[i];
         r = (float)s;
-        return c_inside ? r : c + r;
+        *result = c_inside ? r : c + r;
+        return TCNLA_SUCCESS;
     }
     if (amax == 0.0) {
         r = 0.0f;
@@ -52,5 +61,6 @@ float tcnla_tc_mma(const tcnla_tc_model_t *model, const float *a, const float *b
         else
             r = tcnla_f64_to_f32(v, TCNLA_ROUND_RZ);
     }
-    return c_inside ? r : c + r;
+    *result = c_inside ? r : c + r;
+    return TCNLA_SUCCESS;
 }

@@ -120,6 +120,7 @@ int tcnla_hosvd(tcnla_handle_t h, const tcnla_hosvd_opts_t *o, int order, const 
     int64_t total = 1;
     for (int i = 0; i < order; i++) {
         if (dims[i] < 1) return -4;
+        if (dims[i] > INT64_MAX / total) return -4; /* the tensor's size overflows */
         if (o->ranks[i] < 1 || o->ranks[i] > dims[i]) return -2;
         total *= dims[i];
     }

@@ -137,7 +137,8 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
 static int check_opts(const tcnla_rsvd_opts_t *o, int64_t m, int64_t n) {
     if (!o || o->rank < 1 || o->oversampling < 0 || o->power_iters < 0 || o->power_iters > 100)
         return -2;
-    if (o->rank + o->oversampling > (m < n ? m : n)) return -2;
+    const int64_t mn = m < n ? m : n; /* rank + oversampling <= mn, without overflow */
+    if (o->rank > mn || o->oversampling > mn - o->rank) return -2;
     if ((int)o->proj_method <= 0 || (int)o->proj_method >= (int)TCNLA_GEMM_METHOD_COUNT ||
         (int)o->gemm_method <= 0 || (int)o->gemm_method >= (int)TCNLA_GEMM_METHOD_COUNT)
         return -2;

@@ -55,7 +55,7 @@ static float dot_inside(const dot_ctx *d, const float *a, const float *b) {
     const int kpm = d->model->k_per_mma;
     float acc = 0.0f;
     for (int64_t p = 0; p < d->k; p += kpm)
-        acc = tcnla_tc_mma(d->model, a + p, b + p, (int)TN_MIN(kpm, d->k - p), acc, 1);
+        (void)tcnla_tc_mma(d->model, a + p, b + p, (int)TN_MIN(kpm, d->k - p), acc, 1, &acc);
     return acc;
 }
 
@@ -66,10 +66,10 @@ static float dot_markidis(const dot_ctx *d, const float *ah, const float *al, co
     float acc = 0.0f;
     for (int64_t p = 0; p < d->k; p += kpm) {
         int nn = (int)TN_MIN(kpm, d->k - p);
-        acc = tcnla_tc_mma(d->model, al + p, bl + p, nn, acc, 1);
-        acc = tcnla_tc_mma(d->model, al + p, bh + p, nn, acc, 1);
-        acc = tcnla_tc_mma(d->model, ah + p, bl + p, nn, acc, 1);
-        acc = tcnla_tc_mma(d->model, ah + p, bh + p, nn, acc, 1);
+        (void)tcnla_tc_mma(d->model, al + p, bl + p, nn, acc, 1, &acc);
+        (void)tcnla_tc_mma(d->model, al + p, bh + p, nn, acc, 1, &acc);
+        (void)tcnla_tc_mma(d->model, ah + p, bl + p, nn, acc, 1, &acc);
+        (void)tcnla_tc_mma(d->model, ah + p, bh + p, nn, acc, 1, &acc);
     }
     return acc;
 }
@@ -84,13 +84,13 @@ static float dot_tcec(const dot_ctx *d, const float *ah, const float *al, const 
     float hh = 0.0f, t = 0.0f, corr = 0.0f;
     for (int64_t p = 0; p < d->k; p += kpm) {
         int nn = (int)TN_MIN(kpm, d->k - p);
-        t = tcnla_tc_mma(d->model, ah + p, bh + p, nn, t, 1);
+        (void)tcnla_tc_mma(d->model, ah + p, bh + p, nn, t, 1, &t);
         if ((p + kpm) % chunk == 0 || p + kpm >= d->k) {
             hh = hh + t; /* FP32 add, round to nearest */
             t = 0.0f;
         }
-        corr = tcnla_tc_mma(d->model, al + p, bh + p, nn, corr, 1);
-        if (bl) corr = tcnla_tc_mma(d->model, ah + p, bl + p, nn, corr, 1);
+        (void)tcnla_tc_mma(d->model, al + p, bh + p, nn, corr, 1, &corr);
+        if (bl) (void)tcnla_tc_mma(d->model, ah + p, bl + p, nn, corr, 1, &corr);
     }
     return hh + corr * lo_scale;
 }

@@ -254,8 +254,7 @@ static int cholqr32(tcnla_handle_t h, int64_t m, int64_t n, float *Y, int64_t ld
     for (int i = 0; i < in; i++) fd[i] = Gf[i + (int64_t)i * n];
     int info = 0;
     spotrf_("U", &in, Gf, &in, &info);
-    for (int i = 0; i < in; i++) fd[n + i] = Gf[i + (int64_t)i * n];
-    if (!tn_chol_ok(fd, fd + n, in, info, 0x1p-24)) {
+    if (!tn_chol32_ok(fd, Gf, in, in, info)) { /* breakdown, or Q not orthonormal in FP32 */
         st = TCNLA_ERR_NUMERICAL;
         goto out;
     }
