@@ -4,7 +4,14 @@
 #
 #   make            library, command, tests
 #   make test       CPU tests (what CI runs; includes tests/install_check.sh)
-#   make test-gpu   GPU tests (needs a GPU; run on the GPU machine)
+#   make CUDA=0 BUILD=build-asan SAN=1 test
+#                   the same under AddressSanitizer + UndefinedBehaviorSanitizer
+#                   (its own build folder; .ci/run runs it)
+#   make test-gpu   GPU tests, then tests/gpu/sanitize.sh (compute-sanitizer
+#                   over the range-check / fallback / scaling paths; GPU_SAN=0
+#                   or a filter T=... leaves it out). Needs a GPU; with CUDA=0
+#                   the GPU test runner builds and reports every test skipped
+#   make test-gpu-sanitize  the compute-sanitizer pass alone
 #   make bench      benchmark programs (bench/)
 #   make demo       the main job on its built-in default input
 #   make deps       install the Debian packages the build and tests need
@@ -20,16 +27,24 @@ NVCC      ?= $(shell command -v nvcc 2>/dev/null || ls $(CUDA_HOME)/bin/nvcc 2>/
 CUDA      ?= $(if $(NVCC),1,0)
 BUILD     ?= build
 OPT       ?= -O2
+# SAN=1: AddressSanitizer + UndefinedBehaviorSanitizer (any undefined
+# behaviour aborts), for the host code (C) of everything built; use it with
+# its own BUILD folder
+SAN       ?= 0
+ifeq ($(SAN),1)
+  OPT     := -O1
+  SAN_FLAGS = -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
+endif
 
 CFLAGS_BASE = -std=c11 $(OPT) -g -Wall -Wextra -ffp-contract=off \
-              -fno-fast-math -fPIC -fopenmp -D_GNU_SOURCE -Iinclude
+              -fno-fast-math -fPIC -fopenmp -D_GNU_SOURCE -Iinclude $(SAN_FLAGS)
 # only the library sees its private headers (src/); the application, the CPU
 # tests and the benchmarks see include/tcnla.h and app/*/*.h (-Iapp)
 LIB_CFLAGS  = $(CFLAGS_BASE) -Isrc -fvisibility=hidden -DTCNLA_BUILDING
 # what libtcnla itself links (the .pc's Libs.private); the application, the
 # tests and the benchmarks add LAPACK's test-matrix library (app/testmat:
 # slatms) and whatever they call themselves
-LIB_LDLIBS  = -llapack -lblas -lgfortran -lm -fopenmp
+LIB_LDLIBS  = -llapack -lblas -lgfortran -lm -fopenmp $(SAN_FLAGS)
 APP_LDLIBS  = -ltmglib
 BENCH_LDLIBS =
 
@@ -76,8 +91,13 @@ WB_OBJ   := $(WB_SRC:%.c=$(BUILD)/obj/%.o)
 TEST_OBJ := $(TEST_SRC:%.c=$(BUILD)/obj/%.o) $(WB_OBJ)
 GTEST_SRC := $(sort $(wildcard tests/gpu/*.c)) $(WB_GPU)
 GTEST_OBJ := $(GTEST_SRC:%.c=$(BUILD)/obj/%.o) $(BUILD)/obj/tests/runner.o $(BUILD)/obj/tests/util.o
+ifneq ($(CUDA),1)
+  # without the CUDA backend the GPU tests cannot compile: the runner gets one
+  # test per TEST(name) of their sources, each reporting itself skipped
+  GTEST_OBJ := $(BUILD)/obj/gpu_tests_skipped.o $(BUILD)/obj/tests/runner.o $(BUILD)/obj/tests/util.o
+endif
 
-.PHONY: all lib test test-gpu bench demo deps clean install uninstall
+.PHONY: all lib test test-gpu test-gpu-sanitize bench demo deps clean install uninstall
 all: lib $(BUILD)/tcnla $(BUILD)/run_tests
 
 lib: $(BUILD)/libtcnla.a $(BUILD)/libtcnla.so
@@ -134,6 +154,16 @@ $(BUILD)/run_tests: $(TEST_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
 $(BUILD)/run_gpu_tests: $(GTEST_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
 	$(CC) $(LDFLAGS) -o $@ $(GTEST_OBJ) $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_APP)
 
+$(BUILD)/gpu_tests_skipped.c: $(GTEST_SRC) Makefile
+	@mkdir -p $(dir $@)
+	{ echo '#include "test.h"'; \
+	  echo 'static void skipped(void) { tt_skip("built with CUDA=0 (no CUDA backend)"); }'; \
+	  for f in $(GTEST_SRC); do \
+	    sed -n "s|^TEST(\([A-Za-z0-9_]*\)).*|__attribute__((constructor)) static void reg_\1(void) { tt_register(\"\1\", \"$$f\", skipped); }|p" $$f; \
+	  done; } > $@
+$(BUILD)/obj/gpu_tests_skipped.o: $(BUILD)/gpu_tests_skipped.c tests/test.h
+	$(CC) $(CFLAGS_BASE) -Itests -c $< -o $@
+
 $(BUILD)/.deps: scripts/deps.sh
 	@mkdir -p $(BUILD)
 	bash scripts/deps.sh && touch $@
@@ -142,12 +172,25 @@ deps: $(BUILD)/.deps
 
 # the CLI tests run the tcnla of this build ($(BUILD) may be relative or absolute);
 # the install test (tests/install_check.sh) installs its libtcnla.so and libtcnla.a
+# (SAN=1: any sanitizer report fails the test that caused it, or the run;
+# the installed example of tests/install_check.sh is not instrumented, hence
+# verify_asan_link_order=0; a report exits 86 / 87, statuses tcnla never
+# gives, so that a test expecting the command to fail is not satisfied by one)
+SAN_ENV = ASAN_OPTIONS=$${ASAN_OPTIONS:-exitcode=86:detect_leaks=1:verify_asan_link_order=0:detect_stack_use_after_return=1} \
+          UBSAN_OPTIONS=$${UBSAN_OPTIONS:-exitcode=87:print_stacktrace=1:halt_on_error=1}
 test: $(BUILD)/.deps
 	$(MAKE) $(BUILD)/run_tests $(BUILD)/tcnla $(BUILD)/libtcnla.so
-	TCNLA_BIN=$(abspath $(BUILD))/tcnla $(abspath $(BUILD))/run_tests $(T)
+	$(if $(filter 1,$(SAN)),$(SAN_ENV)) TCNLA_BIN=$(abspath $(BUILD))/tcnla $(abspath $(BUILD))/run_tests $(T)
 
+# the GPU tests, then (without a filter T, with CUDA=1, unless GPU_SAN=0)
+# the compute-sanitizer pass of tests/gpu/sanitize.sh
+GPU_SAN ?= 1
 test-gpu: $(BUILD)/run_gpu_tests
 	$(abspath $(BUILD))/run_gpu_tests $(T)
+	$(if $(filter 1,$(CUDA)),$(if $(filter 1,$(GPU_SAN)),$(if $(T),,bash tests/gpu/sanitize.sh -b $(BUILD))))
+
+test-gpu-sanitize: $(BUILD)/run_gpu_tests
+	bash tests/gpu/sanitize.sh -b $(BUILD)
 
 demo: $(BUILD)/.deps
 	$(MAKE) $(BUILD)/tcnla

@@ -11,24 +11,23 @@
 #   ASAN_BUILD=/tmp/asan CC=gcc-13 tests/asan_cli.sh
 #   ASAN_CLI_VERBOSE=1 tests/asan_cli.sh   (prints each malformed file's message)
 #
-# The Makefile's link rules take no LDFLAGS, so the sanitizer flags go in
-# through CC (compile and link alike) rather than OPT.
+# The build is the Makefile's SAN=1 build (CUDA=0) in build-asan, the one
+# `make CUDA=0 BUILD=build-asan SAN=1 test` (.ci/run) then reuses.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 cd "$root" || exit 1
-bdir=${ASAN_BUILD:-build/asan}
+bdir=${ASAN_BUILD:-build-asan}
 cc=${CC:-gcc}
 jobs=$(nproc 2>/dev/null || echo 2)
 mkdir -p "$bdir" || exit 1
-work=$(mktemp -d /tmp/tcnla_asan_XXXXXX) || exit 1
+work=$(mktemp -d "${TMPDIR:-/tmp}/tcnla_asan_XXXXXX") || exit 1
 trap 'rm -rf "$work"' EXIT
 
 echo "asan_cli: building $bdir/tcnla with -fsanitize=address,undefined"
 t0=$(date +%s)
-if ! make -j"$jobs" CUDA=0 BUILD="$bdir" CC="$cc -fsanitize=address,undefined" \
-    OPT="-O1 -fno-omit-frame-pointer -fno-sanitize-recover=undefined" "$bdir/tcnla" \
+if ! make -j"$jobs" CUDA=0 BUILD="$bdir" CC="$cc" SAN=1 "$bdir/tcnla" \
     > "$work/build.log" 2>&1; then
     tail -30 "$work/build.log"
     echo "asan_cli: FAILED to build"

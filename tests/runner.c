@@ -1,7 +1,15 @@
-/* Runs every registered test (or those whose name contains argv[1]) and
- * ends with the line "N passed, N failed, N skipped". Exit status 1 when
- * any test failed. */
+/* Runs every registered test, or those whose name contains one of the
+ * arguments, and ends with the line "N passed, N failed, N skipped".
+ * Exit status 1 when any test failed, 2 when no test was run (no test
+ * matches the filters, or none is registered).
+ *
+ * The tests' files go to one private directory made at start,
+ * $TMPDIR/tcnla_tests_XXXXXX (TMPDIR unset, not a directory or holding
+ * characters a shell would split on: /tmp), removed with everything in it at
+ * the end; TMPDIR points there for the tests and the programs they start
+ * (tests/util.c: tu_tmp_dir, tu_tmppath). */
 #include "test.h"
+#include "util.h"
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,13 +64,23 @@ static int by_file_then_order(const void *a, const void *b) {
     return (x < y) ? -1 : (x > y);
 }
 
+static int selected(const char *name, int argc, char **argv) {
+    if (argc < 2) return 1;
+    for (int a = 1; a < argc; a++)
+        if (strstr(name, argv[a])) return 1;
+    return 0;
+}
+
 int main(int argc, char **argv) {
     int passed = 0, failed = 0, skipped = 0;
-    const char *filter = argc > 1 ? argv[1] : NULL;
     qsort(cases, (size_t)ncases, sizeof *cases, by_file_then_order);
     setvbuf(stdout, NULL, _IOLBF, 0);
+    if (!tu_tmp_root()) {
+        printf("error: cannot make a private temporary directory\n");
+        return 2;
+    }
     for (int i = 0; i < ncases; i++) {
-        if (filter && !strstr(cases[i].name, filter)) continue;
+        if (!selected(cases[i].name, argc, argv)) continue;
         struct timespec t0, t1;
         cur_failed = 0;
         cur_skipped = 0;
@@ -77,6 +95,18 @@ int main(int argc, char **argv) {
         else passed++;
     }
     free(cases);
+    tu_tmp_cleanup();
+    if (passed + failed + skipped == 0) {
+        if (argc > 1) {
+            printf("error: no test name contains");
+            for (int a = 1; a < argc; a++) printf(" '%s'%s", argv[a], a + 1 < argc ? " or" : "");
+            printf("\n");
+        } else {
+            printf("error: no test is registered\n");
+        }
+        printf("0 passed, 0 failed, 0 skipped\n");
+        return 2;
+    }
     printf("%d passed, %d failed, %d skipped\n", passed, failed, skipped);
     return failed ? 1 : 0;
 }

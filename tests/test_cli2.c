@@ -87,9 +87,9 @@ TEST(cli2_bad_options_exit_2) {
         "hosvd --orth qr",
         "hosvd --reps 0",
         "gen --m 10 --n 10",
-        "gen --kind gaussian --output /tmp/never_written.npy",
-        "gen --rank 20 --m 10 --n 30 --output /tmp/never_written.npy",
-        "gen --alpha 0 --output /tmp/never_written.npy",
+        "gen --kind gaussian --output $TMPDIR/never_written.npy",
+        "gen --rank 20 --m 10 --n 30 --output $TMPDIR/never_written.npy",
+        "gen --alpha 0 --output $TMPDIR/never_written.npy",
         "gen --output",
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
@@ -97,7 +97,7 @@ TEST(cli2_bad_options_exit_2) {
         CHECK_MSG(st == 2, "'tcnla %s' exited %d, expected 2: %s", bad[k], st, buf);
         CHECK_MSG(strstr(buf, "tcnla"), "'tcnla %s': no message", bad[k]);
     }
-    FILE *f = fopen("/tmp/never_written.npy", "rb");
+    FILE *f = fopen(tu_tmppath("never_written.npy"), "rb");
     CHECK(f == NULL);
     if (f) fclose(f);
 }

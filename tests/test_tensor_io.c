@@ -232,21 +232,21 @@ TEST(tensor_gen_tucker_file_matches_generator) {
     CHECK(strstr(out, "5 x 4 float64 Tucker tensor") != NULL);
     /* usage errors */
     static const char *bad[] = {
-        "gen --kind tucker --m 5 --output /tmp/never_written_t.npy",
-        "gen --kind tucker --rank 5 --output /tmp/never_written_t.npy",
-        "gen --dims 5,5 --output /tmp/never_written_t.npy",
-        "gen --kind tucker --dims 5,5 --ranks 3,3,3 --output /tmp/never_written_t.npy",
-        "gen --kind tucker --dims 5,5 --ranks 3,6 --pad 1 --output /tmp/never_written_t.npy",
-        "gen --kind tucker --dims 5,5 --ranks 3,3 --pad 3 --output /tmp/never_written_t.npy",
-        "gen --kind tucker --dims 5 --output /tmp/never_written_t.npy",
-        "hosvd --input /tmp/never_written_t.npy --dims 5,5",
-        "hosvd --input /tmp/never_written_t.npy --pad 2",
+        "gen --kind tucker --m 5 --output $TMPDIR/never_written_t.npy",
+        "gen --kind tucker --rank 5 --output $TMPDIR/never_written_t.npy",
+        "gen --dims 5,5 --output $TMPDIR/never_written_t.npy",
+        "gen --kind tucker --dims 5,5 --ranks 3,3,3 --output $TMPDIR/never_written_t.npy",
+        "gen --kind tucker --dims 5,5 --ranks 3,6 --pad 1 --output $TMPDIR/never_written_t.npy",
+        "gen --kind tucker --dims 5,5 --ranks 3,3 --pad 3 --output $TMPDIR/never_written_t.npy",
+        "gen --kind tucker --dims 5 --output $TMPDIR/never_written_t.npy",
+        "hosvd --input $TMPDIR/never_written_t.npy --dims 5,5",
+        "hosvd --input $TMPDIR/never_written_t.npy --pad 2",
     };
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         st = tu_run(bad[k], out, sizeof out);
         CHECK_MSG(st == 2, "'tcnla %s' exited %d, expected 2: %s", bad[k], st, out);
     }
-    FILE *f = fopen("/tmp/never_written_t.npy", "rb");
+    FILE *f = fopen(tu_tmppath("never_written_t.npy"), "rb");
     CHECK(f == NULL);
     if (f) fclose(f);
     tu_rm_dir(dir);

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <dirent.h>
+#include <ftw.h>
 #include <string.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -87,8 +88,62 @@ double tu_orth_defect(const float *Q, int m, int n) {
     return worst;
 }
 
+static char tmp_root[512];
+
+/* TMPDIR when it names a writable directory by a short path of characters
+ * that a shell takes as one word (the tests put paths into command lines). */
+static const char *tmp_base(void) {
+    const char *t = getenv("TMPDIR");
+    if (!t || !*t || strlen(t) > 200 || strspn(t, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                                 "0123456789/._+-") != strlen(t) ||
+        access(t, W_OK | X_OK) != 0)
+        return "/tmp";
+    return t;
+}
+
+const char *tu_tmp_root(void) {
+    if (tmp_root[0]) return tmp_root;
+    const char *base = tmp_base();
+    size_t b = strlen(base);
+    while (b > 1 && base[b - 1] == '/') b--;
+    snprintf(tmp_root, sizeof tmp_root, "%.*s/tcnla_tests_XXXXXX", (int)b, base);
+    if (!mkdtemp(tmp_root)) {
+        fprintf(stderr, "tests: mkdtemp %s failed\n", tmp_root);
+        tmp_root[0] = 0;
+        return NULL;
+    }
+    setenv("TMPDIR", tmp_root, 1);
+    atexit(tu_tmp_cleanup);
+    return tmp_root;
+}
+
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw) {
+    (void)st, (void)flag, (void)ftw;
+    remove(path);
+    return 0;
+}
+
+void tu_tmp_cleanup(void) {
+    if (!tmp_root[0]) return;
+    nftw(tmp_root, rm_entry, 16, FTW_DEPTH | FTW_PHYS);
+    tmp_root[0] = 0;
+}
+
+const char *tu_tmppath(const char *name) {
+    static char p[1024];
+    const char *r = tu_tmp_root();
+    snprintf(p, sizeof p, "%s/%s", r ? r : "/nonexistent", name);
+    return p;
+}
+
 char *tu_tmp_dir(char *buf, size_t n, const char *tag) {
-    snprintf(buf, n, "/tmp/tcnla_%s_XXXXXX", tag);
+    const char *r = tu_tmp_root();
+    if (!r) return NULL;
+    if ((size_t)snprintf(buf, n, "%s/%s_XXXXXX", r, tag) >= n) {
+        fprintf(stderr, "tests: temporary path %s/%s_XXXXXX longer than the test's %zu bytes "
+                "(a shorter TMPDIR helps)\n", r, tag, n);
+        return NULL;
+    }
     return mkdtemp(buf);
 }
 

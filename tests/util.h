@@ -23,7 +23,19 @@ int tu_have_bin(void);
 /* Runs `tcnla ARGS`, captures stdout+stderr into out (len bytes), returns the
  * exit status (-1 when it did not exit normally). */
 int tu_run(const char *args, char *out, size_t len);
-/* A fresh directory /tmp/tcnla_TAG_XXXXXX in buf (n bytes); NULL on failure. */
+/* Temporary files: every test writes under one private directory of the run,
+ * $TMPDIR/tcnla_tests_XXXXXX (made by mkdtemp; /tmp when TMPDIR is unset or
+ * unusable), which the runner removes with its contents at the end, so that
+ * no stale file of another run can change a result. The runner also points
+ * TMPDIR at it, so `tcnla ... --output $TMPDIR/x.npy` in tu_run's shell
+ * names a file of this run. tu_tmp_root: that directory (made on first use),
+ * NULL when it cannot be made; tu_tmp_cleanup removes it. */
+const char *tu_tmp_root(void);
+void tu_tmp_cleanup(void);
+/* ROOT/NAME, the path of a file in the run's private directory (a static
+ * buffer, overwritten by the next call). */
+const char *tu_tmppath(const char *name);
+/* A fresh directory ROOT/TAG_XXXXXX in buf (n bytes); NULL on failure. */
 char *tu_tmp_dir(char *buf, size_t n, const char *tag);
 /* Removes the files (and empty subdirectories) of dir, then dir. */
 void tu_rm_dir(const char *dir);

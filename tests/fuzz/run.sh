@@ -8,10 +8,10 @@
 #   FUZZ_SECONDS=300 tests/fuzz/run.sh
 #   FUZZ_OUT=/tmp/f FUZZ_CC=clang-15 tests/fuzz/run.sh
 #
-# Exits 0 when no target crashed (or when fuzzing had to be skipped because
-# clang's fuzzer runtime is missing and cannot be installed: it says so),
-# 1 when a target found a crash, leak, timeout or failed check: the input is
-# kept as $FUZZ_OUT/crash-<target>-* and the log as $FUZZ_OUT/<target>.log.
+# Exits 0 when no target crashed; 1 when a target found a crash, leak,
+# timeout or failed check: the input is kept as $FUZZ_OUT/crash-<target>-*
+# and the log as $FUZZ_OUT/<target>.log; 2 when no fuzzing ran because no
+# clang with libFuzzer is found and none could be installed (CI fails then).
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -46,9 +46,10 @@ if ! find_cc; then
               apt-get install -y -q clang libclang-rt-14-dev >> "$out/apt.log" 2>&1; }
     fi
     if ! find_cc; then
-        echo "fuzz: SKIPPED: no clang with libFuzzer (-fsanitize=fuzzer) found, and it could not" \
-             "be installed (needs root and apt-get: apt-get install clang libclang-rt-14-dev)"
-        exit 0
+        echo "fuzz: FAILED: no clang with libFuzzer (-fsanitize=fuzzer) found, and it could not" \
+             "be installed (needs root and apt-get: apt-get install clang libclang-rt-14-dev;" \
+             "FUZZ_CC=... names another clang)"
+        exit 2
     fi
 fi
 echo "fuzz: compiler $(command -v "$cc") ($("$cc" --version | head -n 1)), $secs s per target"
