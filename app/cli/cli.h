@@ -77,6 +77,10 @@ void cli_jnum(cli_json *j, const char *key, const char *fmt, double v);
 void cli_jint(cli_json *j, const char *key, long long v);
 void cli_jraw(cli_json *j, const char *key, const char *raw); /* raw JSON text */
 void cli_jend(cli_json *j);
+/* The closing fields of lra / hosvd: rel_error, seconds, reps, and the FP32
+ * baseline's fp32_seconds, fp32_rel_error, speedup (null without one). */
+void cli_jerror_timing(cli_json *j, double err, double t, long long reps, int baseline,
+                       double t_base, double err_base);
 
 /* The files of --output PREFIX: PREFIX + suffix[i]. cli_outputs_open checks
  * them before any computation (names within PATH_MAX / NAME_MAX, the

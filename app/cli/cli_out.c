@@ -210,3 +210,13 @@ int cli_outputs_commit(cli_outputs *o, const char *cmd) {
     outs_free(o);
     return EXIT_OK;
 }
+
+void cli_jerror_timing(cli_json *j, double err, double t, long long reps, int baseline,
+                       double t_base, double err_base) {
+    cli_jnum(j, "rel_error", "%.6e", err);
+    cli_jnum(j, "seconds", "%.6e", t);
+    cli_jint(j, "reps", reps);
+    cli_jnum(j, "fp32_seconds", "%.6e", baseline ? t_base : NAN);
+    cli_jnum(j, "fp32_rel_error", "%.6e", baseline ? err_base : NAN);
+    cli_jnum(j, "speedup", "%.4f", baseline && t > 0 ? t_base / t : NAN);
+}

@@ -394,12 +394,7 @@ int cmd_hosvd(int argc, char **argv) {
         cli_jstr(&j, "gemm", tcnla_gemm_method_name(o.gemm_method));
         cli_jstr(&j, "orth", cli_orth_names[o.orth]);
         cli_jstr(&j, "random_format", cli_format_names[o.random_format]);
-        cli_jnum(&j, "rel_error", "%.6e", e);
-        cli_jnum(&j, "seconds", "%.6e", t);
-        cli_jint(&j, "reps", reps);
-        cli_jnum(&j, "fp32_seconds", "%.6e", baseline ? t_base : NAN);
-        cli_jnum(&j, "fp32_rel_error", "%.6e", baseline ? err_base : NAN);
-        cli_jnum(&j, "speedup", "%.4f", baseline && t > 0 ? t_base / t : NAN);
+        cli_jerror_timing(&j, e, t, reps, baseline, t_base, err_base);
         cli_jend(&j);
     } else {
         printf("tcnla hosvd on %s (%s backend): ", dev, cli_backend_name(be));

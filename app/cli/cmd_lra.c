@@ -362,12 +362,7 @@ int cmd_lra(int argc, char **argv) {
         cli_jraw(&j, "refine", o.refine ? "true" : "false");
         cli_jraw(&j, "recompress", o.recompress ? "true" : "false");
         cli_jint(&j, "out_rank", r_out);
-        cli_jnum(&j, "rel_error", "%.6e", e);
-        cli_jnum(&j, "seconds", "%.6e", t);
-        cli_jint(&j, "reps", reps);
-        cli_jnum(&j, "fp32_seconds", "%.6e", baseline ? t_base : NAN);
-        cli_jnum(&j, "fp32_rel_error", "%.6e", baseline ? err_base : NAN);
-        cli_jnum(&j, "speedup", "%.4f", baseline && t > 0 ? t_base / t : NAN);
+        cli_jerror_timing(&j, e, t, reps, baseline, t_base, err_base);
         cli_jend(&j);
     } else {
         printf("tcnla lra on %s (%s backend): %lld x %lld ", dev, cli_backend_name(be),
