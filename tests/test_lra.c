@@ -1,6 +1,8 @@
 /* Randomized low-rank approximation with the tgemm variants and iterative
  * refinement [Baboulin et al. 2024]. */
 #include "tcnla.h"
+
+#include <stdint.h>
 #include "test.h"
 #include "testmat/testmat.h"
 
@@ -117,5 +119,12 @@ TEST(lra_invalid_arguments) {
     CHECK_EQ_INT(tcnla_lra(h, &o, 16, 16, A, 16, X, 16, Y, 15), -10);
     CHECK_EQ_INT(tcnla_lra(h, NULL, 16, 16, A, 16, X, 16, Y, 16), -2);
     CHECK(tcnla_lra_out_rank(&o) == 12);
+    /* rank or oversampling beyond int64's reach: -2, without a signed overflow */
+    o.rank = INT64_MAX, o.oversampling = 2;
+    CHECK_EQ_INT(tcnla_lra(h, &o, 16, 16, A, 16, X, 16, Y, 16), -2);
+    o.rank = INT64_MAX / 2 + 1, o.refine = 1;
+    CHECK_EQ_INT(tcnla_lra(h, &o, 16, 16, A, 16, X, 16, Y, 16), -2);
+    o.rank = 4, o.oversampling = INT64_MAX;
+    CHECK_EQ_INT(tcnla_lra(h, &o, 16, 16, A, 16, X, 16, Y, 16), -2);
     tcnla_destroy(h);
 }

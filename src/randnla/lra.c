@@ -250,8 +250,9 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
         return -2;
     if (m < 1) return -3;
     if (n < 1) return -4;
-    const int64_t k = o->rank, kmax = (o->refine ? 2 * k : k) + o->oversampling;
-    if (kmax > (m < n ? m : n)) return -2;
+    /* (2k when refining) + p <= min(m, n), found without a signed overflow */
+    const int64_t k = o->rank, mn = m < n ? m : n;
+    if (o->oversampling > mn || k > (mn - o->oversampling) / (o->refine ? 2 : 1)) return -2;
     if (!A) return -5;
     if (lda < m) return -6;
     if (!X) return -7;
