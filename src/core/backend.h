@@ -78,8 +78,6 @@ typedef struct tn_backend_ops {
                        int64_t ld);
     int (*round_inplace)(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
                          float *X, int64_t ld);
-    int (*to_f16)(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
-                  uint16_t *Y, int64_t ldy);
     int (*add_matrix)(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A, int64_t lda,
                       const float *E, int64_t lde, float *D, uint16_t *D16, int64_t ldd);
     int (*copy_matrix)(tcnla_handle_t h, int64_t rows, int64_t cols, const float *src,

@@ -328,8 +328,6 @@ int tn_cpu_random_fill(tn_call_t *cl, tcnla_rand_dist_t dist, tcnla_format_t fmt
                        int64_t ld);
 int tn_cpu_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
                          float *X, int64_t ld);
-int tn_cpu_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
-                  uint16_t *Y, int64_t ldy);
 int tn_cpu_to_f16_scaled(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X,
                          int64_t ld, float scale, uint16_t *Y, int64_t ldy, float *maxabs);
 int tn_cpu_scale_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, float alpha, float *X,

@@ -122,8 +122,7 @@ int tn_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t
 
 int tn_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
               uint16_t *Y, int64_t ldy) {
-    if (rows == 0 || cols == 0) return TCNLA_SUCCESS;
-    return h->ops->to_f16(h, rows, cols, X, ld, Y, ldy);
+    return tn_to_f16_scaled(h, rows, cols, X, ld, 1.0f, Y, ldy, NULL);
 }
 
 int tn_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A, int64_t lda,
@@ -173,27 +172,22 @@ int tcnla_round_matrix(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64
     return tn_round_inplace(h, fmt, rows, cols, X, ld);
 }
 
-int tn_cpu_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
-                  uint16_t *Y, int64_t ldy) {
-    (void)h;
-#pragma omp parallel for schedule(static)
-    for (int64_t j = 0; j < cols; j++)
-        for (int64_t i = 0; i < rows; i++)
-            Y[i + j * ldy] = tcnla_f32_to_f16(X[i + j * ld], TCNLA_ROUND_RN);
-    return TCNLA_SUCCESS;
-}
-
 int tn_cpu_to_f16_scaled(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X,
                          int64_t ld, float scale, uint16_t *Y, int64_t ldy, float *maxabs) {
     (void)h;
-    float mx = 0.0f;
+    /* max |X| by the bits of |x| (non-negative floats order as their bits;
+     * NaN above them all), as the CUDA backend takes it */
+    uint32_t mx = 0;
+#pragma omp parallel for schedule(static) reduction(max : mx)
     for (int64_t j = 0; j < cols; j++)
         for (int64_t i = 0; i < rows; i++) {
             const float x = X[i + j * ld], a = fabsf(x);
+            uint32_t b;
+            memcpy(&b, &a, sizeof b);
+            if (b > mx) mx = b;
             Y[i + j * ldy] = tcnla_f32_to_f16(x * scale, TCNLA_ROUND_RN);
-            if (isnan(x) || a > mx) mx = isnan(mx) ? mx : isnan(x) ? x : a;
         }
-    if (maxabs) *maxabs = mx;
+    if (maxabs) memcpy(maxabs, &mx, sizeof *maxabs);
     return TCNLA_SUCCESS;
 }
 

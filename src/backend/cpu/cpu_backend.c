@@ -138,7 +138,6 @@ const tn_backend_ops tn_cpu_ops = {
     .svd_from_gram = cpu_svd_from_gram,
     .random_fill = tn_cpu_random_fill,
     .round_inplace = tn_cpu_round_inplace,
-    .to_f16 = tn_cpu_to_f16,
     .add_matrix = tn_cpu_add_matrix,
     .copy_matrix = tn_cpu_copy_matrix,
     .lowrank_residual16 = cpu_lowrank_residual16,

@@ -82,7 +82,6 @@ const tn_backend_ops tn_cuda_ops = {
     .svd_from_gram = tn_cuda_svd_from_gram,
     .random_fill = tn_cuda_random_fill,
     .round_inplace = tn_cuda_round_inplace,
-    .to_f16 = tn_cuda_to_f16,
     .add_matrix = tn_cuda_add_matrix,
     .copy_matrix = cuda_copy_matrix,
     .lowrank_residual16 = tn_cuda_lowrank_residual16,

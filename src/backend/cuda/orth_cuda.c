@@ -378,6 +378,7 @@ int tn_cuda_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X,
 int tn_cuda_to_f16_scaled(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X,
                           int64_t ld, float scale, uint16_t *Y, int64_t ldy, float *maxabs) {
     struct tn_cuda_ctx *c = h->cuda;
+    if (scale == 1.0f && !maxabs) return tn_cuda_to_f16(h, rows, cols, X, ld, Y, ldy);
     unsigned *dmax = NULL;
     int st = TCNLA_SUCCESS;
     if (maxabs) {
