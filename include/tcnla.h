@@ -176,10 +176,20 @@ TCNLA_API int tcnla_gemm_method_from_name(const char *name, tcnla_gemm_method_t 
 TCNLA_API int tcnla_set_gemm_method(tcnla_handle_t handle, tcnla_gemm_method_t method);
 TCNLA_API int tcnla_get_gemm_method(tcnla_handle_t handle, tcnla_gemm_method_t *method);
 
-/* What an FP16-based method does with inputs its split cannot represent
- * (an element would overflow FP16, or lose more than the split's own
- * rounding relative to the largest element of its row of op(A) / column
- * of op(B), [Ootomo & Yokota 2021] Fig. 7/8):
+/* FP16-based methods (TCEC_FP16, SHGEMM_FP16, FP16; not the Markidis
+ * baseline) whose operands the split cannot represent as given (an element
+ * would overflow FP16, or lose more than the split's own rounding relative
+ * to the largest element of its row of op(A) / column of op(B),
+ * [Ootomo & Yokota 2021] Fig. 7/8) first compute on copies whose rows of
+ * op(A) and columns of op(B) are scaled by powers of two 2^e_i, 2^f_j that
+ * bring each vector's largest magnitude into [2^14, 2^15), and multiply
+ * C's element (i, j) by 2^-(e_i + f_j) at the end: exact (no rounding but
+ * the method's own; elements below 2^-149 after a downward scaling, far
+ * below the split's tolerance, flush to zero) and independent of the
+ * operands' scale. The scaled operands always pass the check, so what
+ * follows applies only where the copies cannot be made (memory; inside
+ * tcnla_rsvd / _lra / _hosvd, which keep to about size(A) of memory, an
+ * operand larger than the product's C) or the tuning's exact_scaling = 0:
  *   ERROR    return TCNLA_ERR_RANGE and leave C untouched (default);
  *   FALLBACK compute with the full-range TF32 variant instead
  *            (TCEC_FP16 -> TCEC_TF32, SHGEMM_FP16 -> SHGEMM_TF32,
@@ -208,6 +218,9 @@ typedef struct {
     int path;                   /* backend-specific kernel path of the last product (0: the
                                    generic one; on Hopper 1 in-kernel split, 2 pre-split, 4 wide
                                    tiles, 5 FP16 with op(A) rounded inside) */
+    int scaled;                 /* products computed on operands scaled exactly, row by row of
+                                   op(A) and column by column of op(B), by powers of two (FP16
+                                   methods whose unscaled operands the split cannot hold) */
 } tcnla_info_t;
 
 typedef enum { TCNLA_OP_N = 0, TCNLA_OP_T = 1 } tcnla_op_t;
@@ -620,6 +633,10 @@ typedef struct {
     int small_svd_jacobi; /* tcnla_rsvd, tcnla_lra: the small SVD by gesvdj after B^T's QR
                              always (1), instead of an eigensolution (0, default; env
                              TCNLA_SMALL_SVD_JACOBI=1) */
+    int exact_scaling;    /* FP16-based products whose operands fail the range check as given:
+                             exact power-of-two scaling by rows of op(A) and columns of op(B)
+                             (1, default), or the range policy at once (0; env
+                             TCNLA_EXACT_SCALING=0). Honoured by the CPU backend too */
 } tcnla_tuning_t;
 
 /* The defaults, without the environment. */

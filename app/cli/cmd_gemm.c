@@ -122,14 +122,43 @@ static void help(void) {
         "                    precision they must be float32 values (not Inf or 0 once\n"
         "                    rounded)\n"
         "  --reps N          timed runs after one warm-up [1]\n"
-        "  --range-fallback  FP16 methods fall back to the TF32 variant on out-of-range input\n"
-        "                    instead of failing (exit status 3)\n"
+        "  --vector-scale E  multiply each row of op(A) by 2^e and each column of op(B) by\n"
+        "                    2^f, e and f random integers in -E..E (0..126; single precision)\n"
+        "                    [0]: FP16 methods scale such operands back exactly (rows of op(A),\n"
+        "                    columns of op(B) by powers of two), reported as 'exact scaling'\n"
+        "  --range-fallback  where an FP16 method cannot scale its operands (docs/api.md,\n"
+        "                    TCNLA_EXACT_SCALING=0), fall back to the TF32 variant instead of\n"
+        "                    failing (exit status 3)\n"
         "  --no-compare      skip the NATIVE_FP32 comparison\n"
         "  --tc-bits B --tc-k K --tc-chunk C   CPU Tensor Core model: accumulator bits (24|25),\n"
         "                    products per instruction (8|16), hi*hi chunk [25 16 16]\n"
         "  --backend auto|cpu|cuda [auto]   --seed N [1]   --json\n\n"
         "The CPU backend runs the Tensor Core methods on an instruction-exact model: expect\n"
         "about 10 ns per modelled product (keep m*n*k small there).\n");
+}
+
+/* Row i of op(A) times 2^e_i, column j of op(B) times 2^f_j, e and f
+ * uniform integers in -E..E (Philox stream 4 of the seed) */
+static void scale_vectors(uint64_t seed, int64_t E, int64_t m, int64_t n, int64_t k, int ta,
+                          int tb, float *A, int64_t lda, float *B, int64_t ldb) {
+    float *u = malloc(sizeof(float) * (size_t)(m + n) + 1);
+    if (!u) return;
+    tcnla_rand_uniform(seed, 4, 0.0f, 1.0f, m + n, u);
+    for (int64_t i = 0; i < m; i++) {
+        const int e = (int)floorf(u[i] * (float)(2 * E + 1)) - (int)E;
+        for (int64_t p = 0; p < k; p++) {
+            float *x = ta ? &A[p + i * lda] : &A[i + p * lda];
+            *x = ldexpf(*x, e > E ? (int)E : e);
+        }
+    }
+    for (int64_t j = 0; j < n; j++) {
+        const int f = (int)floorf(u[m + j] * (float)(2 * E + 1)) - (int)E;
+        for (int64_t p = 0; p < k; p++) {
+            float *x = tb ? &B[j + p * ldb] : &B[p + j * ldb];
+            *x = ldexpf(*x, f > E ? (int)E : f);
+        }
+    }
+    free(u);
 }
 
 static double max_rel_d(const double *C, const double *R, int64_t n) {
@@ -302,13 +331,14 @@ out:
 
 static const char *const value_opts[] = {"--method", "--precision", "--mode", "--scheme", "--m",
                                          "--n", "--k", "--reps", "--dist", "--dist-b", "--alpha",
-                                         "--beta", "--tc-bits", "--tc-k", "--tc-chunk", NULL};
+                                         "--beta", "--tc-bits", "--tc-k", "--tc-chunk", "--vector-scale",
+                                         NULL};
 
 int cmd_gemm(int argc, char **argv) {
     const char *alpha_s = NULL, *beta_s = NULL;
     cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
     tcnla_gemm_method_t method = TCNLA_GEMM_TCEC_FP16;
-    int64_t m = 256, n = 256, k = 1024, reps = 1;
+    int64_t m = 256, n = 256, k = 1024, reps = 1, vscale = 0;
     int ta = 0, tb = 0, compare = 1, fallback = 0, have_db = 0;
     double alpha = 1, beta = 0;
     dist_t da, db;
@@ -381,6 +411,8 @@ int cmd_gemm(int argc, char **argv) {
         } else if (!strcmp(a, "--beta")) {
             if (cli_double(a, v, &beta)) return EXIT_USAGE;
             beta_s = v;
+        } else if (!strcmp(a, "--vector-scale")) {
+            if (cli_int(a, v, 0, 126, &vscale)) return EXIT_USAGE;
         } else if (!strcmp(a, "--tc-bits")) {
             if (cli_int(a, v, 24, 25, &t)) return EXIT_USAGE;
             model.acc_bits = (int)t;
@@ -402,6 +434,10 @@ int cmd_gemm(int argc, char **argv) {
     }
     if (oz.mode == TCNLA_OZAKI_CR && oz.scheme == TCNLA_OZAKI_SCHEME_2) {
         fprintf(stderr, "tcnla gemm: --mode cr is scheme 1 only\n");
+        return EXIT_USAGE;
+    }
+    if (dbl && vscale) {
+        fprintf(stderr, "tcnla gemm: --vector-scale is for --precision single\n");
         return EXIT_USAGE;
     }
     if (dbl) {
@@ -468,6 +504,8 @@ int cmd_gemm(int argc, char **argv) {
     if (shgemm) /* SHGEMM multiplies by an FP16 B: error is measured against A * fp16(B) */
         for (size_t i = 0; i < nb; i++)
             B[i] = tcnla_f16_to_f32(tcnla_f32_to_f16(B[i], TCNLA_ROUND_RN));
+    if (vscale) /* (after SHGEMM's rounding: a power of two keeps B's FP16 values exact) */
+        scale_vectors(c.seed, vscale, m, n, k, ta, tb, A, lda, B, ldb);
     {   /* FP64 reference of the same (FP32) inputs */
         double *Ad = R + nc, *Bd = Ad + na, one = alpha, zero = 0;
         for (size_t i = 0; i < na; i++) Ad[i] = A[i];
@@ -495,6 +533,7 @@ int cmd_gemm(int argc, char **argv) {
     double times[1000], err = 0, err_native = -1, t_native = -1;
     tcnla_gemm_method_t used = method;
     tcnla_info_t info = {0};
+    int scaled = 0;
     for (int pass = compare && method != TCNLA_GEMM_NATIVE_FP32 ? 0 : 1; pass < 2; pass++) {
         tcnla_gemm_method_t mm = pass == 0 ? TCNLA_GEMM_NATIVE_FP32 : method;
         int64_t runs = reps + (reps > 1 ? 1 : 0); /* one warm-up when timing several */
@@ -525,6 +564,7 @@ int cmd_gemm(int argc, char **argv) {
         } else {
             err = rel_err(C, R, (int64_t)nc);
             used = info.method;
+            scaled = info.scaled > 0;
         }
     }
     double t = times[reps / 2], flops = 2.0 * (double)m * (double)n * (double)k;
@@ -536,6 +576,8 @@ int cmd_gemm(int argc, char **argv) {
         cli_jstr(&j, "device", dev);
         cli_jstr(&j, "method", tcnla_gemm_method_name(method));
         cli_jstr(&j, "computed_with", tcnla_gemm_method_name(used));
+        cli_jint(&j, "exact_scaling", scaled);
+        cli_jint(&j, "vector_scale", vscale);
         cli_jint(&j, "m", m);
         cli_jint(&j, "n", n);
         cli_jint(&j, "k", k);
@@ -556,6 +598,12 @@ int cmd_gemm(int argc, char **argv) {
                tcnla_gemm_method_name(method), dev, cli_backend_name(be), (long long)m,
                (long long)n, (long long)k, da.text, db.text, (unsigned long long)c.seed);
         if (shgemm) printf("  B rounded to FP16 first: errors are against the FP64 product A*fp16(B)\n");
+        if (vscale)
+            printf("  rows of op(A), columns of op(B) multiplied by 2^e, e in %lld..%lld\n",
+                   (long long)-vscale, (long long)vscale);
+        if (scaled)
+            printf("  exact scaling: computed on operands scaled back by powers of two (rows of\n"
+                   "  op(A), columns of op(B)), outside the FP16 split's range as given\n");
         if (used != method)
             printf("  note: computed with %s (NaN/Inf input or range fallback)\n",
                    tcnla_gemm_method_name(used));

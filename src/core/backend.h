@@ -95,6 +95,21 @@ typedef struct tn_backend_ops {
     /* X = alpha X */
     int (*scale_matrix)(tcnla_handle_t h, int64_t rows, int64_t cols, float alpha, float *X,
                         int64_t ld);
+    /* Exact scaling (src/gemm/scaling.c): e[v] = TN_SCALE_TOP - E, with
+     * 2^(E-1) <= max |x| < 2^E over row v (by_col 0) or column v (by_col 1)
+     * of X; 0 for a vector of zeros (and one holding NaN / Inf) */
+    int (*scale_exponents)(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X,
+                           int64_t ld, int by_col, int *e);
+    /* Y = diag(2^er) X diag(2^ec) element by element with ldexpf's rounding
+     * (er or ec NULL: zeros) */
+    int (*scale_copy)(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                      const int *er, const int *ec, float *Y, int64_t ldy);
+    /* C = alpha u + beta C with u = ldexpf(T_ij, -(er_i + ec_j)) (ec NULL:
+     * zeros), alpha u and beta C rounded to FP32 and added (C not read when
+     * beta == 0) */
+    int (*unscale_update)(tcnla_handle_t h, int64_t m, int64_t n, float alpha, const float *T,
+                          int64_t ldt, const int *er, const int *ec, float beta, float *C,
+                          int64_t ldc);
 
     /* ---- the drivers' modes (src/core/internal.h: tn_trust, tn_defer_*, tn_side_*) */
     int (*trust)(tn_call_t *cl, const float *A, int64_t ld, int64_t rows, int64_t cols,
@@ -117,6 +132,14 @@ typedef struct tn_backend_ops {
 /* Returned (positive, never a status) by an operation whose path does not
  * apply: the caller takes its generic one. */
 #define TN_NOT_TAKEN 1
+/* Returned (positive) by ops->gemm for a product whose operands fail the
+ * range check where tn_call_may_scale allows exact scaling: C untouched,
+ * nothing queued that writes it; the front (src/gemm/scaling.c) computes
+ * the product on scaled copies. */
+#define TN_NEEDS_SCALE 2
+/* The binade exact scaling moves each vector's largest magnitude into:
+ * [2^(TN_SCALE_TOP - 1), 2^TN_SCALE_TOP), FP16's largest binade */
+#define TN_SCALE_TOP 15
 
 extern const tn_backend_ops tn_cpu_ops;
 #ifdef TCNLA_HAVE_CUDA

@@ -23,3 +23,9 @@ void tn_call_info(const tn_call_t *cl, tcnla_info_t *info) {
 int tn_call_range_fallback(const tn_call_t *cl) {
     return cl->range_fallback || cl->h->range_policy == TCNLA_RANGE_FALLBACK;
 }
+
+int tn_call_may_scale(const tn_call_t *cl, tcnla_gemm_method_t method) {
+    return !cl->scaling && cl->h->tuning.exact_scaling &&
+           (method == TCNLA_GEMM_TCEC_FP16 || method == TCNLA_GEMM_SHGEMM_FP16 ||
+            method == TCNLA_GEMM_FP16);
+}

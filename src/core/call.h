@@ -38,6 +38,8 @@ typedef struct tn_call {
     int range_fallback;       /* FP16-based products the split cannot hold run the TF32 variant
                                  whatever the handle's range policy (the drivers: never a range
                                  error on finite input) */
+    int scaling;              /* inside the product on exactly scaled copies (src/gemm/scaling.c):
+                                 the backend applies the range policy, never TN_NEEDS_SCALE */
     /* ---- what ran (the caller copies it out with tn_call_info) */
     tcnla_info_t info;
 } tn_call_t;
@@ -50,6 +52,10 @@ static inline int *tn_call_defer(const tn_call_t *cl) {
 /* Whether a product whose operands the FP16 split cannot hold computes with
  * the method's full-range variant (else TCNLA_ERR_RANGE). */
 int tn_call_range_fallback(const tn_call_t *cl);
+/* Whether a product of `method` whose operands fail the range check returns
+ * TN_NEEDS_SCALE (src/core/backend.h: C untouched, the front computes it on
+ * scaled copies) instead of applying the range policy. */
+int tn_call_may_scale(const tn_call_t *cl, tcnla_gemm_method_t method);
 /* Counts a product that `asked` was requested for; the backend that ran it
  * has put the method it computed with into cl->info.method (and, for the
  * Ozaki scheme, the counts into cl->info.ozaki_*, the kernel path into

@@ -249,6 +249,13 @@ int tn_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t
  * device-wide wait, per call). Only for memory that the handle's stream
  * alone uses between the two calls. */
 int tn_scratch_malloc(tcnla_handle_t h, void **p, size_t bytes);
+/* A product whose backend returned TN_NEEDS_SCALE, computed on copies of
+ * op(A) and op(B) scaled exactly by rows / columns (src/gemm/scaling.c);
+ * TN_NOT_TAKEN where the copies cannot be made. */
+int tn_gemm_scaled(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+                   int64_t m, int64_t n, int64_t k, float alpha, const float *A, int64_t lda,
+                   const float *B, const uint16_t *B16, int64_t ldb, float beta, float *C,
+                   int64_t ldc);
 int tn_scratch_free(tcnla_handle_t h, void *p);
 /* Y (FP16 bits, ldy) = the rows x cols FP32 matrix X (ld) rounded to FP16
  * (RN), both in handle memory. */
@@ -315,6 +322,13 @@ int tn_cpu_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_
 int tn_cpu_gemm_f16(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
                     int64_t k, float alpha, const uint16_t *A, int64_t lda, const uint16_t *B,
                     int64_t ldb, float beta, float *C, int64_t ldc);
+int tn_cpu_scale_exponents(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X,
+                           int64_t ld, int by_col, int *e);
+int tn_cpu_scale_copy(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                      const int *er, const int *ec, float *Y, int64_t ldy);
+int tn_cpu_unscale_update(tcnla_handle_t h, int64_t m, int64_t n, float alpha, const float *T,
+                          int64_t ldt, const int *er, const int *ec, float beta, float *C,
+                          int64_t ldc);
 int tn_cpu_ozaki_op(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                     int64_t m, int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
                     const void *B, int64_t ldb, double beta, void *C, int64_t ldc, int out_prec);

@@ -50,6 +50,15 @@ static int gemm_common(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t tra
     } else {
         st = ops->gemm(cl, method, transa, transb, m, n, k, alpha, A, lda, B, B16, ldb, beta, C,
                        ldc);
+        if (st == TN_NEEDS_SCALE) /* operands outside the split's range as given */
+            st = tn_gemm_scaled(cl, method, transa, transb, m, n, k, alpha, A, lda, B, B16, ldb,
+                                beta, C, ldc);
+        if (st == TN_NOT_TAKEN) { /* no scaled copies: the range policy decides */
+            cl->scaling = 1;
+            st = ops->gemm(cl, method, transa, transb, m, n, k, alpha, A, lda, B, B16, ldb, beta,
+                           C, ldc);
+            cl->scaling = 0;
+        }
     }
     if (st == TCNLA_SUCCESS) tn_call_count(cl, method);
     return st;

@@ -137,7 +137,8 @@ int tn_cpu_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_
     if (shgemm && !B16) { /* SHGEMM through tcnla_sgemm: B is rounded to FP16 */
         for (size_t i = 0; i < nb; i++) {
             float v = tcnla_f16_to_f32(tcnla_f32_to_f16(Bp[i], TCNLA_ROUND_RN));
-            if (isinf(v) && isfinite(Bp[i])) return TCNLA_ERR_RANGE;
+            if (isinf(v) && isfinite(Bp[i]))
+                return tn_call_may_scale(cl, method) ? TN_NEEDS_SCALE : TCNLA_ERR_RANGE;
             Bp[i] = v;
         }
     }
@@ -148,6 +149,7 @@ int tn_cpu_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_
     const tn_method_info *mi = tn_method(method);
     if (mi->fp16_range && !(tn_range_ok(Ap, m, k, k, method) &&
                             (shgemm || tn_range_ok(Bp, n, k, k, method)))) {
+        if (tn_call_may_scale(cl, method)) return TN_NEEDS_SCALE;
         if (!tn_call_range_fallback(cl)) return TCNLA_ERR_RANGE;
         method = mi->fallback;
         mi = tn_method(method);
@@ -198,6 +200,51 @@ int tn_cpu_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_
         }
     }
     update_c(m, n, alpha, R, beta, C, ldc);
+    return TCNLA_SUCCESS;
+}
+
+/* ------------------------------------------- exact scaling (scaling.c) */
+int tn_cpu_scale_exponents(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X,
+                           int64_t ld, int by_col, int *e) {
+    (void)h;
+    const int64_t nv = by_col ? cols : rows, len = by_col ? rows : cols;
+#pragma omp parallel for schedule(static)
+    for (int64_t v = 0; v < nv; v++) {
+        float mx = 0.0f;
+        int bad = 0;
+        for (int64_t t = 0; t < len; t++) {
+            const float x = by_col ? X[t + v * ld] : X[v + t * ld];
+            if (!isfinite(x)) bad = 1;
+            mx = fmaxf(mx, fabsf(x));
+        }
+        int E = 0;
+        if (!bad && mx > 0.0f) (void)frexpf(mx, &E);
+        e[v] = bad || mx == 0.0f ? 0 : TN_SCALE_TOP - E;
+    }
+    return TCNLA_SUCCESS;
+}
+
+int tn_cpu_scale_copy(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                      const int *er, const int *ec, float *Y, int64_t ldy) {
+    (void)h;
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < cols; j++)
+        for (int64_t i = 0; i < rows; i++)
+            Y[i + j * ldy] = ldexpf(X[i + j * ld], (er ? er[i] : 0) + (ec ? ec[j] : 0));
+    return TCNLA_SUCCESS;
+}
+
+int tn_cpu_unscale_update(tcnla_handle_t h, int64_t m, int64_t n, float alpha, const float *T,
+                          int64_t ldt, const int *er, const int *ec, float beta, float *C,
+                          int64_t ldc) {
+    (void)h;
+#pragma omp parallel for schedule(static)
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m; i++) {
+            const float u = ldexpf(T[i + j * ldt], -(er[i] + (ec ? ec[j] : 0)));
+            const float r = alpha * u;
+            C[i + j * ldc] = beta == 0.0f ? r : r + beta * C[i + j * ldc];
+        }
     return TCNLA_SUCCESS;
 }
 

@@ -403,6 +403,26 @@ int tn_cuda_scale_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, float alp
     return ce((cudaError_t)tn_cu_scale(alpha, X, ld, rows, cols, h->cuda->stream));
 }
 
+/* ------------------------------------------- exact scaling (scaling.c) */
+int tn_cuda_scale_exponents(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X,
+                            int64_t ld, int by_col, int *e) {
+    struct tn_cuda_ctx *c = h->cuda;
+    return ce((cudaError_t)tn_cu_scale_exponents(X, ld, rows, cols, by_col, e, c->sm_count,
+                                                 c->stream));
+}
+
+int tn_cuda_scale_copy(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                       const int *er, const int *ec, float *Y, int64_t ldy) {
+    return ce((cudaError_t)tn_cu_scale_copy(X, ld, rows, cols, er, ec, Y, ldy, h->cuda->stream));
+}
+
+int tn_cuda_unscale_update(tcnla_handle_t h, int64_t m, int64_t n, float alpha, const float *T,
+                           int64_t ldt, const int *er, const int *ec, float beta, float *C,
+                           int64_t ldc) {
+    return ce((cudaError_t)tn_cu_unscale_update(m, n, alpha, T, ldt, er, ec, beta, C, ldc,
+                                                h->cuda->stream));
+}
+
 int tn_cuda_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols,
                           float *X, int64_t ld) {
     if (fmt != TCNLA_FMT_FP16) return TCNLA_ERR_NOT_SUPPORTED; /* only FP16 is used so far */

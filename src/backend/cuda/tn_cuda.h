@@ -119,6 +119,13 @@ int tn_cuda_to_f16_scaled(tcnla_handle_t h, int64_t rows, int64_t cols, const fl
                           int64_t ld, float scale, uint16_t *Y, int64_t ldy, float *maxabs);
 int tn_cuda_scale_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, float alpha, float *X,
                          int64_t ld);
+int tn_cuda_scale_exponents(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X,
+                            int64_t ld, int by_col, int *e);
+int tn_cuda_scale_copy(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                       const int *er, const int *ec, float *Y, int64_t ldy);
+int tn_cuda_unscale_update(tcnla_handle_t h, int64_t m, int64_t n, float alpha, const float *T,
+                           int64_t ldt, const int *er, const int *ec, float beta, float *C,
+                           int64_t ldc);
 int tn_cuda_to_f16(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
                    uint16_t *Y, int64_t ldy);
 int tn_cuda_gemm_f16(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
@@ -277,6 +284,17 @@ int tn_cu_eig_to_svd(const double *W, const double *lam, int64_t l, int64_t k, i
                      double *Vs, float *Vk, float *Sk, cudaStream_t stream);
 int tn_cu_epilogue_f64(float alpha, const double *R, float beta, float *C, int64_t ldc,
                        int64_t m, int64_t n, cudaStream_t stream);
+/* Exact scaling (kernels/scaling.cu; the backend operations of the same
+ * names in src/core/backend.h, launched on the stream): e[v] for each row
+ * (by_col 0) or column of X; Y = diag(2^er) X diag(2^ec); C = alpha
+ * ldexpf(T, -(er_i + ec_j)) + beta C. */
+int tn_cu_scale_exponents(const float *X, int64_t ld, int64_t rows, int64_t cols, int by_col,
+                          int *e, int sm_count, cudaStream_t stream);
+int tn_cu_scale_copy(const float *X, int64_t ld, int64_t rows, int64_t cols, const int *er,
+                     const int *ec, float *Y, int64_t ldy, cudaStream_t stream);
+int tn_cu_unscale_update(int64_t m, int64_t n, float alpha, const float *T, int64_t ldt,
+                         const int *er, const int *ec, float beta, float *C, int64_t ldc,
+                         cudaStream_t stream);
 
 /* The symmetric eigensolver of src/backend/cuda/kernels/syev_kernels.cu (driven by
  * eig_solve in src/backend/cuda/small_svd_cuda.c). _fast: the n x n G (its upper
