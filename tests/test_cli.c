@@ -57,10 +57,20 @@ TEST(cli_range_problem_exit_3_and_fallback) {
     FILE *f = fopen(tu_bin(), "rb");
     if (!f) SKIP("build/tcnla not built");
     fclose(f);
+    /* exact scaling: computed in TCEC_FP16, and said so */
+    CHECK_EQ_INT(tu_run("gemm --backend cpu --method tcec_fp16 --m 8 --n 8 --k 64 "
+                     "--dist exp_rand:-45:-35", buf, sizeof buf), 0);
+    CHECK(strstr(buf, "exact scaling") && !strstr(buf, "computed with"));
+    CHECK_EQ_INT(tu_run("gemm --backend cpu --method tcec_fp16 --m 32 --n 32 --k 1024 "
+                     "--vector-scale 40 --json", buf, sizeof buf), 0);
+    CHECK(strstr(buf, "\"exact_scaling\":1") && tu_jnum(buf, "ratio") <= 1.0);
+    /* without it (TCNLA_EXACT_SCALING=0): exit 3, or the fallback */
+    setenv("TCNLA_EXACT_SCALING", "0", 1);
     CHECK_EQ_INT(tu_run("gemm --backend cpu --method tcec_fp16 --m 8 --n 8 --k 64 "
                      "--dist exp_rand:-45:-35", buf, sizeof buf), 3);
     CHECK(strstr(buf, "range"));
     CHECK_EQ_INT(tu_run("gemm --backend cpu --method tcec_fp16 --m 8 --n 8 --k 64 "
                      "--dist exp_rand:-45:-35 --range-fallback", buf, sizeof buf), 0);
     CHECK(strstr(buf, "computed with tcec_tf32"));
+    unsetenv("TCNLA_EXACT_SCALING");
 }

@@ -118,9 +118,15 @@ TEST(hosvd_tcec_fp16_core_falls_back_on_intermediates_only) {
      * operands is refused */
     float tiny[16], out[16];
     for (int i = 0; i < 16; i++) tiny[i] = 0x1p-40f * (float)(i + 1);
+    tcnla_tuning_t tu;
+    tcnla_get_tuning(h, &tu);
+    tu.exact_scaling = 0; /* (on, the product scales its operands exactly) */
+    REQUIRE(tcnla_set_tuning(h, &tu) == 0);
     CHECK_EQ_INT(tcnla_sgemm(h, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, 4, 4, 4, 1.0f, tiny,
                              4, tiny, 4, 0.0f, out, 4),
                  TCNLA_ERR_RANGE);
+    tu.exact_scaling = 1;
+    REQUIRE(tcnla_set_tuning(h, &tu) == 0);
     /* A below FP16's range: tcnla_hosvd never fails on finite input, whatever
      * the handle's policy: the first core product runs TCEC_TF32 and says so */
     for (int64_t i = 0; i < total; i++) A[i] *= 0x1p-40f;

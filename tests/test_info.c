@@ -29,8 +29,18 @@ TEST(info_gemm_reports_the_method_that_ran) {
                  0);
     CHECK(info.method == TCNLA_GEMM_TCEC_FP16 && info.products == 1 && info.fallbacks == 0);
     CHECK(info.methods == BIT(TCNLA_GEMM_TCEC_FP16) && info.ozaki_scheme == 0);
-    /* a row below the split's range: the fallback policy runs TCEC_TF32 and says so */
+    /* a row below the split's range: computed on exactly scaled copies, and
+     * said so; with exact scaling off, the fallback policy runs TCEC_TF32
+     * and says so */
     for (int p = 0; p < K; p++) A[3 + p * M] = ldexpf(A[3 + p * M], -40);
+    CHECK_EQ_INT(tcnla_sgemm_ex(h, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, M, N, K, 1, A, M,
+                                B, K, 0, C, M, &info),
+                 0);
+    CHECK(info.method == TCNLA_GEMM_TCEC_FP16 && info.scaled == 1 && info.fallbacks == 0);
+    tcnla_tuning_t tu;
+    tcnla_get_tuning(h, &tu);
+    tu.exact_scaling = 0;
+    REQUIRE(tcnla_set_tuning(h, &tu) == 0);
     CHECK_EQ_INT(tcnla_sgemm_ex(h, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, M, N, K, 1, A, M,
                                 B, K, 0, C, M, &info),
                  TCNLA_ERR_RANGE);

@@ -327,11 +327,23 @@ TEST(rsvd_cauchy_shgemm_fp16_range_tf32_ok) {
     uint16_t *Om = malloc(sizeof(uint16_t) * N * 18);
     float *Y = malloc(sizeof(float) * N * 18);
     REQUIRE(tcnla_random_fill_f16(h, TCNLA_RAND_GAUSSIAN, 1, 0, N, 18, Om, N) == 0);
+    /* (a product on its own scales the rows of A exactly; with that off, the
+     * range error) */
+    tcnla_info_t info;
+    CHECK_EQ_INT(tcnla_shgemm_ex(h, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, N, 18, N, 1.0f,
+                                 A, N, Om, N, 0.0f, Y, N, &info),
+                 0);
+    CHECK(info.scaled == 1);
+    tcnla_tuning_t tu;
+    tcnla_get_tuning(h, &tu);
+    tu.exact_scaling = 0;
+    REQUIRE(tcnla_set_tuning(h, &tu) == 0);
     CHECK_EQ_INT(tcnla_shgemm(h, TCNLA_GEMM_SHGEMM_FP16, TCNLA_OP_N, TCNLA_OP_N, N, 18, N, 1.0f,
                               A, N, Om, N, 0.0f, Y, N),
                  TCNLA_ERR_RANGE);
+    tu.exact_scaling = 1;
+    REQUIRE(tcnla_set_tuning(h, &tu) == 0);
     free(Om), free(Y);
-    tcnla_info_t info;
     o.info = &info;
     CHECK_EQ_INT(tcnla_rsvd(h, &o, N, N, A, N, U, N, S, VT, k), 0);
     CHECK(info.fallbacks == 1 && (info.methods & (1u << TCNLA_GEMM_SHGEMM_TF32)) &&

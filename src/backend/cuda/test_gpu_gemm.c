@@ -407,11 +407,13 @@ TEST(gpu_nan_inf_propagate_like_sgemm) {
     tcnla_destroy(g);
 }
 
-/* exp_rand(-45, -35) is below FP16's range: FP16 methods report it, TF32
- * methods compute it, the fallback policy switches. */
+/* exp_rand(-45, -35) is below FP16's range: with exact scaling off, FP16
+ * methods report it, TF32 methods compute it, the fallback policy switches
+ * (gpu_exact_scaling_*: on, they compute it). */
 TEST(gpu_range_error_and_fallback) {
     tcnla_handle_t g = check_gpu();
     NEED_GPU(g);
+    GT_TUNE(g, exact_scaling, 0);
     const int m = 64, n = 48, k = 256;
     float *A = malloc(sizeof(float) * m * k), *B = malloc(sizeof(float) * k * n);
     float *C = malloc(sizeof(float) * m * n), *C2 = malloc(sizeof(float) * m * n);
@@ -489,6 +491,86 @@ TEST(gpu_range_error_and_fallback) {
     tcnla_destroy(g);
 }
 
+/* Exact scaling on every kernel path: rows of op(A) and columns of op(B)
+ * multiplied by 2^e, e in -40..40, give the unscaled product's bits times
+ * 2^(e_i + f_j) (the CPU model: test_exact_scaling.c), for TCEC_FP16,
+ * SHGEMM_FP16 (FP32 B and FP16 B) and FP16, both ops, alpha / beta, with
+ * shapes and tunings that take the mma.sync kernels, Hopper's in-kernel
+ * split, pre-split, wide-tile and FP16-inside paths. */
+static int scaled_case(tcnla_handle_t g, tcnla_gemm_method_t meth, int ta, int tb, int64_t m,
+                       int64_t n, int64_t k, int b16) {
+    const int64_t ar = ta ? k : m, ac = ta ? m : k, br = tb ? n : k, bc = tb ? k : n;
+    float *A0 = malloc(sizeof(float) * (size_t)(ar * ac)), *A = malloc(sizeof(float) * (size_t)(ar * ac));
+    float *B0 = malloc(sizeof(float) * (size_t)(br * bc)), *B = malloc(sizeof(float) * (size_t)(br * bc));
+    float *C0 = malloc(sizeof(float) * (size_t)(m * n)), *C = malloc(sizeof(float) * (size_t)(m * n));
+    uint16_t *B16 = b16 ? malloc(sizeof(uint16_t) * (size_t)(br * bc)) : NULL;
+    int *er = malloc(sizeof(int) * (size_t)m), *ec = malloc(sizeof(int) * (size_t)n);
+    float *u = malloc(sizeof(float) * (size_t)(m + n));
+    gt_uniform(41, 0, 1, m + n, u);
+    for (int64_t i = 0; i < m; i++) er[i] = (int)(u[i] * 81) - 40;
+    for (int64_t j = 0; j < n; j++) ec[j] = b16 ? 0 : (int)(u[m + j] * 81) - 40;
+    gt_uniform(42, -1, 1, ar * ac, A0);
+    gt_uniform(43, -1, 1, br * bc, B0);
+    for (int64_t i = 0; i < br * bc; i++) { /* FP16 values: SHGEMM's B is exact then */
+        const uint16_t h = tcnla_f32_to_f16(B0[i], TCNLA_ROUND_RN);
+        B0[i] = tcnla_f16_to_f32(h);
+        if (B16) B16[i] = h;
+    }
+    for (int64_t j = 0; j < ac; j++)
+        for (int64_t i = 0; i < ar; i++) A[i + j * ar] = ldexpf(A0[i + j * ar], ta ? er[j] : er[i]);
+    for (int64_t j = 0; j < bc; j++)
+        for (int64_t i = 0; i < br; i++) B[i + j * br] = ldexpf(B0[i + j * br], tb ? ec[i] : ec[j]);
+    gt_uniform(44, -1, 1, m * n, C0);
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < m; i++) C[i + j * m] = ldexpf(C0[i + j * m], er[i] + ec[j]);
+    tcnla_info_t i0 = {0}, i1 = {0};
+    int bad = -1;
+    const int s0 = gt_gemm_info(g, meth, ta, tb, m, n, k, 0.75f, A0, ar, B16 ? NULL : B0, B16, br,
+                                -0.5f, C0, m, 0, &i0);
+    const int s1 = gt_gemm_info(g, meth, ta, tb, m, n, k, 0.75f, A, ar, B16 ? NULL : B, B16, br,
+                                -0.5f, C, m, 0, &i1);
+    if (s0 == 0 && s1 == 0 && i0.scaled == 0 && i1.scaled == 1 && i1.method == meth) {
+        bad = 0;
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = 0; i < m; i++) {
+                const float want = ldexpf(C0[i + j * m], er[i] + ec[j]);
+                if (memcmp(&want, &C[i + j * m], sizeof want)) bad++;
+            }
+    }
+    if (bad)
+        printf("    %s ta %d tb %d %lldx%lldx%lld%s: status %d / %d, scaled %d / %d, %d differ\n",
+               mname(meth), ta, tb, (long long)m, (long long)n, (long long)k, b16 ? " B16" : "",
+               s0, s1, i0.scaled, i1.scaled, bad);
+    free(A0), free(A), free(B0), free(B), free(C0), free(C), free(B16), free(er), free(ec), free(u);
+    return bad == 0;
+}
+
+TEST(gpu_exact_scaling_same_bits_on_every_path) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    /* m, n, k: small (mma.sync / in-kernel split), pre-split sizes, the
+     * wide-tile band (192 <= n <= 512), FP16 with op(A) inside (n <= 272) */
+    const int64_t shapes[][3] = {{70, 33, 100}, {1024, 1024, 1024}, {2048, 256, 1024},
+                                 {8704, 64, 1024}};
+    const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_SHGEMM_FP16,
+                                      TCNLA_GEMM_FP16};
+    for (int sm90 = 1; sm90 >= 0; sm90--) {
+        GT_TUNE(g, sm90, sm90);
+        for (size_t s = 0; s < sizeof shapes / sizeof shapes[0]; s++)
+            for (int mi = 0; mi < 3; mi++)
+                for (int t = 0; t < 4; t++) {
+                    const int ta = t & 1, tb = t >> 1;
+                    if (s > 0 && t != 0 && t != 1) continue; /* (large: op(B) = B, both op(A)) */
+                    CHECK_MSG(scaled_case(g, ms[mi], ta, tb, shapes[s][0], shapes[s][1],
+                                          shapes[s][2], 0),
+                              "sm90 %d shape %zu %s ta %d tb %d", sm90, s, mname(ms[mi]), ta, tb);
+                }
+        CHECK(scaled_case(g, TCNLA_GEMM_SHGEMM_FP16, 0, 0, 2048, 256, 1024, 1));
+        CHECK(scaled_case(g, TCNLA_GEMM_SHGEMM_FP16, 1, 0, 70, 33, 100, 1));
+    }
+    tcnla_destroy(g);
+}
+
 /* The checks read 4 elements per load where every vector start is 16-byte
  * aligned (ld % 4 == 0) and one by one otherwise: a vector's last element
  * (past the last whole group of 4) is seen in both layouts, for the range
@@ -496,6 +578,7 @@ TEST(gpu_range_error_and_fallback) {
 TEST(gpu_checks_see_every_element_aligned_or_not) {
     tcnla_handle_t g = check_gpu();
     NEED_GPU(g);
+    GT_TUNE(g, exact_scaling, 0); /* (the range errors are the checks' verdicts) */
     const int m = 70, n = 9, k = 70;
     float *A = malloc(sizeof(float) * 72 * k), *B = malloc(sizeof(float) * 72 * n),
           *C = calloc((size_t)m * n, sizeof(float)), tiny[70];
@@ -750,6 +833,7 @@ static void plant_trust_case(float *A, int64_t lda, int64_t k, int cs) {
 TEST(gpu_trusted_operand_same_decisions) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
+    GT_TUNE(g, exact_scaling, 0); /* (the range errors are the checks' verdicts) */
     tn_call_t cl;
     tn_call_init(&cl, g);
     const int64_t m = 192, n = 40, k = 260, lda = 200, blk = m * m;
