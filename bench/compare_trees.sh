@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The speed of this tree against another build of tcnla, measured in one run
-# on one GPU: bench_gemm at 8192^3 and 16384 x 512 x 16384 (TCEC_FP16,
+# on one GPU: bench_gemm at 8192^3 and 16384 x 512 x 16384 (or the shapes
+# of $TN_GEMM_SHAPES, in its --shapes syntax) (TCEC_FP16,
 # TCEC_TF32, SHGEMM_FP16, SHGEMM_TF32, cuBLAS SGEMM beside them) and
 # bench_rsvd's defaults and fastest variants (cuSOLVER gesvdr beside them),
 # the two trees alternating ROUNDS times so that clock and thermal drift hit
@@ -24,7 +25,7 @@ make -j8 CUDA=1 build/bench_gemm build/bench_rsvd >"$OUT/build_new.log" 2>&1 || 
   tail -20 "$OUT/build_new.log"; exit 1; }
 wait
 [ -x build/ref/build/bench_rsvd ] || { tail -20 "$OUT/build_ref.log"; exit 1; }
-G=(--shapes 8192,16384x512x16384 --methods cublas_sgemm,tcec_fp16,tcec_tf32,shgemm_fp16,shgemm_tf32)
+G=(--shapes "${TN_GEMM_SHAPES:-8192,16384x512x16384}" --methods cublas_sgemm,tcec_fp16,tcec_tf32,shgemm_fp16,shgemm_tf32)
 V=cusolver_gesvdr,shgemm_fp16+tcec_fp16_chol1,fp16_chol1
 for r in $(seq "$ROUNDS"); do
   for t in new ref; do

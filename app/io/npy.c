@@ -424,8 +424,8 @@ int tn_io_parse_npy(const void *buf, size_t len, const char *name, int want, siz
     if ((st = tn_io_alloc_matrix(out, info.rows, info.cols, out_double, max_bytes, 0, name, err,
                                  errlen)))
         return st;
-    int64_t bad_k;
-    double bad;
+    int64_t bad_k = 0;
+    double bad = 0;
     if (need && load_data(out, b + off, &info, &bad_k, &bad)) {
         const int64_t idx[2] = {bad_k % info.rows, bad_k / info.rows};
         tn_matrix_free(out);
