@@ -1,0 +1,75 @@
+#!/usr/bin/env bash
+# The Python package on a GPU machine (repository root, no network): builds
+# libtcnla (CUDA) and bench_rsvd, installs the package with pip into a
+# private folder (--no-build-isolation --no-deps --no-index --target: the
+# system python's setuptools and wheel, nothing downloaded; `setup.py
+# build_py` where pip is missing), runs the Python test suite (the gpu-marked
+# tests on PyTorch / CuPy, the host-array tests on the CPU backend and again
+# through the GPU staging path), then bench/python/bench_python.py (with
+# bench_rsvd's C time of the same tcnla_rsvd call). Logs and CSV under
+# OUTDIR. pytest is taken from the python, or from wheels in .whl/ (pure
+# Python: pytest, pluggy, iniconfig, packaging) when it lacks it.
+# Exit status: 1 when the build or the install failed, else that of the
+# pytest runs (0 when both passed).
+#   tests/gpu/python_run.sh OUTDIR [steps: test,bench] [--quick]
+set -u
+OUT="${1:?usage: python_run.sh OUTDIR [steps] [--quick]}"
+STEPS=",${2:-test,bench},"
+QUICK="${3:-}"
+mkdir -p "$OUT"
+. tests/gpu/env.sh
+export PYTHONUNBUFFERED=1
+PY=${PYTHON:-python3}
+nvidia-smi --query-gpu=name,driver_version --format=csv >"$OUT/gpu.txt" 2>&1
+has() { case "$STEPS" in *",$1,"*) return 0;; esac; return 1; }
+echo "== build"
+make -j16 CUDA=1 build/libtcnla.so build/bench_rsvd >"$OUT/py_build.log" 2>&1 ||
+  { tail -30 "$OUT/py_build.log"; exit 1; }
+echo "== install"
+SITE=$(mktemp -d /tmp/tcnla_py.XXXXXX)
+if $PY -m pip --version >/dev/null 2>&1; then
+  TCNLA_JOBS=16 $PY -m pip install --no-build-isolation --no-deps --no-index --target "$SITE" . \
+    >"$OUT/py_install.log" 2>&1 || { tail -30 "$OUT/py_install.log"; exit 1; }
+else
+  TCNLA_JOBS=16 $PY setup.py build_py --build-lib "$SITE" >"$OUT/py_install.log" 2>&1 ||
+    { tail -30 "$OUT/py_install.log"; exit 1; }
+fi
+if ! $PY -c "import pytest" 2>/dev/null && ls .whl/*.whl >/dev/null 2>&1; then
+  $PY -m pip install -q --no-index --no-deps --no-compile --target "$SITE" .whl/*.whl \
+    >>"$OUT/py_install.log" 2>&1
+fi
+export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
+$PY -c "import tcnla, torch; print('tcnla', tcnla.version(), 'at', tcnla.__file__, 'cuda', tcnla.cuda_available(), 'torch', torch.__version__)" ||
+  exit 1
+trc=0
+if has test; then
+  if $PY -c "import pytest" 2>/dev/null; then
+    echo "== pytest: GPU tests and host arrays on the CPU backend"
+    $PY -m pytest -q -rs -p no:cacheprovider python/tests 2>&1 | tee "$OUT/pytest_gpu.log" | tail -25
+    trc=${PIPESTATUS[0]}
+    echo "== pytest: host arrays through the GPU (TCNLA_TEST_DEVICE=cuda)"
+    TCNLA_TEST_DEVICE=cuda $PY -m pytest -q -rs -p no:cacheprovider python/tests/test_cpu.py 2>&1 |
+      tee "$OUT/pytest_staged.log" | tail -15
+    r=${PIPESTATUS[0]}
+    [ "$trc" = 0 ] && trc=$r
+    echo "pytest rc=$trc"
+  else
+    echo "pytest is missing (carry its wheels in .whl/: docs/python.md): tests not run"
+    trc=1
+  fi
+fi
+if has bench; then
+  echo "== bench_rsvd (C): tcnla_rsvd's defaults"
+  Q=""
+  [ "$QUICK" = "--quick" ] && Q="--quick"
+  rm -f "$OUT/bench_rsvd_c.csv"
+  timeout 300 ./build/bench_rsvd --m 4096 --n 4096 --rank 64 --variants shgemm_fp16+tcec_fp16_chol1 \
+    --csv "$OUT/bench_rsvd_c.csv" >"$OUT/bench_rsvd_c.log" 2>&1
+  [ -z "$Q" ] && timeout 300 ./build/bench_rsvd --variants shgemm_fp16+tcec_fp16_chol1 \
+    --csv "$OUT/bench_rsvd_c.csv" >>"$OUT/bench_rsvd_c.log" 2>&1
+  grep -i "chol1" "$OUT/bench_rsvd_c.log" | head -4
+  echo "== bench/python/bench_python.py"
+  timeout 500 $PY bench/python/bench_python.py --out "$OUT" --c-csv "$OUT/bench_rsvd_c.csv" $Q 2>&1 |
+    tee "$OUT/python_bench.log"
+fi
+exit $trc
