@@ -102,7 +102,7 @@ class _Call:
                 raise TcnlaValueError(f"{fn}: the input is on cuda:{loc}, device asks for "
                                       f"cuda:{dev[1]}", argument="device")
             self.backend, self.dev, self.stage = L.BACKEND_CUDA, loc, False
-            self.stream = ar.current_stream(arrays[0])
+            self.stream, self._stream_ref = ar.current_stream(arrays[0])
         else:
             if dev is None:
                 compiled, count = L.cuda_available()
@@ -111,7 +111,7 @@ class _Call:
                 self.backend, self.dev, self.stage = L.BACKEND_CPU, 0, False
             else:
                 self.backend, self.dev, self.stage = L.BACKEND_CUDA, dev[1] or 0, True
-            self.stream = 0
+            self.stream, self._stream_ref = 0, None
         self.handle = L.get_handle(self.backend, self.dev)
         self.h = self.handle.h
         self.lib = L.lib()
@@ -121,7 +121,7 @@ class _Call:
     def __enter__(self):
         self.handle.lock.acquire()
         try:
-            self.handle.set_stream(self.stream)
+            self.handle.set_stream(self.stream, self._stream_ref)
         except BaseException:
             self.handle.lock.release()
             raise

@@ -253,16 +253,20 @@ def flip_signs(U, Vt):
 
 
 def current_stream(a):
-    """The CUDA stream (cudaStream_t as int, 0 = legacy default) the array's
-    framework queues work on now, on a's device."""
+    """(cudaStream_t as int, 0 = legacy default; the framework's stream
+    object) of the stream a's framework queues work on now, on a's device.
+    The object is kept by the handle while that stream is the handle's, so
+    that a stream the framework would destroy with its object (CuPy's)
+    outlives its use by the handle."""
     if a.device is None:
-        return 0
+        return 0, None
     if a.kind == "torch":
-        torch = _torch()
-        return int(torch.cuda.current_stream(a.device).cuda_stream)
+        s = _torch().cuda.current_stream(a.device)
+        return int(s.cuda_stream), s
     cupy = _cupy()
     with cupy.cuda.Device(a.device):
-        return int(cupy.cuda.get_current_stream().ptr)
+        s = cupy.cuda.get_current_stream()
+    return int(s.ptr), s
 
 
 def reshape_view(a, shape):

@@ -264,13 +264,18 @@ class Handle:
         self.device = device
         self.lock = threading.RLock()
         self.stream = 0
+        self._stream_ref = None
 
-    def set_stream(self, stream):
-        """Call with self.lock held. CPU handles have no stream."""
+    def set_stream(self, stream, ref=None):
+        """Call with self.lock held. CPU handles have no stream. `ref`, the
+        framework's stream object, is held while the stream is the handle's:
+        tcnla_set_stream waits for the old stream, which must still exist
+        then (a CuPy stream is destroyed with its object)."""
         if self.backend != BACKEND_CUDA or stream == self.stream:
             return
         check(lib().tcnla_set_stream(self.h, C.c_void_p(stream or None)), "tcnla_set_stream")
         self.stream = stream
+        self._stream_ref = ref
 
     def name(self):
         buf = C.create_string_buffer(256)

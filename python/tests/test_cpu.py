@@ -80,10 +80,16 @@ def test_matmul_batched_like_numpy():
     assert rel_err(c, ref) <= 2.0 * rel_err(np.matmul(a, b), ref)
     assert info.products == 12
     # batch strides that do not collapse to one: one call per leading index
-    a2 = r.standard_normal((3, 8, 20, 30)).astype(np.float32)[:, ::2]
+    a2 = r.standard_normal((3, 8, 20, 30)).astype(np.float32)[:, 2:6]
     ref2 = np.matmul(a2.astype(np.float64), b.astype(np.float64))
-    assert rel_err(tcnla.matmul(a2, b, device=DEV), ref2) <= 2.0 * rel_err(np.matmul(a2, b),
-                                                                            ref2)
+    c2, info2 = tcnla.matmul(a2, b, device=DEV, return_info=True)
+    assert rel_err(c2, ref2) <= 2.0 * rel_err(np.matmul(a2, b), ref2)
+    assert info2.products == 12
+    # F-order matrices in a batch whose strides do not collapse
+    a4 = r.standard_normal((3, 8, 30, 20)).astype(np.float32).transpose(0, 1, 3, 2)[:, 2:6]
+    ref4 = np.matmul(a4.astype(np.float64), b.astype(np.float64))
+    assert rel_err(tcnla.matmul(a4, b, device=DEV), ref4) <= 2.0 * rel_err(np.matmul(a4, b),
+                                                                            ref4)
     # broadcast of a batch of 1 and F-order matrices inside a batch
     a3 = np.asfortranarray(r.standard_normal((20, 30)).astype(np.float32))[None]
     b3 = r.standard_normal((5, 30, 10)).astype(np.float32)
