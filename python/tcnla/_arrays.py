@@ -53,6 +53,13 @@ def _elem_strides(byte_strides, itemsize, shape, what):
     return out
 
 
+_DT_NAMES = {np.dtype(t): np.dtype(t).name for t in (np.float32, np.float64, np.float16)}
+
+
+def _dt_name(dt):
+    return _DT_NAMES.get(dt) or dt.name
+
+
 def _from_numpy(x, what):
     if x.dtype.byteorder not in ("=", "|") and x.dtype.byteorder != sys.byteorder[0]:
         x = x.astype(x.dtype.newbyteorder("="))
@@ -62,7 +69,7 @@ def _from_numpy(x, what):
         x = np.ascontiguousarray(x)
         st = [s // x.itemsize for s in x.strides]
         ptr = x.__array_interface__["data"][0]
-    return Arr("numpy", x, ptr, x.shape, st, x.dtype.name, HOST)
+    return Arr("numpy", x, ptr, x.shape, st, _dt_name(x.dtype), HOST)
 
 
 _TORCH_DT = {"torch.float32": "float32", "torch.float64": "float64", "torch.float16": "float16"}
@@ -92,7 +99,7 @@ def _from_cupy(x, what):
     if st is None or x.data.ptr % x.itemsize:
         x = _cupy().ascontiguousarray(x)
         st = [s // x.itemsize for s in x.strides]
-    return Arr("cupy", x, x.data.ptr, x.shape, st, x.dtype.name, x.device.id)
+    return Arr("cupy", x, x.data.ptr, x.shape, st, _dt_name(x.dtype), x.device.id)
 
 
 def wrap(x, what="A"):

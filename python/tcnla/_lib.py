@@ -229,9 +229,16 @@ def gemm_method(name, what="method"):
     return m.value
 
 
+_method_names = {}
+
+
 def gemm_method_name(m):
-    s = lib().tcnla_gemm_method_name(int(m))
-    return s.decode() if s else str(m)
+    m = int(m)
+    name = _method_names.get(m)
+    if name is None:
+        s = lib().tcnla_gemm_method_name(m)
+        name = _method_names[m] = s.decode() if s else str(m)
+    return name
 
 
 def enum(table, value, what):

@@ -2,13 +2,14 @@
 # The Python package on a GPU machine (repository root, no network): builds
 # libtcnla (CUDA) and bench_rsvd, installs the package with pip into a
 # private folder (--no-build-isolation --no-deps --no-index --target: the
-# system python's setuptools and wheel, nothing downloaded; `setup.py
-# build_py` where pip is missing), runs the Python test suite (the gpu-marked
+# python's own setuptools and wheel, nothing downloaded; where pip or
+# setuptools is missing, python/tcnla and the library are copied there),
+# runs the Python test suite (the gpu-marked
 # tests on PyTorch / CuPy, the host-array tests on the CPU backend and again
 # through the GPU staging path), then bench/python/bench_python.py (with
 # bench_rsvd's C time of the same tcnla_rsvd call). Logs and CSV under
-# OUTDIR. pytest is taken from the python, or from wheels in .whl/ (pure
-# Python: pytest, pluggy, iniconfig, packaging) when it lacks it.
+# OUTDIR. pytest is taken from the python, or from wheels carried in .whl/
+# (pure Python: pytest, pluggy, iniconfig, packaging; setuptools, wheel).
 # Exit status: 1 when the build or the install failed, else that of the
 # pytest runs (0 when both passed).
 #   tests/gpu/python_run.sh OUTDIR [steps: test,bench] [--quick]
@@ -27,20 +28,26 @@ make -j16 CUDA=1 build/libtcnla.so build/bench_rsvd >"$OUT/py_build.log" 2>&1 ||
   { tail -30 "$OUT/py_build.log"; exit 1; }
 echo "== install"
 SITE=$(mktemp -d /tmp/tcnla_py.XXXXXX)
-if $PY -m pip --version >/dev/null 2>&1; then
-  TCNLA_JOBS=16 $PY -m pip install --no-build-isolation --no-deps --no-index --target "$SITE" . \
-    >"$OUT/py_install.log" 2>&1 || { tail -30 "$OUT/py_install.log"; exit 1; }
-else
-  TCNLA_JOBS=16 $PY setup.py build_py --build-lib "$SITE" >"$OUT/py_install.log" 2>&1 ||
-    { tail -30 "$OUT/py_install.log"; exit 1; }
-fi
-if ! $PY -c "import pytest" 2>/dev/null && ls .whl/*.whl >/dev/null 2>&1; then
+# wheels carried in .whl/ (pytest and its needs; setuptools and wheel where
+# the python lacks them), before the package: its build may need them
+if ls .whl/*.whl >/dev/null 2>&1; then
   $PY -m pip install -q --no-index --no-deps --no-compile --target "$SITE" .whl/*.whl \
-    >>"$OUT/py_install.log" 2>&1
+    >"$OUT/py_install.log" 2>&1
 fi
 export PYTHONPATH="$SITE${PYTHONPATH:+:$PYTHONPATH}"
-$PY -c "import tcnla, torch; print('tcnla', tcnla.version(), 'at', tcnla.__file__, 'cuda', tcnla.cuda_available(), 'torch', torch.__version__)" ||
+if TCNLA_JOBS=16 $PY -m pip install --no-build-isolation --no-deps --no-index --target "$SITE" . \
+    >>"$OUT/py_install.log" 2>&1; then
+  echo "installed with pip into $SITE"
+else
+  # no pip or no setuptools: the package is its Python files and the library
+  echo "pip could not install (see py_install.log): copying python/tcnla and build/libtcnla.so"
+  mkdir -p "$SITE/tcnla" && cp python/tcnla/*.py "$SITE/tcnla/" &&
+    cp build/libtcnla.so "$SITE/tcnla/libtcnla.so.0" || exit 1
+fi
+$PY -c "import tcnla; print('tcnla', tcnla.version(), 'at', tcnla.__file__, 'cuda (compiled in, devices):', tcnla.cuda_available())" ||
   exit 1
+$PY -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_available())" 2>&1 | tail -1
+$PY -c "import cupy; print('cupy', cupy.__version__)" 2>&1 | tail -1
 trc=0
 if has test; then
   if $PY -c "import pytest" 2>/dev/null; then
