@@ -28,7 +28,7 @@ import time
 import torch
 
 import tcnla
-from tcnla import _api, _lib
+from tcnla import _lib
 
 FIELDS = ["gpu", "bench", "impl", "m", "n", "k", "q", "niter", "seconds", "rel_err", "optimal",
           "torch_peak_mib", "tcnla_peak_mib", "memgetinfo_drop_mib", "note"]
@@ -131,7 +131,6 @@ def bench_svd(rows, gpu, m, n, k, reps, c_rows):
                              note=f"python package vs C {100 * (py_t - ct) / ct:+.2f} % "
                                   "(bench_rsvd's own matrix)"))
             print(f"  bench_rsvd (C) {ct * 1e3:.3f} ms: package {100 * (py_t - ct) / ct:+.2f} %")
-    del A
 
 
 def overhead_rsvd(A, k, reps):

@@ -668,8 +668,10 @@ def matmul(a, b, method=None, *, mode="dp", slices=None, scheme="auto", range_po
     mode_v = L.enum(L.OZAKI_MODE, mode, "mode")
     scheme_v = L.enum(L.OZAKI_SCHEME, scheme, "scheme")
     pol = L.enum(L.RANGE_POLICY, range_policy, "range_policy")
-    if mode_v == 2 and (slices is None or _int(slices, "slices", fn, 1) < 1):
+    if mode_v == 2 and slices is None:
         raise TcnlaValueError(f"{fn}: mode='fixed' needs slices >= 1", argument="slices")
+    if slices is not None and not 1 <= _int(slices, "slices", fn, 1) <= 1000:
+        raise TcnlaValueError(f"{fn}: slices must be in 1 .. 1000", argument="slices")
     # numpy's 1-D rules, on the metadata only
     a1, b1 = len(A.shape) == 1, len(B.shape) == 1
     if a1:

@@ -114,7 +114,6 @@ GEMM_METHOD_COUNT = 12
 # ------------------------------------------------------------------- loading
 _lib = None
 _lib_lock = threading.Lock()
-_load_error = None
 
 _P = C.c_void_p
 _I64 = C.c_int64
@@ -169,7 +168,7 @@ def _candidates():
 def lib():
     """The loaded library (loaded on first use, so that `import tcnla` never
     fails for a library problem; TCNLA_LIBRARY overrides its path)."""
-    global _lib, _load_error
+    global _lib
     if _lib is not None:
         return _lib
     with _lib_lock:

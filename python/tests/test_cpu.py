@@ -146,6 +146,14 @@ def test_matmul_fp64_ozaki(mode):
         exact = np.array([[float(sum(Fraction(x[i, l]) * Fraction(y[l, j]) for l in range(20)))
                            for j in range(5)] for i in range(6)])
         assert np.array_equal(tcnla.matmul(x, y, method="ozaki", mode="cr", device=DEV), exact)
+    # fixed slice counts: the error falls as slices are added; scheme by name
+    e1, e3 = (err(tcnla.matmul(a, b, method="ozaki", mode="fixed", slices=d, scheme=1,
+                               device=DEV)) for d in (1, 3))
+    assert e3 < e1 / 100
+    with pytest.raises(ValueError):
+        tcnla.matmul(a, b, method="ozaki", mode="fixed", device=DEV)
+    with pytest.raises(ValueError):
+        tcnla.matmul(a, b, method="ozaki", scheme=3, device=DEV)
     # batched FP64
     a3 = r.standard_normal((2, 6, 8))
     c3 = tcnla.matmul(a3, b[:8, :5], method="ozaki_fp16", mode=mode, device=DEV)
