@@ -4,8 +4,9 @@ package as tcnla/libtcnla.so.0 beside the pure-Python ctypes layer
 Python extension, so it works with any Python 3 of the platform.
 
 Environment:
-  TCNLA_BUILD  the Makefile's build folder (default "build": an existing,
-               up-to-date build is reused, nothing is rebuilt);
+  TCNLA_BUILD  the Makefile's build folder (default "build", or "build-cpu"
+               with TCNLA_CUDA=0: an existing, up-to-date build is reused,
+               nothing is rebuilt);
   TCNLA_CUDA   0 / 1 overrides the Makefile's choice (CUDA when nvcc is found);
   TCNLA_JOBS   make's -j (default: the CPU count, at most 8)."""
 
@@ -27,7 +28,9 @@ ROOT = os.path.dirname(os.path.abspath(__file__))
 class BuildWithLib(build_py):
     def run(self):
         super().run()
-        build = os.environ.get("TCNLA_BUILD", "build")
+        # a CPU-only build in a folder of its own (make does not track flags)
+        cpu_only = os.environ.get("TCNLA_CUDA") == "0"
+        build = os.environ.get("TCNLA_BUILD", "build-cpu" if cpu_only else "build")
         jobs = os.environ.get("TCNLA_JOBS", str(min(8, os.cpu_count() or 1)))
         cmd = ["make", "-C", ROOT, f"-j{jobs}", f"BUILD={build}"]
         if os.environ.get("TCNLA_CUDA") in ("0", "1"):
