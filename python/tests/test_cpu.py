@@ -405,3 +405,42 @@ def test_torch_cpu():
     assert (c.double() - ref).norm() <= 2.0 * (a @ b - ref).norm()
     c = tcnla.matmul(a.transpose(1, 2).contiguous().transpose(1, 2), b, device=DEV)
     assert (c.double() - ref).norm() <= 2.0 * (a @ b - ref).norm()
+
+
+# ------------------------------------------------- pointers handed to C
+def spy(monkeypatch, name):
+    """Records the arguments of every call of the C function `name`."""
+    L = _lib.lib()
+    real = getattr(L, name)
+    calls = []
+
+    def f(*args):
+        calls.append(args)
+        return real(*args)
+
+    monkeypatch.setattr(L, name, f)
+    return calls
+
+
+def test_views_passed_in_place(monkeypatch):
+    if DEV != "cpu":
+        pytest.skip("host pointers reach C only on the CPU backend")
+    r = rng(18)
+    big = r.standard_normal((120, 90)).astype(np.float32)
+    a = big[10:50, 5:65]  # C-order view, ld 90
+    bt = big.T[7:67, 20:45]  # F-order view, ld 90
+    calls = spy(monkeypatch, "tcnla_sgemm_ex")
+    c = tcnla.matmul(a, bt, device="cpu")
+    (args,) = calls
+    # C^T = op(b') op(a'): b's memory first, then a's, as they are
+    assert args[8] == bt.__array_interface__["data"][0] and args[9] == 90
+    assert args[10] == a.__array_interface__["data"][0] and args[11] == 90
+    assert (args[2], args[3]) == (_lib.OP_T, _lib.OP_N)
+    assert args[13] == c.__array_interface__["data"][0]
+    calls = spy(monkeypatch, "tcnla_rsvd")
+    U, S, Vt = tcnla.rsvd(big[:, :80], 5, device="cpu")
+    (args,) = calls
+    assert args[4] == big.__array_interface__["data"][0] and args[5] == 90
+    assert (args[2], args[3]) == (80, 120)  # the transpose, column-major
+    assert args[6] == Vt.__array_interface__["data"][0]  # the C call's U is Vt
+    assert args[9] == U.__array_interface__["data"][0]

@@ -223,3 +223,32 @@ def test_cupy_rsvd_and_cai(cupy):
 
     U2, S2, Vt2 = tcnla.rsvd(CAIOnly(A), 10)
     np.testing.assert_allclose(cupy.asnumpy(S2), cupy.asnumpy(S), rtol=1e-6)
+
+
+def test_torch_pointers_in_place(torch, monkeypatch):
+    """The device pointers of the views themselves reach the C calls."""
+    L = _lib.lib()
+    calls = []
+    for name in ("tcnla_sgemm_ex", "tcnla_rsvd"):
+        real = getattr(L, name)
+
+        def f(*args, _real=real, _name=name):
+            calls.append((_name, args))
+            return _real(*args)
+
+        monkeypatch.setattr(L, name, f)
+    big = torch.randn(600, 500, device="cuda")
+    a = big[10:300, 20:420]  # C-order view
+    b = big.t()[30:430, 5:205]  # F-order view
+    c = tcnla.matmul(a, b)
+    name, args = calls[-1]
+    assert name == "tcnla_sgemm_ex"
+    assert args[8] == b.data_ptr() and args[10] == a.data_ptr() and args[13] == c.data_ptr()
+    assert args[9] == 600 and args[11] == 500
+    U, S, Vt = tcnla.rsvd(a, 8)
+    name, args = calls[-1]
+    assert name == "tcnla_rsvd" and args[4] == a.data_ptr() and args[5] == 500
+    assert args[6] == Vt.data_ptr() and args[9] == U.data_ptr()
+    torch.cuda.synchronize()
+    ref = a.double() @ b.double()
+    assert relerr(torch, c, ref) <= 2.0 * relerr(torch, a @ b, ref)
