@@ -179,11 +179,12 @@ def _layout(rows, cols, s0, s1):
     return None, 0
 
 
-def _matrix(A, what, fn, dtypes=("float32",)):
+def _matrix(A, what, fn, dtypes=("float32",), batched=False):
     a = A if isinstance(A, ar.Arr) else ar.wrap(A, what)
-    if len(a.shape) != 2:
-        raise TcnlaValueError(f"{fn}: {what} must be a matrix (2-D), got shape {a.shape}",
-                              argument=what)
+    if len(a.shape) != 2 and not (batched and len(a.shape) > 2):
+        raise TcnlaValueError(f"{fn}: {what} must be a matrix (2-D"
+                              f"{', or a batch of matrices' if batched else ''}), got shape "
+                              f"{a.shape}", argument=what)
     if a.dtype not in dtypes:
         raise TcnlaValueError(f"{fn}: {what} must be {' or '.join(dtypes)}, got {a.dtype}",
                               argument=what)
@@ -246,34 +247,47 @@ def _rsvd_opts(fn, rank, oversampling, power_iters, proj_method, gemm_method, po
 
 
 def _rsvd_run(fn, a, o, device, timings):
-    """U (m x k), S (k), Vt (k x n) of the float32 matrix Arr a; the layout
-    of U and Vt follows a's (F in, F out; C in, C out)."""
-    a, lay, ld = _blas(a)
-    m, n = a.shape
+    """U (..., m x k), S (..., k), Vt (..., k x n) of the float32 matrix (or
+    batch of matrices, one tcnla_rsvd call each) Arr a; U and Vt are
+    C-ordered matrices for a C-ordered a, F-ordered for an F-ordered one."""
+    m, n = a.shape[-2:]
+    lay, ld = _layout(m, n, a.strides[-2], a.strides[-1])
+    if lay is None or any(x < 0 for x in a.strides[:-2]):
+        a = ar.contiguous(a, "C")
+        lay, ld = _layout(m, n, a.strides[-2], a.strides[-1])
     k, p = o.rank, o.oversampling
     if k + p > min(m, n):
         raise TcnlaValueError(f"{fn}: rank + oversampling = {k + p} exceeds min(m, n) = "
                               f"{min(m, n)} of the {m} x {n} matrix", argument="rank")
+    batch = tuple(a.shape[:-2])
     with _Call(fn, [a], device) as c:
-        ci = L.Info()
-        o.info = C.pointer(ci)
-        tbuf = (C.c_double * len(L.RSVD_STEPS))() if timings else None
-        o.timings = C.cast(tbuf, C.POINTER(C.c_double)) if timings else None
-        S = ar.empty(a, (k,))
-        pA = c.inp(a)
-        if lay == "F":
-            U, Vt = ar.empty(a, (m, k), "F"), ar.empty(a, (k, n), "F")
-            st = c.lib.tcnla_rsvd(c.h, C.byref(o), m, n, pA, ld, c.out(U), m, c.out(S),
-                                  c.out(Vt), k)
-        else:  # a^T is n x m column-major: a^T = U' S V'^T, a = V' S U'^T
-            U, Vt = ar.empty(a, (m, k), "C"), ar.empty(a, (k, n), "C")
-            st = c.lib.tcnla_rsvd(c.h, C.byref(o), n, m, pA, ld, c.out(Vt), n, c.out(S),
-                                  c.out(U), k)
-        L.check(st, "tcnla_rsvd", _RSVD_ARGS)
         info = c.info()
-        info._add(ci)
-        if timings:
-            info.timings = dict(zip(L.RSVD_STEPS, list(tbuf)))
+        tsum = dict.fromkeys(L.RSVD_STEPS, 0.0) if timings else None
+        S = ar.empty(a, batch + (k,))
+        if lay == "F":  # F-ordered matrices: transposed views of C-ordered (k x m), (n x k)
+            U = ar.swap_last(ar.empty(a, batch + (k, m), "C"))
+            Vt = ar.swap_last(ar.empty(a, batch + (n, k), "C"))
+        else:
+            U, Vt = ar.empty(a, batch + (m, k), "C"), ar.empty(a, batch + (k, n), "C")
+        pA, pU, pS, pVt = c.inp(a), c.out(U), c.out(S), c.out(Vt)
+        sz = a.itemsize
+        for idx in itertools.product(*(range(x) for x in batch)):
+            off = lambda X: sz * sum(i * st for i, st in zip(idx, X.strides))
+            qA, qU, qS, qVt = pA + off(a), pU + off(U), pS + off(S), pVt + off(Vt)
+            ci = L.Info()
+            o.info = C.pointer(ci)
+            tbuf = (C.c_double * len(L.RSVD_STEPS))() if timings else None
+            o.timings = C.cast(tbuf, C.POINTER(C.c_double)) if timings else None
+            if lay == "F":
+                st = c.lib.tcnla_rsvd(c.h, C.byref(o), m, n, qA, ld, qU, m, qS, qVt, k)
+            else:  # a^T is n x m column-major: a^T = U' S V'^T, a = V' S U'^T
+                st = c.lib.tcnla_rsvd(c.h, C.byref(o), n, m, qA, ld, qVt, n, qS, qU, k)
+            L.check(st, "tcnla_rsvd", _RSVD_ARGS)
+            info._add(ci)
+            if timings:
+                for name, t in zip(L.RSVD_STEPS, list(tbuf)):
+                    tsum[name] += t
+        info.timings = tsum
     return U, S, Vt, info
 
 
@@ -285,12 +299,14 @@ def rsvd(A, rank, *, oversampling=None, power_iters=None, proj_method=None, gemm
     Gaussian Omega, power iterations re-orthonormalized at every step, the
     small SVD on the l x l problem, l = rank + oversampling.
 
-    A: float32 matrix (m x n), NumPy / CuPy / PyTorch (CPU or CUDA) or any
+    A: float32 matrix (m x n), or a batch (..., m, n) (one tcnla_rsvd call
+    per matrix), NumPy / CuPy / PyTorch (CPU or CUDA) or any
     __cuda_array_interface__ / __dlpack__ object, C- or F-ordered (any
     leading dimension); GPU arrays are used in place on the framework's
     current stream (the result is queued there, not waited for). Returns
-    U (m x rank), S (rank,), Vt (rank x n) of A's kind on A's device, in A's
-    order (C in, C out), and with return_info=True an Info as 4th item.
+    U (..., m x rank), S (..., rank), Vt (..., rank x n) of A's kind on A's
+    device, in A's order (C in, C out), and with return_info=True an Info as
+    4th item (Info.timings: summed over a batch).
 
     Options (None = the library's default, tcnla_rsvd_opts_default):
       oversampling  p, default 10 (rank + p <= min(m, n));
@@ -317,18 +333,11 @@ def rsvd(A, rank, *, oversampling=None, power_iters=None, proj_method=None, gemm
     beside A and the outputs about (m + n) l floats (the handle's pool,
     kept for the next call)."""
     fn = "rsvd"
-    a = _matrix(A, "A", fn)
+    a = _matrix(A, "A", fn, batched=True)
     o = _rsvd_opts(fn, rank, oversampling, power_iters, proj_method, gemm_method, power_method,
                    random_format, random_dist, orth, on_breakdown, seed)
     U, S, Vt, info = _rsvd_run(fn, a, o, device, timings)
     return _finish((U.obj, S.obj, Vt.obj), info, return_info)
-
-
-def _transpose(x):
-    torch = ar._torch()
-    if torch is not None and isinstance(x, torch.Tensor):
-        return x.t()
-    return x.T
 
 
 def svd_lowrank(A, q=6, niter=2, M=None, *, device=None, return_info=False, **options):
@@ -338,13 +347,13 @@ def svd_lowrank(A, q=6, niter=2, M=None, *, device=None, return_info=False, **op
     computed from a q-column sketch without oversampling (pass
     oversampling=p for q + p columns); niter: power iterations (default 2).
     M: as torch, the SVD of A - M (M broadcast to A's shape); A - M is formed
-    in A's framework first (one m x n temporary). A: a matrix (2-D; torch's
-    batched inputs are not supported) of any kind rsvd takes; float64 input
+    in A's framework first (one temporary of A's size). A: a matrix or a
+    batch (..., m, n) as torch's, of any kind rsvd takes; float64 input
     is rounded to float32 (a copy) and the outputs converted back to
     float64. Other keywords: rsvd's options. Accuracy and cost as rsvd with
     rank q (FP32 accuracy; about 2 niter + 2 products of m x n x q)."""
     fn = "svd_lowrank"
-    a = _matrix(A, "A", fn, ("float32", "float64"))
+    a = _matrix(A, "A", fn, ("float32", "float64"), batched=True)
     q = 6 if q is None else q
     if M is not None:
         a = ar.subtract(a, ar.wrap(M, "M"))
@@ -360,7 +369,7 @@ def svd_lowrank(A, q=6, niter=2, M=None, *, device=None, return_info=False, **op
     U, S, Vt, info = _rsvd_run(fn, a32, o, device, timings)
     if dt != "float32":
         U, S, Vt = ar.astype(U, dt), ar.astype(S, dt), ar.astype(Vt, dt)
-    return _finish((U.obj, S.obj, _transpose(Vt.obj)), info, return_info)
+    return _finish((U.obj, S.obj, ar.swap_last(Vt).obj), info, return_info)
 
 
 def _seed_from(random_state):

@@ -276,6 +276,15 @@ def current_stream(a):
     return int(s.ptr), s
 
 
+def swap_last(a):
+    """a with its last two dimensions swapped: a view, no copy."""
+    if a.kind == "torch":
+        return _from_torch(a.obj.transpose(-1, -2), "view")
+    if a.kind == "numpy":
+        return _from_numpy(np.swapaxes(a.obj, -1, -2), "view")
+    return _from_cupy(_cupy().swapaxes(a.obj, -1, -2), "view")
+
+
 def reshape_view(a, shape):
     """a reshaped without a copy (a is contiguous in C order)."""
     if a.kind == "torch":

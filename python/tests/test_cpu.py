@@ -272,7 +272,9 @@ def test_rsvd_bad_inputs():
     with pytest.raises(ValueError):
         tcnla.rsvd(A.astype(np.float64), 2, device=DEV)
     with pytest.raises(ValueError):
-        tcnla.rsvd(np.ones((3, 4, 5), np.float32), 1, device=DEV)
+        tcnla.rsvd(np.ones(5, np.float32), 1, device=DEV)
+    with pytest.raises(ValueError):
+        tcnla.randomized_svd(np.ones((3, 40, 50), np.float32), 1, device=DEV)
     with pytest.raises(tcnla.TcnlaNumericalError):
         B = A.copy()
         B[1, 1] = np.nan
@@ -291,6 +293,18 @@ def test_svd_lowrank_semantics():
     np.testing.assert_allclose(S2, SPEC[:10], rtol=1e-5)
     with pytest.raises(ValueError):
         tcnla.svd_lowrank(A, q=181, device=DEV)
+    # batches as torch's: one call per matrix, C and F matrices
+    for order in ("C", "F"):
+        Ab = np.stack([A, 2 * A, 3 * A]).astype(np.float32)
+        if order == "F":
+            Ab = np.swapaxes(np.swapaxes(Ab, 1, 2).copy(), 1, 2)
+        Ub, Sb, Vb, info = tcnla.svd_lowrank(Ab, q=10, device=DEV, return_info=True)
+        assert Ub.shape == (3, 250, 10) and Sb.shape == (3, 10) and Vb.shape == (3, 180, 10)
+        for i in range(3):
+            np.testing.assert_allclose(Sb[i], (i + 1) * SPEC[:10], rtol=1e-5)
+            R = Ab[i].astype(np.float64) - (Ub[i] * Sb[i]) @ Vb[i].T
+            assert np.linalg.norm(R) <= 1.01 * (i + 1) * np.sqrt(np.sum(SPEC[10:] ** 2))
+        assert info.products > 3
 
 
 def test_randomized_svd_matches_sklearn():

@@ -252,3 +252,28 @@ def test_torch_pointers_in_place(torch, monkeypatch):
     torch.cuda.synchronize()
     ref = a.double() @ b.double()
     assert relerr(torch, c, ref) <= 2.0 * relerr(torch, a @ b, ref)
+
+
+def test_torch_svd_lowrank_batched_and_dlpack(torch):
+    A = spec_tensor(torch, 600, 500, SPEC).float()
+    Ab = torch.stack([A, 2 * A])
+    U, S, V = tcnla.svd_lowrank(Ab, q=10)
+    assert U.shape == (2, 600, 10) and S.shape == (2, 10) and V.shape == (2, 500, 10)
+    np.testing.assert_allclose(S[1].cpu().numpy(), 2 * SPEC[:10], rtol=1e-5)
+    R = Ab - U @ torch.diag_embed(S) @ V.transpose(-1, -2)
+    assert float(R[1].norm()) <= 1.01 * 2 * float(np.sqrt(np.sum(SPEC[10:] ** 2)))
+
+    class DLPackOnly:  # a CUDA tensor seen through DLPack only
+        def __init__(self, x):
+            self._x = x
+
+        def __dlpack__(self, **kw):
+            return self._x.__dlpack__(**kw)
+
+        def __dlpack_device__(self):
+            return self._x.__dlpack_device__()
+
+    c = tcnla.matmul(DLPackOnly(A), DLPackOnly(A.T.contiguous()))
+    ref = A.double() @ A.T.double()
+    got = torch.as_tensor(c, device="cuda")  # CuPy or torch, whichever viewed it
+    assert relerr(torch, got, ref) <= 2.0 * relerr(torch, A @ A.T, ref)
