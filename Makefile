@@ -4,6 +4,7 @@
 #
 #   make            library, command, tests
 #   make test       CPU tests (what CI runs; includes tests/install_check.sh)
+#   make test-python  the Python package: fresh venv, pip install ., pytest (CPU)
 #   make CUDA=0 BUILD=build-asan SAN=1 test
 #                   the same under AddressSanitizer + UndefinedBehaviorSanitizer
 #                   (its own build folder; .ci/run runs it)
@@ -97,7 +98,7 @@ ifneq ($(CUDA),1)
   GTEST_OBJ := $(BUILD)/obj/gpu_tests_skipped.o $(BUILD)/obj/tests/runner.o $(BUILD)/obj/tests/util.o
 endif
 
-.PHONY: all lib test test-gpu test-gpu-sanitize bench demo deps clean install uninstall
+.PHONY: all lib test test-python test-gpu test-gpu-sanitize bench demo deps clean install uninstall
 all: lib $(BUILD)/tcnla $(BUILD)/run_tests
 
 lib: $(BUILD)/libtcnla.a $(BUILD)/libtcnla.so
@@ -181,6 +182,12 @@ SAN_ENV = ASAN_OPTIONS=$${ASAN_OPTIONS:-exitcode=86:detect_leaks=1:verify_asan_l
 test: $(BUILD)/.deps
 	$(MAKE) $(BUILD)/run_tests $(BUILD)/tcnla $(BUILD)/libtcnla.so
 	$(if $(filter 1,$(SAN)),$(SAN_ENV)) TCNLA_BIN=$(abspath $(BUILD))/tcnla $(abspath $(BUILD))/run_tests $(T)
+
+# the Python package: a fresh venv, pip install ., the CPU pytest suite
+# (tests/python_check.sh; needs python3-venv and PyPI)
+test-python: $(BUILD)/.deps
+	$(MAKE) $(BUILD)/libtcnla.so
+	TCNLA_BUILD=$(BUILD) bash tests/python_check.sh
 
 # the GPU tests, then (without a filter T, with CUDA=1, unless GPU_SAN=0)
 # the compute-sanitizer pass of tests/gpu/sanitize.sh

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages tcnla builds and tests with, when missing.
 set -euo pipefail
-pkgs=(build-essential gfortran pkg-config libblas-dev liblapack-dev libopenblas-dev libtmglib-dev libmpfr-dev libgmp-dev librandom123-dev python3-numpy clang libclang-rt-14-dev)
+pkgs=(build-essential gfortran pkg-config libblas-dev liblapack-dev libopenblas-dev libtmglib-dev libmpfr-dev libgmp-dev librandom123-dev python3-numpy python3-venv clang libclang-rt-14-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
