@@ -20,7 +20,9 @@ class Info:
     product's GEMM method as run (after range fallbacks, the native path for
     NaN / Inf, the Ozaki scheme's FP64 fallback), `methods` every method that
     computed some product, `products` the matrix products run, `fallbacks`
-    those run with another method than asked, the last Ozaki product's
+    those run with another method than asked, `scaled` those computed on
+    operands scaled exactly by powers of two (rows of op(A), columns of
+    op(B): data outside FP16's range), the last Ozaki product's
     scheme / slice or moduli counts, the backend's kernel `path`, and for
     rsvd(timings=True) the seconds per step. `backend` / `device` say where
     the call ran ('cpu' or 'cuda', the CUDA ordinal or None)."""
@@ -28,6 +30,7 @@ class Info:
     methods: List[str] = field(default_factory=list)
     products: int = 0
     fallbacks: int = 0
+    scaled: int = 0
     ozaki_scheme: int = 0
     ozaki_d: int = 0
     ozaki_slices_a: int = 0
@@ -48,6 +51,7 @@ class Info:
                 self.methods.append(nm)
         self.products += ci.products
         self.fallbacks += ci.fallbacks
+        self.scaled += ci.scaled
         if ci.ozaki_scheme:
             self.ozaki_scheme, self.ozaki_d = ci.ozaki_scheme, ci.ozaki_d
             self.ozaki_slices_a, self.ozaki_slices_b = ci.ozaki_slices_a, ci.ozaki_slices_b
@@ -644,9 +648,11 @@ def matmul(a, b, method=None, *, mode="dp", slices=None, scheme="auto", range_po
     Tensor Core SGEMM [Ootomo & Yokota 2021]: 3 FP16 products, FP32
     accuracy: error about that of an FP32 SGEMM); any tcnla_sgemm method
     name ('native_fp32', 'tf32', 'fp16', 'tcec_tf32', 'shgemm_fp16',
-    'ozaki_int8', ...). range_policy: 'error' (default: an input the FP16
-    split cannot represent raises TcnlaRangeError) or 'fallback' (computed
-    with the TF32 variant instead; Info.fallbacks counts it).
+    'ozaki_int8', ...). The FP16 methods compute data outside FP16's range
+    on copies scaled exactly by powers of two per row / column (the same
+    accuracy at any scale; Info.scaled counts such products); where that
+    cannot be done, range_policy decides: 'error' (default: TcnlaRangeError)
+    or 'fallback' (computed with the TF32 variant; Info.fallbacks counts it).
     float64 operands: method default 'ozaki' (= 'ozaki_int8'; or
     'ozaki_fp16', 'native_fp64'), the Ozaki scheme [Mukunoki et al. 2020]
     with mode 'dp' (default: as accurate as DGEMM, slice count from the

@@ -113,20 +113,57 @@ def test_matmul_1d_and_empty():
                         device=DEV).shape == (0, 4)
 
 
-def test_matmul_range_error_and_fallback():
+def test_matmul_scale_never_matters():
+    """Data far outside FP16's range: computed on exactly scaled copies, the
+    product of the in-range data times the power of two, bit for bit."""
     r = rng(6)
-    a = (r.standard_normal((32, 32)) * 1e6).astype(np.float32)  # beyond FP16's range
-    b = r.standard_normal((32, 32)).astype(np.float32)
-    with pytest.raises(tcnla.TcnlaRangeError) as e:
-        tcnla.matmul(a, b, device=DEV)
-    assert e.value.status == _lib.ERR_RANGE and isinstance(e.value, tcnla.TcnlaError)
-    c, info = tcnla.matmul(a, b, device=DEV, range_policy="fallback", return_info=True)
-    ref = a.astype(np.float64) @ b
-    assert rel_err(c, ref) <= 2.0 * rel_err(a @ b, ref)
-    assert info.fallbacks == 1 and info.method == "tcec_tf32"
-    # the setting is per call: the next call raises again
-    with pytest.raises(tcnla.TcnlaRangeError):
-        tcnla.matmul(a, b, device=DEV)
+    a = r.standard_normal((32, 40)).astype(np.float32)
+    b = r.standard_normal((40, 24)).astype(np.float32)
+    c0, i0 = tcnla.matmul(a, b, device=DEV, return_info=True)
+    for e in (-60, 40):
+        c, info = tcnla.matmul(np.ldexp(a, e).astype(np.float32), b, device=DEV,
+                               return_info=True)
+        assert info.scaled == 1 and info.method == "tcec_fp16" and info.fallbacks == 0
+        assert np.array_equal(np.asarray(c), np.ldexp(np.asarray(c0), e).astype(np.float32))
+    assert i0.scaled == 0
+    a6 = (a * 1e6).astype(np.float32)
+    ref = a6.astype(np.float64) @ b
+    c = tcnla.matmul(a6, b, device=DEV)
+    assert rel_err(c, ref) <= 1.5 * rel_err(a6 @ b, ref)
+
+
+_NO_SCALING = """
+import numpy as np, tcnla
+r = np.random.default_rng(6)
+a = (r.standard_normal((32, 32)) * 1e6).astype(np.float32)
+b = r.standard_normal((32, 32)).astype(np.float32)
+try:
+    tcnla.matmul(a, b, device=DEV)
+    raise SystemExit("no range error")
+except tcnla.TcnlaRangeError as e:
+    assert e.status == tcnla._lib.ERR_RANGE and isinstance(e, tcnla.TcnlaError)
+c, info = tcnla.matmul(a, b, device=DEV, range_policy="fallback", return_info=True)
+ref = a.astype(np.float64) @ b
+err = np.linalg.norm(c - ref) / np.linalg.norm(ref)
+assert err <= 2.0 * np.linalg.norm(a @ b - ref) / np.linalg.norm(ref)
+assert info.fallbacks == 1 and info.method == "tcec_tf32"
+try:  # the setting is per call: the next call raises again
+    tcnla.matmul(a, b, device=DEV)
+    raise SystemExit("no range error after the fallback call")
+except tcnla.TcnlaRangeError:
+    pass
+"""
+
+
+def test_matmul_range_error_and_fallback_without_exact_scaling():
+    """TCNLA_EXACT_SCALING=0 (read when a handle is created: a process of
+    its own): the range error, and range_policy='fallback'."""
+    import subprocess
+    import sys
+    env = dict(os.environ, TCNLA_EXACT_SCALING="0")
+    r = subprocess.run([sys.executable, "-c", f"DEV = {DEV!r}" + _NO_SCALING], env=env,
+                       capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stdout + r.stderr
 
 
 @pytest.mark.parametrize("mode", ["dp", "cr"])
