@@ -256,13 +256,13 @@ $(IP_SO): $(IP_OBJ) interpose/libtcnla_cublas.map $(BUILD)/libtcnla.so
 lib: $(IP_SO)
 IP_PROG_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart \
                -ldl -lpthread -lm
-$(BUILD)/test_interpose: interpose/tests/test_interpose.c include/tcnla_cublas.h
+$(BUILD)/interpose_gpu_check: interpose/tests/gpu_check.c include/tcnla_cublas.h
 	$(CC) $(CFLAGS_BASE) -I$(CUDA_HOME)/include -o $@ $< $(IP_PROG_LIBS)
 $(BUILD)/bench_interpose_dgemm: bench/interpose/dgemm.c
 	$(CC) $(CFLAGS_BASE) -I$(CUDA_HOME)/include -o $@ $< $(IP_PROG_LIBS)
 endif
 .PHONY: interpose
-interpose: $(IP_SO) $(if $(IP_SO),$(BUILD)/test_interpose $(BUILD)/bench_interpose_dgemm)
+interpose: $(IP_SO) $(if $(IP_SO),$(BUILD)/interpose_gpu_check $(BUILD)/bench_interpose_dgemm)
 
 # ------------------------------------------------------------------ bench
 # build/bench_gemm times every GEMM method against the cuBLAS baselines on

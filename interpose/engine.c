@@ -12,7 +12,6 @@
  * one at a time, each on the stream of the cuBLAS handle (or cuBLASLt
  * call) it came from (tcnla_set_stream only where the stream changes: it
  * waits for the old one). */
-#define _GNU_SOURCE
 #include "internal.h"
 
 #include <dlfcn.h>
