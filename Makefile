@@ -258,11 +258,16 @@ IP_PROG_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lc
                -ldl -lpthread -lm
 $(BUILD)/interpose_gpu_check: interpose/tests/gpu_check.c include/tcnla_cublas.h
 	$(CC) $(CFLAGS_BASE) -I$(CUDA_HOME)/include -o $@ $< $(IP_PROG_LIBS)
+$(BUILD)/libinterpose_gpu_check.so: interpose/tests/gpu_check.c include/tcnla_cublas.h
+	$(CC) $(CFLAGS_BASE) -DGPU_CHECK_LIB -shared -I$(CUDA_HOME)/include -o $@ $< $(IP_PROG_LIBS)
+$(BUILD)/interpose_local_loader: interpose/tests/local_loader.c
+	$(CC) $(CFLAGS_BASE) -o $@ $< -ldl
 $(BUILD)/bench_interpose_dgemm: bench/interpose/dgemm.c
 	$(CC) $(CFLAGS_BASE) -I$(CUDA_HOME)/include -o $@ $< $(IP_PROG_LIBS)
 endif
 .PHONY: interpose
-interpose: $(IP_SO) $(if $(IP_SO),$(BUILD)/interpose_gpu_check $(BUILD)/bench_interpose_dgemm)
+interpose: $(IP_SO) $(if $(IP_SO),$(BUILD)/interpose_gpu_check $(BUILD)/libinterpose_gpu_check.so \
+           $(BUILD)/interpose_local_loader $(BUILD)/bench_interpose_dgemm)
 
 # ------------------------------------------------------------------ bench
 # build/bench_gemm times every GEMM method against the cuBLAS baselines on
