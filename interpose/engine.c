@@ -14,6 +14,7 @@
  * waits for the old one). */
 #include "internal.h"
 
+#include <cuda.h>
 #include <dlfcn.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -123,13 +124,31 @@ static struct dev *acquire(cudaStream_t s) {
 
 static void release(struct dev *v) { pthread_mutex_unlock(&v->mu); }
 
+/* The capture query goes to the driver (libcuda.so.1, loaded by the
+ * program): the first call of this library's CUDA runtime initializes it,
+ * which must not happen inside a capture. */
+typedef CUresult (*cu_is_capturing_t)(CUstream, CUstreamCaptureStatus *);
+static cu_is_capturing_t cu_is_capturing;
+static pthread_once_t cu_once = PTHREAD_ONCE_INIT;
+static void cu_load(void) {
+    void *h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_NOLOAD);
+    if (h) *(void **)&cu_is_capturing = dlsym(h, "cuStreamIsCapturing");
+}
+
 int tci_stream_blocked(cudaStream_t s) {
-    enum cudaStreamCaptureStatus cs = cudaStreamCaptureStatusNone;
-    if (cudaStreamIsCapturing(s, &cs) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return TCNLA_CUBLAS_PATH_CAPTURE; /* (the legacy stream while another captures) */
+    pthread_once(&cu_once, cu_load);
+    if (cu_is_capturing) {
+        CUstreamCaptureStatus cs = CU_STREAM_CAPTURE_STATUS_NONE;
+        if (cu_is_capturing((CUstream)s, &cs) != CUDA_SUCCESS)
+            return TCNLA_CUBLAS_PATH_CAPTURE; /* (the legacy stream while another captures) */
+        return cs == CU_STREAM_CAPTURE_STATUS_NONE ? -1 : TCNLA_CUBLAS_PATH_CAPTURE;
     }
-    return cs == cudaStreamCaptureStatusNone ? -1 : TCNLA_CUBLAS_PATH_CAPTURE;
+    enum cudaStreamCaptureStatus rs = cudaStreamCaptureStatusNone;
+    if (cudaStreamIsCapturing(s, &rs) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return TCNLA_CUBLAS_PATH_CAPTURE;
+    }
+    return rs == cudaStreamCaptureStatusNone ? -1 : TCNLA_CUBLAS_PATH_CAPTURE;
 }
 
 int tci_read_device(cudaStream_t s, const void *a, void *out_a, const void *b, void *out_b,
