@@ -64,9 +64,13 @@ typedef enum {
     TCNLA_CUBLAS_PATH_ARGS = 5,      /* to cuBLAS: invalid or untaken arguments (leading
                                         dimensions, layouts, epilogues, pointer modes) */
     TCNLA_CUBLAS_PATH_CAPTURE = 6,   /* to cuBLAS: the stream is being captured into a graph */
-    TCNLA_CUBLAS_PATH_INNER = 7,     /* to cuBLAS: called from inside a hook or NVIDIA's libraries */
+    TCNLA_CUBLAS_PATH_INNER = 7,     /* to cuBLAS: called from NVIDIA's libraries (cuBLAS's own
+                                        calls while a hook passes a call through, cuSOLVER) */
     TCNLA_CUBLAS_PATH_FAILED = 8,    /* to cuBLAS after tcnla could not run the product */
-    TCNLA_CUBLAS_PATHS = 9
+    TCNLA_CUBLAS_PATH_NESTED = 9,    /* to cuBLAS: called from inside a hook by other code than
+                                        NVIDIA's (never expected: tcnla's own cuBLAS calls do not
+                                        reach the hooks) */
+    TCNLA_CUBLAS_PATHS = 10
 } tcnla_cublas_path_t;
 
 typedef struct {

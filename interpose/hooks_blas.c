@@ -57,7 +57,7 @@ static int args_ok(const req_t *r, int ptrs) {
  * each) in a_out, b_out; else the path that sends it to cuBLAS. */
 static int gate(cublasHandle_t h, int fp64, const req_t *r, int ptrs, int math_applies,
                 const void *ret, cudaStream_t *s, void *a_out, void *b_out) {
-    if (tci_inside()) return TCNLA_CUBLAS_PATH_INNER;
+    if (tci_inside()) return tci_nested_path(ret);
     const tcnla_cublas_policy_t p = tci_policy();
     if (fp64 ? p.fp64_method == TCNLA_GEMM_NATIVE_FP64 : p.fp32_method == TCNLA_GEMM_NATIVE_FP32)
         return TCNLA_CUBLAS_PATH_POLICY;
@@ -389,7 +389,7 @@ TCI_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t 
         req_t r = {transa, transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, 0, 0, 0, 1};
         path = take_f32(handle, &r, ma, __builtin_return_address(0), &done);
     } else if (tci_inside()) {
-        path = TCNLA_CUBLAS_PATH_INNER;
+        path = tci_nested_path(__builtin_return_address(0));
     }
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
     if (!computed(path))
@@ -415,7 +415,7 @@ TCI_EXPORT cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation
         req_t r = {transa, transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, 0, 0, 0, 1};
         path = take_f32(handle, &r, ma, __builtin_return_address(0), &done);
     } else if (tci_inside()) {
-        path = TCNLA_CUBLAS_PATH_INNER;
+        path = tci_nested_path(__builtin_return_address(0));
     }
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
     if (!computed(path))
@@ -441,7 +441,7 @@ TCI_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
                    C,      lda,    ldb, ldc, strideA, strideB, strideC, batchCount};
         path = take_f32(handle, &r, ma, __builtin_return_address(0), &done);
     } else if (tci_inside()) {
-        path = TCNLA_CUBLAS_PATH_INNER;
+        path = tci_nested_path(__builtin_return_address(0));
     }
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
     if (!computed(path))
@@ -468,7 +468,7 @@ TCI_EXPORT cublasStatus_t cublasGemmStridedBatchedEx_64(
                    C,      lda,    ldb, ldc, strideA, strideB, strideC, batchCount};
         path = take_f32(handle, &r, ma, __builtin_return_address(0), &done);
     } else if (tci_inside()) {
-        path = TCNLA_CUBLAS_PATH_INNER;
+        path = tci_nested_path(__builtin_return_address(0));
     }
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
     if (!computed(path))

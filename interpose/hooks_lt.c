@@ -22,7 +22,7 @@ static int take(cublasLtMatmulDesc_t desc, const void *alpha, const void *A,
                 const void *beta, const void *C, cublasLtMatrixLayout_t Cd, void *D,
                 cublasLtMatrixLayout_t Dd, cudaStream_t s, const void *ret, int *broken) {
     *broken = 0;
-    if (tci_inside()) return TCNLA_CUBLAS_PATH_INNER;
+    if (tci_inside()) return tci_nested_path(ret);
     const tcnla_cublas_policy_t p = tci_policy();
     if (p.fp32_method == TCNLA_GEMM_NATIVE_FP32) return TCNLA_CUBLAS_PATH_POLICY;
     tci_lt_call_t c;

@@ -51,6 +51,9 @@ TCI_HIDDEN tci_lt_layout_get_t tci_lt_layout_get(void);
 TCI_HIDDEN int tci_from_vendor(const void *ret);
 /* The calling thread is inside a hook (nested calls go to cuBLAS). */
 TCI_HIDDEN int tci_inside(void);
+/* The path of a call made inside a hook, from return address ret:
+ * TCNLA_CUBLAS_PATH_INNER (from NVIDIA's libraries) or _NESTED. */
+TCI_HIDDEN int tci_nested_path(const void *ret);
 TCI_HIDDEN void tci_enter(void);
 TCI_HIDDEN void tci_leave(void);
 

@@ -95,5 +95,8 @@ int tci_from_vendor(const void *ret) {
 
 static __thread int depth;
 int tci_inside(void) { return depth > 0; }
+int tci_nested_path(const void *ret) {
+    return tci_from_vendor(ret) ? TCNLA_CUBLAS_PATH_INNER : TCNLA_CUBLAS_PATH_NESTED;
+}
 void tci_enter(void) { depth++; }
 void tci_leave(void) { depth--; }

@@ -16,7 +16,7 @@ static const char *const entry_names[TCI_ENTRIES] = {
     "cublasGemmStridedBatchedEx_64", "cublasDgemm_v2",    "cublasDgemm_v2_64",
     "cublasDgemmStridedBatched", "cublasDgemmStridedBatched_64", "cublasLtMatmul"};
 static const char *const path_names[TCNLA_CUBLAS_PATHS] = {
-    "tcnla", "fallback", "policy", "type", "size", "args", "capture", "inner", "failed"};
+    "tcnla", "fallback", "policy", "type", "size", "args", "capture", "inner", "failed", "nested"};
 
 static uint64_t calls[TCI_ENTRIES][TCNLA_CUBLAS_PATHS];
 static uint64_t nanos[TCI_ENTRIES][TCNLA_CUBLAS_PATHS];

@@ -174,6 +174,7 @@ int main(int argc, char **argv) {
     CHECK(setp(&before) == 0);
     CHECK(!strcmp(pname(TCNLA_CUBLAS_PATH_TCNLA), "tcnla"));
     CHECK(!strcmp(pname(TCNLA_CUBLAS_PATH_CAPTURE), "capture"));
+    CHECK(!strcmp(pname(TCNLA_CUBLAS_PATH_NESTED), "nested"));
     CHECK(!strcmp(pname(-1), "?") && !strcmp(pname(TCNLA_CUBLAS_PATHS), "?"));
 
     /* the statuses of the real functions, through the hooks */
