@@ -1,8 +1,9 @@
 /* cublasLtMatmul: FP32 products (lt_desc.c says which) computed by the
  * policy's FP32 method into D, then the epilogue (bias, ReLU, GELU) by
  * epilogue.cu, all on the call's stream. D != C: C is copied into D first
- * (where beta != 0; C and D must not overlap otherwise). The algorithm,
- * workspace and the handle's preferences are cuBLASLt's and not used. */
+ * (where beta != 0; C and D must not overlap otherwise). The algorithm and
+ * workspace passed are checked as cuBLASLt would (cublasLtMatmulAlgoCheck),
+ * not used. */
 #include "internal.h"
 
 #include <string.h>
@@ -17,10 +18,38 @@ static int overlap(const float *x, const float *y, int64_t m, int64_t n, int64_t
 
 /* The path taken (TCNLA / FALLBACK: D computed; else D as it was, or, with
  * *broken set, D == C changed: cuBLASLt cannot run any more). */
-static int take(cublasLtMatmulDesc_t desc, const void *alpha, const void *A,
+typedef cublasStatus_t (*lt_check_t)(cublasLtHandle_t, cublasLtMatmulDesc_t,
+                                     cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                                     cublasLtMatrixLayout_t, cublasLtMatrixLayout_t,
+                                     const cublasLtMatmulAlgo_t *,
+                                     cublasLtMatmulHeuristicResult_t *);
+
+/* cuBLASLt would run the call: the handle is not NULL and, where the
+ * caller chose an algorithm, cublasLtMatmulAlgoCheck accepts it with the
+ * workspace given (else cuBLASLt answers the call, with its status). */
+static int lt_would_run(cublasLtHandle_t lh, cublasLtMatmulDesc_t desc, cublasLtMatrixLayout_t Ad,
+                        cublasLtMatrixLayout_t Bd, cublasLtMatrixLayout_t Cd,
+                        cublasLtMatrixLayout_t Dd, const cublasLtMatmulAlgo_t *algo,
+                        size_t ws) {
+    if (!lh) return 0;
+    if (!algo) return 1;
+    static lt_check_t check_;
+    lt_check_t check = __atomic_load_n(&check_, __ATOMIC_ACQUIRE);
+    if (!check) {
+        check = (lt_check_t)tci_real("cublasLtMatmulAlgoCheck", 1, NULL);
+        __atomic_store_n(&check_, check, __ATOMIC_RELEASE);
+    }
+    cublasLtMatmulHeuristicResult_t res;
+    memset(&res, 0, sizeof res);
+    return check && check(lh, desc, Ad, Bd, Cd, Dd, algo, &res) == CUBLAS_STATUS_SUCCESS &&
+           res.workspaceSize <= ws;
+}
+
+static int take(cublasLtHandle_t lh, cublasLtMatmulDesc_t desc, const void *alpha, const void *A,
                 cublasLtMatrixLayout_t Ad, const void *B, cublasLtMatrixLayout_t Bd,
                 const void *beta, const void *C, cublasLtMatrixLayout_t Cd, void *D,
-                cublasLtMatrixLayout_t Dd, cudaStream_t s, const void *ret, int *broken) {
+                cublasLtMatrixLayout_t Dd, const cublasLtMatmulAlgo_t *algo, size_t ws,
+                cudaStream_t s, const void *ret, int *broken) {
     *broken = 0;
     if (tci_inside()) return tci_nested_path(ret);
     const tcnla_cublas_policy_t p = tci_policy();
@@ -38,6 +67,7 @@ static int take(cublasLtMatmulDesc_t desc, const void *alpha, const void *A,
     if (tci_from_vendor(ret)) return TCNLA_CUBLAS_PATH_INNER;
     int b = tci_stream_blocked(s);
     if (b >= 0) return b;
+    if (!lt_would_run(lh, desc, Ad, Bd, Cd, Dd, algo, ws)) return TCNLA_CUBLAS_PATH_ARGS;
     float al, be;
     if (c.device_scalars) {
         if (tci_read_device(s, alpha, &al, beta, &be, sizeof(float)))
@@ -97,8 +127,8 @@ TCI_EXPORT cublasStatus_t cublasLtMatmul(cublasLtHandle_t lightHandle,
     if (!real) return CUBLAS_STATUS_NOT_INITIALIZED;
     const double t0 = tci_now();
     int broken = 0;
-    int path = take(computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, stream,
-                     __builtin_return_address(0), &broken);
+    int path = take(lightHandle, computeDesc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc,
+                     algo, workspaceSizeInBytes, stream, __builtin_return_address(0), &broken);
     cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
     if (broken) {
         st = CUBLAS_STATUS_EXECUTION_FAILED;

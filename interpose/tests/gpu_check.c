@@ -23,7 +23,10 @@
  *    row-major layouts, graph capture, sizes below the thresholds, invalid
  *    arguments): the expected path counted, the result bitwise cuBLAS's;
  *  - beta = 0 with NaN in C: no NaN in the result; NaN in A: the same
- *    rows NaN as cuBLAS's.
+ *    rows NaN as the reference's;
+ *  - cuBLAS's own error is at FP32 / FP64 level (1e-5 / 1e-12), so that
+ *    the reference's formulas (the epilogues', GELU's tanh form) are
+ *    cuBLAS's.
  * Without the preload only the error bound against the reference and the
  * statuses are checked (both runs are cuBLAS). Built with -DGPU_CHECK_LIB
  * as a shared library (gpu_check_main) that local_loader.c opens with
@@ -130,6 +133,8 @@ typedef struct {
     int lt_d;    /* D apart from C */
     int lt_row;  /* row-major order attribute on D, C: to cuBLASLt */
     int lt_tf32; /* compute type 32F_FAST_TF32: to cuBLASLt */
+    int lt_algo; /* an algorithm and workspace from cublasLtMatmulAlgoGetHeuristic */
+    int lt_nullh; /* a NULL cuBLASLt handle: cuBLASLt's status */
     int expect;  /* under the preload: TAKEN or the pass-through path */
 } case_t;
 
@@ -239,15 +244,15 @@ static void reference(const case_t *c, const data_t *d, double *R) {
     for (int64_t b = 0; b < c->batch; b++)
         for (int64_t j = 0; j < c->n; j++)
             for (int64_t i = 0; i < c->m; i++) {
-                double s = 0;
+                long double s = 0; /* (80-bit: the FP64 cases' reference too) */
                 for (int64_t l = 0; l < c->k; l++) {
                     const double a = c->ta ? d->A[b * d->sA + l + i * d->lda]
                                            : d->A[b * d->sA + i + l * d->lda];
                     const double x = c->tb ? d->B[b * d->sB + j + l * d->ldb]
                                            : d->B[b * d->sB + l + j * d->ldb];
-                    s += a * x;
+                    s += (long double)a * x;
                 }
-                double v = c->alpha * s;
+                double v = (double)(c->alpha * s);
                 if (c->beta != 0) v += c->beta * d->C0[b * d->sC + i + j * d->ldc];
                 const int epi = c->lt_epi;
                 if (epi == CUBLASLT_EPILOGUE_BIAS || epi == CUBLASLT_EPILOGUE_RELU_BIAS ||
@@ -305,8 +310,29 @@ static cublasStatus_t lt_call(const case_t *c, data_t *d, void *out) {
     }
     float al = (float)c->alpha, be = (float)c->beta;
     void *D = c->lt_d ? d->dD : d->dC;
-    st = cublasLtMatmul(LT, desc, c->devptr ? d->dAlpha : (void *)&al, d->dA, la, d->dB, lb,
-                        c->devptr ? d->dBeta : (void *)&be, d->dC, lc, D, ld, NULL, NULL, 0, S);
+    static void *ws;
+    const size_t ws_size = (size_t)32 << 20;
+    cublasLtMatmulHeuristicResult_t res;
+    int have_algo = 0;
+    if (c->lt_algo) {
+        if (!ws) CK(cudaMalloc(&ws, ws_size));
+        cublasLtMatmulPreference_t pref;
+        int found = 0;
+        if (cublasLtMatmulPreferenceCreate(&pref) == CUBLAS_STATUS_SUCCESS) {
+            cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                 &ws_size, sizeof ws_size);
+            if (cublasLtMatmulAlgoGetHeuristic(LT, desc, la, lb, lc, ld, pref, 1, &res, &found) ==
+                    CUBLAS_STATUS_SUCCESS &&
+                found > 0)
+                have_algo = 1;
+            cublasLtMatmulPreferenceDestroy(pref);
+        }
+        if (!have_algo) fprintf(stderr, "gpu_check: no cuBLASLt heuristic for %s\n", c->name);
+    }
+    st = cublasLtMatmul(c->lt_nullh ? NULL : LT, desc, c->devptr ? d->dAlpha : (void *)&al, d->dA,
+                        la, d->dB, lb, c->devptr ? d->dBeta : (void *)&be, d->dC, lc, D, ld,
+                        have_algo ? &res.algo : NULL, have_algo ? ws : NULL,
+                        have_algo ? ws_size : 0, S);
     cublasLtMatrixLayoutDestroy(la), cublasLtMatrixLayoutDestroy(lb);
     cublasLtMatrixLayoutDestroy(lc), cublasLtMatrixLayoutDestroy(ld);
     cublasLtMatmulDescDestroy(desc);
@@ -481,6 +507,11 @@ static void check(const case_t *c) {
         const double ratio = d.fp64 ? RATIO_FP64 : RATIO_FP32;
         const double floor = d.fp64 ? 1e-300 : 1e-30;
         if (!(eh <= ratio * en + floor)) ok = 0, snprintf(why, sizeof why, "error ratio > %.0f", ratio);
+        /* cuBLAS itself agrees with the reference (its formulas, GELU's
+         * included, are the reference's), unless it was asked for TF32 */
+        const double sane = d.fp64 ? 1e-12 : 1e-5;
+        if (!c->tf32 && c->ex != 4 && !c->lt_tf32 && !(en <= sane))
+            ok = 0, snprintf(why, sizeof why, "cuBLAS's own error above %.0e", sane);
         if (c->c_nan && an_h) ok = 0, snprintf(why, sizeof why, "NaN of C (beta = 0) read");
         if (c->a_nan && !nr_h) ok = 0, snprintf(why, sizeof why, "NaN rows differ from FP64");
         if (!c->a_nan && !c->c_nan && an_h) ok = 0, snprintf(why, sizeof why, "NaN in result");
@@ -668,6 +699,8 @@ int gpu_check_main(void) {
          .lt_epi = CUBLASLT_EPILOGUE_GELU_BIAS, .expect = T},
         {"LtMatmul BIAS x2 batch, D apart", E_LT, 0, 0, 128, 160, 256, 2, 2, 0.5, 0.0,
          .lt_epi = CUBLASLT_EPILOGUE_BIAS, .lt_d = 1, .expect = T},
+        {"LtMatmul BIAS, heuristic algo + workspace", E_LT, 1, 0, 256, 256, 512, 0, 1, 1.0, 0.0,
+         .lt_epi = CUBLASLT_EPILOGUE_BIAS, .lt_algo = 1, .expect = T},
         /* to cuBLAS unchanged */
         {"pass: Sgemm_v2 TF32 math mode", E_SGEMM, 0, 0, 256, 256, 256, 0, 1, 1.0, 0.0,
          .tf32 = 1, .expect = P_TYPE},
@@ -695,6 +728,8 @@ int gpu_check_main(void) {
          .badld = 1, .expect = P_ARGS},
         {"pass: GemmEx lda < m (invalid)", E_GEMMEX, 0, 0, 256, 256, 256, 0, 1, 1.0, 0.0,
          .badld = 1, .expect = P_ARGS},
+        {"pass: LtMatmul NULL handle", E_LT, 0, 0, 256, 256, 256, 0, 1, 1.0, 0.0, .lt_nullh = 1,
+         .expect = P_ARGS},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
     check_threads(ndev);
