@@ -31,5 +31,5 @@ TEST(interpose_exports_policy_statuses) {
     const int st = pclose(p);
     const int rc = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
     CHECK_MSG(rc == 0, "interpose/check_exports.sh exited %d:\n%s", rc, out);
-    CHECK_MSG(strstr(out, "check_exports: ok (20 exports)") != NULL, "%s", out);
+    CHECK_MSG(strstr(out, "check_exports: ok (20 exports") != NULL, "%s", out);
 }
