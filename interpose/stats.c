@@ -1,7 +1,8 @@
 /* Counts and host times of the hooked calls, per entry point and path
  * (tcnla_cublas.h's tcnla_cublas_path_t), and the summary written at exit
  * when TCNLA_CUBLAS_LOG is set: "1" or "stderr" for standard error, any
- * other value a file the summary is appended to. */
+ * other value a file the summary is appended to (processes without a
+ * hooked call write none). */
 #include "internal.h"
 
 #include <stdio.h>
@@ -61,6 +62,12 @@ TCI_EXPORT int tcnla_cublas_reset_stats(void) {
 static void write_log(void) {
     const char *v = getenv("TCNLA_CUBLAS_LOG");
     if (!v || !*v || !strcmp(v, "0")) return;
+    uint64_t any = 0; /* (processes that made no hooked call write nothing: the preload
+                            reaches every child process of the program too) */
+    for (int e = 0; e < TCI_ENTRIES; e++)
+        for (int q = 0; q < TCNLA_CUBLAS_PATHS; q++)
+            any += __atomic_load_n(&calls[e][q], __ATOMIC_RELAXED);
+    if (!any) return;
     const int to_err = !strcmp(v, "1") || !strcmp(v, "stderr");
     FILE *f = to_err ? stderr : fopen(v, "a");
     if (!f) return;
