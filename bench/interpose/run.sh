@@ -6,7 +6,7 @@
 # and 16384), each run without and with LD_PRELOAD=build/libtcnla_cublas.so
 # in this one invocation. Writes to OUTDIR (default $OUT):
 #   interpose.csv   gpu, program, op, m, n, k, seconds_native, seconds_tcnla,
-#                   rel_err_native, rel_err_tcnla, speedup
+#                   rel_err_native, rel_err_tcnla (speedups printed)
 #   mlp_loss_native.csv, mlp_loss_tcnla.csv   the training runs' loss curves
 #   interpose_bench_stats.txt   the hooks' exit summaries (TCNLA_CUBLAS_LOG)
 #   interpose_bench.log         everything printed
@@ -41,6 +41,6 @@ for mode in native tcnla; do
     tail -n 20 "$J"
 done
 python3 bench/interpose/merge.py --gpu "$GPU" "$OUT/bench_native.jsonl" "$OUT/bench_tcnla.jsonl" \
-    >"$OUT/interpose.csv"
+    >"$OUT/interpose.csv" 2> >(tee -a "$LOG" >&2)
 cat "$OUT/interpose.csv"
 cat "$OUT/interpose_bench_stats.txt" 2>/dev/null | tail -40
