@@ -6,6 +6,9 @@
 #  - it needs none of cuBLAS, libcudart.so, libtcnla, BLAS / LAPACK,
 #    libgomp, libstdc++ (nothing that would enter a preloaded program's
 #    global scope beside libc);
+#  - under the preload, libtcnla's own table of cuBLAS functions is still
+#    cuBLAS's definitions (build/run_tests cuda_libs_table), so tcnla's
+#    calls never reach the hooks;
 #  - interpose/tests/cpu_check.c, built here against the CUDA headers:
 #    the policy from the environment (defaults, every variable, values that
 #    do not parse, TCNLA_CUBLAS_DISABLE), the API's bad input, and the
@@ -54,6 +57,16 @@ TCNLA_CUBLAS_FP32=bogus TCNLA_CUBLAS_FP64=fast TCNLA_CUBLAS_MIN_DIM=-3 TCNLA_CUB
 TCNLA_CUBLAS_DISABLE=1 "$tmp/cpu_check" "$so" disable || fail "cpu_check disable"
 # the exit log: every call counted under its entry point
 TCNLA_CUBLAS_LOG="$tmp/log.txt" "$tmp/cpu_check" "$so" default >/dev/null || fail "cpu_check log"
+# no recursion: under the preload, libtcnla's table of cuBLAS functions
+# (src/backend/cuda/cuda_libs.c, dlsym on its own dlopen handles) still
+# holds cuBLAS's own definitions, not the hooks (the white-box test
+# cuda_libs_table checks each entry's library with dladdr)
+if [ -x "$build/run_tests" ]; then
+    LD_PRELOAD="$so" "$build/run_tests" cuda_libs_table >"$tmp/table.log" 2>&1 \
+      || { cat "$tmp/table.log" >&2; fail "under the preload, libtcnla's cuBLAS table is not cuBLAS's"; }
+    grep -q '^1 passed, 0 failed, 0 skipped' "$tmp/table.log" \
+      || { cat "$tmp/table.log" >&2; fail "cuda_libs_table did not run under the preload"; }
+fi
 if "$tmp/cpu_check" "$so" default | grep -q 'statuses not compared'; then
     note=", no libcublas here: statuses not compared"
 else
