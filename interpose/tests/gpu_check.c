@@ -286,11 +286,15 @@ static cublasStatus_t lt_call(const case_t *c, data_t *d, void *out) {
     cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof tb);
     cublasLtEpilogue_t epi = c->lt_epi ? (cublasLtEpilogue_t)c->lt_epi : CUBLASLT_EPILOGUE_DEFAULT;
     cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, &epi, sizeof epi);
-    const void *bias = d->dBias;
-    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias, sizeof bias);
-    int64_t bstride = c->m;
-    cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &bstride,
-                                   sizeof bstride);
+    if (epi == CUBLASLT_EPILOGUE_BIAS || epi == CUBLASLT_EPILOGUE_RELU_BIAS ||
+        epi == CUBLASLT_EPILOGUE_GELU_BIAS) {
+        const void *bias = d->dBias;
+        cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &bias,
+                                       sizeof bias);
+        int64_t bstride = c->m;
+        cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_BIAS_BATCH_STRIDE, &bstride,
+                                       sizeof bstride);
+    }
     cublasLtPointerMode_t pm = c->devptr ? CUBLASLT_POINTER_MODE_DEVICE : CUBLASLT_POINTER_MODE_HOST;
     cublasLtMatmulDescSetAttribute(desc, CUBLASLT_MATMUL_DESC_POINTER_MODE, &pm, sizeof pm);
     cublasLtMatrixLayoutCreate(&la, CUDA_R_32F, (uint64_t)d->arows, (uint64_t)d->acols, d->lda);
