@@ -14,11 +14,14 @@
 #                   the GPU test runner builds and reports every test skipped
 #   make test-gpu-sanitize  the compute-sanitizer pass alone
 #   make bench      benchmark programs (bench/)
+#   make interpose  libtcnla_cublas.so (LD_PRELOAD, docs/interpose.md), its GPU
+#                   test program and C benchmark (CUDA=1)
 #   make demo       the main job on its built-in default input
 #   make deps       install the Debian packages the build and tests need
 #   make install    PREFIX=/usr/local (and DESTDIR): include/tcnla.h,
 #                   lib/libtcnla.so.$(VERSION) (+ libtcnla.so.0, libtcnla.so),
-#                   lib/libtcnla.a, lib/pkgconfig/tcnla.pc, bin/tcnla;
+#                   lib/libtcnla.a, lib/pkgconfig/tcnla.pc, bin/tcnla,
+#                   include/tcnla_cublas.h (+ lib/libtcnla_cublas.so, CUDA);
 #                   installs what `make` built, never rebuilds
 #   make uninstall  PREFIX=... (and DESTDIR): removes exactly those files
 
@@ -180,7 +183,7 @@ deps: $(BUILD)/.deps
 SAN_ENV = ASAN_OPTIONS=$${ASAN_OPTIONS:-exitcode=86:detect_leaks=1:verify_asan_link_order=0:detect_stack_use_after_return=1} \
           UBSAN_OPTIONS=$${UBSAN_OPTIONS:-exitcode=87:print_stacktrace=1:halt_on_error=1}
 test: $(BUILD)/.deps
-	$(MAKE) $(BUILD)/run_tests $(BUILD)/tcnla $(BUILD)/libtcnla.so
+	$(MAKE) $(BUILD)/run_tests $(BUILD)/tcnla $(BUILD)/libtcnla.so $(IP_SO)
 	$(if $(filter 1,$(SAN)),$(SAN_ENV)) TCNLA_BIN=$(abspath $(BUILD))/tcnla $(abspath $(BUILD))/run_tests $(T)
 
 # the Python package: a fresh venv, pip install ., the CPU pytest suite
@@ -212,7 +215,8 @@ clean:
 # $(PREFIX)/lib, so programs built with `pkg-config --libs tcnla` find
 # libtcnla.so.$(SOVERSION) without LD_LIBRARY_PATH.
 INSTALL_FILES = include/tcnla.h lib/libtcnla.so.$(VERSION) lib/libtcnla.so.$(SOVERSION) \
-                lib/libtcnla.so lib/libtcnla.a lib/pkgconfig/tcnla.pc bin/tcnla
+                lib/libtcnla.so lib/libtcnla.a lib/pkgconfig/tcnla.pc bin/tcnla \
+                include/tcnla_cublas.h lib/libtcnla_cublas.so
 install:
 	@for f in $(BUILD)/libtcnla.so $(BUILD)/libtcnla.a $(BUILD)/tcnla $(BUILD)/tcnla.pc.in; do \
 	    test -f $$f || { echo "install: $$f is missing: run make first" >&2; exit 1; }; done
@@ -224,9 +228,53 @@ install:
 	install -m 644 $(BUILD)/libtcnla.a $(DESTDIR)$(PREFIX)/lib/libtcnla.a
 	sed 's|@PREFIX@|$(PREFIX)|' $(BUILD)/tcnla.pc.in > $(DESTDIR)$(PREFIX)/lib/pkgconfig/tcnla.pc
 	install -m 755 $(BUILD)/tcnla $(DESTDIR)$(PREFIX)/bin/tcnla
+	install -m 644 include/tcnla_cublas.h $(DESTDIR)$(PREFIX)/include/tcnla_cublas.h
+	if [ -f $(BUILD)/libtcnla_cublas.so ]; then \
+	    install -m 755 $(BUILD)/libtcnla_cublas.so $(DESTDIR)$(PREFIX)/lib/libtcnla_cublas.so; fi
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR)$(PREFIX)/,$(INSTALL_FILES))
+
+# ------------------------------------------------------ cuBLAS interposition
+# build/libtcnla_cublas.so (interpose/, docs/interpose.md): the LD_PRELOAD
+# library that computes an unmodified program's FP32 / FP64 cuBLAS and
+# cuBLASLt GEMMs with tcnla; CUDA builds only. It loads libtcnla.so.$(SOVERSION)
+# from its own directory at run time (dlopen, RTLD_LOCAL) and links the static
+# CUDA runtime (its symbols local), so that nothing it needs enters the
+# program's global symbol scope. `make interpose` adds its GPU test program
+# and the C benchmark program (linked with cuBLAS as any program is).
+IP_SO :=
+ifeq ($(CUDA),1)
+IP_SO   := $(BUILD)/libtcnla_cublas.so
+IP_OBJ  := $(patsubst %.c,$(BUILD)/obj/%.o,$(sort $(wildcard interpose/*.c))) \
+           $(BUILD)/obj/interpose/epilogue.o
+IP_HDR  := interpose/internal.h include/tcnla.h include/tcnla_cublas.h
+$(BUILD)/obj/interpose/%.o: interpose/%.c $(IP_HDR)
+	@mkdir -p $(dir $@)
+	$(CC) $(CFLAGS_BASE) -fvisibility=hidden -I$(CUDA_HOME)/include -c $< -o $@
+$(BUILD)/obj/interpose/epilogue.o: interpose/epilogue.cu $(IP_HDR)
+	@mkdir -p $(dir $@)
+	$(NVCC) $(NVCCFLAGS) -I$(CUDA_HOME)/include -Xcompiler -fno-exceptions,-fno-threadsafe-statics \
+	    -c $< -o $@
+$(IP_SO): $(IP_OBJ) interpose/libtcnla_cublas.map $(BUILD)/libtcnla.so
+	$(CC) $(LDFLAGS) -shared -Wl,--version-script=interpose/libtcnla_cublas.map \
+	    -Wl,--no-undefined -o $@ $(IP_OBJ) $(CUDA_HOME)/lib64/libcudart_static.a \
+	    -ldl -lpthread -lrt
+lib: $(IP_SO)
+IP_PROG_LIBS = -L$(CUDA_HOME)/lib64 -Wl,-rpath,$(CUDA_HOME)/lib64 -lcublasLt -lcublas -lcudart \
+               -ldl -lpthread -lm
+$(BUILD)/interpose_gpu_check: interpose/tests/gpu_check.c include/tcnla_cublas.h
+	$(CC) $(CFLAGS_BASE) -I$(CUDA_HOME)/include -o $@ $< $(IP_PROG_LIBS)
+$(BUILD)/libinterpose_gpu_check.so: interpose/tests/gpu_check.c include/tcnla_cublas.h
+	$(CC) $(CFLAGS_BASE) -DGPU_CHECK_LIB -shared -I$(CUDA_HOME)/include -o $@ $< $(IP_PROG_LIBS)
+$(BUILD)/interpose_local_loader: interpose/tests/local_loader.c
+	$(CC) $(CFLAGS_BASE) -o $@ $< -ldl
+$(BUILD)/bench_interpose_dgemm: bench/interpose/dgemm.c
+	$(CC) $(CFLAGS_BASE) -I$(CUDA_HOME)/include -o $@ $< $(IP_PROG_LIBS)
+endif
+.PHONY: interpose
+interpose: $(IP_SO) $(if $(IP_SO),$(BUILD)/interpose_gpu_check $(BUILD)/libinterpose_gpu_check.so \
+           $(BUILD)/interpose_local_loader $(BUILD)/bench_interpose_dgemm)
 
 # ------------------------------------------------------------------ bench
 # build/bench_gemm times every GEMM method against the cuBLAS baselines on
