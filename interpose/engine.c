@@ -106,7 +106,10 @@ static struct dev *acquire(cudaStream_t s) {
             fprintf(stderr, "libtcnla_cublas: no tcnla handle on device %d: its calls go to "
                             "cuBLAS\n", d);
         }
-        v->stream = NULL;
+        /* (no stream yet: the first call sets the caller's, the legacy
+         * default stream NULL included; the handle starts on a stream of its
+         * own, which the caller's work is not ordered with) */
+        v->stream = (cudaStream_t)~(uintptr_t)0;
     }
     if (v->failed) {
         pthread_mutex_unlock(&v->mu);

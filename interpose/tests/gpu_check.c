@@ -639,6 +639,57 @@ static void check_threads(int dev_count) {
     }
 }
 
+/* The legacy default stream (cublasSetStream(H, NULL), as PyTorch's
+ * default): the taken call is ordered after the work queued before it and
+ * before the work queued after it on that stream. A hook that ran tcnla on a
+ * stream of its own would read A and B before their copies landed, or have
+ * C copied back before the product wrote it. Three rounds, 2048^3 (about a
+ * millisecond per product, so that a missing order shows). */
+static void check_legacy_stream(void) {
+    const int n = 2048;
+    const size_t bytes = sizeof(float) * (size_t)n * n;
+    float *hA, *hB, *hC, *dA, *dB, *dC;
+    CK(cudaMallocHost((void **)&hA, bytes));
+    CK(cudaMallocHost((void **)&hB, bytes));
+    CK(cudaMallocHost((void **)&hC, bytes));
+    CK(cudaMalloc((void **)&dA, bytes));
+    CK(cudaMalloc((void **)&dB, bytes));
+    CK(cudaMalloc((void **)&dC, bytes));
+    cublasSetStream(H, NULL);
+    int bad = 0;
+    double worst = 0;
+    for (int r = 0; r < 3; r++) {
+        for (size_t i = 0; i < (size_t)n * n; i++) hA[i] = (float)urand(), hB[i] = (float)urand();
+        CK(cudaMemsetAsync(dC, 0xff, bytes, NULL)); /* NaN until the product writes C */
+        CK(cudaMemcpyAsync(dA, hA, bytes, cudaMemcpyHostToDevice, NULL));
+        CK(cudaMemcpyAsync(dB, hB, bytes, cudaMemcpyHostToDevice, NULL));
+        const float one = 1.0f, zero = 0.0f;
+        if (cublasSgemm(H, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, dA, n, dB, n, &zero, dC, n) !=
+            CUBLAS_STATUS_SUCCESS)
+            bad++;
+        CK(cudaMemcpyAsync(hC, dC, bytes, cudaMemcpyDeviceToHost, NULL));
+        CK(cudaStreamSynchronize(NULL));
+        for (int t = 0; t < 64; t++) { /* sampled elements against FP64 */
+            const int i = (int)((urand() + 1) * 0.5 * n) % n, j = (int)((urand() + 1) * 0.5 * n) % n;
+            double ref = 0, mag = 0;
+            for (int p = 0; p < n; p++) {
+                ref += (double)hA[i + (size_t)p * n] * hB[p + (size_t)j * n];
+                mag += fabs((double)hA[i + (size_t)p * n] * hB[p + (size_t)j * n]);
+            }
+            const double e = fabs((double)hC[i + (size_t)j * n] - ref) / mag;
+            if (!(e <= 1e-5)) bad++;
+            if (!(e <= worst)) worst = e;
+        }
+    }
+    cublasSetStream(H, S);
+    printf("%-44s %s (worst sampled error %.2e)\n", "legacy default stream: ordered",
+           bad ? "FAIL" : "ok", worst);
+    if (bad) failed++;
+    else passed++;
+    cudaFree(dA), cudaFree(dB), cudaFree(dC);
+    cudaFreeHost(hA), cudaFreeHost(hB), cudaFreeHost(hC);
+}
+
 int gpu_check_main(void);
 int gpu_check_main(void) {
     *(void **)&p_set = dlsym(RTLD_DEFAULT, "tcnla_cublas_set_policy");
@@ -752,6 +803,7 @@ int gpu_check_main(void) {
          .expect = P_ARGS},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) check(&cases[i]);
+    check_legacy_stream();
     check_threads(ndev);
     cudaStreamDestroy(S);
     cublasLtDestroy(LT);
