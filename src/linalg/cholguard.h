@@ -11,8 +11,8 @@
  * independent unit-variance entries E |R_s^-T z_k|^2 = |R_s^-1|_F^2. The
  * entries are fixed (a hash of (k, j)): uniform in (-sqrt 3, sqrt 3), so
  * that no direction escapes all probes (each z_k^T v, |v| = 1, has a
- * continuous law of variance 1: 8 probes all below a tenth of it
- * together happen with a probability of order 1e-8). */
+ * continuous law of variance 1: all 8 below a tenth of it, an estimate
+ * 100x low, has a probability below 1e-8). */
 #ifndef TCNLA_CHOLGUARD_H
 #define TCNLA_CHOLGUARD_H
 
@@ -42,13 +42,13 @@ TN_CG double tn_chol_probe(int k, int64_t j) {
  * |z_k^T R_s^-1|^2 over the probes (the extra rows of the solve's result),
  * so u64 sum / TN_CHOL_PROBES estimates u64 |R_s^-1|_F^2, against which the
  * measured max |(Q^T Q - I)_ij| of the FP64 Q ran 0.5-13x (Y = U diag(s)
- * V^T, m = 1000, n = 16 and 64, kappa 1e4 .. 1e9; test_orth.c) and
+ * V^T, m = 1000 and 2000, n = 16 to 128, kappa 1e4 .. 1e9) and
  * CholeskyQR's analysis gives O(kappa_2(R_s)^2 u64) [Yamamoto et al.
- * 2015]. Accepting up to 2^-12 keeps |Q^T Q - I| to about 1e-3 (3e-3 at
- * worst measured), so that Q's columns are orthonormal to 2^-10, about
- * FP16's unit roundoff, the precision the Tensor Core products that
- * consume Q round to (TCEC recovers FP32 from two such halves). That is
- * kappa_2 up to about 5e6 for unit-norm columns, never
+ * 2015]. Accepting up to 2^-12 keeps |Q^T Q - I| to about 1e-3 (13 x 2^-12
+ * = 3e-3 at the worst ratio measured), so that Q's columns are orthonormal
+ * to about 2^-10, FP16's precision, to which the Tensor Core products that
+ * consume Q round (TCEC recovers FP32 from two such halves). That is
+ * kappa_2 up to about 4e6 for unit-norm columns, never
  * kappa^2 u64 near 1: at kappa_2 = 1e8 (Q off by 0.05-0.4 from orthonormal,
  * which the pivot test of tn_chol_ok lets through) the estimate is 0.01-0.03,
  * 40x above the limit. NaN fails. */
