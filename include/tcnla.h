@@ -397,13 +397,15 @@ typedef enum {
                                     estimate of Y with unit columns above 8 sqrt(n) is a
                                     breakdown */
     TCNLA_ORTH_CHOLQR_FP64 = 2,  /* CholeskyQR with Gram matrix, Cholesky and solve in FP64
-                                    ([Baboulin et al. 2024] Algorithm 3) */
+                                    ([Baboulin et al. 2024] Algorithm 3): an estimate of its
+                                    loss of orthogonality (kappa of Y with unit columns,
+                                    squared, times 2^-53) above 2^-12 is a breakdown */
     TCNLA_ORTH_CHOLQR2_FP64 = 3  /* CholeskyQR2: CholeskyQR in FP64 twice */
 } tcnla_orth_t;
 
 /* What a Cholesky breakdown does (the Gram matrix is not numerically
- * positive definite, or, for TCNLA_ORTH_CHOLQR_FP32, Y too ill-conditioned
- * for an orthonormal Q in FP32): ERROR returns TCNLA_ERR_NUMERICAL with Y untouched;
+ * positive definite, or Y too ill-conditioned for an orthonormal Q: in
+ * FP32 for TCNLA_ORTH_CHOLQR_FP32, to 2^-12 for TCNLA_ORTH_CHOLQR_FP64): ERROR returns TCNLA_ERR_NUMERICAL with Y untouched;
  * RETRY moves on to the next more robust method (FP32 -> FP64 ->
  * CholeskyQR2 in FP64 -> Householder), which never breaks down. */
 typedef enum { TCNLA_BREAKDOWN_ERROR = 0, TCNLA_BREAKDOWN_RETRY = 1 } tcnla_breakdown_t;
@@ -435,7 +437,8 @@ typedef struct {
     tcnla_rand_dist_t random_dist;   /* default TCNLA_RAND_GAUSSIAN */
     tcnla_orth_t orth;               /* default TCNLA_ORTH_CHOLQR_FP64 (one pass: for FP32 data
                                         kappa^2 * 2^-53 stays far below 1 unless Y is nearly
-                                        rank deficient, which the breakdown test catches) */
+                                        rank deficient, which the breakdown test and the loss
+                                        guard catch) */
     tcnla_breakdown_t on_breakdown;  /* default TCNLA_BREAKDOWN_RETRY */
     uint64_t seed;                   /* default 1 */
     double *timings;                 /* optional (default NULL): TCNLA_RSVD_STEPS seconds per

@@ -1,8 +1,12 @@
 /* Orthonormalization of tall-skinny matrices: Householder QR (LAPACK) and
  * CholeskyQR in FP32, in FP64 ([Baboulin et al. 2024] Algorithm 3) and twice in FP64
  * (CholeskyQR2). A Cholesky breakdown is detected from potrf's info (and
- * from non-finite or non-positive pivots), never passed on as NaN. */
+ * from non-finite or non-positive pivots), never passed on as NaN; a Q
+ * that CholeskyQR's loss of orthogonality, O(kappa^2 u), would leave too
+ * far from orthonormal counts as one too (FP32: tn_chol32_ok; FP64: the
+ * probe rows of src/linalg/cholguard.h, on the pass whose Q is returned). */
 #include "core/internal.h"
+#include "linalg/cholguard.h"
 #include "linalg/lapack.h"
 
 #include <limits.h>
@@ -90,11 +94,14 @@ int tn_chol32_ok(const double *gdiag, const float *R, int ldr, int n, int info) 
     return ok;
 }
 
-/* One CholeskyQR step in FP64 on Yd (m x n, ld m): Yd <- Yd R^-1, Rd <- R.
- * Returns 1 on success, 0 on breakdown, -1 when out of memory. */
-static int cholqr_d(int m, int n, double *Yd, double *Rd) {
+/* One CholeskyQR step in FP64 on Yd (m x n, ld m + TN_CHOL_PROBES; the rows
+ * past m are the guard's probes, written here): Yd <- Yd R^-1, Rd <- R.
+ * `guard`: the pass whose Q is returned, which must pass tn_chol64_loss_within
+ * too. Returns 1 on success, 0 on breakdown, -1 when out of memory. */
+static int cholqr_d(int m, int n, double *Yd, double *Rd, int guard) {
     const double one = 1.0, zero = 0.0;
-    dsyrk_("U", "T", &n, &m, &one, Yd, &m, &zero, Rd, &n);
+    const int ld = m + TN_CHOL_PROBES;
+    dsyrk_("U", "T", &n, &m, &one, Yd, &ld, &zero, Rd, &n);
     double *d = malloc(sizeof(double) * 2 * (size_t)n);
     if (!d) return -1;
     for (int i = 0; i < n; i++) d[i] = Rd[i + (int64_t)i * n];
@@ -102,11 +109,24 @@ static int cholqr_d(int m, int n, double *Yd, double *Rd) {
     dpotrf_("U", &n, Rd, &n, &info);
     for (int i = 0; i < n; i++) d[n + i] = Rd[i + (int64_t)i * n];
     int ok = tn_chol_ok(d, d + n, n, info, 0x1p-53);
+    if (ok)
+        for (int j = 0; j < n; j++)
+            for (int k = 0; k < TN_CHOL_PROBES; k++)
+                Yd[m + k + (int64_t)j * ld] = tn_chol_probe(k, j) * sqrt(d[j]);
     free(d);
     if (!ok) return 0;
     for (int j = 0; j < n; j++)
         for (int i = j + 1; i < n; i++) Rd[i + (int64_t)j * n] = 0.0;
-    dtrsm_("R", "U", "N", "N", &m, &n, &one, Rd, &n, Yd, &m);
+    dtrsm_("R", "U", "N", "N", &ld, &n, &one, Rd, &n, Yd, &ld);
+    if (guard) {
+        double s = 0;
+        for (int j = 0; j < n; j++)
+            for (int k = 0; k < TN_CHOL_PROBES; k++) {
+                const double v = Yd[m + k + (int64_t)j * ld];
+                s += v * v;
+            }
+        return tn_chol64_loss_within(s);
+    }
     return 1;
 }
 
@@ -140,14 +160,15 @@ static int cholqr_fp32(int m, int n, float *Y, int ldy, float *R, int ldr) {
 
 /* CholeskyQR (twice when `twice`) in FP64; Y is overwritten only on success. */
 static int cholqr_fp64(int m, int n, float *Y, int ldy, float *R, int ldr, int twice) {
-    double *Yd = malloc(sizeof(double) * ((size_t)m * (size_t)n + 2 * (size_t)n * (size_t)n));
+    const int64_t ld = (int64_t)m + TN_CHOL_PROBES;
+    double *Yd = malloc(sizeof(double) * ((size_t)ld * (size_t)n + 2 * (size_t)n * (size_t)n));
     if (!Yd) return TCNLA_ERR_ALLOC;
-    double *R1 = Yd + (size_t)m * n, *R2 = R1 + (size_t)n * n;
+    double *R1 = Yd + (size_t)ld * n, *R2 = R1 + (size_t)n * n;
     for (int j = 0; j < n; j++)
-        for (int i = 0; i < m; i++) Yd[i + (int64_t)j * m] = Y[i + (int64_t)j * ldy];
-    int ok = cholqr_d(m, n, Yd, R1);
+        for (int i = 0; i < m; i++) Yd[i + j * ld] = Y[i + (int64_t)j * ldy];
+    int ok = cholqr_d(m, n, Yd, R1, !twice);
     if (ok > 0 && twice) {
-        ok = cholqr_d(m, n, Yd, R2);
+        ok = cholqr_d(m, n, Yd, R2, 1);
         if (ok > 0) { /* R = R2 * R1 */
             const double one = 1.0;
             dtrmm_("L", "U", "N", "N", &n, &n, &one, R2, &n, R1, &n);
@@ -157,10 +178,11 @@ static int cholqr_fp64(int m, int n, float *Y, int ldy, float *R, int ldr, int t
         free(Yd);
         return TCNLA_ERR_ALLOC;
     }
-    for (int64_t i = 0; ok && i < (int64_t)m * n; i++) ok = isfinite(Yd[i]);
+    for (int64_t j = 0; ok && j < n; j++)
+        for (int64_t i = 0; ok && i < m; i++) ok = isfinite(Yd[i + j * ld]);
     if (ok) {
         for (int j = 0; j < n; j++)
-            for (int i = 0; i < m; i++) Y[i + (int64_t)j * ldy] = (float)Yd[i + (int64_t)j * m];
+            for (int i = 0; i < m; i++) Y[i + (int64_t)j * ldy] = (float)Yd[i + j * ld];
         if (R)
             for (int j = 0; j < n; j++)
                 for (int i = 0; i < n; i++) R[i + (int64_t)j * ldr] = (float)R1[i + (int64_t)j * n];

@@ -2,10 +2,12 @@
  * (geqrf + orgqr), CholeskyQR in FP64 entirely on the GPU (cholqr64, with the
  * kernels of cholqr_kernels.cu) and CholeskyQR in FP32 with the small n x n
  * Cholesky factorization on the host (LAPACK). The breakdown test of
- * src/linalg/orth.c runs on the factor's numbers. Y is written only on
- * success. */
+ * src/linalg/orth.c runs on the factor's numbers (CholeskyQR in FP64: on
+ * the device, with the loss guard of src/linalg/cholguard.h). Y is written
+ * only on success. */
 #include "core/internal.h"
 #include "backend/cuda/tn_cuda.h"
+#include "linalg/cholguard.h"
 #include "linalg/lapack.h"
 
 #include <math.h>
@@ -69,13 +71,13 @@ int64_t tn_gram64_nslab(int64_t m) {
 }
 
 /* The upper triangle of G = Yw^T Yw (zeros below it) for Yw m x n in FP64
- * (leading dimension m), on the handle's stream: a strided batch of DGEMMs
+ * (leading dimension ldw), on the handle's stream: a strided batch of DGEMMs
  * over tn_gram64_nslab(m) row slabs into P (that many n x n partials), then
  * their sum in a fixed order (tn_cu_gram_reduce; dg, when not NULL, gets
- * G's diagonal). Only the blocks (0, 0), (0, 1), (1, 1) of the columns
+ * G's diagonal, probe the FP64 guard's probe rows). Only the blocks (0, 0), (0, 1), (1, 1) of the columns
  * 0 .. h - 1 and h .. n - 1 are formed (3/4 of the products). */
-int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, double *P,
-                   double *G, double *dg) {
+int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, int64_t ldw,
+                   double *P, double *G, double *dg, double *probe) {
     struct tn_cuda_ctx *c = h->cuda;
     const int in = (int)n;
     const int64_t nslab = tn_gram64_nslab(m), slab = m / nslab, rem = m - slab * nslab;
@@ -87,16 +89,16 @@ int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, dou
         const int c0 = blk == 2 ? hc : 0, c1 = blk == 0 ? 0 : hc; /* rows, columns of G */
         const int w0 = blk == 2 ? in - hc : hc, w1 = blk == 0 ? hc : in - hc;
         TRY(tn_cublas_st(cublasDgemmStridedBatched(
-            c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, w0, w1, (int)slab, &one, Yw + c0 * m, (int)m,
-            (long long)slab, Yw + c1 * m, (int)m, (long long)slab, &zero, P + c0 + c1 * n, in,
+            c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, w0, w1, (int)slab, &one, Yw + c0 * ldw, (int)ldw,
+            (long long)slab, Yw + c1 * ldw, (int)ldw, (long long)slab, &zero, P + c0 + c1 * n, in,
             (long long)nn, (int)nslab)));
         if (rem) /* the rows past the last whole slab, into the first partial */
             TRY(tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, w0, w1, (int)rem,
-                                         &one, Yw + slab * nslab + c0 * m, (int)m,
-                                         Yw + slab * nslab + c1 * m, (int)m, &one, P + c0 + c1 * n,
+                                         &one, Yw + slab * nslab + c0 * ldw, (int)ldw,
+                                         Yw + slab * nslab + c1 * ldw, (int)ldw, &one, P + c0 + c1 * n,
                                          in)));
     }
-    TRY(ce((cudaError_t)tn_cu_gram_reduce(P, nslab, n, G, dg, c->stream)));
+    TRY(ce((cudaError_t)tn_cu_gram_reduce(P, nslab, n, G, dg, probe, ldw, c->stream)));
 out:
     return st;
 }
@@ -106,82 +108,116 @@ out:
 #define TN_ORTH_NONFINITE 2
 
 /* CholeskyQR in FP64 ([Baboulin et al. 2024] Algorithm 3; `twice`: CholeskyQR2), all of
- * it on the GPU: Y widened once into the workspace (Yw), per pass the Gram
- * matrix as a strided batch of DGEMMs over row slabs plus their sum
- * (tn_cu_gram_reduce), the factorization (tn_cu_potrf_upper, one
- * cooperative launch), one read-back of the two diagonals and the info for
- * the breakdown test (tn_chol_ok; also where NaN / Inf in Y show, as a
- * non-finite diagonal of the Gram matrix), then Qw = Yw R^-1 in 128-column
- * blocks (a DGEMM for the earlier blocks, a DGEMM by the inverse of R's
- * diagonal block, tn_cu_trinv_blocks), whose last pass writes Y in FP32;
- * R (CholeskyQR2: R2 R1, by DTRMM) is formed on the GPU as well. Only the
+ * it on the GPU: Y widened once into the workspace (Yw, with the guard's
+ * TN_CHOL_PROBES probe rows below it: ld m + TN_CHOL_PROBES), per pass the
+ * Gram matrix as a strided batch of DGEMMs over row slabs plus their sum
+ * (tn_cu_gram_reduce, which also writes the probe rows), the factorization
+ * (tn_cu_potrf_upper, one cooperative launch), then Qw = Yw R^-1 in
+ * 128-column blocks (a DGEMM for the earlier blocks, a DGEMM by the inverse
+ * of R's diagonal block, tn_cu_trinv_blocks; the probe rows come along as 8
+ * more rows), then the verdict on the device (tn_cu_chol_verdict: the
+ * breakdown test of tn_chol_ok, where NaN / Inf in Y show as a non-finite
+ * diagonal of the Gram matrix, and on the last pass the loss guard
+ * tn_chol64_loss_within on the probe rows, src/linalg/cholguard.h), read
+ * back once per pass; the last pass writes Y in FP32 only after it. R
+ * (CholeskyQR2: R2 R1, by DTRMM) is formed on the GPU as well. Only the
  * Gram matrix's upper triangle is formed (3 of its 4 blocks). With Y16
  * (randLRA's FP16 path), the last pass writes Q rounded to FP16 into Y and
  * its FP16 copy into Y16 in the same pass. H200, whole
  * call: 16384 x 256 0.44 ms
  * (0.65 with cuBLAS DSYRK / cuSOLVER potrf / cuBLAS DTRSM and a separate
  * NaN check: 0.14 + 0.27 + 0.30 ms of kernels), 16384 x 512 1.00 ms
- * (1.27), CholeskyQR2 of 768 x 64 0.22 ms (0.30).
- * defer (device memory, R and Y16 NULL): no read-back; each pass's test
- * runs on the device (tn_cu_chol_verdict) and ORs into *defer, and the
- * last pass writes Y only while *defer is still 0 (the caller reads it
- * later, tn_cuda_defer_end). */
+ * (1.27), CholeskyQR2 of 768 x 64 0.22 ms (0.30); measured before the
+ * guard, whose probe rows ride in the Gram sum, the solve's DGEMMs and the
+ * verdict kernel (the waiting path's one launch more, with one read-back
+ * of a flag instead of two of the diagonals).
+ * defer (device memory, R and Y16 NULL): no read-back; each pass's verdict
+ * ORs into *defer, and the last pass writes Y only while *defer is still 0
+ * (the caller reads it later, tn_cuda_defer_end). cont (waiting, single
+ * pass; may be NULL): where *cont is 1 and only the loss guard failed, the
+ * call goes on as CholeskyQR2 from the Q it has (the next method of the
+ * RETRY chain, the same bits as starting it afresh, one pass instead of
+ * two) and sets *cont = 2. */
 static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y, int64_t ldy,
-                    float *R, int64_t ldr, uint16_t *Y16, int64_t ldy16, int *defer) {
+                    float *R, int64_t ldr, uint16_t *Y16, int64_t ldy16, int *defer,
+                    int *cont) {
     struct tn_cuda_ctx *c = h->cuda;
     const int in = (int)n;
+    const int64_t mp = m + TN_CHOL_PROBES; /* the rows of Yw and Qw */
     const int64_t nslab = tn_gram64_nslab(m);
     const size_t nn = (size_t)n * (size_t)n;
     const int64_t NB = TN_TRINV_NB, nblk = (n + NB - 1) / NB; /* the solve's blocks */
-    const size_t o_q = al256(sizeof(double) * (size_t)m * (size_t)n),
-                 o_v = o_q + al256(sizeof(double) * (size_t)m * (size_t)n),
+    const size_t o_q = al256(sizeof(double) * (size_t)mp * (size_t)n),
+                 o_v = o_q + al256(sizeof(double) * (size_t)mp * (size_t)n),
                  o_p = o_v + al256(sizeof(double) * (size_t)(nblk * NB * NB)),
                  o_g = o_p + al256(sizeof(double) * nn * (size_t)nslab),
                  o_r = o_g + al256(sizeof(double) * nn),
-                 o_d = o_r + (twice ? al256(sizeof(double) * nn) : 0),
+                 o_d = o_r + al256(sizeof(double) * nn),
                  o_i = o_d + al256(sizeof(double) * 2 * (size_t)n), total = o_i + 256;
     char *ws = tn_cuda_workspace(c, total);
     if (!ws) return TCNLA_ERR_ALLOC;
     double *Yw = (double *)ws, *Qw = (double *)(ws + o_q), *Inv = (double *)(ws + o_v),
            *P = (double *)(ws + o_p), *G = (double *)(ws + o_g), *R1 = (double *)(ws + o_r),
            *dg = (double *)(ws + o_d);
-    int *dinfo = (int *)(ws + o_i);
+    int *dinfo = (int *)(ws + o_i), *dflag = (int *)(ws + o_i + 128);
     unsigned *bar = (unsigned *)(ws + o_i + 64);
-    double *hd = malloc(sizeof(double) * (2 * (size_t)n + 1)); /* diagonals, info */
-    if (!hd) return TCNLA_ERR_ALLOC;
     int st = TCNLA_SUCCESS;
     const double one = 1.0, zero = 0.0, mone = -1.0;
-    TRY(ce((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, Y, ldy, Yw, m, m, n, NULL, c->stream)));
-    for (int pass = 0; pass < (twice ? 2 : 1); pass++) {
-        const int last = pass == (twice ? 1 : 0);
-        TRY(tn_cuda_gram64(h, m, n, Yw, P, G, dg));
+    TRY(ce((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, Y, ldy, Yw, mp, m, n, NULL, c->stream)));
+    for (int pass = 0, npass = twice ? 2 : 1; pass < npass; pass++) {
+        const int last = pass == npass - 1;
+        TRY(tn_cuda_gram64(h, m, n, Yw, mp, P, G, dg, Yw + m));
         /* the factor goes to the first partial's place (Rf), G is used up */
         double *Rf = P;
         TRY(ce((cudaError_t)tn_cu_potrf_upper(in, G, n, Rf, dg + n, dinfo, bar, c->sm_count,
                                               c->stream)));
-        if (defer) {
-            TRY(ce((cudaError_t)tn_cu_chol_verdict(dg, dinfo, in, 0x1p-53, defer, c->stream)));
-        } else {
-            TRY(ce(cudaMemcpyAsync(hd, dg, sizeof(double) * 2 * (size_t)n, cudaMemcpyDeviceToHost,
-                                   c->stream)));
-            TRY(ce(cudaMemcpyAsync(hd + 2 * n, dinfo, sizeof(int), cudaMemcpyDeviceToHost,
-                                   c->stream)));
+        /* R: the first factor kept (CholeskyQR2) */
+        if (twice && !last && R)
+            TRY(ce((cudaError_t)tn_cu_upper_copy(n, Rf, n, R1, n, NULL, 0, c->stream)));
+        /* Qw = Yw R^-1, NB = 128 columns at a time: the earlier blocks'
+         * part off Yw's block (DGEMM), then the block times the inverse of
+         * R's diagonal block (DGEMM). (The two QRs of a randLRA call at
+         * k = 256 take 10 DGEMMs, 211 us on an H200; 64-column blocks would
+         * take 21 DGEMMs of 12 us each, 253 us.) */
+        TRY(ce((cudaError_t)tn_cu_trinv_blocks(in, Rf, n, Inv, c->stream)));
+        for (int64_t j0 = 0; j0 < n; j0 += NB) {
+            const int jb = (int)(n - j0 < NB ? n - j0 : NB);
+            if (j0 > 0)
+                TRY(tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)mp, jb,
+                                             (int)j0, &mone, Qw, (int)mp, Rf + j0 * n, in, &one,
+                                             Yw + j0 * mp, (int)mp)));
+            TRY(tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)mp, jb, jb, &one,
+                                         Yw + j0 * mp, (int)mp, Inv + (j0 / NB) * NB * NB, (int)NB,
+                                         &zero, Qw + j0 * mp, (int)mp)));
+        }
+        /* the verdict: the breakdown test, and on the last pass the loss
+         * guard on the probe rows of Qw */
+        TRY(ce((cudaError_t)tn_cu_chol_verdict(dg, dinfo, in, 0x1p-53, last ? Qw + m : NULL, mp,
+                                               defer ? defer : dflag, !defer, c->stream)));
+        if (!defer) {
+            int hflag = 0;
+            TRY(ce(cudaMemcpyAsync(&hflag, dflag, sizeof(int), cudaMemcpyDeviceToHost, c->stream)));
             TRY(ce(cudaStreamSynchronize(c->stream)));
-            int info;
-            memcpy(&info, hd + 2 * n, sizeof info);
-            for (int64_t i = 0; i < n; i++)
-                if (!isfinite(hd[i])) {
-                    st = TN_ORTH_NONFINITE;
-                    goto out;
-                }
-            if (!tn_chol_ok(hd, hd + n, in, info, 0x1p-53)) {
+            if (hflag & 2) {
+                st = TN_ORTH_NONFINITE;
+                goto out;
+            }
+            if (hflag == 4 && cont && *cont && !twice) {
+                /* only the loss guard failed: one more pass on this Q is
+                 * what CholeskyQR2, the next method, would compute (its
+                 * first pass is this one, bit for bit) */
+                twice = 1, npass = 2, *cont = 2;
+                if (R) TRY(ce((cudaError_t)tn_cu_upper_copy(n, Rf, n, R1, n, NULL, 0, c->stream)));
+                double *t = Yw;
+                Yw = Qw, Qw = t;
+                continue;
+            }
+            if (hflag) {
                 st = TCNLA_ERR_NUMERICAL;
                 goto out;
             }
         }
-        /* R: the first factor kept (CholeskyQR2), the last one times it */
-        if (twice && !last && R)
-            TRY(ce((cudaError_t)tn_cu_upper_copy(n, Rf, n, R1, n, NULL, 0, c->stream)));
+        /* R: the last factor (CholeskyQR2: times the first) */
         if (last && R) {
             if (twice)
                 TRY(tn_cublas_st(cublasDtrmm(c->cublas, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER,
@@ -190,28 +226,13 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
             TRY(ce((cudaError_t)tn_cu_upper_copy(n, twice ? R1 : Rf, n, NULL, 0, R, ldr,
                                                  c->stream)));
         }
-        /* Qw = Yw R^-1, NB = 128 columns at a time: the earlier blocks'
-         * part off Yw's block (DGEMM), then the block times the inverse of
-         * R's diagonal block (DGEMM); the last pass writes Y in FP32. (The two
-         * QRs of a randLRA call at k = 256 take 10 DGEMMs, 211 us on an H200;
-         * 64-column blocks would take 21 DGEMMs of 12 us each, 253 us.) */
-        TRY(ce((cudaError_t)tn_cu_trinv_blocks(in, Rf, n, Inv, c->stream)));
-        for (int64_t j0 = 0; j0 < n; j0 += NB) {
-            const int jb = (int)(n - j0 < NB ? n - j0 : NB);
-            if (j0 > 0)
-                TRY(tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, jb,
-                                             (int)j0, &mone, Qw, (int)m, Rf + j0 * n, in, &one,
-                                             Yw + j0 * m, (int)m)));
-            TRY(tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, jb, jb, &one,
-                                         Yw + j0 * m, (int)m, Inv + (j0 / NB) * NB * NB, (int)NB,
-                                         &zero, Qw + j0 * m, (int)m)));
-        }
+        /* the last pass writes Y in FP32 */
         if (last && Y16) { /* Q rounded to FP16, in Y and Y16 (one pass) */
-            TRY(ce((cudaError_t)tn_cu_f64_to_f32f16(Qw, m, Y, ldy, Y16, ldy16, m, n, c->stream)));
+            TRY(ce((cudaError_t)tn_cu_f64_to_f32f16(Qw, mp, Y, ldy, Y16, ldy16, m, n, c->stream)));
         } else if (last && defer) { /* only where no pass broke down */
-            TRY(ce((cudaError_t)tn_cu_f64_to_f32_unless(Qw, m, Y, ldy, m, n, defer, c->stream)));
+            TRY(ce((cudaError_t)tn_cu_f64_to_f32_unless(Qw, mp, Y, ldy, m, n, defer, c->stream)));
         } else if (last) {
-            TRY(ce((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Qw, m, Y, ldy, m, n, NULL,
+            TRY(ce((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Qw, mp, Y, ldy, m, n, NULL,
                                               c->stream)));
         } else { /* the next pass works on Q */
             double *t = Yw;
@@ -219,7 +240,6 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
         }
     }
 out:
-    free(hd);
     return st;
 }
 
@@ -301,9 +321,12 @@ int tn_cuda_orthonormalize(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t
     for (;;) {
         if (method == TCNLA_ORTH_HOUSEHOLDER) st = householder(h, m, n, Y, ldy, R, ldr);
         else if (method == TCNLA_ORTH_CHOLQR_FP32) st = cholqr32(h, m, n, Y, ldy, R, ldr);
-        else
+        else {
+            int cont = on_breakdown == TCNLA_BREAKDOWN_RETRY;
             st = cholqr64(h, method == TCNLA_ORTH_CHOLQR2_FP64, m, n, Y, ldy, R, ldr, Y16, ldy16,
-                          NULL);
+                          NULL, &cont);
+            if (cont == 2) method = TCNLA_ORTH_CHOLQR2_FP64; /* continued as CholeskyQR2 */
+        }
         if (used) *used = method;
         if (st == TN_ORTH_NONFINITE) return TCNLA_ERR_NUMERICAL;
         if (st != TCNLA_ERR_NUMERICAL || on_breakdown != TCNLA_BREAKDOWN_RETRY ||
@@ -322,7 +345,7 @@ int tn_cuda_orthonormalize_deferred(tn_call_t *cl, tcnla_orth_t method, int64_t 
         (method != TCNLA_ORTH_CHOLQR_FP64 && method != TCNLA_ORTH_CHOLQR2_FP64))
         return TCNLA_ERR_NOT_SUPPORTED;
     return cholqr64(cl->h, method == TCNLA_ORTH_CHOLQR2_FP64, m, n, Y, ldy, NULL, 0, NULL, 0,
-                    defer + slot);
+                    defer + slot, NULL);
 }
 
 int tn_cuda_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A,

@@ -184,7 +184,7 @@ int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, con
     int *dinfo = (int *)(ew + ews);
     st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, W, ldw, Ww, n, n, l, NULL,
                                                 c->stream));
-    if (!st) st = tn_cuda_gram64(h, n, l, Ww, P, G, NULL);
+    if (!st) st = tn_cuda_gram64(h, n, l, Ww, n, P, G, NULL, NULL);
     if (!st) st = eig_solve(c, il, k, 1, G, &X, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN);
     if (st) return st;
     /* Xs = X(:, 1:k) / s, Xk = X(:, 1:k), Sk = s(1:k), in descending order */

@@ -290,6 +290,189 @@ TEST(gpu_cholqr64_blocked_sizes) {
     tcnla_destroy(g), tcnla_destroy(c);
 }
 
+/* The FP64 CholeskyQR guard on the CUDA backend (src/linalg/cholguard.h),
+ * the cases of tests/test_orth.c (orth_cholqr64_guard_no_silent_loss): Y =
+ * U diag(s) V^T with kappa 1e4 .. 1e12 (m x n = 300 x 16, 1000 x 96 and
+ * 2000 x 200, two solve blocks), two draws each. Waiting
+ * (tcnla_orthonormalize, with and without R, and the FP16 path
+ * tn_orthonormalize_f16): success with |Q^T Q - I| within 0.05 n u +
+ * min(1.5 kappa^2 2^-53, 2^-7) or TCNLA_ERR_NUMERICAL with Y untouched; at
+ * kappa 1e4 success, from 1e8 on a breakdown; the same verdict as the CPU
+ * backend (the estimates lie 20x and more from the limit at these kappa);
+ * under RETRY success within the bound of the method used (where the loss
+ * guard alone failed, CholeskyQR2 continued from the first pass: its bits). Deferred
+ * (tn_orthonormalize_deferred, single pass and CholeskyQR2): the flag up
+ * exactly where the waiting call reported a breakdown (4, the loss alone,
+ * where the pivots passed), then Y untouched, else the waiting call's bits. */
+TEST(gpu_cholqr64_guard_no_silent_loss) {
+    tcnla_handle_t g = gpu(), c;
+    if (!g) SKIP("no GPU");
+    tcnla_create(&c, TCNLA_BACKEND_CPU);
+    tn_call_t cl;
+    tn_call_init(&cl, g);
+    const int sizes[3][2] = {{300, 16}, {1000, 96}, {2000, 200}};
+    const double kappas[5] = {1e4, 1e6, 1e8, 1e9, 1e12};
+    const double u32 = 0x1p-24, u64 = 0x1p-53;
+    for (int sz = 0; sz < 3; sz++) {
+        const int m = sizes[sz][0], n = sizes[sz][1];
+        const size_t mn = (size_t)m * n;
+        float *Y0 = malloc(sizeof(float) * mn), *Y = malloc(sizeof(float) * mn),
+              *Yw = malloc(sizeof(float) * mn), *Yc = malloc(sizeof(float) * mn);
+        double *sig = malloc(sizeof(double) * n);
+        uint16_t *d16 = NULL;
+        float *dY = to_dev(g, NULL, mn), *dR = to_dev(g, NULL, (size_t)n * n);
+        REQUIRE(tcnla_malloc(g, (void **)&d16, sizeof(uint16_t) * mn) == 0);
+        for (int kk = 0; kk < 5; kk++)
+            for (int seed = 0; seed < 2; seed++) {
+                const double kappa = kappas[kk];
+                for (int i = 0; i < n; i++) sig[i] = pow(kappa, -(double)i / (n - 1));
+                REQUIRE(tn_testmat_latms(m, n, sig, 500 + 10 * kk + seed, Y0, m) == 0);
+                const double b64 = 0.05 * n * u32 + fmin(1.5 * kappa * kappa * u64, 0x1p-7);
+                memcpy(Yc, Y0, sizeof(float) * mn);
+                const int stc = tcnla_orthonormalize(c, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_ERROR,
+                                                     m, n, Yc, m, NULL, 0, NULL);
+                /* waiting, without and with R, and the FP16 path */
+                int stw[3];
+                for (int v = 0; v < 3; v++) {
+                    tcnla_memcpy(g, dY, Y0, sizeof(float) * mn, TCNLA_MEMCPY_HOST_TO_HANDLE);
+                    stw[v] = v == 2 ? tn_orthonormalize_f16(&cl, TCNLA_ORTH_CHOLQR_FP64,
+                                                            TCNLA_BREAKDOWN_ERROR, m, n, dY, m, d16, m)
+                                    : tcnla_orthonormalize(g, TCNLA_ORTH_CHOLQR_FP64,
+                                                           TCNLA_BREAKDOWN_ERROR, m, n, dY, m,
+                                                           v ? dR : NULL, n, NULL);
+                    to_host(g, v ? Y : Yw, dY, mn);
+                    if (v) {
+                        CHECK_EQ_INT(stw[v], stw[0]);
+                        if (stw[v]) CHECK(memcmp(Y, Y0, sizeof(float) * mn) == 0);
+                        else if (v == 1) CHECK(memcmp(Y, Yw, sizeof(float) * mn) == 0);
+                    }
+                }
+                CHECK_MSG(stw[0] == stc, "%dx%d kappa %.0e: GPU status %d, CPU %d", m, n, kappa,
+                          stw[0], stc);
+                if (kappa <= 1e4) CHECK_EQ_INT(stw[0], 0);
+                if (kappa >= 1e8) CHECK_EQ_INT(stw[0], TCNLA_ERR_NUMERICAL);
+                if (stw[0] == TCNLA_ERR_NUMERICAL) {
+                    CHECK(memcmp(Yw, Y0, sizeof(float) * mn) == 0);
+                } else if (stw[0] == 0) {
+                    const double d = tu_orth_defect(Yw, m, n);
+                    CHECK_MSG(d <= b64, "%dx%d kappa %.0e: |Q^T Q - I| = %.2e > %.2e", m, n,
+                              kappa, d, b64);
+                }
+                /* RETRY */
+                tcnla_memcpy(g, dY, Y0, sizeof(float) * mn, TCNLA_MEMCPY_HOST_TO_HANDLE);
+                tcnla_orth_t used = (tcnla_orth_t)-1;
+                const int str = tcnla_orthonormalize(g, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_RETRY,
+                                                     m, n, dY, m, NULL, 0, &used);
+                CHECK_EQ_INT(str, 0);
+                CHECK(stw[0] ? used != TCNLA_ORTH_CHOLQR_FP64 : used == TCNLA_ORTH_CHOLQR_FP64);
+                if (str == 0) {
+                    to_host(g, Y, dY, mn);
+                    const double d = tu_orth_defect(Y, m, n);
+                    const double b = used == TCNLA_ORTH_CHOLQR_FP64     ? b64
+                                     : used == TCNLA_ORTH_CHOLQR2_FP64 ? 0.05 * n * u32
+                                                                       : 2.0 * n * u32;
+                    CHECK_MSG(d <= b, "%dx%d kappa %.0e retry ran %d: |Q^T Q - I| = %.2e > %.2e",
+                              m, n, kappa, (int)used, d, b);
+                    if (used == TCNLA_ORTH_CHOLQR2_FP64) { /* CholeskyQR2's bits */
+                        tcnla_memcpy(g, dY, Y0, sizeof(float) * mn, TCNLA_MEMCPY_HOST_TO_HANDLE);
+                        CHECK_EQ_INT(tcnla_orthonormalize(g, TCNLA_ORTH_CHOLQR2_FP64,
+                                                          TCNLA_BREAKDOWN_ERROR, m, n, dY, m, NULL,
+                                                          0, NULL),
+                                     0);
+                        to_host(g, Yc, dY, mn);
+                        CHECK(memcmp(Y, Yc, sizeof(float) * mn) == 0);
+                    }
+                }
+                /* deferred, both CholeskyQRs, against their waiting calls */
+                for (int meth = TCNLA_ORTH_CHOLQR_FP64; meth <= TCNLA_ORTH_CHOLQR2_FP64; meth++) {
+                    int st1 = stw[0];
+                    if (meth == TCNLA_ORTH_CHOLQR2_FP64) {
+                        tcnla_memcpy(g, dY, Y0, sizeof(float) * mn, TCNLA_MEMCPY_HOST_TO_HANDLE);
+                        st1 = tcnla_orthonormalize(g, TCNLA_ORTH_CHOLQR2_FP64, TCNLA_BREAKDOWN_ERROR,
+                                                   m, n, dY, m, NULL, 0, NULL);
+                        to_host(g, Yw, dY, mn);
+                        if (st1 == 0)
+                            CHECK(tu_orth_defect(Yw, m, n) <= 0.05 * n * u32);
+                    }
+                    int fl[TN_DEFER_SLOTS];
+                    tcnla_memcpy(g, dY, Y0, sizeof(float) * mn, TCNLA_MEMCPY_HOST_TO_HANDLE);
+                    REQUIRE(tn_defer_begin(&cl) == 0);
+                    const int std = tn_orthonormalize_deferred(&cl, (tcnla_orth_t)meth, m, n, dY, m,
+                                                               TN_DEFER_ORTH + 1);
+                    REQUIRE(tn_defer_end(&cl, fl) == 0);
+                    CHECK_EQ_INT(std, 0);
+                    to_host(g, Y, dY, mn);
+                    const int f = fl[TN_DEFER_ORTH + 1];
+                    CHECK_MSG((f != 0) == (st1 != 0), "%dx%d kappa %.0e method %d: flag %d, status %d",
+                              m, n, kappa, meth, f, st1);
+                    if (meth == TCNLA_ORTH_CHOLQR_FP64) CHECK(f == 0 || f == 1 || f == 4);
+                    if (f) CHECK(memcmp(Y, Y0, sizeof(float) * mn) == 0);
+                    else CHECK(memcmp(Y, Yw, sizeof(float) * mn) == 0);
+                    if (getenv("TCNLA_TEST_VERBOSE"))
+                        printf("  %dx%d kappa %.0e method %d: status %d flag %d\n", m, n, kappa, meth,
+                               st1, f);
+                }
+            }
+        tcnla_free(g, dY), tcnla_free(g, dR), tcnla_free(g, d16);
+        free(Y0), free(Y), free(Yw), free(Yc), free(sig);
+    }
+    tcnla_destroy(g), tcnla_destroy(c);
+}
+
+/* The randomized SVD on the GPU under TCNLA_BREAKDOWN_ERROR with the default
+ * single-pass CholeskyQR in FP64, deferred and waiting (the tuning's defer):
+ * on an exponential spectrum (s_k = 1e-3) no false alarm; on a matrix of
+ * exact rank 6 < l = 16 (its bases' trailing singular values are the
+ * products' rounding errors) a breakdown or U with orthonormal columns, the
+ * same both ways, and under RETRY U with orthonormal columns, the same bits
+ * both ways. */
+TEST(gpu_rsvd_cholqr64_guard) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    enum { N = 512, K = 12 };
+    float *A = malloc(sizeof(float) * N * N), *U[2];
+    double *sig = malloc(sizeof(double) * N);
+    float *dA = to_dev(g, NULL, (size_t)N * N), *dU = to_dev(g, NULL, (size_t)N * K),
+          *dVT = to_dev(g, NULL, (size_t)K * N), *dS = to_dev(g, NULL, K);
+    for (int j = 0; j < 2; j++) U[j] = malloc(sizeof(float) * N * K);
+    for (int cs = 0; cs < 2; cs++) {
+        if (cs == 0) {
+            tn_spectrum(TN_SPEC_EXP, N, K, 1e-3, 0, 0, 0, sig);
+            REQUIRE(tn_testmat_svd_fast(N, N, 2 * K + 16, sig, 9, A, N) == 0);
+        } else {
+            REQUIRE(tn_testmat_lowrank(N, N, 6, 902, A, N) == 0);
+        }
+        tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)N * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        for (int pol = 0; pol < 2; pol++) {
+            int st[2];
+            for (int j = 0; j < 2; j++) {
+                tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+                o.rank = K, o.oversampling = 4, o.power_iters = 2;
+                o.orth = TCNLA_ORTH_CHOLQR_FP64;
+                o.on_breakdown = pol ? TCNLA_BREAKDOWN_RETRY : TCNLA_BREAKDOWN_ERROR;
+                GT_TUNE(g, defer, !j);
+                st[j] = tcnla_rsvd(g, &o, N, N, dA, N, dU, N, dS, dVT, K);
+                GT_TUNE(g, defer, 1);
+                to_host(g, U[j], dU, (size_t)N * K);
+            }
+            CHECK_EQ_INT(st[0], st[1]);
+            printf("    %s, %s: status %d\n", cs ? "rank 6" : "exponential",
+                   pol ? "retry" : "error", st[0]);
+            if (cs == 1 && !pol && st[0] == TCNLA_ERR_NUMERICAL) continue;
+            CHECK_MSG(st[0] == 0, "case %d policy %d: status %d", cs, pol, st[0]);
+            if (st[0] == 0 && st[1] == 0) {
+                CHECK(memcmp(U[0], U[1], sizeof(float) * N * K) == 0);
+                const double d = tu_orth_defect(U[0], N, K);
+                CHECK_MSG(d <= 1.0 * K * 0x1p-24 + 0x1p-12, "case %d: |U^T U - I| = %.2e", cs, d);
+            }
+        }
+    }
+    for (int j = 0; j < 2; j++) free(U[j]);
+    tcnla_free(g, dA), tcnla_free(g, dU), tcnla_free(g, dVT), tcnla_free(g, dS);
+    free(A), free(sig);
+    tcnla_destroy(g);
+}
+
 /* ||A - U diag(S) VT||_F / ||A||_F on the host */
 static double residual(const float *A, int m, int n, const float *U, const float *S, const float *VT, int k) {
     double num = 0, den = 0;

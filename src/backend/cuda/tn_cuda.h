@@ -100,11 +100,12 @@ int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, con
  * TN_GRAM_NOT_TAKEN where G's largest eigenvalue is not positive. */
 int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double *X, double *lam, int *fast);
 /* CholeskyQR's FP64 Gram matrix (src/backend/cuda/orth_cuda.c): the upper
- * triangle of Yw^T Yw (m x n, ld m) into G (n x n, zeros below), with
- * tn_gram64_nslab(m) n x n partials in P; dg (may be NULL) its diagonal */
+ * triangle of Yw^T Yw (m x n, ld ldw) into G (n x n, zeros below), with
+ * tn_gram64_nslab(m) n x n partials in P; dg (may be NULL) its diagonal;
+ * probe (may be NULL, ld ldw): the FP64 guard's probe rows (cholguard.h) */
 int64_t tn_gram64_nslab(int64_t m);
-int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, double *P,
-                   double *G, double *dg);
+int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, int64_t ldw,
+                   double *P, double *G, double *dg, double *probe);
 int tn_cuda_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A,
                        int64_t lda, const float *E, int64_t lde, float *D, uint16_t *D16,
                        int64_t ldd);
@@ -318,9 +319,10 @@ int tn_cu_syev_resid_check(int n, const double *R, const double *X, const double
 /* CholeskyQR in FP64 (src/backend/cuda/kernels/cholqr_kernels.cu). G (n x n) = the sum of
  * the nslab partials P (n x n each, packed), in order, on and above the
  * diagonal (P's strictly lower parts are not read; G gets zeros there);
- * diag (may be NULL) receives G's diagonal. */
+ * diag (may be NULL) receives G's diagonal; probe (may be NULL, ld ldp)
+ * the guard's TN_CHOL_PROBES rows z_k(j) sqrt(G_jj) (src/linalg/cholguard.h). */
 int tn_cu_gram_reduce(const double *P, int64_t nslab, int64_t n, double *G, double *diag,
-                      cudaStream_t stream);
+                      double *probe, int64_t ldp, cudaStream_t stream);
 /* G = R^T R (upper triangles, both n x n with ld; G is used up), one
  * cooperative launch of at most sm_count blocks: R's upper triangle (its
  * strictly lower part untouched), diag (n) R's diagonal, info 0 or the
@@ -331,8 +333,13 @@ int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *R, double *diag, int
 /* CholeskyQR's breakdown test (tn_chol_ok) on the device: gdiag[0 .. n)
  * the Gram matrix's diagonal, gdiag[n .. 2n) the factor's, *info potrf's;
  * flag |= 2 when a Gram diagonal element is not finite, |= 1 when the
- * factor is not usable. One small launch, no host synchronisation. */
-int tn_cu_chol_verdict(const double *gdiag, const int *info, int n, double u, int *flag,
+ * factor is not usable, and with probe (the solve's TN_CHOL_PROBES probe
+ * rows, ld ldp; NULL: not checked) |= 4 when Q is too far from orthonormal
+ * (tn_chol64_loss_within) though the factor passed (and the flag held
+ * nothing before). assign: *flag = those bits instead of ORing
+ * them in. One small launch, no host synchronisation. */
+int tn_cu_chol_verdict(const double *gdiag, const int *info, int n, double u,
+                       const double *probe, int64_t ldp, int *flag, int assign,
                        cudaStream_t stream);
 /* The inverses of the diagonal blocks of the n x n upper triangular R (ld
  * ldr), TN_TRINV_NB x TN_TRINV_NB each: block b (rows and columns b NB ..)

@@ -28,13 +28,17 @@
  * The factorization's breakdown test is LAPACK's: the first pivot that is
  * not positive (or NaN) stops it, with info = its column (1-based). */
 #include "backend/cuda/tn_cuda.h"
+#include "linalg/cholguard.h"
 
 #define PO_NB 32      /* the factorization's step */
 #define PO_THREADS 1024
 
 /* ------------------------------------------------------------ Gram sum */
+/* probe (may be NULL): the guard's probe rows (ld ldp), z_k(j) sqrt(G_jj)
+ * written beside the diagonal (src/linalg/cholguard.h) */
 static __global__ void gram_reduce_kernel(const double *P, long long nslab, long long nn,
-                                          long long n, double *G, double *diag) {
+                                          long long n, double *G, double *diag, double *probe,
+                                          long long ldp) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < nn;
          i += (long long)gridDim.x * blockDim.x) {
         if (i % n > i / n) { /* below the diagonal: not computed, not read */
@@ -44,18 +48,27 @@ static __global__ void gram_reduce_kernel(const double *P, long long nslab, long
         double s = P[i];
         for (long long t = 1; t < nslab; t++) s = __dadd_rn(s, P[t * nn + i]);
         G[i] = s;
-        if (diag && i % (n + 1) == 0) diag[i / (n + 1)] = s;
+        if (i % (n + 1) == 0) {
+            const long long j = i / (n + 1);
+            if (diag) diag[j] = s;
+            if (probe) {
+                const double d = __dsqrt_rn(s);
+                for (int k = 0; k < TN_CHOL_PROBES; k++)
+                    probe[k + j * ldp] = __dmul_rn(tn_chol_probe(k, j), d);
+            }
+        }
     }
 }
 
 extern "C" int tn_cu_gram_reduce(const double *P, int64_t nslab, int64_t n, double *G,
-                                 double *diag, cudaStream_t stream) {
+                                 double *diag, double *probe, int64_t ldp, cudaStream_t stream) {
     if (n <= 0) return 0;
     const long long nn = (long long)n * n;
     long long blocks = (nn + 255) / 256;
     if (blocks > 4096) blocks = 4096;
     gram_reduce_kernel<<<(unsigned)blocks, 256, 0, stream>>>(P, (long long)nslab, nn,
-                                                             (long long)n, G, diag);
+                                                             (long long)n, G, diag, probe,
+                                                             (long long)ldp);
     return (int)cudaGetLastError();
 }
 
@@ -250,11 +263,18 @@ extern "C" int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *R, double
 }
 
 /* ------------------------------------------------ breakdown test */
-/* tn_chol_ok (src/linalg/orth.c) on the device, the same arithmetic: one
- * block; flag |= 2 for a non-finite Gram diagonal (the host path's
- * TN_ORTH_NONFINITE), |= 1 for an unusable factor */
-static __global__ void chol_verdict_kernel(const double *gd, const int *info, int n, double u,
-                                           int *flag) {
+/* tn_chol_ok (src/linalg/orth.c) on the device, the same arithmetic, and
+ * (probe not NULL) the loss guard tn_chol64_loss_within on the solve's
+ * probe rows (TN_CHOL_PROBES x n, ld ldp): one block; flag |= 2 for a
+ * non-finite Gram diagonal (the host path's TN_ORTH_NONFINITE), |= 1 for
+ * an unusable factor, |= 4 for a Q too far from orthonormal from a usable
+ * one (while the flag holds nothing else). assign: the flag is written (0
+ * when all pass), else ORed into. */
+#define CV_THREADS 256
+static __global__ void __launch_bounds__(CV_THREADS)
+    chol_verdict_kernel(const double *gd, const int *info, int n, double u, const double *probe,
+                        long long ldp, int *flag, int assign) {
+    __shared__ double part[CV_THREADS];
     int bad = 0;
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
         const double g = gd[i], r = gd[n + i];
@@ -263,13 +283,31 @@ static __global__ void chol_verdict_kernel(const double *gd, const int *info, in
             bad |= 1;
     }
     if (threadIdx.x == 0 && *info != 0) bad |= 1;
+    double s = 0.0; /* the sum of squares, in a fixed order */
+    if (probe)
+        for (long long e = threadIdx.x; e < (long long)TN_CHOL_PROBES * n; e += blockDim.x) {
+            const double v = probe[e % TN_CHOL_PROBES + (e / TN_CHOL_PROBES) * ldp];
+            s = __fma_rn(v, v, s);
+        }
+    part[threadIdx.x] = s;
     bad = __syncthreads_or(bad & 1) | (__syncthreads_or(bad & 2) ? 2 : 0);
-    if (threadIdx.x == 0 && bad) atomicOr(flag, bad);
+    for (int w = CV_THREADS / 2; w > 0; w /= 2) {
+        if (threadIdx.x < w) part[threadIdx.x] = __dadd_rn(part[threadIdx.x], part[threadIdx.x + w]);
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+        /* (only where the factor was usable, in this pass and before) */
+        if (probe && !bad && !(!assign && *flag) && !tn_chol64_loss_within(part[0])) bad |= 4;
+        if (assign) *flag = bad;
+        else if (bad) atomicOr(flag, bad);
+    }
 }
 
-extern "C" int tn_cu_chol_verdict(const double *gdiag, const int *info, int n, double u, int *flag,
+extern "C" int tn_cu_chol_verdict(const double *gdiag, const int *info, int n, double u,
+                                  const double *probe, int64_t ldp, int *flag, int assign,
                                   cudaStream_t stream) {
-    chol_verdict_kernel<<<1, 256, 0, stream>>>(gdiag, info, n, u, flag);
+    chol_verdict_kernel<<<1, CV_THREADS, 0, stream>>>(gdiag, info, n, u, probe, (long long)ldp,
+                                                      flag, assign);
     return (int)cudaGetLastError();
 }
 
