@@ -148,8 +148,9 @@ def test_torch_lra_hosvd(torch):
     full = torch.einsum("abc,ia,jb,kc->ijk", T, *Qs)
     core, Q = tcnla.hosvd(full.float(), (5, 4, 3))
     R = torch.einsum("abc,ia,jb,kc->ijk", core.double(), *[q.double() for q in Q])
-    assert float((R - full).norm() / full.norm()) <= 50 * float((full.float().double() -
-                                                                   full).norm() / full.norm())
+    # exact ranks: the C tests' bound for RP-HOSVD of an exact-rank tensor
+    # (tests/test_hosvd.c; measured 2.5e-6 on an H100)
+    assert float((R - full).norm() / full.norm()) <= 1e-5
 
 
 def test_torch_bad_inputs(torch):
@@ -164,8 +165,9 @@ def test_torch_bad_inputs(torch):
         tcnla.rsvd(a.double(), 4)
     with pytest.raises(ValueError):
         tcnla.svd_lowrank(a, q=65)
-    with pytest.raises(tcnla.TcnlaRangeError):
-        tcnla.matmul(a * 1e6, a)
+    # outside FP16's range: exactly scaled, not an error
+    c, info = tcnla.matmul(a * 1e6, a, return_info=True)
+    assert info.scaled == 1 and info.method == "tcec_fp16"
     if torch.cuda.device_count() > 1:
         with pytest.raises(ValueError):
             tcnla.matmul(a, torch.randn(64, 64, device="cuda:1"))
@@ -244,7 +246,10 @@ def test_torch_pointers_in_place(torch, monkeypatch):
     name, args = calls[-1]
     assert name == "tcnla_sgemm_ex"
     assert args[8] == b.data_ptr() and args[10] == a.data_ptr() and args[13] == c.data_ptr()
-    assert args[9] == 600 and args[11] == 500
+    # (both views have a stride of 500 elements between their columns as
+    # column-major matrices: a C-order view of the rows, and the transpose of
+    # one, whose columns are rows of big)
+    assert args[9] == 500 and args[11] == 500
     U, S, Vt = tcnla.rsvd(a, 8)
     name, args = calls[-1]
     assert name == "tcnla_rsvd" and args[4] == a.data_ptr() and args[5] == 500

@@ -52,13 +52,16 @@ $PY -c "import torch; print('torch', torch.__version__, 'cuda', torch.cuda.is_av
 $PY -c "import cupy; print('cupy', cupy.__version__)" 2>&1 | tail -1
 trc=0
 if has test; then
+  # (plugins of the machine's Python, e.g. a pytest-timeout newer than the
+  # carried pytest, stay out)
+  export PYTEST_DISABLE_PLUGIN_AUTOLOAD=1
   if $PY -c "import pytest" 2>/dev/null; then
     echo "== pytest: GPU tests and host arrays on the CPU backend"
-    $PY -m pytest -q -rs -p no:cacheprovider python/tests 2>&1 | tee "$OUT/pytest.log" | tail -25
+    $PY -m pytest -q -rfEs -p no:cacheprovider python/tests 2>&1 | tee "$OUT/pytest.log" | tail -25
     trc=${PIPESTATUS[0]}
     if $PY -c "import sys, tcnla; sys.exit(0 if tcnla.cuda_available()[1] > 0 else 1)"; then
       echo "== pytest: host arrays through the GPU (TCNLA_TEST_DEVICE=cuda)"
-      TCNLA_TEST_DEVICE=cuda $PY -m pytest -q -rs -p no:cacheprovider python/tests/test_cpu.py 2>&1 |
+      TCNLA_TEST_DEVICE=cuda $PY -m pytest -q -rfEs -p no:cacheprovider python/tests/test_cpu.py 2>&1 |
         tee -a "$OUT/pytest.log" | tail -15
       r=${PIPESTATUS[0]}
       [ "$trc" = 0 ] && trc=$r
