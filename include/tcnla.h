@@ -427,12 +427,18 @@ typedef struct {
                                         FP16 random matrix); any tcnla_sgemm method */
     tcnla_gemm_method_t gemm_method; /* the other products: power iterations and Q^T A
                                         (default TCNLA_GEMM_TCEC_FP16) */
-    tcnla_gemm_method_t power_method; /* the power iterations' products, if not 0 (default 0:
-                                        gemm_method). They only shape the subspace, as Omega
-                                        does: TCNLA_GEMM_FP16 (A and the basis rounded to FP16)
-                                        adds about u16 sqrt(l / n) ||A||_F to the residual
-                                        (docs/api.md); on Hopper without a copy of A, elsewhere
-                                        with an FP16 copy (m n / 2 floats); not SHGEMM */
+    tcnla_gemm_method_t power_method; /* the power iterations' products, if not 0. They only
+                                        shape the subspace, as Omega does: TCNLA_GEMM_FP16 (A
+                                        and the basis rounded to FP16) adds about
+                                        u16 sqrt(l / n) ||A||_F to the residual (docs/api.md);
+                                        on Hopper without a copy of A, elsewhere with an FP16
+                                        copy (m n / 2 floats); not SHGEMM. Default 0: chosen
+                                        from the data where gemm_method is TCEC_FP16 and FP16
+                                        needs no copy of A (Hopper, l <= 272, the CPU): FP16
+                                        where that error stays below a tenth of the first
+                                        basis's residual, estimated from 8 more columns of
+                                        the projection, else gemm_method (a tail below FP16's
+                                        resolution); gemm_method otherwise */
     tcnla_format_t random_format;    /* format of Omega (default FP16; SHGEMM methods need FP16) */
     tcnla_rand_dist_t random_dist;   /* default TCNLA_RAND_GAUSSIAN */
     tcnla_orth_t orth;               /* default TCNLA_ORTH_CHOLQR_FP64 (one pass: for FP32 data

@@ -393,3 +393,43 @@ TEST(rsvd_invalid_arguments) {
     CHECK_EQ_INT(tcnla_rsvd(h, &o, 64, 64, A, 64, U, 64, S, VT, 8), -2);
     tcnla_destroy(h);
 }
+
+/* The power iterations' precision from the data (defaults: power_method 0,
+ * gemm_method TCEC_FP16): FP16 where the tail of the spectrum is far above
+ * FP16's resolution (here singular values flattening at 1e-2 of the
+ * largest), TCEC where it is below (a flat tail at 1e-6): each with the
+ * residual of TCEC power iterations within 1 %. A wrong rule (FP16 on the
+ * second matrix) loses FP16's 1e-4 .. 1e-3 in the residual. */
+TEST(rsvd_power_precision_from_the_data) {
+    tcnla_handle_t h = cpu();
+    const int N = 256, k = 16;
+    float *A = malloc(sizeof(float) * N * N), *U = malloc(sizeof(float) * N * k);
+    float *VT = malloc(sizeof(float) * k * N), S[16];
+    double sig[256];
+    for (int c = 0; c < 2; c++) {
+        const double floor = c == 0 ? 1e-2 : 1e-6;
+        for (int i = 0; i < N; i++) sig[i] = fmax(pow(0.5, i), floor);
+        REQUIRE(tn_testmat_latms(N, N, sig, 4242 + c, A, N) == 0);
+        double res[2];
+        uint32_t meth[2];
+        for (int v = 0; v < 2; v++) {
+            tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+            o.rank = k;
+            o.oversampling = 8;
+            if (v) o.power_method = TCNLA_GEMM_TCEC_FP16;
+            tcnla_info_t info;
+            o.info = &info;
+            REQUIRE(tcnla_rsvd(h, &o, N, N, A, N, U, N, S, VT, k) == 0);
+            res[v] = lowrank_residual(A, N, N, U, S, VT, k);
+            meth[v] = info.methods;
+        }
+        const int f16 = (meth[0] >> TCNLA_GEMM_FP16) & 1;
+        printf("    tail %.0e: residual %.6e (defaults, %s power iterations), %.6e (TCEC)\n", floor,
+               res[0], f16 ? "FP16" : "TCEC", res[1]);
+        CHECK_MSG(f16 == (c == 0), "tail %.0e: FP16 power iterations %d", floor, f16);
+        CHECK(!((meth[1] >> TCNLA_GEMM_FP16) & 1));
+        CHECK_MSG(res[0] <= 1.01 * res[1], "tail %.0e: %.6e vs %.6e", floor, res[0], res[1]);
+    }
+    free(A), free(U), free(VT);
+    tcnla_destroy(h);
+}

@@ -107,6 +107,14 @@ typedef struct tn_backend_ops {
     /* C = alpha u + beta C with u = ldexpf(T_ij, -(er_i + ec_j)) (ec NULL:
      * zeros), alpha u and beta C rounded to FP32 and added (C not read when
      * beta == 0) */
+    /* *out = sum of x^2 over the rows x cols X, accumulated in FP64 (waits
+     * for the result) */
+    int (*sumsq)(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                 double *out);
+    /* Whether TCNLA_GEMM_FP16's C = op(A) B (op(B) = B, FP32 B) runs
+     * without a copy of A (the drivers' memory bound) */
+    int (*f16_in_place)(tcnla_handle_t h, tcnla_op_t ta, int64_t m, int64_t n, int64_t k,
+                        const float *A, int64_t lda);
     int (*unscale_update)(tcnla_handle_t h, int64_t m, int64_t n, float alpha, const float *T,
                           int64_t ldt, const int *er, const int *ec, float beta, float *C,
                           int64_t ldc);

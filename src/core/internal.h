@@ -329,6 +329,8 @@ int tn_cpu_scale_copy(tcnla_handle_t h, int64_t rows, int64_t cols, const float 
 int tn_cpu_unscale_update(tcnla_handle_t h, int64_t m, int64_t n, float alpha, const float *T,
                           int64_t ldt, const int *er, const int *ec, float beta, float *C,
                           int64_t ldc);
+int tn_cpu_sumsq(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                 double *out);
 int tn_cpu_ozaki_op(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
                     int64_t m, int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
                     const void *B, int64_t ldb, double beta, void *C, int64_t ldc, int out_prec);

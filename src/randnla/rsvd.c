@@ -83,13 +83,46 @@ static int orth_step(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int deferred, in
     return tn_orthonormalize(cl, o->orth, o->on_breakdown, rows, l, X, rows, NULL, 0, NULL);
 }
 
+/* The power iterations' precision from the data (power_method DEFAULT with
+ * gemm_method TCEC_FP16): they only shape the subspace, so TCNLA_GEMM_FP16
+ * serves wherever its error, about u16 sqrt(l / n) ||A||_F (u16 = 2^-11),
+ * stays below a tenth of the residual of the first basis; TCEC otherwise
+ * (the tail below FP16's resolution). The estimate rides along in the
+ * projection: RSVD_PROBES more Gaussian columns G, Y_G = A G, and
+ * E ||Y_G||_F^2 = RSVD_PROBES ||A||_F^2, E ||(I - Q Q^T) Y_G||_F^2 =
+ * RSVD_PROBES ||(I - Q Q^T) A||_F^2 for the basis Q of the first l columns
+ * (two products of l x 8, two sums of squares, one wait). */
+#define RSVD_PROBES 8
+
+/* 1 when FP16 power iterations suffice: Pr = Y_G (m x RSVD_PROBES) after
+ * Q's orthonormalization, overwritten with (I - Q Q^T) Y_G; Z: l x
+ * RSVD_PROBES scratch */
+static int fp16_power_suffices(tn_call_t *cl, tcnla_gemm_method_t gm, int64_t m, int64_t n,
+                               int64_t l, const float *Q, float *Pr, float *Z, int *yes) {
+    tcnla_handle_t h = cl->h;
+    const int64_t g = RSVD_PROBES;
+    double a2 = 0.0, r2 = 0.0;
+    int st = h->ops->sumsq(h, m, g, Pr, m, &a2);
+    if (!st) st = tn_sgemm(cl, gm, TCNLA_OP_T, TCNLA_OP_N, l, g, m, 1.0f, Q, m, Pr, NULL, m, 0.0f,
+                           Z, l);
+    if (!st) st = tn_sgemm(cl, gm, TCNLA_OP_N, TCNLA_OP_N, m, g, l, -1.0f, Q, m, Z, NULL, l, 1.0f,
+                           Pr, m);
+    if (!st) st = h->ops->sumsq(h, m, g, Pr, m, &r2);
+    /* u16^2 (l / n) ||A||^2 <= (r / 10)^2; NaN (a breakdown deferred) says no */
+    *yes = !st && 0x1p-22 * ((double)l / (double)n) * a2 <= 0.01 * r2;
+    return st;
+}
+
 /* Algorithm 1 up to B: Y = Q (m x l, orthonormal basis of the range after
- * the power iterations), W = A^T Q (n x l). */
+ * the power iterations), W = A^T Q (n x l). probes: the projection draws
+ * RSVD_PROBES more columns (Om and Y hold l + RSVD_PROBES) and the power
+ * iterations' method is FP16 or pm from fp16_power_suffices. */
 static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t n,
                         int64_t l, const float *A, int64_t lda, void *Om, float *Y, float *W,
-                        tcnla_gemm_method_t pm, steptimer *tm, int deferred,
+                        tcnla_gemm_method_t pm, int probes, steptimer *tm, int deferred,
                         const tcnla_gemm_method_t *ms, int *trust_pending) {
     tcnla_handle_t h = cl->h;
+    const int64_t lp = l + (probes ? RSVD_PROBES : 0); /* columns of the projection */
     const int sh = is_shgemm(o->proj_method);
     const tcnla_op_t N = TCNLA_OP_N, T = TCNLA_OP_T;
     int st;
@@ -99,26 +132,31 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
     } while (0)
     /* Y = A Omega */
     if (sh) {
-        TRYR(tn_random_fill(cl, o->random_dist, TCNLA_FMT_FP16, 1, o->seed, 0, n, l, Om, n));
+        TRYR(tn_random_fill(cl, o->random_dist, TCNLA_FMT_FP16, 1, o->seed, 0, n, lp, Om, n));
         TRYR(mark(h, tm, TCNLA_RSVD_STEP_RANDOM));
-        TRYR(tn_sgemm(cl, o->proj_method, N, N, m, l, n, 1.0f, A, lda, NULL, (uint16_t *)Om, n,
+        TRYR(tn_sgemm(cl, o->proj_method, N, N, m, lp, n, 1.0f, A, lda, NULL, (uint16_t *)Om, n,
                       0.0f, Y, m));
     } else {
-        TRYR(tn_random_fill(cl, o->random_dist, o->random_format, 0, o->seed, 0, n, l, Om, n));
+        TRYR(tn_random_fill(cl, o->random_dist, o->random_format, 0, o->seed, 0, n, lp, Om, n));
         TRYR(mark(h, tm, TCNLA_RSVD_STEP_RANDOM));
         int done = 0;
         if (*trust_pending) { /* A's check folded into this product, else on its own */
-            TRYR(tn_gemm_trusting(cl, o->proj_method, N, m, l, n, A, lda, (const float *)Om, NULL,
-                                  n, Y, m, ms, 3, &done));
+            TRYR(tn_gemm_trusting(cl, o->proj_method, N, m, lp, n, A, lda, (const float *)Om,
+                                  NULL, n, Y, m, ms, 3, &done));
             if (!done) TRYR(tn_trust(cl, A, lda, m, n, ms, 3));
             *trust_pending = 0;
         }
         if (!done)
-            TRYR(tn_sgemm(cl, o->proj_method, N, N, m, l, n, 1.0f, A, lda, (float *)Om, NULL, n,
+            TRYR(tn_sgemm(cl, o->proj_method, N, N, m, lp, n, 1.0f, A, lda, (float *)Om, NULL, n,
                           0.0f, Y, m));
     }
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_PROJ));
     TRYR(orth_step(cl, o, deferred, m, l, Y));
+    if (probes) { /* (W is free until the power iterations) */
+        int f16 = 0;
+        TRYR(fp16_power_suffices(cl, o->gemm_method, m, n, l, Y, Y + m * l, W, &f16));
+        if (f16) pm = TCNLA_GEMM_FP16;
+    }
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_ORTH));
     for (int it = 0; it < o->power_iters; it++) {
         TRYR(tn_sgemm(cl, pm, T, N, n, l, m, 1.0f, A, lda, Y, NULL, m, 0.0f, W, n));
@@ -187,16 +225,24 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     } while (0)
     tn_bounded_begin(cl); /* device memory: A plus O((m + n) l) */
     const tcnla_gemm_method_t pm = o->power_method ? o->power_method : o->gemm_method;
+    /* the power iterations' precision from the data (fp16_power_suffices):
+     * the defaults, where FP16 products need no copy of A */
+    const int probes = !o->power_method && o->gemm_method == TCNLA_GEMM_TCEC_FP16 &&
+                       o->power_iters > 0 && m >= RSVD_PROBES && n >= RSVD_PROBES &&
+                       h->ops->f16_in_place(h, T, n, l, m, A, lda) &&
+                       h->ops->f16_in_place(h, N, m, l, n, A, lda);
+    const int64_t lp = l + (probes ? RSVD_PROBES : 0);
     /* A is read by every product below: checked once, here, or (FP16
      * projection) inside the projection where the backend can
      * (tn_gemm_trusting: on Hopper, one pass over A fewer; H200, 16384^2,
      * every product in FP16: 5.7 ms a call instead of 6.1-6.2), else just before it
      * (opts->timings: in the projection's step) */
-    const tcnla_gemm_method_t ms[3] = {o->proj_method, o->gemm_method, pm};
+    const tcnla_gemm_method_t ms[3] = {o->proj_method, o->gemm_method,
+                                       probes ? TCNLA_GEMM_FP16 : pm};
     int trust_pending = o->proj_method == TCNLA_GEMM_FP16;
     if (!trust_pending) TRY(tn_trust(cl, A, lda, m, n, ms, 3));
-    TRY(tn_scratch_malloc(h, &Om, (size_t)n * (size_t)l * (sh ? 2 : 4)));
-    TRY(tn_scratch_malloc(h, (void **)&Y, sizeof(float) * (size_t)m * (size_t)l));
+    TRY(tn_scratch_malloc(h, &Om, (size_t)n * (size_t)lp * (sh ? 2 : 4)));
+    TRY(tn_scratch_malloc(h, (void **)&Y, sizeof(float) * (size_t)m * (size_t)lp));
     TRY(tn_scratch_malloc(h, (void **)&W, sizeof(float) * (size_t)n * (size_t)l));
     TRY(tn_scratch_malloc(h, (void **)&R, sizeof(float) * (size_t)l * (size_t)l));
     TRY(tn_scratch_malloc(h, (void **)&Sm, sizeof(float) * (size_t)(2 * l * k)));
@@ -213,7 +259,8 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
      * where one came up, everything again, deciding as it goes */
     int deferred = tn_defer_begin(cl) == TCNLA_SUCCESS;
     for (;;) {
-        st = range_and_bt(cl, o, m, n, l, A, lda, Om, Y, W, pm, &tm, deferred, ms, &trust_pending);
+        st = range_and_bt(cl, o, m, n, l, A, lda, Om, Y, W, pm, probes, &tm, deferred, ms,
+                          &trust_pending);
         if (!deferred) break;
         int fl[TN_DEFER_SLOTS], any = 0;
         const int st2 = tn_defer_end(cl, fl);

@@ -41,6 +41,13 @@ static int cpu_set_stream(tcnla_handle_t h, void *stream) {
 
 static int cpu_synchronize(tcnla_handle_t h) { return (void)h, TCNLA_SUCCESS; }
 
+/* (host memory: the products' copies are the host workspace's) */
+static int cpu_f16_in_place(tcnla_handle_t h, tcnla_op_t ta, int64_t m, int64_t n, int64_t k,
+                            const float *A, int64_t lda) {
+    (void)h, (void)ta, (void)m, (void)n, (void)k, (void)A, (void)lda;
+    return 1;
+}
+
 static int cpu_gemm_batched(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta,
                             tcnla_op_t tb, int64_t m, int64_t n, int64_t k, float alpha,
                             const float *A, int64_t lda, int64_t sa, const float *B,
@@ -144,6 +151,8 @@ const tn_backend_ops tn_cpu_ops = {
     .to_f16_scaled = tn_cpu_to_f16_scaled,
     .scale_matrix = tn_cpu_scale_matrix,
     .scale_exponents = tn_cpu_scale_exponents,
+    .sumsq = tn_cpu_sumsq,
+    .f16_in_place = cpu_f16_in_place,
     .scale_copy = tn_cpu_scale_copy,
     .unscale_update = tn_cpu_unscale_update,
     .trust = cpu_trust,

@@ -248,6 +248,17 @@ int tn_cpu_unscale_update(tcnla_handle_t h, int64_t m, int64_t n, float alpha, c
     return TCNLA_SUCCESS;
 }
 
+int tn_cpu_sumsq(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                 double *out) {
+    (void)h;
+    double s = 0.0;
+#pragma omp parallel for schedule(static) reduction(+ : s)
+    for (int64_t j = 0; j < cols; j++)
+        for (int64_t i = 0; i < rows; i++) s += (double)X[i + j * ld] * (double)X[i + j * ld];
+    *out = s;
+    return TCNLA_SUCCESS;
+}
+
 /* TCNLA_GEMM_FP16 on FP16 operands (tn_gemm_f16): the operands widened
  * (exactly) and the FP16 method, whose conversion then changes nothing. */
 int tn_cpu_gemm_f16(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,

@@ -84,6 +84,12 @@ static int f16_sm90(const struct tn_cuda_ctx *c, tcnla_op_t tb, int64_t m, int64
            tn_cu_gemm_f16_sm90_wanted(m, n, k, c->sm_count, c->tune->sm90_f16);
 }
 
+int tn_cuda_f16_in_place(tcnla_handle_t h, tcnla_op_t ta, int64_t m, int64_t n, int64_t k,
+                         const float *A, int64_t lda) {
+    (void)ta;
+    return f16_sm90(h->cuda, TCNLA_OP_N, m, n, k, A, lda, 0);
+}
+
 /* Workspace the computation of `method` needs after the checks (f16k:
  * TCNLA_GEMM_FP16 takes f16_sm90). */
 static size_t ws_compute(tcnla_gemm_method_t method, const shapes_t *s, int64_t m, int64_t n,

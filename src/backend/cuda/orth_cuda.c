@@ -439,6 +439,20 @@ int tn_cuda_scale_copy(tcnla_handle_t h, int64_t rows, int64_t cols, const float
     return ce((cudaError_t)tn_cu_scale_copy(X, ld, rows, cols, er, ec, Y, ldy, h->cuda->stream));
 }
 
+int tn_cuda_sumsq(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                  double *out) {
+    struct tn_cuda_ctx *c = h->cuda;
+    double *d = tn_cuda_workspace(c, 256);
+    if (!d) return TCNLA_ERR_ALLOC;
+    int st = ce(cudaMemsetAsync(d, 0, sizeof(double), c->stream));
+    if (!st) st = ce((cudaError_t)tn_cu_sumsq(X, ld, rows, cols, d, c->stream));
+    if (!st) st = ce(cudaMemcpyAsync(c->pinned, d, sizeof(double), cudaMemcpyDeviceToHost,
+                                     c->stream));
+    if (!st) st = ce(cudaStreamSynchronize(c->stream));
+    if (!st) memcpy(out, c->pinned, sizeof(double));
+    return st;
+}
+
 int tn_cuda_unscale_update(tcnla_handle_t h, int64_t m, int64_t n, float alpha, const float *T,
                            int64_t ldt, const int *er, const int *ec, float beta, float *C,
                            int64_t ldc) {

@@ -124,6 +124,10 @@ int tn_cuda_scale_exponents(tcnla_handle_t h, int64_t rows, int64_t cols, const 
                             int64_t ld, int by_col, int *e);
 int tn_cuda_scale_copy(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
                        const int *er, const int *ec, float *Y, int64_t ldy);
+int tn_cuda_sumsq(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                  double *out);
+int tn_cuda_f16_in_place(tcnla_handle_t h, tcnla_op_t ta, int64_t m, int64_t n, int64_t k,
+                         const float *A, int64_t lda);
 int tn_cuda_unscale_update(tcnla_handle_t h, int64_t m, int64_t n, float alpha, const float *T,
                            int64_t ldt, const int *er, const int *ec, float beta, float *C,
                            int64_t ldc);
@@ -293,6 +297,8 @@ int tn_cu_scale_exponents(const float *X, int64_t ld, int64_t rows, int64_t cols
                           int *e, int sm_count, cudaStream_t stream);
 int tn_cu_scale_copy(const float *X, int64_t ld, int64_t rows, int64_t cols, const int *er,
                      const int *ec, float *Y, int64_t ldy, cudaStream_t stream);
+int tn_cu_sumsq(const float *X, int64_t ld, int64_t rows, int64_t cols, double *out,
+                cudaStream_t stream);
 int tn_cu_unscale_update(int64_t m, int64_t n, float alpha, const float *T, int64_t ldt,
                          const int *er, const int *ec, float beta, float *C, int64_t ldc,
                          cudaStream_t stream);

@@ -1,7 +1,8 @@
 /* Kernels of exact power-of-two scaling (src/gemm/scaling.c; the CPU
  * backend's tn_cpu_scale_* compute the same bits): each vector's largest
  * magnitude turned into an exponent, the scaled copy, and the unscaling
- * epilogue. All memory-bound, on the handle's stream. */
+ * epilogue; and the FP64 sum of squares of the randomized SVD's probes
+ * (tn_cuda_sumsq). All memory-bound, on the handle's stream. */
 #include "backend/cuda/tn_cuda.h"
 #include "core/backend.h"
 
@@ -131,5 +132,37 @@ extern "C" int tn_cu_unscale_update(int64_t m, int64_t n, float alpha, const flo
     unscale_kernel<<<grid2(m, n, 256), 256, 0, stream>>>((long long)m, (long long)n, alpha, T,
                                                         (long long)ldt, er, ec, beta, C,
                                                         (long long)ldc);
+    return (int)cudaGetLastError();
+}
+
+/* ------------------------------------------------ sum of squares (FP64) */
+static __global__ void sumsq_kernel(const float *X, long long ld, long long rows, long long cols,
+                                    double *out) {
+    __shared__ double part[32];
+    double s = 0.0;
+    for (long long j = blockIdx.y; j < cols; j += gridDim.y)
+        for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows;
+             i += (long long)gridDim.x * blockDim.x) {
+            const double x = (double)X[i + j * ld];
+            s = __fma_rn(x, x, s);
+        }
+    for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = s;
+    __syncthreads();
+    if (threadIdx.x < 32) {
+        s = threadIdx.x < (blockDim.x >> 5) ? part[threadIdx.x] : 0.0;
+        for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+        if (threadIdx.x == 0) atomicAdd(out, s);
+    }
+}
+
+extern "C" int tn_cu_sumsq(const float *X, int64_t ld, int64_t rows, int64_t cols, double *out,
+                           cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0) return 0;
+    int64_t gx = (rows + 255) / 256, gy = cols;
+    if (gx > 64) gx = 64;
+    if (gy > 1024) gy = 1024;
+    sumsq_kernel<<<dim3((unsigned)gx, (unsigned)gy), 256, 0, stream>>>(
+        X, (long long)ld, (long long)rows, (long long)cols, out);
     return (int)cudaGetLastError();
 }
