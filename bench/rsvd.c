@@ -78,7 +78,7 @@ typedef struct {
     tcnla_gemm_method_t proj, gemm;
     tcnla_format_t fmt;
     tcnla_orth_t orth;
-    tcnla_gemm_method_t power; /* 0: gemm */
+    tcnla_gemm_method_t power; /* 0: tcnla_rsvd's default (from the data) */
 } variant;
 
 int main(int argc, char **argv) {
@@ -92,8 +92,10 @@ int main(int argc, char **argv) {
                    "defaults: 16384 16384 256 10 2 5 bench/results/rsvd.csv, every variant\n"
                    "variants: cusolver_gesvdr, fp32_pipeline, fp32_cholqr2, tf32,\n"
                    "  shgemm_fp16+tcec_fp16 (CholeskyQR2 in FP64), shgemm_fp16+tcec_fp16_chol1\n"
-                   "  (tcnla_rsvd's defaults: CholeskyQR in FP64), shgemm_fp16+tcec_fp16_chol1_fp16power\n"
-                   "  (power iterations in FP16), fp16+tcec_fp16_chol1_fp16power (the projection\n"
+                   "  (tcnla_rsvd's defaults: CholeskyQR in FP64, the power iterations' precision\n"
+                   "  from the data), shgemm_fp16+tcec_fp16_chol1_tcecpower (power iterations in\n"
+                   "  TCEC), shgemm_fp16+tcec_fp16_chol1_fp16power (power iterations in FP16),\n"
+                   "  fp16+tcec_fp16_chol1_fp16power (the projection\n"
                    "  too), fp16_chol1 (every product in FP16: B = Q^T A too), shgemm_tf32+tcec_tf32\n");
             return 0;
         } else if (i + 1 < argc && !strcmp(argv[i], "--m")) m = atoll(argv[++i]);
@@ -228,6 +230,7 @@ int main(int argc, char **argv) {
         {"tf32", TCNLA_GEMM_TF32, TCNLA_GEMM_TF32, TCNLA_FMT_FP32, TCNLA_ORTH_CHOLQR2_FP64, 0},
         {"shgemm_fp16+tcec_fp16", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR2_FP64, 0},
         {"shgemm_fp16+tcec_fp16_chol1", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0},
+        {"shgemm_fp16+tcec_fp16_chol1_tcecpower", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_TCEC_FP16},
         {"shgemm_fp16+tcec_fp16_chol1_fp16power", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_FP16},
         {"fp16+tcec_fp16_chol1_fp16power", TCNLA_GEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_FP16},
         {"fp16_chol1", TCNLA_GEMM_FP16, TCNLA_GEMM_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0},
