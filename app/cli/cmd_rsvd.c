@@ -32,8 +32,11 @@ static void help(void) {
         "  --proj M          GEMM of A*Omega: shgemm_fp16, shgemm_tf32, tcec_fp16, tcec_tf32,\n"
         "                    native_fp32, tf32, ... [shgemm_fp16 on a GPU, native_fp32 on the CPU]\n"
         "  --gemm M          the other products [tcec_fp16 on a GPU, native_fp32 on the CPU]\n"
-        "  --power M         the power iterations' products, if not those of --gemm (fp16:\n"
-        "                    A and the basis rounded to FP16; not SHGEMM) [as --gemm]\n"
+        "  --power M         the power iterations' products (fp16: A and the basis rounded\n"
+        "                    to FP16; not SHGEMM) [with --gemm tcec_fp16: chosen from the\n"
+        "                    data, fp16 where its error stays below a tenth of the first\n"
+        "                    basis's residual, else tcec_fp16 (printed as auto:...); else as\n"
+        "                    --gemm]\n"
         "                    fp16 for --proj, --gemm or --power is the fastest (--proj fp16\n"
         "                    --gemm fp16: 10x cuSOLVER's gesvdr on an H200 at 16384^2, rank\n"
         "                    256) but rounds A to FP16 in every product (a relative error of\n"
@@ -71,6 +74,15 @@ static int timed_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, i
         *t = ts[reps / 2];
     }
     return st;
+}
+
+/* The power iterations' method as it ran: the option, or the defaults'
+ * choice from the data (info of the last call: FP16 among its methods) */
+static const char *power_name(const tcnla_rsvd_opts_t *o, const tcnla_info_t *info) {
+    if (o->power_method) return tcnla_gemm_method_name(o->power_method);
+    if (o->gemm_method != TCNLA_GEMM_TCEC_FP16 || o->power_iters == 0)
+        return tcnla_gemm_method_name(o->gemm_method);
+    return (info->methods >> TCNLA_GEMM_FP16) & 1 ? "auto:fp16" : "auto:tcec_fp16";
 }
 
 /* ||A - U diag(S) VT||_F / ||A||_F on the host (BLAS SGEMM). */
@@ -321,6 +333,8 @@ int cmd_rsvd(int argc, char **argv) {
         res_base = residual(A, m, n, k, U, S, VT);
     }
     progress(tty, "randomized SVD");
+    tcnla_info_t info = {0};
+    o.info = &info;
     if ((st = timed_rsvd(h, &o, m, n, dA, dU, dS, dVT, (int)reps, &t))) {
         char what[256];
         fp16_methods(&o, what, sizeof what);
@@ -368,7 +382,7 @@ int cmd_rsvd(int argc, char **argv) {
         cli_jint(&j, "power_iters", o.power_iters);
         cli_jstr(&j, "proj", tcnla_gemm_method_name(o.proj_method));
         cli_jstr(&j, "gemm", tcnla_gemm_method_name(o.gemm_method));
-        cli_jstr(&j, "power", tcnla_gemm_method_name(o.power_method ? o.power_method : o.gemm_method));
+        cli_jstr(&j, "power", power_name(&o, &info));
         cli_jstr(&j, "input", input ? input : spectrum);
         cli_jnum(&j, "rel_residual", "%.6e", res);
         cli_jnum(&j, "optimal", "%.6e", opt >= 0 ? opt : NAN); /* unknown for a file */
@@ -387,8 +401,8 @@ int cmd_rsvd(int argc, char **argv) {
                (long long)k, (long long)o.oversampling, o.power_iters);
         printf("  methods: A*Omega %s, power iterations %s, Q^T A %s, Omega in %s\n",
                tcnla_gemm_method_name(o.proj_method),
-               tcnla_gemm_method_name(o.power_method ? o.power_method : o.gemm_method),
-               tcnla_gemm_method_name(o.gemm_method), cli_format_names[o.random_format]);
+               power_name(&o, &info), tcnla_gemm_method_name(o.gemm_method),
+               cli_format_names[o.random_format]);
         printf("  ||A - U S V^T||_F / ||A||_F   %.4e", res);
         if (opt > 0) printf("   (optimal rank-%lld: %.4e, ratio %.4f)", (long long)k, opt, res / opt);
         else if (opt == 0) printf("   (optimal rank-%lld: 0)", (long long)k);

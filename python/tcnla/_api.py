@@ -355,7 +355,10 @@ def svd_lowrank(A, q=6, niter=2, M=None, *, device=None, return_info=False, **op
     batch (..., m, n) as torch's, of any kind rsvd takes; float64 input
     is rounded to float32 (a copy) and the outputs converted back to
     float64. Other keywords: rsvd's options. Accuracy and cost as rsvd with
-    rank q (FP32 accuracy; about 2 niter + 2 products of m x n x q)."""
+    rank q (FP32 accuracy; about 2 niter + 2 products of m x n x q; the power
+    iterations in FP16 where the data allow). Measured on an H100 at
+    16384^2, q = 266, niter = 2: 8.4 ms against torch.svd_lowrank's 59 ms at
+    the same residual (docs/results.md)."""
     fn = "svd_lowrank"
     a = _matrix(A, "A", fn, ("float32", "float64"), batched=True)
     q = 6 if q is None else q
