@@ -22,12 +22,17 @@ static tcnla_cublas_policy_t defaults(void) {
     memset(&p, 0, sizeof p);
     p.fp32_method = TCNLA_GEMM_TCEC_FP16;
     p.fp64_method = TCNLA_GEMM_OZAKI_INT8;
-    /* below these a call's fixed costs (the range checks' synchronisation,
-     * the splits' passes) outweigh the Tensor Cores' speed */
+    /* below these a call's fixed costs outweigh the Tensor Cores' speed:
+     * a taken call waits once for its stream (the operand checks), which
+     * drains the work the caller queued ahead; at 2 x 2048^3 the product
+     * itself saves about 0.25 ms over SGEMM (H100: a training loop of
+     * 512 x 2048 x 2048 products ran 0.35x as fast with them taken). The
+     * Ozaki scheme reaches DGEMM's speed near n = 8192 (H100: 1.08x there,
+     * 1.41x at 16384) */
     p.fp32_min_dim = 128;
-    p.fp32_min_flops = 2.0 * 256 * 256 * 256;
+    p.fp32_min_flops = 2.0 * 2048 * 2048 * 2048;
     p.fp64_min_dim = 512;
-    p.fp64_min_flops = 2.0 * 1024 * 1024 * 1024;
+    p.fp64_min_flops = 2.0 * 8192 * 8192 * 8192;
     return p;
 }
 
