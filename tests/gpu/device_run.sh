@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# One session on a GPU machine: build, the GPU tests, the compute-sanitizer
+# One run on a GPU machine: build, the GPU tests, the compute-sanitizer
 # pass (tests/gpu/sanitize.sh: its default set, the range-check / fallback /
 # scaling paths), the SASS check and the GEMM benchmark, everything logged
 # under OUTDIR. Exit status: 1 when the build failed, else the first non-zero
