@@ -236,9 +236,12 @@ TEST(exact_scaling_zero_vectors_nan_and_fp16_overflow) {
                          &info) == 0);
     CHECK(info.scaled == 1 && info.method == TCNLA_GEMM_SHGEMM_FP16);
     for (int i = 0; i < M * N; i++) CHECK(isfinite(C[i]));
-    /* NaN: the native product whatever the scale */
+    /* NaN: the native product whatever the scale; with SHGEMM's B above
+     * FP16's range as well, the range error (no scaling of non-finite data) */
     A[1] = NAN;
     CHECK(tcnla_sgemm_ex(h, TCNLA_GEMM_TCEC_FP16, 0, 0, M, N, K, 1, A, M, B, K, 0, C, M, &info) == 0);
     CHECK(info.method == TCNLA_GEMM_NATIVE_FP32 && isnan(C[1]));
+    CHECK_EQ_INT(tcnla_sgemm(h, TCNLA_GEMM_SHGEMM_FP16, 0, 0, M, N, K, 1, A, M, B, K, 0, C, M),
+                 TCNLA_ERR_RANGE);
     tcnla_destroy(h);
 }

@@ -38,8 +38,10 @@ typedef struct tn_call {
     int range_fallback;       /* FP16-based products the split cannot hold run the TF32 variant
                                  whatever the handle's range policy (the drivers: never a range
                                  error on finite input) */
-    int scaling;              /* inside the product on exactly scaled copies (src/gemm/scaling.c):
-                                 the backend applies the range policy, never TN_NEEDS_SCALE */
+    int scaling;              /* 1: the backend applies the range policy, never TN_NEEDS_SCALE;
+                                 2: besides, the product's FP32 operands are exactly scaled
+                                 copies of finite data (src/gemm/scaling.c), which pass every
+                                 check: the checks are skipped */
     /* ---- what ran (the caller copies it out with tn_call_info) */
     tcnla_info_t info;
 } tn_call_t;

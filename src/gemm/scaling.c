@@ -66,7 +66,7 @@ int tn_gemm_scaled(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcn
                                  tb == TCNLA_OP_N ? ec : NULL, Bs, br);
     }
     if (!st) {
-        cl->scaling = 1;
+        cl->scaling = 2; /* finite (TN_NEEDS_SCALE says so) and in range: no checks */
         st = ops->gemm(cl, method, ta, tb, m, n, k, 1.0f, As, ar, Bs, B16, B16 ? ldb : br, 0.0f,
                        T, m);
         cl->scaling = 0;

@@ -138,16 +138,21 @@ int tn_cpu_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_
         for (size_t i = 0; i < nb; i++) {
             float v = tcnla_f16_to_f32(tcnla_f32_to_f16(Bp[i], TCNLA_ROUND_RN));
             if (isinf(v) && isfinite(Bp[i]))
-                return tn_call_may_scale(cl, method) ? TN_NEEDS_SCALE : TCNLA_ERR_RANGE;
+                return tn_call_may_scale(cl, method) && !tn_has_nonfinite(Ap, k, m, k) &&
+                               !tn_has_nonfinite(Bp, k, n, k)
+                           ? TN_NEEDS_SCALE
+                           : TCNLA_ERR_RANGE;
             Bp[i] = v;
         }
     }
-    /* NaN / Inf: computed natively so that they propagate as in SGEMM. */
-    if (tn_method(method)->tensor_core &&
+    /* NaN / Inf: computed natively so that they propagate as in SGEMM
+     * (exactly scaled copies, cl->scaling 2: finite and in range) */
+    const int checked = cl->scaling == 2;
+    if (tn_method(method)->tensor_core && !checked &&
         (tn_has_nonfinite(Ap, k, m, k) || tn_has_nonfinite(Bp, k, n, k)))
         method = TCNLA_GEMM_NATIVE_FP32;
     const tn_method_info *mi = tn_method(method);
-    if (mi->fp16_range && !(tn_range_ok(Ap, m, k, k, method) &&
+    if (mi->fp16_range && !checked && !(tn_range_ok(Ap, m, k, k, method) &&
                             (shgemm || tn_range_ok(Bp, n, k, k, method)))) {
         if (tn_call_may_scale(cl, method)) return TN_NEEDS_SCALE;
         if (!tn_call_range_fallback(cl)) return TCNLA_ERR_RANGE;

@@ -91,6 +91,14 @@ extern "C" int tn_cu_scale_exponents(const float *X, int64_t ld, int64_t rows, i
     return (int)cudaGetLastError();
 }
 
+/* x 2^e with ldexpf's result: one correctly rounded multiply by the power
+ * of two (two where it exceeds FP32's range, the first then exact) */
+static __device__ __forceinline__ float times_pow2(float x, int e) {
+    if (e < -126 || e > 254) return ldexpf(x, e);
+    if (e > 127) x = __fmul_rn(x, 0x1p127f), e -= 127;
+    return __fmul_rn(x, __int_as_float((e + 127) << 23));
+}
+
 static __global__ void scale_copy_kernel(const float *X, long long ld, long long rows,
                                          long long cols, const int *er, const int *ec, float *Y,
                                          long long ldy) {
@@ -98,7 +106,32 @@ static __global__ void scale_copy_kernel(const float *X, long long ld, long long
         const int fj = ec ? ec[j] : 0;
         for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < rows;
              i += (long long)gridDim.x * blockDim.x)
-            Y[i + j * ldy] = ldexpf(__ldg(X + i + j * ld), (er ? er[i] : 0) + fj);
+            Y[i + j * ldy] = times_pow2(__ldg(X + i + j * ld), (er ? er[i] : 0) + fj);
+    }
+}
+
+/* the same, 4 rows per thread and step (rows, ld, ldy multiples of 4; X, Y
+ * 16-byte aligned) */
+static __global__ void scale_copy4_kernel(const float *X, long long ld, long long rows4,
+                                          long long cols, const int *er, const int *ec, float *Y,
+                                          long long ldy) {
+    for (long long j = blockIdx.y; j < cols; j += gridDim.y) {
+        const int fj = ec ? ec[j] : 0;
+        const float4 *x4 = (const float4 *)(X + j * ld);
+        float4 *y4 = (float4 *)(Y + j * ldy);
+        for (long long q = (long long)blockIdx.x * blockDim.x + threadIdx.x; q < rows4;
+             q += (long long)gridDim.x * blockDim.x) {
+            float4 v = __ldg(x4 + q);
+            if (er) {
+                const int4 e = __ldg((const int4 *)er + q);
+                v.x = times_pow2(v.x, e.x + fj), v.y = times_pow2(v.y, e.y + fj);
+                v.z = times_pow2(v.z, e.z + fj), v.w = times_pow2(v.w, e.w + fj);
+            } else {
+                v.x = times_pow2(v.x, fj), v.y = times_pow2(v.y, fj);
+                v.z = times_pow2(v.z, fj), v.w = times_pow2(v.w, fj);
+            }
+            y4[q] = v;
+        }
     }
 }
 
@@ -106,6 +139,12 @@ extern "C" int tn_cu_scale_copy(const float *X, int64_t ld, int64_t rows, int64_
                                 const int *er, const int *ec, float *Y, int64_t ldy,
                                 cudaStream_t stream) {
     if (rows <= 0 || cols <= 0) return 0;
+    if (rows % 4 == 0 && ld % 4 == 0 && ldy % 4 == 0 && ((uintptr_t)X & 15u) == 0 &&
+        ((uintptr_t)Y & 15u) == 0 && ((uintptr_t)er & 15u) == 0) {
+        scale_copy4_kernel<<<grid2(rows / 4, cols, 256), 256, 0, stream>>>(
+            X, (long long)ld, (long long)(rows / 4), (long long)cols, er, ec, Y, (long long)ldy);
+        return (int)cudaGetLastError();
+    }
     scale_copy_kernel<<<grid2(rows, cols, 256), 256, 0, stream>>>(
         X, (long long)ld, (long long)rows, (long long)cols, er, ec, Y, (long long)ldy);
     return (int)cudaGetLastError();
