@@ -141,9 +141,10 @@ typedef struct tn_backend_ops {
  * apply: the caller takes its generic one. */
 #define TN_NOT_TAKEN 1
 /* Returned (positive) by ops->gemm for a product whose operands fail the
- * range check, and hold no NaN / Inf, where tn_call_may_scale allows exact
- * scaling: C untouched, nothing queued that writes it; the front
- * (src/gemm/scaling.c) computes the product on scaled copies. */
+ * range check where tn_call_may_scale allows exact scaling: C untouched,
+ * nothing queued that writes it; the front (src/gemm/scaling.c) computes
+ * the product on scaled copies. The operands hold no NaN / Inf, except
+ * where SHGEMM's FP32 B overflowed FP16 in its rounding (checked first). */
 #define TN_NEEDS_SCALE 2
 /* The binade exact scaling moves each vector's largest magnitude into:
  * [2^(TN_SCALE_TOP - 1), 2^TN_SCALE_TOP), FP16's largest binade */

@@ -18,7 +18,8 @@
  * The backend runs this only when the unscaled check has failed
  * (TN_NEEDS_SCALE): data that passes it computes bit for bit as without
  * scaling and at no cost; scaled data costs two passes over each operand
- * (largest magnitudes, scaled copy), the product, and one pass over C. */
+ * (largest magnitudes, scaled copy), the product (without its checks), and
+ * one pass over C. */
 #include "core/internal.h"
 
 #include <stdint.h>
@@ -66,7 +67,12 @@ int tn_gemm_scaled(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcn
                                  tb == TCNLA_OP_N ? ec : NULL, Bs, br);
     }
     if (!st) {
-        cl->scaling = 2; /* finite (TN_NEEDS_SCALE says so) and in range: no checks */
+        /* finite (TN_NEEDS_SCALE says so) and in range: no checks; but
+         * SHGEMM's FP32 B, whose FP16 overflow is reported before NaN /
+         * Inf, keeps them */
+        const int shb = !B16 && (method == TCNLA_GEMM_SHGEMM_FP16 ||
+                                 method == TCNLA_GEMM_SHGEMM_TF32);
+        cl->scaling = shb ? 1 : 2;
         st = ops->gemm(cl, method, ta, tb, m, n, k, 1.0f, As, ar, Bs, B16, B16 ? ldb : br, 0.0f,
                        T, m);
         cl->scaling = 0;

@@ -705,8 +705,7 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
         /* operands outside the split's range as given: exact scaling
          * (src/gemm/scaling.c) where allowed */
         const int scale = tn_call_may_scale(cl, method);
-        if (hf[0]) /* FP16 overflow of B */
-            return scale && !hf[1] ? TN_NEEDS_SCALE : TCNLA_ERR_RANGE;
+        if (hf[0]) return scale ? TN_NEEDS_SCALE : TCNLA_ERR_RANGE; /* FP16 overflow of B */
         if (hf[1]) {
             method = TCNLA_GEMM_NATIVE_FP32; /* NaN / Inf propagate as in SGEMM */
         } else if (mi->fp16_range && hf[2]) {
