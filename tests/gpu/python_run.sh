@@ -14,7 +14,7 @@
 # bench_rsvd_c.csv / .log, python_bench.csv / .log / .png, and
 # python_results.tgz holding them all. Exit status: 1 when the build or the
 # install failed, else that of the pytest runs (0 when both passed).
-#   tests/gpu/python_run.sh OUTDIR [steps: test,bench] [--quick]
+#   tests/gpu/python_run.sh OUTDIR [steps: test,bench,spectra] [--quick]
 set -u
 OUT="${1:?usage: python_run.sh OUTDIR [steps] [--quick]}"
 STEPS=",${2:-test,bench},"
@@ -73,6 +73,10 @@ if has test; then
     echo "pytest is missing (carry its wheels in .whl/: docs/python.md): tests not run"
     trc=1
   fi
+fi
+if has spectra; then
+  echo "== bench/python/rsvd_spectra.py: tcnla and torch.svd_lowrank across spectra"
+  timeout 500 $PY bench/python/rsvd_spectra.py --out "$OUT" 2>&1 | tee "$OUT/rsvd_spectra.log"
 fi
 if has bench; then
   echo "== bench_rsvd (C): tcnla_rsvd's defaults"
