@@ -2,15 +2,19 @@
  * same matrix: cuSOLVER's cusolverDnXgesvdr, the plain FP32 pipeline
  * (SGEMM, FP32 Omega, Householder QR) and tcnla_rsvd with the Tensor Core
  * methods, with the time per step ([Ootomo & Yokota 2023] Fig. 8), the relative residual
- * ||A - U S V^T||_F / ||A||_F and the optimal (Eckart-Young) one. CSV rows
- * (appended) to bench/results/rsvd.csv:
+ * ||A - U S V^T||_F / ||A||_F and the optimal (Eckart-Young) one, and
+ * sv_maxrel, the largest relative error of the top k (nonzero) singular
+ * values against the known ones. CSV rows (appended) to bench/results/rsvd.csv:
  *   gpu,method,m,n,k,p,q,seconds,rel_err,optimal,t_random,t_proj,t_orth,
- *   t_power,t_bt,t_svd,peak_mib
+ *   t_power,t_bt,t_svd,peak_mib,spectrum,sv_maxrel
  * peak_mib: the library's own device memory during tcnla_rsvd (tcnla_memory_stats:
  * live allocations + workspace), to compare with size(A) and (m+n)(k+p).
- * The test matrix (exponentially decaying spectrum, s_k = 1e-3 as [Ootomo & Yokota 2023]
- * 5.1.1's A_exp) is generated on the GPU: U, V from cuSOLVER QR of Gaussian
- * matrices, A = U diag(s) V^T. */
+ * The test matrix is generated on the GPU: U, V (r = min(m, n, 4k + 64)
+ * columns) from cuSOLVER QR of Gaussian matrices, A = U diag(s) V^T, s_1 = 1
+ * (--spectrum): exp s_i = 10^(-3 i / k) (s_k = 1e-3, [Ootomo & Yokota 2023]
+ * 5.1.1's A_exp; the default), poly_slow (i + 1)^-0.5, gap_noise 1 for
+ * i < k / 2, then 1e-2, plus 1e-4, deep_decay 10^(-8 i / k), low_rank
+ * 10^(-2 i / r0) for i < r0 = k / 2, then 0. */
 #include "tcnla.h"
 
 #include <cublas_v2.h>
@@ -73,6 +77,32 @@ static double residual(const float *A, int64_t m, int64_t n, int64_t k, const fl
     return (double)ne / (double)na;
 }
 
+/* s_i (i = 0 .. r-1) of the spectrum `name`; -1 for an unknown name */
+static int spectrum(const char *name, int64_t r, int64_t k, double *s) {
+    for (int64_t i = 0; i < r; i++) {
+        const double x = (double)i;
+        if (!strcmp(name, "exp")) s[i] = pow(10.0, -3.0 * x / (double)k);
+        else if (!strcmp(name, "poly_slow")) s[i] = pow(x + 1.0, -0.5);
+        else if (!strcmp(name, "gap_noise")) s[i] = (i < k / 2 ? 1.0 : 1e-2) + 1e-4;
+        else if (!strcmp(name, "deep_decay")) s[i] = pow(10.0, -8.0 * x / (double)k);
+        else if (!strcmp(name, "low_rank"))
+            s[i] = i < k / 2 ? pow(10.0, -2.0 * x / (double)(k / 2)) : 0.0;
+        else return -1;
+    }
+    return 0;
+}
+
+/* max |S_i - s_i| / s_i over i < k with s_i > 0 */
+static double sv_maxrel(const float *S, const double *s, int64_t k) {
+    double e = 0;
+    for (int64_t i = 0; i < k; i++)
+        if (s[i] > 0) {
+            const double d = fabs((double)S[i] - s[i]) / s[i];
+            if (!(d <= e)) e = d;
+        }
+    return e;
+}
+
 typedef struct {
     const char *name;
     tcnla_gemm_method_t proj, gemm;
@@ -84,12 +114,14 @@ typedef struct {
 int main(int argc, char **argv) {
     int64_t m = 16384, n = 16384, k = 256, p = 10;
     int q = 2, reps = 5;
-    const char *csv = "bench/results/rsvd.csv", *only = NULL;
+    const char *csv = "bench/results/rsvd.csv", *only = NULL, *spec = "exp";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help")) {
             printf("usage: bench_rsvd [--m M] [--n N] [--rank K] [--oversampling P] "
-                   "[--power-iters Q] [--reps R] [--csv FILE] [--variants LIST]\n"
-                   "defaults: 16384 16384 256 10 2 5 bench/results/rsvd.csv, every variant\n"
+                   "[--power-iters Q] [--reps R] [--csv FILE] [--variants LIST] [--spectrum S]\n"
+                   "defaults: 16384 16384 256 10 2 5 bench/results/rsvd.csv, every variant, exp\n"
+                   "spectra: exp (s_k = 1e-3), poly_slow, gap_noise, deep_decay (s_k = 1e-8),\n"
+                   "  low_rank (rank k / 2)\n"
                    "variants: cusolver_gesvdr, fp32_pipeline, fp32_cholqr2, tf32,\n"
                    "  shgemm_fp16+tcec_fp16 (CholeskyQR2 in FP64), shgemm_fp16+tcec_fp16_chol1\n"
                    "  (tcnla_rsvd's defaults: CholeskyQR in FP64, the power iterations' precision\n"
@@ -106,6 +138,7 @@ int main(int argc, char **argv) {
         else if (i + 1 < argc && !strcmp(argv[i], "--reps")) reps = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--csv")) csv = argv[++i];
         else if (i + 1 < argc && !strcmp(argv[i], "--variants")) only = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--spectrum")) spec = argv[++i];
         else {
             fprintf(stderr, "bench_rsvd: unknown option %s (see --help)\n", argv[i]);
             return 2;
@@ -129,9 +162,11 @@ int main(int argc, char **argv) {
     const int64_t mn = m < n ? m : n, r = mn < 4 * k + 64 ? mn : 4 * k + 64;
     double *sig = malloc(sizeof(double) * (size_t)r), tail = 0, all = 0;
     float *hs = malloc(sizeof(float) * (size_t)r);
-    const double a = log2(1e3) / (double)k;
+    if (spectrum(spec, r, k, sig)) {
+        fprintf(stderr, "bench_rsvd: unknown spectrum '%s' (see --help)\n", spec);
+        return 2;
+    }
     for (int64_t i = 0; i < r; i++) {
-        sig[i] = exp2(-a * (double)i);
         hs[i] = (float)sig[i];
         all += sig[i] * sig[i];
         if (i >= k) tail += sig[i] * sig[i];
@@ -167,11 +202,21 @@ int main(int argc, char **argv) {
         return 1;
     }
     fseek(out, 0, SEEK_END);
-    if (ftell(out) == 0)
+    if (ftell(out) == 0) {
         fprintf(out, "gpu,method,m,n,k,p,q,seconds,rel_err,optimal,t_random,t_proj,t_orth,"
-                     "t_power,t_bt,t_svd,peak_mib\n");
-    printf("bench_rsvd on %s: m=%lld n=%lld k=%lld p=%lld q=%d, optimal residual %.4e\n", gpu,
-           (long long)m, (long long)n, (long long)k, (long long)p, q, optimal);
+                     "t_power,t_bt,t_svd,peak_mib,spectrum,sv_maxrel\n");
+    } else { /* a file of the older columns (without spectrum, sv_maxrel) is not appended to */
+        char head[512] = {0};
+        FILE *in = fopen(csv, "r");
+        if (!in || !fgets(head, sizeof head, in) || !strstr(head, ",sv_maxrel")) {
+            fprintf(stderr, "bench_rsvd: %s has other columns than this program writes: name a "
+                            "new file with --csv\n", csv);
+            return 1;
+        }
+        fclose(in);
+    }
+    printf("bench_rsvd on %s: m=%lld n=%lld k=%lld p=%lld q=%d, spectrum %s, optimal residual "
+           "%.4e\n", gpu, (long long)m, (long long)n, (long long)k, (long long)p, q, spec, optimal);
 
     /* cuSOLVER gesvdr (FP32), with the same rank, oversampling and iterations */
     if (bench_in_list(only, "cusolver_gesvdr")) {
@@ -214,11 +259,12 @@ int main(int argc, char **argv) {
         CHK(cublasSgeam(cub, CUBLAS_OP_T, CUBLAS_OP_N, (int)k, (int)n, &one, Vc, (int)n, &zero, VTc,
                         (int)k, VTc, (int)k), "geam");
         double res = residual(A, m, n, k, Uc, hS, VTc, E, W);
-        printf("  %-26s %9.2f ms   residual %.4e (%.4f x optimal)\n", "cusolver_gesvdr",
-               ts[reps / 2] * 1e3, res, res / optimal);
-        fprintf(out, "%s,cusolver_gesvdr,%lld,%lld,%lld,%lld,%d,%.6e,%.6e,%.6e,,,,,,,\n", gpu,
-                (long long)m, (long long)n, (long long)k, (long long)p, q, ts[reps / 2], res,
-                optimal);
+        const double svr = sv_maxrel(hS, sig, k);
+        printf("  %-26s %9.2f ms   residual %.4e (%.4f x optimal)   sv_maxrel %.3e\n",
+               "cusolver_gesvdr", ts[reps / 2] * 1e3, res, res / optimal, svr);
+        fprintf(out, "%s,cusolver_gesvdr,%lld,%lld,%lld,%lld,%d,%.6e,%.6e,%.6e,,,,,,,,%s,%.3e\n",
+                gpu, (long long)m, (long long)n, (long long)k, (long long)p, q, ts[reps / 2], res,
+                optimal, spec, svr);
         cudaFree(Uc), cudaFree(Vc), cudaFree(Sc), cudaFree(bd), cudaFree(info), cudaFree(VTc);
         free(bh);
         cusolverDnDestroyParams(par);
@@ -277,15 +323,18 @@ int main(int argc, char **argv) {
         for (int i = 0; i < TCNLA_RSVD_STEPS; i++) stepsum[i] = steps[i];
         CK(cudaMemcpy(hS, S, sizeof(float) * (size_t)k, cudaMemcpyDeviceToHost));
         double res = residual(A, m, n, k, U, hS, VT, E, W);
-        printf("  %-26s %9.2f ms   residual %.4e (%.4f x optimal)   steps ms: rng %.2f proj %.2f "
-               "orth %.2f power %.2f bt %.2f svd %.2f   peak %.0f MiB (A: %.0f MiB)\n",
-               vs[v].name, ts[reps / 2] * 1e3, res, res / optimal, stepsum[0] * 1e3,
+        const double svr = sv_maxrel(hS, sig, k);
+        printf("  %-26s %9.2f ms   residual %.4e (%.4f x optimal)   sv_maxrel %.3e   steps ms: "
+               "rng %.2f proj %.2f orth %.2f power %.2f bt %.2f svd %.2f   peak %.0f MiB (A: %.0f "
+               "MiB)\n",
+               vs[v].name, ts[reps / 2] * 1e3, res, res / optimal, svr, stepsum[0] * 1e3,
                stepsum[1] * 1e3, stepsum[2] * 1e3, stepsum[3] * 1e3, stepsum[4] * 1e3,
                stepsum[5] * 1e3, peak_mib, (double)(m * n) * 4 / 1048576.0);
-        fprintf(out, "%s,%s,%lld,%lld,%lld,%lld,%d,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.1f\n",
+        fprintf(out, "%s,%s,%lld,%lld,%lld,%lld,%d,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,"
+                     "%.1f,%s,%.3e\n",
                 gpu, vs[v].name, (long long)m, (long long)n, (long long)k, (long long)p, q,
                 ts[reps / 2], res, optimal, stepsum[0], stepsum[1], stepsum[2], stepsum[3],
-                stepsum[4], stepsum[5], peak_mib);
+                stepsum[4], stepsum[5], peak_mib, spec, svr);
     }
     fclose(out);
     tcnla_destroy(h);
