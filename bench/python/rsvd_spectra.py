@@ -28,11 +28,11 @@ CSV (one row per method and spectrum) to OUTDIR/rsvd_spectra_peers.csv:
 import argparse
 import csv
 import os
-import statistics
 
 import torch
 
 import tcnla
+from bench_python import cuda_time, residual  # (the same timing and residual as there)
 
 FIELDS = ["gpu", "method", "spectrum", "m", "n", "k", "p", "q", "seconds", "rel_err", "optimal",
           "sv_maxrel", "power"]
@@ -63,25 +63,6 @@ def test_matrix(m, n, k, name, seed=0):
     A = ((U * s.float()) @ V.T).contiguous()
     opt = float(torch.sqrt(torch.sum(s[k:] ** 2)) / torch.sqrt(torch.sum(s ** 2)))
     return A, s[:k], opt
-
-
-def cuda_time(fn, reps):
-    fn()
-    torch.cuda.synchronize()
-    ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        e1.synchronize()
-        ts.append(e0.elapsed_time(e1) / 1e3)
-    return statistics.median(ts)
-
-
-def residual(A, U, S, V, k):
-    E = A - (U[:, :k] * S[:k]) @ V[:, :k].T
-    return float(E.norm() / A.norm())
 
 
 def sv_maxrel(S, s, k):

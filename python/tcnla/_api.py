@@ -217,6 +217,28 @@ def _finish(results, info, return_info):
     return (*results, info) if return_info else results
 
 
+# ------------------------------------------------ options shared by the drivers
+_OPT_CONVERT = {
+    "proj_method": lambda v, fn: L.gemm_method(v, "proj_method"),
+    "gemm_method": lambda v, fn: L.gemm_method(v, "gemm_method"),
+    "power_method": lambda v, fn: L.gemm_method(v, "power_method"),
+    "random_format": lambda v, fn: L.enum(L.FORMAT, v, "random_format"),
+    "random_dist": lambda v, fn: L.enum(L.DIST, v, "random_dist"),
+    "tgemm": lambda v, fn: L.enum(L.TGEMM, v, "tgemm"),
+    "orth": lambda v, fn: L.enum(L.ORTH, v, "orth"),
+    "on_breakdown": lambda v, fn: L.enum(L.BREAKDOWN, v, "on_breakdown"),
+    "seed": lambda v, fn: _int(v, "seed", fn, 0) & (2 ** 64 - 1),
+}
+
+
+def _set_opts(o, fn, **values):
+    """Sets the fields of the C options struct o whose value is not None,
+    each converted (method and enum names, the seed) as _OPT_CONVERT says."""
+    for name, v in values.items():
+        if v is not None:
+            setattr(o, name, _OPT_CONVERT[name](v, fn))
+
+
 # ---------------------------------------------------------------------- rsvd
 _RSVD_ARGS = ("handle", "opts", "m", "n", "A", "lda", "U", "ldu", "S", "VT", "ldvt")
 
@@ -231,22 +253,9 @@ def _rsvd_opts(fn, rank, oversampling, power_iters, proj_method, gemm_method, po
         o.power_iters = _int(power_iters, "power_iters", fn, 0)
         if o.power_iters > 100:
             raise TcnlaValueError(f"{fn}: power_iters must be <= 100", argument="power_iters")
-    if proj_method is not None:
-        o.proj_method = L.gemm_method(proj_method, "proj_method")
-    if gemm_method is not None:
-        o.gemm_method = L.gemm_method(gemm_method, "gemm_method")
-    if power_method is not None:
-        o.power_method = L.gemm_method(power_method, "power_method")
-    if random_format is not None:
-        o.random_format = L.enum(L.FORMAT, random_format, "random_format")
-    if random_dist is not None:
-        o.random_dist = L.enum(L.DIST, random_dist, "random_dist")
-    if orth is not None:
-        o.orth = L.enum(L.ORTH, orth, "orth")
-    if on_breakdown is not None:
-        o.on_breakdown = L.enum(L.BREAKDOWN, on_breakdown, "on_breakdown")
-    if seed is not None:
-        o.seed = _int(seed, "seed", fn, 0) & (2 ** 64 - 1)
+    _set_opts(o, fn, proj_method=proj_method, gemm_method=gemm_method,
+              power_method=power_method, random_format=random_format, random_dist=random_dist,
+              orth=orth, on_breakdown=on_breakdown, seed=seed)
     return o
 
 
@@ -477,20 +486,12 @@ def lra(A, rank, *, oversampling=None, tgemm=None, gemm_method=None, orth=None,
     o.rank = _int(rank, "rank", fn, 1)
     if oversampling is not None:
         o.oversampling = _int(oversampling, "oversampling", fn, 0)
-    if tgemm is not None:
-        o.tgemm = L.enum(L.TGEMM, tgemm, "tgemm")
-    if gemm_method is not None:
-        o.gemm_method = L.gemm_method(gemm_method, "gemm_method")
-    if orth is not None:
-        o.orth = L.enum(L.ORTH, orth, "orth")
-    if on_breakdown is not None:
-        o.on_breakdown = L.enum(L.BREAKDOWN, on_breakdown, "on_breakdown")
+    _set_opts(o, fn, tgemm=tgemm, gemm_method=gemm_method, orth=orth, on_breakdown=on_breakdown,
+              seed=seed)
     if refine is not None:
         o.refine = 1 if refine else 0
     if recompress is not None:
         o.recompress = 1 if recompress else 0
-    if seed is not None:
-        o.seed = _int(seed, "seed", fn, 0) & (2 ** 64 - 1)
     a, lay, ld = _blas(a)
     m, n = a.shape
     need = (2 if o.refine else 1) * o.rank + o.oversampling
@@ -561,18 +562,8 @@ def hosvd(T, ranks, *, proj_method=None, gemm_method=None, random_format=None, o
     if not contig(order):
         t = ar.contiguous(t, "C")
     o = L.lib().tcnla_hosvd_opts_default()
-    if proj_method is not None:
-        o.proj_method = L.gemm_method(proj_method, "proj_method")
-    if gemm_method is not None:
-        o.gemm_method = L.gemm_method(gemm_method, "gemm_method")
-    if random_format is not None:
-        o.random_format = L.enum(L.FORMAT, random_format, "random_format")
-    if orth is not None:
-        o.orth = L.enum(L.ORTH, orth, "orth")
-    if on_breakdown is not None:
-        o.on_breakdown = L.enum(L.BREAKDOWN, on_breakdown, "on_breakdown")
-    if seed is not None:
-        o.seed = _int(seed, "seed", fn, 0) & (2 ** 64 - 1)
+    _set_opts(o, fn, proj_method=proj_method, gemm_method=gemm_method,
+              random_format=random_format, orth=orth, on_breakdown=on_breakdown, seed=seed)
     # the C tensor's first index is the fastest: C order = reversed modes
     perm = list(range(N)) if order == "F" else list(range(N - 1, -1, -1))
     dims = [int(t.shape[i]) for i in perm]

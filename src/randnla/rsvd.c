@@ -91,7 +91,7 @@ static int orth_step(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int deferred, in
  * projection: RSVD_PROBES more Gaussian columns G, Y_G = A G, and
  * E ||Y_G||_F^2 = RSVD_PROBES ||A||_F^2, E ||(I - Q Q^T) Y_G||_F^2 =
  * RSVD_PROBES ||(I - Q Q^T) A||_F^2 for the basis Q of the first l columns
- * (two products of l x 8, two sums of squares, one wait). */
+ * (two products of l x 8, two sums of squares, each waited for). */
 #define RSVD_PROBES 8
 
 /* 1 when FP16 power iterations suffice: Pr = Y_G (m x RSVD_PROBES) after
