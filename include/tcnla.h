@@ -78,7 +78,9 @@ enum {
     TCNLA_ERR_CUBLAS = -106,          /* a cuBLAS call failed */
     TCNLA_ERR_CUSOLVER = -107,        /* a cuSOLVER call failed */
     TCNLA_ERR_NUMERICAL = -108,       /* numerical breakdown (e.g. Cholesky of a non-SPD matrix) */
-    TCNLA_ERR_INTERNAL = -109         /* an internal invariant failed: a bug, please report */
+    TCNLA_ERR_INTERNAL = -109,        /* an internal invariant failed: a bug, please report */
+    TCNLA_ERR_COMM = -110             /* a collective failed: NCCL missing or failing, ranks
+                                         disagreeing on the call's sizes or options */
 };
 
 /* Text for any status (never NULL). */
@@ -563,6 +565,108 @@ TCNLA_API tcnla_hosvd_opts_t tcnla_hosvd_opts_default(void);
  * and the next) and, where that pass runs, the largest random matrix. */
 TCNLA_API int tcnla_hosvd(tcnla_handle_t handle, const tcnla_hosvd_opts_t *opts, int order,
                           const int64_t *dims, const float *A, float *core, float *const *Q);
+
+/* ------------------------------------------------------ distributed drivers */
+/* The randomized SVD and low-rank approximation of a matrix distributed by
+ * blocks of rows over several ranks (GPUs, or in-process CPU ranks), one
+ * handle per rank. Rank r owns the contiguous rows A_r (m_r x n, its own
+ * leading dimension, in its handle's memory); rank 0 owns the first rows.
+ * Every rank calls the same driver with the same options; the collectives
+ * are a sum of an l x l FP64 Gram matrix per CholeskyQR (docs/distributed.md)
+ * and of an n x l block per product with A^T.
+ *
+ * A communicator binds one handle per rank. Its collectives run on the
+ * handle's backend: NCCL for CUDA handles (libnccl.so.2 is loaded when the
+ * first communicator is made, or $TCNLA_NCCL_LIBRARY; a build or a machine
+ * without NCCL gives TCNLA_ERR_NO_BACKEND there, and everything else works),
+ * shared memory between threads for CPU handles. The drivers block in their
+ * collectives until every rank joins: each rank calls them from its own
+ * thread or process. Every rank returns the same status: where one rank
+ * fails (a bad argument, an allocation), all return the most negative of
+ * the ranks' statuses, and no rank waits forever for one that failed. */
+typedef struct tcnla_comm_s *tcnla_comm_t;
+
+/* The bytes of an identifier that tcnla_comm_init_rank's ranks share */
+#define TCNLA_COMM_ID_BYTES 128
+
+/* One communicator per handle for `nranks` handles of this process
+ * (comms[i] is rank i, bound to handles[i]): all CPU handles (shared
+ * memory; the ranks' calls must come from different threads) or all CUDA
+ * handles on distinct devices (NCCL's ncclCommInitAll). Returns 0, or -1
+ * (comms NULL), -2 (handles NULL, a NULL handle, mixed backends, a device
+ * twice), -3 (nranks < 1), TCNLA_ERR_NO_BACKEND (CUDA handles, no NCCL). */
+TCNLA_API int tcnla_comm_create_local(tcnla_comm_t *comms, const tcnla_handle_t *handles,
+                                      int nranks);
+/* Multi-process (one process per GPU, e.g. under mpirun): rank 0 makes an
+ * identifier (ncclGetUniqueId), the caller hands it to every rank (e.g.
+ * MPI_Bcast), and each rank creates its communicator on its CUDA handle.
+ * tcnla_comm_init_rank blocks until all nranks ranks have joined. */
+TCNLA_API int tcnla_comm_unique_id(unsigned char id[TCNLA_COMM_ID_BYTES]);
+TCNLA_API int tcnla_comm_init_rank(tcnla_comm_t *comm, tcnla_handle_t handle, int nranks,
+                                   int rank, const unsigned char id[TCNLA_COMM_ID_BYTES]);
+/* A communicator over the caller's own ncclComm_t (passed as void *), whose
+ * rank r's device is the handle's device; the caller keeps it and destroys
+ * it after tcnla_comm_destroy. */
+TCNLA_API int tcnla_comm_from_nccl(tcnla_comm_t *comm, tcnla_handle_t handle, void *nccl_comm);
+TCNLA_API int tcnla_comm_size(tcnla_comm_t comm, int *size);
+TCNLA_API int tcnla_comm_rank(tcnla_comm_t comm, int *rank);
+/* The handle a communicator was created on (the caller still owns it). */
+TCNLA_API int tcnla_comm_handle(tcnla_comm_t comm, tcnla_handle_t *handle);
+/* x[0 .. count) (host memory) <- its sum over the ranks, taken in rank
+ * order (the same bits on every rank): for the caller's own reductions,
+ * e.g. a residual's sum of squares. Collective. */
+TCNLA_API int tcnla_comm_sum_host(tcnla_comm_t comm, double *x, int64_t count);
+/* Destroys the communicator (not its handle). Not collective for
+ * shared-memory communicators once every rank has stopped calling them. */
+TCNLA_API int tcnla_comm_destroy(tcnla_comm_t comm);
+
+/* The block of rows rank `rank` of `nranks` owns in the drivers' usual
+ * split of m rows: the first m % nranks ranks one row more than the rest
+ * (*row0: its first row, *rows: how many). Returns 0, or -1 (m < nranks),
+ * -2 (nranks < 1), -3 (rank outside 0 .. nranks - 1), -4 / -5 (NULL). */
+TCNLA_API int tcnla_dist_rows(int64_t m, int nranks, int rank, int64_t *row0, int64_t *rows);
+
+/* tcnla_orthonormalize of the m x n matrix whose rows are distributed:
+ * Y_r (m_r x n) becomes rank r's rows of Q. The CholeskyQR methods (FP64
+ * Gram matrix summed over the ranks, Cholesky and the loss guard on every
+ * rank alike, as in tcnla_orthonormalize); HOUSEHOLDER gives
+ * TCNLA_ERR_NOT_SUPPORTED, and RETRY ends with CholeskyQR2 in FP64 (a
+ * breakdown there is TCNLA_ERR_NUMERICAL). R (n x n, every rank) when not
+ * NULL. m_r >= 1 on every rank, the sum of the m_r >= n. */
+TCNLA_API int tcnla_dist_orthonormalize(tcnla_comm_t comm, tcnla_orth_t method,
+                                        tcnla_breakdown_t on_breakdown, int64_t m_local,
+                                        int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
+                                        tcnla_orth_t *used);
+
+/* tcnla_rsvd of the m x n matrix A whose rank r holds rows A_r (m_local x
+ * n, lda): the same algorithm, methods and options (opts identical on
+ * every rank; m = the sum of the m_local >= k + p), with Omega the same on
+ * every rank (Philox: drawn, not sent). U is distributed like A (rank r
+ * gets its m_local rows, ldu >= m_local); S and VT are written on every
+ * rank (the same values). opts->timings: per step, collectives included.
+ * Device memory beside A_r per rank: that of tcnla_rsvd with m = m_local
+ * (the n x l blocks are summed in place). */
+TCNLA_API int tcnla_dist_rsvd(tcnla_comm_t comm, const tcnla_rsvd_opts_t *opts, int64_t m_local,
+                              int64_t n, const float *A, int64_t lda, float *U, int64_t ldu,
+                              float *S, float *VT, int64_t ldvt);
+/* tcnla_lra distributed the same way: X (m_local x r rows of the m x r
+ * factor) distributed like A, Y (n x r) on every rank. Refinement needs
+ * m_local x n of workspace per rank. */
+TCNLA_API int tcnla_dist_lra(tcnla_comm_t comm, const tcnla_lra_opts_t *opts, int64_t m_local,
+                             int64_t n, const float *A, int64_t lda, float *X, int64_t ldx,
+                             float *Y, int64_t ldy);
+
+/* The squared Frobenius norms of A - U diag(S) VT and of A (m x n, lda; U
+ * m x k, S k, VT k x n, all in the handle's memory), accumulated in FP64
+ * (the product in FP32, by column slabs of A: no copy of A, m x 1024
+ * floats of workspace): the relative residual of a factorization is
+ * sqrt(*diff2 / *a2). For a distributed A, each rank's rows (U's rows
+ * alike) give its part of both sums (tcnla_comm_sum_host adds them).
+ * Returns 0, or -i for argument i (a2 or diff2 NULL: -13 / -14). */
+TCNLA_API int tcnla_lowrank_residual(tcnla_handle_t handle, int64_t m, int64_t n, int64_t k,
+                                     const float *A, int64_t lda, const float *U, int64_t ldu,
+                                     const float *S, const float *VT, int64_t ldvt,
+                                     double *diff2, double *a2);
 
 /* ------------------------------------------------- Tensor Core model (CPU) */
 /* One MMA instruction as [Fasi et al. 2021] and [Ootomo & Yokota 2021] section 3.2
