@@ -662,7 +662,7 @@ TCNLA_API int tcnla_dist_lra(tcnla_comm_t comm, const tcnla_lra_opts_t *opts, in
  * floats of workspace): the relative residual of a factorization is
  * sqrt(*diff2 / *a2). For a distributed A, each rank's rows (U's rows
  * alike) give its part of both sums (tcnla_comm_sum_host adds them).
- * Returns 0, or -i for argument i (a2 or diff2 NULL: -13 / -14). */
+ * Returns 0, or -i for argument i (a2 or diff2 NULL: -12 / -13). */
 TCNLA_API int tcnla_lowrank_residual(tcnla_handle_t handle, int64_t m, int64_t n, int64_t k,
                                      const float *A, int64_t lda, const float *U, int64_t ldu,
                                      const float *S, const float *VT, int64_t ldvt,
