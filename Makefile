@@ -49,7 +49,7 @@ LIB_CFLAGS  = $(CFLAGS_BASE) -Isrc -fvisibility=hidden -DTCNLA_BUILDING
 # tests and the benchmarks add LAPACK's test-matrix library (app/testmat:
 # slatms) and whatever they call themselves
 LIB_LDLIBS  = -llapack -lblas -lgfortran -lm -fopenmp $(SAN_FLAGS)
-APP_LDLIBS  = -ltmglib
+APP_LDLIBS  = -ltmglib -lpthread -ldl
 BENCH_LDLIBS =
 
 VERSION   := $(shell sed -n 's/^\#define TCNLA_VERSION_STRING "\(.*\)"/\1/p' include/tcnla.h)

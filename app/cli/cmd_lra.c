@@ -2,6 +2,7 @@
  * generated low-rank matrix or of a .npy / .mtx file; relative error, output
  * rank, time, and the speedup over the plain FP32 pipeline. */
 #include "cli.h"
+#include "dist.h"
 #include "io/io.h"
 #include "testmat/testmat.h"
 
@@ -52,6 +53,7 @@ static void help(void) {
         "On the CPU, Tensor Core methods run on a bit-faithful but slow model of the Tensor Core,\n"
         "which is why the CPU default is --tgemm none with native_fp32 (ask for --tgemm 16_32\n"
         "explicitly to run the model, on small matrices).\n");
+    cli_dist_help("lra");
 }
 
 static void progress(int on, const char *msg) {
@@ -105,15 +107,17 @@ static double fetch_error(tcnla_handle_t h, const float *A, int64_t m, int64_t n
 
 static const char *const value_opts[] = {"--input", "--output", "--m", "--n", "--rank",
                                          "--true-rank", "--noise", "--oversampling", "--reps",
-                                         "--tgemm", "--gemm", "--orth", NULL};
+                                         "--tgemm", "--gemm", "--orth", "--ranks", "--gpus",
+                                         "--gen-rank", "--spectrum", NULL};
 
 int cmd_lra(int argc, char **argv) {
     cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
     const char *input = NULL, *output = NULL, *gen_opt = NULL;
     cli_outputs outs = {0};
-    int64_t m = 2048, n = 2048, reps = -1, true_rank = -1;
+    int64_t m = 2048, n = 2048, reps = -1, true_rank = -1, ranks = 0, gen_rank = -1;
     double noise = 0;
-    int baseline = 1, tgemm_set = 0, gemm_set = 0;
+    int baseline = 1, tgemm_set = 0, gemm_set = 0, gpus = 0;
+    const char *spectrum = NULL, *lowrank_opt = NULL;
     tcnla_lra_opts_t o = tcnla_lra_opts_default();
     o.rank = 64;
     for (int i = 1; i < argc; i++) {
@@ -144,9 +148,21 @@ int cmd_lra(int argc, char **argv) {
             if (cli_int(a, v, 1, 1 << 16, &o.rank)) return EXIT_USAGE;
         } else if (!strcmp(a, "--true-rank")) {
             if (cli_int(a, v, 1, 1 << 20, &true_rank)) return EXIT_USAGE;
+            gen_opt = lowrank_opt = a;
+        } else if (!strcmp(a, "--ranks") || !strcmp(a, "--gpus")) {
+            if (cli_int(a, v, 1, 1 << 16, &ranks)) return EXIT_USAGE;
+            gpus = a[2] == 'g';
+        } else if (!strcmp(a, "--gen-rank")) {
+            if (cli_int(a, v, 1, 1 << 20, &gen_rank)) return EXIT_USAGE;
             gen_opt = a;
+        } else if (!strcmp(a, "--spectrum")) {
+            if (strcmp(v, "exp") && strcmp(v, "linear") && strcmp(v, "poly")) {
+                fprintf(stderr, "tcnla lra: --spectrum: '%s' is not exp, linear or poly\n", v);
+                return EXIT_USAGE;
+            }
+            spectrum = v, gen_opt = a;
         } else if (!strcmp(a, "--noise")) {
-            gen_opt = a;
+            gen_opt = lowrank_opt = a;
             if (cli_double(a, v, &noise)) return EXIT_USAGE;
             if (noise < 0) {
                 fprintf(stderr, "tcnla lra: --noise: '%s' is negative\n", v);
@@ -187,6 +203,37 @@ int cmd_lra(int argc, char **argv) {
     if (input && gen_opt) {
         fprintf(stderr, "tcnla lra: %s describes the generated matrix; with --input the file "
                         "gives the matrix\n", gen_opt);
+        return EXIT_USAGE;
+    }
+    /* several ranks: --ranks, --gpus, or this process one of an MPI launch */
+    cli_mpi_env menv;
+    const int under_mpi = cli_mpi_env_detect("lra", &menv);
+    if (under_mpi < 0) return EXIT_USAGE;
+    if (gpus && c.backend == TCNLA_BACKEND_CPU) {
+        fprintf(stderr, "tcnla lra: --gpus runs on the CUDA backend, not --backend cpu (use "
+                        "--ranks for CPU ranks)\n");
+        return EXIT_USAGE;
+    }
+    if (gpus) c.backend = TCNLA_BACKEND_CUDA;
+    if (ranks > 0 || under_mpi > 0) {
+        if (lowrank_opt) {
+            fprintf(stderr, "tcnla lra: %s describes the single-rank generator; over several "
+                            "ranks the generated matrix has a known spectrum (--spectrum, "
+                            "--gen-rank)\n", lowrank_opt);
+            return EXIT_USAGE;
+        }
+        cli_dist_cfg dc = {0};
+        dc.cmd = "lra", dc.is_lra = 1, dc.c = c, dc.input = input, dc.output = output;
+        dc.m = m, dc.n = n, dc.spectrum_name = spectrum ? spectrum : "exp";
+        dc.spectrum = !spectrum || !strcmp(spectrum, "exp") ? TN_SPEC_EXP
+                      : !strcmp(spectrum, "linear") ? TN_SPEC_LINEAR : TN_SPEC_POLY;
+        dc.gen_rank = gen_rank, dc.reps = reps, dc.ranks = (int)ranks, dc.gpus = gpus;
+        dc.lra = o, dc.tgemm_set = tgemm_set, dc.gemm_set = gemm_set;
+        return cli_dist_run(&dc);
+    }
+    if (gen_rank > 0 || spectrum) {
+        fprintf(stderr, "tcnla lra: %s sets the distributed generator (with --ranks, --gpus or "
+                        "under mpirun)\n", gen_rank > 0 ? "--gen-rank" : "--spectrum");
         return EXIT_USAGE;
     }
     static const char *const suffixes[2] = {"_X.npy", "_Y.npy"};

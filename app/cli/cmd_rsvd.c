@@ -2,6 +2,7 @@
  * main job) or of a .npy / .mtx file; residual against the Eckart-Young
  * optimum, time, and the speedup over the plain FP32 pipeline. */
 #include "cli.h"
+#include "dist.h"
 #include "io/io.h"
 #include "testmat/testmat.h"
 
@@ -51,6 +52,7 @@ static void help(void) {
         "  --backend auto|cpu|cuda [auto]   --seed N [1]   --json\n\n"
         "On the CPU, Tensor Core methods run on a bit-faithful but slow model of the Tensor Core,\n"
         "which is why the CPU defaults are native FP32.\n");
+    cli_dist_help("rsvd");
 }
 
 static void progress(int on, const char *msg) {
@@ -131,15 +133,16 @@ static void fp16_methods(const tcnla_rsvd_opts_t *o, char *b, size_t n) {
 static const char *const value_opts[] = {"--input", "--output", "--spectrum", "--m", "--n",
                                          "--rank", "--oversampling", "--power-iters", "--reps",
                                          "--proj", "--gemm", "--power", "--orth",
-                                         "--random-format", NULL};
+                                         "--random-format", "--ranks", "--gpus", "--gen-rank",
+                                         NULL};
 
 int cmd_rsvd(int argc, char **argv) {
     cli_common c = {TCNLA_BACKEND_AUTO, 1, 0};
     const char *input = NULL, *output = NULL, *spectrum = "exp", *gen_opt = NULL;
     cli_outputs outs = {0};
     int fmt_set = 0;
-    int64_t m = 4096, n = 4096, reps = -1;
-    int baseline = 1, proj_set = 0, gemm_set = 0;
+    int64_t m = 4096, n = 4096, reps = -1, ranks = 0, gen_rank = -1;
+    int baseline = 1, proj_set = 0, gemm_set = 0, gpus = 0;
     tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
     o.rank = 256;
     for (int i = 1; i < argc; i++) {
@@ -177,6 +180,12 @@ int cmd_rsvd(int argc, char **argv) {
             o.power_iters = (int)t;
         } else if (!strcmp(a, "--reps")) {
             if (cli_int(a, v, 1, 64, &reps)) return EXIT_USAGE;
+        } else if (!strcmp(a, "--ranks") || !strcmp(a, "--gpus")) {
+            if (cli_int(a, v, 1, 1 << 16, &ranks)) return EXIT_USAGE;
+            gpus = a[2] == 'g';
+        } else if (!strcmp(a, "--gen-rank")) {
+            if (cli_int(a, v, 1, 1 << 20, &gen_rank)) return EXIT_USAGE;
+            gen_opt = a;
         } else if (!strcmp(a, "--proj") || !strcmp(a, "--gemm") || !strcmp(a, "--power")) {
             tcnla_gemm_method_t mm;
             if (tcnla_gemm_method_from_name(v, &mm) || mm == TCNLA_GEMM_DEFAULT) {
@@ -216,6 +225,31 @@ int cmd_rsvd(int argc, char **argv) {
                 tcnla_gemm_method_name(o.gemm_method == TCNLA_GEMM_SHGEMM_FP16 ||
                                                o.gemm_method == TCNLA_GEMM_SHGEMM_TF32
                                            ? o.gemm_method : o.power_method));
+        return EXIT_USAGE;
+    }
+    /* several ranks: --ranks, --gpus, or this process one of an MPI launch */
+    cli_mpi_env menv;
+    const int under_mpi = cli_mpi_env_detect("rsvd", &menv);
+    if (under_mpi < 0) return EXIT_USAGE;
+    if (gpus && c.backend == TCNLA_BACKEND_CPU) {
+        fprintf(stderr, "tcnla rsvd: --gpus runs on the CUDA backend, not --backend cpu (use "
+                        "--ranks for CPU ranks)\n");
+        return EXIT_USAGE;
+    }
+    if (gpus) c.backend = TCNLA_BACKEND_CUDA;
+    if (ranks > 0 || under_mpi > 0) {
+        cli_dist_cfg dc = {0};
+        dc.cmd = "rsvd", dc.c = c, dc.input = input, dc.output = output, dc.m = m, dc.n = n;
+        dc.spectrum = !strcmp(spectrum, "exp") ? TN_SPEC_EXP
+                      : !strcmp(spectrum, "linear") ? TN_SPEC_LINEAR : TN_SPEC_POLY;
+        dc.spectrum_name = spectrum, dc.gen_rank = gen_rank, dc.reps = reps;
+        dc.ranks = (int)ranks, dc.gpus = gpus, dc.rsvd = o;
+        dc.proj_set = proj_set, dc.gemm_set = gemm_set, dc.fmt_set = fmt_set;
+        return cli_dist_run(&dc);
+    }
+    if (gen_rank > 0) {
+        fprintf(stderr, "tcnla rsvd: --gen-rank sets the rank of the distributed generator "
+                        "(with --ranks, --gpus or under mpirun)\n");
         return EXIT_USAGE;
     }
     static const char *const suffixes[3] = {"_U.npy", "_S.npy", "_VT.npy"};

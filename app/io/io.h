@@ -190,6 +190,38 @@ int tn_io_encode_npy_tensor(const tn_tensor *t, unsigned flags, void **buf, size
                             char *err, size_t errlen);
 
 /* ------------------------------------------------------------------------
+ * Blocks of a .npy matrix file read in place (the distributed command: each
+ * rank reads its rows, by column slabs, never the whole file).
+ *
+ * tn_io_npy_layout checks a regular file's header as tn_io_read_npy would
+ * (a 2-D or 1-D float32 / float64 array; the file exactly as long as the
+ * header announces: "truncated" or "trailing data" otherwise) and fills
+ * *l; pipes, FIFOs and devices are refused (positioned reads need a file).
+ * tn_io_npy_read_block reads rows [row0, row0 + nrows) x columns [col0,
+ * col0 + ncols) into the float matrix out (column-major, ld >= nrows) with
+ * positioned reads (pread): in a Fortran-order file nrows elements per
+ * column, in a C-order one ncols per row. float64 values float32 cannot
+ * hold are TN_IO_ERR_RANGE with the element's index in the whole matrix;
+ * NaN and Inf pass through (the caller checks them). */
+typedef struct {
+    int64_t rows, cols;
+    int itemsize; /* 4 or 8 */
+    int swap;     /* the file's byte order differs from the host's */
+    int fortran;  /* the file's order (1-D arrays and single rows or columns: 1) */
+    uint64_t data_offset;
+} tn_npy_layout;
+int tn_io_npy_layout(const char *path, tn_npy_layout *l, char *err, size_t errlen);
+int tn_io_npy_read_block(const char *path, const tn_npy_layout *l, int64_t row0, int64_t nrows,
+                         int64_t col0, int64_t ncols, float *out, int64_t ld, int *lost,
+                         char *err, size_t errlen);
+/* The header (magic to padding) of a rows x cols .npy file in Fortran
+ * order, float32 ('<f4') or float64: as tn_io_write_npy writes it. Returns
+ * its length (at most TN_IO_NPY_HEADER_MAX bytes), 0 on failure. */
+#define TN_IO_NPY_HEADER_MAX 1024
+size_t tn_io_npy_header(unsigned char *hdr, size_t cap, int64_t rows, int64_t cols,
+                        int is_double);
+
+/* ------------------------------------------------------------------------
  * Shared by npy.c and mtx.c (io.c). */
 
 /* Formats "NAME: message" into err and returns status. */

@@ -14,7 +14,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #define NPY_MAGIC "\x93NUMPY"
 #define NPY_MAGIC_LEN 6
@@ -843,4 +845,156 @@ int tn_io_write_npy_tensor(const char *path, const tn_tensor *t, unsigned flags,
     if (!path) return tn_io_fail(err, errlen, "(null)", TN_IO_ERR_ARG, "no file name given");
     if ((st = check_tensor(t, flags, &data, path, err, errlen))) return st;
     return write_with(emit_tensor_cb, t, flags, path, err, errlen);
+}
+
+/* ------------------------------------------------- blocks read in place */
+
+size_t tn_io_npy_header(unsigned char *hdr, size_t cap, int64_t rows, int64_t cols,
+                        int is_double) {
+    const int64_t dims[2] = {rows, cols};
+    if (!hdr || rows < 0 || cols < 0) return 0;
+    return build_header_shape(hdr, cap, is_double, 1, 2, dims);
+}
+
+int tn_io_npy_layout(const char *path, tn_npy_layout *l, char *err, size_t errlen) {
+    if (err && errlen) err[0] = 0;
+    if (!path || !l) return tn_io_fail(err, errlen, path ? path : "<null>", TN_IO_ERR_ARG,
+                                       "no file or layout given");
+    memset(l, 0, sizeof *l);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_OPEN, "cannot open: %s", strerror(e));
+    }
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_UNSUPPORTED,
+                          "not a regular file: each rank reads its own rows with positioned "
+                          "reads, which a pipe, FIFO or device does not allow");
+    }
+    /* the prefix, then the whole header (at most 4 GiB by the format; a
+     * matrix's is far shorter: 1 MiB is plenty) */
+    unsigned char pre[12];
+    ssize_t got = pread(fd, pre, sizeof pre, 0);
+    size_t want = 0;
+    if (got >= 10 && !memcmp(pre, NPY_MAGIC, NPY_MAGIC_LEN)) {
+        size_t hl = pre[6] == 1 ? (size_t)pre[8] | (size_t)pre[9] << 8
+                    : got >= 12 ? (size_t)pre[8] | (size_t)pre[9] << 8 | (size_t)pre[10] << 16 |
+                                      (size_t)pre[11] << 24
+                                : 0;
+        want = (pre[6] == 1 ? 10 : 12) + hl;
+    }
+    if (want == 0 || want > (size_t)st.st_size) want = (size_t)st.st_size < sizeof pre
+                                                           ? (size_t)st.st_size : sizeof pre;
+    if (want > ((size_t)1 << 20)) {
+        close(fd);
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_FORMAT,
+                          "a .npy header of %zu bytes is not that of a matrix", want);
+    }
+    unsigned char *b = malloc(want ? want : 1);
+    if (!b) {
+        close(fd);
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_ALLOC, "out of memory");
+    }
+    got = want ? pread(fd, b, want, 0) : 0;
+    close(fd);
+    if (got < 0 || (size_t)got != want) {
+        free(b);
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_OPEN, "cannot read the header");
+    }
+    npy_info info;
+    size_t off = 0;
+    int s = parse_prefix(b, want, path, 0, &info, &off, err, errlen);
+    free(b);
+    if (s) return s;
+    uint64_t elems, need;
+    if (__builtin_mul_overflow((uint64_t)info.rows, (uint64_t)info.cols, &elems) ||
+        __builtin_mul_overflow(elems, (uint64_t)info.itemsize, &need))
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_TOO_LARGE,
+                          "shape (%lld, %lld) is too large to address", (long long)info.rows,
+                          (long long)info.cols);
+    const uint64_t have = (uint64_t)st.st_size - off;
+    if (have < need)
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_FORMAT,
+                          "truncated .npy data: %lld x %lld float%d needs %llu bytes, %llu "
+                          "present",
+                          (long long)info.rows, (long long)info.cols, 8 * info.itemsize,
+                          (unsigned long long)need, (unsigned long long)have);
+    if (have > need)
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_FORMAT,
+                          "%llu bytes of trailing data after the .npy array",
+                          (unsigned long long)(have - need));
+    l->rows = info.rows;
+    l->cols = info.cols;
+    l->itemsize = info.itemsize;
+    l->swap = info.swap;
+    l->fortran = info.fortran || info.ndim == 1 || info.rows == 1 || info.cols == 1;
+    l->data_offset = off;
+    return TN_IO_OK;
+}
+
+/* pread of exactly n bytes at off (retrying short reads). */
+static int pread_all(int fd, void *p, size_t n, uint64_t off) {
+    unsigned char *c = p;
+    while (n) {
+        ssize_t r = pread(fd, c, n, (off_t)off);
+        if (r < 0 && errno == EINTR) continue;
+        if (r <= 0) return -1;
+        c += r, n -= (size_t)r, off += (uint64_t)r;
+    }
+    return 0;
+}
+
+int tn_io_npy_read_block(const char *path, const tn_npy_layout *l, int64_t row0, int64_t nrows,
+                         int64_t col0, int64_t ncols, float *out, int64_t ld, int *lost,
+                         char *err, size_t errlen) {
+    if (err && errlen) err[0] = 0;
+    if (!path || !l || row0 < 0 || nrows < 0 || col0 < 0 || ncols < 0 ||
+        row0 + nrows > l->rows || col0 + ncols > l->cols || ld < (nrows > 1 ? nrows : 1) ||
+        (nrows > 0 && ncols > 0 && !out) || (l->itemsize != 4 && l->itemsize != 8))
+        return tn_io_fail(err, errlen, path ? path : "<null>", TN_IO_ERR_ARG,
+                          "invalid block [%lld + %lld, %lld + %lld] of a %lld x %lld matrix",
+                          (long long)row0, (long long)nrows, (long long)col0, (long long)ncols,
+                          l ? (long long)l->rows : 0LL, l ? (long long)l->cols : 0LL);
+    if (nrows == 0 || ncols == 0) return TN_IO_OK;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_OPEN, "cannot open: %s", strerror(e));
+    }
+    const int is = l->itemsize;
+    /* one column (Fortran order) or one row (C order) of the block at a time */
+    const int64_t run = l->fortran ? nrows : ncols, runs = l->fortran ? ncols : nrows;
+    unsigned char *b = malloc((size_t)run * (size_t)is);
+    if (!b) {
+        close(fd);
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_ALLOC, "out of memory");
+    }
+    int st = TN_IO_OK, lo = 0;
+    for (int64_t q = 0; q < runs && st == TN_IO_OK; q++) {
+        const int64_t i0 = l->fortran ? row0 : row0 + q, j0 = l->fortran ? col0 + q : col0;
+        const uint64_t e0 = l->fortran ? (uint64_t)j0 * (uint64_t)l->rows + (uint64_t)i0
+                                       : (uint64_t)i0 * (uint64_t)l->cols + (uint64_t)j0;
+        if (pread_all(fd, b, (size_t)run * (size_t)is, l->data_offset + e0 * (uint64_t)is)) {
+            st = tn_io_fail(err, errlen, path, TN_IO_ERR_OPEN,
+                            "reading %s %lld failed (the file changed?)",
+                            l->fortran ? "column" : "row", (long long)(l->fortran ? j0 : i0));
+            break;
+        }
+        for (int64_t t = 0; t < run; t++) {
+            const int64_t i = l->fortran ? t : q, j = l->fortran ? q : t;
+            double v;
+            if (copy_elem((unsigned char *)(out + i + j * ld), 4, b + t * is, is, l->swap, &lo,
+                          &v)) {
+                const int64_t idx[2] = {row0 + i, col0 + j};
+                st = range_fail(err, errlen, path, 2, idx, v);
+                break;
+            }
+        }
+    }
+    free(b);
+    close(fd);
+    if (lost) *lost = lo;
+    return st;
 }
