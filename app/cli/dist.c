@@ -844,30 +844,33 @@ int cli_dist_run(cli_dist_cfg *cfg) {
 
 void cli_dist_help(const char *cmd) {
     const int lra = !strcmp(cmd, "lra");
-    printf(
-        "\nseveral ranks (GPUs, or CPU ranks):\n"
-        "  --ranks P         P ranks in this process, one thread and one handle each: on the\n"
-        "                    CPU backend P CPU handles (shared-memory collectives), on CUDA\n"
-        "                    handle i on GPU i (NCCL) [1 <= P <= m]\n"
-        "  --gpus P          --backend cuda --ranks P (an error with fewer GPUs)\n"
-        "  --gen-rank R      the rank of the generated matrix [min(m, n, 4 rank + 64)]\n"
-        "  A (m x n) is split by contiguous blocks of rows, rank 0 first (the first m %% P\n"
-        "  ranks one row more); %s comes back distributed like A, %s on every\n"
-        "  rank. The generated matrix A = U_r diag(s) V_r^T (s: --spectrum, r: --gen-rank;\n"
-        "  U_r, V_r orthonormalized Gaussians, U_r's rows drawn by fixed chunks of 4096 rows)\n"
-        "  is the same for any P up to the rounding of U_r's orthonormalization over the\n"
-        "  ranks; the residual is printed next to the optimal (Eckart-Young) one. --input\n"
-        "  takes a .npy file (a regular file: each rank reads its own rows by column slabs of\n"
-        "  64 MiB). --output writes %s by rows into one .npy (every rank its\n"
-        "  rows) and %s once. The residual is summed over the ranks' rows\n"
-        "  on the ranks' devices. The time is the slowest rank's (median of --reps), without\n"
-        "  the generation or reading; %sno FP32 baseline is run.\n"
-        "  Under mpirun (OMPI_COMM_WORLD_SIZE / PMI_SIZE >= 2 in the environment) each\n"
-        "  process is one rank on GPU local_rank %% (GPUs per node), without --ranks:\n"
-        "    mpirun -np 2 tcnla %s --m 65536 --n 65536\n"
-        "  MPI is loaded at run time: $TCNLA_MPI_LIBRARY, else libmpi.so.40 (Open MPI),\n"
-        "  libmpi.so.12 (MPICH), libmpi.so.\n",
-        lra ? "X" : "U", lra ? "Y" : "S and VT", lra ? "PREFIX_X.npy" : "PREFIX_U.npy",
-        lra ? "PREFIX_Y.npy" : "PREFIX_S.npy, PREFIX_VT.npy",
-        lra ? "" : "per-step times are printed (--json: \"steps\"); ", cmd);
+    printf("\nseveral ranks (GPUs, or CPU ranks):\n"
+           "  --ranks P         P ranks in this process, one thread and one handle each: on\n"
+           "                    the CPU backend P CPU handles (shared-memory collectives), on\n"
+           "                    CUDA handle i on GPU i (NCCL) [1 <= P <= m]\n"
+           "  --gpus P          --backend cuda --ranks P (an error with fewer GPUs)\n"
+           "  --gen-rank R      the rank r of the generated matrix [min(m, n, 4 rank + 64)]\n");
+    if (lra)
+        printf("  --spectrum S      its singular values: exp, linear, poly as for tcnla rsvd\n"
+               "                    [exp] (--true-rank and --noise are the single-rank\n"
+               "                    generator's)\n");
+    printf("  A (m x n) is split by contiguous blocks of rows, rank 0 first (the first m %% P\n"
+           "  ranks hold one row more); %s comes back distributed like A, %s on\n"
+           "  every rank. Without --input, A = U_r diag(s) V_r^T with U_r, V_r orthonormalized\n"
+           "  Gaussians (U_r's rows drawn by fixed chunks of 4096 rows): the same matrix for\n"
+           "  any P, up to the rounding of U_r's orthonormalization over the ranks; the\n"
+           "  residual is printed next to the optimal (Eckart-Young) one. --input takes a .npy\n"
+           "  file (a regular file: each rank reads only its rows, by column slabs of 64 MiB).\n"
+           "  --output writes %s by rows (each rank its own) and %s\n"
+           "  once. The residual is each rank's rows' on its device, summed over the ranks.\n"
+           "  The time is the slowest rank's (median of --reps), without the generation or\n"
+           "  the reading%s; no FP32 baseline runs.\n"
+           "  Under mpirun (OMPI_COMM_WORLD_SIZE or PMI_SIZE >= 2 in the environment), each\n"
+           "  process is one rank, on GPU local_rank %% (GPUs per node), without --ranks:\n"
+           "    mpirun -np 2 tcnla %s --m 65536 --n 65536\n"
+           "  MPI is loaded at run time: $TCNLA_MPI_LIBRARY, else libmpi.so.40 (Open MPI),\n"
+           "  libmpi.so.12 (MPICH), libmpi.so.\n",
+           lra ? "X" : "U", lra ? "Y" : "S and VT", lra ? "PREFIX_X.npy" : "PREFIX_U.npy",
+           lra ? "PREFIX_Y.npy" : "PREFIX_S.npy, PREFIX_VT.npy",
+           lra ? "" : " (per step too: --json \"steps\")", cmd);
 }

@@ -861,17 +861,23 @@ int tn_io_npy_layout(const char *path, tn_npy_layout *l, char *err, size_t errle
     if (!path || !l) return tn_io_fail(err, errlen, path ? path : "<null>", TN_IO_ERR_ARG,
                                        "no file or layout given");
     memset(l, 0, sizeof *l);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    struct stat st;
+    if (stat(path, &st) != 0) {
+        int e = errno;
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_OPEN, "cannot open: %s", strerror(e));
+    }
+    if (!S_ISREG(st.st_mode)) /* checked before open: a FIFO would wait for a writer */
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_UNSUPPORTED,
+                          "not a regular file: each rank reads its own rows with positioned "
+                          "reads, which a pipe, FIFO or device does not allow");
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
         int e = errno;
         return tn_io_fail(err, errlen, path, TN_IO_ERR_OPEN, "cannot open: %s", strerror(e));
     }
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) { /* replaced meanwhile */
         close(fd);
-        return tn_io_fail(err, errlen, path, TN_IO_ERR_UNSUPPORTED,
-                          "not a regular file: each rank reads its own rows with positioned "
-                          "reads, which a pipe, FIFO or device does not allow");
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_UNSUPPORTED, "not a regular file");
     }
     /* the prefix, then the whole header (at most 4 GiB by the format; a
      * matrix's is far shorter: 1 MiB is plenty) */
