@@ -48,7 +48,7 @@ LIB_CFLAGS  = $(CFLAGS_BASE) -Isrc -fvisibility=hidden -DTCNLA_BUILDING
 # what libtcnla itself links (the .pc's Libs.private); the application, the
 # tests and the benchmarks add LAPACK's test-matrix library (app/testmat:
 # slatms) and whatever they call themselves
-LIB_LDLIBS  = -llapack -lblas -lgfortran -lm -fopenmp $(SAN_FLAGS)
+LIB_LDLIBS  = -llapack -lblas -lgfortran -lm -lpthread -fopenmp $(SAN_FLAGS)
 APP_LDLIBS  = -ltmglib
 BENCH_LDLIBS =
 
