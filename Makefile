@@ -48,8 +48,8 @@ LIB_CFLAGS  = $(CFLAGS_BASE) -Isrc -fvisibility=hidden -DTCNLA_BUILDING
 # what libtcnla itself links (the .pc's Libs.private); the application, the
 # tests and the benchmarks add LAPACK's test-matrix library (app/testmat:
 # slatms) and whatever they call themselves
-LIB_LDLIBS  = -llapack -lblas -lgfortran -lm -fopenmp $(SAN_FLAGS)
-APP_LDLIBS  = -ltmglib -lpthread -ldl
+LIB_LDLIBS  = -llapack -lblas -lgfortran -lm -lpthread -fopenmp $(SAN_FLAGS)
+APP_LDLIBS  = -ltmglib -ldl
 BENCH_LDLIBS =
 
 VERSION   := $(shell sed -n 's/^\#define TCNLA_VERSION_STRING "\(.*\)"/\1/p' include/tcnla.h)

@@ -135,6 +135,15 @@ typedef struct tn_backend_ops {
     int (*side_begin)(tn_call_t *cl);
     int (*side_end)(tn_call_t *cl);
     int (*side_join)(tn_call_t *cl);
+
+    /* ---- communicators (src/dist/dist.h; NULL: not on this backend) */
+    /* n communicators, comms[i] rank i on hs[i] (the public checks done) */
+    int (*comm_local)(tcnla_comm_t *comms, const tcnla_handle_t *hs, int n);
+    /* rank `rank` of `n` from a shared identifier (blocks until all join) */
+    int (*comm_init_rank)(tcnla_comm_t *comm, tcnla_handle_t h, int n, int rank,
+                          const unsigned char *id);
+    /* over the caller's own communicator object (not destroyed with it) */
+    int (*comm_wrap)(tcnla_comm_t *comm, tcnla_handle_t h, void *native);
 } tn_backend_ops;
 
 /* Returned (positive, never a status) by an operation whose path does not
@@ -158,6 +167,8 @@ int tn_cuda_create(tcnla_handle_t h, int device);
 int tn_cuda_device_count(void);  /* 0 when no GPU or no driver */
 int tn_cuda_current_device(void); /* the calling thread's current device (0 if none) */
 void tn_cuda_restore_device(int device);
+/* tcnla_comm_unique_id (src/backend/cuda/comm_nccl.c) */
+int tn_nccl_unique_id(unsigned char *id);
 #endif
 
 #endif

@@ -42,11 +42,23 @@ typedef struct tn_call {
                                  2: besides, the product's FP32 operands are exactly scaled
                                  copies of finite data (src/gemm/scaling.c), which pass every
                                  check: the checks are skipped */
+    /* ---- the distributed drivers (src/dist/dist.h) */
+    struct tcnla_comm_s *comm; /* the ranks' communicator, or NULL (one rank) */
+    int dist_rows;             /* > 0 while the matrix being orthonormalized is distributed by
+                                  rows: its CholeskyQR's Gram matrices are summed over comm
+                                  (tn_dist_gram_sum) and Householder is out of reach */
+    int comm_failed;           /* the ranks agreed on a failure, comm_status: no more collectives */
+    int comm_status;
     /* ---- what ran (the caller copies it out with tn_call_info) */
     tcnla_info_t info;
 } tn_call_t;
 
 void tn_call_init(tn_call_t *cl, tcnla_handle_t h);
+/* Inside a CholeskyQR of a matrix distributed by rows (cl->dist_rows): G
+ * (count FP64 values in the handle's memory, the local Gram matrix) <- its
+ * sum over the ranks, the same bits on every rank; 0 and nothing done
+ * otherwise. A status: the ranks' agreed failure, or the collective's. */
+int tn_dist_gram_sum(tn_call_t *cl, double *G, int64_t count);
 /* The deferred verdicts' device flags while deferral is on and not held. */
 static inline int *tn_call_defer(const tn_call_t *cl) {
     return cl->defer_held ? (int *)0 : cl->defer;

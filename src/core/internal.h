@@ -239,6 +239,24 @@ int tn_orthonormalize_deferred(tn_call_t *cl, tcnla_orth_t method, int64_t m, in
 int tn_orthonormalize_f16(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
                           int64_t m, int64_t n, float *Y, int64_t ldy, uint16_t *Y16,
                           int64_t ldy16);
+/* The orthonormalization of a matrix whose rows are distributed over
+ * cl->comm (this rank's m >= 1 rows, fewer than n allowed): the CholeskyQR
+ * methods with the Gram matrices summed over the ranks (cl->dist_rows),
+ * Y16 as in tn_orthonormalize_f16 where not NULL; without cl->comm,
+ * tn_orthonormalize (or _f16). */
+int tn_orthonormalize_dist(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+                           int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
+                           tcnla_orth_t *used, uint16_t *Y16, int64_t ldy16);
+/* The drivers' bodies, after the argument checks and with the call made
+ * (cl->comm set for the distributed drivers of src/dist/: m is this rank's
+ * rows of the mg in all) */
+int tn_rsvd_check_opts(const tcnla_rsvd_opts_t *o, int64_t m, int64_t n);
+int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg, int64_t n,
+                const float *A, int64_t lda, float *U, int64_t ldu, float *S, float *VT,
+                int64_t ldvt);
+int tn_lra_check_opts(const tcnla_lra_opts_t *o, int64_t m, int64_t n);
+int tn_lra_run(tn_call_t *cl, const tcnla_lra_opts_t *o, int64_t m, int64_t mg, int64_t n,
+               const float *A, int64_t lda, float *X, int64_t ldx, float *Y, int64_t ldy);
 /* Rounds the rows x cols matrix X (handle memory, leading dimension ld) to
  * `fmt` in place (RN), keeping FP32 storage. */
 int tn_round_inplace(tcnla_handle_t h, tcnla_format_t fmt, int64_t rows, int64_t cols, float *X,

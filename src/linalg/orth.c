@@ -97,11 +97,18 @@ int tn_chol32_ok(const double *gdiag, const float *R, int ldr, int n, int info) 
 /* One CholeskyQR step in FP64 on Yd (m x n, ld m + TN_CHOL_PROBES; the rows
  * past m are the guard's probes, written here): Yd <- Yd R^-1, Rd <- R.
  * `guard`: the pass whose Q is returned, which must pass tn_chol64_loss_within
- * too. Returns 1 on success, 0 on breakdown, -1 when out of memory. */
-static int cholqr_d(int m, int n, double *Yd, double *Rd, int guard) {
+ * too. Returns 1 on success, 0 on breakdown, -1 when out of memory, a
+ * status (negative) where the ranks' Gram sum failed (cl->dist_rows). */
+static int cholqr_d(tn_call_t *cl, int m, int n, double *Yd, double *Rd, int guard) {
     const double one = 1.0, zero = 0.0;
     const int ld = m + TN_CHOL_PROBES;
     dsyrk_("U", "T", &n, &m, &one, Yd, &ld, &zero, Rd, &n);
+    if (cl->dist_rows) { /* rows on several ranks: the Gram matrix is their sum */
+        for (int j = 0; j < n; j++)
+            for (int i = j + 1; i < n; i++) Rd[i + (int64_t)j * n] = 0.0;
+        const int st = tn_dist_gram_sum(cl, Rd, (int64_t)n * n);
+        if (st) return st < 0 ? st : TCNLA_ERR_INTERNAL;
+    }
     double *d = malloc(sizeof(double) * 2 * (size_t)n);
     if (!d) return -1;
     for (int i = 0; i < n; i++) d[i] = Rd[i + (int64_t)i * n];
@@ -159,16 +166,17 @@ static int cholqr_fp32(int m, int n, float *Y, int ldy, float *R, int ldr) {
 }
 
 /* CholeskyQR (twice when `twice`) in FP64; Y is overwritten only on success. */
-static int cholqr_fp64(int m, int n, float *Y, int ldy, float *R, int ldr, int twice) {
+static int cholqr_fp64(tn_call_t *cl, int m, int n, float *Y, int ldy, float *R, int ldr,
+                       int twice) {
     const int64_t ld = (int64_t)m + TN_CHOL_PROBES;
     double *Yd = malloc(sizeof(double) * ((size_t)ld * (size_t)n + 2 * (size_t)n * (size_t)n));
     if (!Yd) return TCNLA_ERR_ALLOC;
     double *R1 = Yd + (size_t)ld * n, *R2 = R1 + (size_t)n * n;
     for (int j = 0; j < n; j++)
         for (int i = 0; i < m; i++) Yd[i + j * ld] = Y[i + (int64_t)j * ldy];
-    int ok = cholqr_d(m, n, Yd, R1, !twice);
+    int ok = cholqr_d(cl, m, n, Yd, R1, !twice);
     if (ok > 0 && twice) {
-        ok = cholqr_d(m, n, Yd, R2, 1);
+        ok = cholqr_d(cl, m, n, Yd, R2, 1);
         if (ok > 0) { /* R = R2 * R1 */
             const double one = 1.0;
             dtrmm_("L", "U", "N", "N", &n, &n, &one, R2, &n, R1, &n);
@@ -176,7 +184,7 @@ static int cholqr_fp64(int m, int n, float *Y, int ldy, float *R, int ldr, int t
     }
     if (ok < 0) {
         free(Yd);
-        return TCNLA_ERR_ALLOC;
+        return ok == -1 ? TCNLA_ERR_ALLOC : ok;
     }
     for (int64_t j = 0; ok && j < n; j++)
         for (int64_t i = 0; ok && i < m; i++) ok = isfinite(Yd[i + j * ld]);
@@ -191,7 +199,8 @@ static int cholqr_fp64(int m, int n, float *Y, int ldy, float *R, int ldr, int t
     return ok ? TCNLA_SUCCESS : TCNLA_ERR_NUMERICAL;
 }
 
-static int orth_cpu(tcnla_orth_t method, int m, int n, float *Y, int ldy, float *R, int ldr) {
+static int orth_cpu(tn_call_t *cl, tcnla_orth_t method, int m, int n, float *Y, int ldy, float *R,
+                    int ldr) {
     switch (method) {
     case TCNLA_ORTH_HOUSEHOLDER: return householder(m, n, Y, ldy, R, ldr);
     case TCNLA_ORTH_CHOLQR_FP32: {
@@ -205,9 +214,9 @@ static int orth_cpu(tcnla_orth_t method, int m, int n, float *Y, int ldy, float 
         free(c);
         return st;
     }
-    case TCNLA_ORTH_CHOLQR_FP64: return cholqr_fp64(m, n, Y, ldy, R, ldr, 0);
+    case TCNLA_ORTH_CHOLQR_FP64: return cholqr_fp64(cl, m, n, Y, ldy, R, ldr, 0);
     case TCNLA_ORTH_CHOLQR2_FP64:
-    default: return cholqr_fp64(m, n, Y, ldy, R, ldr, 1);
+    default: return cholqr_fp64(cl, m, n, Y, ldy, R, ldr, 1);
     }
 }
 
@@ -229,14 +238,18 @@ static void round_f16_pair(int64_t m, int64_t n, float *Y, int64_t ldy, uint16_t
 int tn_cpu_orthonormalize(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
                           int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
                           tcnla_orth_t *used, uint16_t *Y16, int64_t ldy16) {
-    (void)cl;
+    if (cl->dist_rows && (method == TCNLA_ORTH_HOUSEHOLDER || method == TCNLA_ORTH_CHOLQR_FP32))
+        return TCNLA_ERR_NOT_SUPPORTED;
     if (has_nonfinite(Y, m, n, ldy)) return TCNLA_ERR_NUMERICAL;
     for (;;) {
-        int st = orth_cpu(method, (int)m, (int)n, Y, (int)ldy, R, (int)ldr);
+        int st = orth_cpu(cl, method, (int)m, (int)n, Y, (int)ldy, R, (int)ldr);
         if (used) *used = method;
         if (st == TCNLA_SUCCESS && Y16) round_f16_pair(m, n, Y, ldy, Y16, ldy16);
+        /* (rows on several ranks: no Householder; a failure the ranks
+         * agreed on ends the chain) */
         if (st != TCNLA_ERR_NUMERICAL || on_breakdown != TCNLA_BREAKDOWN_RETRY ||
-            method == TCNLA_ORTH_HOUSEHOLDER)
+            method == TCNLA_ORTH_HOUSEHOLDER || cl->comm_failed ||
+            (cl->dist_rows && method == TCNLA_ORTH_CHOLQR2_FP64))
             return st;
         method = method == TCNLA_ORTH_CHOLQR_FP32   ? TCNLA_ORTH_CHOLQR_FP64
                  : method == TCNLA_ORTH_CHOLQR_FP64 ? TCNLA_ORTH_CHOLQR2_FP64
@@ -286,6 +299,23 @@ int tn_orthonormalize_f16(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t 
                           int64_t ldy16) {
     if (!Y16 || ldy16 < TN_MAX(1, m)) return TCNLA_ERR_INTERNAL;
     return orthonormalize(cl, method, on_breakdown, m, n, Y, ldy, NULL, 0, NULL, Y16, ldy16);
+}
+
+int tn_orthonormalize_dist(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t on_breakdown,
+                           int64_t m, int64_t n, float *Y, int64_t ldy, float *R, int64_t ldr,
+                           tcnla_orth_t *used, uint16_t *Y16, int64_t ldy16) {
+    if (!cl->comm) return orthonormalize(cl, method, on_breakdown, m, n, Y, ldy, R, ldr, used, Y16,
+                                         ldy16);
+    if (m < 1 || n < 1 || !Y || ldy < m || (R && ldr < n)) return TCNLA_ERR_INTERNAL;
+    if (m > INT_MAX / 2 || ldy > INT_MAX || (R && ldr > INT_MAX) || (int64_t)m * n > INT_MAX)
+        return TCNLA_ERR_NOT_SUPPORTED;
+    tcnla_orth_t u = method;
+    cl->dist_rows++;
+    const int st = cl->h->ops->orthonormalize(cl, method, on_breakdown, m, n, Y, ldy, R, ldr, &u,
+                                              Y16, ldy16);
+    cl->dist_rows--;
+    if (used) *used = u;
+    return st;
 }
 
 int tn_orthonormalize_deferred(tn_call_t *cl, tcnla_orth_t method, int64_t m, int64_t n,

@@ -5,6 +5,7 @@
  * open perspective): X = Qx Rx, Y = Qy Ry, Rx Ry^T = U S V^T,
  * X <- Qx U_k S_k, Y <- Qy V_k. Written over the public entry points. */
 #include "core/internal.h"
+#include "dist/dist.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -92,14 +93,17 @@ static int lra_pass(tn_call_t *cl, const tcnla_lra_opts_t *o, const void *Om, in
         TRY(tn_gemm_f16(cl, N, N, m, l, n, 1.0f, A16, m, (const uint16_t *)Om, n, 0.0f, B, ldb));
         if (o->tgemm == TCNLA_TGEMM_16_16) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, m, l, B, ldb));
         /* Q16, and its values in B (kept for X) */
-        TRY(tn_orthonormalize_f16(cl, o->orth, o->on_breakdown, m, l, B, ldb, Q16, m));
+        TRY(tn_orthonormalize_dist(cl, o->orth, o->on_breakdown, m, l, B, ldb, NULL, 0, NULL, Q16,
+                                   m));
         TRY(tn_gemm_f16(cl, T, N, n, l, m, 1.0f, A16, m, Q16, m, 0.0f, Yf, ldf));
     } else {
         /* Omega in FP32 (for 32|32 the FP16 method rounds it) */
         TRY(tn_sgemm(cl, g, N, N, m, l, n, 1.0f, A, lda, (const float *)Om, NULL, n, 0.0f, B, ldb));
-        TRY(tn_orthonormalize(cl, o->orth, o->on_breakdown, m, l, B, ldb, NULL, 0, NULL));
+        TRY(tn_orthonormalize_dist(cl, o->orth, o->on_breakdown, m, l, B, ldb, NULL, 0, NULL, NULL,
+                                   0));
         TRY(tn_sgemm(cl, g, T, N, n, l, m, 1.0f, A, lda, B, NULL, ldb, 0.0f, Yf, ldf));
     }
+    TRY(tn_dist_sum_cols(cl, Yf, n, l, ldf)); /* A^T Q over the ranks' rows */
     if (o->tgemm == TCNLA_TGEMM_16_16) TRY(tn_round_inplace(h, TCNLA_FMT_FP16, n, l, Yf, ldf));
     if (!direct) TRY(truncate_svd(cl, o, k, l, m, n, B, Yf, X, ldx, Y, ldy));
     if (o->tgemm != TCNLA_TGEMM_NONE) {
@@ -238,9 +242,7 @@ out:
     return st;
 }
 
-int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n, const float *A,
-              int64_t lda, float *X, int64_t ldx, float *Y, int64_t ldy) {
-    if (!h) return -1;
+int tn_lra_check_opts(const tcnla_lra_opts_t *o, int64_t m, int64_t n) {
     if (!o || o->rank < 1 || o->oversampling < 0 || (int)o->tgemm < 0 ||
         (int)o->tgemm > (int)TCNLA_TGEMM_16_32 || (int)o->gemm_method <= 0 ||
         (int)o->gemm_method >= (int)TCNLA_GEMM_METHOD_COUNT ||
@@ -248,11 +250,20 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
         (int)o->orth < 0 || (int)o->orth > (int)TCNLA_ORTH_CHOLQR2_FP64 ||
         (o->refine != 0 && o->refine != 1) || (o->recompress != 0 && o->recompress != 1))
         return -2;
-    if (m < 1) return -3;
-    if (n < 1) return -4;
     /* (2k when refining) + p <= min(m, n), found without a signed overflow */
     const int64_t k = o->rank, mn = m < n ? m : n;
     if (o->oversampling > mn || k > (mn - o->oversampling) / (o->refine ? 2 : 1)) return -2;
+    return 0;
+}
+
+int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n, const float *A,
+              int64_t lda, float *X, int64_t ldx, float *Y, int64_t ldy) {
+    if (!h) return -1;
+    if (!o) return -2;
+    if (m < 1) return -3;
+    if (n < 1) return -4;
+    int st = tn_lra_check_opts(o, m, n);
+    if (st) return st;
     if (!A) return -5;
     if (lda < m) return -6;
     if (!X) return -7;
@@ -260,15 +271,22 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
     if (!Y) return -9;
     if (ldy < n) return -10;
     TN_GUARD(h);
-    tn_call_t call, *cl = &call;
-    tn_call_init(cl, h);
+    tn_call_t call;
+    tn_call_init(&call, h);
+    return tn_lra_run(&call, o, m, m, n, A, lda, X, ldx, Y, ldy);
+}
+
+int tn_lra_run(tn_call_t *cl, const tcnla_lra_opts_t *o, int64_t m, int64_t mg, int64_t n,
+               const float *A, int64_t lda, float *X, int64_t ldx, float *Y, int64_t ldy) {
+    tcnla_handle_t h = cl->h;
+    const int64_t k = o->rank;
     cl->range_fallback = 1; /* finite input never fails for want of FP16's range */
     const int explicit16 = o->tgemm == TCNLA_TGEMM_16_16 || o->tgemm == TCNLA_TGEMM_16_32;
     const tcnla_gemm_method_t g = o->tgemm == TCNLA_TGEMM_NONE ? o->gemm_method : TCNLA_GEMM_FP16;
     uint16_t *A16 = NULL;
     float *E = NULL, *Xr = NULL, *Yr = NULL;
     void *Om[2] = {NULL, NULL};
-    int st;
+    int st = TCNLA_SUCCESS;
     /* (its products with n = 2k + p >= 512 run 0.6-1.2 ms slower in all on
      * Hopper's pre-split path, on top of its workspace: not taken here) */
     tn_bounded_begin(cl);
@@ -303,7 +321,12 @@ int tcnla_lra(tcnla_handle_t h, const tcnla_lra_opts_t *o, int64_t m, int64_t n,
         float amax = 0.0f;
         TRY(tn_scratch_malloc(h, (void **)&A16, 2 * (size_t)(m * n)));
         TRY(tn_to_f16_scaled(h, m, n, A, lda, 1.0f, A16, m, &amax));
-        ascale = storage_scale(amax, m, n);
+        if (cl->comm) { /* the largest over the ranks (NaN: any rank's) */
+            double v = isnan(amax) ? INFINITY : (double)amax;
+            TRY(tn_dist_reduce_host(cl, &v, 1, TN_OP_MAX));
+            amax = isinf(v) ? NAN : (float)v;
+        }
+        ascale = storage_scale(amax, mg, n);
         if (ascale != 1.0f) TRY(tn_to_f16_scaled(h, m, n, A, lda, ascale, A16, m, NULL));
     }
     TRY(tn_side_join(cl));
@@ -347,6 +370,7 @@ out:
     tn_scratch_free(h, E);
     tn_scratch_free(h, Xr);
     tn_scratch_free(h, Yr);
+    st = tn_dist_end(cl, st); /* (on several ranks: the status they agree on) */
     tn_call_info(cl, o->info);
     return st;
 }

@@ -23,6 +23,7 @@
  * the whole range finder redone, deciding as it goes, where one came up:
  * the same bits as without deferral). */
 #include "core/internal.h"
+#include "dist/dist.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -73,13 +74,17 @@ static int is_shgemm(tcnla_gemm_method_t m) {
 }
 
 /* One orthonormalization of the range finder: deferred (tn_defer_begin is
- * on) where the method allows, else as usual. */
-static int orth_step(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int deferred, int64_t rows,
-                     int64_t l, float *X) {
+ * on) where the method allows, else as usual; `dist`: X has A's rows (on
+ * several ranks where cl->comm is set). */
+static int orth_step(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int deferred, int dist,
+                     int64_t rows, int64_t l, float *X) {
     if (deferred) {
         const int st = tn_orthonormalize_deferred(cl, o->orth, rows, l, X, rows, TN_DEFER_ORTH);
         if (st != TCNLA_ERR_NOT_SUPPORTED) return st;
     }
+    if (dist)
+        return tn_orthonormalize_dist(cl, o->orth, o->on_breakdown, rows, l, X, rows, NULL, 0,
+                                      NULL, NULL, 0);
     return tn_orthonormalize(cl, o->orth, o->on_breakdown, rows, l, X, rows, NULL, 0, NULL);
 }
 
@@ -91,7 +96,8 @@ static int orth_step(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int deferred, in
  * projection: RSVD_PROBES more Gaussian columns G, Y_G = A G, and
  * E ||Y_G||_F^2 = RSVD_PROBES ||A||_F^2, E ||(I - Q Q^T) Y_G||_F^2 =
  * RSVD_PROBES ||(I - Q Q^T) A||_F^2 for the basis Q of the first l columns
- * (two products of l x 8, two sums of squares, each waited for). */
+ * (two products of l x 8, two sums of squares, each waited for; on several
+ * ranks the sums and Q^T Y_G summed over them). */
 #define RSVD_PROBES 8
 
 /* 1 when FP16 power iterations suffice: Pr = Y_G (m x RSVD_PROBES) after
@@ -105,9 +111,15 @@ static int fp16_power_suffices(tn_call_t *cl, tcnla_gemm_method_t gm, int64_t m,
     int st = h->ops->sumsq(h, m, g, Pr, m, &a2);
     if (!st) st = tn_sgemm(cl, gm, TCNLA_OP_T, TCNLA_OP_N, l, g, m, 1.0f, Q, m, Pr, NULL, m, 0.0f,
                            Z, l);
+    if (!st) st = tn_dist_sum(cl, Z, l * g, TN_DT_F32);
     if (!st) st = tn_sgemm(cl, gm, TCNLA_OP_N, TCNLA_OP_N, m, g, l, -1.0f, Q, m, Z, NULL, l, 1.0f,
                            Pr, m);
     if (!st) st = h->ops->sumsq(h, m, g, Pr, m, &r2);
+    if (!st) {
+        double v[2] = {a2, r2};
+        st = tn_dist_reduce_host(cl, v, 2, TN_OP_SUM);
+        a2 = v[0], r2 = v[1];
+    }
     /* u16^2 (l / n) ||A||^2 <= (r / 10)^2; NaN (a breakdown deferred) says no */
     *yes = !st && 0x1p-22 * ((double)l / (double)n) * a2 <= 0.01 * r2;
     return st;
@@ -151,7 +163,7 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
                           0.0f, Y, m));
     }
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_PROJ));
-    TRYR(orth_step(cl, o, deferred, m, l, Y));
+    TRYR(orth_step(cl, o, deferred, 1, m, l, Y));
     if (probes) { /* (W is free until the power iterations) */
         int f16 = 0;
         TRYR(fp16_power_suffices(cl, o->gemm_method, m, n, l, Y, Y + m * l, W, &f16));
@@ -160,19 +172,21 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_ORTH));
     for (int it = 0; it < o->power_iters; it++) {
         TRYR(tn_sgemm(cl, pm, T, N, n, l, m, 1.0f, A, lda, Y, NULL, m, 0.0f, W, n));
-        TRYR(orth_step(cl, o, deferred, n, l, W));
+        TRYR(tn_dist_sum(cl, W, n * l, TN_DT_F32)); /* (on several ranks) */
+        TRYR(orth_step(cl, o, deferred, 0, n, l, W));
         TRYR(tn_sgemm(cl, pm, N, N, m, l, n, 1.0f, A, lda, W, NULL, n, 0.0f, Y, m));
-        TRYR(orth_step(cl, o, deferred, m, l, Y));
+        TRYR(orth_step(cl, o, deferred, 1, m, l, Y));
     }
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_POWER));
     /* W = A^T Q = B^T */
     TRYR(tn_sgemm(cl, o->gemm_method, T, N, n, l, m, 1.0f, A, lda, Y, NULL, m, 0.0f, W, n));
+    TRYR(tn_dist_sum(cl, W, n * l, TN_DT_F32));
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_BT));
 #undef TRYR
     return TCNLA_SUCCESS;
 }
 
-static int check_opts(const tcnla_rsvd_opts_t *o, int64_t m, int64_t n) {
+int tn_rsvd_check_opts(const tcnla_rsvd_opts_t *o, int64_t m, int64_t n) {
     if (!o || o->rank < 1 || o->oversampling < 0 || o->power_iters < 0 || o->power_iters > 100)
         return -2;
     const int64_t mn = m < n ? m : n; /* rank + oversampling <= mn, without overflow */
@@ -197,7 +211,7 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     if (!h) return -1;
     if (m < 1) return -3;
     if (n < 1) return -4;
-    int st = check_opts(o, m, n);
+    int st = tn_rsvd_check_opts(o, m, n);
     if (st) return st;
     if (!A) return -5;
     if (lda < m) return -6;
@@ -209,8 +223,17 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     if (ldvt < k) return -11;
     if (l > 46340) return TCNLA_ERR_NOT_SUPPORTED; /* l*l must fit LAPACK's int */
     TN_GUARD(h);
-    tn_call_t call, *cl = &call;
-    tn_call_init(cl, h);
+    tn_call_t call;
+    tn_call_init(&call, h);
+    return tn_rsvd_run(&call, o, m, m, n, A, lda, U, ldu, S, VT, ldvt);
+}
+
+int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg, int64_t n,
+                const float *A, int64_t lda, float *U, int64_t ldu, float *S, float *VT,
+                int64_t ldvt) {
+    tcnla_handle_t h = cl->h;
+    const int64_t k = o->rank, l = o->rank + o->oversampling;
+    int st;
     cl->range_fallback = 1; /* finite input never fails for want of FP16's range */
 
     /* handle memory: Omega (n x l, FP32 or FP16), Y (m x l), W (n x l), R (l x l),
@@ -227,10 +250,15 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
     const tcnla_gemm_method_t pm = o->power_method ? o->power_method : o->gemm_method;
     /* the power iterations' precision from the data (fp16_power_suffices):
      * the defaults, where FP16 products need no copy of A */
-    const int probes = !o->power_method && o->gemm_method == TCNLA_GEMM_TCEC_FP16 &&
-                       o->power_iters > 0 && m >= RSVD_PROBES && n >= RSVD_PROBES &&
-                       h->ops->f16_in_place(h, T, n, l, m, A, lda) &&
-                       h->ops->f16_in_place(h, N, m, l, n, A, lda);
+    int probes = !o->power_method && o->gemm_method == TCNLA_GEMM_TCEC_FP16 &&
+                 o->power_iters > 0 && mg >= RSVD_PROBES && n >= RSVD_PROBES &&
+                 h->ops->f16_in_place(h, T, n, l, m, A, lda) &&
+                 h->ops->f16_in_place(h, N, m, l, n, A, lda);
+    if (cl->comm) { /* every rank the same path: FP16 in place on all of them */
+        double v = probes;
+        TRY(tn_dist_reduce_host(cl, &v, 1, TN_OP_MIN));
+        probes = v > 0.0;
+    }
     const int64_t lp = l + (probes ? RSVD_PROBES : 0);
     /* A is read by every product below: checked once, here, or (FP16
      * projection) inside the projection where the backend can
@@ -257,7 +285,7 @@ int tcnla_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, int64_t 
      * operand checks deferred where the backend can (tn_defer_begin): one
      * host synchronisation for all of them instead of one or more per step;
      * where one came up, everything again, deciding as it goes */
-    int deferred = tn_defer_begin(cl) == TCNLA_SUCCESS;
+    int deferred = !cl->comm && tn_defer_begin(cl) == TCNLA_SUCCESS;
     for (;;) {
         st = range_and_bt(cl, o, m, n, l, A, lda, Om, Y, W, pm, probes, &tm, deferred, ms,
                           &trust_pending);
@@ -297,6 +325,7 @@ out:
     tn_scratch_free(h, W);
     tn_scratch_free(h, R);
     tn_scratch_free(h, Sm);
+    st = tn_dist_end(cl, st); /* (on several ranks: the status they agree on) */
     tn_call_info(cl, o->info);
     return st;
 }

@@ -4,6 +4,7 @@
  * fused passes) are no-ops or "not taken" here, so every driver runs the
  * same code on both backends. */
 #include "core/internal.h"
+#include "dist/dist.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -164,4 +165,5 @@ const tn_backend_ops tn_cpu_ops = {
     .side_begin = cpu_side,
     .side_end = cpu_side,
     .side_join = cpu_side,
+    .comm_local = tn_shm_comm_create,
 };

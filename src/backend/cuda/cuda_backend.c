@@ -101,4 +101,7 @@ const tn_backend_ops tn_cuda_ops = {
     .side_begin = tn_cuda_side_begin,
     .side_end = tn_cuda_side_end,
     .side_join = tn_cuda_side_join,
+    .comm_local = tn_cuda_comm_local,
+    .comm_init_rank = tn_cuda_comm_init_rank,
+    .comm_wrap = tn_cuda_comm_wrap,
 };

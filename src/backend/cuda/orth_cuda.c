@@ -137,10 +137,12 @@ out:
  * pass; may be NULL): where *cont is 1 and only the loss guard failed, the
  * call goes on as CholeskyQR2 from the Q it has (the next method of the
  * RETRY chain, the same bits as starting it afresh, one pass instead of
- * two) and sets *cont = 2. */
+ * two) and sets *cont = 2. dist (the call, or NULL): Y's rows are
+ * distributed over the ranks of dist->comm, whose Gram matrices are summed
+ * (the factor, the verdicts and R then the same on every rank). */
 static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y, int64_t ldy,
                     float *R, int64_t ldr, uint16_t *Y16, int64_t ldy16, int *defer,
-                    int *cont) {
+                    int *cont, tn_call_t *dist) {
     struct tn_cuda_ctx *c = h->cuda;
     const int in = (int)n;
     const int64_t mp = m + TN_CHOL_PROBES; /* the rows of Yw and Qw */
@@ -167,6 +169,12 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
     for (int pass = 0, npass = twice ? 2 : 1; pass < npass; pass++) {
         const int last = pass == npass - 1;
         TRY(tn_cuda_gram64(h, m, n, Yw, mp, P, G, dg, Yw + m));
+        if (dist) { /* rows on several ranks: G is their sum; its diagonal and the probes again */
+            TRY(tn_dist_gram_sum(dist, G, (int64_t)nn));
+            TRY(ce(cudaMemcpyAsync(P, G, sizeof(double) * nn, cudaMemcpyDeviceToDevice,
+                                   c->stream)));
+            TRY(ce((cudaError_t)tn_cu_gram_reduce(P, 1, n, G, dg, Yw + m, mp, c->stream)));
+        }
         /* the factor goes to the first partial's place (Rf), G is used up */
         double *Rf = P;
         TRY(ce((cudaError_t)tn_cu_potrf_upper(in, G, n, Rf, dg + n, dinfo, bar, c->sm_count,
@@ -303,6 +311,8 @@ int tn_cuda_orthonormalize(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t
     tcnla_handle_t h = cl->h;
     struct tn_cuda_ctx *c = h->cuda;
     int st;
+    if (cl->dist_rows && (method == TCNLA_ORTH_HOUSEHOLDER || method == TCNLA_ORTH_CHOLQR_FP32))
+        return TCNLA_ERR_NOT_SUPPORTED;
     /* NaN / Inf: CholeskyQR in FP64 sees them in the Gram matrix's diagonal;
      * the other methods check first, with the GEMM backend's checker */
     if (method == TCNLA_ORTH_HOUSEHOLDER || method == TCNLA_ORTH_CHOLQR_FP32) {
@@ -324,13 +334,16 @@ int tn_cuda_orthonormalize(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t
         else {
             int cont = on_breakdown == TCNLA_BREAKDOWN_RETRY;
             st = cholqr64(h, method == TCNLA_ORTH_CHOLQR2_FP64, m, n, Y, ldy, R, ldr, Y16, ldy16,
-                          NULL, &cont);
+                          NULL, &cont, cl->dist_rows ? cl : NULL);
             if (cont == 2) method = TCNLA_ORTH_CHOLQR2_FP64; /* continued as CholeskyQR2 */
         }
         if (used) *used = method;
         if (st == TN_ORTH_NONFINITE) return TCNLA_ERR_NUMERICAL;
+        /* (rows on several ranks: no Householder; a failure the ranks
+         * agreed on ends the chain) */
         if (st != TCNLA_ERR_NUMERICAL || on_breakdown != TCNLA_BREAKDOWN_RETRY ||
-            method == TCNLA_ORTH_HOUSEHOLDER)
+            method == TCNLA_ORTH_HOUSEHOLDER || cl->comm_failed ||
+            (cl->dist_rows && method == TCNLA_ORTH_CHOLQR2_FP64))
             return st;
         method = method == TCNLA_ORTH_CHOLQR_FP32   ? TCNLA_ORTH_CHOLQR_FP64
                  : method == TCNLA_ORTH_CHOLQR_FP64 ? TCNLA_ORTH_CHOLQR2_FP64
@@ -344,8 +357,9 @@ int tn_cuda_orthonormalize_deferred(tn_call_t *cl, tcnla_orth_t method, int64_t 
     if (!defer || slot < TN_DEFER_ORTH || slot >= TN_DEFER_SLOTS ||
         (method != TCNLA_ORTH_CHOLQR_FP64 && method != TCNLA_ORTH_CHOLQR2_FP64))
         return TCNLA_ERR_NOT_SUPPORTED;
+    if (cl->dist_rows) return TCNLA_ERR_NOT_SUPPORTED;
     return cholqr64(cl->h, method == TCNLA_ORTH_CHOLQR2_FP64, m, n, Y, ldy, NULL, 0, NULL, 0,
-                    defer + slot, NULL);
+                    defer + slot, NULL, NULL);
 }
 
 int tn_cuda_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A,

@@ -55,6 +55,12 @@ struct tn_cuda_ctx {
 /* The stream a call's own kernels of the kind tn_side_begin moves go to. */
 cudaStream_t tn_cuda_call_stream(const tn_call_t *cl);
 
+/* The backend's communicators over NCCL (comm_nccl.c, src/dist/dist.h) */
+int tn_cuda_comm_local(tcnla_comm_t *comms, const tcnla_handle_t *hs, int n);
+int tn_cuda_comm_init_rank(tcnla_comm_t *comm, tcnla_handle_t h, int n, int rank,
+                           const unsigned char *id);
+int tn_cuda_comm_wrap(tcnla_comm_t *comm, tcnla_handle_t h, void *native);
+
 /* ---- the CUDA backend's operations (cuda_backend.c puts them in tn_cuda_ops) */
 void tn_cuda_destroy(tcnla_handle_t h);
 int tn_cuda_malloc(tcnla_handle_t h, void **p, size_t bytes);
