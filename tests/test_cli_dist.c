@@ -113,10 +113,10 @@ TEST(cli_dist_rsvd_ranks_agree_on_generated) {
                       P, (long long)i, S[P][i], S[1][i]);
         /* U's rows: the generator's chunks and the file's rows in place for every P */
         const double du = col_sign_diff(U[P], U[1], m, k);
-        CHECK_MSG(du <= 1e-3, "P = %d: U differs from P = 1's by %.3e", P, du);
+        CHECK_MSG(du <= 1e-4, "P = %d: U differs from P = 1's by %.3e", P, du);
         double dv = 0; /* VT's rows, each with its sign */
         for (int64_t q = 0; q < k * n; q++) dv = fmax(dv, fabs(fabs(VT[P][q]) - fabs(VT[1][q])));
-        CHECK_MSG(dv <= 1e-3, "P = %d: |VT| differs by %.3e", P, dv);
+        CHECK_MSG(dv <= 1e-4, "P = %d: |VT| differs by %.3e", P, dv);
         /* U assembled from the file is orthonormal */
         double defect = tu_orth_defect(U[P], (int)m, (int)k);
         CHECK_MSG(defect <= 1e-5, "P = %d: U^T U - I = %.3e", P, defect);
@@ -137,8 +137,8 @@ TEST(cli_dist_lra_ranks_agree_on_generated) {
         err[P] = tu_jnum(buf, "rel_error"), opt[P] = tu_jnum(buf, "optimal");
         CHECK_MSG(tu_jnum(buf, "out_rank") == 30, "%s", buf);
     }
-    /* rank 30 (refined) of a linear spectrum: within a small factor of the optimum */
-    CHECK_MSG(err[1] >= opt[1] * (1 - 1e-6) && err[1] <= 2 * opt[1], "error %.6e, optimal %.6e",
+    /* rank 30 (refined) of a linear spectrum: near the optimum (ratio 1.06 measured) */
+    CHECK_MSG(err[1] >= opt[1] * (1 - 1e-6) && err[1] <= 1.25 * opt[1], "error %.6e, optimal %.6e",
               err[1], opt[1]);
     CHECK_MSG(fabs(err[3] - err[1]) <= 1e-5 * err[1], "rel_error %.9e vs %.9e", err[3], err[1]);
 }
