@@ -300,6 +300,7 @@ TEST(cli_dist_bad_inputs) {
         {"--gen-rank 50", 2, "--gen-rank sets the rank of the distributed generator"},
         {"--ranks 2 --gen-rank 201", 2, "--gen-rank 201 exceeds min(m, n) = 200"},
         {"--ranks 2 --rank 195", 1, "rank + oversampling = 205 exceeds"},
+        {"--ranks 2 --orth householder", 2, "over several ranks the bases are orthonormalized"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
         snprintf(args, sizeof args, "rsvd %s %s", B, cases[i].args);

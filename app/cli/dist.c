@@ -650,6 +650,12 @@ static int methods(dctx *D) {
         if (!cfg->tgemm_set) cfg->lra.tgemm = TCNLA_TGEMM_NONE;
     }
     D->reps = (int)(cfg->reps > 0 ? cfg->reps : D->be == TCNLA_BACKEND_CUDA ? 3 : 1);
+    if ((cfg->is_lra ? cfg->lra.orth : cfg->rsvd.orth) == TCNLA_ORTH_HOUSEHOLDER) {
+        fprintf(stderr, "tcnla %s: --orth householder: over several ranks the bases are "
+                "orthonormalized by CholeskyQR (cholqr_fp32, cholqr_fp64, cholqr2_fp64)\n",
+                cfg->cmd);
+        return EXIT_USAGE;
+    }
     const tcnla_gemm_method_t pm = cfg->rsvd.proj_method;
     if (!cfg->is_lra && (pm == TCNLA_GEMM_SHGEMM_FP16 || pm == TCNLA_GEMM_SHGEMM_TF32) &&
         cfg->rsvd.random_format != TCNLA_FMT_FP16) {
