@@ -748,7 +748,7 @@ static int run_mpi(dctx *D, const cli_mpi_env *e) {
     cli_dist_cfg *cfg = D->cfg;
     const char *cmd = cfg->cmd;
     int compiled = 0, count = 0, rc, st, all;
-    cli_mpi *mp = cli_mpi_load(cmd);
+    cli_mpi *mp = cli_mpi_load(cmd, e);
     if (!mp) return EXIT_BADINPUT;
     D->mp = mp;
     D->mpi = 1;
@@ -765,7 +765,7 @@ static int run_mpi(dctx *D, const cli_mpi_env *e) {
     D->be = TCNLA_BACKEND_CUDA;
     rc = prepare(D, e->size);
     if (!rc) rc = methods(D);
-    if (cli_mpi_init(mp, cmd)) {
+    if (cli_mpi_init(mp, cmd, e)) {
         cli_mpi_close(mp);
         return EXIT_BADINPUT;
     }
@@ -875,7 +875,7 @@ void cli_dist_help(const char *cmd) {
            "  process is one rank, on GPU local_rank %% (GPUs per node), without --ranks:\n"
            "    mpirun -np 2 tcnla %s --m 65536 --n 65536\n"
            "  MPI is loaded at run time: $TCNLA_MPI_LIBRARY, else libmpi.so.40 (Open MPI),\n"
-           "  libmpi.so.12 (MPICH), libmpi.so.\n",
+           "  libmpi.so.12 or libmpich.so.12 (MPICH), libmpi.so.\n",
            lra ? "X" : "U", lra ? "Y" : "S and VT", lra ? "PREFIX_X.npy" : "PREFIX_U.npy",
            lra ? "PREFIX_Y.npy" : "PREFIX_S.npy, PREFIX_VT.npy",
            lra ? "" : " (per step too: --json \"steps\")", cmd);

@@ -20,16 +20,19 @@ typedef struct {
 int cli_mpi_env_detect(const char *cmd, cli_mpi_env *e);
 
 /* MPI loaded with dlopen: $TCNLA_MPI_LIBRARY, else libmpi.so.40 (Open
- * MPI), libmpi.so.12 (MPICH and its ABI), libmpi.so. MPI_COMM_WORLD and
+ * MPI), libmpi.so.12 / libmpich.so.12 (MPICH and its ABI), libmpi.so, the
+ * launcher's kind first (PMI_*: MPICH's). MPI_COMM_WORLD and
  * MPI_BYTE as the implementation's ABI defines them (Open MPI: the
  * addresses of ompi_mpi_comm_world and ompi_mpi_byte; MPICH: the integer
  * handles 0x44000000 and 0x4c00010d). */
 typedef struct cli_mpi cli_mpi;
 /* Loads the library and its symbols (no MPI_Init); NULL after a message
  * naming what was tried. */
-cli_mpi *cli_mpi_load(const char *cmd);
-/* MPI_Init (0, or -1 after a message). */
-int cli_mpi_init(cli_mpi *m, const char *cmd);
+cli_mpi *cli_mpi_load(const char *cmd, const cli_mpi_env *e);
+/* MPI_Init, and MPI_COMM_WORLD's size and rank checked against the
+ * launcher's (0, or -1 after a message: a library other than the
+ * launcher's sees a world of one). */
+int cli_mpi_init(cli_mpi *m, const char *cmd, const cli_mpi_env *e);
 /* MPI_Bcast of n bytes from root over MPI_COMM_WORLD (0 or -1). */
 int cli_mpi_bcast(cli_mpi *m, void *buf, int n, int root);
 /* The smallest of the processes' values (a Bcast from each in turn). */

@@ -23,6 +23,8 @@ struct cli_mpi {
     int (*finalize)(void);
     int (*bcast_p)(void *, int, void *, int, void *); /* Open MPI: handles are pointers */
     int (*bcast_i)(void *, int, int, int, int);       /* MPICH: handles are int */
+    int (*size_p)(void *, int *), (*rank_p)(void *, int *);
+    int (*size_i)(int, int *), (*rank_i)(int, int *);
     void *comm_world_p, *byte_p;
 };
 
@@ -66,8 +68,15 @@ int cli_mpi_env_detect(const char *cmd, cli_mpi_env *e) {
     return 0;
 }
 
-cli_mpi *cli_mpi_load(const char *cmd) {
-    static const char *const names[] = {"libmpi.so.40", "libmpi.so.12", "libmpi.so"};
+cli_mpi *cli_mpi_load(const char *cmd, const cli_mpi_env *e) {
+    /* the launcher's own library first: Open MPI's mpirun sets OMPI_*, MPICH's
+     * Hydra PMI_* (Debian names MPICH's library libmpich.so.12) */
+    static const char *const ompi_first[] = {"libmpi.so.40", "libmpi.so.12", "libmpich.so.12",
+                                             "libmpi.so"};
+    static const char *const mpich_first[] = {"libmpi.so.12", "libmpich.so.12", "libmpi.so.40",
+                                              "libmpi.so"};
+    const char *const *names = e && e->size_var && !strncmp(e->size_var, "PMI", 3) ? mpich_first
+                                                                                 : ompi_first;
     const char *forced = getenv("TCNLA_MPI_LIBRARY");
     cli_mpi *m = calloc(1, sizeof *m);
     if (!m) {
@@ -75,7 +84,7 @@ cli_mpi *cli_mpi_load(const char *cmd) {
         return NULL;
     }
     char why[1024] = "";
-    for (int i = 0; i < (forced ? 1 : 3) && !m->lib; i++) {
+    for (int i = 0; i < (forced ? 1 : 4) && !m->lib; i++) {
         m->name = forced ? forced : names[i];
         /* RTLD_GLOBAL: Open MPI's components resolve libmpi's symbols */
         m->lib = dlopen(m->name, RTLD_NOW | RTLD_GLOBAL);
@@ -90,8 +99,8 @@ cli_mpi *cli_mpi_load(const char *cmd) {
                     cmd, forced, why);
         else
             fprintf(stderr, "tcnla %s: running under an MPI launcher, but no MPI library was "
-                    "found (tried libmpi.so.40, libmpi.so.12, libmpi.so; set "
-                    "TCNLA_MPI_LIBRARY to its path)\n", cmd);
+                    "found (tried %s, %s, %s, %s; set TCNLA_MPI_LIBRARY to its path)\n", cmd,
+                    names[0], names[1], names[2], names[3]);
         free(m);
         return NULL;
     }
@@ -109,8 +118,21 @@ cli_mpi *cli_mpi_load(const char *cmd) {
         free(m);
         return NULL;
     }
-    if (m->ompi) m->bcast_p = (int (*)(void *, int, void *, int, void *))bc;
-    else m->bcast_i = (int (*)(void *, int, int, int, int))bc;
+    void *sz = dlsym(m->lib, "MPI_Comm_size"), *rk = dlsym(m->lib, "MPI_Comm_rank");
+    if (!sz || !rk) {
+        fprintf(stderr, "tcnla %s: %s is not an MPI library (no MPI_Comm_%s)\n", cmd, m->name,
+                !sz ? "size" : "rank");
+        dlclose(m->lib);
+        free(m);
+        return NULL;
+    }
+    if (m->ompi) {
+        m->bcast_p = (int (*)(void *, int, void *, int, void *))bc;
+        m->size_p = (int (*)(void *, int *))sz, m->rank_p = (int (*)(void *, int *))rk;
+    } else {
+        m->bcast_i = (int (*)(void *, int, int, int, int))bc;
+        m->size_i = (int (*)(int, int *))sz, m->rank_i = (int (*)(int, int *))rk;
+    }
     return m;
 }
 
@@ -118,13 +140,21 @@ const char *cli_mpi_kind(const cli_mpi *m) {
     return m->ompi ? "Open MPI" : "MPICH ABI";
 }
 
-int cli_mpi_init(cli_mpi *m, const char *cmd) {
-    int st = m->init(NULL, NULL);
+int cli_mpi_init(cli_mpi *m, const char *cmd, const cli_mpi_env *e) {
+    int st = m->init(NULL, NULL), size = -1, rank = -1;
     if (st != 0) {
         fprintf(stderr, "tcnla %s: MPI_Init (%s) failed with code %d\n", cmd, m->name, st);
         return -1;
     }
     m->inited = 1;
+    if (m->ompi) m->size_p(m->comm_world_p, &size), m->rank_p(m->comm_world_p, &rank);
+    else m->size_i(MPICH_COMM_WORLD, &size), m->rank_i(MPICH_COMM_WORLD, &rank);
+    if (size != e->size || rank != e->rank) { /* e.g. Open MPI's library under MPICH's launcher */
+        fprintf(stderr, "tcnla %s: %s (%s) sees rank %d of %d, the launcher says %d of %d (%s): "
+                "not the launcher's MPI; set TCNLA_MPI_LIBRARY\n", cmd, m->name,
+                cli_mpi_kind(m), rank, size, e->rank, e->size, e->size_var);
+        return -1;
+    }
     return 0;
 }
 
