@@ -265,6 +265,38 @@ TEST(cli_dist_npy_rows_in_and_out) {
         }
         free(S1), free(U1), free(A);
     }
+    /* a C-order file read by blocks of 1024 whole rows: 1250 rows a rank */
+    {
+        float *A = NULL;
+        snprintf(in, sizeof in, "%s/tall.npy", dir);
+        REQUIRE(write_test_matrix(in, 2500, 60, 1, &A) == 0);
+        snprintf(args, sizeof args, "rsvd --backend cpu --input %s --rank 6 --no-baseline --json",
+                 in);
+        int st = run_env(NULL, args);
+        const double res1 = tu_jnum(buf, "rel_residual");
+        CHECK_MSG(st == 0 && res1 > 0, "tall, single rank: exit %d: %s", st, buf);
+        snprintf(args, sizeof args, "rsvd --backend cpu --ranks 2 --input %s --rank 6 --json "
+                 "--output %s/tall", in, dir);
+        st = run_env(NULL, args);
+        const double res = tu_jnum(buf, "rel_residual");
+        CHECK_MSG(st == 0 && fabs(res - res1) <= 1e-6 * res1, "tall, 2 ranks: exit %d: %.9e vs "
+                  "%.9e: %s", st, res, res1, buf);
+        int64_t r = 0, c = 0;
+        float *U, *S, *VT;
+        snprintf(p, sizeof p, "%s/tall_U.npy", dir);
+        U = load(p, &r, &c);
+        snprintf(p, sizeof p, "%s/tall_S.npy", dir);
+        S = load(p, &r, &c);
+        snprintf(p, sizeof p, "%s/tall_VT.npy", dir);
+        VT = load(p, &r, &c);
+        CHECK(U && S && VT);
+        if (U && S && VT) {
+            const double rf = resid(A, 2500, 60, U, S, VT, 6);
+            CHECK_MSG(fabs(rf - res) <= 1e-4 * res, "tall: the files' residual %.6e, printed "
+                      "%.6e", rf, res);
+        }
+        free(U), free(S), free(VT), free(A);
+    }
     /* no temporary files left behind */
     char cmd[512];
     snprintf(cmd, sizeof cmd, "ls -A %s | grep -c '^\\.tcnla-' ", dir);

@@ -169,44 +169,72 @@ out:;
     return rc;
 }
 
-/* Rank R's rows of the file into dA (mr x n, lda = mr), by column slabs. */
+/* Rank R's rows of the file into dA (mr x n, lda = mr): a Fortran-order
+ * file by column slabs (mr elements of each column: one read per column), a
+ * C-order one by blocks of whole rows (one contiguous range), each block
+ * uploaded as it is (n x rows) and transposed into place on the device by a
+ * product with the identity (NATIVE_FP32: exact). */
 static int read_rows(const rctx *R, int64_t row0, int64_t mr, float *dA) {
     const dctx *D = R->d;
     const char *cmd = D->cfg->cmd, *path = D->cfg->input;
     const int64_t n = D->n;
-    int64_t cs = SLAB_BYTES / (int64_t)sizeof(float) / mr;
+    const int corder = !D->lay.fortran;
+    /* columns per slab (Fortran) or rows per block (C order, at most 1024) */
+    int64_t cs = SLAB_BYTES / (int64_t)sizeof(float) / (corder ? n : mr);
     if (cs < 1) cs = 1;
-    if (cs > n) cs = n;
-    float *b = malloc(sizeof(float) * (size_t)(mr * cs));
+    if (cs > (corder ? (mr < 1024 ? mr : 1024) : n)) cs = corder ? (mr < 1024 ? mr : 1024) : n;
+    const int64_t bl = corder ? n : mr; /* the buffer's column length */
+    float *b = malloc(sizeof(float) * (size_t)((corder && cs > n ? cs : bl) * cs));
+    float *dT = NULL, *dI = NULL; /* the identity is built in b first */
     char err[1024 + PATH_MAX];
+    int rc = 0, st = 0;
     if (!b) {
         fprintf(stderr, "tcnla %s: rank %d: out of host memory for %lld rows\n", cmd, R->rank,
                 (long long)mr);
         return EXIT_BADINPUT;
     }
-    int rc = 0;
-    for (int64_t j0 = 0; j0 < n && !rc; j0 += cs) {
-        const int64_t w = n - j0 < cs ? n - j0 : cs;
+    if (corder) {
+        if (!(st = tcnla_malloc(R->h, (void **)&dT, sizeof(float) * (size_t)(n * cs))) &&
+            !(st = tcnla_malloc(R->h, (void **)&dI, sizeof(float) * (size_t)(cs * cs)))) {
+            for (int64_t q = 0; q < cs * cs; q++) b[q] = q % (cs + 1) == 0 ? 1.0f : 0.0f;
+            st = tcnla_memcpy(R->h, dI, b, sizeof(float) * (size_t)(cs * cs),
+                              TCNLA_MEMCPY_HOST_TO_HANDLE);
+        }
+        if (st) rc = cli_fail("device memory for reading the rows", st);
+    }
+    for (int64_t j0 = 0; j0 < (corder ? mr : n) && !rc; j0 += cs) {
+        const int64_t w = (corder ? mr : n) - j0 < cs ? (corder ? mr : n) - j0 : cs;
         int lost = 0;
-        if (tn_io_npy_read_block(path, &D->lay, row0, mr, j0, w, b, mr, &lost, err, sizeof err)) {
+        if (corder ? tn_io_npy_read_rows_c(path, &D->lay, row0 + j0, w, b, &lost, err, sizeof err)
+                   : tn_io_npy_read_block(path, &D->lay, row0, mr, j0, w, b, mr, &lost, err,
+                                          sizeof err)) {
             fprintf(stderr, "tcnla %s: %s\n", cmd, err);
             rc = EXIT_BADINPUT;
             break;
         }
-        for (int64_t q = 0; q < mr * w; q++)
+        for (int64_t q = 0; q < bl * w; q++) /* mr x w, or n x w (C order) */
             if (!isfinite(b[q])) {
+                const int64_t i = corder ? row0 + j0 + q / n : row0 + q % mr,
+                              j = corder ? q % n : j0 + q / mr;
                 fprintf(stderr, "tcnla %s: %s: the matrix holds NaN or Inf (element [%lld, %lld] "
-                        "= %g)\n", cmd, path, (long long)(row0 + q % mr),
-                        (long long)(j0 + q / mr), b[q]);
+                        "= %g)\n", cmd, path, (long long)i, (long long)j, b[q]);
                 rc = EXIT_BADINPUT;
                 break;
             }
-        int st;
-        if (!rc && (st = tcnla_memcpy(R->h, dA + j0 * mr, b, sizeof(float) * (size_t)(mr * w),
-                                      TCNLA_MEMCPY_HOST_TO_HANDLE)))
-            rc = cli_fail("uploading the matrix", st);
+        if (rc) break;
+        if (!corder)
+            st = tcnla_memcpy(R->h, dA + j0 * mr, b, sizeof(float) * (size_t)(mr * w),
+                              TCNLA_MEMCPY_HOST_TO_HANDLE);
+        else if (!(st = tcnla_memcpy(R->h, dT, b, sizeof(float) * (size_t)(n * w),
+                                     TCNLA_MEMCPY_HOST_TO_HANDLE)))
+            st = tcnla_sgemm(R->h, TCNLA_GEMM_NATIVE_FP32, TCNLA_OP_N, TCNLA_OP_T, w, n, w, 1.0f,
+                             dI, cs, dT, n, 0.0f, dA + j0, mr);
+        if (!st) st = tcnla_synchronize(R->h); /* b is refilled next */
+        if (st) rc = cli_fail("uploading the matrix", st);
     }
     free(b);
+    tcnla_free(R->h, dT);
+    tcnla_free(R->h, dI);
     return rc;
 }
 

@@ -214,6 +214,12 @@ int tn_io_npy_layout(const char *path, tn_npy_layout *l, char *err, size_t errle
 int tn_io_npy_read_block(const char *path, const tn_npy_layout *l, int64_t row0, int64_t nrows,
                          int64_t col0, int64_t ncols, float *out, int64_t ld, int *lost,
                          char *err, size_t errlen);
+/* Rows [row0, row0 + nrows) of a C-order file (l->fortran == 0), all its
+ * columns, into out as a cols x nrows column-major matrix (each row
+ * contiguous, as in the file: one positioned read per 8 MiB), converted
+ * and checked as tn_io_npy_read_block does. */
+int tn_io_npy_read_rows_c(const char *path, const tn_npy_layout *l, int64_t row0, int64_t nrows,
+                          float *out, int *lost, char *err, size_t errlen);
 /* The header (magic to padding) of a rows x cols .npy file in Fortran
  * order, float32 ('<f4') or float64: as tn_io_write_npy writes it. Returns
  * its length (at most TN_IO_NPY_HEADER_MAX bytes), 0 on failure. */

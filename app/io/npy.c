@@ -1004,3 +1004,51 @@ int tn_io_npy_read_block(const char *path, const tn_npy_layout *l, int64_t row0,
     if (lost) *lost = lo;
     return st;
 }
+
+int tn_io_npy_read_rows_c(const char *path, const tn_npy_layout *l, int64_t row0, int64_t nrows,
+                          float *out, int *lost, char *err, size_t errlen) {
+    if (err && errlen) err[0] = 0;
+    if (!path || !l || l->fortran || row0 < 0 || nrows < 0 || row0 + nrows > l->rows ||
+        (nrows > 0 && l->cols > 0 && !out) || (l->itemsize != 4 && l->itemsize != 8))
+        return tn_io_fail(err, errlen, path ? path : "<null>", TN_IO_ERR_ARG,
+                          "invalid rows %lld + %lld of a C-order %lld x %lld matrix",
+                          (long long)row0, (long long)nrows, l ? (long long)l->rows : 0LL,
+                          l ? (long long)l->cols : 0LL);
+    const int64_t total = nrows * l->cols;
+    if (total == 0) return TN_IO_OK;
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        int e = errno;
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_OPEN, "cannot open: %s", strerror(e));
+    }
+    const int is = l->itemsize;
+    const int64_t piece = ((int64_t)8 << 20) / is; /* elements per read */
+    unsigned char *b = malloc((size_t)(total < piece ? total : piece) * (size_t)is);
+    if (!b) {
+        close(fd);
+        return tn_io_fail(err, errlen, path, TN_IO_ERR_ALLOC, "out of memory");
+    }
+    const uint64_t e0 = (uint64_t)row0 * (uint64_t)l->cols;
+    int st = TN_IO_OK, lo = 0;
+    for (int64_t q0 = 0; q0 < total && st == TN_IO_OK; q0 += piece) {
+        const int64_t w = total - q0 < piece ? total - q0 : piece;
+        if (pread_all(fd, b, (size_t)w * (size_t)is, l->data_offset + (e0 + (uint64_t)q0) * (uint64_t)is)) {
+            st = tn_io_fail(err, errlen, path, TN_IO_ERR_OPEN,
+                            "reading row %lld failed (the file changed?)",
+                            (long long)(row0 + q0 / l->cols));
+            break;
+        }
+        for (int64_t t = 0; t < w; t++) {
+            double v;
+            if (copy_elem((unsigned char *)(out + q0 + t), 4, b + t * is, is, l->swap, &lo, &v)) {
+                const int64_t q = q0 + t, idx[2] = {row0 + q / l->cols, q % l->cols};
+                st = range_fail(err, errlen, path, 2, idx, v);
+                break;
+            }
+        }
+    }
+    free(b);
+    close(fd);
+    if (lost) *lost = lo;
+    return st;
+}
