@@ -894,7 +894,7 @@ void cli_dist_help(const char *cmd) {
            "  Gaussians (U_r's rows drawn by fixed chunks of 4096 rows): the same matrix for\n"
            "  any P, up to the rounding of U_r's orthonormalization over the ranks; the\n"
            "  residual is printed next to the optimal (Eckart-Young) one. --input takes a .npy\n"
-           "  file (a regular file: each rank reads only its rows, by column slabs of 64 MiB).\n"
+           "  file (a regular file: each rank reads only its rows, 64 MiB at a time).\n"
            "  --output writes %s by rows (each rank its own) and %s\n"
            "  once. The residual is each rank's rows' on its device, summed over the ranks.\n"
            "  The time is the slowest rank's (median of --reps), without the generation or\n"
