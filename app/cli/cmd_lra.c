@@ -150,7 +150,7 @@ int cmd_lra(int argc, char **argv) {
             if (cli_int(a, v, 1, 1 << 20, &true_rank)) return EXIT_USAGE;
             gen_opt = lowrank_opt = a;
         } else if (!strcmp(a, "--ranks") || !strcmp(a, "--gpus")) {
-            if (cli_int(a, v, 1, 1 << 16, &ranks)) return EXIT_USAGE;
+            if (cli_int(a, v, 1, CLI_DIST_MAX_RANKS, &ranks)) return EXIT_USAGE;
             gpus = a[2] == 'g';
         } else if (!strcmp(a, "--gen-rank")) {
             if (cli_int(a, v, 1, 1 << 20, &gen_rank)) return EXIT_USAGE;

@@ -181,7 +181,7 @@ int cmd_rsvd(int argc, char **argv) {
         } else if (!strcmp(a, "--reps")) {
             if (cli_int(a, v, 1, 64, &reps)) return EXIT_USAGE;
         } else if (!strcmp(a, "--ranks") || !strcmp(a, "--gpus")) {
-            if (cli_int(a, v, 1, 1 << 16, &ranks)) return EXIT_USAGE;
+            if (cli_int(a, v, 1, CLI_DIST_MAX_RANKS, &ranks)) return EXIT_USAGE;
             gpus = a[2] == 'g';
         } else if (!strcmp(a, "--gen-rank")) {
             if (cli_int(a, v, 1, 1 << 20, &gen_rank)) return EXIT_USAGE;

@@ -74,22 +74,19 @@ static int gather(const rctx *R, double v, double *all) {
 
 /* The largest of the ranks' exit statuses: every rank leaves together. */
 static int agree(const rctx *R, int rc) {
-    double all[1024], *a = R->d->P <= 1024 ? all : malloc(sizeof(double) * (size_t)R->d->P);
-    if (!a) return EXIT_NUMERICAL; /* cannot happen for the ranks anyone runs */
+    double a[CLI_DIST_MAX_RANKS];
     int st = gather(R, (double)rc, a), out = 0;
     for (int i = 0; i < R->d->P && !st; i++)
         if ((int)a[i] > out) out = (int)a[i];
-    if (a != all) free(a);
     if (st) return fail(R, "agreeing on the ranks' status", st);
     return out;
 }
 
 /* The largest of the ranks' values (times). */
 static double gather_max(const rctx *R, double v) {
-    double all[1024], *a = R->d->P <= 1024 ? all : malloc(sizeof(double) * (size_t)R->d->P), x = v;
-    if (a && !gather(R, v, a))
+    double a[CLI_DIST_MAX_RANKS], x = v;
+    if (!gather(R, v, a))
         for (int i = 0; i < R->d->P; i++) x = a[i] > x ? a[i] : x;
-    if (a != all) free(a);
     return x;
 }
 
@@ -791,6 +788,13 @@ static int run_mpi(dctx *D, const cli_mpi_env *e) {
         return EXIT_BADINPUT;
     }
     D->be = TCNLA_BACKEND_CUDA;
+    if (e->size > CLI_DIST_MAX_RANKS) {
+        if (e->rank == 0)
+            fprintf(stderr, "tcnla %s: %d processes: at most %d ranks\n", cmd, e->size,
+                    CLI_DIST_MAX_RANKS);
+        cli_mpi_close(mp);
+        return EXIT_USAGE;
+    }
     rc = prepare(D, e->size);
     if (!rc) rc = methods(D);
     if (cli_mpi_init(mp, cmd, e)) {
@@ -881,7 +885,7 @@ void cli_dist_help(const char *cmd) {
     printf("\nseveral ranks (GPUs, or CPU ranks):\n"
            "  --ranks P         P ranks in this process, one thread and one handle each: on\n"
            "                    the CPU backend P CPU handles (shared-memory collectives), on\n"
-           "                    CUDA handle i on GPU i (NCCL) [1 <= P <= m]\n"
+           "                    CUDA handle i on GPU i (NCCL) [1 <= P <= min(m, 1024)]\n"
            "  --gpus P          --backend cuda --ranks P (an error with fewer GPUs)\n"
            "  --gen-rank R      the rank r of the generated matrix [min(m, n, 4 rank + 64)]\n");
     if (lra)

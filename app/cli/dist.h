@@ -43,6 +43,9 @@ void cli_mpi_close(cli_mpi *m);
 const char *cli_mpi_kind(const cli_mpi *m);
 
 /* ------------------------------------------------------------ the runs */
+/* The most ranks of a run (--ranks, --gpus, an MPI world). */
+#define CLI_DIST_MAX_RANKS 1024
+
 typedef struct {
     const char *cmd;        /* "rsvd" or "lra" */
     int is_lra;             /* 1: tcnla_dist_lra, 0: tcnla_dist_rsvd */
