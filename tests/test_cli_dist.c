@@ -432,3 +432,79 @@ TEST(cli_dist_bad_inputs) {
     CHECK_MSG(st == 0 && tu_jnum(buf, "rel_residual") > 0, "world of one: exit %d: %s", st, buf);
     tu_rm_dir(dir);
 }
+
+/* ------------------------------------------------ the readers by rows */
+
+TEST(npy_rows_readers_layout_blocks_and_bad_arguments) {
+    char dir[128], pf[256], pc[256], err[2048];
+    REQUIRE(tu_tmp_dir(dir, sizeof dir, "npyrows"));
+    const int64_t m = 7, n = 5;
+    double v[35];
+    for (int64_t q = 0; q < m * n; q++) v[q] = (double)q + 0.25; /* column-major: A[i, j] = i + 7 j + .25 */
+    tn_matrix mat = {m, n, 1, 0, v};
+    snprintf(pf, sizeof pf, "%s/f.npy", dir);
+    snprintf(pc, sizeof pc, "%s/c.npy", dir);
+    REQUIRE(tn_io_write_npy(pf, &mat, 0u, NULL, 0) == 0);
+    REQUIRE(tn_io_write_npy(pc, &mat, TN_IO_NPY_C_ORDER, NULL, 0) == 0);
+    tn_npy_layout lf, lc;
+    REQUIRE(tn_io_npy_layout(pf, &lf, err, sizeof err) == 0);
+    REQUIRE(tn_io_npy_layout(pc, &lc, err, sizeof err) == 0);
+    CHECK(lf.rows == m && lf.cols == n && lf.itemsize == 8 && lf.fortran == 1);
+    CHECK(lc.rows == m && lc.cols == n && lc.fortran == 0 && lc.data_offset == lf.data_offset);
+    /* a block of either order: rows 2..5, columns 1..3 */
+    float blk[4 * 3], rows[5 * 3];
+    for (int k = 0; k < 2; k++) {
+        memset(blk, 0, sizeof blk);
+        CHECK(tn_io_npy_read_block(k ? pc : pf, k ? &lc : &lf, 2, 4, 1, 3, blk, 4, NULL, err,
+                                   sizeof err) == 0);
+        for (int j = 0; j < 3; j++)
+            for (int i = 0; i < 4; i++)
+                CHECK_MSG(blk[i + 4 * j] == (float)(2 + i + 7 * (1 + j) + 0.25),
+                          "order %d [%d, %d] = %g", k, i, j, blk[i + 4 * j]);
+    }
+    /* whole rows 4..6 of the C-order file, each row contiguous */
+    CHECK(tn_io_npy_read_rows_c(pc, &lc, 4, 3, rows, NULL, err, sizeof err) == 0);
+    for (int i = 0; i < 3; i++)
+        for (int j = 0; j < 5; j++)
+            CHECK(rows[j + 5 * i] == (float)(4 + i + 7 * j + 0.25));
+    /* the header the writer writes */
+    unsigned char h[TN_IO_NPY_HEADER_MAX], f[TN_IO_NPY_HEADER_MAX];
+    tn_matrix fm = {m, n, 0, 0, blk};
+    float fv[35] = {0};
+    fm.data = fv;
+    const size_t hn = tn_io_npy_header(h, sizeof h, m, n, 0);
+    snprintf(pf, sizeof pf, "%s/w.npy", dir);
+    REQUIRE(tn_io_write_npy(pf, &fm, 0u, NULL, 0) == 0);
+    FILE *fp = fopen(pf, "rb");
+    REQUIRE(fp);
+    const size_t got = fread(f, 1, hn, fp);
+    fclose(fp);
+    CHECK(hn > 0 && hn % 64 == 0 && got == hn && !memcmp(h, f, hn));
+    CHECK(tn_io_npy_header(h, 8, m, n, 0) == 0 && tn_io_npy_header(h, sizeof h, -1, n, 0) == 0);
+    /* bad arguments: outside the matrix, NULL, the wrong order */
+    CHECK(tn_io_npy_read_block(pc, &lc, 5, 3, 0, 1, blk, 4, NULL, err, sizeof err) ==
+          TN_IO_ERR_ARG);
+    CHECK(tn_io_npy_read_block(pc, &lc, 0, 2, 4, 2, blk, 4, NULL, err, sizeof err) ==
+          TN_IO_ERR_ARG);
+    CHECK(tn_io_npy_read_block(pc, &lc, 0, 4, 0, 1, blk, 3, NULL, err, sizeof err) ==
+          TN_IO_ERR_ARG); /* ld < rows */
+    CHECK(tn_io_npy_read_block(pc, &lc, 0, 1, 0, 1, NULL, 1, NULL, err, sizeof err) ==
+          TN_IO_ERR_ARG);
+    CHECK(tn_io_npy_read_block(pc, &lc, -1, 1, 0, 1, blk, 1, NULL, err, sizeof err) ==
+          TN_IO_ERR_ARG);
+    CHECK(tn_io_npy_read_rows_c(pc, &lf, 0, 1, rows, NULL, err, sizeof err) == TN_IO_ERR_ARG);
+    CHECK(tn_io_npy_read_rows_c(pc, &lc, 6, 2, rows, NULL, err, sizeof err) == TN_IO_ERR_ARG);
+    CHECK(tn_io_npy_read_rows_c(pc, &lc, 0, 1, NULL, NULL, err, sizeof err) == TN_IO_ERR_ARG);
+    CHECK(tn_io_npy_layout(NULL, &lc, err, sizeof err) == TN_IO_ERR_ARG);
+    CHECK(tn_io_npy_layout(pc, NULL, err, sizeof err) == TN_IO_ERR_ARG);
+    snprintf(pf, sizeof pf, "%s/none.npy", dir);
+    CHECK(tn_io_npy_layout(pf, &lc, err, sizeof err) == TN_IO_ERR_OPEN && strstr(err, pf));
+    CHECK(tn_io_npy_layout(dir, &lc, err, sizeof err) == TN_IO_ERR_UNSUPPORTED); /* a directory */
+    /* the file shortened after its layout was read: an error, not a crash */
+    REQUIRE(tn_io_npy_layout(pc, &lc, err, sizeof err) == 0);
+    REQUIRE(truncate(pc, (off_t)(lc.data_offset + 8 * 10)) == 0);
+    CHECK(tn_io_npy_read_rows_c(pc, &lc, 4, 3, rows, NULL, err, sizeof err) == TN_IO_ERR_OPEN &&
+          strstr(err, "the file changed"));
+    CHECK(tn_io_npy_layout(pc, &lc, err, sizeof err) == TN_IO_ERR_FORMAT && strstr(err, "truncated"));
+    tu_rm_dir(dir);
+}
