@@ -10,7 +10,7 @@ mkdir -p "$OUT"
 nvidia-smi -L >"$OUT/gpus.txt" 2>&1
 nvidia-smi topo -m >>"$OUT/gpus.txt" 2>&1
 cat "$OUT/gpus.txt"
-echo "NCCL: ${TCNLA_NCCL_LIBRARY:-libnccl.so.2 from the loader's path}"
+echo "NCCL: ${TCNLA_NCCL_LIBRARY:-libnccl.so.2 on the library path}"
 echo "== build"
 make -j"$(nproc)" CUDA=1 lib build/tcnla build/run_gpu_tests >"$OUT/build.log" 2>&1 || {
   tail -30 "$OUT/build.log"
