@@ -173,13 +173,17 @@ static int w_orth(tn_call_t *cl, const tcnla_rsvd_opts_t *o, const wsplit *ws, i
     return st;
 }
 
+/* Returned (positive) by range_and_bt when deferral ended early on a
+ * failed operand check: everything again without deferral */
+#define RSVD_RESTART 3
+
 /* Algorithm 1 up to B: Y = Q (m x l, orthonormal basis of the range after
  * the power iterations), W = A^T Q (n x l). probes: the projection draws
  * RSVD_PROBES more columns (Om and Y hold l + RSVD_PROBES) and the power
  * iterations' method is FP16 or pm from fp16_power_suffices. */
 static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t n,
                         int64_t l, const float *A, int64_t lda, void *Om, float *Y, float *W,
-                        tcnla_gemm_method_t pm, int probes, steptimer *tm, int deferred,
+                        tcnla_gemm_method_t pm, int probes, steptimer *tm, int *deferred,
                         const tcnla_gemm_method_t *ms, int *trust_pending, const wsplit *ws) {
     tcnla_handle_t h = cl->h;
     const int64_t lp = l + (probes ? RSVD_PROBES : 0); /* columns of the projection */
@@ -211,7 +215,27 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
                           0.0f, Y, m));
     }
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_PROJ));
-    TRYR(orth_step(cl, o, deferred, 1, m, l, Y));
+    TRYR(orth_step(cl, o, *deferred, 1, m, l, Y));
+    if (probes && *deferred) {
+        /* the verdicts so far, read before the probes use Q (their sums
+         * wait anyway). Where the basis's CholeskyQR broke down or failed
+         * its loss guard (A of rank below l, or top singular values decaying
+         * past FP64's squared precision: the later ones will too), the rest
+         * runs without deferral from here, deciding as it goes: Y still
+         * holds A Omega, so these are the bits of the run without deferral,
+         * and only the projection is not redone. A failed operand check
+         * starts it all again without deferral. */
+        int fl[TN_DEFER_SLOTS], gemm_fail = 0, orth_fail = 0;
+        *deferred = 0;
+        TRYR(tn_defer_end(cl, fl));
+        for (int i = 0; i < TN_DEFER_SLOTS; i++) {
+            if (i < TN_DEFER_ORTH) gemm_fail |= fl[i];
+            else orth_fail |= fl[i];
+        }
+        if (gemm_fail) return RSVD_RESTART;
+        if (orth_fail) TRYR(orth_step(cl, o, 0, 1, m, l, Y));
+        else *deferred = tn_defer_begin(cl) == TCNLA_SUCCESS;
+    }
     if (probes) { /* (W is free until the power iterations) */
         int f16 = 0;
         TRYR(fp16_power_suffices(cl, o->gemm_method, m, n, l, Y, Y + m * l, W, &f16));
@@ -220,9 +244,9 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_ORTH));
     for (int it = 0; it < o->power_iters; it++) {
         TRYR(tn_sgemm(cl, pm, T, N, n, l, m, 1.0f, A, lda, Y, NULL, m, 0.0f, W, n));
-        TRYR(w_orth(cl, o, ws, deferred, n, l, W));
+        TRYR(w_orth(cl, o, ws, *deferred, n, l, W));
         TRYR(tn_sgemm(cl, pm, N, N, m, l, n, 1.0f, A, lda, W, NULL, n, 0.0f, Y, m));
-        TRYR(orth_step(cl, o, deferred, 1, m, l, Y));
+        TRYR(orth_step(cl, o, *deferred, 1, m, l, Y));
     }
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_POWER));
     /* W = A^T Q = B^T */
@@ -350,11 +374,13 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
     /* Q and W = A^T Q, the verdicts of the CholeskyQRs and of the products'
      * operand checks deferred where the backend can (tn_defer_begin): one
      * host synchronisation for all of them instead of one or more per step;
-     * where one came up, everything again, deciding as it goes */
+     * where one came up, everything again, deciding as it goes (with the
+     * probes, from the first basis on, range_and_bt) */
     int deferred = !cl->comm && tn_defer_begin(cl) == TCNLA_SUCCESS;
     for (;;) {
-        st = range_and_bt(cl, o, m, n, l, A, lda, Om, Y, W, pm, probes, &tm, deferred, ms,
+        st = range_and_bt(cl, o, m, n, l, A, lda, Om, Y, W, pm, probes, &tm, &deferred, ms,
                           &trust_pending, &ws);
+        if (st == RSVD_RESTART) continue; /* (deferral ended) */
         if (!deferred) break;
         int fl[TN_DEFER_SLOTS], any = 0;
         const int st2 = tn_defer_end(cl, fl);
