@@ -3,7 +3,7 @@
 # Lists every quoted include as
 #   including-file: included-header  (including-folder -> included-folder)
 # where a folder is a top-level folder of src/ (core, numerics, random, gemm,
-# linalg, randnla, backend), or include (the public header), app or tests
+# linalg, randnla, dist, backend), or include (the public header), app or tests
 # (the white-box tests' harness and app headers; the library itself is
 # compiled without -Iapp, so its own files cannot reach app/). Then checks:
 #   - core/ includes nothing of src/ but core/ (it declares the internal
@@ -42,7 +42,7 @@ edges=$(
 
 awk -v quiet=$quiet '
     BEGIN {
-        n = split("core numerics random gemm linalg randnla backend", name, " ")
+        n = split("core numerics random gemm linalg randnla dist backend", name, " ")
         for (i = 1; i <= n; i++) idx[name[i]] = i
     }
     {

@@ -1,68 +1,22 @@
 /* The distributed drivers on in-process CPU ranks (shared-memory
  * communicators, one thread and one handle per rank): the same results as
  * one rank to rounding, one status on every rank where one fails, no hang. */
-#ifndef _GNU_SOURCE
-#define _GNU_SOURCE
-#endif
 #include "tcnla.h"
 #include "test.h"
 #include "testmat/testmat.h"
+#include "util.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
-#define MAXR 4
+#define MAXR TU_MAX_RANKS
 
-/* One rank's work: what it gets and what it returns */
-typedef struct {
-    int rank, nranks;
-    tcnla_comm_t comm;
-    void *ctx;  /* the test's shared data */
-    int status; /* the driver's */
-} rank_job;
-typedef void (*rank_fn)(rank_job *);
+typedef tu_rank_job rank_job;
 
-static rank_fn g_fn;
-static void *thread_main(void *p) {
-    g_fn((rank_job *)p);
-    return NULL;
-}
-
-/* Runs fn on P ranks (CPU handles, shared memory); a rank that does not
- * return within 120 s fails the suite at once rather than hang it. */
-static int run_ranks(int P, rank_fn fn, void *ctx, rank_job *jobs) {
-    tcnla_handle_t hs[MAXR];
-    tcnla_comm_t cs[MAXR];
-    for (int r = 0; r < P; r++)
-        if (tcnla_create(&hs[r], TCNLA_BACKEND_CPU) != 0) return -1;
-    if (tcnla_comm_create_local(cs, hs, P) != 0) return -1;
-    pthread_t th[MAXR];
-    g_fn = fn;
-    for (int r = 0; r < P; r++) {
-        jobs[r].rank = r, jobs[r].nranks = P, jobs[r].comm = cs[r], jobs[r].ctx = ctx;
-        jobs[r].status = 12345;
-        pthread_create(&th[r], NULL, thread_main, &jobs[r]);
-    }
-    for (int r = 0; r < P; r++) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 120;
-        if (pthread_timedjoin_np(th[r], NULL, &ts) != 0) {
-            fprintf(stderr, "test_dist: rank %d of %d did not return in 120 s (a hang)\n", r, P);
-            fflush(stderr);
-            _exit(3);
-        }
-    }
-    for (int r = 0; r < P; r++) {
-        tcnla_comm_destroy(cs[r]);
-        tcnla_destroy(hs[r]);
-    }
-    return 0;
+static int run_ranks(int P, void (*fn)(rank_job *), void *ctx, rank_job *jobs) {
+    return tu_run_ranks(TCNLA_BACKEND_CPU, P, fn, ctx, jobs);
 }
 
 /* ---------------------------------------------------------------- rsvd */

@@ -1,6 +1,11 @@
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
 #include "util.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <time.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <dirent.h>
@@ -170,4 +175,45 @@ double tu_jnum(const char *json, const char *key) {
     char *end;
     double v = strtod(p, &end);
     return end == p ? NAN : v;
+}
+
+static void (*run_fn)(tu_rank_job *);
+static void *rank_main(void *p) {
+    run_fn((tu_rank_job *)p);
+    return NULL;
+}
+
+int tu_run_ranks(tcnla_backend_t backend, int P, void (*fn)(tu_rank_job *), void *ctx,
+                 tu_rank_job *jobs) {
+    tcnla_handle_t hs[TU_MAX_RANKS] = {0};
+    tcnla_comm_t cs[TU_MAX_RANKS] = {0};
+    int st = P >= 1 && P <= TU_MAX_RANKS ? 0 : -2;
+    for (int r = 0; r < P && !st; r++)
+        st = backend == TCNLA_BACKEND_CPU ? tcnla_create(&hs[r], TCNLA_BACKEND_CPU)
+                                          : tcnla_create_on_device(&hs[r], backend, r);
+    if (!st) st = tcnla_comm_create_local(cs, hs, P);
+    if (!st) {
+        pthread_t th[TU_MAX_RANKS];
+        run_fn = fn;
+        for (int r = 0; r < P; r++) {
+            jobs[r].rank = r, jobs[r].nranks = P, jobs[r].comm = cs[r], jobs[r].h = hs[r];
+            jobs[r].ctx = ctx, jobs[r].status = 12345;
+            pthread_create(&th[r], NULL, rank_main, &jobs[r]);
+        }
+        for (int r = 0; r < P; r++) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_sec += 120;
+            if (pthread_timedjoin_np(th[r], NULL, &ts) != 0) {
+                fprintf(stderr, "rank %d of %d did not return in 120 s (a hang)\n", r, P);
+                fflush(stderr);
+                _exit(3);
+            }
+        }
+    }
+    for (int r = 0; r < P; r++) {
+        tcnla_comm_destroy(cs[r]);
+        tcnla_destroy(hs[r]);
+    }
+    return st;
 }

@@ -43,4 +43,21 @@ void tu_rm_dir(const char *dir);
 double tu_jnum(const char *json, const char *key);
 /* max |Q^T Q - I| of an m x n matrix (leading dimension m). */
 double tu_orth_defect(const float *Q, int m, int n);
+
+/* Distributed tests: one rank's work, run on its own thread with its own
+ * handle and communicator (tcnla_comm_create_local). */
+#define TU_MAX_RANKS 4
+typedef struct {
+    int rank, nranks;
+    tcnla_comm_t comm;
+    tcnla_handle_t h;
+    void *ctx;  /* the test's shared data */
+    int status; /* what the rank's call returned */
+} tu_rank_job;
+/* Runs fn on P ranks: CPU handles, or CUDA handles on devices 0 .. P-1.
+ * A rank that has not returned after 120 s ends the whole test run (exit
+ * status 3, a message on stderr) rather than hang it. Returns 0, or the
+ * status of the handles' or communicators' creation. */
+int tu_run_ranks(tcnla_backend_t backend, int P, void (*fn)(tu_rank_job *), void *ctx,
+                 tu_rank_job *jobs);
 #endif

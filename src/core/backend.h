@@ -68,8 +68,9 @@ typedef struct tn_backend_ops {
     int (*small_svd_t)(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
                        float *Vk, float *Sk, int scale_vk);
     /* RSVD's last step from the eigensolution of W^T W: TN_NOT_TAKEN where
-     * the backend has no such path or it does not apply */
-    int (*svd_from_gram)(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
+     * the backend has no such path or it does not apply. cl->dist_rows: W's
+     * rows are distributed (the Gram matrices summed, VT this rank's columns) */
+    int (*svd_from_gram)(tn_call_t *cl, int64_t n, int64_t l, int64_t k, const float *W,
                          int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt);
 
     /* ---- random matrices and element-wise work */

@@ -171,6 +171,21 @@ int tn_dist_sum_cols(tn_call_t *cl, float *X, int64_t rows, int64_t cols, int64_
     return st;
 }
 
+int tn_dist_reduce_scatter(tn_call_t *cl, const void *send, void *recv, int64_t count,
+                           tn_dtype_t dt) {
+    if (!cl->comm) return TCNLA_SUCCESS;
+    int st = tn_dist_agree(cl, TCNLA_SUCCESS);
+    if (st) return st;
+    return cl->comm->ops->reduce_scatter(cl->comm, send, recv, (size_t)count, dt);
+}
+
+int tn_dist_allgather(tn_call_t *cl, const void *send, void *recv, int64_t count, tn_dtype_t dt) {
+    if (!cl->comm) return TCNLA_SUCCESS;
+    int st = tn_dist_agree(cl, TCNLA_SUCCESS);
+    if (st) return st;
+    return cl->comm->ops->allgather(cl->comm, send, recv, (size_t)count, dt);
+}
+
 int tn_dist_reduce_host(tn_call_t *cl, double *x, int64_t count, tn_redop_t op) {
     if (!cl->comm) return TCNLA_SUCCESS;
     int st = tn_dist_agree(cl, TCNLA_SUCCESS);

@@ -89,6 +89,42 @@ static int shm_allreduce(tcnla_comm_t c, void *x, size_t count, tn_dtype_t dt, t
     return st;
 }
 
+static int shm_reduce_scatter(tcnla_comm_t c, const void *send, void *recv, size_t count,
+                              tn_dtype_t dt) {
+    shm_group *g = ((shm_rank *)c->impl)->g;
+    const size_t off = count * (size_t)c->rank;
+    g->bufs[c->rank] = send;
+    barrier(g);
+    if (dt == TN_DT_F64) {
+        double *t = recv;
+        memcpy(t, (const double *)g->bufs[0] + off, 8 * count);
+        for (int q = 1; q < g->n; q++) {
+            const double *b = (const double *)g->bufs[q] + off;
+            for (size_t i = 0; i < count; i++) t[i] += b[i];
+        }
+    } else {
+        float *t = recv;
+        memcpy(t, (const float *)g->bufs[0] + off, 4 * count);
+        for (int q = 1; q < g->n; q++) {
+            const float *b = (const float *)g->bufs[q] + off;
+            for (size_t i = 0; i < count; i++) t[i] += b[i];
+        }
+    }
+    barrier(g); /* (every rank has read every send buffer) */
+    return TCNLA_SUCCESS;
+}
+
+static int shm_allgather(tcnla_comm_t c, const void *send, void *recv, size_t count,
+                         tn_dtype_t dt) {
+    shm_group *g = ((shm_rank *)c->impl)->g;
+    const size_t bytes = (dt == TN_DT_F64 ? 8 : 4) * count;
+    g->bufs[c->rank] = send;
+    barrier(g);
+    for (int q = 0; q < g->n; q++) memcpy((char *)recv + bytes * (size_t)q, g->bufs[q], bytes);
+    barrier(g);
+    return TCNLA_SUCCESS;
+}
+
 static int shm_allreduce_host(tcnla_comm_t c, double *x, size_t count, tn_redop_t op) {
     return shm_allreduce(c, x, count, TN_DT_F64, op);
 }
@@ -115,6 +151,8 @@ static const tn_comm_ops shm_ops = {
     .name = "shm",
     .allreduce = shm_allreduce,
     .allreduce_host = shm_allreduce_host,
+    .reduce_scatter = shm_reduce_scatter,
+    .allgather = shm_allgather,
     .destroy = shm_destroy,
 };
 

@@ -33,6 +33,12 @@ typedef struct tn_comm_ops {
     int (*allreduce)(tcnla_comm_t c, void *x, size_t count, tn_dtype_t dt, tn_redop_t op);
     /* the same on host doubles; returns when x holds the result */
     int (*allreduce_host)(tcnla_comm_t c, double *x, size_t count, tn_redop_t op);
+    /* recv (count values) <- the sum over the ranks of chunk `rank` of send
+     * (size x count values), summed in rank order */
+    int (*reduce_scatter)(tcnla_comm_t c, const void *send, void *recv, size_t count,
+                          tn_dtype_t dt);
+    /* recv (size x count values) <- the ranks' send (count each) in rank order */
+    int (*allgather)(tcnla_comm_t c, const void *send, void *recv, size_t count, tn_dtype_t dt);
     void (*destroy)(tcnla_comm_t c);
 } tn_comm_ops;
 
@@ -69,6 +75,11 @@ int tn_dist_end(tn_call_t *cl, int st);
 int tn_dist_sum(tn_call_t *cl, void *x, int64_t count, tn_dtype_t dt);
 /* the same for the rows x cols FP32 matrix X (leading dimension ld) */
 int tn_dist_sum_cols(tn_call_t *cl, float *X, int64_t rows, int64_t cols, int64_t ld);
+/* tn_comm_ops' reduce_scatter / allgather after the agreement (nothing on
+ * a call without comm) */
+int tn_dist_reduce_scatter(tn_call_t *cl, const void *send, void *recv, int64_t count,
+                           tn_dtype_t dt);
+int tn_dist_allgather(tn_call_t *cl, const void *send, void *recv, int64_t count, tn_dtype_t dt);
 /* the same on host doubles, with op */
 int tn_dist_reduce_host(tn_call_t *cl, double *x, int64_t count, tn_redop_t op);
 

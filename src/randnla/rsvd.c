@@ -125,14 +125,66 @@ static int fp16_power_suffices(tn_call_t *cl, tcnla_gemm_method_t gm, int64_t m,
     return st;
 }
 
+/* On several ranks, W = A^T Q's rows split over them: rank r owns rows
+ * [r nb, (r + 1) nb) of the zero-padded P nb x l matrix (nb = ceil(n / P)),
+ * in Wb (nb x l). The sum of the ranks' partial W is a reduce-scatter of
+ * their packed rows (Wp, P blocks of nb x l; the padding rows stay zero),
+ * W's CholeskyQR runs on the blocks (its Gram matrix summed), and the next
+ * product gets all of Q_W by an all-gather: each rank does 1 / P of the
+ * n x l work instead of all of it, for the same traffic as an all-reduce. */
+typedef struct {
+    int on, P, rank;
+    int64_t nb;
+    float *Wb, *Wp;
+} wsplit;
+
+/* Wb <- this rank's rows of the sum over the ranks of W (n x l, ld n) */
+static int w_scatter(tn_call_t *cl, const wsplit *ws, int64_t n, int64_t l, const float *W) {
+    int st = TCNLA_SUCCESS;
+    for (int b = 0; b < ws->P && !st; b++) {
+        const int64_t r0 = b * ws->nb, rows = TN_MIN(ws->nb, n - r0);
+        if (rows > 0)
+            st = tn_copy_matrix(cl->h, rows, l, W + r0, n, ws->Wp + r0 * l, ws->nb);
+    }
+    if (!st) st = tn_dist_reduce_scatter(cl, ws->Wp, ws->Wb, ws->nb * l, TN_DT_F32);
+    return st;
+}
+
+/* W (n x l, ld n) <- the ranks' Wb */
+static int w_gather(tn_call_t *cl, const wsplit *ws, int64_t n, int64_t l, float *W) {
+    int st = tn_dist_allgather(cl, ws->Wb, ws->Wp, ws->nb * l, TN_DT_F32);
+    for (int b = 0; b < ws->P && !st; b++) {
+        const int64_t r0 = b * ws->nb, rows = TN_MIN(ws->nb, n - r0);
+        if (rows > 0)
+            st = tn_copy_matrix(cl->h, rows, l, ws->Wp + r0 * l, ws->nb, W + r0, n);
+    }
+    return st;
+}
+
+/* W's orthonormal basis: on its rows' ranks, or (one rank) orth_step */
+static int w_orth(tn_call_t *cl, const tcnla_rsvd_opts_t *o, const wsplit *ws, int deferred,
+                  int64_t n, int64_t l, float *W) {
+    if (!ws->on) return orth_step(cl, o, deferred, 0, n, l, W);
+    int st = w_scatter(cl, ws, n, l, W);
+    if (!st)
+        st = tn_orthonormalize_dist(cl, o->orth, o->on_breakdown, ws->nb, l, ws->Wb, ws->nb, NULL,
+                                    0, NULL, NULL, 0);
+    if (!st) st = w_gather(cl, ws, n, l, W);
+    return st;
+}
+
+/* Returned (positive) by range_and_bt when deferral ended early on a
+ * failed operand check: everything again without deferral */
+#define RSVD_RESTART 3
+
 /* Algorithm 1 up to B: Y = Q (m x l, orthonormal basis of the range after
  * the power iterations), W = A^T Q (n x l). probes: the projection draws
  * RSVD_PROBES more columns (Om and Y hold l + RSVD_PROBES) and the power
  * iterations' method is FP16 or pm from fp16_power_suffices. */
 static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t n,
                         int64_t l, const float *A, int64_t lda, void *Om, float *Y, float *W,
-                        tcnla_gemm_method_t pm, int probes, steptimer *tm, int deferred,
-                        const tcnla_gemm_method_t *ms, int *trust_pending) {
+                        tcnla_gemm_method_t pm, int probes, steptimer *tm, int *deferred,
+                        const tcnla_gemm_method_t *ms, int *trust_pending, const wsplit *ws) {
     tcnla_handle_t h = cl->h;
     const int64_t lp = l + (probes ? RSVD_PROBES : 0); /* columns of the projection */
     const int sh = is_shgemm(o->proj_method);
@@ -163,7 +215,27 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
                           0.0f, Y, m));
     }
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_PROJ));
-    TRYR(orth_step(cl, o, deferred, 1, m, l, Y));
+    TRYR(orth_step(cl, o, *deferred, 1, m, l, Y));
+    if (probes && *deferred) {
+        /* the verdicts so far, read before the probes use Q (their sums
+         * wait anyway). Where the basis's CholeskyQR broke down or failed
+         * its loss guard (A of rank below l, or top singular values decaying
+         * past FP64's squared precision: the later ones will too), the rest
+         * runs without deferral from here, deciding as it goes: Y still
+         * holds A Omega, so these are the bits of the run without deferral,
+         * and only the projection is not redone. A failed operand check
+         * starts it all again without deferral. */
+        int fl[TN_DEFER_SLOTS], gemm_fail = 0, orth_fail = 0;
+        *deferred = 0;
+        TRYR(tn_defer_end(cl, fl));
+        for (int i = 0; i < TN_DEFER_SLOTS; i++) {
+            if (i < TN_DEFER_ORTH) gemm_fail |= fl[i];
+            else orth_fail |= fl[i];
+        }
+        if (gemm_fail) return RSVD_RESTART;
+        if (orth_fail) TRYR(orth_step(cl, o, 0, 1, m, l, Y));
+        else *deferred = tn_defer_begin(cl) == TCNLA_SUCCESS;
+    }
     if (probes) { /* (W is free until the power iterations) */
         int f16 = 0;
         TRYR(fp16_power_suffices(cl, o->gemm_method, m, n, l, Y, Y + m * l, W, &f16));
@@ -172,15 +244,14 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_ORTH));
     for (int it = 0; it < o->power_iters; it++) {
         TRYR(tn_sgemm(cl, pm, T, N, n, l, m, 1.0f, A, lda, Y, NULL, m, 0.0f, W, n));
-        TRYR(tn_dist_sum(cl, W, n * l, TN_DT_F32)); /* (on several ranks) */
-        TRYR(orth_step(cl, o, deferred, 0, n, l, W));
+        TRYR(w_orth(cl, o, ws, *deferred, n, l, W));
         TRYR(tn_sgemm(cl, pm, N, N, m, l, n, 1.0f, A, lda, W, NULL, n, 0.0f, Y, m));
-        TRYR(orth_step(cl, o, deferred, 1, m, l, Y));
+        TRYR(orth_step(cl, o, *deferred, 1, m, l, Y));
     }
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_POWER));
     /* W = A^T Q = B^T */
     TRYR(tn_sgemm(cl, o->gemm_method, T, N, n, l, m, 1.0f, A, lda, Y, NULL, m, 0.0f, W, n));
-    TRYR(tn_dist_sum(cl, W, n * l, TN_DT_F32));
+    TRYR(ws->on ? w_scatter(cl, ws, n, l, W) : tn_dist_sum(cl, W, n * l, TN_DT_F32));
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_BT));
 #undef TRYR
     return TCNLA_SUCCESS;
@@ -239,7 +310,8 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
     /* handle memory: Omega (n x l, FP32 or FP16), Y (m x l), W (n x l), R (l x l),
      * Uk (l x k, copied from the host) */
     void *Om = NULL;
-    float *Y = NULL, *W = NULL, *R = NULL, *Sm = NULL;
+    float *Y = NULL, *W = NULL, *R = NULL, *Sm = NULL, *VTb = NULL, *VTp = NULL;
+    wsplit ws = {0, 1, 0, 0, NULL, NULL};
     const int sh = is_shgemm(o->proj_method);
     const tcnla_op_t N = TCNLA_OP_N, T = TCNLA_OP_T;
 #define TRY(x)                                                                                 \
@@ -274,6 +346,24 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
     TRY(tn_scratch_malloc(h, (void **)&W, sizeof(float) * (size_t)n * (size_t)l));
     TRY(tn_scratch_malloc(h, (void **)&R, sizeof(float) * (size_t)l * (size_t)l));
     TRY(tn_scratch_malloc(h, (void **)&Sm, sizeof(float) * (size_t)(2 * l * k)));
+    if (cl->comm && cl->comm->size > 1) { /* W's rows split over the ranks (wsplit) */
+        ws.on = 1, ws.P = cl->comm->size, ws.rank = cl->comm->rank;
+        ws.nb = (n + ws.P - 1) / ws.P;
+        const size_t blk = (size_t)ws.nb * (size_t)l;
+        TRY(tn_scratch_malloc(h, (void **)&ws.Wb, sizeof(float) * blk));
+        TRY(tn_scratch_malloc(h, (void **)&ws.Wp, sizeof(float) * blk * (size_t)ws.P));
+        TRY(tn_scratch_malloc(h, (void **)&VTb, sizeof(float) * (size_t)(k * ws.nb)));
+        TRY(tn_scratch_malloc(h, (void **)&VTp, sizeof(float) * (size_t)(k * ws.nb * ws.P)));
+        /* the padding rows of the last blocks: zeros, never written again */
+        float *z = calloc(blk, sizeof(float));
+        if (!z) TRY(TCNLA_ERR_ALLOC);
+        for (int b = 0; b < ws.P && !st; b++)
+            if (n - b * ws.nb < ws.nb)
+                st = tcnla_memcpy(h, ws.Wp + b * blk, z, sizeof(float) * blk,
+                                  TCNLA_MEMCPY_HOST_TO_HANDLE);
+        free(z);
+        TRY(st);
+    }
 
     steptimer tm = {o->timings, 0.0};
     if (tm.t) {
@@ -284,11 +374,13 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
     /* Q and W = A^T Q, the verdicts of the CholeskyQRs and of the products'
      * operand checks deferred where the backend can (tn_defer_begin): one
      * host synchronisation for all of them instead of one or more per step;
-     * where one came up, everything again, deciding as it goes */
+     * where one came up, everything again, deciding as it goes (with the
+     * probes, from the first basis on, range_and_bt) */
     int deferred = !cl->comm && tn_defer_begin(cl) == TCNLA_SUCCESS;
     for (;;) {
-        st = range_and_bt(cl, o, m, n, l, A, lda, Om, Y, W, pm, probes, &tm, deferred, ms,
-                          &trust_pending);
+        st = range_and_bt(cl, o, m, n, l, A, lda, Om, Y, W, pm, probes, &tm, &deferred, ms,
+                          &trust_pending, &ws);
+        if (st == RSVD_RESTART) continue; /* (deferral ended) */
         if (!deferred) break;
         int fl[TN_DEFER_SLOTS], any = 0;
         const int st2 = tn_defer_end(cl, fl);
@@ -301,7 +393,25 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
     /* where the backend has it (the GPU's): the eigensolution of W^T W,
      * without W's QR, where the k values are well enough separated from
      * zero (Sm: Xk, VT written) */
-    st = h->ops->svd_from_gram(h, n, l, k, W, n, Sm, S, VT, ldvt);
+    if (ws.on) { /* this rank's rows Wb of W: its columns of VT, then all of them */
+        cl->dist_rows++;
+        st = h->ops->svd_from_gram(cl, ws.nb, l, k, ws.Wb, ws.nb, Sm, S, VTb, k);
+        cl->dist_rows--;
+        if (st == TN_GRAM_NOT_TAKEN) {
+            TRY(tn_orthonormalize_dist(cl, o->orth, o->on_breakdown, ws.nb, l, ws.Wb, ws.nb, R, l,
+                                       NULL, NULL, 0));
+            TRY(tn_small_svd_t(h, l, k, R, Sm, Sm + l * k, S, 0));
+            TRY(tn_sgemm(cl, TCNLA_GEMM_NATIVE_FP32, T, T, k, ws.nb, l, 1.0f, Sm + l * k, l, ws.Wb,
+                         NULL, ws.nb, 0.0f, VTb, k));
+        } else if (st) {
+            goto out;
+        }
+        TRY(tn_dist_allgather(cl, VTb, VTp, k * ws.nb, TN_DT_F32));
+        TRY(tn_copy_matrix(h, k, n, VTp, k, VT, ldvt));
+        st = TCNLA_SUCCESS;
+    } else {
+        st = h->ops->svd_from_gram(cl, n, l, k, W, n, Sm, S, VT, ldvt);
+    }
     if (st == TN_GRAM_NOT_TAKEN) {
         TRY(tn_orthonormalize(cl, o->orth, o->on_breakdown, n, l, W, n, R, l, NULL));
         /* Rw^T = Ur S Vr^T (l x l, on the handle's device); Sm holds Ur_k then Vr_k */
@@ -325,6 +435,10 @@ out:
     tn_scratch_free(h, W);
     tn_scratch_free(h, R);
     tn_scratch_free(h, Sm);
+    tn_scratch_free(h, ws.Wb);
+    tn_scratch_free(h, ws.Wp);
+    tn_scratch_free(h, VTb);
+    tn_scratch_free(h, VTp);
     st = tn_dist_end(cl, st); /* (on several ranks: the status they agree on) */
     tn_call_info(cl, o->info);
     return st;

@@ -15,3 +15,12 @@ if ls .carry/*.deb >/dev/null 2>&1; then
   export LD_LIBRARY_PATH="$OB$L:$L/blas:$L/lapack${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 fi
 export PATH="$PATH:/usr/local/cuda/bin"
+# NCCL for the distributed drivers (loaded at run time): where the system
+# has no libnccl.so.2, the one of PyTorch's nvidia-nccl package
+if [ -z "${TCNLA_NCCL_LIBRARY:-}" ] && ! ldconfig -p 2>/dev/null | grep -q 'libnccl.so.2 '; then
+  _d=$(python3 -c 'import nvidia.nccl as m, os; print(os.path.join(list(m.__path__)[0], "lib"))' 2>/dev/null)
+  [ -n "$_d" ] && [ -e "$_d/libnccl.so.2" ] && export TCNLA_NCCL_LIBRARY="$_d/libnccl.so.2"
+  unset _d
+fi
+# keep NVLink multicast off in every program started from here
+export NCCL_NVLS_ENABLE=0

@@ -26,6 +26,8 @@ static struct {
     int (*init_rank)(nccl_comm_t *, int, nccl_id_t, int);
     int (*init_all)(nccl_comm_t *, int, const int *);
     int (*all_reduce)(const void *, void *, size_t, int, int, nccl_comm_t, cudaStream_t);
+    int (*reduce_scatter)(const void *, void *, size_t, int, int, nccl_comm_t, cudaStream_t);
+    int (*all_gather)(const void *, void *, size_t, int, nccl_comm_t, cudaStream_t);
     int (*destroy)(nccl_comm_t);
     int (*group_start)(void);
     int (*group_end)(void);
@@ -45,12 +47,15 @@ static int nccl_load(void) {
             *(void **)&nc.init_rank = dlsym(lib, "ncclCommInitRank");
             *(void **)&nc.init_all = dlsym(lib, "ncclCommInitAll");
             *(void **)&nc.all_reduce = dlsym(lib, "ncclAllReduce");
+            *(void **)&nc.reduce_scatter = dlsym(lib, "ncclReduceScatter");
+            *(void **)&nc.all_gather = dlsym(lib, "ncclAllGather");
             *(void **)&nc.destroy = dlsym(lib, "ncclCommDestroy");
             *(void **)&nc.group_start = dlsym(lib, "ncclGroupStart");
             *(void **)&nc.group_end = dlsym(lib, "ncclGroupEnd");
             *(void **)&nc.count = dlsym(lib, "ncclCommCount");
             *(void **)&nc.user_rank = dlsym(lib, "ncclCommUserRank");
             nc.ok = nc.get_unique_id && nc.init_rank && nc.init_all && nc.all_reduce &&
+                    nc.reduce_scatter && nc.all_gather &&
                     nc.destroy && nc.group_start && nc.group_end && nc.count && nc.user_rank;
         }
     }
@@ -73,6 +78,22 @@ static int nccl_allreduce(tcnla_comm_t c, void *x, size_t count, tn_dtype_t dt, 
     const int ndt = dt == TN_DT_F64 ? 8 : 7, nop = op == TN_OP_MIN ? 3 : op == TN_OP_MAX ? 2 : 0;
     if (count == 0) return TCNLA_SUCCESS;
     return nst(nc.all_reduce(x, x, count, ndt, nop, r->comm, c->h->cuda->stream));
+}
+
+static int nccl_reduce_scatter(tcnla_comm_t c, const void *send, void *recv, size_t count,
+                               tn_dtype_t dt) {
+    nccl_rank *r = c->impl;
+    if (count == 0) return TCNLA_SUCCESS;
+    return nst(nc.reduce_scatter(send, recv, count, dt == TN_DT_F64 ? 8 : 7, 0, r->comm,
+                                 c->h->cuda->stream));
+}
+
+static int nccl_allgather(tcnla_comm_t c, const void *send, void *recv, size_t count,
+                          tn_dtype_t dt) {
+    nccl_rank *r = c->impl;
+    if (count == 0) return TCNLA_SUCCESS;
+    return nst(nc.all_gather(send, recv, count, dt == TN_DT_F64 ? 8 : 7, r->comm,
+                             c->h->cuda->stream));
 }
 
 static int nccl_allreduce_host(tcnla_comm_t c, double *x, size_t count, tn_redop_t op) {
@@ -116,6 +137,8 @@ static const tn_comm_ops nccl_ops = {
     .name = "nccl",
     .allreduce = nccl_allreduce,
     .allreduce_host = nccl_allreduce_host,
+    .reduce_scatter = nccl_reduce_scatter,
+    .allgather = nccl_allgather,
     .destroy = nccl_destroy,
 };
 

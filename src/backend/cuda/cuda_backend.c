@@ -58,6 +58,12 @@ static int cuda_copy_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const 
                                          (size_t)cols, cudaMemcpyDeviceToDevice, h->cuda->stream));
 }
 
+static int cuda_svd_from_gram(tn_call_t *cl, int64_t n, int64_t l, int64_t k, const float *W,
+                              int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt) {
+    return tn_cuda_svd_from_gram_rows(cl->h, n, l, k, W, ldw, Xk, Sk, VT, ldvt,
+                                      cl->dist_rows ? cl : NULL);
+}
+
 const tn_backend_ops tn_cuda_ops = {
     .name = "cuda",
     .destroy = tn_cuda_destroy,
@@ -79,7 +85,7 @@ const tn_backend_ops tn_cuda_ops = {
     .orthonormalize = cuda_orthonormalize,
     .orthonormalize_deferred = tn_cuda_orthonormalize_deferred,
     .small_svd_t = tn_cuda_small_svd_t,
-    .svd_from_gram = tn_cuda_svd_from_gram,
+    .svd_from_gram = cuda_svd_from_gram,
     .random_fill = tn_cuda_random_fill,
     .round_inplace = tn_cuda_round_inplace,
     .add_matrix = tn_cuda_add_matrix,

@@ -165,6 +165,14 @@ static int eig_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, floa
  * small_svd_jacobi = 1, to compare) turns it off. */
 int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
                           int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt) {
+    return tn_cuda_svd_from_gram_rows(h, n, l, k, W, ldw, Xk, Sk, VT, ldvt, NULL);
+}
+
+/* dist (the call, or NULL): W's rows are distributed over the ranks of
+ * dist->comm; G is the sum of their Gram matrices, V^T this rank's columns */
+int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k,
+                               const float *W, int64_t ldw, float *Xk, float *Sk, float *VT,
+                               int64_t ldvt, tn_call_t *dist) {
     struct tn_cuda_ctx *c = h->cuda;
     if (!c->tune->rsvd_gram || c->tune->small_svd_jacobi || k < 1 || k > l)
         return TN_GRAM_NOT_TAKEN;
@@ -185,6 +193,7 @@ int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, con
     st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, W, ldw, Ww, n, n, l, NULL,
                                                 c->stream));
     if (!st) st = tn_cuda_gram64(h, n, l, Ww, n, P, G, NULL, NULL);
+    if (!st && dist) st = tn_dist_gram_sum(dist, G, (int64_t)ll);
     if (!st) st = eig_solve(c, il, k, 1, G, &X, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN);
     if (st) return st;
     /* Xs = X(:, 1:k) / s, Xk = X(:, 1:k), Sk = s(1:k), in descending order */

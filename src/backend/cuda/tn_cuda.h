@@ -99,6 +99,9 @@ int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, 
  * s_k >= 1e-4 s_1 or the eigensolver fails: the QR path then runs. */
 int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
                           int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt);
+int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k,
+                               const float *W, int64_t ldw, float *Xk, float *Sk, float *VT,
+                               int64_t ldvt, tn_call_t *dist);
 /* The small SVD's symmetric eigensolver (eig_solve in small_svd_cuda.c)
  * on the n x n G (handle memory, upper triangle, ld n; not written): lam
  * (n, ascending) and X (n x n) in handle memory; *fast = 1 where the
