@@ -120,7 +120,11 @@ if has mpi; then
   echo "== MPI launch"
   if command -v mpirun >/dev/null 2>&1 && [ "$NG" -ge 2 ]; then
     EXTRA=""
-    mpirun --version 2>&1 | grep -qi "open mpi" && EXTRA="--allow-run-as-root"
+    if mpirun --version 2>&1 | grep -qi "open mpi"; then
+      # Open MPI: root allowed, and env.sh's settings passed on to the ranks
+      EXTRA="--allow-run-as-root -x LD_LIBRARY_PATH -x NCCL_NVLS_ENABLE"
+      [ -n "${TCNLA_NCCL_LIBRARY:-}" ] && EXTRA="$EXTRA -x TCNLA_NCCL_LIBRARY"
+    fi
     timeout 240 mpirun $EXTRA -np 2 $T rsvd --m 65536 --n 65536 --rank 256 --oversampling 10 \
         --power-iters 2 --reps 3 --json >"$OUT/mpi_g2.json" 2>"$OUT/mpi_g2.err"
     r=$?
