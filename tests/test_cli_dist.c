@@ -396,7 +396,14 @@ TEST(cli_dist_bad_inputs) {
         st = run_env(NULL, args);
         CHECK_MSG(st == 1 && strstr(buf, "NaN or Inf (element [47, 3]"), "NaN: exit %d: %s", st,
                   buf);
-        d[47 + 3 * m] = 1.0;
+        /* in two ranks' rows: one message, the first rank's */
+        d[25 + 1 * m] = INFINITY;
+        REQUIRE(tn_io_write_npy(p, &mat, 0u, NULL, 0) == 0);
+        st = run_env(NULL, args);
+        CHECK_MSG(st == 1 && strstr(buf, "(element [25, 1] = inf)") && !strstr(buf, "[47, 3]") &&
+                      !strchr(strchr(buf, '\n') + 1, '\n'),
+                  "NaN and Inf: exit %d: %s", st, buf);
+        d[47 + 3 * m] = 1.0, d[25 + 1 * m] = 1.0;
         d[25 + 9 * m] = 1e300;
         snprintf(p, sizeof p, "%s/big.npy", dir);
         REQUIRE(tn_io_write_npy(p, &mat, 0u, NULL, 0) == 0);

@@ -53,6 +53,7 @@ typedef struct {
     tcnla_handle_t h;
     tcnla_comm_t comm;
     int rc;
+    char msg[1200 + PATH_MAX]; /* a reading failure, printed by the first rank that had one */
 } rctx;
 
 static double now(void) { return cli_now(); }
@@ -171,7 +172,7 @@ out:;
  * C-order one by blocks of whole rows (one contiguous range), each block
  * uploaded as it is (n x rows) and transposed into place on the device by a
  * product with the identity (NATIVE_FP32: exact). */
-static int read_rows(const rctx *R, int64_t row0, int64_t mr, float *dA) {
+static int read_rows(rctx *R, int64_t row0, int64_t mr, float *dA) {
     const dctx *D = R->d;
     const char *cmd = D->cfg->cmd, *path = D->cfg->input;
     const int64_t n = D->n;
@@ -186,8 +187,8 @@ static int read_rows(const rctx *R, int64_t row0, int64_t mr, float *dA) {
     char err[1024 + PATH_MAX];
     int rc = 0, st = 0;
     if (!b) {
-        fprintf(stderr, "tcnla %s: rank %d: out of host memory for %lld rows\n", cmd, R->rank,
-                (long long)mr);
+        snprintf(R->msg, sizeof R->msg, "tcnla %s: rank %d: out of host memory for %lld rows",
+                 cmd, R->rank, (long long)mr);
         return EXIT_BADINPUT;
     }
     if (corder) {
@@ -205,7 +206,7 @@ static int read_rows(const rctx *R, int64_t row0, int64_t mr, float *dA) {
         if (corder ? tn_io_npy_read_rows_c(path, &D->lay, row0 + j0, w, b, &lost, err, sizeof err)
                    : tn_io_npy_read_block(path, &D->lay, row0, mr, j0, w, b, mr, &lost, err,
                                           sizeof err)) {
-            fprintf(stderr, "tcnla %s: %s\n", cmd, err);
+            snprintf(R->msg, sizeof R->msg, "tcnla %s: %s", cmd, err);
             rc = EXIT_BADINPUT;
             break;
         }
@@ -213,8 +214,9 @@ static int read_rows(const rctx *R, int64_t row0, int64_t mr, float *dA) {
             if (!isfinite(b[q])) {
                 const int64_t i = corder ? row0 + j0 + q / n : row0 + q % mr,
                               j = corder ? q % n : j0 + q / mr;
-                fprintf(stderr, "tcnla %s: %s: the matrix holds NaN or Inf (element [%lld, %lld] "
-                        "= %g)\n", cmd, path, (long long)i, (long long)j, b[q]);
+                snprintf(R->msg, sizeof R->msg, "tcnla %s: %s: the matrix holds NaN or Inf "
+                         "(element [%lld, %lld] = %g)", cmd, path, (long long)i, (long long)j,
+                         b[q]);
                 rc = EXIT_BADINPUT;
                 break;
             }
@@ -328,7 +330,16 @@ static void *rank_main(void *arg) {
     double t0 = now();
     progress(R, "%s", cfg->input ? "reading the matrix (each rank its rows)"
                                  : "generating the matrix (distributed)");
+    R->msg[0] = 0;
     rc = cfg->input ? read_rows(R, row0, mr, dA) : generate(R, row0, mr, dA);
+    if (cfg->input) { /* one message: the first rank's that failed */
+        double all[CLI_DIST_MAX_RANKS];
+        int first = -1;
+        if (!gather(R, R->msg[0] ? 1.0 : 0.0, all))
+            for (int i = 0; i < D->P && first < 0; i++)
+                if (all[i] != 0) first = i;
+        if (first == R->rank) fprintf(stderr, "%s\n", R->msg);
+    }
     if ((rc = agree(R, rc))) goto out;
     const double t_in = gather_max(R, now() - t0);
 
@@ -617,7 +628,7 @@ static int prepare(dctx *D, int world) {
     if (world > m) {
         fprintf(stderr, "tcnla %s: %d ranks for %lld rows: every rank needs at least one row "
                 "(%s)\n", cmd, world, (long long)m, src);
-        return EXIT_USAGE;
+        return cfg->input ? EXIT_BADINPUT : EXIT_USAGE;
     }
     if (cfg->is_lra) {
         D->k = cfg->lra.rank;
@@ -747,7 +758,7 @@ static int run_threads(dctx *D) {
     else {
         int started = 0;
         for (int i = 0; i < P; i++) {
-            R[i] = (rctx){D, i, hs[i], comms[i], 0};
+            R[i] = (rctx){.d = D, .rank = i, .h = hs[i], .comm = comms[i]};
             if (pthread_create(&th[i], NULL, rank_main, &R[i])) break;
             started++;
         }
@@ -838,7 +849,7 @@ static int run_mpi(dctx *D, const cli_mpi_env *e) {
     free(b);
     if (cli_mpi_min(mp, e->size, -rc, &all)) goto mpi_fail;
     if (!(rc = -all)) {
-        rctx R = {D, e->rank, h, comm, 0};
+        rctx R = {.d = D, .rank = e->rank, .h = h, .comm = comm};
         rank_main(&R);
         rc = R.rc;
     }
