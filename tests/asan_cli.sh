@@ -117,7 +117,9 @@ corpus=$(ls tests/fuzz/corpus_npy/* tests/fuzz/corpus_mtx/* 2>/dev/null)
 n=0
 for f in $files; do
     p=$d/$f
-    for cmd in "rsvd --rank 2 --oversampling 0 --power-iters 0" "lra --rank 1 --oversampling 0"; do
+    for cmd in "rsvd --rank 2 --oversampling 0 --power-iters 0" "lra --rank 1 --oversampling 0" \
+               "rsvd --rank 2 --oversampling 0 --power-iters 0 --ranks 2" \
+               "lra --rank 1 --oversampling 0 --ranks 3"; do
         n=$((n + 1))
         # shellcheck disable=SC2086
         "$bin" $cmd --backend cpu --input "$p" > /dev/null 2> "$work/err"
@@ -152,7 +154,8 @@ for f in $files; do
     fi
 done
 for p in $corpus; do
-    for cmd in "rsvd --rank 1 --oversampling 0 --power-iters 0" "lra --rank 1 --oversampling 0 --no-refine"; do
+    for cmd in "rsvd --rank 1 --oversampling 0 --power-iters 0" "lra --rank 1 --oversampling 0 --no-refine" \
+               "rsvd --rank 1 --oversampling 0 --power-iters 0 --ranks 2"; do
         n=$((n + 1))
         # shellcheck disable=SC2086
         "$bin" $cmd --backend cpu --input "$p" > /dev/null 2> "$work/err"
@@ -173,6 +176,8 @@ valid=(
     "rsvd --backend cpu --input $work/a.npy --rank 5 --output $work/r"
     "rsvd --backend cpu --input $work/lin.npy --rank 5 --proj tcec_tf32 --gemm tcec_fp16 --json"
     "lra --backend cpu --input $work/a.npy --rank 4 --output $work/l"
+    "rsvd --backend cpu --ranks 3 --input $work/lin.npy --rank 5 --output $work/rd --json"
+    "lra --backend cpu --ranks 2 --m 90 --n 70 --rank 4 --output $work/ld"
     "lra --backend cpu --m 90 --n 70 --rank 4 --tgemm 16_32 --recompress --noise 1e-3 --json"
     "lra --backend cpu --m 90 --n 70 --rank 4 --tgemm 16_16 --orth cholqr_fp32"
     "lra --backend cpu --m 90 --n 70 --rank 4 --tgemm 32_32 --no-refine --orth householder"
