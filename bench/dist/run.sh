@@ -25,7 +25,7 @@ echo "== $NG GPU(s): $GPU"
 echo "== build"
 make -j16 CUDA=1 build/tcnla >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 grep -i "warning" "$OUT/build.log" | head
-T=./build/tcnla
+T=${TCNLA_BIN:-./build/tcnla}
 CSV="$OUT/dist_scaling.csv"
 echo "gpu,gpus,m,n,k,p,q,seconds,rel_err,opt_err,step_random,step_proj,step_orth,step_power,step_bt,step_svd,scaling,launch,gen_seconds" >"$CSV"
 rc=0
@@ -44,7 +44,7 @@ if j is None:
     sys.exit(1)
 s = j.get("steps") or {}
 f = lambda v: "" if v is None else ("%.6g" % v if isinstance(v, float) else str(v))
-print(",".join([gpu.replace(",", " "), str(j["gpus"]), str(j["m"]), str(j["n"]), str(j["rank"]),
+print(",".join([gpu.replace(",", " "), str(j["gpus"] or j["ranks"]), str(j["m"]), str(j["n"]), str(j["rank"]),
                 str(j["oversampling"]), str(j["power_iters"]), f(j["seconds"]),
                 f(j["rel_residual"]), f(j["optimal"])] +
                [f(s.get(k)) for k in ("random", "proj", "orth", "power", "bt", "svd")] +
