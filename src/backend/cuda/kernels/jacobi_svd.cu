@@ -1,0 +1,288 @@
+/* The small SVD's block one-sided Jacobi path on the GPU (driven by
+ * jacobi_path in src/backend/cuda/small_svd_cuda.c): the algorithm of
+ * src/linalg/jacobi_svd.h, whose C reference tn_jsvd_ref the GPU tests
+ * compare it with, in FP64.
+ *
+ *  - tn_cu_jsvd: every sweep in one cooperative launch of nb / 2 blocks of
+ *    JS_THREADS threads (nb = tn_jsvd_nblocks(l) blocks of W = 16 columns;
+ *    l = 266: 9 blocks, 17 steps a sweep; l = 1024: 32 blocks, 63 steps).
+ *    In a step each block takes one pair of column blocks (tn_jsvd_pair):
+ *    their 32 x 32 Gram matrix from 32-row chunks of Y staged in shared
+ *    memory, the inner two-sided Jacobi sweeps on it in shared memory (16
+ *    disjoint rotations a round, three __syncthreads each), then Y and V
+ *    times the accumulated Q chunk by chunk (skipped where no rotation was
+ *    made). The blocks meet at a grid barrier after every step (the
+ *    counter barrier of cholqr_kernels.cu); Y and V, which other blocks
+ *    write, are read and written through L2 (ld / st .cg). A block that made
+ *    a rotation adds 1 to the sweep's flag (three flags in turn: block 0
+ *    zeroes the next sweep's while every block has read the one before);
+ *    after a sweep's last barrier every block reads it, and all stop
+ *    together when it is 0 (converged) or after maxsweeps. state: [0..2]
+ *    the flags, [3] sweeps run, [4] 1 = converged, [5] 1 = NaN / Inf met
+ *    (tn_cu_jsvd_out).
+ *  - tn_cu_jsvd_out: s_j = |y_j| (a warp per column), then a block per
+ *    column ranks it (descending, ties by index, as the reference) and
+ *    writes the k leading u_j = y_j / s_j, v_j (times s_j with scale), s_j
+ *    in FP32.
+ * No GPU timing of these kernels yet: docs/design.md gives the estimate. */
+#include "backend/cuda/tn_cuda.h"
+#include "linalg/jacobi_svd.h"
+
+#define JS_W TN_JSVD_W
+#define JS_W2 (2 * TN_JSVD_W)
+#define JS_NP (TN_JSVD_W)   /* rotations a round: W2 / 2 */
+#define JS_THREADS 256
+#define JS_RC 32            /* rows of Y per staged chunk */
+
+static_assert(JS_W2 == 32 && JS_THREADS == 256, "the thread mapping of the Gram product");
+
+/* The grid barrier of cholqr_kernels.cu: a monotonic arrival counter
+ * (zeroed before the launch); the k-th barrier waits for k * gridDim.x. */
+static __device__ __forceinline__ void js_barrier(unsigned *bar, unsigned *target) {
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        *target += gridDim.x;
+        __threadfence();
+        atomicAdd(bar, 1u);
+        unsigned v;
+        do {
+            asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(bar) : "memory");
+        } while (v < *target);
+    }
+    __syncthreads();
+}
+
+struct js_smem {
+    double S[JS_RC][JS_W2 + 1]; /* a chunk of rows of Y_C or V_C */
+    double H[JS_W2][JS_W2 + 1]; /* the Gram matrix, rotated */
+    double Q[JS_W2][JS_W2 + 1]; /* the accumulated rotation */
+    double cs[JS_NP], sn[JS_NP], t[JS_NP], a[JS_NP], b[JS_NP], c[JS_NP];
+    int p[JS_NP], q[JS_NP], on[JS_NP];
+    int any[TN_JSVD_INNER];
+    int stop;
+};
+
+/* The global column of local column c of the pair (bi, bj). */
+static __device__ __forceinline__ int js_col(int c, int bi, int bj) {
+    return c < JS_W ? bi * JS_W + c : bj * JS_W + (c - JS_W);
+}
+
+/* Stages rows r0 .. r0 + JS_RC of the pair's columns of X (ld l) in S
+ * (zeros past l); the caller synchronizes. */
+static __device__ __forceinline__ void js_stage(js_smem &sm, const double *X, int l, int r0,
+                                                int bi, int bj) {
+    for (int e = threadIdx.x; e < JS_RC * JS_W2; e += JS_THREADS) {
+        const int rr = e % JS_RC, c = e / JS_RC, r = r0 + rr;
+        sm.S[rr][c] = r < l ? __ldcg(X + (long long)js_col(c, bi, bj) * l + r) : 0.0;
+    }
+}
+
+/* One step's work on the pair of blocks (bi, bj); returns (in every
+ * thread) 1 where a rotation was made. */
+static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, int bj, double tol,
+                              int inner) {
+    const int tid = threadIdx.x;
+    /* H = Y_C^T Y_C: thread (ti, tj) sums the 2 x 2 tile (2 ti.., 2 tj..)
+     * over the rows in order */
+    const int i0 = 2 * (tid & 15), j0 = 2 * (tid >> 4);
+    double h00 = 0.0, h01 = 0.0, h10 = 0.0, h11 = 0.0;
+    if (tid < TN_JSVD_INNER) sm.any[tid] = 0;
+    for (int r0 = 0; r0 < l; r0 += JS_RC) {
+        js_stage(sm, Y, l, r0, bi, bj);
+        __syncthreads();
+        const int nr = l - r0 < JS_RC ? l - r0 : JS_RC;
+        for (int rr = 0; rr < nr; rr++) {
+            const double a0 = sm.S[rr][i0], a1 = sm.S[rr][i0 + 1];
+            const double b0 = sm.S[rr][j0], b1 = sm.S[rr][j0 + 1];
+            h00 = fma(a0, b0, h00), h01 = fma(a0, b1, h01);
+            h10 = fma(a1, b0, h10), h11 = fma(a1, b1, h11);
+        }
+        __syncthreads();
+    }
+    sm.H[i0][j0] = h00, sm.H[i0][j0 + 1] = h01;
+    sm.H[i0 + 1][j0] = h10, sm.H[i0 + 1][j0 + 1] = h11;
+    for (int e = tid; e < JS_W2 * JS_W2; e += JS_THREADS)
+        sm.Q[e / JS_W2][e % JS_W2] = (e / JS_W2 == e % JS_W2) ? 1.0 : 0.0;
+    __syncthreads();
+
+    int rotated = 0;
+    for (int s = 0; s < inner; s++) {
+        for (int rd = 0; rd < JS_W2 - 1; rd++) {
+            if (tid < JS_NP) { /* this round's rotations, from H as it is */
+                int p, q;
+                tn_jsvd_pair(JS_W2, rd, tid, &p, &q);
+                const double a = sm.H[p][p], b = sm.H[q][q], c = sm.H[p][q];
+                double cs, sn, t;
+                const int on = tn_jsvd_rot(a, b, c, tol, 0, &cs, &sn, &t);
+                sm.p[tid] = p, sm.q[tid] = q, sm.on[tid] = on;
+                sm.a[tid] = a, sm.b[tid] = b, sm.c[tid] = c;
+                sm.cs[tid] = cs, sm.sn[tid] = sn, sm.t[tid] = t;
+                if (on) sm.any[s] = 1;
+            }
+            __syncthreads();
+            /* H = H J and Q = Q J: task (matrix, rotation k, row r) */
+            for (int e = tid; e < 2 * JS_NP * JS_W2; e += JS_THREADS) {
+                const int m = e / (JS_NP * JS_W2), k = (e / JS_W2) % JS_NP, r = e % JS_W2;
+                if (!sm.on[k]) continue;
+                double *x = m ? sm.Q[r] : sm.H[r];
+                const int p = sm.p[k], q = sm.q[k];
+                const double xp = x[p], xq = x[q], cs = sm.cs[k], sn = sm.sn[k];
+                x[p] = cs * xp - sn * xq;
+                x[q] = sn * xp + cs * xq;
+            }
+            __syncthreads();
+            /* H = J^T H: task (rotation k, column cc); the 2 x 2 block of
+             * the rotation itself gets a' = a - t c, b' = b + t c, 0 */
+            for (int e = tid; e < JS_NP * JS_W2; e += JS_THREADS) {
+                const int k = e / JS_W2, cc = e % JS_W2;
+                if (!sm.on[k]) continue;
+                const int p = sm.p[k], q = sm.q[k];
+                if (cc == p) {
+                    sm.H[p][p] = sm.a[k] - sm.t[k] * sm.c[k];
+                    sm.H[q][p] = 0.0;
+                } else if (cc == q) {
+                    sm.H[p][q] = 0.0;
+                    sm.H[q][q] = sm.b[k] + sm.t[k] * sm.c[k];
+                } else {
+                    const double x = sm.H[p][cc], y = sm.H[q][cc], cs = sm.cs[k], sn = sm.sn[k];
+                    sm.H[p][cc] = cs * x - sn * y;
+                    sm.H[q][cc] = sn * x + cs * y;
+                }
+            }
+            __syncthreads();
+        }
+        const int any = sm.any[s]; /* written before the round's first barrier */
+        rotated |= any;
+        if (!any) break;
+    }
+    if (!rotated) return 0;
+    /* Y_C = Y_C Q, V_C = V_C Q, chunk by chunk (each chunk read whole into
+     * S before any of it is written) */
+    for (int m = 0; m < 2; m++) {
+        double *X = m ? V : Y;
+        for (int r0 = 0; r0 < l; r0 += JS_RC) {
+            js_stage(sm, X, l, r0, bi, bj);
+            __syncthreads();
+            for (int e = tid; e < JS_RC * JS_W2; e += JS_THREADS) {
+                const int rr = e % JS_RC, j = e / JS_RC;
+                if (r0 + rr >= l) continue;
+                double acc = 0.0;
+                for (int c = 0; c < JS_W2; c++) acc = fma(sm.S[rr][c], sm.Q[c][j], acc);
+                __stcg(X + (long long)js_col(j, bi, bj) * l + r0 + rr, acc);
+            }
+            __syncthreads();
+        }
+    }
+    return 1;
+}
+
+static __global__ void __launch_bounds__(JS_THREADS)
+    jsvd_kernel(int l, int nb, double *Y, double *V, double tol, int inner, int maxsweeps,
+                int *state, unsigned *bar) {
+    __shared__ js_smem sm;
+    unsigned target = 0;
+    int sweep = 0, conv = 0;
+    while (sweep < maxsweeps) {
+        int *flag = state + sweep % 3;
+        if (blockIdx.x == 0 && threadIdx.x == 0) state[(sweep + 1) % 3] = 0;
+        for (int step = 0; step < nb - 1; step++) {
+            int bi, bj;
+            tn_jsvd_pair(nb, step, (int)blockIdx.x, &bi, &bj);
+            const int rot = js_pair(sm, l, Y, V, bi, bj, tol, inner);
+            if (rot && threadIdx.x == 0) atomicAdd(flag, 1);
+            js_barrier(bar, &target);
+        }
+        sweep++;
+        if (threadIdx.x == 0) sm.stop = atomicAdd(flag, 0) == 0;
+        __syncthreads();
+        conv = sm.stop;
+        __syncthreads();
+        if (conv) break;
+    }
+    if (blockIdx.x == 0 && threadIdx.x == 0) {
+        state[3] = sweep;
+        state[4] = conv;
+    }
+}
+
+static __global__ void jsvd_eye_kernel(int l, long long total, double *V) {
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
+         i += (long long)gridDim.x * blockDim.x)
+        V[i] = (i % l == i / l) ? 1.0 : 0.0;
+}
+
+static __global__ void jsvd_norms_kernel(int l, const double *Y, double *s, int *state) {
+    const int j = (int)((blockIdx.x * blockDim.x + threadIdx.x) >> 5), lane = threadIdx.x & 31;
+    if (j >= l) return;
+    const double *y = Y + (long long)j * l;
+    double acc = 0.0;
+    for (int r = lane; r < l; r += 32) acc = fma(y[r], y[r], acc);
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    if (lane == 0) {
+        const double v = sqrt(acc);
+        s[j] = v;
+        if (!isfinite(v)) atomicOr(state + 5, 1);
+    }
+}
+
+static __global__ void jsvd_out_kernel(int l, int k, const double *Y, const double *V,
+                                       const double *s, int scale, float *Uk, float *Vk,
+                                       float *Sk) {
+    __shared__ int rank_s;
+    const int j = blockIdx.x;
+    const double sj = s[j];
+    if (threadIdx.x == 0) rank_s = 0;
+    __syncthreads();
+    int cnt = 0;
+    for (int i = threadIdx.x; i < l; i += blockDim.x) {
+        const double si = s[i];
+        cnt += si > sj || (si == sj && i < j);
+    }
+    if (cnt) atomicAdd(&rank_s, cnt);
+    __syncthreads();
+    const int rank = rank_s;
+    if (rank >= k) return;
+    const double inv = sj > 0.0 ? 1.0 / sj : 0.0, vs = scale ? sj : 1.0;
+    for (int r = threadIdx.x; r < l; r += blockDim.x) {
+        Uk[r + (long long)rank * l] = (float)(Y[r + (long long)j * l] * inv);
+        Vk[r + (long long)rank * l] = (float)(V[r + (long long)j * l] * vs);
+    }
+    if (Sk && threadIdx.x == 0) Sk[rank] = (float)sj;
+}
+
+extern "C" int tn_cu_jsvd_eye(int l, int64_t cols, double *V, cudaStream_t stream) {
+    const long long total = (long long)l * cols;
+    long long blocks = (total + 255) / 256;
+    if (blocks > 1024) blocks = 1024;
+    if (blocks < 1) return 0;
+    jsvd_eye_kernel<<<(unsigned)blocks, 256, 0, stream>>>(l, total, V);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int tn_cu_jsvd(int l, double *Y, double *V, int *state, unsigned *bar, int inner,
+                          int maxsweeps, int sm_count, cudaStream_t stream) {
+    if (l < 1 || l > TN_JSVD_MAXL) return (int)cudaErrorInvalidValue;
+    int nb = tn_jsvd_nblocks(l), blocks = nb / 2, per_sm = 0;
+    cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, jsvd_kernel,
+                                                                  JS_THREADS, 0);
+    if (e != cudaSuccess) return (int)e;
+    if ((long long)per_sm * sm_count < blocks) return (int)cudaErrorCooperativeLaunchTooLarge;
+    e = cudaMemsetAsync(state, 0, 8 * sizeof(int), stream);
+    if (e == cudaSuccess) e = cudaMemsetAsync(bar, 0, sizeof(unsigned), stream);
+    if (e != cudaSuccess) return (int)e;
+    double tol = tn_jsvd_tol(l);
+    void *args[] = {&l, &nb, &Y, &V, &tol, &inner, &maxsweeps, &state, &bar};
+    return (int)cudaLaunchCooperativeKernel((const void *)jsvd_kernel, dim3((unsigned)blocks),
+                                            dim3(JS_THREADS), args, 0, stream);
+}
+
+extern "C" int tn_cu_jsvd_out(int l, int k, const double *Y, const double *V, double *s,
+                              int scale, float *Uk, float *Vk, float *Sk, int *state,
+                              cudaStream_t stream) {
+    if (l < 1 || k < 1 || k > l) return (int)cudaErrorInvalidValue;
+    jsvd_norms_kernel<<<(unsigned)((l + 7) / 8), 256, 0, stream>>>(l, Y, s, state);
+    cudaError_t e = cudaGetLastError();
+    if (e != cudaSuccess) return (int)e;
+    jsvd_out_kernel<<<(unsigned)l, 128, 0, stream>>>(l, k, Y, V, s, scale, Uk, Vk, Sk);
+    return (int)cudaGetLastError();
+}
