@@ -67,7 +67,7 @@ int tn_cpu_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, f
 
 /* One step's work on the pair of blocks (bi, bj) of Y and V (l rows, ld l):
  * the Gram matrix, the inner sweeps, the update. Returns 1 where a rotation
- * was made. H, Q, T: scratch of (2W)^2, (2W)^2 and 2W doubles. */
+ * was made. H, Q, T: scratch of (2W)^2, (2W)^2 and 2W l doubles. */
 static int jsvd_pair_ref(int l, double *Y, double *V, int bi, int bj, double tol, int inner,
                          int flip, double *H, double *Q, double *T) {
     enum { W2 = 2 * TN_JSVD_W };
@@ -75,12 +75,12 @@ static int jsvd_pair_ref(int l, double *Y, double *V, int bi, int bj, double tol
     for (int c = 0; c < W2; c++)
         col[c] = c < TN_JSVD_W ? bi * TN_JSVD_W + c : bj * TN_JSVD_W + c - TN_JSVD_W;
     for (int i = 0; i < W2; i++)
-        for (int j = 0; j < W2; j++) {
+        for (int j = i; j < W2; j++) { /* (the products commute: H exactly symmetric) */
             const double *yi = Y + (size_t)col[i] * l, *yj = Y + (size_t)col[j] * l;
             double acc = 0.0;
             for (int r = 0; r < l; r++) acc += yi[r] * yj[r];
-            H[i * W2 + j] = acc;
-            Q[i * W2 + j] = i == j ? 1.0 : 0.0;
+            H[i * W2 + j] = H[j * W2 + i] = acc;
+            Q[i * W2 + j] = Q[j * W2 + i] = i == j ? 1.0 : 0.0;
         }
     int rotated = 0;
     for (int s = 0; s < inner; s++) {
@@ -125,24 +125,26 @@ static int jsvd_pair_ref(int l, double *Y, double *V, int bi, int bj, double tol
         rotated |= any;
         if (!any) break;
     }
-    if (rotated)
+    if (rotated) /* X_C = X_C Q, each element summed over c in order */
         for (int m = 0; m < 2; m++) {
             double *X = m ? V : Y;
-            for (int r = 0; r < l; r++) {
-                for (int j = 0; j < W2; j++) {
-                    double acc = 0.0;
-                    for (int c = 0; c < W2; c++) acc += X[(size_t)col[c] * l + r] * Q[c * W2 + j];
-                    T[j] = acc;
+            for (int j = 0; j < W2; j++) {
+                double *tj = T + (size_t)j * l;
+                for (int r = 0; r < l; r++) tj[r] = 0.0;
+                for (int c = 0; c < W2; c++) {
+                    const double *xc = X + (size_t)col[c] * l, qcj = Q[c * W2 + j];
+                    for (int r = 0; r < l; r++) tj[r] += xc[r] * qcj;
                 }
-                for (int j = 0; j < W2; j++) X[(size_t)col[j] * l + r] = T[j];
             }
+            for (int j = 0; j < W2; j++)
+                memcpy(X + (size_t)col[j] * l, T + (size_t)j * l, sizeof(double) * (size_t)l);
         }
     return rotated;
 }
 
 int tn_jsvd_ref_run(int l, double *Y, double *V, int inner, int fault, int *sweeps) {
     enum { W2 = 2 * TN_JSVD_W };
-    double *H = malloc(sizeof(double) * (2 * W2 * W2 + W2));
+    double *H = malloc(sizeof(double) * (2 * W2 * W2 + (size_t)W2 * (size_t)l));
     if (!H) return TCNLA_ERR_ALLOC;
     const int nb = tn_jsvd_nblocks(l);
     const double tol = tn_jsvd_tol(l);

@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# The small SVD's one-sided Jacobi path on a GPU machine: build, its GPU
+# tests (build/run_gpu_tests small_svd deep_decay, and the older
+# gpu_rsvd_small_svd_paths_agree), compute-sanitizer (memcheck, racecheck,
+# synccheck) on the small refusal test, then build/bench_small_svd (eigen
+# path vs Jacobi path vs gesvdj at l = 266, 512, 1024). Logs and CSV under
+# OUTDIR. Exit status: 1 when the build failed, else that of the tests.
+#   tests/gpu/small_svd_run.sh OUTDIR
+set -u
+OUT="${1:?usage: small_svd_run.sh OUTDIR}"
+mkdir -p "$OUT"
+. tests/gpu/env.sh
+nvidia-smi --query-gpu=name,driver_version --format=csv >"$OUT/gpu.txt" 2>&1
+echo "== build"
+make -j16 CUDA=1 all build/run_gpu_tests build/bench_small_svd >"$OUT/build.log" 2>&1 ||
+  { tail -30 "$OUT/build.log"; exit 1; }
+grep -i "warning" "$OUT/build.log" | head
+echo "== GPU tests"
+timeout 400 ./build/run_gpu_tests small_svd deep_decay >"$OUT/tests.log" 2>&1
+trc=$?
+grep -E "^FAIL|^ok|^    |passed" "$OUT/tests.log" | head -60
+echo "tests rc=$trc"
+echo "== compute-sanitizer"
+san="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)"
+for tool in memcheck racecheck synccheck; do
+  timeout 300 "$san" --tool $tool --error-exitcode 99 ./build/run_gpu_tests \
+    gpu_small_svd_jacobi_refusals >"$OUT/sanitize_$tool.log" 2>&1
+  echo "$tool rc=$? ($(grep -c -E "ERROR|Hazard|Race" "$OUT/sanitize_$tool.log") error lines)"
+done
+echo "== bench_small_svd"
+timeout 400 ./build/bench_small_svd --csv "$OUT/small_svd.csv" 2>&1 | tee "$OUT/bench.log"
+exit $trc
