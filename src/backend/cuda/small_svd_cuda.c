@@ -8,8 +8,14 @@
  * accuracy in s_i relative to s_1 (about eps (s_1 / s_i)^2), so this path
  * is kept only when the k wanted values span s_k >= 1e-4 s_1 (errors of
  * about 1e-8, below FP32's resolution, in the values and the vectors);
- * otherwise, when syevd fails, or with the tuning's small_svd_jacobi (to
- * compare), cuSOLVER's Jacobi SVD (gesvdj) of M.
+ * otherwise (l <= TN_JSVD_MAXL), or with the tuning's small_svd_jacobi,
+ * the block one-sided Jacobi SVD of kernels/jacobi_svd.cu on M X, X the
+ * eigenvectors just computed (where the eigensolver succeeded; else on M):
+ * relatively accurate on R's graded columns, few sweeps from X, one launch
+ * for the sweeps, one read back (jacobi_path); where it does not converge,
+ * meets NaN / Inf or cannot launch, or for larger l, cuSOLVER's Jacobi SVD
+ * (gesvdj) of M. h->cuda->ssvd reports which ran; tn_cuda_small_svd_path
+ * forces one (gesvdj alone included, to compare: bench/small_svd.c).
  * Measured on an H200 for l = 266 (a throwaway probe on a random matrix with
  * decaying columns): DSYRK + syevd 2.4 ms, gesvdj 13.5 ms (gesvdp 7.5 ms,
  * gesvd 28 ms). syev_kernels.cu's solver (tridiagonalization in one
