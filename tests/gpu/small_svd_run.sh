@@ -2,7 +2,7 @@
 # The small SVD's one-sided Jacobi path on a GPU machine: build, its GPU
 # tests (build/run_gpu_tests small_svd deep_decay, and the older
 # gpu_rsvd_small_svd_paths_agree), compute-sanitizer (memcheck, racecheck,
-# synccheck) on the small refusal test, then build/bench_small_svd (eigen
+# synccheck) on the small refusal and planted-fault tests, then build/bench_small_svd (eigen
 # path vs Jacobi path vs gesvdj at l = 266, 512, 1024). Logs and CSV under
 # OUTDIR. Exit status: 1 when the build failed, else that of the tests.
 #   tests/gpu/small_svd_run.sh OUTDIR
@@ -24,7 +24,7 @@ echo "== compute-sanitizer"
 san="$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2>/dev/null)"
 for tool in memcheck racecheck synccheck; do
   timeout 300 "$san" --tool $tool --error-exitcode 99 ./build/run_gpu_tests \
-    gpu_small_svd_jacobi_refusals >"$OUT/sanitize_$tool.log" 2>&1
+    gpu_small_svd_jacobi_refusals gpu_small_svd_jacobi_planted >"$OUT/sanitize_$tool.log" 2>&1
   echo "$tool rc=$? ($(grep -c -E "ERROR|Hazard|Race" "$OUT/sanitize_$tool.log") error lines)"
 done
 echo "== bench_small_svd"

@@ -168,23 +168,26 @@ static int eig_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, floa
 /* Doubles of jacobi_path's workspace for l. */
 static size_t jacobi_ws(int64_t l) {
     const size_t L = (size_t)TN_JSVD_W * (size_t)tn_jsvd_nblocks((int)l);
-    return 2 * (size_t)l * L + (size_t)l + 8;
+    return 2 * (size_t)l * L + 3 * (size_t)l * (size_t)l + (size_t)l + 8;
 }
 
 /* The one-sided Jacobi path (kernels/jacobi_svd.cu) on Rd (R in FP64, l x
  * l, ld l; not written), ws jacobi_ws(l) doubles: Y = M X, V = X with the
  * eigenvectors X of M^T M (not NULL: the preconditioner; their columns
  * nearly orthogonal already, the sweeps fewer), else Y = M, V = I; the
- * sweeps, then the outputs, and one read back of the state. EIG_FALLBACK
- * (outputs to be overwritten) where it did not converge, met NaN / Inf or
- * could not launch. */
+ * sweeps, the check of the result (Y^T Y, V^T V by DSYRK, M V by DGEMM,
+ * tn_cu_jsvd_verify), the outputs, and one read back of the state.
+ * EIG_FALLBACK (outputs to be overwritten; c->ssvd.refusal the cause) where
+ * it did not converge, met NaN / Inf, failed the check or could not
+ * launch. */
 static int jacobi_path(tcnla_handle_t h, int64_t l, int64_t k, const double *Rd, const double *X,
                        float *Uk, float *Vk, float *Sk, int scale_vk, double *ws) {
     struct tn_cuda_ctx *c = h->cuda;
     const int n = (int)l;
     const int64_t L = (int64_t)TN_JSVD_W * tn_jsvd_nblocks(n);
     const size_t lL = (size_t)l * (size_t)L;
-    double *Y = ws, *V = Y + lL, *s = V + lL;
+    double *Y = ws, *V = Y + lL, *Gy = V + lL, *Fv = Gy + (size_t)l * l, *P = Fv + (size_t)l * l,
+           *s = P + (size_t)l * l;
     int *dstate = (int *)(s + l), hstate[8] = {0};
     unsigned *bar = (unsigned *)(dstate + 8);
     const double one = 1.0, zero = 0.0;
@@ -202,19 +205,32 @@ static int jacobi_path(tcnla_handle_t h, int64_t l, int64_t k, const double *Rd,
         if (!st) st = tn_cuda_err((cudaError_t)tn_cu_jsvd_eye(n, L, V, c->stream));
     }
     if (st) return st;
-    if (tn_cu_jsvd(n, Y, V, dstate, bar, TN_JSVD_INNER, TN_JSVD_SWEEPS, c->sm_count, c->stream)) {
+    if (tn_cu_jsvd(n, Y, V, dstate, bar, TN_JSVD_INNER, TN_JSVD_SWEEPS, c->ssvd.fault,
+                   c->sm_count, c->stream)) {
         (void)cudaGetLastError(); /* a launch refused: not a sticky error */
+        c->ssvd.refusal = 32;
         return EIG_FALLBACK;
     }
-    st = tn_cuda_err((cudaError_t)tn_cu_jsvd_out(n, (int)k, Y, V, s, scale_vk, Uk, Vk, Sk, dstate,
-                                                 c->stream));
+    st = tn_cublas_st(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, n, n, &one, Y, n,
+                                  &zero, Gy, n));
+    if (!st)
+        st = tn_cublas_st(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, n, n, &one,
+                                      V, n, &zero, Fv, n));
+    if (!st) /* P = M V = Rd^T V */
+        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, Rd, n, V,
+                                      n, &zero, P, n));
+    if (!st) st = tn_cuda_err((cudaError_t)tn_cu_jsvd_verify(n, Gy, Fv, P, Y, dstate, c->stream));
+    if (!st)
+        st = tn_cuda_err((cudaError_t)tn_cu_jsvd_out(n, (int)k, Y, V, s, scale_vk, Uk, Vk, Sk,
+                                                     dstate, c->stream));
     if (!st)
         st = tn_cuda_err(cudaMemcpyAsync(hstate, dstate, sizeof hstate, cudaMemcpyDeviceToHost,
                                          c->stream));
     if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
     if (st) return st;
     c->ssvd.sweeps = hstate[3];
-    return hstate[4] == 1 && hstate[5] == 0 ? TCNLA_SUCCESS : EIG_FALLBACK;
+    c->ssvd.refusal = hstate[5] | (hstate[4] == 1 ? 0 : 16);
+    return c->ssvd.refusal ? EIG_FALLBACK : TCNLA_SUCCESS;
 }
 
 /* The last step of the randomized SVD from W = B^T = A^T Q (n x l) without
@@ -302,7 +318,7 @@ static int gesvdj_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, f
 int tn_cuda_small_svd_path(tcnla_handle_t h, int path, int64_t l, int64_t k, const float *R,
                            float *Uk, float *Vk, float *Sk, int scale_vk) {
     struct tn_cuda_ctx *c = h->cuda;
-    c->ssvd.path = c->ssvd.sweeps = c->ssvd.jacobi_refused = 0;
+    c->ssvd.path = c->ssvd.sweeps = c->ssvd.jacobi_refused = c->ssvd.refusal = 0;
     const int kok = k >= 1 && k <= l, jac = kok && l <= TN_JSVD_MAXL;
     if (path == TN_SSVD_AUTO ? kok : (path == TN_SSVD_JACOBI || path == TN_SSVD_JACOBI_PLAIN) && jac) {
         int lwork = 0;

@@ -1359,6 +1359,7 @@ TEST(gpu_small_svd_jacobi_matches_reference) {
             }
             CHECK_EQ_INT(ran, TN_SSVD_RAN_JACOBI);
             CHECK_EQ_INT(g->cuda->ssvd.jacobi_refused, 0);
+            CHECK_EQ_INT(g->cuda->ssvd.refusal, 0);
             if (paths[pi] == TN_SSVD_JACOBI_PLAIN) CHECK_MSG(abs(sw - swr) <= 1, "l %d: %d sweeps, the reference %d", l, sw, swr);
             CHECK_MSG(dsr <= 0x1p-22 && dsx <= 1e-6, "l %d path %d: values %.2e %.2e", l,
                       paths[pi], dsr, dsx);
@@ -1426,6 +1427,47 @@ TEST(gpu_small_svd_jacobi_refusals) {
     CHECK_EQ_INT(g->cuda->ssvd.jacobi_refused, 0);
     tcnla_free(g, dRb), tcnla_free(g, dUb), tcnla_free(g, dVb);
     free(Rb), free(M), free(R), free(S), free(V);
+    tcnla_destroy(g);
+}
+
+/* The safety nets catch planted faults of the kernel (h->cuda->ssvd.fault,
+ * as tests/test_small_svd.c plants them in the reference), l = 130: every
+ * rotation angle negated (no convergence in TN_JSVD_SWEEPS sweeps: refusal
+ * 16) and the convergence test skipped (one sweep, claimed converged: the
+ * result check finds Y's columns not orthogonal, bit 2); gesvdj then gives
+ * the result (values to 1e-6 s_j + 1e-10 s_1 of dgesvj's) and the report
+ * says so. */
+TEST(gpu_small_svd_jacobi_planted_faults_fall_back) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    const int l = 130, k = 120;
+    const size_t ll = (size_t)l * l;
+    double *M = malloc(sizeof(double) * (2 * ll + l)), *sx = M + 2 * ll;
+    float *R = malloc(sizeof(float) * ll), S[130];
+    REQUIRE(M && R);
+    CHECK_EQ_INT(ssvd_graded(l, k, 7.0, l, 3, M), 0);
+    ssvd_r32(l, M, R, M + ll);
+    CHECK_EQ_INT(ssvd_exact(l, M + ll, sx), 0);
+    float *dR = to_dev(g, R, ll), *dU = to_dev(g, NULL, ll), *dV = to_dev(g, NULL, ll),
+          *dS = to_dev(g, NULL, l);
+    for (int fault = 1; fault <= 2; fault++) {
+        g->cuda->ssvd.fault = fault;
+        const int st = tn_cuda_small_svd_path(g, TN_SSVD_JACOBI_PLAIN, l, k, dR, dU, dV, dS, 0);
+        g->cuda->ssvd.fault = 0;
+        printf("    fault %d: status %d, ran %d, refused %d (cause %d), sweeps %d\n", fault, st,
+               g->cuda->ssvd.path, g->cuda->ssvd.jacobi_refused, g->cuda->ssvd.refusal,
+               g->cuda->ssvd.sweeps);
+        CHECK_EQ_INT(st, 0);
+        CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_GESVDJ);
+        CHECK_EQ_INT(g->cuda->ssvd.jacobi_refused, 1);
+        CHECK(g->cuda->ssvd.refusal & (fault == 1 ? 16 : 2));
+        to_host(g, S, dS, k);
+        double e = 0;
+        for (int j = 0; j < k; j++) e = fmax(e, fabs(S[j] - sx[j]) / (1e-6 * sx[j] + 1e-10 * sx[0]));
+        CHECK_MSG(e <= 1.0, "fault %d: gesvdj's values off by %.2f of the bound", fault, e);
+    }
+    tcnla_free(g, dR), tcnla_free(g, dU), tcnla_free(g, dV), tcnla_free(g, dS);
+    free(M), free(R);
     tcnla_destroy(g);
 }
 

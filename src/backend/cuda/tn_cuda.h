@@ -56,6 +56,9 @@ struct tn_cuda_ctx {
      * gesvdj took over */
     struct {
         int path, sweeps, jacobi_refused;
+        int refusal; /* its cause: 1 NaN / Inf, 2 / 4 / 8 the result check's bits
+                        (tn_cu_jsvd_verify), 16 not converged, 32 launch refused */
+        int fault;   /* tests only (0 in use): the planted fault of tn_cu_jsvd */
     } ssvd;
 };
 
@@ -342,14 +345,22 @@ int tn_cu_syev_orth_check(int n, double *F, int *flag, cudaStream_t stream);
  * the algorithm of src/linalg/jacobi_svd.h). Y, V: l x L (ld l, L = TN_JSVD_W
  * tn_jsvd_nblocks(l), columns past l zero), rotated in place until Y's
  * columns are orthogonal (Y0 = Y V^T), at most `inner` inner and maxsweeps
- * outer sweeps; state: 8 ints of device memory ([3] sweeps, [4] converged,
- * [5] NaN / Inf, set by _out), bar one unsigned (the grid barrier); one
+ * outer sweeps (fault, tests only, 0 in use: 1 negates the rotation
+ * angles, 2 skips the convergence test); state: 8 ints of device memory
+ * ([3] sweeps, [4] converged, [5] 1 for NaN / Inf, set by _out, and the
+ * bits of _verify), bar one unsigned (the grid barrier); one
  * cooperative launch of tn_jsvd_nblocks(l) / 2 blocks (an error where they
  * cannot all be resident). _out: s (l doubles) = the column norms, then the
  * k largest as Uk = y_j / s_j, Vk = v_j (times s_j with scale), Sk (may be
  * NULL), FP32, ld l, descending. _eye: V = [I 0] (l x cols, ld l). */
 int tn_cu_jsvd(int l, double *Y, double *V, int *state, unsigned *bar, int inner, int maxsweeps,
-               int sm_count, cudaStream_t stream);
+               int fault, int sm_count, cudaStream_t stream);
+/* The check of the result before it is used: G = Y^T Y, F = V^T V (upper
+ * triangles), P = M V (each l x l, ld l, the driver's DSYRKs and DGEMM);
+ * state[5] |= 2 / 4 / 8 where Y's columns are not orthogonal, V not
+ * orthonormal, or Y != M V (kernels/jacobi_svd.cu gives the bounds). */
+int tn_cu_jsvd_verify(int l, const double *G, const double *F, const double *P, const double *Y,
+                      int *state, cudaStream_t stream);
 int tn_cu_jsvd_out(int l, int k, const double *Y, const double *V, double *s, int scale,
                    float *Uk, float *Vk, float *Sk, int *state, cudaStream_t stream);
 int tn_cu_jsvd_eye(int l, int64_t cols, double *V, cudaStream_t stream);

@@ -23,7 +23,11 @@
  *  - tn_cu_jsvd_out: s_j = |y_j| (a warp per column), then a block per
  *    column ranks it (descending, ties by index, as the reference) and
  *    writes the k leading u_j = y_j / s_j, v_j (times s_j with scale), s_j
- *    in FP32.
+ *    in FP32;
+ *  - tn_cu_jsvd_verify: the result checked before it is used (Y's columns
+ *    orthogonal, V orthonormal, Y = M V column by column, from DSYRKs and a
+ *    DGEMM of the driver), so that a wrong result of the sweeps, whatever
+ *    its cause, goes to gesvdj instead of out. 
  * No GPU timing of these kernels yet: docs/design.md gives the estimate. */
 #include "backend/cuda/tn_cuda.h"
 #include "linalg/jacobi_svd.h"
@@ -80,7 +84,7 @@ static __device__ __forceinline__ void js_stage(js_smem &sm, const double *X, in
 /* One step's work on the pair of blocks (bi, bj); returns (in every
  * thread) 1 where a rotation was made. */
 static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, int bj, double tol,
-                              int inner) {
+                              int inner, int flip) {
     const int tid = threadIdx.x;
     /* H = Y_C^T Y_C: thread (ti, tj) sums the 2 x 2 tile (2 ti.., 2 tj..)
      * over the rows in order */
@@ -113,7 +117,7 @@ static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, 
                 tn_jsvd_pair(JS_W2, rd, tid, &p, &q);
                 const double a = sm.H[p][p], b = sm.H[q][q], c = sm.H[p][q];
                 double cs, sn, t;
-                const int on = tn_jsvd_rot(a, b, c, tol, 0, &cs, &sn, &t);
+                const int on = tn_jsvd_rot(a, b, c, tol, flip, &cs, &sn, &t);
                 sm.p[tid] = p, sm.q[tid] = q, sm.on[tid] = on;
                 sm.a[tid] = a, sm.b[tid] = b, sm.c[tid] = c;
                 sm.cs[tid] = cs, sm.sn[tid] = sn, sm.t[tid] = t;
@@ -178,7 +182,7 @@ static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, 
 
 static __global__ void __launch_bounds__(JS_THREADS)
     jsvd_kernel(int l, int nb, double *Y, double *V, double tol, int inner, int maxsweeps,
-                int *state, unsigned *bar) {
+                int fault, int *state, unsigned *bar) {
     __shared__ js_smem sm;
     unsigned target = 0;
     int sweep = 0, conv = 0;
@@ -188,14 +192,15 @@ static __global__ void __launch_bounds__(JS_THREADS)
         for (int step = 0; step < nb - 1; step++) {
             int bi, bj;
             tn_jsvd_pair(nb, step, (int)blockIdx.x, &bi, &bj);
-            const int rot = js_pair(sm, l, Y, V, bi, bj, tol, inner);
+            const int rot = js_pair(sm, l, Y, V, bi, bj, tol, inner, fault == 1);
             if (rot && threadIdx.x == 0) atomicAdd(flag, 1);
             js_barrier(bar, &target);
         }
         sweep++;
         if (threadIdx.x == 0) sm.stop = atomicAdd(flag, 0) == 0;
+        /* (fault 2, tests only: the convergence test skipped) */
         __syncthreads();
-        conv = sm.stop;
+        conv = sm.stop || fault == 2;
         __syncthreads();
         if (conv) break;
     }
@@ -250,6 +255,47 @@ static __global__ void jsvd_out_kernel(int l, int k, const double *Y, const doub
     if (Sk && threadIdx.x == 0) Sk[rank] = (float)sj;
 }
 
+/* The result's check (tn_cu_jsvd_verify): G = Y^T Y, F = V^T V (upper
+ * triangles), P = M V, all l x l (ld l); state[5] |= 2 where columns of Y
+ * are not orthogonal to 1e-10 (relative to their norms), 4 where V is not
+ * orthonormal to 1e-10, 8 where |P_j - y_j| > 1e-8 |y_j| + 16 l eps |M|_F
+ * (|M|_F^2 = trace G). A block per column j (its column of G and F, and
+ * P_j - y_j). */
+static __global__ void jsvd_verify_kernel(int l, const double *G, const double *F,
+                                          const double *P, const double *Y, int *state) {
+    __shared__ double red[2][128];
+    const int j = blockIdx.x, tid = threadIdx.x;
+    double tr = 0.0, d2 = 0.0;
+    int bad = 0;
+    const double gjj = G[j + (long long)j * l];
+    for (int i = tid; i < l; i += blockDim.x) {
+        tr += G[i + (long long)i * l];
+        const double e = P[i + (long long)j * l] - Y[i + (long long)j * l];
+        d2 += e * e;
+        if (i < j && !(fabs(G[i + (long long)j * l]) <=
+                       1e-10 * sqrt(G[i + (long long)i * l]) * sqrt(gjj)))
+            bad |= 2;
+        if (i <= j && !(fabs(F[i + (long long)j * l] - (i == j ? 1.0 : 0.0)) <= 1e-10)) bad |= 4;
+    }
+    red[0][tid] = tr, red[1][tid] = d2;
+    __syncthreads();
+    for (int o = 64; o > 0; o >>= 1) {
+        if (tid < o) red[0][tid] += red[0][tid + o], red[1][tid] += red[1][tid + o];
+        __syncthreads();
+    }
+    if (tid == 0 && !(sqrt(red[1][0]) <= 1e-8 * sqrt(gjj) +
+                                           16.0 * l * 2.220446049250313e-16 * sqrt(red[0][0])))
+        bad |= 8;
+    if (bad) atomicOr(state + 5, bad);
+}
+
+extern "C" int tn_cu_jsvd_verify(int l, const double *G, const double *F, const double *P,
+                                 const double *Y, int *state, cudaStream_t stream) {
+    if (l < 1) return (int)cudaErrorInvalidValue;
+    jsvd_verify_kernel<<<(unsigned)l, 128, 0, stream>>>(l, G, F, P, Y, state);
+    return (int)cudaGetLastError();
+}
+
 extern "C" int tn_cu_jsvd_eye(int l, int64_t cols, double *V, cudaStream_t stream) {
     const long long total = (long long)l * cols;
     long long blocks = (total + 255) / 256;
@@ -260,8 +306,9 @@ extern "C" int tn_cu_jsvd_eye(int l, int64_t cols, double *V, cudaStream_t strea
 }
 
 extern "C" int tn_cu_jsvd(int l, double *Y, double *V, int *state, unsigned *bar, int inner,
-                          int maxsweeps, int sm_count, cudaStream_t stream) {
+                          int maxsweeps, int fault, int sm_count, cudaStream_t stream) {
     if (l < 1 || l > TN_JSVD_MAXL) return (int)cudaErrorInvalidValue;
+    if (inner < 1 || inner > TN_JSVD_INNER) inner = TN_JSVD_INNER; /* sm.any's size */
     int nb = tn_jsvd_nblocks(l), blocks = nb / 2, per_sm = 0;
     cudaError_t e = cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, jsvd_kernel,
                                                                   JS_THREADS, 0);
@@ -271,7 +318,7 @@ extern "C" int tn_cu_jsvd(int l, double *Y, double *V, int *state, unsigned *bar
     if (e == cudaSuccess) e = cudaMemsetAsync(bar, 0, sizeof(unsigned), stream);
     if (e != cudaSuccess) return (int)e;
     double tol = tn_jsvd_tol(l);
-    void *args[] = {&l, &nb, &Y, &V, &tol, &inner, &maxsweeps, &state, &bar};
+    void *args[] = {&l, &nb, &Y, &V, &tol, &inner, &maxsweeps, &fault, &state, &bar};
     return (int)cudaLaunchCooperativeKernel((const void *)jsvd_kernel, dim3((unsigned)blocks),
                                             dim3(JS_THREADS), args, 0, stream);
 }
