@@ -10,7 +10,7 @@
  *   gesvdj    cuSOLVER's gesvdj (what the Jacobi path replaces).
  * Each call ends with a host synchronisation (its read back), so the wall
  * clock around it is its time; median of --reps after two warm-up calls.
- * Columns: l, k, decades, path, ran (1 eigensolution, 2 Jacobi, 3 gesvdj),
+ * Columns: gpu, l, k, decades, path, ran (1 eigensolution, 2 Jacobi, 3 gesvdj),
  * sweeps, ms, and the largest relative error of s_1..s_k against LAPACK's
  * dgesvj on the same (widened) R, and of s_1..s_k against them where
  * s_j >= 1e-4 s_1 only.
@@ -75,7 +75,7 @@ int main(int argc, char **argv) {
     }
     tcnla_handle_t h = NULL;
     CHK(tcnla_create(&h, TCNLA_BACKEND_CUDA), "tcnla_create (CUDA)");
-    const char *line = "l,k,decades,path,ran,sweeps,ms,err_sv,err_sv_1e4\n";
+    const char *line = "gpu,l,k,decades,path,ran,sweeps,ms,err_sv,err_sv_1e4\n";
     printf("%s", line);
     if (out) fprintf(out, "%s", line);
     const char *names[4] = {"auto", "jacobi", "plain", "gesvdj"};
@@ -109,17 +109,18 @@ int main(int argc, char **argv) {
                     t[r] = now_s() - t0;
                 }
                 qsort(t, (size_t)reps, sizeof(double), cmp_d);
-                CHK(tcnla_memcpy(h, S, dS, sizeof(float) * k, TCNLA_MEMCPY_HANDLE_TO_HOST), "memcpy");
+                CHK(tcnla_memcpy(h, S, dS, sizeof(float) * k, TCNLA_MEMCPY_HANDLE_TO_HOST),
+                    "memcpy");
                 double e = 0, e4 = 0;
                 for (int j = 0; j < k; j++) {
                     const double d = fabs(S[j] - sx[j]) / sx[j];
                     if (!(d <= e)) e = d;
                     if (sx[j] >= 1e-4 * sx[0] && !(d <= e4)) e4 = d;
                 }
-                char row[256];
-                snprintf(row, sizeof row, "%d,%d,%g,%s,%d,%d,%.4f,%.3e,%.3e\n", l, k, decs[di],
-                         names[pi], h->cuda->ssvd.path, h->cuda->ssvd.sweeps, 1e3 * t[reps / 2],
-                         e, e4);
+                char row[512];
+                snprintf(row, sizeof row, "%s,%d,%d,%g,%s,%d,%d,%.4f,%.3e,%.3e\n", h->device_name,
+                         l, k, decs[di], names[pi], h->cuda->ssvd.path, h->cuda->ssvd.sweeps,
+                         1e3 * t[reps / 2], e, e4);
                 printf("%s", row);
                 if (out) fprintf(out, "%s", row);
             }

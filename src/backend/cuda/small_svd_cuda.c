@@ -131,7 +131,9 @@ static int eig_solve(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double 
 }
 
 /* Doubles of eig_path's workspace (*ews, *lwork: eig_ws's). */
-static size_t eig_path_ws(int64_t l, size_t ews) { return 4 * (size_t)l * (size_t)l + (size_t)l + ews + 8; }
+static size_t eig_path_ws(int64_t l, size_t ews) {
+    return 4 * (size_t)l * (size_t)l + (size_t)l + ews + 8;
+}
 
 /* The eigensolution path on ws (eig_path_ws doubles, 8-byte aligned): Rd =
  * R in FP64 at ws (for the Jacobi path after it), G = Rd Rd^T, its
@@ -320,7 +322,8 @@ int tn_cuda_small_svd_path(tcnla_handle_t h, int path, int64_t l, int64_t k, con
     struct tn_cuda_ctx *c = h->cuda;
     c->ssvd.path = c->ssvd.sweeps = c->ssvd.jacobi_refused = c->ssvd.refusal = 0;
     const int kok = k >= 1 && k <= l, jac = kok && l <= TN_JSVD_MAXL;
-    if (path == TN_SSVD_AUTO ? kok : (path == TN_SSVD_JACOBI || path == TN_SSVD_JACOBI_PLAIN) && jac) {
+    const int jpath = path == TN_SSVD_JACOBI || path == TN_SSVD_JACOBI_PLAIN;
+    if (path == TN_SSVD_AUTO ? kok : jpath && jac) {
         int lwork = 0;
         size_t ews = 0;
         int st = eig_ws(c, (int)l, &ews, &lwork);

@@ -599,7 +599,8 @@ TEST(gpu_rsvd_memory_bound_without_presplit) {
 /* The small SVD's GPU paths (src/backend/cuda/small_svd_cuda.c): the
  * eigensolution of W^T W (the default), with the tuning's rsvd_gram = 0
  * W's QR and the eigensolution of R R^T, and, forced by small_svd_jacobi,
- * the one-sided Jacobi path give the same singular values and residual, V orthonormal; a spectrum spanning 1e7 over the
+ * the one-sided Jacobi path give the same singular values and residual, V
+ * orthonormal; a spectrum spanning 1e7 over the
  * kept k (beyond the eigensolution's 1e4) goes to the Jacobi path and still meets
  * the bound (eq. (4) plus FP32's floor) and the CPU's values. */
 TEST(gpu_rsvd_small_svd_paths_agree) {
@@ -1360,7 +1361,8 @@ TEST(gpu_small_svd_jacobi_matches_reference) {
             CHECK_EQ_INT(ran, TN_SSVD_RAN_JACOBI);
             CHECK_EQ_INT(g->cuda->ssvd.jacobi_refused, 0);
             CHECK_EQ_INT(g->cuda->ssvd.refusal, 0);
-            if (paths[pi] == TN_SSVD_JACOBI_PLAIN) CHECK_MSG(abs(sw - swr) <= 1, "l %d: %d sweeps, the reference %d", l, sw, swr);
+            if (paths[pi] == TN_SSVD_JACOBI_PLAIN)
+                CHECK_MSG(abs(sw - swr) <= 1, "l %d: %d sweeps, the reference %d", l, sw, swr);
             CHECK_MSG(dsr <= 0x1p-22 && dsx <= 1e-6, "l %d path %d: values %.2e %.2e", l,
                       paths[pi], dsr, dsx);
             CHECK_MSG(du <= 1e-6 && dv <= 1e-6, "l %d path %d: vectors %.2e %.2e", l, paths[pi],
@@ -1463,7 +1465,8 @@ TEST(gpu_small_svd_jacobi_planted_faults_fall_back) {
         CHECK(g->cuda->ssvd.refusal & (fault == 1 ? 16 : 2));
         to_host(g, S, dS, k);
         double e = 0;
-        for (int j = 0; j < k; j++) e = fmax(e, fabs(S[j] - sx[j]) / (1e-6 * sx[j] + 1e-10 * sx[0]));
+        for (int j = 0; j < k; j++)
+            e = fmax(e, fabs(S[j] - sx[j]) / (1e-6 * sx[j] + 1e-10 * sx[0]));
         CHECK_MSG(e <= 1.0, "fault %d: gesvdj's values off by %.2f of the bound", fault, e);
     }
     tcnla_free(g, dR), tcnla_free(g, dU), tcnla_free(g, dV), tcnla_free(g, dS);
