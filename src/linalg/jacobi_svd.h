@@ -78,6 +78,12 @@ TN_JSVD_FN void tn_jsvd_pair(int n, int r, int p, int *a, int *b) {
  * counts as orthogonal (the rounding error of a dot product of l terms). */
 TN_JSVD_FN double tn_jsvd_tol(int l) { return (double)(l < 16 ? 16 : l) * 2.220446049250313e-16; }
 
+/* Whether columns with Gram entries a = |y_p|^2, b = |y_q|^2, c = y_p . y_q
+ * need a rotation: |c| > tol sqrt(a) sqrt(b) (NaN: no). */
+TN_JSVD_FN int tn_jsvd_needs(double a, double b, double c, double tol) {
+    return fabs(c) > tol * sqrt(a) * sqrt(b);
+}
+
 /* The rotation that makes the columns p, q of a Gram matrix
  * [[a, c], [c, b]] orthogonal: [y_p y_q] <- [cs y_p - sn y_q, sn y_p + cs y_q]
  * gives a' = a - t c, b' = b + t c, c' = 0 (t = sn / cs, |t| <= 1). Returns 0
@@ -86,7 +92,7 @@ TN_JSVD_FN double tn_jsvd_tol(int l) { return (double)(l < 16 ? 16 : l) * 2.2204
 TN_JSVD_FN int tn_jsvd_rot(double a, double b, double c, double tol, int flip, double *cs,
                            double *sn, double *t) {
     *cs = 1.0, *sn = 0.0, *t = 0.0;
-    if (!(fabs(c) > tol * sqrt(a) * sqrt(b))) return 0;
+    if (!tn_jsvd_needs(a, b, c, tol)) return 0;
     const double zeta = (b - a) / (2.0 * c);
     double tt;
     if (fabs(zeta) > 1e150)

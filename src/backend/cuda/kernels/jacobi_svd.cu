@@ -9,7 +9,8 @@
  *    In a step each block takes one pair of column blocks (tn_jsvd_pair):
  *    their 32 x 32 Gram matrix from 32-row chunks of Y staged in shared
  *    memory, the inner two-sided Jacobi sweeps on it in shared memory (16
- *    disjoint rotations a round, three __syncthreads each), then Y and V
+ *    disjoint rotations a round, three __syncthreads each; a sweep that no
+ *    pair needs skipped after one parallel check), then Y and V
  *    times the accumulated Q chunk by chunk (skipped where no rotation was
  *    made). The blocks meet at a grid barrier after every step (the
  *    counter barrier of cholqr_kernels.cu); Y and V, which other blocks
@@ -62,7 +63,7 @@ struct js_smem {
     double Q[JS_W2][JS_W2 + 1]; /* the accumulated rotation */
     double cs[JS_NP], sn[JS_NP], t[JS_NP], a[JS_NP], b[JS_NP], c[JS_NP];
     int p[JS_NP], q[JS_NP], on[JS_NP];
-    int any[TN_JSVD_INNER];
+    int any[TN_JSVD_INNER], need[TN_JSVD_INNER];
     int stop;
 };
 
@@ -90,7 +91,7 @@ static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, 
      * over the rows in order */
     const int i0 = 2 * (tid & 15), j0 = 2 * (tid >> 4);
     double h00 = 0.0, h01 = 0.0, h10 = 0.0, h11 = 0.0;
-    if (tid < TN_JSVD_INNER) sm.any[tid] = 0;
+    if (tid < TN_JSVD_INNER) sm.any[tid] = sm.need[tid] = 0;
     for (int r0 = 0; r0 < l; r0 += JS_RC) {
         js_stage(sm, Y, l, r0, bi, bj);
         __syncthreads();
@@ -111,6 +112,15 @@ static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, 
 
     int rotated = 0;
     for (int s = 0; s < inner; s++) {
+        /* every pair checked at once first: an inner sweep with no rotation
+         * leaves H as it is, so where no pair needs one it is skipped (the
+         * same result as running it, in one phase instead of 31 rounds) */
+        for (int e = tid; e < JS_W2 * JS_W2; e += JS_THREADS) {
+            const int p = e / JS_W2, q = e % JS_W2;
+            if (p < q && tn_jsvd_needs(sm.H[p][p], sm.H[q][q], sm.H[p][q], tol)) sm.need[s] = 1;
+        }
+        __syncthreads();
+        if (!sm.need[s]) break;
         for (int rd = 0; rd < JS_W2 - 1; rd++) {
             if (tid < JS_NP) { /* this round's rotations, from H as it is */
                 int p, q;
