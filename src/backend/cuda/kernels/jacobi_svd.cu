@@ -72,13 +72,28 @@ static __device__ __forceinline__ int js_col(int c, int bi, int bj) {
     return c < JS_W ? bi * JS_W + c : bj * JS_W + (c - JS_W);
 }
 
-/* Stages rows r0 .. r0 + JS_RC of the pair's columns of X (ld l) in S
- * (zeros past l); the caller synchronizes. */
-static __device__ __forceinline__ void js_stage(js_smem &sm, const double *X, int l, int r0,
+#define JS_PER (JS_RC * JS_W2 / JS_THREADS) /* chunk elements a thread moves */
+static_assert(JS_PER * JS_THREADS == JS_RC * JS_W2, "the chunk's split over the threads");
+
+/* Loads rows r0 .. r0 + JS_RC of the pair's columns of X (ld l) into
+ * registers (zeros past l): element e = tid + i JS_THREADS is row e % JS_RC
+ * of local column e / JS_RC. Issued a chunk ahead, so that the loads' L2
+ * latency overlaps the work on the chunk before. */
+static __device__ __forceinline__ void js_fetch(double (&v)[JS_PER], const double *X, int l, int r0,
                                                 int bi, int bj) {
-    for (int e = threadIdx.x; e < JS_RC * JS_W2; e += JS_THREADS) {
-        const int rr = e % JS_RC, c = e / JS_RC, r = r0 + rr;
-        sm.S[rr][c] = r < l ? __ldcg(X + (long long)js_col(c, bi, bj) * l + r) : 0.0;
+#pragma unroll
+    for (int i = 0; i < JS_PER; i++) {
+        const int e = (int)threadIdx.x + i * JS_THREADS, rr = e % JS_RC, c = e / JS_RC;
+        v[i] = r0 + rr < l ? __ldcg(X + (long long)js_col(c, bi, bj) * l + r0 + rr) : 0.0;
+    }
+}
+
+/* Puts js_fetch's registers into S; the caller synchronizes. */
+static __device__ __forceinline__ void js_put(js_smem &sm, const double (&v)[JS_PER]) {
+#pragma unroll
+    for (int i = 0; i < JS_PER; i++) {
+        const int e = (int)threadIdx.x + i * JS_THREADS;
+        sm.S[e % JS_RC][e / JS_RC] = v[i];
     }
 }
 
@@ -92,9 +107,12 @@ static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, 
     const int i0 = 2 * (tid & 15), j0 = 2 * (tid >> 4);
     double h00 = 0.0, h01 = 0.0, h10 = 0.0, h11 = 0.0;
     if (tid < TN_JSVD_INNER) sm.any[tid] = sm.need[tid] = 0;
+    double v[JS_PER];
+    js_fetch(v, Y, l, 0, bi, bj);
     for (int r0 = 0; r0 < l; r0 += JS_RC) {
-        js_stage(sm, Y, l, r0, bi, bj);
+        js_put(sm, v);
         __syncthreads();
+        if (r0 + JS_RC < l) js_fetch(v, Y, l, r0 + JS_RC, bi, bj);
         const int nr = l - r0 < JS_RC ? l - r0 : JS_RC;
         for (int rr = 0; rr < nr; rr++) {
             const double a0 = sm.S[rr][i0], a1 = sm.S[rr][i0 + 1];
@@ -171,12 +189,15 @@ static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, 
     }
     if (!rotated) return 0;
     /* Y_C = Y_C Q, V_C = V_C Q, chunk by chunk (each chunk read whole into
-     * S before any of it is written) */
+     * S before any of it is written; the next one's loads issued first) */
     for (int m = 0; m < 2; m++) {
         double *X = m ? V : Y;
+        js_fetch(v, X, l, 0, bi, bj);
         for (int r0 = 0; r0 < l; r0 += JS_RC) {
-            js_stage(sm, X, l, r0, bi, bj);
+            js_put(sm, v);
             __syncthreads();
+            /* the next chunk's rows: not among those written below */
+            if (r0 + JS_RC < l) js_fetch(v, X, l, r0 + JS_RC, bi, bj);
             for (int e = tid; e < JS_RC * JS_W2; e += JS_THREADS) {
                 const int rr = e % JS_RC, j = e / JS_RC;
                 if (r0 + rr >= l) continue;
