@@ -18,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#ifdef __cplusplus
+extern "C" {
+#endif
 void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work,
              const int *lwork, int *info);
 void dgesvj_(const char *joba, const char *jobu, const char *jobv, const int *m, const int *n,
@@ -25,8 +28,11 @@ void dgesvj_(const char *joba, const char *jobu, const char *jobv, const int *m,
              double *work, const int *lwork, int *info);
 void dsyev_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda, double *w,
             double *work, const int *lwork, int *info);
+#ifdef __cplusplus
+}
+#endif
 
-static double ssvd_gauss(uint64_t *st) {
+static inline double ssvd_gauss(uint64_t *st) {
     double u[2];
     for (int i = 0; i < 2; i++) {
         *st = *st * 6364136223846793005ULL + 1442695040888963407ULL;
@@ -35,8 +41,8 @@ static double ssvd_gauss(uint64_t *st) {
     return sqrt(-2.0 * log(u[0])) * cos(6.283185307179586 * u[1]);
 }
 
-static int ssvd_graded(int l, int k, double decades, int rank, uint64_t seed, double *M) {
-    double *A = malloc(sizeof(double) * ((size_t)l * l + 64 * (size_t)l + l));
+static inline int ssvd_graded(int l, int k, double decades, int rank, uint64_t seed, double *M) {
+    double *A = (double *)malloc(sizeof(double) * ((size_t)l * l + 64 * (size_t)l + l));
     if (!A) return -1;
     double *tau = A + (size_t)l * l, *work = tau + l;
     uint64_t st = seed * 0x9E3779B97F4A7C15ULL + 1;
@@ -54,14 +60,14 @@ static int ssvd_graded(int l, int k, double decades, int rank, uint64_t seed, do
     return info;
 }
 
-static int ssvd_desc(const void *a, const void *b) {
+static inline int ssvd_desc(const void *a, const void *b) {
     const double x = *(const double *)a, y = *(const double *)b;
     return (x < y) - (x > y);
 }
 
-static int ssvd_exact(int l, const double *M, double *sx) {
+static inline int ssvd_exact(int l, const double *M, double *sx) {
     int lw = 2 * l + 64, info = 0, mv = 0, ldv = 1;
-    double *A = malloc(sizeof(double) * ((size_t)l * l + (size_t)lw));
+    double *A = (double *)malloc(sizeof(double) * ((size_t)l * l + (size_t)lw));
     if (!A) return -1;
     double *work = A + (size_t)l * l, vdummy = 0.0;
     memcpy(A, M, sizeof(double) * (size_t)l * l);
@@ -74,9 +80,9 @@ static int ssvd_exact(int l, const double *M, double *sx) {
 
 /* The eigenvectors of M^T M (ascending; dsyev): the Gram path's X, the
  * preconditioner of the Jacobi path */
-static int ssvd_gram_vectors(int l, const double *M, double *X) {
+static inline int ssvd_gram_vectors(int l, const double *M, double *X) {
     int lw = 64 * l, info = 0;
-    double *w = malloc(sizeof(double) * ((size_t)l + (size_t)lw));
+    double *w = (double *)malloc(sizeof(double) * ((size_t)l + (size_t)lw));
     if (!w) return -1;
     for (int j = 0; j < l; j++)
         for (int i = 0; i < l; i++) {
@@ -95,7 +101,7 @@ typedef struct {
     double orth;   /* max |U^T U - I|, |V^T V - I| (entries) */
 } ssvd_err;
 
-static void ssvd_check(int l, int k, const double *M, const double *U, const double *s,
+static inline void ssvd_check(int l, int k, const double *M, const double *U, const double *s,
                        const double *V, const double *sx, ssvd_err *e) {
     e->sv = e->res = e->orth = 0.0;
     for (int j = 0; j < k; j++) {

@@ -48,9 +48,15 @@
  * argument out of range (l outside 1..TN_JSVD_MAXL, k outside 1..l, M or an
  * output NULL). fault (tests only; 0 in use): 1 negates every rotation
  * angle, 2 stops after one sweep as if converged. */
+#ifdef __cplusplus
+extern "C" {
+#endif
 int tn_jsvd_ref_run(int l, double *Y, double *V, int inner, int fault, int *sweeps);
 int tn_jsvd_ref(int l, int k, const double *M, const double *X0, double *U, double *s, double *V,
                 int *sweeps, int fault);
+#ifdef __cplusplus
+}
+#endif
 #endif
 
 #endif
@@ -121,9 +127,15 @@ TN_JSVD_FN int tn_jsvd_rot(double a, double b, double c, double tol, int flip, d
  * argument out of range (l outside 1..TN_JSVD_MAXL, k outside 1..l, M or an
  * output NULL). fault (tests only; 0 in use): 1 negates every rotation
  * angle, 2 stops after one sweep as if converged. */
+#ifdef __cplusplus
+extern "C" {
+#endif
 int tn_jsvd_ref_run(int l, double *Y, double *V, int inner, int fault, int *sweeps);
 int tn_jsvd_ref(int l, int k, const double *M, const double *X0, double *U, double *s, double *V,
                 int *sweeps, int fault);
+#ifdef __cplusplus
+}
+#endif
 #endif
 
 #endif

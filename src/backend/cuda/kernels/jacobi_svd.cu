@@ -29,8 +29,14 @@
  *    orthogonal, V orthonormal, Y = M V column by column, from DSYRKs and a
  *    DGEMM of the driver), so that a wrong result of the sweeps, whatever
  *    its cause, goes to gesvdj instead of out. 
- * No GPU timing of these kernels yet: docs/design.md gives the estimate. */
+ * No GPU timing of these kernels yet: docs/design.md gives the estimate.
+ * With TN_JSVD_EMULATE defined, only jsvd_kernel is compiled, for
+ * tests/jacobi_emulate.cpp, which runs it on the CPU (blocks as threads,
+ * each block's threads as fibers switched at __syncthreads) against the C
+ * reference. */
+#ifndef TN_JSVD_EMULATE
 #include "backend/cuda/tn_cuda.h"
+#endif
 #include "linalg/jacobi_svd.h"
 
 #define JS_W TN_JSVD_W
@@ -51,7 +57,12 @@ static __device__ __forceinline__ void js_barrier(unsigned *bar, unsigned *targe
         atomicAdd(bar, 1u);
         unsigned v;
         do {
+#ifdef TN_JSVD_EMULATE
+            v = __atomic_load_n(bar, __ATOMIC_ACQUIRE);
+            TN_JSVD_EMULATE_SPIN();
+#else
             asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(bar) : "memory");
+#endif
         } while (v < *target);
     }
     __syncthreads();
@@ -241,6 +252,7 @@ static __global__ void __launch_bounds__(JS_THREADS)
     }
 }
 
+#ifndef TN_JSVD_EMULATE
 static __global__ void jsvd_eye_kernel(int l, long long total, double *V) {
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < total;
          i += (long long)gridDim.x * blockDim.x)
@@ -364,3 +376,4 @@ extern "C" int tn_cu_jsvd_out(int l, int k, const double *Y, const double *V, do
     jsvd_out_kernel<<<(unsigned)l, 128, 0, stream>>>(l, k, Y, V, s, scale, Uk, Vk, Sk);
     return (int)cudaGetLastError();
 }
+#endif
