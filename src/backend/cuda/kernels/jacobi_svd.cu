@@ -9,8 +9,10 @@
  *    In a step each block takes one pair of column blocks (tn_jsvd_pair):
  *    their 32 x 32 Gram matrix from 32-row chunks of Y staged in shared
  *    memory, the inner two-sided Jacobi sweeps on it in shared memory (16
- *    disjoint rotations a round, three __syncthreads each; a sweep that no
- *    pair needs skipped after one parallel check), then Y and V
+ *    disjoint rotations a round: their parameters, a barrier, J^T H J and
+ *    Q J a 2 x 2 block a thread, a barrier; a round without a rotation
+ *    ends at its first barrier, a sweep that no pair needs is skipped after
+ *    one parallel check), then Y and V
  *    times the accumulated Q chunk by chunk (skipped where no rotation was
  *    made). The blocks meet at a grid barrier after every step (the
  *    counter barrier of cholqr_kernels.cu); Y and V, which other blocks
@@ -46,6 +48,7 @@
 #define JS_RC 32            /* rows of Y per staged chunk */
 
 static_assert(JS_W2 == 32 && JS_THREADS == 256, "the thread mapping of the Gram product");
+static_assert(JS_NP * JS_NP == JS_THREADS, "a thread per 2 x 2 block of a round's update");
 
 /* The grid barrier of cholqr_kernels.cu: a monotonic arrival counter
  * (zeroed before the launch); the k-th barrier waits for k * gridDim.x. */
@@ -75,6 +78,7 @@ struct js_smem {
     double cs[JS_NP], sn[JS_NP], t[JS_NP], a[JS_NP], b[JS_NP], c[JS_NP];
     int p[JS_NP], q[JS_NP], on[JS_NP];
     int any[TN_JSVD_INNER], need[TN_JSVD_INNER];
+    int ron[3]; /* round g made a rotation: ron[g % 3] (zeroed a round ahead) */
     int stop;
 };
 
@@ -118,6 +122,7 @@ static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, 
     const int i0 = 2 * (tid & 15), j0 = 2 * (tid >> 4);
     double h00 = 0.0, h01 = 0.0, h10 = 0.0, h11 = 0.0;
     if (tid < TN_JSVD_INNER) sm.any[tid] = sm.need[tid] = 0;
+    if (tid < 3) sm.ron[tid] = 0;
     double v[JS_PER];
     js_fetch(v, Y, l, 0, bi, bj);
     for (int r0 = 0; r0 < l; r0 += JS_RC) {
@@ -151,6 +156,7 @@ static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, 
         __syncthreads();
         if (!sm.need[s]) break;
         for (int rd = 0; rd < JS_W2 - 1; rd++) {
+            const int g = s * (JS_W2 - 1) + rd; /* the round's number in this step */
             if (tid < JS_NP) { /* this round's rotations, from H as it is */
                 int p, q;
                 tn_jsvd_pair(JS_W2, rd, tid, &p, &q);
@@ -160,37 +166,57 @@ static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, 
                 sm.p[tid] = p, sm.q[tid] = q, sm.on[tid] = on;
                 sm.a[tid] = a, sm.b[tid] = b, sm.c[tid] = c;
                 sm.cs[tid] = cs, sm.sn[tid] = sn, sm.t[tid] = t;
-                if (on) sm.any[s] = 1;
+                if (on) sm.any[s] = 1, sm.ron[g % 3] = 1;
+            } else if (tid == JS_NP) {
+                /* the next round's flag: its readers (round g - 2) are past
+                 * this round's barrier's predecessor, its writers (round
+                 * g + 1) behind this round's barrier */
+                sm.ron[(g + 1) % 3] = 0;
             }
             __syncthreads();
-            /* H = H J and Q = Q J: task (matrix, rotation k, row r) */
-            for (int e = tid; e < 2 * JS_NP * JS_W2; e += JS_THREADS) {
-                const int m = e / (JS_NP * JS_W2), k = (e / JS_W2) % JS_NP, r = e % JS_W2;
+            if (!sm.ron[g % 3]) continue; /* (the same in every thread) */
+            /* H = J^T H J: thread (m, k) the 2 x 2 block of rows (p_m, q_m)
+             * and columns (p_k, q_k), first J_k on its columns, then J_m^T
+             * on its rows (the diagonal blocks of a rotation: a' = a - t c,
+             * b' = b + t c, 0), the reference's operations in its order;
+             * Q = Q J: (row r, rotation k), two per thread */
+            {
+                const int m = tid / JS_NP, k = tid % JS_NP;
+                const int pm = sm.p[m], qm = sm.q[m], pk = sm.p[k], qk = sm.q[k];
+                double hpp = sm.H[pm][pk], hpq = sm.H[pm][qk], hqp = sm.H[qm][pk],
+                       hqq = sm.H[qm][qk];
+                if (sm.on[k]) {
+                    const double cs = sm.cs[k], sn = sm.sn[k];
+                    double x = hpp, y = hpq;
+                    hpp = cs * x - sn * y, hpq = sn * x + cs * y;
+                    x = hqp, y = hqq;
+                    hqp = cs * x - sn * y, hqq = sn * x + cs * y;
+                }
+                if (sm.on[m]) {
+                    if (m == k) {
+                        hpp = sm.a[m] - sm.t[m] * sm.c[m], hqq = sm.b[m] + sm.t[m] * sm.c[m];
+                        hpq = 0.0, hqp = 0.0;
+                    } else {
+                        const double cs = sm.cs[m], sn = sm.sn[m];
+                        double x = hpp, y = hqp;
+                        hpp = cs * x - sn * y, hqp = sn * x + cs * y;
+                        x = hpq, y = hqq;
+                        hpq = cs * x - sn * y, hqq = sn * x + cs * y;
+                    }
+                }
+                if (sm.on[k] || sm.on[m]) {
+                    sm.H[pm][pk] = hpp, sm.H[pm][qk] = hpq;
+                    sm.H[qm][pk] = hqp, sm.H[qm][qk] = hqq;
+                }
+            }
+            for (int e = tid; e < JS_NP * JS_W2; e += JS_THREADS) {
+                const int k = e % JS_NP, r = e / JS_NP;
                 if (!sm.on[k]) continue;
-                double *x = m ? sm.Q[r] : sm.H[r];
+                double *x = sm.Q[r];
                 const int p = sm.p[k], q = sm.q[k];
                 const double xp = x[p], xq = x[q], cs = sm.cs[k], sn = sm.sn[k];
                 x[p] = cs * xp - sn * xq;
                 x[q] = sn * xp + cs * xq;
-            }
-            __syncthreads();
-            /* H = J^T H: task (rotation k, column cc); the 2 x 2 block of
-             * the rotation itself gets a' = a - t c, b' = b + t c, 0 */
-            for (int e = tid; e < JS_NP * JS_W2; e += JS_THREADS) {
-                const int k = e / JS_W2, cc = e % JS_W2;
-                if (!sm.on[k]) continue;
-                const int p = sm.p[k], q = sm.q[k];
-                if (cc == p) {
-                    sm.H[p][p] = sm.a[k] - sm.t[k] * sm.c[k];
-                    sm.H[q][p] = 0.0;
-                } else if (cc == q) {
-                    sm.H[p][q] = 0.0;
-                    sm.H[q][q] = sm.b[k] + sm.t[k] * sm.c[k];
-                } else {
-                    const double x = sm.H[p][cc], y = sm.H[q][cc], cs = sm.cs[k], sn = sm.sn[k];
-                    sm.H[p][cc] = cs * x - sn * y;
-                    sm.H[q][cc] = sn * x + cs * y;
-                }
             }
             __syncthreads();
         }
