@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# The small SVD's one-sided Jacobi path on a GPU machine: build, its GPU
+# The small SVD's one-sided Jacobi path on a GPU machine: build, the
+# kernel's code emulated on the CPU (tests/jacobi_emulate.sh), its GPU
 # tests (build/run_gpu_tests small_svd deep_decay, and the older
 # gpu_rsvd_small_svd_paths_agree), compute-sanitizer (memcheck, racecheck,
 # synccheck) on the small refusal and planted-fault tests, then build/bench_small_svd (eigen
@@ -15,6 +16,9 @@ echo "== build"
 make -j16 CUDA=1 all build/run_gpu_tests build/bench_small_svd >"$OUT/build.log" 2>&1 ||
   { tail -30 "$OUT/build.log"; exit 1; }
 grep -i "warning" "$OUT/build.log" | head
+echo "== the kernel's code emulated on the CPU (tests/jacobi_emulate.sh)"
+timeout 300 bash tests/jacobi_emulate.sh build >"$OUT/emulate.log" 2>&1; echo "emulate rc=$?"
+tail -3 "$OUT/emulate.log"
 echo "== GPU tests"
 timeout 400 ./build/run_gpu_tests small_svd deep_decay >"$OUT/tests.log" 2>&1
 trc=$?
