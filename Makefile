@@ -290,6 +290,13 @@ $(BUILD)/bench_gemm: $(BUILD)/obj/bench/gemm.o $(BUILD)/libtcnla_app.a $(BUILD)/
 $(BUILD)/bench_rsvd: $(BUILD)/obj/bench/rsvd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
 	$(CC) -o $@ $(BUILD)/obj/bench/rsvd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)
 
+# bench/small_svd.c: the small SVD's GPU paths (eigensolution, one-sided Jacobi, gesvdj)
+# at l = 266, 512, 1024 (internal entry points: src/ and tests/ headers).
+bench: $(BUILD)/bench_small_svd
+$(BUILD)/obj/bench/small_svd.o: CFLAGS_X += -Isrc -Itests
+$(BUILD)/bench_small_svd: $(BUILD)/obj/bench/small_svd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/small_svd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)
+
 # bench/lra.c: randomized LRA variants [Baboulin et al. 2024] against the FP32 baseline.
 bench: $(BUILD)/bench_lra
 $(BUILD)/bench_lra: $(BUILD)/obj/bench/lra.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a

@@ -743,9 +743,10 @@ typedef struct {
     int syev_fast;        /* the small SVD's symmetric eigensolutions by tcnla's own solver
                              where it applies (1, default), or by cuSOLVER's syevd (0; env
                              TCNLA_SYEV_FAST=0) */
-    int small_svd_jacobi; /* tcnla_rsvd, tcnla_lra: the small SVD by gesvdj after B^T's QR
-                             always (1), instead of an eigensolution (0, default; env
-                             TCNLA_SMALL_SVD_JACOBI=1) */
+    int small_svd_jacobi; /* tcnla_rsvd, tcnla_lra: the small SVD by the relatively accurate
+                             one-sided Jacobi path after B^T's QR always (1; gesvdj where it
+                             fails or l > 1024), instead of an eigensolution where s_k >=
+                             1e-4 s_1 (0, default; env TCNLA_SMALL_SVD_JACOBI=1) */
     int exact_scaling;    /* FP16-based products whose operands fail the range check as given:
                              exact power-of-two scaling by rows of op(A) and columns of op(B)
                              (1, default), or the range policy at once (0; env

@@ -8,8 +8,14 @@
  * accuracy in s_i relative to s_1 (about eps (s_1 / s_i)^2), so this path
  * is kept only when the k wanted values span s_k >= 1e-4 s_1 (errors of
  * about 1e-8, below FP32's resolution, in the values and the vectors);
- * otherwise, when syevd fails, or with the tuning's small_svd_jacobi (to
- * compare), cuSOLVER's Jacobi SVD (gesvdj) of M.
+ * otherwise (l <= TN_JSVD_MAXL), or with the tuning's small_svd_jacobi,
+ * the block one-sided Jacobi SVD of kernels/jacobi_svd.cu on M X, X the
+ * eigenvectors just computed (where the eigensolver succeeded; else on M):
+ * relatively accurate on R's graded columns, few sweeps from X, one launch
+ * for the sweeps, one read back (jacobi_path); where it does not converge,
+ * meets NaN / Inf or cannot launch, or for larger l, cuSOLVER's Jacobi SVD
+ * (gesvdj) of M. h->cuda->ssvd reports which ran; tn_cuda_small_svd_path
+ * forces one (gesvdj alone included, to compare: bench/small_svd.c).
  * Measured on an H200 for l = 266 (a throwaway probe on a random matrix with
  * decaying columns): DSYRK + syevd 2.4 ms, gesvdj 13.5 ms (gesvdp 7.5 ms,
  * gesvd 28 ms). syev_kernels.cu's solver (tridiagonalization in one
@@ -18,6 +24,7 @@
  * (bench_rsvd fp16_chol1, H200). */
 #include "core/internal.h"
 #include "backend/cuda/tn_cuda.h"
+#include "linalg/jacobi_svd.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -29,11 +36,14 @@
 /* Reads the eigenvalues (ascending, l of them) and info after the
  * eigensolver ran on the handle's stream: 0 where it succeeded and the k
  * largest span lam_k >= EIG_RATIO lam_1 (finite, positive), else
- * `fallback`; *info_out (may be NULL) receives info. */
+ * `fallback`; *info_out (may be NULL) receives info, *xok (may be NULL) 1
+ * where the eigenvectors are usable (info 0, lam_1 finite and positive)
+ * whatever the span. */
 static int eig_verdict(struct tn_cuda_ctx *c, int64_t l, int64_t k, const double *lam,
-                       const int *dinfo, int fallback, int *info_out) {
+                       const int *dinfo, int fallback, int *info_out, int *xok) {
     double *hl = malloc(sizeof(double) * (size_t)l + sizeof(int));
     if (!hl) return TCNLA_ERR_ALLOC;
+    if (xok) *xok = 0;
     int st = tn_cuda_err(cudaMemcpyAsync(hl, lam, sizeof(double) * (size_t)l,
                                          cudaMemcpyDeviceToHost, c->stream));
     if (!st)
@@ -45,6 +55,7 @@ static int eig_verdict(struct tn_cuda_ctx *c, int64_t l, int64_t k, const double
         memcpy(&info, hl + l, sizeof info);
         if (info_out) *info_out = info;
         const double top = hl[l - 1], low = hl[l - k];
+        if (xok) *xok = info == 0 && top > 0.0 && isfinite(top);
         if (info != 0 || !(top > 0.0) || !(low >= EIG_RATIO * top) || !isfinite(top))
             st = fallback;
     }
@@ -79,7 +90,7 @@ static int eig_ws(struct tn_cuda_ctx *c, int n, size_t *doubles, int *lwork) {
  * syev_fast = 0 goes to syevd directly (to compare). ws: eig_ws's doubles, 8-byte
  * aligned; dinfo one int of device memory. */
 static int eig_solve(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double *G, double **X,
-                     double *lam, int *dinfo, double *ws, int lwork, int fallback) {
+                     double *lam, int *dinfo, double *ws, int lwork, int fallback, int *xok) {
     double *work = ws, *Xf = work + lwork, *fws = Xf + (size_t)n * n;
     int info = 0;
     if (c->tune->syev_fast && tn_cu_syev_fast_ok(n, c->cc_major, c->smem_optin)) {
@@ -104,7 +115,7 @@ static int eig_solve(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double 
         if (!st) st = tn_cu_syev_resid_check(n, S1, S2, lam, Xf, dinfo, c->stream);
         if (st) (void)cudaGetLastError(); /* a launch refused: syevd below */
         else {
-            st = eig_verdict(c, n, k, lam, dinfo, fallback, &info);
+            st = eig_verdict(c, n, k, lam, dinfo, fallback, &info, xok);
             if (st != fallback || info == 0) {
                 *X = Xf;
                 return st;
@@ -115,30 +126,37 @@ static int eig_solve(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double 
     int st = tn_cusolver_st(cusolverDnDsyevd(
         c->cusolver, CUSOLVER_EIG_MODE_VECTOR,
         upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER, n, G, n, lam, work, lwork, dinfo));
-    if (!st) st = eig_verdict(c, n, k, lam, dinfo, fallback, NULL);
+    if (!st) st = eig_verdict(c, n, k, lam, dinfo, fallback, NULL, xok);
     return st;
 }
 
+/* Doubles of eig_path's workspace (*ews, *lwork: eig_ws's). */
+static size_t eig_path_ws(int64_t l, size_t ews) {
+    return 4 * (size_t)l * (size_t)l + (size_t)l + ews + 8;
+}
+
+/* The eigensolution path on ws (eig_path_ws doubles, 8-byte aligned): Rd =
+ * R in FP64 at ws (for the Jacobi path after it), G = Rd Rd^T, its
+ * eigensolution; where its verdict takes it, the outputs; else
+ * EIG_FALLBACK with *X the eigenvectors (ascending) where *xok. */
 static int eig_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
-                    float *Vk, float *Sk, int scale_vk) {
+                    float *Vk, float *Sk, int scale_vk, double *ws, size_t ews, int lwork,
+                    int take, double **Xout, int *xok) {
     struct tn_cuda_ctx *c = h->cuda;
     const int n = (int)l;
     const size_t ll = (size_t)l * (size_t)l;
-    int lwork = 0;
-    size_t ews = 0;
-    int st = eig_ws(c, n, &ews, &lwork);
-    if (st) return st;
-    double *ws = tn_cuda_workspace(c, sizeof(double) * (4 * ll + (size_t)l + ews) + 64);
-    if (!ws) return TCNLA_ERR_ALLOC;
-    double *Rd = ws, *G = Rd + ll, *Vs = G + ll, *U = Vs + ll, *lam = U + ll, *ew = lam + l, *X;
+    double *Rd = ws, *G = Rd + ll, *Vs = G + ll, *U = Vs + ll, *lam = U + ll, *ew = lam + l,
+           *X = NULL;
     int *dinfo = (int *)(ew + ews);
     const double one = 1.0, zero = 0.0;
-    st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, R, l, Rd, l, l, l, NULL,
-                                                c->stream));
+    int st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, R, l, Rd, l, l, l, NULL,
+                                                    c->stream));
     if (!st) /* G = Rd Rd^T = M^T M */
         st = tn_cublas_st(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, n, &one,
                                       Rd, n, &zero, G, n));
-    if (!st) st = eig_solve(c, n, k, 0, G, &X, lam, dinfo, ew, lwork, EIG_FALLBACK);
+    if (!st) st = eig_solve(c, n, k, 0, G, &X, lam, dinfo, ew, lwork, EIG_FALLBACK, xok);
+    if (st == TCNLA_SUCCESS && !take) st = EIG_FALLBACK;
+    if (st == EIG_FALLBACK) *Xout = X;
     if (st) return st;
     st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(X, lam, l, k, scale_vk, Vs, Vk, Sk,
                                                    c->stream));
@@ -147,6 +165,74 @@ static int eig_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, floa
                                       n, Vs, n, &zero, U, n));
     if (!st) st = tn_cuda_err((cudaError_t)tn_cu_epilogue_f64(1.0f, U, 0.0f, Uk, l, l, k, c->stream));
     return st;
+}
+
+/* Doubles of jacobi_path's workspace for l. */
+static size_t jacobi_ws(int64_t l) {
+    const size_t L = (size_t)TN_JSVD_W * (size_t)tn_jsvd_nblocks((int)l);
+    return 2 * (size_t)l * L + 3 * (size_t)l * (size_t)l + (size_t)l + 8;
+}
+
+/* The one-sided Jacobi path (kernels/jacobi_svd.cu) on Rd (R in FP64, l x
+ * l, ld l; not written), ws jacobi_ws(l) doubles: Y = M X, V = X with the
+ * eigenvectors X of M^T M (not NULL: the preconditioner; their columns
+ * nearly orthogonal already, the sweeps fewer), else Y = M, V = I; the
+ * sweeps, the check of the result (Y^T Y, V^T V by DSYRK, M V by DGEMM,
+ * tn_cu_jsvd_verify), the outputs, and one read back of the state.
+ * EIG_FALLBACK (outputs to be overwritten; c->ssvd.refusal the cause) where
+ * it did not converge, met NaN / Inf, failed the check or could not
+ * launch. */
+static int jacobi_path(tcnla_handle_t h, int64_t l, int64_t k, const double *Rd, const double *X,
+                       float *Uk, float *Vk, float *Sk, int scale_vk, double *ws) {
+    struct tn_cuda_ctx *c = h->cuda;
+    const int n = (int)l;
+    const int64_t L = (int64_t)TN_JSVD_W * tn_jsvd_nblocks(n);
+    const size_t lL = (size_t)l * (size_t)L;
+    double *Y = ws, *V = Y + lL, *Gy = V + lL, *Fv = Gy + (size_t)l * l, *P = Fv + (size_t)l * l,
+           *s = P + (size_t)l * l;
+    int *dstate = (int *)(s + l), hstate[8] = {0};
+    unsigned *bar = (unsigned *)(dstate + 8);
+    const double one = 1.0, zero = 0.0;
+    int st = tn_cuda_err(cudaMemsetAsync(Y, 0, sizeof(double) * lL, c->stream));
+    if (!st && X) {
+        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, Rd, n,
+                                      X, n, &zero, Y, n));
+        if (!st) st = tn_cuda_err(cudaMemsetAsync(V, 0, sizeof(double) * lL, c->stream));
+        if (!st)
+            st = tn_cuda_err(cudaMemcpyAsync(V, X, sizeof(double) * (size_t)l * (size_t)l,
+                                             cudaMemcpyDeviceToDevice, c->stream));
+    } else if (!st) {
+        st = tn_cublas_st(cublasDgeam(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, &one, Rd, n,
+                                      &zero, Rd, n, Y, n));
+        if (!st) st = tn_cuda_err((cudaError_t)tn_cu_jsvd_eye(n, L, V, c->stream));
+    }
+    if (st) return st;
+    if (tn_cu_jsvd(n, Y, V, dstate, bar, TN_JSVD_INNER, TN_JSVD_SWEEPS, c->ssvd.fault,
+                   c->sm_count, c->stream)) {
+        (void)cudaGetLastError(); /* a launch refused: not a sticky error */
+        c->ssvd.refusal = 32;
+        return EIG_FALLBACK;
+    }
+    st = tn_cublas_st(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, n, n, &one, Y, n,
+                                  &zero, Gy, n));
+    if (!st)
+        st = tn_cublas_st(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, n, n, &one,
+                                      V, n, &zero, Fv, n));
+    if (!st) /* P = M V = Rd^T V */
+        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, Rd, n, V,
+                                      n, &zero, P, n));
+    if (!st) st = tn_cuda_err((cudaError_t)tn_cu_jsvd_verify(n, Gy, Fv, P, Y, dstate, c->stream));
+    if (!st)
+        st = tn_cuda_err((cudaError_t)tn_cu_jsvd_out(n, (int)k, Y, V, s, scale_vk, Uk, Vk, Sk,
+                                                     dstate, c->stream));
+    if (!st)
+        st = tn_cuda_err(cudaMemcpyAsync(hstate, dstate, sizeof hstate, cudaMemcpyDeviceToHost,
+                                         c->stream));
+    if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
+    if (st) return st;
+    c->ssvd.sweeps = hstate[3];
+    c->ssvd.refusal = hstate[5] | (hstate[4] == 1 ? 0 : 16);
+    return c->ssvd.refusal ? EIG_FALLBACK : TCNLA_SUCCESS;
 }
 
 /* The last step of the randomized SVD from W = B^T = A^T Q (n x l) without
@@ -194,7 +280,7 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
                                                 c->stream));
     if (!st) st = tn_cuda_gram64(h, n, l, Ww, n, P, G, NULL, NULL);
     if (!st && dist) st = tn_dist_gram_sum(dist, G, (int64_t)ll);
-    if (!st) st = eig_solve(c, il, k, 1, G, &X, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN);
+    if (!st) st = eig_solve(c, il, k, 1, G, &X, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN, NULL);
     if (st) return st;
     /* Xs = X(:, 1:k) / s, Xk = X(:, 1:k), Sk = s(1:k), in descending order */
     st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(X, lam, l, k, 0, Xs, Xk, Sk, c->stream));
@@ -221,7 +307,7 @@ int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double *X, double *la
     int *dinfo = (int *)(ew + ews);
     st = tn_cuda_err(cudaMemcpyAsync(Gc, G, sizeof(double) * nn, cudaMemcpyDeviceToDevice,
                                      c->stream));
-    if (!st) st = eig_solve(c, n, 1, 1, Gc, &Xs, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN);
+    if (!st) st = eig_solve(c, n, 1, 1, Gc, &Xs, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN, NULL);
     if (st) return st;
     *fast = Xs != Gc;
     st = tn_cuda_err(cudaMemcpyAsync(X, Xs, sizeof(double) * nn, cudaMemcpyDeviceToDevice,
@@ -232,10 +318,55 @@ int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double *X, double *la
 
 int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
                         float *Vk, float *Sk, int scale_vk) {
-    if (k >= 1 && k <= l && !h->cuda->tune->small_svd_jacobi) {
-        const int st = eig_path(h, l, k, R, Uk, Vk, Sk, scale_vk);
-        if (st != EIG_FALLBACK) return st;
+    return tn_cuda_small_svd_path(h, h->cuda->tune->small_svd_jacobi ? TN_SSVD_JACOBI
+                                                                    : TN_SSVD_AUTO,
+                                  l, k, R, Uk, Vk, Sk, scale_vk);
+}
+
+static int gesvdj_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
+                       float *Vk, float *Sk, int scale_vk);
+
+int tn_cuda_small_svd_path(tcnla_handle_t h, int path, int64_t l, int64_t k, const float *R,
+                           float *Uk, float *Vk, float *Sk, int scale_vk) {
+    struct tn_cuda_ctx *c = h->cuda;
+    c->ssvd.path = c->ssvd.sweeps = c->ssvd.jacobi_refused = c->ssvd.refusal = 0;
+    const int kok = k >= 1 && k <= l, jac = kok && l <= TN_JSVD_MAXL;
+    const int jpath = path == TN_SSVD_JACOBI || path == TN_SSVD_JACOBI_PLAIN;
+    if (path == TN_SSVD_AUTO ? kok : jpath && jac) {
+        int lwork = 0;
+        size_t ews = 0;
+        int st = eig_ws(c, (int)l, &ews, &lwork);
+        if (st) return st;
+        /* one allocation for both paths (the workspace may move when it grows) */
+        const size_t ne = eig_path_ws(l, ews), nj = jac ? jacobi_ws(l) : 0;
+        double *ws = tn_cuda_workspace(c, sizeof(double) * (ne + nj) + 64);
+        if (!ws) return TCNLA_ERR_ALLOC;
+        double *Rd = ws, *X = NULL;
+        int xok = 0;
+        if (path == TN_SSVD_JACOBI_PLAIN) {
+            st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, R, l, Rd, l, l, l,
+                                                        NULL, c->stream));
+            if (st) return st;
+        } else {
+            st = eig_path(h, l, k, R, Uk, Vk, Sk, scale_vk, ws, ews, lwork, path == TN_SSVD_AUTO,
+                          &X, &xok);
+            if (st == TCNLA_SUCCESS) c->ssvd.path = TN_SSVD_RAN_EIG;
+            if (st != EIG_FALLBACK) return st;
+        }
+        if (jac) {
+            st = jacobi_path(h, l, k, Rd, xok ? X : NULL, Uk, Vk, Sk, scale_vk, ws + ne);
+            if (st == TCNLA_SUCCESS) c->ssvd.path = TN_SSVD_RAN_JACOBI;
+            if (st != EIG_FALLBACK) return st;
+            c->ssvd.jacobi_refused = 1;
+        }
     }
+    c->ssvd.path = TN_SSVD_RAN_GESVDJ;
+    return gesvdj_path(h, l, k, R, Uk, Vk, Sk, scale_vk);
+}
+
+/* cuSOLVER's Jacobi SVD (gesvdj) of M = R^T. */
+static int gesvdj_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
+                       float *Vk, float *Sk, int scale_vk) {
     struct tn_cuda_ctx *c = h->cuda;
     const int n = (int)l;
     gesvdjInfo_t params = NULL;

@@ -599,8 +599,9 @@ TEST(gpu_rsvd_memory_bound_without_presplit) {
 /* The small SVD's GPU paths (src/backend/cuda/small_svd_cuda.c): the
  * eigensolution of W^T W (the default), with the tuning's rsvd_gram = 0
  * W's QR and the eigensolution of R R^T, and, forced by small_svd_jacobi,
- * gesvdj give the same singular values and residual, V orthonormal; a spectrum spanning 1e7 over the
- * kept k (beyond the eigensolution's 1e4) goes to gesvdj and still meets
+ * the one-sided Jacobi path give the same singular values and residual, V
+ * orthonormal; a spectrum spanning 1e7 over the
+ * kept k (beyond the eigensolution's 1e4) goes to the Jacobi path and still meets
  * the bound (eq. (4) plus FP32's floor) and the CPU's values. */
 TEST(gpu_rsvd_small_svd_paths_agree) {
     tcnla_handle_t g = gpu();
@@ -658,7 +659,7 @@ TEST(gpu_rsvd_small_svd_paths_agree) {
             dj = fmax(dj, fabs((double)S2[i] - S[1][i]) / S[1][0]);
             dc = fmax(dc, fabs((double)S[0][i] - Sc[i]) / Sc[0]);
         }
-        printf("    spectrum to %.0e: residual %.5e (default) %.5e (gesvdj) %.5e (QR + eig), "
+        printf("    spectrum to %.0e: residual %.5e (default) %.5e (Jacobi) %.5e (QR + eig), "
                "bound %.5e; values differ by %.1e (paths) %.1e (CPU)\n",
                low, res[0], res[1], res[2], bound, dj, dc);
         CHECK(dj < 1e-6 && dc < 1e-5);
@@ -1282,5 +1283,252 @@ TEST(gpu_hosvd_fused_pass_same_bits) {
     tcnla_free(g, dT), tcnla_free(g, dcore);
     for (int i = 0; i < 3; i++) tcnla_free(g, Qd[i]);
     free(Tt);
+    tcnla_destroy(g);
+}
+
+/* ---- the small SVD's one-sided Jacobi path (kernels/jacobi_svd.cu) */
+#include "linalg/jacobi_svd.h"
+#include "small_svd_mat.h"
+
+/* max(a, b), NaN where b is NaN (fmax would drop it) */
+static double ssvd_max(double a, double b) { return b <= a ? a : b; }
+
+/* R (FP32, l x l, ld l) for M = R^T of ssvd_graded, and M widened back
+ * from it (what the GPU paths see) into Mw. */
+static void ssvd_r32(int l, const double *M, float *R, double *Mw) {
+    for (int j = 0; j < l; j++)
+        for (int i = 0; i < l; i++) R[i + (size_t)j * l] = (float)M[j + (size_t)i * l];
+    for (int j = 0; j < l; j++)
+        for (int i = 0; i < l; i++) Mw[i + (size_t)j * l] = (double)R[j + (size_t)i * l];
+}
+
+/* The kernel against the C reference (the same algorithm: TN_SSVD_JACOBI_PLAIN
+ * is the reference's X0 = NULL) on column-graded R, s_k / s_1 about 1e-8, l
+ * = 64, 266, 512, 1024 (k = l - 10): the sweeps within 1 of the
+ * reference's, the values to relative 2^-22 of the reference's (the FP32
+ * output's rounding; the reference itself meets 8 l 2^-52 against dgesvj in
+ * tests/test_small_svd.c) and to the target 1e-6 of dgesvj's (l <= 512),
+ * |u_j -+ u_j,ref|, |v_j -+ v_j,ref| <= 1e-6 (FP32 rounding is 6e-8); then the
+ * preconditioned path (TN_SSVD_JACOBI: the eigenvectors of R R^T first)
+ * meets the same bounds against the same values, and the default path
+ * takes the Jacobi path on such R (not the eigensolution, not gesvdj).
+ * gesvdj's (TN_SSVD_GESVDJ) error is printed, not checked. */
+TEST(gpu_small_svd_jacobi_matches_reference) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    const int ls[] = {64, 266, 512, 1024};
+    for (int t = 0; t < 4; t++) {
+        const int l = ls[t], k = l - 10;
+        const size_t ll = (size_t)l * l;
+        double *M = malloc(sizeof(double) * (4 * ll + 2 * (size_t)l + k));
+        float *R = malloc(sizeof(float) * (3 * ll + k));
+        REQUIRE(M && R);
+        double *Mw = M + ll, *Ur = Mw + ll, *Vr = Ur + ll, *sr = Vr + ll, *sx = sr + l;
+        float *Ug = R + ll, *Vg = Ug + ll, *Sg = Vg + ll;
+        CHECK_EQ_INT(ssvd_graded(l, k, 7.0, l, 31 + t, M), 0);
+        ssvd_r32(l, M, R, Mw);
+        int swr = 0;
+        REQUIRE(tn_jsvd_ref(l, k, Mw, NULL, Ur, sr, Vr, &swr, 0) == TCNLA_SUCCESS);
+        const int exact = l <= 512 && ssvd_exact(l, Mw, sx) == 0;
+        float *dR = to_dev(g, R, ll), *dU = to_dev(g, NULL, ll), *dV = to_dev(g, NULL, ll),
+              *dS = to_dev(g, NULL, k);
+        const int paths[4] = {TN_SSVD_JACOBI_PLAIN, TN_SSVD_JACOBI, TN_SSVD_AUTO, TN_SSVD_GESVDJ};
+        for (int pi = 0; pi < 4; pi++) {
+            const int st = tn_cuda_small_svd_path(g, paths[pi], l, k, dR, dU, dV, dS, 0);
+            const int ran = g->cuda->ssvd.path, sw = g->cuda->ssvd.sweeps;
+            CHECK_MSG(st == TCNLA_SUCCESS, "l %d path %d: status %d", l, paths[pi], st);
+            if (st) continue;
+            to_host(g, Ug, dU, (size_t)l * k), to_host(g, Vg, dV, (size_t)l * k);
+            to_host(g, Sg, dS, k);
+            double dsr = 0, dsx = 0, du = 0, dv = 0;
+            for (int j = 0; j < k; j++) {
+                dsr = ssvd_max(dsr, fabs(Sg[j] - sr[j]) / sr[j]);
+                if (exact) dsx = ssvd_max(dsx, fabs(Sg[j] - sx[j]) / sx[j]);
+                double dot = 0, eu = 0, ev = 0;
+                for (int i = 0; i < l; i++) dot += Ug[i + (size_t)j * l] * Ur[i + (size_t)j * l];
+                const double sg = dot < 0 ? -1.0 : 1.0;
+                for (int i = 0; i < l; i++) {
+                    const double a = Ug[i + (size_t)j * l] - sg * Ur[i + (size_t)j * l];
+                    const double b = Vg[i + (size_t)j * l] - sg * Vr[i + (size_t)j * l];
+                    eu += a * a, ev += b * b;
+                }
+                du = ssvd_max(du, sqrt(eu)), dv = ssvd_max(dv, sqrt(ev));
+            }
+            printf("    l %4d path %d: ran %d, sweeps %d (reference %d), values vs reference "
+                   "%.1e, vs dgesvj %.1e; vectors %.1e %.1e\n",
+                   l, paths[pi], ran, sw, swr, dsr, dsx, du, dv);
+            if (paths[pi] == TN_SSVD_GESVDJ) {
+                CHECK_EQ_INT(ran, TN_SSVD_RAN_GESVDJ);
+                continue;
+            }
+            CHECK_EQ_INT(ran, TN_SSVD_RAN_JACOBI);
+            CHECK_EQ_INT(g->cuda->ssvd.jacobi_refused, 0);
+            CHECK_EQ_INT(g->cuda->ssvd.refusal, 0);
+            if (paths[pi] == TN_SSVD_JACOBI_PLAIN)
+                CHECK_MSG(abs(sw - swr) <= 1, "l %d: %d sweeps, the reference %d", l, sw, swr);
+            CHECK_MSG(dsr <= 0x1p-22 && dsx <= 1e-6, "l %d path %d: values %.2e %.2e", l,
+                      paths[pi], dsr, dsx);
+            CHECK_MSG(du <= 1e-6 && dv <= 1e-6, "l %d path %d: vectors %.2e %.2e", l, paths[pi],
+                      du, dv);
+        }
+        tcnla_free(g, dR), tcnla_free(g, dU), tcnla_free(g, dV), tcnla_free(g, dS);
+        free(M), free(R);
+    }
+    tcnla_destroy(g);
+}
+
+/* What the Jacobi path refuses goes to gesvdj, reported: NaN in R (every
+ * path: status as gesvdj gives it, nothing crashes), l = 1 (exact), l past
+ * TN_JSVD_MAXL (gesvdj without trying), scale_vk. */
+TEST(gpu_small_svd_jacobi_refusals) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    const int l = 40, k = 30;
+    double *M = malloc(sizeof(double) * 2 * l * l);
+    float *R = malloc(sizeof(float) * l * l), *S = malloc(sizeof(float) * l),
+          *V = malloc(sizeof(float) * l * l);
+    REQUIRE(M && R && S && V);
+    CHECK_EQ_INT(ssvd_graded(l, k, 7.0, l, 2, M), 0);
+    ssvd_r32(l, M, R, M + l * l);
+    R[5 + 7 * l] = NAN;
+    float *dR = to_dev(g, R, l * l), *dU = to_dev(g, NULL, l * l), *dV = to_dev(g, NULL, l * l),
+          *dS = to_dev(g, NULL, l);
+    for (int p = TN_SSVD_AUTO; p <= TN_SSVD_JACOBI_PLAIN; p++) {
+        const int st = tn_cuda_small_svd_path(g, p, l, k, dR, dU, dV, dS, 0);
+        printf("    NaN, path %d: status %d, ran %d, Jacobi refused %d\n", p, st,
+               g->cuda->ssvd.path, g->cuda->ssvd.jacobi_refused);
+        CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_GESVDJ);
+        CHECK_EQ_INT(g->cuda->ssvd.jacobi_refused, 1);
+    }
+    /* l = 1: s = |r|, u = sign, v = 1 (times s with scale_vk) */
+    const float r1 = -2.5f;
+    tcnla_memcpy(g, dR, &r1, sizeof r1, TCNLA_MEMCPY_HOST_TO_HANDLE);
+    CHECK_EQ_INT(tn_cuda_small_svd_path(g, TN_SSVD_JACOBI_PLAIN, 1, 1, dR, dU, dV, dS, 1), 0);
+    CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_JACOBI);
+    float u1 = 0, v1 = 0, s1 = 0;
+    to_host(g, &u1, dU, 1), to_host(g, &v1, dV, 1), to_host(g, &s1, dS, 1);
+    CHECK(s1 == 2.5f && u1 == -1.0f && v1 == 2.5f);
+    /* scale_vk on graded R: Vk = V diag(s) */
+    R[5 + 7 * l] = (float)M[7 + 5 * l];
+    tcnla_memcpy(g, dR, R, sizeof(float) * l * l, TCNLA_MEMCPY_HOST_TO_HANDLE);
+    CHECK_EQ_INT(tn_cuda_small_svd_path(g, TN_SSVD_JACOBI_PLAIN, l, k, dR, dU, dV, dS, 1), 0);
+    to_host(g, V, dV, l * k), to_host(g, S, dS, k);
+    for (int j = 0; j < k; j++) {
+        double nv = 0;
+        for (int i = 0; i < l; i++) nv += (double)V[i + j * l] * V[i + j * l];
+        CHECK_MSG(fabs(sqrt(nv) - S[j]) <= 1e-6 * S[j], "column %d: |v| %.8e s %.8e", j,
+                  sqrt(nv), (double)S[j]);
+    }
+    tcnla_free(g, dR), tcnla_free(g, dU), tcnla_free(g, dV), tcnla_free(g, dS);
+    /* past TN_JSVD_MAXL: gesvdj, the Jacobi path not tried */
+    const int lb = TN_JSVD_MAXL + 1;
+    float *Rb = calloc((size_t)lb * lb, sizeof(float));
+    REQUIRE(Rb);
+    for (int i = 0; i < lb; i++) Rb[i + (size_t)i * lb] = 1.0f / (1 + i);
+    float *dRb = to_dev(g, Rb, (size_t)lb * lb), *dUb = to_dev(g, NULL, (size_t)lb * 4),
+          *dVb = to_dev(g, NULL, (size_t)lb * 4);
+    CHECK_EQ_INT(tn_cuda_small_svd_path(g, TN_SSVD_JACOBI, lb, 4, dRb, dUb, dVb, NULL, 0), 0);
+    CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_GESVDJ);
+    CHECK_EQ_INT(g->cuda->ssvd.jacobi_refused, 0);
+    tcnla_free(g, dRb), tcnla_free(g, dUb), tcnla_free(g, dVb);
+    free(Rb), free(M), free(R), free(S), free(V);
+    tcnla_destroy(g);
+}
+
+/* The safety nets catch planted faults of the kernel (h->cuda->ssvd.fault,
+ * as tests/test_small_svd.c plants them in the reference), l = 130: every
+ * rotation angle negated (no convergence in TN_JSVD_SWEEPS sweeps: refusal
+ * 16) and the convergence test skipped (one sweep, claimed converged: the
+ * result check finds Y's columns not orthogonal, bit 2); gesvdj then gives
+ * the result (values to 1e-6 s_j + 1e-10 s_1 of dgesvj's) and the report
+ * says so. */
+TEST(gpu_small_svd_jacobi_planted_faults_fall_back) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    const int l = 130, k = 120;
+    const size_t ll = (size_t)l * l;
+    double *M = malloc(sizeof(double) * (2 * ll + l)), *sx = M + 2 * ll;
+    float *R = malloc(sizeof(float) * ll), S[130];
+    REQUIRE(M && R);
+    CHECK_EQ_INT(ssvd_graded(l, k, 7.0, l, 3, M), 0);
+    ssvd_r32(l, M, R, M + ll);
+    CHECK_EQ_INT(ssvd_exact(l, M + ll, sx), 0);
+    float *dR = to_dev(g, R, ll), *dU = to_dev(g, NULL, ll), *dV = to_dev(g, NULL, ll),
+          *dS = to_dev(g, NULL, l);
+    for (int fault = 1; fault <= 2; fault++) {
+        g->cuda->ssvd.fault = fault;
+        const int st = tn_cuda_small_svd_path(g, TN_SSVD_JACOBI_PLAIN, l, k, dR, dU, dV, dS, 0);
+        g->cuda->ssvd.fault = 0;
+        printf("    fault %d: status %d, ran %d, refused %d (cause %d), sweeps %d\n", fault, st,
+               g->cuda->ssvd.path, g->cuda->ssvd.jacobi_refused, g->cuda->ssvd.refusal,
+               g->cuda->ssvd.sweeps);
+        CHECK_EQ_INT(st, 0);
+        CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_GESVDJ);
+        CHECK_EQ_INT(g->cuda->ssvd.jacobi_refused, 1);
+        CHECK(g->cuda->ssvd.refusal & (fault == 1 ? 16 : 2));
+        to_host(g, S, dS, k);
+        double e = 0;
+        for (int j = 0; j < k; j++)
+            e = ssvd_max(e, fabs(S[j] - sx[j]) / (1e-6 * sx[j] + 1e-10 * sx[0]));
+        CHECK_MSG(e <= 1.0, "fault %d: gesvdj's values off by %.2f of the bound", fault, e);
+    }
+    tcnla_free(g, dR), tcnla_free(g, dU), tcnla_free(g, dV), tcnla_free(g, dS);
+    free(M), free(R);
+    tcnla_destroy(g);
+}
+
+/* tcnla_rsvd on a deep-decay matrix (s_k = 1e-7 s_1, k = 256, l = 266): the
+ * small SVD runs the Jacobi path (the default; the eigensolution refuses
+ * such a span), the result meets eq. (4)'s bound plus FP32's floor (4e-7
+ * sqrt(k / 32)), V is
+ * orthonormal and the values are within 1e-5 s_1 of the exact ones (the
+ * bound the CPU comparison of gpu_rsvd_small_svd_paths_agree uses). */
+TEST(gpu_rsvd_deep_decay_takes_jacobi) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    const int N = 2048, k = 256, p = 10;
+    double *sig = malloc(sizeof(double) * N);
+    float *A = malloc(sizeof(float) * N * N), *U = malloc(sizeof(float) * N * k),
+          *VT = malloc(sizeof(float) * k * N), *S = malloc(sizeof(float) * k);
+    REQUIRE(sig && A && U && VT && S);
+    tn_spectrum(TN_SPEC_EXP, N, k, 1e-7, 0, 0, 0, sig);
+    REQUIRE(tn_testmat_svd_fast(N, N, k + 64, sig, 7, A, N) == 0);
+    double tail = 0, all = 0;
+    for (int i = 0; i < k + 64; i++) {
+        all += sig[i] * sig[i];
+        if (i >= k) tail += sig[i] * sig[i];
+    }
+    /* FP32's floor as in gpu_rsvd_small_svd_paths_agree (4e-7 at k = 32),
+     * growing like sqrt(k) */
+    const double bound =
+        sqrt(1.0 + (double)k / (p - 1)) * sqrt(tail / all) + 4e-7 * sqrt(k / 32.0);
+    float *dA = to_dev(g, A, (size_t)N * N), *dU = to_dev(g, NULL, (size_t)N * k),
+          *dVT = to_dev(g, NULL, (size_t)k * N), *dS = to_dev(g, NULL, k);
+    tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+    o.rank = k, o.oversampling = p, o.power_iters = 2;
+    double t[TCNLA_RSVD_STEPS];
+    o.timings = t;
+    REQUIRE(tcnla_rsvd(g, &o, N, N, dA, N, dU, N, dS, dVT, k) == 0);
+    CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_JACOBI);
+    CHECK_EQ_INT(g->cuda->ssvd.jacobi_refused, 0);
+    to_host(g, U, dU, (size_t)N * k), to_host(g, VT, dVT, (size_t)k * N), to_host(g, S, dS, k);
+    const double res = residual(A, N, N, U, S, VT, k);
+    double orth = 0;
+    for (int a = 0; a < k; a++)
+        for (int b = 0; b <= a; b++) {
+            double sv = 0;
+            for (int i = 0; i < N; i++) sv += (double)VT[a + i * k] * VT[b + i * k];
+            orth = fmax(orth, fabs(sv - (a == b)));
+        }
+    double ds = 0;
+    for (int i = 0; i < k; i++) ds = ssvd_max(ds, fabs(S[i] - sig[i]) / sig[0]);
+    printf("    deep decay: residual %.4e (bound %.4e), V^T V - I %.1e, values vs exact %.1e s_1, "
+           "sweeps %d, svd step %.3f ms\n", res, bound, orth, ds, g->cuda->ssvd.sweeps,
+           1e3 * t[TCNLA_RSVD_STEP_SVD]);
+    CHECK(res <= bound);
+    CHECK(orth < 1e-5);
+    CHECK(ds < 1e-5);
+    tcnla_free(g, dA), tcnla_free(g, dU), tcnla_free(g, dVT), tcnla_free(g, dS);
+    free(sig), free(A), free(U), free(VT), free(S);
     tcnla_destroy(g);
 }

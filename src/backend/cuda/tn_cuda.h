@@ -50,6 +50,16 @@ struct tn_cuda_ctx {
     int *defer_mem;
     /* the handle's tuning (h->tuning, tcnla_set_tuning): read at each call */
     const tcnla_tuning_t *tune;
+    /* what the last small SVD (tn_cuda_small_svd_path) ran: path (a
+     * TN_SSVD_RAN_*), the Jacobi path's sweeps, jacobi_refused 1 where that
+     * path ran but did not converge, met NaN / Inf or could not launch, and
+     * gesvdj took over */
+    struct {
+        int path, sweeps, jacobi_refused;
+        int refusal; /* its cause: 1 NaN / Inf, 2 / 4 / 8 the result check's bits
+                        (tn_cu_jsvd_verify), 16 not converged, 32 launch refused */
+        int fault;   /* tests only (0 in use): the planted fault of tn_cu_jsvd */
+    } ssvd;
 };
 
 /* The stream a call's own kernels of the kind tn_side_begin moves go to. */
@@ -92,6 +102,18 @@ int tn_cuda_random_fill(tn_call_t *cl, tcnla_rand_dist_t dist, tcnla_format_t fm
                         int64_t ld);
 int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
                         float *Vk, float *Sk, int scale_vk);
+/* tn_cuda_small_svd_t with the path chosen (src/backend/cuda/small_svd_cuda.c):
+ * TN_SSVD_AUTO the backend's rule (the eigensolution of R R^T where s_k >=
+ * 1e-4 s_1, else the one-sided Jacobi path, preconditioned by that
+ * eigensolution's vectors, for l <= TN_JSVD_MAXL, else or where it fails
+ * gesvdj); TN_SSVD_JACOBI that rule without taking the eigensolution (the
+ * tuning's small_svd_jacobi); TN_SSVD_JACOBI_PLAIN the Jacobi path on R^T
+ * itself (no eigensolution, no preconditioner); TN_SSVD_GESVDJ cuSOLVER's
+ * gesvdj alone. h->cuda->ssvd says what ran. */
+enum { TN_SSVD_AUTO = 0, TN_SSVD_JACOBI = 1, TN_SSVD_JACOBI_PLAIN = 2, TN_SSVD_GESVDJ = 3 };
+enum { TN_SSVD_RAN_EIG = 1, TN_SSVD_RAN_JACOBI = 2, TN_SSVD_RAN_GESVDJ = 3 };
+int tn_cuda_small_svd_path(tcnla_handle_t h, int path, int64_t l, int64_t k, const float *R,
+                           float *Uk, float *Vk, float *Sk, int scale_vk);
 /* RSVD's last step without W's QR, from the eigensolution of W^T W in FP64
  * (src/backend/cuda/small_svd_cuda.c): W = B^T (n x l, handle memory) gives Xk
  * (l x k, leading dimension l; U = Q Xk), Sk (k) and VT (k x n, ldvt);
@@ -328,6 +350,29 @@ size_t tn_cu_syev_fast_ws(int n);
 int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, double *Z, double *lam,
                     int *flag, double *ws, size_t smem_optin, cudaStream_t stream);
 int tn_cu_syev_orth_check(int n, double *F, int *flag, cudaStream_t stream);
+/* The one-sided Jacobi path's kernels (src/backend/cuda/kernels/jacobi_svd.cu,
+ * the algorithm of src/linalg/jacobi_svd.h). Y, V: l x L (ld l, L = TN_JSVD_W
+ * tn_jsvd_nblocks(l), columns past l zero), rotated in place until Y's
+ * columns are orthogonal (Y0 = Y V^T), at most `inner` inner and maxsweeps
+ * outer sweeps (fault, tests only, 0 in use: 1 negates the rotation
+ * angles, 2 skips the convergence test); state: 8 ints of device memory
+ * ([3] sweeps, [4] converged, [5] 1 for NaN / Inf, set by _out, and the
+ * bits of _verify), bar one unsigned (the grid barrier); one
+ * cooperative launch of tn_jsvd_nblocks(l) / 2 blocks (an error where they
+ * cannot all be resident). _out: s (l doubles) = the column norms, then the
+ * k largest as Uk = y_j / s_j, Vk = v_j (times s_j with scale), Sk (may be
+ * NULL), FP32, ld l, descending. _eye: V = [I 0] (l x cols, ld l). */
+int tn_cu_jsvd(int l, double *Y, double *V, int *state, unsigned *bar, int inner, int maxsweeps,
+               int fault, int sm_count, cudaStream_t stream);
+/* The check of the result before it is used: G = Y^T Y, F = V^T V (upper
+ * triangles), P = M V (each l x l, ld l, the driver's DSYRKs and DGEMM);
+ * state[5] |= 2 / 4 / 8 where Y's columns are not orthogonal, V not
+ * orthonormal, or Y != M V (kernels/jacobi_svd.cu gives the bounds). */
+int tn_cu_jsvd_verify(int l, const double *G, const double *F, const double *P, const double *Y,
+                      int *state, cudaStream_t stream);
+int tn_cu_jsvd_out(int l, int k, const double *Y, const double *V, double *s, int scale,
+                   float *Uk, float *Vk, float *Sk, int *state, cudaStream_t stream);
+int tn_cu_jsvd_eye(int l, int64_t cols, double *V, cudaStream_t stream);
 int tn_cu_syev_resid_check(int n, const double *R, const double *X, const double *lam,
                            double *Xout, int *flag, cudaStream_t stream);
 
