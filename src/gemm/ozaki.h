@@ -88,6 +88,9 @@ double tn_ozaki_acc_round(tn_ozaki_acc_t *a);
  * reference table (sm_90). */
 int tn_oz_auto_model(tcnla_handle_t h, int out_prec, int64_t m, int64_t n, int64_t k,
                      double *t_nat, double *t_oz);
+/* The compute capability x 10 of a CUDA handle's device (defined by the
+ * CUDA backend, src/backend/cuda/ozaki2_cuda.c). */
+int tn_cuda_oz_arch(tcnla_handle_t h);
 /* The moduli count the model assumes for out_prec-bit output. */
 int tn_oz_auto_moduli(int out_prec);
 /* h->ops->ozaki with AUTO mode resolved: the native GEMM (NATIVE_FP64, or

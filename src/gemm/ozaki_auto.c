@@ -32,10 +32,6 @@
 #include "gemm/ozaki.h"
 #include "gemm/ozaki2.h"
 
-#ifdef TCNLA_HAVE_CUDA
-#include "backend/cuda/tn_cuda.h"
-#endif
-
 #include <math.h>
 
 typedef struct {
@@ -67,8 +63,7 @@ static const oz_auto_arch_t ARCHS[] = {
 static const oz_auto_arch_t *arch_of(tcnla_handle_t h) {
     int arch = OZ_AUTO_REF_ARCH;
 #ifdef TCNLA_HAVE_CUDA
-    if (h && h->backend == TCNLA_BACKEND_CUDA && h->cuda)
-        arch = 10 * h->cuda->cc_major + h->cuda->cc_minor;
+    if (h && h->backend == TCNLA_BACKEND_CUDA && h->cuda) arch = tn_cuda_oz_arch(h);
 #else
     (void)h;
 #endif
