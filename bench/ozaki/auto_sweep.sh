@@ -11,16 +11,21 @@
 #                           AUTO rows against cuBLAS (the "never slower" check)
 #   OUTDIR/*.log            build, tests and benchmark output
 # The table in fit.txt replaces ARCHS[] in src/gemm/ozaki_auto.c (its
-# comment says where the numbers come from).
+# comment says where the numbers come from). NO_BUILD=1: use build/bench_ozaki and
+# build/run_gpu_tests as they are.
 set -u
 OUTDIR="${1:-${OUT:?usage: auto_sweep.sh OUTDIR (or set OUT)}}"
 mkdir -p "$OUTDIR"
 . tests/gpu/env.sh
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu,power.draw \
   --format=csv >"$OUTDIR/gpu.txt" 2>&1
-echo "== build"
-make -j16 CUDA=1 lib build/bench_ozaki build/run_gpu_tests >"$OUTDIR/build.log" 2>&1 \
-  || { tail -30 "$OUTDIR/build.log"; exit 1; }
+if [ "${NO_BUILD:-0}" = 1 ]; then # (build/bench_ozaki and build/run_gpu_tests as they are)
+  echo "== no build"
+else
+  echo "== build"
+  make -j16 CUDA=1 lib build/bench_ozaki build/run_gpu_tests >"$OUTDIR/build.log" 2>&1 \
+    || { tail -30 "$OUTDIR/build.log"; exit 1; }
+fi
 echo "== GPU tests of the AUTO mode"
 timeout 120 ./build/run_gpu_tests gpu_ozaki_auto >"$OUTDIR/test-auto.log" 2>&1
 echo "tests rc=$?"; tail -5 "$OUTDIR/test-auto.log"

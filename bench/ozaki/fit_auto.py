@@ -127,6 +127,9 @@ def main():
     ap.add_argument("csv")
     ap.add_argument("--arch", type=int, default=90)
     ap.add_argument("--margin", type=float, default=1.03)
+    ap.add_argument("--slack", type=int, default=None,
+                    help="DP-rule bits beyond 2 (p + 3) for the choices (default: from the "
+                         "median measured moduli count)")
     a = ap.parse_args()
     rows = load(a.csv)
     if not rows:
@@ -161,6 +164,8 @@ def main():
         slack = 0
         while moduli(bits, slack) < med and slack < 40:
             slack += 1
+        if a.slack is not None:
+            slack = a.slack
         res[bits] = (fn, fs, slack)
         print(f"# FP{bits}: native R = {fn[1]:.3g} FLOP/s, h = {fn[2]:.0f}, t0 = {fn[3]:.2g} s "
               f"(rms log error {math.sqrt(fn[0] / len(nk)):.3f})")
