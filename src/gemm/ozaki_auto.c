@@ -55,7 +55,9 @@ typedef struct {
  * picks the native GEMM although the scheme was faster (16384^2 x 4096: by 7%;
  * 8192^3: by 5%, through the slack of OZ_AUTO_SLACK), none the other way. The H200
  * (more bandwidth; the scheme 1.39x DGEMM at 16384 where the H100 gives 1.24x) takes
- * the same table, on the safe side. Refit from bench/ozaki/auto_sweep.sh's CSV. */
+ * the same table, on the safe side. At phi = 2 (bench/results/ozaki_auto_h100_phi2.csv,
+ * not fitted) the choices were native or a faster scheme too. Refit from
+ * bench/ozaki/auto_sweep.sh's CSV. */
 static const oz_auto_arch_t ARCHS[] = {
     {90, 6.05e13, 56.0, 5.26e13, 37.0, 2.2e-5, 1.58e15, 491.0, 3.06e12, 4.5e-4, 1.03},
 };
