@@ -15,11 +15,20 @@
  * --precision single: the same for SGEMM: A, B rounded to FP32, cuBLAS
  * SGEMM (FP32 FMA units) against tcnla_sgemm OZAKI_INT8 scheme 2 DP, the
  * reference the exact product of the FP32 values.
+ * ozaki_int8_crt/AUTO: the AUTO mode (scheme 2 in DP mode where the cost
+ * model of src/gemm/ozaki_auto.c predicts it faster than the native GEMM,
+ * the native GEMM elsewhere; "slices" is then "native").
+ * --shapes MxNxK,..: products of these shapes (op N, A m x k, B k x n)
+ * instead of the squares of --sizes.
+ * --method-label L: the cuBLAS rows (cublas_dgemm, cublas_fixedpoint_emu,
+ * cublas) are named L instead, for a run with another library preloaded
+ * in cuBLAS's place (bench/ozaki/gemmul8.sh).
  * Rows gpu,method,mode,phi,m,n,k,slices,seconds,tflops,max_rel_err,
  * median_rel_err are appended to the CSV.
- *   build/bench_ozaki [--sizes 4096,8192] [--phis 0.1,1,2] [--reps 3]
- *                     [--sample 32] [--methods NAME[/MODE],..]
- *                     [--precision double|single] [--out bench/results/ozaki.csv] */
+ *   build/bench_ozaki [--sizes 4096,8192 | --shapes MxNxK,..] [--phis 0.1,1,2]
+ *                     [--reps 3] [--sample 32] [--methods NAME[/MODE],..]
+ *                     [--method-label L] [--precision double|single]
+ *                     [--out bench/results/ozaki.csv] */
 #include "tcnla.h"
 #include "testmat/testdata.h"
 
@@ -75,14 +84,50 @@ static int parse_list(const char *s, double *out, int max) {
     return n;
 }
 
+/* "MxNxK,MxNxK,.." into shp[3 * i ..]; the count, -1 on a malformed entry */
+#define MAX_SHAPES 64
+static int parse_shapes(const char *s, int64_t *shp) {
+    int n = 0;
+    while (*s) {
+        if (n == MAX_SHAPES) return -1;
+        for (int d = 0; d < 3; d++) {
+            char *e;
+            long long v = strtoll(s, &e, 10);
+            if (e == s || v < 1 || v > (1LL << 31) - 1) return -1;
+            shp[3 * n + d] = v;
+            if (d < 2 && *e != 'x') return -1;
+            s = d < 2 ? e + 1 : e;
+        }
+        n++;
+        if (*s == ',') s++;
+        else if (*s) return -1;
+    }
+    return n;
+}
+
 int main(int argc, char **argv) {
     tcnla_info_t info = {0};
     double sizes[8] = {4096, 8192}, phis[8] = {0.1, 1, 2};
-    int nsz = 2, nphi = 3, reps = 3, sample = 32;
-    const char *out = "bench/results/ozaki.csv", *only = NULL;
+    int64_t shp[3 * MAX_SHAPES];
+    int nsz = 2, nphi = 3, reps = 3, sample = 32, nshapes = 0;
+    const char *out = "bench/results/ozaki.csv", *only = NULL, *label = NULL;
     int single = 0;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc) nsz = parse_list(argv[++i], sizes, 8);
+        else if (!strcmp(argv[i], "--shapes") && i + 1 < argc) {
+            nshapes = parse_shapes(argv[++i], shp);
+            if (nshapes <= 0) {
+                fprintf(stderr, "--shapes: expected MxNxK[,MxNxK..] (at most %d, sizes >= 1)\n",
+                        MAX_SHAPES);
+                return 2;
+            }
+        } else if (!strcmp(argv[i], "--method-label") && i + 1 < argc) {
+            label = argv[++i];
+            if (!*label || strpbrk(label, ", \n")) {
+                fprintf(stderr, "--method-label: a non-empty name without ',' or spaces\n");
+                return 2;
+            }
+        }
         else if (!strcmp(argv[i], "--phis") && i + 1 < argc) nphi = parse_list(argv[++i], phis, 8);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--sample") && i + 1 < argc) sample = atoi(argv[++i]);
@@ -90,11 +135,13 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--methods") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--precision") && i + 1 < argc) single = !strcmp(argv[++i], "single");
         else {
-            printf("usage: %s [--sizes N,..] [--phis P,..] [--reps R] [--sample S]\n"
-                   "       [--methods NAME[/MODE],..] [--precision double|single] [--out CSV]\n"
+            printf("usage: %s [--sizes N,.. | --shapes MxNxK,..] [--phis P,..] [--reps R]\n"
+                   "       [--sample S] [--methods NAME[/MODE],..] [--method-label L]\n"
+                   "       [--precision double|single] [--out CSV]\n"
                    "methods: cublas_dgemm cublas_fixedpoint_emu ozaki_fp16/DP ozaki_fp16/CR\n"
-                   "         ozaki_int8/DP ozaki_int8/CR ozaki_int8_crt/DP (double);\n"
-                   "         cublas ozaki_int8_crt/DP (single; CSV names sgemm_*)\n",
+                   "         ozaki_int8/DP ozaki_int8/CR ozaki_int8_crt/DP ozaki_int8_crt/AUTO\n"
+                   "         (double); cublas ozaki_int8_crt/DP ozaki_int8_crt/AUTO (single;\n"
+                   "         CSV names sgemm_*)\n",
                    argv[0]);
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
@@ -125,55 +172,67 @@ int main(int argc, char **argv) {
         {"ozaki_fp16", "CR", 2, TCNLA_GEMM_OZAKI_FP16, TCNLA_OZAKI_CR, 1},
         {"ozaki_int8", "DP", 2, TCNLA_GEMM_OZAKI_INT8, TCNLA_OZAKI_DP, 1},
         {"ozaki_int8", "CR", 2, TCNLA_GEMM_OZAKI_INT8, TCNLA_OZAKI_CR, 1},
-        {"ozaki_int8_crt", "DP", 2, TCNLA_GEMM_OZAKI_INT8, TCNLA_OZAKI_DP, 2}};
+        {"ozaki_int8_crt", "DP", 2, TCNLA_GEMM_OZAKI_INT8, TCNLA_OZAKI_DP, 2},
+        {"ozaki_int8_crt", "AUTO", 2, TCNLA_GEMM_OZAKI_INT8, TCNLA_OZAKI_AUTO, 0}};
     const meth_t msg[] = {
         {"cublas", "-", 3, TCNLA_GEMM_NATIVE_FP32, TCNLA_OZAKI_DP, 0},
-        {"ozaki_int8_crt", "DP", 4, TCNLA_GEMM_OZAKI_INT8, TCNLA_OZAKI_DP, 2}};
+        {"ozaki_int8_crt", "DP", 4, TCNLA_GEMM_OZAKI_INT8, TCNLA_OZAKI_DP, 2},
+        {"ozaki_int8_crt", "AUTO", 4, TCNLA_GEMM_OZAKI_INT8, TCNLA_OZAKI_AUTO, 0}};
     const meth_t *ms = single ? msg : md;
-    const int nm = single ? 2 : (int)(sizeof md / sizeof md[0]);
-    printf("%-22s %-3s %5s %6s %6s %10s %8s %10s %10s\n", "method", "md", "phi", "n", "slices",
-           "seconds", "TFLOP/s", "max_rel", "med_rel");
-    for (int si = 0; si < nsz; si++) {
-        const int64_t n = (int64_t)sizes[si];
-        const size_t nn = (size_t)n * (size_t)n;
-        double *A = malloc(8 * nn), *B = malloc(8 * nn), *C = malloc(8 * nn);
+    const int nm = single ? (int)(sizeof msg / sizeof msg[0]) : (int)(sizeof md / sizeof md[0]);
+    if (!nshapes) {
+        for (int si = 0; si < nsz; si++)
+            shp[3 * si] = shp[3 * si + 1] = shp[3 * si + 2] = (int64_t)sizes[si];
+        nshapes = nsz;
+    }
+    printf("%-22s %-4s %5s %6s %6s %6s %6s %10s %8s %10s %10s\n", "method", "md", "phi", "m", "n",
+           "k", "slices", "seconds", "TFLOP/s", "max_rel", "med_rel");
+    for (int si = 0; si < nshapes; si++) {
+        const int64_t m = shp[3 * si], n = shp[3 * si + 1], k = shp[3 * si + 2];
+        const size_t mk = (size_t)m * (size_t)k, kn = (size_t)k * (size_t)n,
+                     mn = (size_t)m * (size_t)n;
+        double *A = malloc(8 * mk), *B = malloc(8 * kn), *C = malloc(8 * mn);
+        float *T = single ? malloc(4 * (mk > kn ? mk : kn)) : NULL;
         void *dA, *dB, *dC;
-        if (!A || !B || !C || tcnla_malloc(g, &dA, 8 * nn) || tcnla_malloc(g, &dB, 8 * nn) ||
-            tcnla_malloc(g, &dC, 8 * nn)) {
-            fprintf(stderr, "out of memory at n = %lld\n", (long long)n);
+        if (!A || !B || !C || (single && !T) || tcnla_malloc(g, &dA, 8 * mk) ||
+            tcnla_malloc(g, &dB, 8 * kn) || tcnla_malloc(g, &dC, 8 * mn)) {
+            fprintf(stderr, "out of memory at %lld x %lld x %lld\n", (long long)m, (long long)n,
+                    (long long)k);
             return 1;
         }
-        const int S = (int)(sample < n ? sample : n);
-        double *As = malloc(8 * (size_t)S * n), *Bs = malloc(8 * (size_t)S * n);
+        int S = sample;
+        if (S > m) S = (int)m;
+        if (S > n) S = (int)n;
+        double *As = malloc(8 * (size_t)S * k), *Bs = malloc(8 * (size_t)S * k);
         double *R = malloc(8 * (size_t)S * S), *err = malloc(8 * (size_t)S * S);
         int64_t *ri = malloc(8 * (size_t)S), *cj = malloc(8 * (size_t)S);
-        for (int t = 0; t < S; t++) ri[t] = ((int64_t)t * n / S + 7) % n, cj[t] = ((int64_t)t * n / S + 3) % n;
+        for (int t = 0; t < S; t++)
+            ri[t] = ((int64_t)t * m / S + 7) % m, cj[t] = ((int64_t)t * n / S + 3) % n;
         for (int pi = 0; pi < nphi; pi++) {
             const double phi = phis[pi];
-            tn_rand_phi(1000 + (uint64_t)si, 1, phi, (int64_t)nn, A);
-            tn_rand_phi(1000 + (uint64_t)si, 2, phi, (int64_t)nn, B);
+            tn_rand_phi(1000 + (uint64_t)si, 1, phi, (int64_t)mk, A);
+            tn_rand_phi(1000 + (uint64_t)si, 2, phi, (int64_t)kn, B);
             if (single) { /* FP32 data in the first half of dA / dB, R of the FP32 values */
-                float *t = (float *)C;
-                for (size_t i = 0; i < nn; i++) t[i] = (float)A[i], A[i] = t[i];
-                tcnla_memcpy(g, dA, t, 4 * nn, TCNLA_MEMCPY_HOST_TO_HANDLE);
-                for (size_t i = 0; i < nn; i++) t[i] = (float)B[i], B[i] = t[i];
-                tcnla_memcpy(g, dB, t, 4 * nn, TCNLA_MEMCPY_HOST_TO_HANDLE);
+                for (size_t i = 0; i < mk; i++) T[i] = (float)A[i], A[i] = T[i];
+                tcnla_memcpy(g, dA, T, 4 * mk, TCNLA_MEMCPY_HOST_TO_HANDLE);
+                for (size_t i = 0; i < kn; i++) T[i] = (float)B[i], B[i] = T[i];
+                tcnla_memcpy(g, dB, T, 4 * kn, TCNLA_MEMCPY_HOST_TO_HANDLE);
             } else {
-                tcnla_memcpy(g, dA, A, 8 * nn, TCNLA_MEMCPY_HOST_TO_HANDLE);
-                tcnla_memcpy(g, dB, B, 8 * nn, TCNLA_MEMCPY_HOST_TO_HANDLE);
+                tcnla_memcpy(g, dA, A, 8 * mk, TCNLA_MEMCPY_HOST_TO_HANDLE);
+                tcnla_memcpy(g, dB, B, 8 * kn, TCNLA_MEMCPY_HOST_TO_HANDLE);
             }
             /* exact reference on the sample: CPU CR mode */
             for (int t = 0; t < S; t++)
-                for (int64_t l = 0; l < n; l++) {
-                    As[t + l * S] = A[ri[t] + l * n];
-                    Bs[l + t * n] = B[l + cj[t] * n];
+                for (int64_t l = 0; l < k; l++) {
+                    As[t + l * S] = A[ri[t] + l * m];
+                    Bs[l + t * k] = B[l + cj[t] * k];
                 }
             tcnla_ozaki_opts_t o = tcnla_ozaki_opts_default();
             o.mode = TCNLA_OZAKI_CR;
             o.scheme = TCNLA_OZAKI_SCHEME_1;
             tcnla_set_ozaki_opts(c, &o);
-            if (tcnla_dgemm(c, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, S, S, n, 1.0, As, S,
-                            Bs, n, 0.0, R, S)) {
+            if (tcnla_dgemm(c, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, S, S, k, 1.0, As, S,
+                            Bs, k, 0.0, R, S)) {
                 fprintf(stderr, "reference failed\n");
                 return 1;
             }
@@ -186,27 +245,28 @@ int main(int argc, char **argv) {
                 tcnla_set_ozaki_opts(g, &o);
                 double *ts = malloc(sizeof(double) * (size_t)(reps + 1));
                 int bad = 0;
+                const int im = (int)m, in = (int)n, ik = (int)k;
                 for (int r = 0; r <= reps && !bad; r++) {
                     const double one = 1.0, zero = 0.0;
                     cudaDeviceSynchronize();
                     double t0 = now();
                     if (M->kind == 2) {
-                        bad = tcnla_dgemm_ex(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, n, n, n, 1.0, dA,
-                                             n, dB, n, 0.0, dC, n, &info);
+                        bad = tcnla_dgemm_ex(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, dA,
+                                             m, dB, k, 0.0, dC, m, &info);
                     } else if (M->kind == 3) {
                         const float fone = 1.0f, fzero = 0.0f;
-                        bad = cublasSgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n,
-                                          &fone, dA, (int)n, dB, (int)n, &fzero, dC, (int)n);
+                        bad = cublasSgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, im, in, ik, &fone, dA, im,
+                                          dB, ik, &fzero, dC, im);
                     } else if (M->kind == 4) {
-                        bad = tcnla_sgemm_ex(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, n, n, n, 1.0f, dA,
-                                             n, dB, n, 0.0f, dC, n, &info);
+                        bad = tcnla_sgemm_ex(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, dA,
+                                             m, dB, k, 0.0f, dC, m, &info);
                     } else {
                         cublasSetEmulationStrategy(cb, M->kind == 1
                                                            ? CUBLAS_EMULATION_STRATEGY_EAGER
                                                            : CUBLAS_EMULATION_STRATEGY_DEFAULT);
-                        bad = cublasGemmEx(cb, CUBLAS_OP_N, CUBLAS_OP_N, (int)n, (int)n, (int)n,
-                                           &one, dA, CUDA_R_64F, (int)n, dB, CUDA_R_64F, (int)n,
-                                           &zero, dC, CUDA_R_64F, (int)n,
+                        bad = cublasGemmEx(cb, CUBLAS_OP_N, CUBLAS_OP_N, im, in, ik, &one, dA,
+                                           CUDA_R_64F, im, dB, CUDA_R_64F, ik, &zero, dC,
+                                           CUDA_R_64F, im,
                                            M->kind == 1 ? CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT
                                                         : CUBLAS_COMPUTE_64F,
                                            CUBLAS_GEMM_DEFAULT);
@@ -216,39 +276,48 @@ int main(int argc, char **argv) {
                     ts[r] = now() - t0;
                 }
                 cublasSetEmulationStrategy(cb, CUBLAS_EMULATION_STRATEGY_DEFAULT);
+                const int cublas_row = M->kind == 0 || M->kind == 1 || M->kind == 3;
+                const char *name = label && cublas_row ? label : M->name;
                 if (bad) {
-                    printf("%-22s %-3s failed (%d)\n", M->name, M->mode, bad);
+                    printf("%-22s %-4s failed (%d)\n", name, M->mode, bad);
                     free(ts);
                     continue;
                 }
                 qsort(ts + 1, (size_t)reps, sizeof(double), cmpd);
                 double sec = ts[1 + reps / 2];
                 free(ts);
-                tcnla_memcpy(g, C, dC, (single ? 4 : 8) * nn, TCNLA_MEMCPY_HANDLE_TO_HOST);
+                tcnla_memcpy(g, C, dC, (single ? 4 : 8) * mn, TCNLA_MEMCPY_HANDLE_TO_HOST);
                 for (int a = 0; a < S; a++)
                     for (int b = 0; b < S; b++) {
-                        const size_t at = (size_t)ri[a] + (size_t)cj[b] * (size_t)n;
+                        const size_t at = (size_t)ri[a] + (size_t)cj[b] * (size_t)m;
                         double r = R[a + b * S], x = single ? ((float *)C)[at] : C[at];
                         err[a + b * S] = r != 0 ? fabs(x - r) / fabs(r) : fabs(x);
                     }
                 qsort(err, (size_t)S * S, sizeof(double), cmpd);
                 double emax = err[S * S - 1], emed = err[S * S / 2];
-                double tf = 2.0 * n * n * (double)n / sec / 1e12;
+                double tf = 2.0 * (double)m * (double)n * (double)k / sec / 1e12;
                 char sl[32] = "-";
                 int dsl = 0;
-                if (M->kind == 2 || M->kind == 4) dsl = info.ozaki_d;
+                if (M->kind == 2 || M->kind == 4) {
+                    dsl = info.ozaki_d;
+                    if (info.method == TCNLA_GEMM_NATIVE_FP64 ||
+                        info.method == TCNLA_GEMM_NATIVE_FP32)
+                        snprintf(sl, sizeof sl, "native"), dsl = 0;
+                }
                 if (dsl > 0)
                     snprintf(sl, sizeof sl, "%d", dsl);
-                printf("%-22s %-3s %5.1f %6lld %6s %10.4f %8.2f %10.3e %10.3e\n", M->name,
-                       M->mode, phi, (long long)n, sl, sec, tf, emax, emed);
+                printf("%-22s %-4s %5.1f %6lld %6lld %6lld %6s %10.4f %8.2f %10.3e %10.3e\n", name,
+                       M->mode, phi, (long long)m, (long long)n, (long long)k, sl, sec, tf, emax,
+                       emed);
                 fflush(stdout);
                 fprintf(f, "%s,%s%s,%s,%g,%lld,%lld,%lld,%s,%.6f,%.3f,%.3e,%.3e\n", gpu,
-                        single ? "sgemm_" : "", M->name, M->mode, phi, (long long)n, (long long)n, (long long)n, sl, sec, tf, emax,
-                        emed);
+                        single ? "sgemm_" : "", name, M->mode, phi, (long long)m, (long long)n,
+                        (long long)k, sl, sec, tf, emax, emed);
                 fflush(f);
             }
         }
-        free(A), free(B), free(C), free(As), free(Bs), free(R), free(err), free(ri), free(cj);
+        free(A), free(B), free(C), free(T), free(As), free(Bs), free(R), free(err), free(ri),
+            free(cj);
         tcnla_free(g, dA), tcnla_free(g, dB), tcnla_free(g, dC);
     }
     fclose(f);

@@ -283,7 +283,15 @@ typedef enum {
     TCNLA_OZAKI_CR = 1,   /* split until every slice is zero, sum the exact slice products in
                              an exact fixed-point accumulator, round once: every element is the
                              correctly-rounded exact product (then alpha, beta applied in FP64) */
-    TCNLA_OZAKI_FIXED = 2 /* `slices` slices per operand, set by the caller */
+    TCNLA_OZAKI_FIXED = 2, /* `slices` slices per operand, set by the caller */
+    TCNLA_OZAKI_AUTO = 3   /* DP's accuracy, and the native GEMM of the output precision
+                              (NATIVE_FP64 for tcnla_dgemm, NATIVE_FP32 for tcnla_sgemm,
+                              reported in tcnla_info_t.method) for the shapes where a
+                              measured cost model (tcnla_ozaki_auto_predict) predicts it
+                              faster than scheme 2: small, skinny and short-k products.
+                              The choice depends on m, n, k and the GPU architecture only,
+                              never on the data; the CPU backend makes the reference GPU's
+                              (sm_90) choices. OZAKI_FP16 and SCHEME_1: always native */
 } tcnla_ozaki_mode_t;
 
 /* Scheme 1 [Mukunoki et al. 2020] splits each operand into slices and sums the slice
@@ -320,6 +328,17 @@ TCNLA_API int tcnla_get_ozaki_opts(tcnla_handle_t handle, tcnla_ozaki_opts_t *op
 
 /* The slice counts and the scheme of an Ozaki product are reported in
  * tcnla_info_t (ozaki_scheme, ozaki_d, ozaki_slices_a / _b). */
+
+/* The model behind TCNLA_OZAKI_AUTO for an m x n x k product of out_bits-bit
+ * output (64: tcnla_dgemm, 32: tcnla_sgemm) on the handle's GPU (NULL or a
+ * CPU handle: the reference GPU, sm_90): *native = 1 when it takes the
+ * native GEMM (also for an architecture without constants, and m, n or k
+ * = 0), 0 when scheme 2; the predicted seconds of both (scheme 2: +Inf
+ * where unknown). Each output may be NULL. Statuses: -2 out_bits not 32 or
+ * 64, -3 m < 0, -4 n < 0, -5 k < 0. */
+TCNLA_API int tcnla_ozaki_auto_predict(tcnla_handle_t handle, int out_bits, int64_t m, int64_t n,
+                                       int64_t k, int *native, double *native_seconds,
+                                       double *ozaki_seconds);
 
 /* C = alpha * op(A) * op(B) + beta * C in FP64. method: NATIVE_FP64 (BLAS
  * dgemm / cuBLAS DGEMM), OZAKI_FP16, OZAKI_INT8, or DEFAULT (= NATIVE_FP64). */

@@ -55,6 +55,9 @@ TCNLA_CUBLAS_FP32=bogus TCNLA_CUBLAS_FP64=fast TCNLA_CUBLAS_MIN_DIM=-3 TCNLA_CUB
   "$tmp/cpu_check" "$so" badenv 2>"$tmp/bad.err" || { cat "$tmp/bad.err" >&2; fail "cpu_check badenv"; }
 [ "$(grep -c 'not understood' "$tmp/bad.err")" = 6 ] || { cat "$tmp/bad.err" >&2; fail "badenv: not every bad value reported"; }
 TCNLA_CUBLAS_DISABLE=1 "$tmp/cpu_check" "$so" disable || fail "cpu_check disable"
+# ozaki_dp: OZAKI_INT8 in DP mode (no AUTO model), thresholds at their defaults, no complaint
+TCNLA_CUBLAS_FP64=ozaki_dp "$tmp/cpu_check" "$so" default 2>"$tmp/dp.err" || fail "cpu_check ozaki_dp"
+[ ! -s "$tmp/dp.err" ] || { cat "$tmp/dp.err" >&2; fail "ozaki_dp reported"; }
 # the exit log: every call counted under its entry point
 TCNLA_CUBLAS_LOG="$tmp/log.txt" "$tmp/cpu_check" "$so" default >/dev/null || fail "cpu_check log"
 # no recursion: under the preload, libtcnla's table of cuBLAS functions

@@ -31,7 +31,9 @@
     X(tcnla_set_range_policy)                                                                      \
     X(tcnla_sgemm_ex)                                                                              \
     X(tcnla_sgemm_strided_batched)                                                                 \
-    X(tcnla_dgemm_ex)
+    X(tcnla_dgemm_ex)                                                                              \
+    X(tcnla_ozaki_opts_default)                                                                    \
+    X(tcnla_set_ozaki_opts)
 #define TCI_MEMBER(f) __typeof__(&f) f;
 static struct {
     TCI_TCNLA_FUNCS(TCI_MEMBER)
@@ -79,6 +81,7 @@ static struct dev {
     tcnla_handle_t h;
     cudaStream_t stream;
     int tried, failed;
+    int oz_mode; /* the handle's Ozaki mode as last set (-1: not yet) */
 } devs[TCI_MAX_DEVICES];
 static pthread_once_t devs_once = PTHREAD_ONCE_INIT;
 static void devs_init(void) {
@@ -110,6 +113,7 @@ static struct dev *acquire(cudaStream_t s) {
          * default stream NULL included; the handle starts on a stream of its
          * own, which the caller's work is not ordered with) */
         v->stream = (cudaStream_t)~(uintptr_t)0;
+        v->oz_mode = -1;
     }
     if (v->failed) {
         pthread_mutex_unlock(&v->mu);
@@ -197,6 +201,16 @@ int tci_dgemm(cudaStream_t s, tcnla_gemm_method_t method, int ta, int tb, int64_
     struct dev *v = acquire(s);
     if (!v) return TCNLA_ERR_NO_BACKEND;
     int st = TCNLA_SUCCESS;
+    /* OZAKI_INT8: AUTO mode (cuBLAS DGEMM where the model predicts the scheme
+     * slower) unless TCNLA_CUBLAS_FP64=ozaki_dp; other methods: DP */
+    const int mode = method == TCNLA_GEMM_OZAKI_INT8 && tci_fp64_auto() ? TCNLA_OZAKI_AUTO
+                                                                        : TCNLA_OZAKI_DP;
+    if (v->oz_mode != mode) {
+        tcnla_ozaki_opts_t o = T.tcnla_ozaki_opts_default();
+        o.mode = (tcnla_ozaki_mode_t)mode;
+        st = T.tcnla_set_ozaki_opts(v->h, &o);
+        if (st == TCNLA_SUCCESS) v->oz_mode = mode;
+    }
     for (int64_t b = 0; b < batch && st == TCNLA_SUCCESS; b++) {
         tcnla_info_t info;
         memset(&info, 0, sizeof info);

@@ -25,6 +25,9 @@
 /* ------------------------------------------------------------- policy.c */
 /* The policy in force (read from the environment on first use). */
 TCI_HIDDEN tcnla_cublas_policy_t tci_policy(void);
+/* 1: FP64 products with OZAKI_INT8 run in the Ozaki AUTO mode (the default),
+ * 0: in DP mode (TCNLA_CUBLAS_FP64=ozaki_dp) */
+TCI_HIDDEN int tci_fp64_auto(void);
 
 /* --------------------------------------------------------------- real.c */
 /* The real function `name` of cuBLAS (lt = 0) or cuBLASLt (lt = 1): by

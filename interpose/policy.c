@@ -14,6 +14,7 @@
 #include <strings.h>
 
 static tcnla_cublas_policy_t pol;
+static int fp64_auto = 1; /* OZAKI_INT8 products in AUTO mode (0: DP mode, env ozaki_dp) */
 static pthread_once_t pol_once = PTHREAD_ONCE_INIT;
 static pthread_mutex_t pol_mu = PTHREAD_MUTEX_INITIALIZER;
 
@@ -27,12 +28,14 @@ static tcnla_cublas_policy_t defaults(void) {
      * drains the work the caller queued ahead; at 2 x 2048^3 the product
      * itself saves about 0.25 ms over SGEMM (H100: a training loop of
      * 512 x 2048 x 2048 products ran 0.35x as fast with them taken). The
-     * Ozaki scheme reaches DGEMM's speed near n = 8192 (H100: 1.08x there,
-     * 1.41x at 16384) */
+     * FP64 products have no thresholds: the Ozaki scheme's AUTO mode
+     * (src/gemm/ozaki_auto.c) sends each product the cost model predicts
+     * slower than DGEMM to cuBLAS DGEMM (no stream wait: the choice comes
+     * before the operand checks) */
     p.fp32_min_dim = 128;
     p.fp32_min_flops = 2.0 * 2048 * 2048 * 2048;
-    p.fp64_min_dim = 512;
-    p.fp64_min_flops = 2.0 * 8192 * 8192 * 8192;
+    p.fp64_min_dim = 0;
+    p.fp64_min_flops = 0;
     return p;
 }
 
@@ -88,6 +91,8 @@ static void load(void) {
         if (!strcasecmp(v, "ozaki") || !strcasecmp(v, "ozaki_int8") ||
             !strcasecmp(v, "ozaki-int8"))
             p.fp64_method = TCNLA_GEMM_OZAKI_INT8;
+        else if (!strcasecmp(v, "ozaki_dp") || !strcasecmp(v, "ozaki-dp"))
+            p.fp64_method = TCNLA_GEMM_OZAKI_INT8, fp64_auto = 0;
         else if (!strcasecmp(v, "ozaki_fp16") || !strcasecmp(v, "ozaki-fp16"))
             p.fp64_method = TCNLA_GEMM_OZAKI_FP16;
         else if (!strcasecmp(v, "native"))
@@ -105,6 +110,11 @@ static void load(void) {
     env_size("TCNLA_CUBLAS_FP64_MIN_DIM", &p.fp64_min_dim);
     env_flops("TCNLA_CUBLAS_FP64_MIN_FLOPS", &p.fp64_min_flops);
     pol = p;
+}
+
+int tci_fp64_auto(void) {
+    pthread_once(&pol_once, load);
+    return fp64_auto;
 }
 
 tcnla_cublas_policy_t tci_policy(void) {

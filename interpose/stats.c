@@ -80,7 +80,8 @@ static void write_log(void) {
             (long long)p.fp32_min_dim, p.fp32_min_flops,
             p.fp64_method == TCNLA_GEMM_NATIVE_FP64 ? "native"
             : p.fp64_method == TCNLA_GEMM_OZAKI_FP16 ? "ozaki_fp16"
-                                                     : "ozaki_int8",
+            : tci_fp64_auto()                        ? "ozaki_int8 auto"
+                                                     : "ozaki_int8 dp",
             (long long)p.fp64_min_dim, p.fp64_min_flops);
     fprintf(f, "libtcnla_cublas: %-30s %-9s %10s %12s\n", "entry point", "path", "calls",
             "host s");

@@ -650,8 +650,11 @@ def matmul(a, b, method=None, *, mode="dp", slices=None, scheme="auto", range_po
     float64 operands: method default 'ozaki' (= 'ozaki_int8'; or
     'ozaki_fp16', 'native_fp64'), the Ozaki scheme [Mukunoki et al. 2020]
     with mode 'dp' (default: as accurate as DGEMM, slice count from the
-    probabilistic bound), 'cr' (every element correctly rounded) or 'fixed'
-    (`slices` slices / moduli); scheme 'auto' (default), 1 or 2.
+    probabilistic bound), 'cr' (every element correctly rounded), 'fixed'
+    (`slices` slices / moduli) or 'auto' (DP's accuracy; the native GEMM,
+    reported in Info.method, where a cost model predicts it faster than
+    scheme 2: small, skinny and short-k products); scheme 'auto' (default),
+    1 or 2.
     Cost: 'tcec_fp16' 3 FP16 Tensor Core products of m x n x k; Ozaki DP
     about d(d+1)/2 INT8 / FP16 products (scheme 1) or d (scheme 2), d from
     the exponent range of the rows / columns.

@@ -197,6 +197,24 @@ def test_matmul_fp64_ozaki(mode):
     np.testing.assert_allclose(c3, a3 @ b[:8, :5], rtol=1e-13, atol=1e-13)
 
 
+def test_matmul_fp64_ozaki_auto_mode():
+    """mode='auto': a small product goes to the native GEMM (its bits, Info.method)."""
+    r = rng(8)
+    a = r.standard_normal((24, 40))
+    b = r.standard_normal((40, 16))
+    c, info = tcnla.matmul(a, b, method="ozaki", mode="auto", device=DEV, return_info=True)
+    ref = tcnla.matmul(a, b, method="native_fp64", device=DEV)
+    assert info.method == "native_fp64" and info.ozaki_scheme == 0
+    assert np.array_equal(c, ref)
+    c32, info = tcnla.matmul(a.astype(np.float32), b.astype(np.float32), method="ozaki_int8",
+                             mode="AUTO", device=DEV, return_info=True)
+    assert info.method == "native_fp32"
+    np.testing.assert_allclose(c32, a.astype(np.float32) @ b.astype(np.float32), rtol=1e-5,
+                               atol=1e-5)
+    with pytest.raises(ValueError):
+        tcnla.matmul(a, b, method="ozaki", mode="automatic", device=DEV)
+
+
 def test_matmul_bad_inputs():
     a = np.ones((4, 5), np.float32)
     with pytest.raises(ValueError):

@@ -386,7 +386,7 @@ int tcnla_set_ozaki_opts(tcnla_handle_t h, const tcnla_ozaki_opts_t *o) {
     if (!h) return -1;
     TN_GUARD(h);
     if (!o || (o->mode != TCNLA_OZAKI_DP && o->mode != TCNLA_OZAKI_CR &&
-               o->mode != TCNLA_OZAKI_FIXED) ||
+               o->mode != TCNLA_OZAKI_FIXED && o->mode != TCNLA_OZAKI_AUTO) ||
         (o->mode == TCNLA_OZAKI_FIXED && (o->slices < 1 || o->slices > 64)) ||
         (o->fast != 0 && o->fast != 1) ||
         ((int)o->scheme < 0 || (int)o->scheme > 2) ||

@@ -1,6 +1,7 @@
 /* The BLAS-shaped GEMM entry points: argument checking, method resolution,
  * quick returns, then the handle's backend through its table (h->ops). */
 #include "core/internal.h"
+#include "gemm/ozaki.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -45,8 +46,8 @@ static int gemm_common(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t tra
         /* nothing to compute */
     } else if (method == TCNLA_GEMM_OZAKI_FP16 || method == TCNLA_GEMM_OZAKI_INT8) {
         if (B16) return TCNLA_ERR_NOT_SUPPORTED;
-        st = ops->ozaki(cl, method, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc,
-                        32);
+        st = tn_ozaki_run(cl, method, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                          ldc, 32);
     } else {
         st = ops->gemm(cl, method, transa, transb, m, n, k, alpha, A, lda, B, B16, ldb, beta, C,
                        ldc);
@@ -255,8 +256,8 @@ int tcnla_dgemm_ex(tcnla_handle_t h, tcnla_gemm_method_t method, tcnla_op_t tran
     tn_call_init(&cl, h);
     cl.info.method = method;
     if (m > 0 && n > 0) {
-        st = h->ops->ozaki(&cl, method, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
-                           ldc, 64);
+        st = tn_ozaki_run(&cl, method, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
+                          ldc, 64);
         if (st == TCNLA_SUCCESS) tn_call_count(&cl, method);
     }
     tn_call_info(&cl, info);

@@ -81,4 +81,23 @@ void tn_ozaki_acc_add(tn_ozaki_acc_t *a, int64_t v, int E); /* += v * 2^E, |v| <
  * underflow and overflow to +-Inf; an exact zero gives +0. Resets a. */
 double tn_ozaki_acc_round(tn_ozaki_acc_t *a);
 
+/* TCNLA_OZAKI_AUTO (src/gemm/ozaki_auto.c). The model: 1 when the native
+ * GEMM is predicted faster for an m x n x k product with out_prec-bit output
+ * (or the architecture is unknown, or nothing is to compute), 0 when scheme II
+ * is; the predicted seconds in *t_nat, *t_oz (may be NULL). h NULL: the
+ * reference table (sm_90). */
+int tn_oz_auto_model(tcnla_handle_t h, int out_prec, int64_t m, int64_t n, int64_t k,
+                     double *t_nat, double *t_oz);
+/* The compute capability x 10 of a CUDA handle's device (defined by the
+ * CUDA backend, src/backend/cuda/ozaki2_cuda.c). */
+int tn_cuda_oz_arch(tcnla_handle_t h);
+/* The moduli count the model assumes for out_prec-bit output. */
+int tn_oz_auto_moduli(int out_prec);
+/* h->ops->ozaki with AUTO mode resolved: the native GEMM (NATIVE_FP64, or
+ * NATIVE_FP32 for out_prec 32, reported in cl->info.method) or the scheme
+ * in DP mode. Other modes: h->ops->ozaki as it is. */
+int tn_ozaki_run(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla_op_t tb,
+                 int64_t m, int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
+                 const void *B, int64_t ldb, double beta, void *C, int64_t ldc, int out_prec);
+
 #endif

@@ -6,7 +6,9 @@
 #   2. LD_PRELOAD=build/libtcnla_cublas.so, cuBLAS linked by the program
 #      (the global scope: the real functions by dlsym(RTLD_NEXT));
 #   3. the same test as a library opened RTLD_LOCAL (cuBLAS in a local scope,
-#      as in PyTorch and CuPy: the real functions by dlopen(RTLD_NOLOAD));
+#      as in PyTorch and CuPy: the real functions by dlopen(RTLD_NOLOAD)), with
+#      TCNLA_CUBLAS_FP64=ozaki_dp (the test's small FP64 products, which the
+#      default AUTO mode gives to cuBLAS DGEMM, through the Ozaki scheme);
 #   4. run 2 under compute-sanitizer (memcheck), unless IP_SAN=0;
 # plus the CPU checks (interpose/check_exports.sh). Logs and the hooks' exit
 # summaries (TCNLA_CUBLAS_LOG) go to OUTDIR (default $OUT).
@@ -39,7 +41,7 @@ step cpu bash interpose/check_exports.sh build
 step plain ./build/interpose_gpu_check
 step preload env LD_PRELOAD="$SO" TCNLA_CUBLAS_LOG="$OUT/interpose_stats_preload.txt" \
     ./build/interpose_gpu_check
-step local env LD_PRELOAD="$SO" TCNLA_CUBLAS_LOG="$OUT/interpose_stats_local.txt" \
+step local env LD_PRELOAD="$SO" TCNLA_CUBLAS_FP64=ozaki_dp TCNLA_CUBLAS_LOG="$OUT/interpose_stats_local.txt" \
     ./build/interpose_local_loader "$PWD/build/libinterpose_gpu_check.so"
 if [ "${IP_SAN:-1}" = 1 ] && command -v compute-sanitizer >/dev/null; then
     step sanitize env LD_PRELOAD="$SO" compute-sanitizer --tool memcheck --error-exitcode 9 \

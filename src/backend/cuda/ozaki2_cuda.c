@@ -22,6 +22,7 @@
  * INT32 product, 4 GiB of residue products, and O(m + n + k) for the plan. */
 #include "core/internal.h"
 #include "backend/cuda/tn_cuda.h"
+#include "gemm/ozaki.h"
 #include "gemm/ozaki2.h"
 
 #include <limits.h>
@@ -231,3 +232,5 @@ int tn_cuda_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64
     int st2 = cu(cudaFreeAsync(sig, s));
     return st ? st : st2;
 }
+
+int tn_cuda_oz_arch(tcnla_handle_t h) { return 10 * h->cuda->cc_major + h->cuda->cc_minor; }
