@@ -106,4 +106,4 @@ for mode in fast acc; do
   done
 done
 echo "== rows"
-column -s, -t <"$CSV" | cut -c1-160
+if command -v column >/dev/null; then column -s, -t <"$CSV" | cut -c1-160; else cat "$CSV"; fi
