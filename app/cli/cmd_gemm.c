@@ -113,8 +113,9 @@ static void help(void) {
         "  --precision P     single (tcnla_sgemm) or double (tcnla_dgemm: native_fp64,\n"
         "                    ozaki_fp16, ozaki_int8; errors against the correctly rounded\n"
         "                    product, the yardstick is native_fp64) [single]\n"
-        "  --mode M          Ozaki scheme: dp, cr or fixed:N (N slices, or N moduli with\n"
-        "                    --scheme 2) [dp]\n"
+        "  --mode M          Ozaki scheme: dp, cr, auto (dp's accuracy; the native GEMM where\n"
+        "                    the cost model predicts it faster) or fixed:N (N slices, or N\n"
+        "                    moduli with --scheme 2) [dp]\n"
         "  --scheme S        Ozaki scheme: auto, 1 (slices) or 2 (INT8 moduli, CRT) [auto]\n"
         "  --m N --n N --k N sizes [256 256 1024]\n"
         "  --dist D          uniform (= uniform:-1:1), uniform:LO:HI, normal, exp_rand:A:B\n"
@@ -278,8 +279,10 @@ static int gemm_double(const cli_common *c, tcnla_gemm_method_t method, int64_t 
     }
     {
         const double t = times[reps / 2], flops = 2.0 * (double)m * (double)n * (double)k;
-        const char *md = oz->mode == TCNLA_OZAKI_DP ? "dp" : oz->mode == TCNLA_OZAKI_CR ? "cr"
-                                                                                       : "fixed";
+        const char *md = oz->mode == TCNLA_OZAKI_DP     ? "dp"
+                         : oz->mode == TCNLA_OZAKI_CR   ? "cr"
+                         : oz->mode == TCNLA_OZAKI_AUTO ? "auto"
+                                                        : "fixed";
         if (c->json) {
             cli_json j;
             cli_jbegin(&j, stdout);
@@ -313,7 +316,9 @@ static int gemm_double(const cli_common *c, tcnla_gemm_method_t method, int64_t 
                    tcnla_gemm_method_name(method), dev, cli_backend_name(be), (long long)m,
                    (long long)n, (long long)k, da->text, db->text, (unsigned long long)c->seed);
             if (used != method)
-                printf("  note: computed with %s (NaN/Inf input)\n", tcnla_gemm_method_name(used));
+                printf("  note: computed with %s (%s)\n", tcnla_gemm_method_name(used),
+                       oz->mode == TCNLA_OZAKI_AUTO ? "mode auto: the native GEMM predicted faster"
+                                                    : "NaN/Inf input");
             if (scheme)
                 printf("  Ozaki mode %s, scheme %d, %d %s\n", md, scheme, slices,
                        scheme == 2 ? "moduli" : "slices per operand");
@@ -387,10 +392,12 @@ int cmd_gemm(int argc, char **argv) {
             char extra;
             if (!strcmp(v, "dp")) oz.mode = TCNLA_OZAKI_DP;
             else if (!strcmp(v, "cr")) oz.mode = TCNLA_OZAKI_CR;
+            else if (!strcmp(v, "auto")) oz.mode = TCNLA_OZAKI_AUTO;
             else if (sscanf(v, "fixed:%d%c", &nfix, &extra) == 1 && nfix >= 1 && nfix <= 64)
                 oz.mode = TCNLA_OZAKI_FIXED, oz.slices = nfix;
             else {
-                fprintf(stderr, "tcnla gemm: --mode '%s': expected dp, cr or fixed:N (1..64)\n", v);
+                fprintf(stderr, "tcnla gemm: --mode '%s': expected dp, cr, auto or fixed:N (1..64)\n",
+                        v);
                 return EXIT_USAGE;
             }
         } else if (!strcmp(a, "--scheme")) {
@@ -622,8 +629,11 @@ int cmd_gemm(int argc, char **argv) {
             printf("  exact scaling: computed on operands scaled back by powers of two (rows of\n"
                    "  op(A), columns of op(B)), outside the FP16 split's range as given\n");
         if (used != method)
-            printf("  note: computed with %s (NaN/Inf input or range fallback)\n",
-                   tcnla_gemm_method_name(used));
+            printf("  note: computed with %s (%s)\n", tcnla_gemm_method_name(used),
+                   oz.mode == TCNLA_OZAKI_AUTO &&
+                           (method == TCNLA_GEMM_OZAKI_INT8 || method == TCNLA_GEMM_OZAKI_FP16)
+                       ? "mode auto: the native GEMM predicted faster"
+                       : "NaN/Inf input or range fallback");
         if (be == TCNLA_BACKEND_CPU && tc_model_method(method))
             printf("  Tensor Core model: %d-bit accumulation, %d products/instruction, hi*hi "
                    "chunk %d\n",
