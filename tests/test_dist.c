@@ -34,9 +34,7 @@ static void rsvd_rank(rank_job *j) {
     rsvd_ctx *c = j->ctx;
     int64_t r0, mr;
     tcnla_dist_rows(c->m, j->nranks, j->rank, &r0, &mr);
-    float *A = malloc(sizeof(float) * mr * c->n), *U = malloc(sizeof(float) * mr * c->k);
-    for (int64_t q = 0; q < c->n; q++)
-        memcpy(A + q * mr, c->A + r0 + q * c->m, sizeof(float) * mr);
+    float *A = tu_rows_of(c->A, c->m, c->n, r0, mr), *U = malloc(sizeof(float) * mr * c->k);
     tcnla_rsvd_opts_t o = c->o;
     int64_t lda = mr;
     const float *Ap = A;
@@ -48,8 +46,7 @@ static void rsvd_rank(rank_job *j) {
     }
     j->status = tcnla_dist_rsvd(j->comm, &o, mr, c->n, Ap, lda, U, mr, c->S[j->rank],
                                 c->VT[j->rank], c->k);
-    for (int64_t q = 0; q < c->k && j->status == 0; q++)
-        memcpy(c->U + r0 + q * c->m, U + q * mr, sizeof(float) * mr);
+    if (j->status == 0) tu_put_rows(c->U, c->m, c->k, r0, mr, U);
     free(A), free(U);
 }
 
@@ -234,12 +231,9 @@ static void lra_rank(rank_job *j) {
     lra_ctx *c = j->ctx;
     int64_t r0, mr;
     tcnla_dist_rows(c->m, j->nranks, j->rank, &r0, &mr);
-    float *A = malloc(sizeof(float) * mr * c->n), *X = malloc(sizeof(float) * mr * c->r);
-    for (int64_t q = 0; q < c->n; q++)
-        memcpy(A + q * mr, c->A + r0 + q * c->m, sizeof(float) * mr);
+    float *A = tu_rows_of(c->A, c->m, c->n, r0, mr), *X = malloc(sizeof(float) * mr * c->r);
     j->status = tcnla_dist_lra(j->comm, &c->o, mr, c->n, A, mr, X, mr, c->Y[j->rank], c->n);
-    for (int64_t q = 0; q < c->r && j->status == 0; q++)
-        memcpy(c->X + r0 + q * c->m, X + q * mr, sizeof(float) * mr);
+    if (j->status == 0) tu_put_rows(c->X, c->m, c->r, r0, mr, X);
     free(A), free(X);
 }
 
@@ -332,13 +326,10 @@ static void orth_rank(rank_job *j) {
     orth_ctx *c = j->ctx;
     int64_t r0, mr;
     tcnla_dist_rows(c->m, j->nranks, j->rank, &r0, &mr);
-    float *Y = malloc(sizeof(float) * mr * c->n);
-    for (int64_t q = 0; q < c->n; q++)
-        memcpy(Y + q * mr, c->Y0 + r0 + q * c->m, sizeof(float) * mr);
+    float *Y = tu_rows_of(c->Y0, c->m, c->n, r0, mr);
     j->status = tcnla_dist_orthonormalize(j->comm, c->method, TCNLA_BREAKDOWN_RETRY, mr, c->n, Y,
                                           mr, c->R[j->rank], c->n, &c->used[j->rank]);
-    for (int64_t q = 0; q < c->n && j->status == 0; q++)
-        memcpy(c->Q + r0 + q * c->m, Y + q * mr, sizeof(float) * mr);
+    if (j->status == 0) tu_put_rows(c->Q, c->m, c->n, r0, mr, Y);
     free(Y);
 }
 

@@ -217,3 +217,15 @@ int tu_run_ranks(tcnla_backend_t backend, int P, void (*fn)(tu_rank_job *), void
     }
     return st;
 }
+
+float *tu_rows_of(const float *G, int64_t m, int64_t cols, int64_t r0, int64_t mr) {
+    float *B = malloc(sizeof(float) * (size_t)(mr * cols > 0 ? mr * cols : 1));
+    for (int64_t q = 0; B && q < cols; q++)
+        memcpy(B + q * mr, G + r0 + q * m, sizeof(float) * (size_t)mr);
+    return B;
+}
+
+void tu_put_rows(float *G, int64_t m, int64_t cols, int64_t r0, int64_t mr, const float *B) {
+    for (int64_t q = 0; q < cols; q++)
+        memcpy(G + r0 + q * m, B + q * mr, sizeof(float) * (size_t)mr);
+}

@@ -60,4 +60,8 @@ typedef struct {
  * status of the handles' or communicators' creation. */
 int tu_run_ranks(tcnla_backend_t backend, int P, void (*fn)(tu_rank_job *), void *ctx,
                  tu_rank_job *jobs);
+/* Rows r0 .. r0 + mr - 1 of the m x cols matrix G (ld m): a new mr x cols
+ * matrix (ld mr; NULL when out of memory), and its rows put back into G */
+float *tu_rows_of(const float *G, int64_t m, int64_t cols, int64_t r0, int64_t mr);
+void tu_put_rows(float *G, int64_t m, int64_t cols, int64_t r0, int64_t mr, const float *B);
 #endif

@@ -12,6 +12,30 @@
 /* A rank's handle, or NULL (the comm NULL) */
 static tcnla_handle_t comm_handle(tcnla_comm_t c) { return c ? c->h : NULL; }
 
+/* A driver's first agreement (st: its rank-local checks) and the checks on
+ * the global row count *m (the same on every rank); where these fail, the
+ * last agreement too: the status every rank returns, else 0 */
+static int start(tn_call_t *cl, tcnla_comm_t comm, int st, uint64_t key, int64_t m_local,
+                 int64_t *m, int (*check)(const void *o, int64_t m, int64_t n), const void *o,
+                 int64_t n, tcnla_info_t *info) {
+    st = tn_dist_begin(cl, comm, st, key, m_local, m);
+    if (!st) st = check(o, *m, n);
+    if (st) {
+        tn_call_info(cl, info);
+        return tn_dist_end(cl, st);
+    }
+    return TCNLA_SUCCESS;
+}
+
+static int rsvd_check(const void *o, int64_t m, int64_t n) {
+    const tcnla_rsvd_opts_t *r = o;
+    const int st = tn_rsvd_check_opts(r, m, n);
+    if (st) return st;
+    return r->rank + r->oversampling > 46340 ? TCNLA_ERR_NOT_SUPPORTED : TCNLA_SUCCESS;
+}
+
+static int lra_check(const void *o, int64_t m, int64_t n) { return tn_lra_check_opts(o, m, n); }
+
 static int dist_orth_method(tcnla_orth_t m) {
     return m == TCNLA_ORTH_CHOLQR_FP64 || m == TCNLA_ORTH_CHOLQR2_FP64;
 }
@@ -85,13 +109,9 @@ int tcnla_dist_rsvd(tcnla_comm_t comm, const tcnla_rsvd_opts_t *o, int64_t m_loc
     tn_call_t call, *cl = &call;
     tn_call_init(cl, h);
     int64_t m = 0;
-    st = tn_dist_begin(cl, comm, st, st ? 0 : rsvd_key(o, n), m_local, &m);
-    if (!st) st = tn_rsvd_check_opts(o, m, n);
-    if (!st && o->rank + o->oversampling > 46340) st = TCNLA_ERR_NOT_SUPPORTED;
-    if (st) {
-        if (o) tn_call_info(cl, o->info);
-        return tn_dist_end(cl, st);
-    }
+    st = start(cl, comm, st, st ? 0 : rsvd_key(o, n), m_local, &m, rsvd_check, o, n,
+               o ? o->info : NULL);
+    if (st) return st;
     return tn_rsvd_run(cl, o, m_local, m, n, A, lda, U, ldu, S, VT, ldvt);
 }
 
@@ -129,11 +149,8 @@ int tcnla_dist_lra(tcnla_comm_t comm, const tcnla_lra_opts_t *o, int64_t m_local
     tn_call_t call, *cl = &call;
     tn_call_init(cl, h);
     int64_t m = 0;
-    st = tn_dist_begin(cl, comm, st, st ? 0 : lra_key(o, n), m_local, &m);
-    if (!st) st = tn_lra_check_opts(o, m, n);
-    if (st) {
-        if (o) tn_call_info(cl, o->info);
-        return tn_dist_end(cl, st);
-    }
+    st = start(cl, comm, st, st ? 0 : lra_key(o, n), m_local, &m, lra_check, o, n,
+               o ? o->info : NULL);
+    if (st) return st;
     return tn_lra_run(cl, o, m_local, m, n, A, lda, X, ldx, Y, ldy);
 }

@@ -55,10 +55,8 @@ static void rank_fn(tu_rank_job *j) {
     int64_t r0, mr;
     tcnla_dist_rows(c->m, j->nranks, j->rank, &r0, &mr);
     const int64_t vn = c->lra ? c->n * c->r : c->k * c->n;
-    float *hA = malloc(sizeof(float) * mr * c->n), *hU = malloc(sizeof(float) * mr * c->r);
+    float *hA = tu_rows_of(c->A, c->m, c->n, r0, mr), *hU = malloc(sizeof(float) * mr * c->r);
     float *dA = NULL, *dU = NULL, *dS = NULL, *dV = NULL;
-    for (int64_t q = 0; q < c->n; q++)
-        memcpy(hA + q * mr, c->A + r0 + q * c->m, sizeof(float) * mr);
     if (j->rank == c->bad_rank && c->bad_kind == 1) hA[mr / 3] = NAN;
     int st = tcnla_malloc(h, (void **)&dA, sizeof(float) * mr * c->n);
     if (!st) st = tcnla_malloc(h, (void **)&dU, sizeof(float) * mr * c->r);
@@ -83,8 +81,7 @@ static void rank_fn(tu_rank_job *j) {
     }
     if (j->status == 0) {
         tcnla_memcpy(h, hU, dU, sizeof(float) * mr * c->r, TCNLA_MEMCPY_HANDLE_TO_HOST);
-        for (int64_t q = 0; q < c->r; q++)
-            memcpy(c->U + r0 + q * c->m, hU + q * mr, sizeof(float) * mr);
+        tu_put_rows(c->U, c->m, c->r, r0, mr, hU);
         if (!c->lra)
             tcnla_memcpy(h, c->S[j->rank], dS, sizeof(float) * c->k, TCNLA_MEMCPY_HANDLE_TO_HOST);
         tcnla_memcpy(h, c->V[j->rank], dV, sizeof(float) * vn, TCNLA_MEMCPY_HANDLE_TO_HOST);
@@ -180,16 +177,22 @@ static void compare(job_ctx *c, double tol, const char *name) {
     free(U1), free(V1);
 }
 
-TEST(gpu_dist_rsvd_matches_single_gpu) {
-    NEED_NCCL();
-    const int64_t m = 6000, n = 3000, k = 64, r = 400;
-    float *A = test_matrix(m, n, r, 0.9, 17); /* residual about 1e-3 */
-    REQUIRE(A);
+/* an rsvd job of rank k on A (m x n) with the default options */
+static job_ctx rsvd_job(int64_t m, int64_t n, int64_t k, const float *A) {
     job_ctx c;
     memset(&c, 0, sizeof c);
     c.m = m, c.n = n, c.k = k, c.r = k, c.A = A;
     c.ro = tcnla_rsvd_opts_default();
     c.ro.rank = k;
+    return c;
+}
+
+TEST(gpu_dist_rsvd_matches_single_gpu) {
+    NEED_NCCL();
+    const int64_t m = 6000, n = 3000, k = 64, r = 400;
+    float *A = test_matrix(m, n, r, 0.9, 17); /* residual about 1e-3 */
+    REQUIRE(A);
+    job_ctx c = rsvd_job(m, n, k, A);
     compare(&c, 1e-6, "rsvd defaults");
     c.ro.power_method = TCNLA_GEMM_TCEC_FP16;
     compare(&c, 1e-6, "rsvd TCEC power iterations");
@@ -221,11 +224,7 @@ TEST(gpu_dist_failing_rank_same_status_everywhere) {
     const int64_t m = 2000, n = 1000, k = 16;
     float *A = test_matrix(m, n, 200, 0.9, 5);
     REQUIRE(A);
-    job_ctx c;
-    memset(&c, 0, sizeof c);
-    c.m = m, c.n = n, c.k = k, c.r = k, c.A = A;
-    c.ro = tcnla_rsvd_opts_default();
-    c.ro.rank = k;
+    job_ctx c = rsvd_job(m, n, k, A);
     for (int kind = 0; kind < 2; kind++) {
         tu_rank_job jobs[TU_MAX_RANKS];
         c.U = calloc(m * k, sizeof(float));
