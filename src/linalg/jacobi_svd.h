@@ -11,7 +11,9 @@
  * are taken in blocks of TN_JSVD_W; a sweep is nb - 1 steps, each step
  * pairs every block with another (round robin, tn_jsvd_pair), and each
  * pair of blocks (2W columns C) is handled alone:
- *   H = Y_C^T Y_C (2W x 2W, each entry a sum over the rows in order);
+ *   H = Y_C^T Y_C (2W x 2W): each entry four partial sums over the rows
+ *   in order, p_g over the rows r with (r mod TN_JSVD_RC) / (TN_JSVD_RC /
+ *   TN_JSVD_RG) = g, then (p_0 + p_1) + (p_2 + p_3) (the GPU's row groups);
  *   up to TN_JSVD_INNER sweeps of two-sided Jacobi on H (2W - 1 rounds of W
  *   disjoint rotations each, tn_jsvd_pair again), rotation (p, q) where
  *   |h_pq| > tol sqrt(h_pp) sqrt(h_qq), accumulated into Q (2W x 2W); an
@@ -28,6 +30,8 @@
 #define TN_JSVD_MAXL 1024  /* the largest l */
 #define TN_JSVD_INNER 2    /* inner sweeps per pair of blocks, at most */
 #define TN_JSVD_SWEEPS 40  /* outer sweeps before giving up (not converged) */
+#define TN_JSVD_RC 32      /* rows a chunk, in the Gram product's order */
+#define TN_JSVD_RG 4       /* partial sums of a Gram entry (row groups of a chunk) */
 
 #ifdef __CUDACC__
 #define TN_JSVD_FN static __host__ __device__ __forceinline__
@@ -85,26 +89,28 @@ TN_JSVD_FN void tn_jsvd_pair(int n, int r, int p, int *a, int *b) {
 TN_JSVD_FN double tn_jsvd_tol(int l) { return (double)(l < 16 ? 16 : l) * 2.220446049250313e-16; }
 
 /* Whether columns with Gram entries a = |y_p|^2, b = |y_q|^2, c = y_p . y_q
- * need a rotation: |c| > tol sqrt(a) sqrt(b) (NaN: no). */
+ * need a rotation: |c| > tol sqrt(a b), tested squared, c^2 > tol^2 a b
+ * (NaN: no), so that no square root is on the path of a round (the entries
+ * of Gram matrices of FP32 data, at most l 2^256, cannot overflow). */
 TN_JSVD_FN int tn_jsvd_needs(double a, double b, double c, double tol) {
-    return fabs(c) > tol * sqrt(a) * sqrt(b);
+    return c * c > (tol * tol) * (a * b);
 }
 
 /* The rotation that makes the columns p, q of a Gram matrix
  * [[a, c], [c, b]] orthogonal: [y_p y_q] <- [cs y_p - sn y_q, sn y_p + cs y_q]
- * gives a' = a - t c, b' = b + t c, c' = 0 (t = sn / cs, |t| <= 1). Returns 0
- * (nothing to do, *cs = 1, *sn = 0) where |c| <= tol sqrt(a) sqrt(b); `flip`
- * (tests only: a planted fault) negates the angle. */
+ * gives a' = a - t c, b' = b + t c, c' = 0 (t = sn / cs, |t| <= 1): with
+ * d = b - a, t = sign(d) 2c / (|d| + sqrt(d^2 + 4 c^2)) (the smaller root
+ * of t^2 + (d / c) t - 1 = 0, without the division d / c: two square roots
+ * and two divisions on the path), cs = 1 / sqrt(1 + t^2), sn = cs t.
+ * Returns 0 (nothing to do, *cs = 1, *sn = 0) where !tn_jsvd_needs;
+ * `flip` (tests only: a planted fault) negates the angle. */
 TN_JSVD_FN int tn_jsvd_rot(double a, double b, double c, double tol, int flip, double *cs,
                            double *sn, double *t) {
     *cs = 1.0, *sn = 0.0, *t = 0.0;
     if (!tn_jsvd_needs(a, b, c, tol)) return 0;
-    const double zeta = (b - a) / (2.0 * c);
-    double tt;
-    if (fabs(zeta) > 1e150)
-        tt = 0.5 / zeta;
-    else
-        tt = (zeta >= 0.0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
+    const double d = b - a, r = sqrt(d * d + 4.0 * (c * c));
+    double tt = (2.0 * c) / (fabs(d) + r);
+    if (d < 0.0) tt = -tt;
     if (flip) tt = -tt;
     *t = tt;
     *cs = 1.0 / sqrt(1.0 + tt * tt);

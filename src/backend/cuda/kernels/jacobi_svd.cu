@@ -45,9 +45,12 @@
 #define JS_W2 (2 * TN_JSVD_W)
 #define JS_NP (TN_JSVD_W)   /* rotations a round: W2 / 2 */
 #define JS_THREADS 256
-#define JS_RC 32            /* rows of Y per staged chunk */
+#define JS_RC TN_JSVD_RC     /* rows of Y per staged chunk */
+#define JS_RW (JS_RC / (JS_THREADS / 32)) /* a warp's rows of a chunk in the update */
+#define JS_RG8 (JS_RC / TN_JSVD_RG)          /* a group's rows of a chunk in the Gram product */
 
-static_assert(JS_W2 == 32 && JS_THREADS == 256, "the thread mapping of the Gram product");
+static_assert(JS_W2 == 32 && JS_THREADS == 256 && TN_JSVD_RG == 4 && JS_RC == 32,
+              "the thread mapping of the Gram product");
 static_assert(JS_NP * JS_NP == JS_THREADS, "a thread per 2 x 2 block of a round's update");
 
 /* The grid barrier of cholqr_kernels.cu: a monotonic arrival counter
@@ -117,10 +120,17 @@ static __device__ __forceinline__ void js_put(js_smem &sm, const double (&v)[JS_
 static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, int bj, double tol,
                               int inner, int flip) {
     const int tid = threadIdx.x;
-    /* H = Y_C^T Y_C: thread (ti, tj) sums the 2 x 2 tile (2 ti.., 2 tj..)
-     * over the rows in order */
-    const int i0 = 2 * (tid & 15), j0 = 2 * (tid >> 4);
-    double h00 = 0.0, h01 = 0.0, h10 = 0.0, h11 = 0.0;
+    /* H = Y_C^T Y_C (jacobi_svd.h's order): the threads in TN_JSVD_RG
+     * groups of 64, group g the rows g JS_RG8 .. of each chunk, thread
+     * (ti, tj) of a group the 4 x 4 tile (4 ti.., 4 tj..) of its partial
+     * sum (8 loads a row for 16 products); then groups 1, 2, 3 leave their
+     * partials in Q, S, H and group 0 adds them, (p0 + p1) + (p2 + p3) */
+    const int grp = tid >> 6, ti = (tid & 63) >> 3, tj = tid & 7;
+    double hp[4][4];
+#pragma unroll
+    for (int x = 0; x < 4; x++)
+#pragma unroll
+        for (int y = 0; y < 4; y++) hp[x][y] = 0.0;
     if (tid < TN_JSVD_INNER) sm.any[tid] = sm.need[tid] = 0;
     if (tid < 3) sm.ron[tid] = 0;
     double v[JS_PER];
@@ -129,17 +139,36 @@ static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, 
         js_put(sm, v);
         __syncthreads();
         if (r0 + JS_RC < l) js_fetch(v, Y, l, r0 + JS_RC, bi, bj);
-        const int nr = l - r0 < JS_RC ? l - r0 : JS_RC;
-        for (int rr = 0; rr < nr; rr++) {
-            const double a0 = sm.S[rr][i0], a1 = sm.S[rr][i0 + 1];
-            const double b0 = sm.S[rr][j0], b1 = sm.S[rr][j0 + 1];
-            h00 = fma(a0, b0, h00), h01 = fma(a0, b1, h01);
-            h10 = fma(a1, b0, h10), h11 = fma(a1, b1, h11);
+        /* (rows past l are zeros: their products add nothing) */
+#pragma unroll 2
+        for (int rr = grp * JS_RG8; rr < (grp + 1) * JS_RG8; rr++) {
+            double x[4], y[4];
+#pragma unroll
+            for (int u = 0; u < 4; u++) x[u] = sm.S[rr][4 * ti + u], y[u] = sm.S[rr][4 * tj + u];
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+#pragma unroll
+                for (int z = 0; z < 4; z++) hp[u][z] = fma(x[u], y[z], hp[u][z]);
         }
         __syncthreads();
     }
-    sm.H[i0][j0] = h00, sm.H[i0][j0 + 1] = h01;
-    sm.H[i0 + 1][j0] = h10, sm.H[i0 + 1][j0 + 1] = h11;
+    if (grp) {
+        double(*P)[JS_W2 + 1] = grp == 1 ? sm.Q : grp == 2 ? sm.S : sm.H;
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+#pragma unroll
+            for (int z = 0; z < 4; z++) P[4 * ti + u][4 * tj + z] = hp[u][z];
+    }
+    __syncthreads();
+    if (!grp)
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+#pragma unroll
+            for (int z = 0; z < 4; z++) {
+                const int i = 4 * ti + u, j = 4 * tj + z;
+                sm.H[i][j] = (hp[u][z] + sm.Q[i][j]) + (sm.S[i][j] + sm.H[i][j]);
+            }
+    __syncthreads();
     for (int e = tid; e < JS_W2 * JS_W2; e += JS_THREADS)
         sm.Q[e / JS_W2][e % JS_W2] = (e / JS_W2 == e % JS_W2) ? 1.0 : 0.0;
     __syncthreads();
@@ -226,22 +255,33 @@ static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, 
     }
     if (!rotated) return 0;
     /* Y_C = Y_C Q, V_C = V_C Q, chunk by chunk (each chunk read whole into
-     * S before any of it is written; the next one's loads issued first) */
+     * S before any of it is written; the next one's loads issued first):
+     * thread (warp w, lane j) holds column j of Q in registers and sums
+     * rows JS_RW w .. of the chunk, S's row read by the whole warp at once
+     * (a broadcast), each element summed over c in order */
+    const int lj = tid & 31, w0 = (tid >> 5) * JS_RW;
+    double qj[JS_W2];
+#pragma unroll
+    for (int cc = 0; cc < JS_W2; cc++) qj[cc] = sm.Q[cc][lj];
     for (int m = 0; m < 2; m++) {
         double *X = m ? V : Y;
+        double *xj = X + (long long)js_col(lj, bi, bj) * l;
         js_fetch(v, X, l, 0, bi, bj);
         for (int r0 = 0; r0 < l; r0 += JS_RC) {
             js_put(sm, v);
             __syncthreads();
             /* the next chunk's rows: not among those written below */
             if (r0 + JS_RC < l) js_fetch(v, X, l, r0 + JS_RC, bi, bj);
-            for (int e = tid; e < JS_RC * JS_W2; e += JS_THREADS) {
-                const int rr = e % JS_RC, j = e / JS_RC;
-                if (r0 + rr >= l) continue;
-                double acc = 0.0;
-                for (int c = 0; c < JS_W2; c++) acc = fma(sm.S[rr][c], sm.Q[c][j], acc);
-                __stcg(X + (long long)js_col(j, bi, bj) * l + r0 + rr, acc);
-            }
+            double acc[JS_RW];
+#pragma unroll
+            for (int i = 0; i < JS_RW; i++) acc[i] = 0.0;
+#pragma unroll
+            for (int cc = 0; cc < JS_W2; cc++)
+#pragma unroll
+                for (int i = 0; i < JS_RW; i++) acc[i] = fma(sm.S[w0 + i][cc], qj[cc], acc[i]);
+#pragma unroll
+            for (int i = 0; i < JS_RW; i++)
+                if (r0 + w0 + i < l) __stcg(xj + r0 + w0 + i, acc[i]);
             __syncthreads();
         }
     }
