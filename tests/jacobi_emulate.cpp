@@ -44,7 +44,7 @@ static void __syncthreads() { swapcontext(&emu_blk->ctx[emu_blk->tid], &emu_blk-
 #define __device__
 #define __host__
 #define __forceinline__ inline
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __shared__ static thread_local
 #define __ldcg(p) (*(p))
 #define __stcg(p, v) (*(p) = (v))

@@ -101,7 +101,8 @@ TN_JSVD_FN int tn_jsvd_needs(double a, double b, double c, double tol) {
  * gives a' = a - t c, b' = b + t c, c' = 0 (t = sn / cs, |t| <= 1): with
  * d = b - a, t = sign(d) 2c / (|d| + sqrt(d^2 + 4 c^2)) (the smaller root
  * of t^2 + (d / c) t - 1 = 0, without the division d / c: two square roots
- * and two divisions on the path), cs = 1 / sqrt(1 + t^2), sn = cs t.
+ * and two divisions on the path), cs = 1 / sqrt(1 + t^2) (the GPU's rsqrt,
+ * within an ulp: one division fewer), sn = cs t.
  * Returns 0 (nothing to do, *cs = 1, *sn = 0) where !tn_jsvd_needs;
  * `flip` (tests only: a planted fault) negates the angle. */
 TN_JSVD_FN int tn_jsvd_rot(double a, double b, double c, double tol, int flip, double *cs,
@@ -113,7 +114,11 @@ TN_JSVD_FN int tn_jsvd_rot(double a, double b, double c, double tol, int flip, d
     if (d < 0.0) tt = -tt;
     if (flip) tt = -tt;
     *t = tt;
+#ifdef __CUDA_ARCH__
+    *cs = rsqrt(1.0 + tt * tt); /* (within an ulp of the reference's: no division) */
+#else
     *cs = 1.0 / sqrt(1.0 + tt * tt);
+#endif
     *sn = *cs * tt;
     return 1;
 }
