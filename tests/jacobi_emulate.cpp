@@ -55,6 +55,10 @@ static unsigned atomicAdd(unsigned *p, unsigned v) {
 }
 static int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
 
+struct double2 {
+    double x, y;
+};
+
 #define TN_JSVD_EMULATE 1
 #include "../src/backend/cuda/kernels/jacobi_svd.cu"
 

@@ -48,6 +48,7 @@
 #define JS_RC TN_JSVD_RC     /* rows of Y per staged chunk */
 #define JS_RW (JS_RC / (JS_THREADS / 32)) /* a warp's rows of a chunk in the update */
 #define JS_RG8 (JS_RC / TN_JSVD_RG)          /* a group's rows of a chunk in the Gram product */
+#define JS_LD (JS_W2 + 2) /* row stride of S, H, Q: S's rows 16-byte aligned (double2 loads) */
 
 static_assert(JS_W2 == 32 && JS_THREADS == 256 && TN_JSVD_RG == 4 && JS_RC == 32,
               "the thread mapping of the Gram product");
@@ -75,9 +76,9 @@ static __device__ __forceinline__ void js_barrier(unsigned *bar, unsigned *targe
 }
 
 struct js_smem {
-    double S[JS_RC][JS_W2 + 1]; /* a chunk of rows of Y_C or V_C */
-    double H[JS_W2][JS_W2 + 1]; /* the Gram matrix, rotated */
-    double Q[JS_W2][JS_W2 + 1]; /* the accumulated rotation */
+    alignas(16) double S[JS_RC][JS_LD]; /* a chunk of rows of Y_C or V_C */
+    double H[JS_W2][JS_LD];             /* the Gram matrix, rotated */
+    double Q[JS_W2][JS_LD];             /* the accumulated rotation */
     /* a round's rotations (tn_jsvd_rot's inputs and outputs), two rounds
      * in turn: round rd's in [rd & 1], written during round rd - 1 */
     double cs[2][JS_NP], sn[2][JS_NP], t[2][JS_NP], a[2][JS_NP], b[2][JS_NP], c[2][JS_NP];
@@ -169,7 +170,11 @@ static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, 
         for (int rr = grp * JS_RG8; rr < (grp + 1) * JS_RG8; rr++) {
             double x[4], y[4];
 #pragma unroll
-            for (int u = 0; u < 4; u++) x[u] = sm.S[rr][4 * ti + u], y[u] = sm.S[rr][4 * tj + u];
+            for (int u = 0; u < 4; u += 2) {
+                const double2 xu = *reinterpret_cast<const double2 *>(&sm.S[rr][4 * ti + u]);
+                const double2 yu = *reinterpret_cast<const double2 *>(&sm.S[rr][4 * tj + u]);
+                x[u] = xu.x, x[u + 1] = xu.y, y[u] = yu.x, y[u + 1] = yu.y;
+            }
 #pragma unroll
             for (int u = 0; u < 4; u++)
 #pragma unroll
@@ -178,7 +183,7 @@ static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, 
         __syncthreads();
     }
     if (grp) {
-        double(*P)[JS_W2 + 1] = grp == 1 ? sm.Q : grp == 2 ? sm.S : sm.H;
+        double(*P)[JS_LD] = grp == 1 ? sm.Q : grp == 2 ? sm.S : sm.H;
 #pragma unroll
         for (int u = 0; u < 4; u++)
 #pragma unroll
@@ -300,7 +305,8 @@ static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, 
      * S before any of it is written; the next one's loads issued first):
      * thread (warp w, lane j) holds column j of Q in registers and sums
      * rows JS_RW w .. of the chunk, S's row read by the whole warp at once
-     * (a broadcast), each element summed over c in order */
+     * (a broadcast, two entries a load), each element summed over c in
+     * order */
     const int lj = tid & 31, w0 = (tid >> 5) * JS_RW;
     double qj[JS_W2];
 #pragma unroll
@@ -318,9 +324,13 @@ static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, 
 #pragma unroll
             for (int i = 0; i < JS_RW; i++) acc[i] = 0.0;
 #pragma unroll
-            for (int cc = 0; cc < JS_W2; cc++)
+            for (int cc = 0; cc < JS_W2; cc += 2)
 #pragma unroll
-                for (int i = 0; i < JS_RW; i++) acc[i] = fma(sm.S[w0 + i][cc], qj[cc], acc[i]);
+                for (int i = 0; i < JS_RW; i++) {
+                    const double2 s2 = *reinterpret_cast<const double2 *>(&sm.S[w0 + i][cc]);
+                    acc[i] = fma(s2.x, qj[cc], acc[i]);
+                    acc[i] = fma(s2.y, qj[cc + 1], acc[i]);
+                }
 #pragma unroll
             for (int i = 0; i < JS_RW; i++)
                 if (r0 + w0 + i < l) __stcg(xj + r0 + w0 + i, acc[i]);
