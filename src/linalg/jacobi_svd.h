@@ -96,30 +96,35 @@ TN_JSVD_FN int tn_jsvd_needs(double a, double b, double c, double tol) {
     return c * c > (tol * tol) * (a * b);
 }
 
+/* 1 / sqrt(x): the GPU's rsqrt (within an ulp), 1.0 / sqrt(x) on the host. */
+TN_JSVD_FN double tn_jsvd_rsqrt(double x) {
+#ifdef __CUDA_ARCH__
+    return rsqrt(x);
+#else
+    return 1.0 / sqrt(x);
+#endif
+}
+
 /* The rotation that makes the columns p, q of a Gram matrix
  * [[a, c], [c, b]] orthogonal: [y_p y_q] <- [cs y_p - sn y_q, sn y_p + cs y_q]
- * gives a' = a - t c, b' = b + t c, c' = 0 (t = sn / cs, |t| <= 1): with
- * d = b - a, t = sign(d) 2c / (|d| + sqrt(d^2 + 4 c^2)) (the smaller root
- * of t^2 + (d / c) t - 1 = 0, without the division d / c: two square roots
- * and two divisions on the path), cs = 1 / sqrt(1 + t^2) (the GPU's rsqrt,
- * within an ulp: one division fewer), sn = cs t.
- * Returns 0 (nothing to do, *cs = 1, *sn = 0) where !tn_jsvd_needs;
- * `flip` (tests only: a planted fault) negates the angle. */
+ * gives a' = a - t c, b' = b + t c, c' = 0 (t = sn / cs, |t| <= 1). With
+ * d = b - a and the angle 2 theta of cos = |d| / r, r = sqrt(d^2 + 4 c^2):
+ * y = 1 / r, u = cs^2 = (1 + |d| y) / 2, z = 1 / sqrt(u); cs = u z,
+ * sn = sign(d) c y z, t = sign(d) c y z^2 (= sign(d) 2c / (|d| + r), the
+ * smaller root of t^2 + (d / c) t - 1 = 0; sign(0) = 1): two reciprocal
+ * square roots and no division on the path of a round. Returns 0 (nothing
+ * to do, *cs = 1, *sn = 0) where !tn_jsvd_needs; `flip` (tests only: a
+ * planted fault) negates the angle. */
 TN_JSVD_FN int tn_jsvd_rot(double a, double b, double c, double tol, int flip, double *cs,
                            double *sn, double *t) {
     *cs = 1.0, *sn = 0.0, *t = 0.0;
     if (!tn_jsvd_needs(a, b, c, tol)) return 0;
-    const double d = b - a, r = sqrt(d * d + 4.0 * (c * c));
-    double tt = (2.0 * c) / (fabs(d) + r);
-    if (d < 0.0) tt = -tt;
-    if (flip) tt = -tt;
-    *t = tt;
-#ifdef __CUDA_ARCH__
-    *cs = rsqrt(1.0 + tt * tt); /* (within an ulp of the reference's: no division) */
-#else
-    *cs = 1.0 / sqrt(1.0 + tt * tt);
-#endif
-    *sn = *cs * tt;
+    const double d = b - a, y = tn_jsvd_rsqrt(d * d + 4.0 * (c * c));
+    const double u = 0.5 * (1.0 + fabs(d) * y), z = tn_jsvd_rsqrt(u);
+    const double sc = (d < 0.0) != (flip != 0) ? -c : c; /* sign(d) c, negated by flip */
+    *cs = u * z;
+    *sn = sc * y * z;
+    *t = sc * y * (z * z);
     return 1;
 }
 

@@ -8,13 +8,15 @@
  *    l = 266: 9 blocks, 17 steps a sweep; l = 1024: 32 blocks, 63 steps).
  *    In a step each block takes one pair of column blocks (tn_jsvd_pair):
  *    their 32 x 32 Gram matrix from 32-row chunks of Y staged in shared
- *    memory, the inner two-sided Jacobi sweeps on it in shared memory (16
- *    disjoint rotations a round: their parameters, a barrier, J^T H J and
- *    Q J a 2 x 2 block a thread, a barrier; a round without a rotation
- *    ends at its first barrier, a sweep that no pair needs is skipped after
- *    one parallel check), then Y and V
- *    times the accumulated Q chunk by chunk (skipped where no rotation was
- *    made). The blocks meet at a grid barrier after every step (the
+ *    memory (4 x 4 tiles a thread, four row groups added at the end), the
+ *    inner two-sided Jacobi sweeps on it in shared memory (16 disjoint
+ *    rotations a round, one barrier a round: each thread updates its 2 x 2
+ *    block of J^T H J and two entries of Q J, and the thread whose block
+ *    holds the off-diagonal entry of one of the next round's pairs makes
+ *    that rotation; a sweep that no pair needs is skipped after one
+ *    parallel check), then Y and V times the accumulated Q chunk by chunk
+ *    (Q's column in registers, S's rows broadcast; skipped where no
+ *    rotation was made). The blocks meet at a grid barrier after every step (the
  *    counter barrier of cholqr_kernels.cu); Y and V, which other blocks
  *    write, are read and written through L2 (ld / st .cg). A block that made
  *    a rotation adds 1 to the sweep's flag (three flags in turn: block 0
@@ -31,7 +33,8 @@
  *    orthogonal, V orthonormal, Y = M V column by column, from DSYRKs and a
  *    DGEMM of the driver), so that a wrong result of the sweeps, whatever
  *    its cause, goes to gesvdj instead of out. 
- * No GPU timing of these kernels yet: docs/design.md gives the estimate.
+ * The cost is latency, not FLOPs: docs/design.md gives the model and the
+ * measured times.
  * With TN_JSVD_EMULATE defined, only jsvd_kernel is compiled, for
  * tests/jacobi_emulate.cpp, which runs it on the CPU (blocks as threads,
  * each block's threads as fibers switched at __syncthreads) against the C
