@@ -16,7 +16,7 @@
  *   TN_JSVD_RG) = g, then (p_0 + p_1) + (p_2 + p_3) (the GPU's row groups);
  *   up to TN_JSVD_INNER sweeps of two-sided Jacobi on H (2W - 1 rounds of W
  *   disjoint rotations each, tn_jsvd_pair again), rotation (p, q) where
- *   |h_pq| > tol sqrt(h_pp) sqrt(h_qq), accumulated into Q (2W x 2W); an
+ *   h_pq^2 > tol^2 h_pp h_qq (tn_jsvd_needs), accumulated into Q (2W x 2W); an
  *   inner sweep without a rotation ends them;
  *   where some rotation was made: Y_C = Y_C Q, V_C = V_C Q.
  * The sweep that makes no rotation at all (every pair of columns
