@@ -44,7 +44,7 @@ static void __syncthreads() { swapcontext(&emu_blk->ctx[emu_blk->tid], &emu_blk-
 #define __device__
 #define __host__
 #define __forceinline__ inline
-#define __launch_bounds__(n)
+#define __launch_bounds__(...)
 #define __shared__ static thread_local
 #define __ldcg(p) (*(p))
 #define __stcg(p, v) (*(p) = (v))
@@ -54,6 +54,10 @@ static unsigned atomicAdd(unsigned *p, unsigned v) {
     return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST);
 }
 static int atomicAdd(int *p, int v) { return __atomic_fetch_add(p, v, __ATOMIC_SEQ_CST); }
+
+struct double2 {
+    double x, y;
+};
 
 #define TN_JSVD_EMULATE 1
 #include "../src/backend/cuda/kernels/jacobi_svd.cu"

@@ -11,10 +11,12 @@
  * are taken in blocks of TN_JSVD_W; a sweep is nb - 1 steps, each step
  * pairs every block with another (round robin, tn_jsvd_pair), and each
  * pair of blocks (2W columns C) is handled alone:
- *   H = Y_C^T Y_C (2W x 2W, each entry a sum over the rows in order);
+ *   H = Y_C^T Y_C (2W x 2W): each entry four partial sums over the rows
+ *   in order, p_g over the rows r with (r mod TN_JSVD_RC) / (TN_JSVD_RC /
+ *   TN_JSVD_RG) = g, then (p_0 + p_1) + (p_2 + p_3) (the GPU's row groups);
  *   up to TN_JSVD_INNER sweeps of two-sided Jacobi on H (2W - 1 rounds of W
  *   disjoint rotations each, tn_jsvd_pair again), rotation (p, q) where
- *   |h_pq| > tol sqrt(h_pp) sqrt(h_qq), accumulated into Q (2W x 2W); an
+ *   h_pq^2 > tol^2 h_pp h_qq (tn_jsvd_needs), accumulated into Q (2W x 2W); an
  *   inner sweep without a rotation ends them;
  *   where some rotation was made: Y_C = Y_C Q, V_C = V_C Q.
  * The sweep that makes no rotation at all (every pair of columns
@@ -28,6 +30,8 @@
 #define TN_JSVD_MAXL 1024  /* the largest l */
 #define TN_JSVD_INNER 2    /* inner sweeps per pair of blocks, at most */
 #define TN_JSVD_SWEEPS 40  /* outer sweeps before giving up (not converged) */
+#define TN_JSVD_RC 32      /* rows a chunk, in the Gram product's order */
+#define TN_JSVD_RG 4       /* partial sums of a Gram entry (row groups of a chunk) */
 
 #ifdef __CUDACC__
 #define TN_JSVD_FN static __host__ __device__ __forceinline__
@@ -85,30 +89,42 @@ TN_JSVD_FN void tn_jsvd_pair(int n, int r, int p, int *a, int *b) {
 TN_JSVD_FN double tn_jsvd_tol(int l) { return (double)(l < 16 ? 16 : l) * 2.220446049250313e-16; }
 
 /* Whether columns with Gram entries a = |y_p|^2, b = |y_q|^2, c = y_p . y_q
- * need a rotation: |c| > tol sqrt(a) sqrt(b) (NaN: no). */
+ * need a rotation: |c| > tol sqrt(a b), tested squared, c^2 > tol^2 a b
+ * (NaN: no), so that no square root is on the path of a round (the entries
+ * of Gram matrices of FP32 data, at most l 2^256, cannot overflow). */
 TN_JSVD_FN int tn_jsvd_needs(double a, double b, double c, double tol) {
-    return fabs(c) > tol * sqrt(a) * sqrt(b);
+    return c * c > (tol * tol) * (a * b);
+}
+
+/* 1 / sqrt(x): the GPU's rsqrt (within an ulp), 1.0 / sqrt(x) on the host. */
+TN_JSVD_FN double tn_jsvd_rsqrt(double x) {
+#ifdef __CUDA_ARCH__
+    return rsqrt(x);
+#else
+    return 1.0 / sqrt(x);
+#endif
 }
 
 /* The rotation that makes the columns p, q of a Gram matrix
  * [[a, c], [c, b]] orthogonal: [y_p y_q] <- [cs y_p - sn y_q, sn y_p + cs y_q]
- * gives a' = a - t c, b' = b + t c, c' = 0 (t = sn / cs, |t| <= 1). Returns 0
- * (nothing to do, *cs = 1, *sn = 0) where |c| <= tol sqrt(a) sqrt(b); `flip`
- * (tests only: a planted fault) negates the angle. */
+ * gives a' = a - t c, b' = b + t c, c' = 0 (t = sn / cs, |t| <= 1). With
+ * d = b - a and the angle 2 theta of cos = |d| / r, r = sqrt(d^2 + 4 c^2):
+ * y = 1 / r, u = cs^2 = (1 + |d| y) / 2, z = 1 / sqrt(u); cs = u z,
+ * sn = sign(d) c y z, t = sign(d) c y z^2 (= sign(d) 2c / (|d| + r), the
+ * smaller root of t^2 + (d / c) t - 1 = 0; sign(0) = 1): two reciprocal
+ * square roots and no division on the path of a round. Returns 0 (nothing
+ * to do, *cs = 1, *sn = 0) where !tn_jsvd_needs; `flip` (tests only: a
+ * planted fault) negates the angle. */
 TN_JSVD_FN int tn_jsvd_rot(double a, double b, double c, double tol, int flip, double *cs,
                            double *sn, double *t) {
     *cs = 1.0, *sn = 0.0, *t = 0.0;
     if (!tn_jsvd_needs(a, b, c, tol)) return 0;
-    const double zeta = (b - a) / (2.0 * c);
-    double tt;
-    if (fabs(zeta) > 1e150)
-        tt = 0.5 / zeta;
-    else
-        tt = (zeta >= 0.0 ? 1.0 : -1.0) / (fabs(zeta) + sqrt(1.0 + zeta * zeta));
-    if (flip) tt = -tt;
-    *t = tt;
-    *cs = 1.0 / sqrt(1.0 + tt * tt);
-    *sn = *cs * tt;
+    const double d = b - a, y = tn_jsvd_rsqrt(d * d + 4.0 * (c * c));
+    const double u = 0.5 * (1.0 + fabs(d) * y), z = tn_jsvd_rsqrt(u);
+    const double sc = (d < 0.0) != (flip != 0) ? -c : c; /* sign(d) c, negated by flip */
+    *cs = u * z;
+    *sn = sc * y * z;
+    *t = sc * y * (z * z);
     return 1;
 }
 

@@ -76,10 +76,12 @@ static int jsvd_pair_ref(int l, double *Y, double *V, int bi, int bj, double tol
         col[c] = c < TN_JSVD_W ? bi * TN_JSVD_W + c : bj * TN_JSVD_W + c - TN_JSVD_W;
     for (int i = 0; i < W2; i++)
         for (int j = i; j < W2; j++) { /* (the products commute: H exactly symmetric) */
+            _Static_assert(TN_JSVD_RG == 4, "the partial sums' order");
             const double *yi = Y + (size_t)col[i] * l, *yj = Y + (size_t)col[j] * l;
-            double acc = 0.0;
-            for (int r = 0; r < l; r++) acc += yi[r] * yj[r];
-            H[i * W2 + j] = H[j * W2 + i] = acc;
+            double acc[TN_JSVD_RG] = {0.0}; /* jacobi_svd.h's order */
+            for (int r = 0; r < l; r++)
+                acc[(r % TN_JSVD_RC) / (TN_JSVD_RC / TN_JSVD_RG)] += yi[r] * yj[r];
+            H[i * W2 + j] = H[j * W2 + i] = (acc[0] + acc[1]) + (acc[2] + acc[3]);
             Q[i * W2 + j] = Q[j * W2 + i] = i == j ? 1.0 : 0.0;
         }
     int rotated = 0;

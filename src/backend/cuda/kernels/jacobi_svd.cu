@@ -8,13 +8,15 @@
  *    l = 266: 9 blocks, 17 steps a sweep; l = 1024: 32 blocks, 63 steps).
  *    In a step each block takes one pair of column blocks (tn_jsvd_pair):
  *    their 32 x 32 Gram matrix from 32-row chunks of Y staged in shared
- *    memory, the inner two-sided Jacobi sweeps on it in shared memory (16
- *    disjoint rotations a round: their parameters, a barrier, J^T H J and
- *    Q J a 2 x 2 block a thread, a barrier; a round without a rotation
- *    ends at its first barrier, a sweep that no pair needs is skipped after
- *    one parallel check), then Y and V
- *    times the accumulated Q chunk by chunk (skipped where no rotation was
- *    made). The blocks meet at a grid barrier after every step (the
+ *    memory (4 x 4 tiles a thread, four row groups added at the end), the
+ *    inner two-sided Jacobi sweeps on it in shared memory (16 disjoint
+ *    rotations a round, one barrier a round: each thread updates its 2 x 2
+ *    block of J^T H J and two entries of Q J, and the thread whose block
+ *    holds the off-diagonal entry of one of the next round's pairs makes
+ *    that rotation; a sweep that no pair needs is skipped after one
+ *    parallel check), then Y and V times the accumulated Q chunk by chunk
+ *    (Q's column in registers, S's rows broadcast; skipped where no
+ *    rotation was made). The blocks meet at a grid barrier after every step (the
  *    counter barrier of cholqr_kernels.cu); Y and V, which other blocks
  *    write, are read and written through L2 (ld / st .cg). A block that made
  *    a rotation adds 1 to the sweep's flag (three flags in turn: block 0
@@ -31,7 +33,8 @@
  *    orthogonal, V orthonormal, Y = M V column by column, from DSYRKs and a
  *    DGEMM of the driver), so that a wrong result of the sweeps, whatever
  *    its cause, goes to gesvdj instead of out. 
- * No GPU timing of these kernels yet: docs/design.md gives the estimate.
+ * The cost is latency, not FLOPs: docs/design.md gives the model and the
+ * measured times.
  * With TN_JSVD_EMULATE defined, only jsvd_kernel is compiled, for
  * tests/jacobi_emulate.cpp, which runs it on the CPU (blocks as threads,
  * each block's threads as fibers switched at __syncthreads) against the C
@@ -45,9 +48,13 @@
 #define JS_W2 (2 * TN_JSVD_W)
 #define JS_NP (TN_JSVD_W)   /* rotations a round: W2 / 2 */
 #define JS_THREADS 256
-#define JS_RC 32            /* rows of Y per staged chunk */
+#define JS_RC TN_JSVD_RC     /* rows of Y per staged chunk */
+#define JS_RW (JS_RC / (JS_THREADS / 32)) /* a warp's rows of a chunk in the update */
+#define JS_RG8 (JS_RC / TN_JSVD_RG)          /* a group's rows of a chunk in the Gram product */
+#define JS_LD (JS_W2 + 2) /* row stride of S, H, Q: S's rows 16-byte aligned (double2 loads) */
 
-static_assert(JS_W2 == 32 && JS_THREADS == 256, "the thread mapping of the Gram product");
+static_assert(JS_W2 == 32 && JS_THREADS == 256 && TN_JSVD_RG == 4 && JS_RC == 32,
+              "the thread mapping of the Gram product");
 static_assert(JS_NP * JS_NP == JS_THREADS, "a thread per 2 x 2 block of a round's update");
 
 /* The grid barrier of cholqr_kernels.cu: a monotonic arrival counter
@@ -72,15 +79,41 @@ static __device__ __forceinline__ void js_barrier(unsigned *bar, unsigned *targe
 }
 
 struct js_smem {
-    double S[JS_RC][JS_W2 + 1]; /* a chunk of rows of Y_C or V_C */
-    double H[JS_W2][JS_W2 + 1]; /* the Gram matrix, rotated */
-    double Q[JS_W2][JS_W2 + 1]; /* the accumulated rotation */
-    double cs[JS_NP], sn[JS_NP], t[JS_NP], a[JS_NP], b[JS_NP], c[JS_NP];
-    int p[JS_NP], q[JS_NP], on[JS_NP];
+    alignas(16) double S[JS_RC][JS_LD]; /* a chunk of rows of Y_C or V_C */
+    double H[JS_W2][JS_LD];             /* the Gram matrix, rotated */
+    double Q[JS_W2][JS_LD];             /* the accumulated rotation */
+    /* a round's rotations (tn_jsvd_rot's inputs and outputs), two rounds
+     * in turn: round rd's in [rd & 1], written during round rd - 1 */
+    double cs[2][JS_NP], sn[2][JS_NP], t[2][JS_NP], a[2][JS_NP], b[2][JS_NP], c[2][JS_NP];
+    int on[2][JS_NP];
     int any[TN_JSVD_INNER], need[TN_JSVD_INNER];
-    int ron[3]; /* round g made a rotation: ron[g % 3] (zeroed a round ahead) */
     int stop;
 };
+
+/* The pair of column x in round r of tn_jsvd_pair(n, r, ...) (its inverse):
+ * returns the pair's index, *side 0 where x is its first column (a), 1
+ * where its second (b). */
+static __device__ __forceinline__ int js_slot(int n, int r, int x, int *side) {
+    const int m = n - 1;
+    if (x == m) return *side = 1, 0;
+    if (x == r) return *side = 0, 0;
+    const int p = (x - r + m) % m;
+    if (p <= n / 2 - 1) return *side = 0, p;
+    return *side = 1, m - p;
+}
+
+/* Round rd's rotation of pair k from H as it is (a round's first). */
+static __device__ __forceinline__ void js_rot_from_H(js_smem &sm, int rd, int k, double tol,
+                                                     int flip, int s) {
+    int p, q;
+    tn_jsvd_pair(JS_W2, rd, k, &p, &q);
+    const double a = sm.H[p][p], b = sm.H[q][q], c = sm.H[p][q];
+    double cs, sn, t;
+    const int on = tn_jsvd_rot(a, b, c, tol, flip, &cs, &sn, &t), u = rd & 1;
+    sm.on[u][k] = on, sm.a[u][k] = a, sm.b[u][k] = b, sm.c[u][k] = c;
+    sm.cs[u][k] = cs, sm.sn[u][k] = sn, sm.t[u][k] = t;
+    if (on) sm.any[s] = 1;
+}
 
 /* The global column of local column c of the pair (bi, bj). */
 static __device__ __forceinline__ int js_col(int c, int bi, int bj) {
@@ -117,138 +150,200 @@ static __device__ __forceinline__ void js_put(js_smem &sm, const double (&v)[JS_
 static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, int bj, double tol,
                               int inner, int flip) {
     const int tid = threadIdx.x;
-    /* H = Y_C^T Y_C: thread (ti, tj) sums the 2 x 2 tile (2 ti.., 2 tj..)
-     * over the rows in order */
-    const int i0 = 2 * (tid & 15), j0 = 2 * (tid >> 4);
-    double h00 = 0.0, h01 = 0.0, h10 = 0.0, h11 = 0.0;
+    /* H = Y_C^T Y_C (jacobi_svd.h's order): the threads in TN_JSVD_RG
+     * groups of 64, group g the rows g JS_RG8 .. of each chunk, thread
+     * (ti, tj) of a group the 4 x 4 tile (4 ti.., 4 tj..) of its partial
+     * sum (8 loads a row for 16 products); then groups 1, 2, 3 leave their
+     * partials in Q, S, H and group 0 adds them, (p0 + p1) + (p2 + p3) */
+    const int grp = tid >> 6, ti = (tid & 63) >> 3, tj = tid & 7;
+    double hp[4][4];
+#pragma unroll
+    for (int x = 0; x < 4; x++)
+#pragma unroll
+        for (int y = 0; y < 4; y++) hp[x][y] = 0.0;
     if (tid < TN_JSVD_INNER) sm.any[tid] = sm.need[tid] = 0;
-    if (tid < 3) sm.ron[tid] = 0;
     double v[JS_PER];
     js_fetch(v, Y, l, 0, bi, bj);
     for (int r0 = 0; r0 < l; r0 += JS_RC) {
         js_put(sm, v);
         __syncthreads();
         if (r0 + JS_RC < l) js_fetch(v, Y, l, r0 + JS_RC, bi, bj);
-        const int nr = l - r0 < JS_RC ? l - r0 : JS_RC;
-        for (int rr = 0; rr < nr; rr++) {
-            const double a0 = sm.S[rr][i0], a1 = sm.S[rr][i0 + 1];
-            const double b0 = sm.S[rr][j0], b1 = sm.S[rr][j0 + 1];
-            h00 = fma(a0, b0, h00), h01 = fma(a0, b1, h01);
-            h10 = fma(a1, b0, h10), h11 = fma(a1, b1, h11);
+        /* (rows past l are zeros: their products add nothing) */
+#pragma unroll 2
+        for (int rr = grp * JS_RG8; rr < (grp + 1) * JS_RG8; rr++) {
+            double x[4], y[4];
+#pragma unroll
+            for (int u = 0; u < 4; u += 2) {
+                const double2 xu = *reinterpret_cast<const double2 *>(&sm.S[rr][4 * ti + u]);
+                const double2 yu = *reinterpret_cast<const double2 *>(&sm.S[rr][4 * tj + u]);
+                x[u] = xu.x, x[u + 1] = xu.y, y[u] = yu.x, y[u + 1] = yu.y;
+            }
+#pragma unroll
+            for (int u = 0; u < 4; u++)
+#pragma unroll
+                for (int z = 0; z < 4; z++) hp[u][z] = fma(x[u], y[z], hp[u][z]);
         }
         __syncthreads();
     }
-    sm.H[i0][j0] = h00, sm.H[i0][j0 + 1] = h01;
-    sm.H[i0 + 1][j0] = h10, sm.H[i0 + 1][j0 + 1] = h11;
+    if (grp) {
+        double(*P)[JS_LD] = grp == 1 ? sm.Q : grp == 2 ? sm.S : sm.H;
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+#pragma unroll
+            for (int z = 0; z < 4; z++) P[4 * ti + u][4 * tj + z] = hp[u][z];
+    }
+    __syncthreads();
+    if (!grp)
+#pragma unroll
+        for (int u = 0; u < 4; u++)
+#pragma unroll
+            for (int z = 0; z < 4; z++) {
+                const int i = 4 * ti + u, j = 4 * tj + z;
+                sm.H[i][j] = (hp[u][z] + sm.Q[i][j]) + (sm.S[i][j] + sm.H[i][j]);
+            }
+    __syncthreads();
     for (int e = tid; e < JS_W2 * JS_W2; e += JS_THREADS)
         sm.Q[e / JS_W2][e % JS_W2] = (e / JS_W2 == e % JS_W2) ? 1.0 : 0.0;
     __syncthreads();
 
     int rotated = 0;
+    const int bm = tid / JS_NP, bk = tid % JS_NP; /* this thread's 2 x 2 block of a round */
     for (int s = 0; s < inner; s++) {
         /* every pair checked at once first: an inner sweep with no rotation
          * leaves H as it is, so where no pair needs one it is skipped (the
-         * same result as running it, in one phase instead of 31 rounds) */
+         * same result as running it, in one phase instead of 31 rounds);
+         * round 0's rotations at the same time */
         for (int e = tid; e < JS_W2 * JS_W2; e += JS_THREADS) {
             const int p = e / JS_W2, q = e % JS_W2;
             if (p < q && tn_jsvd_needs(sm.H[p][p], sm.H[q][q], sm.H[p][q], tol)) sm.need[s] = 1;
         }
+        if (tid < JS_NP) js_rot_from_H(sm, 0, tid, tol, flip, s);
         __syncthreads();
         if (!sm.need[s]) break;
         for (int rd = 0; rd < JS_W2 - 1; rd++) {
-            const int g = s * (JS_W2 - 1) + rd; /* the round's number in this step */
-            if (tid < JS_NP) { /* this round's rotations, from H as it is */
-                int p, q;
-                tn_jsvd_pair(JS_W2, rd, tid, &p, &q);
-                const double a = sm.H[p][p], b = sm.H[q][q], c = sm.H[p][q];
-                double cs, sn, t;
-                const int on = tn_jsvd_rot(a, b, c, tol, flip, &cs, &sn, &t);
-                sm.p[tid] = p, sm.q[tid] = q, sm.on[tid] = on;
-                sm.a[tid] = a, sm.b[tid] = b, sm.c[tid] = c;
-                sm.cs[tid] = cs, sm.sn[tid] = sn, sm.t[tid] = t;
-                if (on) sm.any[s] = 1, sm.ron[g % 3] = 1;
-            } else if (tid == JS_NP) {
-                /* the next round's flag: its readers (round g - 2) are past
-                 * this round's barrier's predecessor, its writers (round
-                 * g + 1) behind this round's barrier */
-                sm.ron[(g + 1) % 3] = 0;
+            /* one phase a round: H = J^T H J, thread (m, k) the 2 x 2 block
+             * of rows (p_m, q_m) and columns (p_k, q_k), first J_k on its
+             * columns, then J_m^T on its rows (the diagonal blocks of a
+             * rotation: a' = a - t c, b' = b + t c, 0), the reference's
+             * operations in its order; Q = Q J (row r, rotation k), two per
+             * thread; then the thread whose block holds H[p'][q'] of the
+             * next round's pair (p', q') makes that rotation (its diagonal
+             * entries from this round's a, b, t, c), so that a round needs
+             * one barrier */
+            const int u = rd & 1, m = bm, k = bk;
+            int pm, qm, pk, qk;
+            tn_jsvd_pair(JS_W2, rd, m, &pm, &qm);
+            tn_jsvd_pair(JS_W2, rd, k, &pk, &qk);
+            const int onm = sm.on[u][m], onk = sm.on[u][k];
+            double hpp = sm.H[pm][pk], hpq = sm.H[pm][qk], hqp = sm.H[qm][pk], hqq = sm.H[qm][qk];
+            if (onk) {
+                const double cs = sm.cs[u][k], sn = sm.sn[u][k];
+                double x = hpp, y = hpq;
+                hpp = cs * x - sn * y, hpq = sn * x + cs * y;
+                x = hqp, y = hqq;
+                hqp = cs * x - sn * y, hqq = sn * x + cs * y;
             }
-            __syncthreads();
-            if (!sm.ron[g % 3]) continue; /* (the same in every thread) */
-            /* H = J^T H J: thread (m, k) the 2 x 2 block of rows (p_m, q_m)
-             * and columns (p_k, q_k), first J_k on its columns, then J_m^T
-             * on its rows (the diagonal blocks of a rotation: a' = a - t c,
-             * b' = b + t c, 0), the reference's operations in its order;
-             * Q = Q J: (row r, rotation k), two per thread */
-            {
-                const int m = tid / JS_NP, k = tid % JS_NP;
-                const int pm = sm.p[m], qm = sm.q[m], pk = sm.p[k], qk = sm.q[k];
-                double hpp = sm.H[pm][pk], hpq = sm.H[pm][qk], hqp = sm.H[qm][pk],
-                       hqq = sm.H[qm][qk];
-                if (sm.on[k]) {
-                    const double cs = sm.cs[k], sn = sm.sn[k];
-                    double x = hpp, y = hpq;
-                    hpp = cs * x - sn * y, hpq = sn * x + cs * y;
-                    x = hqp, y = hqq;
-                    hqp = cs * x - sn * y, hqq = sn * x + cs * y;
+            if (onm) {
+                if (m == k) {
+                    hpp = sm.a[u][m] - sm.t[u][m] * sm.c[u][m];
+                    hqq = sm.b[u][m] + sm.t[u][m] * sm.c[u][m];
+                    hpq = 0.0, hqp = 0.0;
+                } else {
+                    const double cs = sm.cs[u][m], sn = sm.sn[u][m];
+                    double x = hpp, y = hqp;
+                    hpp = cs * x - sn * y, hqp = sn * x + cs * y;
+                    x = hpq, y = hqq;
+                    hpq = cs * x - sn * y, hqq = sn * x + cs * y;
                 }
-                if (sm.on[m]) {
-                    if (m == k) {
-                        hpp = sm.a[m] - sm.t[m] * sm.c[m], hqq = sm.b[m] + sm.t[m] * sm.c[m];
-                        hpq = 0.0, hqp = 0.0;
-                    } else {
-                        const double cs = sm.cs[m], sn = sm.sn[m];
-                        double x = hpp, y = hqp;
-                        hpp = cs * x - sn * y, hqp = sn * x + cs * y;
-                        x = hpq, y = hqq;
-                        hpq = cs * x - sn * y, hqq = sn * x + cs * y;
-                    }
-                }
-                if (sm.on[k] || sm.on[m]) {
-                    sm.H[pm][pk] = hpp, sm.H[pm][qk] = hpq;
-                    sm.H[qm][pk] = hqp, sm.H[qm][qk] = hqq;
-                }
+            }
+            if (onk || onm) {
+                sm.H[pm][pk] = hpp, sm.H[pm][qk] = hpq;
+                sm.H[qm][pk] = hqp, sm.H[qm][qk] = hqq;
             }
             for (int e = tid; e < JS_NP * JS_W2; e += JS_THREADS) {
-                const int k = e % JS_NP, r = e / JS_NP;
-                if (!sm.on[k]) continue;
+                const int kk = e % JS_NP, r = e / JS_NP;
+                if (!sm.on[u][kk]) continue;
+                int p, q;
+                tn_jsvd_pair(JS_W2, rd, kk, &p, &q);
                 double *x = sm.Q[r];
-                const int p = sm.p[k], q = sm.q[k];
-                const double xp = x[p], xq = x[q], cs = sm.cs[k], sn = sm.sn[k];
+                const double xp = x[p], xq = x[q], cs = sm.cs[u][kk], sn = sm.sn[u][kk];
                 x[p] = cs * xp - sn * xq;
                 x[q] = sn * xp + cs * xq;
             }
+            if (rd + 1 < JS_W2 - 1 && m != k) {
+                const int r1 = rd + 1;
+#pragma unroll
+                for (int h = 0; h < 2; h++) { /* rows p_m, q_m */
+                    int side, p1, q1;
+                    const int x = h ? qm : pm, k1 = js_slot(JS_W2, r1, x, &side);
+                    if (side) continue;
+                    tn_jsvd_pair(JS_W2, r1, k1, &p1, &q1);
+                    if (q1 != pk && q1 != qk) continue;
+                    const int sd2 = q1 == qk; /* q1 pair k's second column */
+                    const double c1 = h ? (q1 == pk ? hqp : hqq) : (q1 == pk ? hpp : hpq);
+                    /* H[x][x] and H[q1][q1] after this round */
+                    const double a1 =
+                        !onm ? (h ? sm.b[u][m] : sm.a[u][m])
+                             : (h ? sm.b[u][m] + sm.t[u][m] * sm.c[u][m]
+                                  : sm.a[u][m] - sm.t[u][m] * sm.c[u][m]);
+                    const double b1 =
+                        !onk ? (sd2 ? sm.b[u][k] : sm.a[u][k])
+                             : (sd2 ? sm.b[u][k] + sm.t[u][k] * sm.c[u][k]
+                                    : sm.a[u][k] - sm.t[u][k] * sm.c[u][k]);
+                    double cs, sn, t;
+                    const int on = tn_jsvd_rot(a1, b1, c1, tol, flip, &cs, &sn, &t), w = r1 & 1;
+                    sm.on[w][k1] = on, sm.a[w][k1] = a1, sm.b[w][k1] = b1, sm.c[w][k1] = c1;
+                    sm.cs[w][k1] = cs, sm.sn[w][k1] = sn, sm.t[w][k1] = t;
+                    if (on) sm.any[s] = 1;
+                }
+            }
             __syncthreads();
         }
-        const int any = sm.any[s]; /* written before the round's first barrier */
+        const int any = sm.any[s]; /* written before the sweep's last barrier */
         rotated |= any;
         if (!any) break;
     }
     if (!rotated) return 0;
     /* Y_C = Y_C Q, V_C = V_C Q, chunk by chunk (each chunk read whole into
-     * S before any of it is written; the next one's loads issued first) */
+     * S before any of it is written; the next one's loads issued first):
+     * thread (warp w, lane j) holds column j of Q in registers and sums
+     * rows JS_RW w .. of the chunk, S's row read by the whole warp at once
+     * (a broadcast, two entries a load), each element summed over c in
+     * order */
+    const int lj = tid & 31, w0 = (tid >> 5) * JS_RW;
+    double qj[JS_W2];
+#pragma unroll
+    for (int cc = 0; cc < JS_W2; cc++) qj[cc] = sm.Q[cc][lj];
     for (int m = 0; m < 2; m++) {
         double *X = m ? V : Y;
+        double *xj = X + (long long)js_col(lj, bi, bj) * l;
         js_fetch(v, X, l, 0, bi, bj);
         for (int r0 = 0; r0 < l; r0 += JS_RC) {
             js_put(sm, v);
             __syncthreads();
             /* the next chunk's rows: not among those written below */
             if (r0 + JS_RC < l) js_fetch(v, X, l, r0 + JS_RC, bi, bj);
-            for (int e = tid; e < JS_RC * JS_W2; e += JS_THREADS) {
-                const int rr = e % JS_RC, j = e / JS_RC;
-                if (r0 + rr >= l) continue;
-                double acc = 0.0;
-                for (int c = 0; c < JS_W2; c++) acc = fma(sm.S[rr][c], sm.Q[c][j], acc);
-                __stcg(X + (long long)js_col(j, bi, bj) * l + r0 + rr, acc);
-            }
+            double acc[JS_RW];
+#pragma unroll
+            for (int i = 0; i < JS_RW; i++) acc[i] = 0.0;
+#pragma unroll
+            for (int cc = 0; cc < JS_W2; cc += 2)
+#pragma unroll
+                for (int i = 0; i < JS_RW; i++) {
+                    const double2 s2 = *reinterpret_cast<const double2 *>(&sm.S[w0 + i][cc]);
+                    acc[i] = fma(s2.x, qj[cc], acc[i]);
+                    acc[i] = fma(s2.y, qj[cc + 1], acc[i]);
+                }
+#pragma unroll
+            for (int i = 0; i < JS_RW; i++)
+                if (r0 + w0 + i < l) __stcg(xj + r0 + w0 + i, acc[i]);
             __syncthreads();
         }
     }
     return 1;
 }
 
-static __global__ void __launch_bounds__(JS_THREADS)
+static __global__ void __launch_bounds__(JS_THREADS, 1)
     jsvd_kernel(int l, int nb, double *Y, double *V, double tol, int inner, int maxsweeps,
                 int fault, int *state, unsigned *bar) {
     __shared__ js_smem sm;
