@@ -8,13 +8,17 @@
  * accuracy in s_i relative to s_1 (about eps (s_1 / s_i)^2), so this path
  * is kept only when the k wanted values span s_k >= 1e-4 s_1 (errors of
  * about 1e-8, below FP32's resolution, in the values and the vectors);
- * otherwise (l <= TN_JSVD_MAXL), or with the tuning's small_svd_jacobi,
- * the block one-sided Jacobi SVD of kernels/jacobi_svd.cu on M X, X the
+ * otherwise cuSOLVER's Jacobi SVD (gesvdj) of M. With the tuning's
+ * small_svd_jacobi (l <= TN_JSVD_MAXL) first the block one-sided Jacobi SVD
+ * of kernels/jacobi_svd.cu on M X, X the
  * eigenvectors just computed (where the eigensolver succeeded; else on M):
  * relatively accurate on R's graded columns, few sweeps from X, one launch
- * for the sweeps, one read back (jacobi_path); where it does not converge,
- * meets NaN / Inf or cannot launch, or for larger l, cuSOLVER's Jacobi SVD
- * (gesvdj) of M. h->cuda->ssvd reports which ran; tn_cuda_small_svd_path
+ * for the sweeps, one read back (jacobi_path), and gesvdj where it does not
+ * converge, meets NaN / Inf or cannot launch. It is not the default: on an
+ * H100 it measured slower than gesvdj wherever the eigensolution refuses
+ * (l = 266: 6.6 against 5.1 ms; bench/results/small_svd.csv), though
+ * faster where both run on a span the eigensolution takes (2.1 against
+ * 7.0 ms). h->cuda->ssvd reports which ran; tn_cuda_small_svd_path
  * forces one (gesvdj alone included, to compare: bench/small_svd.c).
  * Measured on an H200 for l = 266 (a throwaway probe on a random matrix with
  * decaying columns): DSYRK + syevd 2.4 ms, gesvdj 13.5 ms (gesvdp 7.5 ms,
@@ -353,7 +357,9 @@ int tn_cuda_small_svd_path(tcnla_handle_t h, int path, int64_t l, int64_t k, con
             if (st == TCNLA_SUCCESS) c->ssvd.path = TN_SSVD_RAN_EIG;
             if (st != EIG_FALLBACK) return st;
         }
-        if (jac) {
+        /* (not by default: gesvdj measured faster wherever the eigensolution
+         * refuses, bench/results/small_svd.csv) */
+        if (jac && path != TN_SSVD_AUTO) {
             st = jacobi_path(h, l, k, Rd, xok ? X : NULL, Uk, Vk, Sk, scale_vk, ws + ne);
             if (st == TCNLA_SUCCESS) c->ssvd.path = TN_SSVD_RAN_JACOBI;
             if (st != EIG_FALLBACK) return st;
