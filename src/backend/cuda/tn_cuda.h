@@ -104,10 +104,9 @@ int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, 
                         float *Vk, float *Sk, int scale_vk);
 /* tn_cuda_small_svd_t with the path chosen (src/backend/cuda/small_svd_cuda.c):
  * TN_SSVD_AUTO the backend's rule (the eigensolution of R R^T where s_k >=
- * 1e-4 s_1, else the one-sided Jacobi path, preconditioned by that
- * eigensolution's vectors, for l <= TN_JSVD_MAXL, else or where it fails
- * gesvdj); TN_SSVD_JACOBI that rule without taking the eigensolution (the
- * tuning's small_svd_jacobi); TN_SSVD_JACOBI_PLAIN the Jacobi path on R^T
+ * 1e-4 s_1, else gesvdj); TN_SSVD_JACOBI the one-sided Jacobi path,
+ * preconditioned by that eigensolution's vectors, for l <= TN_JSVD_MAXL
+ * (gesvdj where it fails; the tuning's small_svd_jacobi); TN_SSVD_JACOBI_PLAIN the Jacobi path on R^T
  * itself (no eigensolution, no preconditioner); TN_SSVD_GESVDJ cuSOLVER's
  * gesvdj alone. h->cuda->ssvd says what ran. */
 enum { TN_SSVD_AUTO = 0, TN_SSVD_JACOBI = 1, TN_SSVD_JACOBI_PLAIN = 2, TN_SSVD_GESVDJ = 3 };
