@@ -184,7 +184,8 @@ static int w_orth(tn_call_t *cl, const tcnla_rsvd_opts_t *o, const wsplit *ws, i
 static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t n,
                         int64_t l, const float *A, int64_t lda, void *Om, float *Y, float *W,
                         tcnla_gemm_method_t pm, int probes, steptimer *tm, int *deferred,
-                        const tcnla_gemm_method_t *ms, int *trust_pending, const wsplit *ws) {
+                        const tcnla_gemm_method_t *ms, int *trust_pending, const wsplit *ws,
+                        int *basis_guard) {
     tcnla_handle_t h = cl->h;
     const int64_t lp = l + (probes ? RSVD_PROBES : 0); /* columns of the projection */
     const int sh = is_shgemm(o->proj_method);
@@ -233,6 +234,7 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
             else orth_fail |= fl[i];
         }
         if (gemm_fail) return RSVD_RESTART;
+        *basis_guard = orth_fail;
         if (orth_fail) TRYR(orth_step(cl, o, 0, 1, m, l, Y));
         else *deferred = tn_defer_begin(cl) == TCNLA_SUCCESS;
     }
@@ -377,9 +379,10 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
      * where one came up, everything again, deciding as it goes (with the
      * probes, from the first basis on, range_and_bt) */
     int deferred = !cl->comm && tn_defer_begin(cl) == TCNLA_SUCCESS;
+    int basis_guard = 0; /* the first basis's CholeskyQR failed (range_and_bt) */
     for (;;) {
         st = range_and_bt(cl, o, m, n, l, A, lda, Om, Y, W, pm, probes, &tm, &deferred, ms,
-                          &trust_pending, &ws);
+                          &trust_pending, &ws, &basis_guard);
         if (st == RSVD_RESTART) continue; /* (deferral ended) */
         if (!deferred) break;
         int fl[TN_DEFER_SLOTS], any = 0;
@@ -410,7 +413,12 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
         TRY(tn_copy_matrix(h, k, n, VTp, k, VT, ldvt));
         st = TCNLA_SUCCESS;
     } else {
-        st = h->ops->svd_from_gram(cl, n, l, k, W, n, Sm, S, VT, ldvt);
+        /* (not where the first basis's CholeskyQR failed: Y = A Omega then
+         * spans more than FP64's squared precision, and so, most likely,
+         * do the top k values, which the Gram path refuses after forming
+         * it; the QR path below is right either way) */
+        st = basis_guard ? TN_GRAM_NOT_TAKEN
+                         : h->ops->svd_from_gram(cl, n, l, k, W, n, Sm, S, VT, ldvt);
     }
     if (st == TN_GRAM_NOT_TAKEN) {
         TRY(tn_orthonormalize(cl, o->orth, o->on_breakdown, n, l, W, n, R, l, NULL));
