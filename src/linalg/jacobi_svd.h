@@ -37,32 +37,6 @@
 #define TN_JSVD_FN static __host__ __device__ __forceinline__
 #else
 #define TN_JSVD_FN static inline
-#ifndef __CUDACC__
-/* The C reference (src/linalg/small_svd.c). tn_jsvd_ref_run: the sweeps on
- * Y and V (l rows, ld l, TN_JSVD_W * tn_jsvd_nblocks(l) columns, those past
- * l zero), at most `inner` inner sweeps a pair of blocks (TN_JSVD_INNER in
- * the library); TCNLA_SUCCESS (converged) or TN_NOT_TAKEN (not in
- * TN_JSVD_SWEEPS sweeps), *sweeps the sweeps run. tn_jsvd_ref: the k
- * leading singular triplets of the l x l M (ld l) = U diag(s) V^T, U and V
- * l x k (ld l), s descending, from the sweeps on Y = M X0, V = X0 (X0 l x l,
- * ld l, orthogonal: a preconditioner; NULL: Y = M, V = I), then s_j =
- * |y_j|, u_j = y_j / s_j (0 where s_j = 0), ordered by s (ties by column);
- * TCNLA_SUCCESS, TN_NOT_TAKEN (not converged, U s V not written),
- * TCNLA_ERR_NUMERICAL (NaN or Inf), TCNLA_ERR_ALLOC, or -i for the i-th
- * argument out of range (l outside 1..TN_JSVD_MAXL, k outside 1..l, M or an
- * output NULL). fault (tests only; 0 in use): 1 negates every rotation
- * angle, 2 stops after one sweep as if converged. */
-#ifdef __cplusplus
-extern "C" {
-#endif
-int tn_jsvd_ref_run(int l, double *Y, double *V, int inner, int fault, int *sweeps);
-int tn_jsvd_ref(int l, int k, const double *M, const double *X0, double *U, double *s, double *V,
-                int *sweeps, int fault);
-#ifdef __cplusplus
-}
-#endif
-#endif
-
 #endif
 
 /* Blocks of W columns for l columns, rounded up to an even count (>= 2). */
