@@ -646,11 +646,11 @@ TCNLA_API int tcnla_comm_destroy(tcnla_comm_t comm);
 TCNLA_API int tcnla_dist_rows(int64_t m, int nranks, int rank, int64_t *row0, int64_t *rows);
 
 /* tcnla_orthonormalize of the m x n matrix whose rows are distributed:
- * Y_r (m_r x n) becomes rank r's rows of Q. The CholeskyQR methods (FP64
- * Gram matrix summed over the ranks, Cholesky and the loss guard on every
- * rank alike, as in tcnla_orthonormalize); HOUSEHOLDER gives
- * TCNLA_ERR_NOT_SUPPORTED, and RETRY ends with CholeskyQR2 in FP64 (a
- * breakdown there is TCNLA_ERR_NUMERICAL). R (n x n, every rank) when not
+ * Y_r (m_r x n) becomes rank r's rows of Q. CHOLQR_FP64 and CHOLQR2_FP64
+ * (FP64 Gram matrix summed over the ranks, Cholesky and the loss guard on
+ * every rank alike, as in tcnla_orthonormalize); HOUSEHOLDER and
+ * CHOLQR_FP32 give TCNLA_ERR_NOT_SUPPORTED, and RETRY ends with CholeskyQR2
+ * in FP64 (a breakdown there is TCNLA_ERR_NUMERICAL). R (n x n, every rank) when not
  * NULL. m_r >= 1 on every rank, the sum of the m_r >= n. */
 TCNLA_API int tcnla_dist_orthonormalize(tcnla_comm_t comm, tcnla_orth_t method,
                                         tcnla_breakdown_t on_breakdown, int64_t m_local,
@@ -662,15 +662,20 @@ TCNLA_API int tcnla_dist_orthonormalize(tcnla_comm_t comm, tcnla_orth_t method,
  * every rank; m = the sum of the m_local >= k + p), with Omega the same on
  * every rank (Philox: drawn, not sent). U is distributed like A (rank r
  * gets its m_local rows, ldu >= m_local); S and VT are written on every
- * rank (the same values). opts->timings: per step, collectives included.
- * Device memory beside A_r per rank: that of tcnla_rsvd with m = m_local
- * (the n x l blocks are summed in place). */
+ * rank (the same values). opts->orth: CHOLQR_FP64 or CHOLQR2_FP64 (else
+ * TCNLA_ERR_NOT_SUPPORTED). opts->timings: per step, collectives included.
+ * W = A^T Q's rows are split over the ranks (a reduce-scatter, the
+ * orthonormalizations on the blocks, an all-gather). Device memory beside
+ * A_r per rank: that of tcnla_rsvd with m = m_local, plus n x l floats for
+ * W's packed rows and ceil(n / P) x l for this rank's block. */
 TCNLA_API int tcnla_dist_rsvd(tcnla_comm_t comm, const tcnla_rsvd_opts_t *opts, int64_t m_local,
                               int64_t n, const float *A, int64_t lda, float *U, int64_t ldu,
                               float *S, float *VT, int64_t ldvt);
 /* tcnla_lra distributed the same way: X (m_local x r rows of the m x r
  * factor) distributed like A, Y (n x r) on every rank. Refinement needs
- * m_local x n of workspace per rank. */
+ * m_local x n of workspace per rank. opts->orth as for tcnla_dist_rsvd;
+ * opts->recompress gives TCNLA_ERR_NOT_SUPPORTED (it orthonormalizes the
+ * factors by Householder QR). */
 TCNLA_API int tcnla_dist_lra(tcnla_comm_t comm, const tcnla_lra_opts_t *opts, int64_t m_local,
                              int64_t n, const float *A, int64_t lda, float *X, int64_t ldx,
                              float *Y, int64_t ldy);
