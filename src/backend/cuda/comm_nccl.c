@@ -64,11 +64,12 @@ static int nccl_load(void) {
     return ok ? TCNLA_SUCCESS : TCNLA_ERR_NO_BACKEND;
 }
 
+#define NCCL_HOST_CHUNK 512 /* doubles of allreduce_host's device buffer */
+
 typedef struct {
     nccl_comm_t comm;
-    int owned;        /* destroyed with the communicator */
-    double *dhost;    /* device staging of allreduce_host */
-    size_t dhost_cap; /* its doubles */
+    int owned;     /* destroyed with the communicator */
+    double *dhost; /* device staging of allreduce_host, NCCL_HOST_CHUNK doubles */
 } nccl_rank;
 
 static int nst(int r) { return r == 0 ? TCNLA_SUCCESS : TCNLA_ERR_COMM; }
@@ -96,32 +97,24 @@ static int nccl_allgather(tcnla_comm_t c, const void *send, void *recv, size_t c
                              c->h->cuda->stream));
 }
 
+/* Through the rank's fixed device buffer (made with the communicator), in
+ * chunks of NCCL_HOST_CHUNK values: no allocation here, so every rank
+ * takes part in the same collectives whatever happens to its memory */
 static int nccl_allreduce_host(tcnla_comm_t c, double *x, size_t count, tn_redop_t op) {
     nccl_rank *r = c->impl;
     struct tn_cuda_ctx *cx = c->h->cuda;
-    int st = TCNLA_SUCCESS;
-    if (count > r->dhost_cap) {
-        double *d = NULL;
-        if (cudaMalloc((void **)&d, sizeof(double) * count) != cudaSuccess) {
-            (void)cudaGetLastError();
-            /* still take part, with one value (the agreement's), so that no
-             * rank waits; the status says what failed */
-            st = TCNLA_ERR_ALLOC;
-        } else {
-            cudaFree(r->dhost);
-            r->dhost = d, r->dhost_cap = count;
-        }
+    int e = TCNLA_SUCCESS;
+    for (size_t q = 0; q < count && !e; q += NCCL_HOST_CHUNK) {
+        const size_t n = count - q < NCCL_HOST_CHUNK ? count - q : NCCL_HOST_CHUNK;
+        e = tn_cuda_err(cudaMemcpyAsync(r->dhost, x + q, sizeof(double) * n,
+                                        cudaMemcpyHostToDevice, cx->stream));
+        if (!e) e = nccl_allreduce(c, r->dhost, n, TN_DT_F64, op);
+        if (!e)
+            e = tn_cuda_err(cudaMemcpyAsync(x + q, r->dhost, sizeof(double) * n,
+                                            cudaMemcpyDeviceToHost, cx->stream));
+        if (!e) e = tn_cuda_err(cudaStreamSynchronize(cx->stream));
     }
-    const size_t n = st ? (r->dhost_cap < count ? r->dhost_cap : count) : count;
-    if (n == 0) return st ? st : TCNLA_SUCCESS;
-    int e = tn_cuda_err(cudaMemcpyAsync(r->dhost, x, sizeof(double) * n, cudaMemcpyHostToDevice,
-                                        cx->stream));
-    if (!e) e = nccl_allreduce(c, r->dhost, n, TN_DT_F64, op);
-    if (!e)
-        e = tn_cuda_err(cudaMemcpyAsync(x, r->dhost, sizeof(double) * n, cudaMemcpyDeviceToHost,
-                                        cx->stream));
-    if (!e) e = tn_cuda_err(cudaStreamSynchronize(cx->stream));
-    return st ? st : e;
+    return e;
 }
 
 static void nccl_destroy(tcnla_comm_t c) {
@@ -148,6 +141,16 @@ static int wrap(tcnla_comm_t *out, tcnla_handle_t h, nccl_comm_t comm, int owned
     tcnla_comm_t c = r ? tn_comm_new(&nccl_ops, h, size, rank, r) : NULL;
     if (!c) {
         free(r);
+        return TCNLA_ERR_ALLOC;
+    }
+    /* the staging buffer on the handle's device */
+    const int saved = tn_cuda_current_device();
+    cudaError_t e = cudaSetDevice(h->cuda->device);
+    if (e == cudaSuccess) e = cudaMalloc((void **)&r->dhost, sizeof(double) * NCCL_HOST_CHUNK);
+    tn_cuda_restore_device(saved);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        free(r), free(c);
         return TCNLA_ERR_ALLOC;
     }
     r->comm = comm, r->owned = owned;
