@@ -20,8 +20,12 @@
  * eigensolution of R R^T used there, without W's QR
  * (tn_cuda_svd_from_gram). Up to W, the CholeskyQRs' and the products'
  * verdicts are deferred where the backend can (one host synchronisation;
- * the whole range finder redone, deciding as it goes, where one came up:
- * the same bits as without deferral). */
+ * where one came up, the range finder redone without deferral, deciding as
+ * it goes: the same bits as without deferral; with the probes the first
+ * basis's verdict is read early, so that only what follows it is redone,
+ * and where it failed the Gram path, which would refuse, is skipped).
+ * Distributed (cl->comm, src/dist/): the sums over the ranks named where
+ * they happen, and W's rows split over the ranks (wsplit). */
 #include "core/internal.h"
 #include "dist/dist.h"
 
