@@ -261,7 +261,7 @@ def flip_signs(U, Vt):
 
 def current_stream(a):
     """(cudaStream_t as int, 0 = legacy default; the framework's stream
-    object) of the stream a's framework queues work on now, on a's device.
+    object) of the stream a's framework queues work on at this call, on a's device.
     The object is kept by the handle while that stream is the handle's, so
     that a stream the framework would destroy with its object (CuPy's)
     outlives its use by the handle."""

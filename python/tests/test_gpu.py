@@ -201,7 +201,7 @@ def test_cupy_matmul_stream_and_layout(cupy, order):
         assert h.stream == s.ptr
     s.synchronize()
     del s  # the handle keeps the stream alive until its next stream is set
-    c2 = tcnla.matmul(a, b)  # on the default stream now
+    c2 = tcnla.matmul(a, b)  # back on the default stream
     cupy.cuda.get_current_stream().synchronize()
     assert cupy.array_equal(c, c2)
     assert isinstance(c, cupy.ndarray)

@@ -212,7 +212,7 @@ static __device__ int js_pair(js_smem &sm, int l, double *Y, double *V, int bi, 
         /* every pair checked at once first: an inner sweep with no rotation
          * leaves H as it is, so where no pair needs one it is skipped (the
          * same result as running it, in one phase instead of 31 rounds);
-         * round 0's rotations at the same time */
+         * the first round's rotations made in the same pass */
         for (int e = tid; e < JS_W2 * JS_W2; e += JS_THREADS) {
             const int p = e / JS_W2, q = e % JS_W2;
             if (p < q && tn_jsvd_needs(sm.H[p][p], sm.H[q][q], sm.H[p][q], tol)) sm.need[s] = 1;
