@@ -220,6 +220,39 @@ static int computed(int path) {
         tci_leave();                                                                               \
     } while (0)
 
+/* The body of a hook on one request r (its initializer given last): the
+ * decision `decide` (an expression of r, done and the caller's return
+ * address), cuBLAS's own call `real_call` where tcnla did not compute the
+ * product (after a failure in a batch, on the products it did not compute:
+ * `done` of them were), and the count under `entry`. */
+#define TCI_HOOK(entry, decide, real_call, ...)                                                    \
+    const double t0 = tci_now();                                                                   \
+    req_t r = {__VA_ARGS__};                                                                       \
+    int64_t done;                                                                                  \
+    int path = decide;                                                                             \
+    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;                                                     \
+    if (!computed(path)) TCI_CALL_REAL(st, real_call);                                             \
+    tci_count(entry, path, t0);                                                                    \
+    return st
+
+/* The same for the GemmEx entry points: a request only for FP32 data and
+ * compute type (ex_types), else cuBLAS, or inside another hook that hook's
+ * path. */
+#define TCI_HOOK_EX(entry, real_call, ...)                                                         \
+    const double t0 = tci_now();                                                                   \
+    int ma = 1, path = TCNLA_CUBLAS_PATH_TYPE;                                                     \
+    int64_t done = 0;                                                                              \
+    if (ex_types(Atype, Btype, Ctype, computeType, &ma)) {                                         \
+        req_t r = {__VA_ARGS__};                                                                   \
+        path = take_f32(handle, &r, ma, __builtin_return_address(0), &done);                       \
+    } else if (tci_inside()) {                                                                     \
+        path = tci_nested_path(__builtin_return_address(0));                                       \
+    }                                                                                              \
+    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;                                                     \
+    if (!computed(path)) TCI_CALL_REAL(st, real_call);                                             \
+    tci_count(entry, path, t0);                                                                    \
+    return st
+
 /* ------------------------------------------------------------ SGEMM */
 typedef cublasStatus_t (*sgemm_t)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
                                   int, const float *, const float *, int, const float *, int,
@@ -230,16 +263,9 @@ TCI_EXPORT cublasStatus_t cublasSgemm_v2(cublasHandle_t handle, cublasOperation_
                                          const float *B, int ldb, const float *beta, float *C,
                                          int ldc) {
     TCI_REAL(sgemm_t, "cublasSgemm_v2", cublasSgemm_v2)
-    const double t0 = tci_now();
-    req_t r = {transa, transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, 0, 0, 0, 1};
-    int64_t done;
-    int path = take_f32(handle, &r, 1, __builtin_return_address(0), &done);
-    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    if (!computed(path))
-        TCI_CALL_REAL(st, real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
-                               ldc));
-    tci_count(TCI_E_SGEMM, path, t0);
-    return st;
+    TCI_HOOK(TCI_E_SGEMM, take_f32(handle, &r, 1, __builtin_return_address(0), &done),
+             real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), transa,
+             transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, 0, 0, 0, 1);
 }
 
 typedef cublasStatus_t (*sgemm64_t)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
@@ -252,16 +278,9 @@ TCI_EXPORT cublasStatus_t cublasSgemm_v2_64(cublasHandle_t handle, cublasOperati
                                             int64_t lda, const float *B, int64_t ldb,
                                             const float *beta, float *C, int64_t ldc) {
     TCI_REAL(sgemm64_t, "cublasSgemm_v2_64", cublasSgemm_v2_64)
-    const double t0 = tci_now();
-    req_t r = {transa, transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, 0, 0, 0, 1};
-    int64_t done;
-    int path = take_f32(handle, &r, 1, __builtin_return_address(0), &done);
-    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    if (!computed(path))
-        TCI_CALL_REAL(st, real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
-                               ldc));
-    tci_count(TCI_E_SGEMM_64, path, t0);
-    return st;
+    TCI_HOOK(TCI_E_SGEMM_64, take_f32(handle, &r, 1, __builtin_return_address(0), &done),
+             real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), transa,
+             transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, 0, 0, 0, 1);
 }
 
 typedef cublasStatus_t (*sgemm_sb_t)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
@@ -274,17 +293,11 @@ TCI_EXPORT cublasStatus_t cublasSgemmStridedBatched(
     long long int strideB, const float *beta, float *C, int ldc, long long int strideC,
     int batchCount) {
     TCI_REAL(sgemm_sb_t, "cublasSgemmStridedBatched", cublasSgemmStridedBatched)
-    const double t0 = tci_now();
-    req_t r = {transa, transb, m,   n,   k,       alpha,   beta,    A,         B,
-               C,      lda,    ldb, ldc, strideA, strideB, strideC, batchCount};
-    int64_t done;
-    int path = take_f32(handle, &r, 1, __builtin_return_address(0), &done);
-    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    if (!computed(path))
-        TCI_CALL_REAL(st, real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb,
-                               strideB, beta, C, ldc, strideC, batchCount));
-    tci_count(TCI_E_SGEMM_STRIDED, path, t0);
-    return st;
+    TCI_HOOK(TCI_E_SGEMM_STRIDED, take_f32(handle, &r, 1, __builtin_return_address(0), &done),
+             real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C,
+                  ldc, strideC, batchCount),
+             transa, transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, strideA, strideB,
+             strideC, batchCount);
 }
 
 typedef cublasStatus_t (*sgemm_sb64_t)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
@@ -298,17 +311,11 @@ TCI_EXPORT cublasStatus_t cublasSgemmStridedBatched_64(
     const float *B, int64_t ldb, long long int strideB, const float *beta, float *C, int64_t ldc,
     long long int strideC, int64_t batchCount) {
     TCI_REAL(sgemm_sb64_t, "cublasSgemmStridedBatched_64", cublasSgemmStridedBatched_64)
-    const double t0 = tci_now();
-    req_t r = {transa, transb, m,   n,   k,       alpha,   beta,    A,         B,
-               C,      lda,    ldb, ldc, strideA, strideB, strideC, batchCount};
-    int64_t done;
-    int path = take_f32(handle, &r, 1, __builtin_return_address(0), &done);
-    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    if (!computed(path))
-        TCI_CALL_REAL(st, real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb,
-                               strideB, beta, C, ldc, strideC, batchCount));
-    tci_count(TCI_E_SGEMM_STRIDED_64, path, t0);
-    return st;
+    TCI_HOOK(TCI_E_SGEMM_STRIDED_64, take_f32(handle, &r, 1, __builtin_return_address(0), &done),
+             real(handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB, beta, C,
+                  ldc, strideC, batchCount),
+             transa, transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, strideA, strideB,
+             strideC, batchCount);
 }
 
 typedef cublasStatus_t (*sgemm_b_t)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int,
@@ -322,19 +329,12 @@ TCI_EXPORT cublasStatus_t cublasSgemmBatched(cublasHandle_t handle, cublasOperat
                                              const float *beta, float *const Carray[], int ldc,
                                              int batchCount) {
     TCI_REAL(sgemm_b_t, "cublasSgemmBatched", cublasSgemmBatched)
-    const double t0 = tci_now();
-    req_t r = {transa, transb, m, n, k, alpha, beta, NULL, NULL, NULL, lda, ldb, ldc, 0, 0, 0,
-               batchCount};
-    int64_t done;
-    int path = take_f32_arrays(handle, &r, Aarray, Barray, Carray, __builtin_return_address(0),
-                               &done);
-    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    if (!computed(path)) /* (after a failure, the products tcnla did not compute) */
-        TCI_CALL_REAL(st, real(handle, transa, transb, m, n, k, alpha, Aarray + done, lda,
-                               Barray + done, ldb, beta, Carray + done, ldc,
-                               batchCount - (int)done));
-    tci_count(TCI_E_SGEMM_BATCHED, path, t0);
-    return st;
+    TCI_HOOK(
+        TCI_E_SGEMM_BATCHED,
+        take_f32_arrays(handle, &r, Aarray, Barray, Carray, __builtin_return_address(0), &done),
+        real(handle, transa, transb, m, n, k, alpha, Aarray + done, lda, Barray + done, ldb, beta,
+             Carray + done, ldc, batchCount - (int)done),
+        transa, transb, m, n, k, alpha, beta, NULL, NULL, NULL, lda, ldb, ldc, 0, 0, 0, batchCount);
 }
 
 typedef cublasStatus_t (*sgemm_b64_t)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
@@ -349,18 +349,12 @@ TCI_EXPORT cublasStatus_t cublasSgemmBatched_64(cublasHandle_t handle, cublasOpe
                                                 const float *beta, float *const Carray[],
                                                 int64_t ldc, int64_t batchCount) {
     TCI_REAL(sgemm_b64_t, "cublasSgemmBatched_64", cublasSgemmBatched_64)
-    const double t0 = tci_now();
-    req_t r = {transa, transb, m, n, k, alpha, beta, NULL, NULL, NULL, lda, ldb, ldc, 0, 0, 0,
-               batchCount};
-    int64_t done;
-    int path = take_f32_arrays(handle, &r, Aarray, Barray, Carray, __builtin_return_address(0),
-                               &done);
-    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    if (!computed(path))
-        TCI_CALL_REAL(st, real(handle, transa, transb, m, n, k, alpha, Aarray + done, lda,
-                               Barray + done, ldb, beta, Carray + done, ldc, batchCount - done));
-    tci_count(TCI_E_SGEMM_BATCHED_64, path, t0);
-    return st;
+    TCI_HOOK(
+        TCI_E_SGEMM_BATCHED_64,
+        take_f32_arrays(handle, &r, Aarray, Barray, Carray, __builtin_return_address(0), &done),
+        real(handle, transa, transb, m, n, k, alpha, Aarray + done, lda, Barray + done, ldb, beta,
+             Carray + done, ldc, batchCount - done),
+        transa, transb, m, n, k, alpha, beta, NULL, NULL, NULL, lda, ldb, ldc, 0, 0, 0, batchCount);
 }
 
 /* ------------------------------------------------------------ GemmEx */
@@ -382,21 +376,10 @@ TCI_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t 
                                        const void *beta, void *C, cudaDataType Ctype, int ldc,
                                        cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
     TCI_REAL(__typeof__(&cublasGemmEx), "cublasGemmEx", cublasGemmEx)
-    const double t0 = tci_now();
-    int ma = 1, path = TCNLA_CUBLAS_PATH_TYPE;
-    int64_t done = 0;
-    if (ex_types(Atype, Btype, Ctype, computeType, &ma)) {
-        req_t r = {transa, transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, 0, 0, 0, 1};
-        path = take_f32(handle, &r, ma, __builtin_return_address(0), &done);
-    } else if (tci_inside()) {
-        path = tci_nested_path(__builtin_return_address(0));
-    }
-    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    if (!computed(path))
-        TCI_CALL_REAL(st, real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb,
-                               beta, C, Ctype, ldc, computeType, algo));
-    tci_count(TCI_E_GEMMEX, path, t0);
-    return st;
+    TCI_HOOK_EX(TCI_E_GEMMEX,
+                real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,
+                     Ctype, ldc, computeType, algo),
+                transa, transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, 0, 0, 0, 1);
 }
 
 TCI_EXPORT cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation_t transa,
@@ -408,21 +391,10 @@ TCI_EXPORT cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation
                                           cublasComputeType_t computeType,
                                           cublasGemmAlgo_t algo) {
     TCI_REAL(__typeof__(&cublasGemmEx_64), "cublasGemmEx_64", cublasGemmEx_64)
-    const double t0 = tci_now();
-    int ma = 1, path = TCNLA_CUBLAS_PATH_TYPE;
-    int64_t done = 0;
-    if (ex_types(Atype, Btype, Ctype, computeType, &ma)) {
-        req_t r = {transa, transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, 0, 0, 0, 1};
-        path = take_f32(handle, &r, ma, __builtin_return_address(0), &done);
-    } else if (tci_inside()) {
-        path = tci_nested_path(__builtin_return_address(0));
-    }
-    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    if (!computed(path))
-        TCI_CALL_REAL(st, real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb,
-                               beta, C, Ctype, ldc, computeType, algo));
-    tci_count(TCI_E_GEMMEX_64, path, t0);
-    return st;
+    TCI_HOOK_EX(TCI_E_GEMMEX_64,
+                real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C,
+                     Ctype, ldc, computeType, algo),
+                transa, transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, 0, 0, 0, 1);
 }
 
 TCI_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
@@ -433,23 +405,11 @@ TCI_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(
     cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
     TCI_REAL(__typeof__(&cublasGemmStridedBatchedEx), "cublasGemmStridedBatchedEx",
              cublasGemmStridedBatchedEx)
-    const double t0 = tci_now();
-    int ma = 1, path = TCNLA_CUBLAS_PATH_TYPE;
-    int64_t done = 0;
-    if (ex_types(Atype, Btype, Ctype, computeType, &ma)) {
-        req_t r = {transa, transb, m,   n,   k,       alpha,   beta,    A,         B,
-                   C,      lda,    ldb, ldc, strideA, strideB, strideC, batchCount};
-        path = take_f32(handle, &r, ma, __builtin_return_address(0), &done);
-    } else if (tci_inside()) {
-        path = tci_nested_path(__builtin_return_address(0));
-    }
-    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    if (!computed(path))
-        TCI_CALL_REAL(st, real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B,
-                               Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount,
-                               computeType, algo));
-    tci_count(TCI_E_GEMM_STRIDED_EX, path, t0);
-    return st;
+    TCI_HOOK_EX(TCI_E_GEMM_STRIDED_EX,
+                real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
+                     strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo),
+                transa, transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, strideA, strideB,
+                strideC, batchCount);
 }
 
 TCI_EXPORT cublasStatus_t cublasGemmStridedBatchedEx_64(
@@ -460,23 +420,11 @@ TCI_EXPORT cublasStatus_t cublasGemmStridedBatchedEx_64(
     int64_t batchCount, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
     TCI_REAL(__typeof__(&cublasGemmStridedBatchedEx_64), "cublasGemmStridedBatchedEx_64",
              cublasGemmStridedBatchedEx_64)
-    const double t0 = tci_now();
-    int ma = 1, path = TCNLA_CUBLAS_PATH_TYPE;
-    int64_t done = 0;
-    if (ex_types(Atype, Btype, Ctype, computeType, &ma)) {
-        req_t r = {transa, transb, m,   n,   k,       alpha,   beta,    A,         B,
-                   C,      lda,    ldb, ldc, strideA, strideB, strideC, batchCount};
-        path = take_f32(handle, &r, ma, __builtin_return_address(0), &done);
-    } else if (tci_inside()) {
-        path = tci_nested_path(__builtin_return_address(0));
-    }
-    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    if (!computed(path))
-        TCI_CALL_REAL(st, real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B,
-                               Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount,
-                               computeType, algo));
-    tci_count(TCI_E_GEMM_STRIDED_EX_64, path, t0);
-    return st;
+    TCI_HOOK_EX(TCI_E_GEMM_STRIDED_EX_64,
+                real(handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype, ldb,
+                     strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo),
+                transa, transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, strideA, strideB,
+                strideC, batchCount);
 }
 
 /* ------------------------------------------------------------ DGEMM */
@@ -489,16 +437,9 @@ TCI_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_
                                          const double *B, int ldb, const double *beta, double *C,
                                          int ldc) {
     TCI_REAL(dgemm_t, "cublasDgemm_v2", cublasDgemm_v2)
-    const double t0 = tci_now();
-    req_t r = {transa, transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, 0, 0, 0, 1};
-    int64_t done;
-    int path = take_f64(handle, &r, __builtin_return_address(0), &done);
-    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    if (!computed(path))
-        TCI_CALL_REAL(st, real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
-                               ldc));
-    tci_count(TCI_E_DGEMM, path, t0);
-    return st;
+    TCI_HOOK(TCI_E_DGEMM, take_f64(handle, &r, __builtin_return_address(0), &done),
+             real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), transa,
+             transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, 0, 0, 0, 1);
 }
 
 typedef cublasStatus_t (*dgemm64_t)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
@@ -511,16 +452,9 @@ TCI_EXPORT cublasStatus_t cublasDgemm_v2_64(cublasHandle_t handle, cublasOperati
                                             int64_t lda, const double *B, int64_t ldb,
                                             const double *beta, double *C, int64_t ldc) {
     TCI_REAL(dgemm64_t, "cublasDgemm_v2_64", cublasDgemm_v2_64)
-    const double t0 = tci_now();
-    req_t r = {transa, transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, 0, 0, 0, 1};
-    int64_t done;
-    int path = take_f64(handle, &r, __builtin_return_address(0), &done);
-    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    if (!computed(path))
-        TCI_CALL_REAL(st, real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C,
-                               ldc));
-    tci_count(TCI_E_DGEMM_64, path, t0);
-    return st;
+    TCI_HOOK(TCI_E_DGEMM_64, take_f64(handle, &r, __builtin_return_address(0), &done),
+             real(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc), transa,
+             transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, 0, 0, 0, 1);
 }
 
 typedef cublasStatus_t (*dgemm_sb_t)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int,
@@ -533,18 +467,12 @@ TCI_EXPORT cublasStatus_t cublasDgemmStridedBatched(
     int ldb, long long int strideB, const double *beta, double *C, int ldc,
     long long int strideC, int batchCount) {
     TCI_REAL(dgemm_sb_t, "cublasDgemmStridedBatched", cublasDgemmStridedBatched)
-    const double t0 = tci_now();
-    req_t r = {transa, transb, m,   n,   k,       alpha,   beta,    A,         B,
-               C,      lda,    ldb, ldc, strideA, strideB, strideC, batchCount};
-    int64_t done;
-    int path = take_f64(handle, &r, __builtin_return_address(0), &done);
-    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    if (!computed(path))
-        TCI_CALL_REAL(st, real(handle, transa, transb, m, n, k, alpha, A + done * strideA, lda,
-                               strideA, B + done * strideB, ldb, strideB, beta,
-                               C + done * strideC, ldc, strideC, batchCount - (int)done));
-    tci_count(TCI_E_DGEMM_STRIDED, path, t0);
-    return st;
+    TCI_HOOK(TCI_E_DGEMM_STRIDED, take_f64(handle, &r, __builtin_return_address(0), &done),
+             real(handle, transa, transb, m, n, k, alpha, A + done * strideA, lda, strideA,
+                  B + done * strideB, ldb, strideB, beta, C + done * strideC, ldc, strideC,
+                  batchCount - (int)done),
+             transa, transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, strideA, strideB,
+             strideC, batchCount);
 }
 
 typedef cublasStatus_t (*dgemm_sb64_t)(cublasHandle_t, cublasOperation_t, cublasOperation_t,
@@ -558,16 +486,10 @@ TCI_EXPORT cublasStatus_t cublasDgemmStridedBatched_64(
     long long int strideA, const double *B, int64_t ldb, long long int strideB,
     const double *beta, double *C, int64_t ldc, long long int strideC, int64_t batchCount) {
     TCI_REAL(dgemm_sb64_t, "cublasDgemmStridedBatched_64", cublasDgemmStridedBatched_64)
-    const double t0 = tci_now();
-    req_t r = {transa, transb, m,   n,   k,       alpha,   beta,    A,         B,
-               C,      lda,    ldb, ldc, strideA, strideB, strideC, batchCount};
-    int64_t done;
-    int path = take_f64(handle, &r, __builtin_return_address(0), &done);
-    cublasStatus_t st = CUBLAS_STATUS_SUCCESS;
-    if (!computed(path))
-        TCI_CALL_REAL(st, real(handle, transa, transb, m, n, k, alpha, A + done * strideA, lda,
-                               strideA, B + done * strideB, ldb, strideB, beta,
-                               C + done * strideC, ldc, strideC, batchCount - done));
-    tci_count(TCI_E_DGEMM_STRIDED_64, path, t0);
-    return st;
+    TCI_HOOK(TCI_E_DGEMM_STRIDED_64, take_f64(handle, &r, __builtin_return_address(0), &done),
+             real(handle, transa, transb, m, n, k, alpha, A + done * strideA, lda, strideA,
+                  B + done * strideB, ldb, strideB, beta, C + done * strideC, ldc, strideC,
+                  batchCount - done),
+             transa, transb, m, n, k, alpha, beta, A, B, C, lda, ldb, ldc, strideA, strideB,
+             strideC, batchCount);
 }

@@ -148,12 +148,16 @@ class _Call:
         self._bufs.append(p)
         return p.value
 
+    def _staged(self, a):
+        """Handle memory for a's elements, and their bytes."""
+        nbytes = _span(a) * a.itemsize
+        return self._malloc(nbytes), nbytes
+
     def inp(self, a):
         """a's pointer in the handle's memory (staged to the GPU if needed)."""
         if not self.stage:
             return a.ptr
-        nbytes = _span(a) * a.itemsize
-        d = self._malloc(nbytes)
+        d, nbytes = self._staged(a)
         if nbytes:
             L.check(self.lib.tcnla_memcpy(self.h, d, a.ptr, nbytes, 0), "tcnla_memcpy")
         return d
@@ -161,8 +165,7 @@ class _Call:
     def out(self, a):
         if not self.stage:
             return a.ptr
-        nbytes = _span(a) * a.itemsize
-        d = self._malloc(nbytes)
+        d, nbytes = self._staged(a)
         if nbytes:
             self._back.append((a.ptr, d, nbytes))
         return d
