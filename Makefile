@@ -316,6 +316,14 @@ bench: $(BUILD)/bench_ozaki
 $(BUILD)/bench_ozaki: $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
 	$(CC) -o $@ $(BUILD)/obj/bench/ozaki.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)
 
+# bench/ozaki/fused.c: scheme II's residue products, cuBLASLt + reduction
+# against the fused sm_90a kernel, and the whole DGEMM through both
+# (bench/ozaki/fused_run.sh; bench/results/ozaki_fused.csv). Needs CUDA=1.
+bench: $(BUILD)/bench_oz2_fused
+$(BUILD)/obj/bench/ozaki/fused.o: CFLAGS_X += -Isrc -Itests
+$(BUILD)/bench_oz2_fused: $(BUILD)/obj/bench/ozaki/fused.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/ozaki/fused.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)
+
 # bench/kernels.c: Fig. 1 of [Baboulin et al. 2024] (bench/reproduce/baboulin2024_fig1.sh);
 # bench/proj_mantissa.c: Fig. 3 of [Ootomo & Yokota 2023] (CPU, FP64;
 # bench/reproduce/ootomo2023_fig3.sh). Both also build with CUDA=0.

@@ -775,6 +775,10 @@ typedef struct {
                              exact power-of-two scaling by rows of op(A) and columns of op(B)
                              (1, default), or the range policy at once (0; env
                              TCNLA_EXACT_SCALING=0). Honoured by the CPU backend too */
+    int oz2_fused;        /* Hopper, Ozaki scheme II with k <= 131056: the INT8 products of all
+                             moduli and their reduction modulo p_l in one wgmma kernel (1,
+                             default), or cuBLASLt's INT8 GEMM and a reduction pass per modulus
+                             (0; env TCNLA_OZ2_FUSED=0). Bitwise the same result */
 } tcnla_tuning_t;
 
 /* The defaults, without the environment. */

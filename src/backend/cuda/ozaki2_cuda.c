@@ -15,11 +15,16 @@
  *     the TN layout), then per modulus one INT8 GEMM (cuBLASLt, the
  *     algorithm picked by timing: i8gemm_cuda.c) per k-block of at most
  *     TN_OZ2_KBLOCK (exact INT32) and its product reduced modulo p_l to
- *     uint8, then one kernel reconstructs every element and applies alpha,
- *     beta. Each element depends only on its row, its column and the plan,
- *     so the blocking never changes a bit, and FIXED mode is bitwise the CPU.
+ *     uint8; on Hopper with k <= TN_OZ2_KBLOCK instead one sm_90a kernel
+ *     for all moduli that reduces its INT32 accumulators modulo p_l and
+ *     writes the uint8 residues directly (ozaki2_sm90.cu; the same bits; the
+ *     tuning's oz2_fused = 0 keeps cuBLASLt); then one kernel reconstructs
+ *     every element and applies alpha, beta. Each element depends only on
+ *     its row, its column and the plan, so the blocking never changes a
+ *     bit, and FIXED mode is bitwise the CPU.
  * Device memory at 16384^3 with 16 moduli: 4 + 4 GiB of residues, 1 GiB of
- * INT32 product, 4 GiB of residue products, and O(m + n + k) for the plan. */
+ * INT32 product (not with the fused kernel), 4 GiB of residue products, and
+ * O(m + n + k) for the plan. */
 #include "core/internal.h"
 #include "backend/cuda/tn_cuda.h"
 #include "gemm/ozaki.h"
@@ -42,6 +47,13 @@ int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, 
                     const tn_oz2_consts_t *c, signed char *R, cudaStream_t st);
 int tn_oz2_modp(const int *P, int64_t cnt, int p, int qinv, int first, unsigned char *Q,
                 cudaStream_t st);
+/* the fused products (ozaki2_sm90.cu) */
+int tn_oz2_fused_available(void);
+size_t tn_oz2_fused_smem(void);
+int tn_oz2_fused_fits(int nmod, int64_t mbp, int64_t nbp, int64_t kp);
+int tn_oz2_fused(const signed char *RA, const signed char *RB, int nmod, int64_t mbp,
+                 int64_t nbp, int64_t kp, const int *mod, const int *qinv, unsigned char *Q,
+                 size_t smem_limit, cudaStream_t st);
 int tn_oz2_launch_reconstruct(const unsigned char *Q, int64_t mbp, int64_t nbp, int64_t mb, int64_t nb,
                        const tn_oz2_consts_t *c, const int *sa, const int *sb, int hAB,
                        double alpha, double beta, void *C, int64_t ldc, int f32,
@@ -54,10 +66,41 @@ static int cuk(int e) { return e == 0 ? TCNLA_SUCCESS : tn_cuda_err((cudaError_t
 static int64_t rup(int64_t x, int64_t q) { return (x + q - 1) / q * q; }
 static size_t al(size_t x) { return tn_ws_align(x); }
 
-static size_t block_bytes(int nmod, int64_t mbp, int64_t nbp, int64_t kp) {
+/* residues of A and B, the INT32 product (not with the fused kernel), the
+ * residue products */
+static size_t block_bytes(int nmod, int64_t mbp, int64_t nbp, int64_t kp, int fused) {
     const size_t N = (size_t)nmod;
     return al(N * (size_t)mbp * (size_t)kp) + al(N * (size_t)nbp * (size_t)kp) +
-           al(4 * (size_t)mbp * (size_t)nbp) + al(N * (size_t)mbp * (size_t)nbp);
+           (fused ? 0 : al(4 * (size_t)mbp * (size_t)nbp)) + al(N * (size_t)mbp * (size_t)nbp);
+}
+
+int tn_cuda_oz2_fused_ok(const struct tn_cuda_ctx *c, int nmod, int64_t mbp, int64_t nbp,
+                         int64_t kp) {
+    return c->cc_major == 9 && c->cc_minor == 0 && tn_oz2_fused_fits(nmod, mbp, nbp, kp) &&
+           c->smem_optin >= tn_oz2_fused_smem() && tn_oz2_fused_available();
+}
+
+int tn_cuda_oz2_products(struct tn_cuda_ctx *c, int fused, const tn_oz2_consts_t *cs,
+                         int64_t mbp, int64_t nbp, int64_t kp, const signed char *RA,
+                         const signed char *RB, int *P, unsigned char *Q) {
+    cudaStream_t s = c->stream;
+    if (fused)
+        return cuk(tn_oz2_fused(RA, RB, cs->n, mbp, nbp, kp, cs->mod, cs->qinv, Q,
+                                c->smem_optin, s));
+    int st = TCNLA_SUCCESS;
+    for (int l = 0; l < cs->n && !st; l++) {
+        for (int64_t k0 = 0; k0 < kp && !st; k0 += TN_OZ2_KBLOCK) {
+            const int64_t kl = TN_MIN((int64_t)TN_OZ2_KBLOCK, kp - k0);
+            st = tn_cuda_i8gemm(c, (int)mbp, (int)nbp, (int)kl,
+                                RA + (size_t)l * (size_t)mbp * (size_t)kp + k0, (int)kp,
+                                RB + (size_t)l * (size_t)nbp * (size_t)kp + k0, (int)kp, P,
+                                (int)mbp);
+            if (!st)
+                st = cuk(tn_oz2_modp(P, mbp * nbp, cs->mod[l], cs->qinv[l], k0 == 0,
+                                     Q + (size_t)l * (size_t)mbp * (size_t)nbp, s));
+        }
+    }
+    return st;
 }
 
 
@@ -131,9 +174,9 @@ static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const
     return st;
 }
 
-static int fits(int nmod, int64_t mb, int64_t nb, int64_t kp, size_t bud) {
+static int fits(int nmod, int64_t mb, int64_t nb, int64_t kp, int fused, size_t bud) {
     const int64_t mbp = rup(mb, 32), nbp = rup(nb, 32);
-    return mbp <= INT_MAX && nbp <= INT_MAX && block_bytes(nmod, mbp, nbp, kp) <= bud;
+    return mbp <= INT_MAX && nbp <= INT_MAX && block_bytes(nmod, mbp, nbp, kp, fused) <= bud;
 }
 
 /* Blocks of mb rows x nb columns within the budget. The residues of a
@@ -141,17 +184,17 @@ static int fits(int nmod, int64_t mb, int64_t nb, int64_t kp, size_t bud) {
  * rows with the columns halved down to 1024 (the residues of A made once;
  * at 32768^3 FP32 on an H200, 2 x 2 blocks made them twice over, about
  * 7 ms of 500); when that does not fit, both halved, the larger first. */
-static int blocking(int nmod, int64_t m, int64_t n, int64_t kp, size_t bud, int64_t *mb,
-                    int64_t *nb) {
+static int blocking(int nmod, int64_t m, int64_t n, int64_t kp, int fused, size_t bud,
+                    int64_t *mb, int64_t *nb) {
     int64_t b = n;
-    while (!fits(nmod, m, b, kp, bud) && b > 1024) b = (b + 1) / 2;
-    if (fits(nmod, m, b, kp, bud)) {
+    while (!fits(nmod, m, b, kp, fused, bud) && b > 1024) b = (b + 1) / 2;
+    if (fits(nmod, m, b, kp, fused, bud)) {
         *mb = m, *nb = b;
         return TCNLA_SUCCESS;
     }
     int64_t r = m;
     b = n;
-    while (!fits(nmod, r, b, kp, bud)) {
+    while (!fits(nmod, r, b, kp, fused, bud)) {
         if (r <= 32 && b <= 32) return TCNLA_ERR_ALLOC;
         if (r >= b) r = (r + 1) / 2;
         else b = (b + 1) / 2;
@@ -188,15 +231,20 @@ int tn_cuda_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64
 
     /* blocking for the workspace budget (never changes a bit) */
     const int64_t kp = rup(k, 32);
+    /* the fused products where they can run (any block of 32-multiples
+     * does where the whole does) */
+    const int fused = !st && c->tune->oz2_fused &&
+                      tn_cuda_oz2_fused_ok(c, pl.n, rup(m, 32), rup(n, 32), kp);
     int64_t mb = m, nb = n;
-    if (!st) st = blocking(pl.n, m, n, kp, tn_oz_budget(h), &mb, &nb);
+    if (!st) st = blocking(pl.n, m, n, kp, fused, tn_oz_budget(h), &mb, &nb);
     const int64_t mbp = rup(mb, 32), nbp = rup(nb, 32);
-    char *ws = st ? NULL : tn_cuda_workspace(c, block_bytes(pl.n, mbp, nbp, kp));
+    char *ws = st ? NULL : tn_cuda_workspace(c, block_bytes(pl.n, mbp, nbp, kp, fused));
     if (!st && !ws) st = TCNLA_ERR_ALLOC;
     signed char *RA = (signed char *)ws;
     signed char *RB = RA + al((size_t)pl.n * (size_t)mbp * (size_t)kp);
-    int *P = (int *)((char *)RB + al((size_t)pl.n * (size_t)nbp * (size_t)kp));
-    unsigned char *Q = (unsigned char *)P + al(4 * (size_t)mbp * (size_t)nbp);
+    int *P = fused ? NULL : (int *)((char *)RB + al((size_t)pl.n * (size_t)nbp * (size_t)kp));
+    unsigned char *Q = (unsigned char *)RB + al((size_t)pl.n * (size_t)nbp * (size_t)kp) +
+                       (fused ? 0 : al(4 * (size_t)mbp * (size_t)nbp));
     const size_t es = f32 ? 4 : 8;
     int64_t a_at = -1;
     for (int64_t j0 = 0; j0 < n && !st; j0 += nb) {
@@ -210,18 +258,7 @@ int tn_cuda_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64
                                          &cs, RA, s));
                 a_at = i0;
             }
-            for (int l = 0; l < pl.n && !st; l++) {
-                for (int64_t k0 = 0; k0 < kp && !st; k0 += TN_OZ2_KBLOCK) {
-                    const int64_t kl = TN_MIN((int64_t)TN_OZ2_KBLOCK, kp - k0);
-                    st = tn_cuda_i8gemm(c, (int)mbp, (int)nbp, (int)kl,
-                                        RA + (size_t)l * (size_t)mbp * (size_t)kp + k0, (int)kp,
-                                        RB + (size_t)l * (size_t)nbp * (size_t)kp + k0, (int)kp,
-                                        P, (int)mbp);
-                    if (!st)
-                        st = cuk(tn_oz2_modp(P, mbp * nbp, cs.mod[l], cs.qinv[l], k0 == 0,
-                                             Q + (size_t)l * (size_t)mbp * (size_t)nbp, s));
-                }
-            }
+            if (!st) st = tn_cuda_oz2_products(c, fused, &cs, mbp, nbp, kp, RA, RB, P, Q);
             if (!st)
                 st = cuk(tn_oz2_launch_reconstruct(Q, mbp, nbp, mbb, nbb, &cs, sig + i0, sig + m + j0,
                                             pl.hA + pl.hB, alpha, beta,

@@ -17,6 +17,7 @@
 #ifndef __CUDACC__
 #include "core/internal.h"
 #endif
+#include "gemm/ozaki2_consts.h" /* tn_oz2_consts_t */
 
 #ifdef __cplusplus
 extern "C" {
@@ -247,6 +248,21 @@ int tn_cuda_i8gemm(struct tn_cuda_ctx *c, int m, int n, int k, const signed char
                    const signed char *B, int ldb, int *C, int ldc);
 int tn_cuda_i8gemm_choice(struct tn_cuda_ctx *c, int m, int n, int k, int *ncand, float *ms);
 void tn_cuda_i8_release(struct tn_cuda_ctx *c);
+
+/* Ozaki scheme II's residue products of one block (ozaki2_cuda.c): for the
+ * moduli l < cs->n, Q[(l nbp + j) mbp + i] = (q_l RA_l[i] . RB_l[j]) mod p_l
+ * (uint8; RA[(l mbp + i) kp + kk], RB[(l nbp + j) kp + kk] int8, mbp, nbp,
+ * kp multiples of 32). fused 1: the sm_90a kernel for all moduli
+ * (tn_cuda_oz2_fused_ok must hold; P unused, may be NULL); 0: per modulus
+ * and k-block of at most TN_OZ2_KBLOCK a cuBLASLt INT8 product into P
+ * (int32, mbp x nbp) and its reduction. The same Q bit for bit. */
+int tn_cuda_oz2_products(struct tn_cuda_ctx *c, int fused, const tn_oz2_consts_t *cs,
+                         int64_t mbp, int64_t nbp, int64_t kp, const signed char *RA,
+                         const signed char *RB, int *P, unsigned char *Q);
+/* 1 where the fused kernel can run these products on this device (sm_90a
+ * kernel loaded, its shared memory, kp <= TN_OZ2_KBLOCK), the tuning aside */
+int tn_cuda_oz2_fused_ok(const struct tn_cuda_ctx *c, int nmod, int64_t mbp, int64_t nbp,
+                         int64_t kp);
 #endif
 
 /* ------------------------------------------------------------ launchers */
