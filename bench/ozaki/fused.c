@@ -6,7 +6,9 @@
  *  products_cublaslt: per modulus cuBLASLt's INT8 GEMM (the algorithm picked
  *    by timing, i8gemm_cuda.c) into an INT32 product and k_modp's reduction
  *    modulo p_l into uint8 (tn_cuda_oz2_products, fused 0);
- *  products_fused: the sm_90a kernel for all moduli (fused 1);
+ *  products_fused: the sm_90a kernel for all moduli (fused 1: clusters of
+ *    two blocks sharing the B tiles); products_fused_1cta: the same kernel
+ *    with one block per tile (fused 2);
  *  both on the same random int8 residues (n S^2 bytes per operand); their
  *  residue products must be the same bytes (bits_equal). Time: median of
  *  --reps runs between two events on the handle's stream, after a warm-up;
@@ -71,7 +73,7 @@ static void fill_i8(void *d, size_t bytes, uint64_t seed) {
 
 static void row(FILE *f, const char *gpu, int64_t S, int nmod, const char *what, double ms,
                 double tops, double xd, int eq) {
-    char x[32] = "", e[8] = "";
+    char x[32] = "", e[16] = "";
     if (xd > 0) snprintf(x, sizeof x, "%.4f", xd);
     if (eq >= 0) snprintf(e, sizeof e, "%d", eq);
     fprintf(f, "%s,%lld,%lld,%lld,%d,%s,%.4f,%.2f,%s,%s\n", gpu, (long long)S, (long long)S,
@@ -104,25 +106,25 @@ static int bench_products(tcnla_handle_t h, FILE *f, const char *gpu, int64_t S,
     cudaEvent_t e0, e1;
     CHK(cudaEventCreate(&e0), "event");
     CHK(cudaEventCreate(&e1), "event");
-    double *t[2];
-    t[0] = calloc((size_t)reps, sizeof(double));
-    t[1] = calloc((size_t)reps, sizeof(double));
+    double *t[3];
+    for (int p = 0; p < 3; p++) t[p] = calloc((size_t)reps, sizeof(double));
     /* the cuBLASLt path's bytes, kept on the host for the comparison */
     unsigned char *q0 = malloc(nq), *q1 = malloc(nq);
-    if (!q0 || !q1 || !t[0] || !t[1]) exit(1);
-    int eq = -1;
-    for (int p = 0; p < 2; p++) { /* warm-ups (cuBLASLt's timing choice), bytes */
-        if (p == 1 && !fused_ok) break;
-        CHK(cudaMemset(Q, 0x5a + p, nq), "memset");
+    if (!q0 || !q1 || !t[0] || !t[1] || !t[2]) exit(1);
+    int eq = -1, eqv[3] = {-1, -1, -1};
+    for (int p = 0; p < 3; p++) { /* warm-ups (cuBLASLt's timing choice), bytes */
+        if (p >= 1 && !fused_ok) break;
+CHK(cudaMemset(Q, 0x5a + p, nq), "memset");
         for (int w = 0; w < (p ? 1 : 3); w++)
             CHK(tn_cuda_oz2_products(c, p, &cs, mbp, mbp, kp, RA, RB, P, Q), "products");
         CHK(cudaStreamSynchronize(c->stream), "sync");
         CHK(cudaMemcpy(p ? q1 : q0, Q, nq, cudaMemcpyDeviceToHost), "copy Q");
+        if (p) eqv[p] = memcmp(q0, q1, nq) == 0;
     }
-    if (fused_ok) eq = memcmp(q0, q1, nq) == 0;
+    if (fused_ok) eq = eqv[1] && eqv[2];
     for (int r = 0; r < reps; r++)
-        for (int p = 0; p < 2; p++) {
-            if (p == 1 && !fused_ok) continue;
+        for (int p = 0; p < 3; p++) {
+            if (p >= 1 && !fused_ok) continue;
             CHK(cudaEventRecord(e0, c->stream), "record");
             CHK(tn_cuda_oz2_products(c, p, &cs, mbp, mbp, kp, RA, RB, P, Q), "products");
             CHK(cudaEventRecord(e1, c->stream), "record");
@@ -132,15 +134,16 @@ static int bench_products(tcnla_handle_t h, FILE *f, const char *gpu, int64_t S,
             t[p][r] = ms;
         }
     const double ops = 2.0 * (double)S * (double)S * (double)S * nmod;
-    for (int p = 0; p < 2; p++) {
-        if (p == 1 && !fused_ok) continue;
+    for (int p = 0; p < 3; p++) {
+        if (p >= 1 && !fused_ok) continue;
         const double ms = median(t[p], reps);
-        row(f, gpu, S, nmod, p ? "products_fused" : "products_cublaslt", ms, ops / (ms * 1e9), -1,
-            p ? eq : -1);
+        row(f, gpu, S, nmod,
+            p == 0 ? "products_cublaslt" : p == 1 ? "products_fused" : "products_fused_1cta", ms,
+            ops / (ms * 1e9), -1, p ? eqv[p] : -1);
     }
     cudaEventDestroy(e0), cudaEventDestroy(e1);
     cudaFree(RA), cudaFree(RB), cudaFree(P), cudaFree(Q);
-    free(t[0]), free(t[1]), free(q0), free(q1);
+    free(t[0]), free(t[1]), free(t[2]), free(q0), free(q1);
     return eq == 0;
 }
 

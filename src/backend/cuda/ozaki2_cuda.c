@@ -53,7 +53,7 @@ size_t tn_oz2_fused_smem(void);
 int tn_oz2_fused_fits(int nmod, int64_t mbp, int64_t nbp, int64_t kp);
 int tn_oz2_fused(const signed char *RA, const signed char *RB, int nmod, int64_t mbp,
                  int64_t nbp, int64_t kp, const int *mod, const int *qinv, unsigned char *Q,
-                 size_t smem_limit, cudaStream_t st);
+                 int cluster, size_t smem_limit, cudaStream_t st);
 int tn_oz2_launch_reconstruct(const unsigned char *Q, int64_t mbp, int64_t nbp, int64_t mb, int64_t nb,
                        const tn_oz2_consts_t *c, const int *sa, const int *sb, int hAB,
                        double alpha, double beta, void *C, int64_t ldc, int f32,
@@ -84,9 +84,19 @@ int tn_cuda_oz2_products(struct tn_cuda_ctx *c, int fused, const tn_oz2_consts_t
                          int64_t mbp, int64_t nbp, int64_t kp, const signed char *RA,
                          const signed char *RB, int *P, unsigned char *Q) {
     cudaStream_t s = c->stream;
-    if (fused)
-        return cuk(tn_oz2_fused(RA, RB, cs->n, mbp, nbp, kp, cs->mod, cs->qinv, Q,
-                                c->smem_optin, s));
+    if (fused) {
+        /* clusters of two blocks sharing B (multicast) unless fused is 2;
+         * one block per tile where a cluster cannot launch */
+        int e = fused == 2 ? (int)cudaErrorNotSupported
+                           : tn_oz2_fused(RA, RB, cs->n, mbp, nbp, kp, cs->mod, cs->qinv, Q, 2,
+                                          c->smem_optin, s);
+        if (e) {
+            (void)cudaGetLastError();
+            e = tn_oz2_fused(RA, RB, cs->n, mbp, nbp, kp, cs->mod, cs->qinv, Q, 1, c->smem_optin,
+                             s);
+        }
+        return cuk(e);
+    }
     int st = TCNLA_SUCCESS;
     for (int l = 0; l < cs->n && !st; l++) {
         for (int64_t k0 = 0; k0 < kp && !st; k0 += TN_OZ2_KBLOCK) {

@@ -2,8 +2,8 @@
  * ozaki2_sm90.cu: the INT8 products of all moduli reduced modulo p_l inside
  * one wgmma kernel) against the cuBLASLt path (an INT8 GEMM and a reduction
  * pass per modulus), bit for bit:
- *  - the residue products themselves (tn_cuda_oz2_products with fused 1 and
- *    0) on random residues with m / n tails, m or n below one tile, k not a
+ *  - the residue products themselves (tn_cuda_oz2_products with fused 1:
+ *    clusters of two blocks, 2: one block per tile, and 0) on random residues with m / n tails, m or n below one tile, k not a
  *    multiple of 128, all 20 moduli, and the extreme INT32 sums (every
  *    residue -128, or -128 against 127, k at the INT32 limit); a wrong
  *    constant for one modulus must change that modulus's bytes and no other;
@@ -40,11 +40,13 @@
 static int oz2f_hopper(tcnla_handle_t g) { return g->cuda->cc_major == 9 && g->cuda->cc_minor == 0; }
 
 /* Q of both paths for residues made by fill (0 random, 1 all -128, 2 A -128
- * and B 127); with fault >= 0, the fused path runs with q_fault + 1 in place
- * of q_fault. Returns the bytes that differ per modulus in diff[] (NULL:
- * not kept) and their total, or -1 when a step failed. */
-static int64_t oz2f_compare(tcnla_handle_t g, int nmod, int64_t mbp, int64_t nbp, int64_t kp,
-                            int fill, uint64_t seed, int fault, int64_t *diff) {
+ * and B 127), the fused one as tn_cuda_oz2_products' fused = variant (1:
+ * clusters of two blocks, 2: one block per tile); with fault >= 0, the fused
+ * path runs with q_fault + 1 in place of q_fault. Returns the bytes that
+ * differ per modulus in diff[] (NULL: not kept) and their total, or -1 when
+ * a step failed. */
+static int64_t oz2f_compare(tcnla_handle_t g, int variant, int nmod, int64_t mbp, int64_t nbp,
+                            int64_t kp, int fill, uint64_t seed, int fault, int64_t *diff) {
     struct tn_cuda_ctx *c = g->cuda;
     tn_oz2_consts_t cs, cf;
     tn_oz2_consts(nmod, &cs);
@@ -73,7 +75,7 @@ static int64_t oz2f_compare(tcnla_handle_t g, int nmod, int64_t mbp, int64_t nbp
         cudaMemset(dQ1, 0x77, nq))
         goto out;
     if (tn_cuda_oz2_products(c, 0, &cs, mbp, nbp, kp, dA, dB, dP, dQ0)) goto out;
-    if (tn_cuda_oz2_products(c, 1, &cf, mbp, nbp, kp, dA, dB, NULL, dQ1)) goto out;
+    if (tn_cuda_oz2_products(c, variant, &cf, mbp, nbp, kp, dA, dB, NULL, dQ1)) goto out;
     if (cudaStreamSynchronize(c->stream) || cudaMemcpy(q0, dQ0, nq, cudaMemcpyDeviceToHost) ||
         cudaMemcpy(q1, dQ1, nq, cudaMemcpyDeviceToHost))
         goto out;
@@ -115,27 +117,31 @@ TEST(gpu_oz2_fused_products_same_bytes) {
      * not a multiple of the 128-byte stage */
     const int64_t shapes[][4] = {{15, 1024, 800, 1504}, {20, 96, 288, 160},  {12, 416, 32, 32},
                                  {16, 32, 1056, 4128},  {15, 4096, 4096, 4096}, {13, 640, 544, 96}};
-    for (int i = 0; i < 6; i++) {
-        const int64_t *s = shapes[i];
-        int64_t bad = oz2f_compare(g, (int)s[0], s[1], s[2], s[3], 0, 40 + (uint64_t)i, -1, NULL);
-        CHECK_MSG(bad == 0, "%d moduli, %lld x %lld x %lld: %lld bytes differ", (int)s[0],
-                  (long long)s[1], (long long)s[2], (long long)s[3], (long long)bad);
-    }
-    /* the extreme sums: |acc| up to 2^14 x 131040 < 2^31, both signs */
-    for (int fill = 1; fill <= 2; fill++) {
-        int64_t bad = oz2f_compare(g, 20, 64, 32, 131040, fill, 0, -1, NULL);
-        CHECK_MSG(bad == 0, "extreme fill %d: %lld bytes differ", fill, (long long)bad);
-    }
-    /* the comparison can fail: a wrong q_3 changes modulus 3's bytes only */
-    int64_t diff[TN_OZ2_MAXN];
-    int64_t bad = oz2f_compare(g, 15, 160, 288, 416, 0, 77, 3, diff);
-    CHECK(bad > 0);
-    if (bad > 0) {
-        int others = 0;
-        for (int l = 0; l < 15; l++) others += l != 3 && diff[l] != 0;
-        CHECK_MSG(diff[3] > 160 * 288 / 2 && others == 0,
-                  "planted fault: %lld bytes of modulus 3 differ, %d other moduli", (long long)diff[3],
-                  others);
+    for (int v = 1; v <= 2; v++) {
+        for (int i = 0; i < 6; i++) {
+            const int64_t *s = shapes[i];
+            int64_t bad =
+                oz2f_compare(g, v, (int)s[0], s[1], s[2], s[3], 0, 40 + (uint64_t)i, -1, NULL);
+            CHECK_MSG(bad == 0, "variant %d, %d moduli, %lld x %lld x %lld: %lld bytes differ", v,
+                      (int)s[0], (long long)s[1], (long long)s[2], (long long)s[3], (long long)bad);
+        }
+        /* the extreme sums: |acc| up to 2^14 x 131040 < 2^31, both signs */
+        for (int fill = 1; fill <= 2; fill++) {
+            int64_t bad = oz2f_compare(g, v, 20, 64, 32, 131040, fill, 0, -1, NULL);
+            CHECK_MSG(bad == 0, "variant %d, extreme fill %d: %lld bytes differ", v, fill,
+                      (long long)bad);
+        }
+        /* the comparison can fail: a wrong q_3 changes modulus 3's bytes only */
+        int64_t diff[TN_OZ2_MAXN];
+        int64_t bad = oz2f_compare(g, v, 15, 160, 288, 416, 0, 77, 3, diff);
+        CHECK(bad > 0);
+        if (bad > 0) {
+            int others = 0;
+            for (int l = 0; l < 15; l++) others += l != 3 && diff[l] != 0;
+            CHECK_MSG(diff[3] > 160 * 288 / 2 && others == 0,
+                      "planted fault: %lld bytes of modulus 3 differ, %d other moduli",
+                      (long long)diff[3], others);
+        }
     }
 #endif
     tcnla_destroy(g);

@@ -252,8 +252,10 @@ void tn_cuda_i8_release(struct tn_cuda_ctx *c);
 /* Ozaki scheme II's residue products of one block (ozaki2_cuda.c): for the
  * moduli l < cs->n, Q[(l nbp + j) mbp + i] = (q_l RA_l[i] . RB_l[j]) mod p_l
  * (uint8; RA[(l mbp + i) kp + kk], RB[(l nbp + j) kp + kk] int8, mbp, nbp,
- * kp multiples of 32). fused 1: the sm_90a kernel for all moduli
- * (tn_cuda_oz2_fused_ok must hold; P unused, may be NULL); 0: per modulus
+ * kp multiples of 32). fused 1: the sm_90a kernel for all moduli in
+ * clusters of two blocks (one block per tile where those cannot launch),
+ * 2: one block per tile (tn_cuda_oz2_fused_ok must hold for both; P unused,
+ * may be NULL); 0: per modulus
  * and k-block of at most TN_OZ2_KBLOCK a cuBLASLt INT8 product into P
  * (int32, mbp x nbp) and its reduction. The same Q bit for bit. */
 int tn_cuda_oz2_products(struct tn_cuda_ctx *c, int fused, const tn_oz2_consts_t *cs,

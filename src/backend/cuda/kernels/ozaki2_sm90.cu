@@ -15,6 +15,9 @@
  *     swizzle) of the A tile (128 rows x 128 bytes of k) and the B tile
  *     (256 x 128) of each k-tile into a ring of 4 stages (48 KB each; full
  *     / empty mbarriers). Reads past kp, mbp or nbp are TMA's zero fill.
+ *     In clusters of two blocks (tn_oz2_fused_kernel_c2, the default) the
+ *     blocks of tiles m0 and m0 + 128 each copy one half of their common B
+ *     tile into both (multicast): 32 KB per stage from L2 instead of 48.
  *   warpgroups 1, 2 (setmaxnreg 232): 64 rows each, 4 wgmma
  *     m64n256k32.s32.s8.s8 per k-tile with both operands K-major in shared
  *     memory (128 INT32 accumulators per thread); one wgmma group kept in
@@ -30,6 +33,7 @@
 #include <cuda.h>
 #include <cuda_runtime.h>
 #include <stdint.h>
+#include <string.h>
 
 #define OF_BM 128
 #define OF_BN 256
@@ -93,29 +97,65 @@ static __device__ __forceinline__ void of_reg_fence(int *d) {
 #pragma unroll
     for (int i = 0; i < 128; i++) asm volatile("" : "+r"(d[i])::"memory");
 }
-static __device__ __forceinline__ void tma_load_3d_of(uint32_t dst, const CUtensorMap *map,
-                                                      int c0, int c1, int c2, uint32_t bar) {
-    tma_load_3d(dst, map, c0, c1, c2, bar);
-}
 #endif
 
 extern __shared__ unsigned char of_smem_raw[];
 
-static __global__ void __launch_bounds__(OF_THREADS, 1)
-    tn_oz2_fused_kernel(const __grid_constant__ CUtensorMap tA, const __grid_constant__ CUtensorMap tB,
-                        const __grid_constant__ of_consts cs, int mbp, int nbp, int kp,
-                        unsigned char *__restrict__ Q) {
+#if S9_ON
+/* the rank of this block in its cluster */
+static __device__ __forceinline__ uint32_t of_cta_rank(void) {
+    uint32_t r;
+    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
+    return r;
+}
+static __device__ __forceinline__ void of_cluster_sync(void) {
+    asm volatile("barrier.cluster.arrive.release.aligned;\n"
+                 "barrier.cluster.wait.acquire.aligned;" ::: "memory");
+}
+/* one arrival on the mbarrier at shared::cluster address bar (another
+ * block's of the cluster), with the default (.release.cta) semantics as
+ * CUTLASS's ClusterBarrier::arrive: the stage's reads are wgmma's, complete
+ * at the wgmma wait before it */
+static __device__ __forceinline__ void of_arrive_cluster(uint32_t bar) {
+    asm volatile("mbarrier.arrive.shared::cluster.b64 _, [%0];" ::"r"(bar) : "memory");
+}
+/* 3-D TMA load of one box into the same offset of every block of mask,
+ * completing on the mbarrier at bar's offset in each */
+static __device__ __forceinline__ void tma_load_3d_mc(uint32_t dst, const CUtensorMap *map, int c0,
+                                                      int c1, int c2, uint32_t bar,
+                                                      uint16_t mask) {
+    asm volatile("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes"
+                 ".multicast::cluster [%0], [%1, {%2, %3, %4}], [%5], %6;" ::"r"(dst),
+                 "l"((uint64_t)map), "r"(c0), "r"(c1), "r"(c2), "r"(bar), "h"(mask)
+                 : "memory");
+}
+#endif
+
+/* CL = 1: one block per tile. CL = 2: clusters of two blocks along m (tiles
+ * m0, m0 + 128 of the same n0): each loads its own A tile and one half of
+ * the shared B tile (128 rows) into both blocks (TMA multicast), so that
+ * every block reads 32 KB per stage from L2 instead of 48; a stage is free
+ * again when the consumers of both blocks have released it (16 arrivals on
+ * each block's empty barrier). */
+template <int CL>
+static __device__ __forceinline__ void of_body(const CUtensorMap *tA, const CUtensorMap *tB,
+                                               const of_consts &cs, int mbp, int nbp, int kp,
+                                               unsigned char *__restrict__ Q) {
 #if S9_ON
     if (!s9_dsmem_ok(OF_SMEM)) return;
     const int tid = threadIdx.x, wg = tid >> 7;
     const int l = blockIdx.y;
-    /* grouped rasterisation of the 128 x 256 tiles of modulus l */
-    const int tiles_m = (mbp + OF_BM - 1) / OF_BM, tiles_n = (nbp + OF_BN - 1) / OF_BN;
+    /* grouped rasterisation of the 128 x 256 tiles of modulus l (with
+     * clusters, tile rows padded to an even count: consecutive blocks pair
+     * up on one B panel) */
+    const int tiles_m = (mbp + OF_BM - 1) / OF_BM + (CL == 2 ? ((mbp + OF_BM - 1) / OF_BM) & 1 : 0);
+    const int tiles_n = (nbp + OF_BN - 1) / OF_BN;
     const int pid = blockIdx.x, width = 8 * tiles_n, group = pid / width;
     const int first_m = group * 8, gsz = min(tiles_m - first_m, 8);
     const int m0 = (first_m + (pid % width) % gsz) * OF_BM;
     const int n0 = ((pid % width) / gsz) * OF_BN;
     const int KT = (kp + OF_KB - 1) / OF_KB;
+    const uint32_t rank = CL == 2 ? of_cta_rank() : 0;
 
     const uint32_t raw_s = s9_smem_u32(of_smem_raw);
     const uint32_t base_s = (raw_s + 1023u) & ~1023u;
@@ -126,12 +166,13 @@ static __global__ void __launch_bounds__(OF_THREADS, 1)
     if (tid == 0) {
         for (int i = 0; i < OF_STAGES; i++) {
             mbar_init(FULL(i), 1);
-            mbar_init(EMPTY(i), 8); /* one arrival per consumer warp */
+            mbar_init(EMPTY(i), 8 * CL); /* one arrival per consumer warp of the cluster */
         }
         asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
         fence_async_smem();
     }
-    __syncthreads();
+    if (CL == 2) of_cluster_sync(); /* the peer's barriers exist before any remote use */
+    else __syncthreads();
 
     if (wg == 0) {
         /* ---------------------------------------------- producer */
@@ -142,14 +183,19 @@ static __global__ void __launch_bounds__(OF_THREADS, 1)
                 if (kt >= OF_STAGES) mbar_wait(EMPTY(s), (uint32_t)(((kt / OF_STAGES) & 1) ^ 1));
                 const uint32_t dst = base_s + (uint32_t)(s * OF_STAGE);
                 mbar_expect_tx(FULL(s), (uint32_t)OF_STAGE);
-                tma_load_3d_of(dst, &tA, kt * OF_KB, m0, l, FULL(s));
-                tma_load_3d_of(dst + OF_A_BYTES, &tB, kt * OF_KB, n0, l, FULL(s));
+                tma_load_3d(dst, tA, kt * OF_KB, m0, l, FULL(s));
+                if (CL == 2)
+                    tma_load_3d_mc(dst + OF_A_BYTES + rank * (OF_B_BYTES / 2), tB, kt * OF_KB,
+                                   n0 + (int)rank * (OF_BN / 2), l, FULL(s), (uint16_t)3);
+                else tma_load_3d(dst + OF_A_BYTES, tB, kt * OF_KB, n0, l, FULL(s));
             }
         }
     } else {
         /* ---------------------------------------------- consumers */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 232;");
         const int cw = wg - 1; /* rows 64 cw .. 64 cw + 63 of the tile */
+        /* the empty barriers of this block and (CL = 2) of its peer */
+        const uint32_t e_peer = CL == 2 ? s9_mapa(EMPTY(0), rank ^ 1u) : 0u;
         /* not zeroed: the first wgmma (scale-d 0) does that */
         int acc[128];
         for (int kt = 0; kt < KT; kt++) {
@@ -163,19 +209,26 @@ static __global__ void __launch_bounds__(OF_THREADS, 1)
                 OF_WGMMA(acc, wg_desc(cA + 32 * ks, 128), wg_desc(cB + 32 * ks, 128),
                          (kt > 0 || ks > 0) ? 1 : 0);
             wgmma_commit();
-            /* k-tile kt - 1 is done: its stage goes back to the producer */
+            /* k-tile kt - 1 is done: its stage goes back to the producer(s),
+             * where one will load k-tile kt - 1 + OF_STAGES (no arrival
+             * after the last wait on it: a block may then have exited) */
             wgmma_wait1();
-            if (kt > 0) {
+            if (kt > 0 && kt - 1 + OF_STAGES < KT) {
                 __syncwarp();
-                if ((tid & 31) == 0) mbar_arrive(EMPTY((kt - 1) % OF_STAGES));
+                if ((tid & 31) == 0) {
+                    const int sp = (kt - 1) % OF_STAGES;
+                    mbar_arrive(EMPTY(sp));
+                    if (CL == 2) of_arrive_cluster(e_peer + 8u * (uint32_t)sp);
+                }
             }
         }
         wgmma_wait0();
         of_reg_fence(acc);
 
         /* ---------------------------------------------- epilogue */
-        float p = cs.p[l], pinv = cs.pinv[l], c0 = cs.c0[l], c1 = cs.c1[l];
-        /* both consumers are past their last wgmma: the ring is free */
+        const float p = cs.p[l], pinv = cs.pinv[l], c0 = cs.c0[l], c1 = cs.c1[l];
+        /* both consumers are past their last wgmma, and every copy into
+         * this block has landed (each was waited for): the ring is free */
         asm volatile("bar.sync 1, 256;" ::: "memory");
         unsigned char *sq = base_g + cw * (OF_BN * OF_QCOL);
         const int lane = tid & 31, w = (tid >> 5) & 3;
@@ -189,7 +242,8 @@ static __global__ void __launch_bounds__(OF_THREADS, 1)
                     const int j = 8 * i + 2 * (lane & 3) + e, x = 4 * i + 2 * h + e;
                     sq[j * OF_QCOL + r0 + 8 * h] = (unsigned char)of_residue(acc[x], p, pinv, c0, c1);
                 }
-        asm volatile("bar.sync %0, 128;" ::"r"(2 + cw) : "memory");
+        if (cw == 0) asm volatile("bar.sync 2, 128;" ::: "memory");
+        else asm volatile("bar.sync 3, 128;" ::: "memory");
         const int t = tid & 127;
         const long long colbase = (long long)l * nbp + n0;
 #pragma unroll
@@ -209,6 +263,20 @@ static __global__ void __launch_bounds__(OF_THREADS, 1)
 #endif
 }
 
+static __global__ void __launch_bounds__(OF_THREADS, 1)
+    tn_oz2_fused_kernel(const __grid_constant__ CUtensorMap tA, const __grid_constant__ CUtensorMap tB,
+                        const __grid_constant__ of_consts cs, int mbp, int nbp, int kp,
+                        unsigned char *__restrict__ Q) {
+    of_body<1>(&tA, &tB, cs, mbp, nbp, kp, Q);
+}
+static __global__ void __launch_bounds__(OF_THREADS, 1)
+    tn_oz2_fused_kernel_c2(const __grid_constant__ CUtensorMap tA,
+                           const __grid_constant__ CUtensorMap tB,
+                           const __grid_constant__ of_consts cs, int mbp, int nbp, int kp,
+                           unsigned char *__restrict__ Q) {
+    of_body<2>(&tA, &tB, cs, mbp, nbp, kp, Q);
+}
+
 /* ------------------------------------------------------- host side */
 extern "C" int tn_oz2_fused_available(void) {
     cudaFuncAttributes attr;
@@ -218,6 +286,11 @@ extern "C" int tn_oz2_fused_available(void) {
     }
     /* the sm_90a cubin only (a PTX JIT or the sm_80 cubin has an empty body) */
     if (attr.binaryVersion != 90) return 0;
+    if (cudaFuncGetAttributes(&attr, (const void *)tn_oz2_fused_kernel_c2) != cudaSuccess ||
+        attr.binaryVersion != 90) {
+        cudaGetLastError();
+        return 0;
+    }
     return s9_encoder() != NULL;
 }
 
@@ -248,13 +321,15 @@ extern "C" int tn_oz2_fused_fits(int nmod, int64_t mbp, int64_t nbp, int64_t kp)
 
 /* Q[(l nbp + j) mbp + i] = (qinv[l] sum_kk RA[(l mbp + i) kp + kk] RB[(l nbp + j) kp + kk])
  * mod mod[l] for l < nmod, i < mbp, j < nbp. RA, RB, Q 16-byte aligned.
- * cudaErrorNotSupported (nothing queued) where it cannot run. */
+ * cluster 2: the kernel in clusters of two blocks sharing the B tiles
+ * (multicast), 1: one block per tile. cudaErrorNotSupported (nothing
+ * queued) where it cannot run. */
 extern "C" int tn_oz2_fused(const signed char *RA, const signed char *RB, int nmod, int64_t mbp,
                             int64_t nbp, int64_t kp, const int *mod, const int *qinv,
-                            unsigned char *Q, size_t smem_limit, cudaStream_t st) {
+                            unsigned char *Q, int cluster, size_t smem_limit, cudaStream_t st) {
     if (!tn_oz2_fused_fits(nmod, mbp, nbp, kp) || (size_t)OF_SMEM > smem_limit ||
         ((uintptr_t)RA & 15u) || ((uintptr_t)RB & 15u) || ((uintptr_t)Q & 15u) ||
-        !tn_oz2_fused_available())
+        (cluster != 1 && cluster != 2) || !tn_oz2_fused_available())
         return (int)cudaErrorNotSupported;
     of_consts cs;
     for (int l = 0; l < TN_OZ2_MAXN; l++) {
@@ -268,13 +343,35 @@ extern "C" int tn_oz2_fused(const signed char *RA, const signed char *RB, int nm
     }
     s9_encode_fn enc = s9_encoder();
     CUtensorMap mA, mB;
-    if (of_map(&mA, enc, RA, kp, mbp, nmod, OF_BM) || of_map(&mB, enc, RB, kp, nbp, nmod, OF_BN))
+    if (of_map(&mA, enc, RA, kp, mbp, nmod, OF_BM) ||
+        of_map(&mB, enc, RB, kp, nbp, nmod, cluster == 2 ? OF_BN / 2 : OF_BN))
         return (int)cudaErrorNotSupported;
-    cudaError_t e = cudaFuncSetAttribute((const void *)tn_oz2_fused_kernel,
-                                         cudaFuncAttributeMaxDynamicSharedMemorySize, OF_SMEM);
+    const void *kern = cluster == 2 ? (const void *)tn_oz2_fused_kernel_c2
+                                    : (const void *)tn_oz2_fused_kernel;
+    cudaError_t e = cudaFuncSetAttribute(kern, cudaFuncAttributeMaxDynamicSharedMemorySize, OF_SMEM);
     if (e != cudaSuccess) return (int)e;
-    const int64_t tiles = ((mbp + OF_BM - 1) / OF_BM) * ((nbp + OF_BN - 1) / OF_BN);
-    tn_oz2_fused_kernel<<<dim3((unsigned)tiles, (unsigned)nmod), OF_THREADS, OF_SMEM, st>>>(
-        mA, mB, cs, (int)mbp, (int)nbp, (int)kp, Q);
-    return (int)cudaGetLastError();
+    int64_t tm = (mbp + OF_BM - 1) / OF_BM;
+    if (cluster == 2) tm += tm & 1; /* pairs of tile rows */
+    const int64_t tiles = tm * ((nbp + OF_BN - 1) / OF_BN);
+    if (tiles > 0x7fffffffLL) return (int)cudaErrorNotSupported;
+    if (cluster == 1) {
+        tn_oz2_fused_kernel<<<dim3((unsigned)tiles, (unsigned)nmod), OF_THREADS, OF_SMEM, st>>>(
+            mA, mB, cs, (int)mbp, (int)nbp, (int)kp, Q);
+        return (int)cudaGetLastError();
+    }
+    cudaLaunchConfig_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cudaLaunchAttribute at[1];
+    at[0].id = cudaLaunchAttributeClusterDimension;
+    at[0].val.clusterDim.x = 2;
+    at[0].val.clusterDim.y = 1;
+    at[0].val.clusterDim.z = 1;
+    cfg.gridDim = dim3((unsigned)tiles, (unsigned)nmod);
+    cfg.blockDim = dim3(OF_THREADS);
+    cfg.dynamicSmemBytes = OF_SMEM;
+    cfg.stream = st;
+    cfg.attrs = at;
+    cfg.numAttrs = 1;
+    e = cudaLaunchKernelEx(&cfg, tn_oz2_fused_kernel_c2, mA, mB, cs, (int)mbp, (int)nbp, (int)kp, Q);
+    return (int)e;
 }
