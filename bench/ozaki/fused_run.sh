@@ -31,12 +31,12 @@ nvcc -std=c++17 -O3 -lineinfo -gencode arch=compute_90a,code=sm_90a -Xcompiler -
   -o /tmp/oz2_fused_ptxas.o >"$OUT/ptxas.txt" 2>&1
 grep -E "registers|spill|stack" "$OUT/ptxas.txt"
 if command -v cuobjdump >/dev/null; then
-  cuobjdump -sass -arch sm_90a build/obj/src/backend/cuda/kernels/ozaki2_sm90.o >"$OUT/sass.txt" 2>&1
+  cuobjdump -sass -arch sm_90a build/obj/src/backend/cuda/kernels/ozaki2_sm90.o >/tmp/oz2_fused.sass 2>&1
   {
-    echo "SASS of tn_oz2_fused_kernel (sm_90a), instruction counts:"
+    echo "SASS of the two fused kernels (sm_90a), instruction counts:"
     grep -o -E "(HGMMA|IGMMA|IMMA|UTMALDG|UTMA[A-Z]*|SYNCS[A-Z.]*|WARPGROUP[A-Z.]*|LDL|STL)[A-Z0-9_.]*" \
-      "$OUT/sass.txt" | sort | uniq -c
-    grep -m 2 -E "GMMA" "$OUT/sass.txt"
+      /tmp/oz2_fused.sass | sort | uniq -c
+    grep -m 2 -E "GMMA" /tmp/oz2_fused.sass
   } | tee "$OUT/sass_summary.txt"
 fi
 
@@ -53,9 +53,14 @@ echo "tests rc=$trc"
 xrc=1
 if [ $brc -eq 0 ]; then
   rm -f "$OUT/ozaki_fused.csv"
+  # the SM clock, power and temperature every 0.5 s while it runs
+  nvidia-smi --query-gpu=timestamp,clocks.sm,power.draw,temperature.gpu --format=csv -lms 500 \
+    >"$OUT/smi.csv" 2>&1 &
+  smi=$!
   timeout "${TN_BENCH_TIMEOUT:-1200}" ./build/bench_oz2_fused --sizes "${TN_SIZES:-4096,8192,16384}" \
     --moduli 15 --reps "${TN_REPS:-5}" --out "$OUT/ozaki_fused.csv" "$@" 2>&1 | tee "$OUT/bench.log"
   xrc=${PIPESTATUS[0]}
+  kill "$smi" 2>/dev/null
   [ -s "$OUT/ozaki_fused.csv" ] && cp "$OUT/ozaki_fused.csv" bench/results/ozaki_fused.csv
 fi
 echo "bench rc=$xrc"
