@@ -146,8 +146,8 @@ int main(int argc, char **argv) {
         return 2;
     }
     for (int i = 0; i < nsz; i++)
-        if (sizes[i] < 32 || sizes[i] > 32768) {
-            fprintf(stderr, "%s: sizes must be in [32, 32768]\n", BENCH_NAME);
+        if (sizes[i] < 32 || sizes[i] > 32768 || sizes[i] % 2) {
+            fprintf(stderr, "%s: sizes must be even, in [32, 32768]\n", BENCH_NAME);
             return 2;
         }
     struct cudaDeviceProp prop;

@@ -182,13 +182,26 @@ static __global__ void k_pass1(oz2_view o, int *E, double *wpart) {
     }
 }
 
-/* out[i] = sum_b part[b * len + i], b in order */
+/* out[i] = sum_b part[b * len + i], b in order (nb <= OZ2_PARTS). A block
+ * of 32 x 8 threads takes 32 consecutive i: all its parts are loaded at
+ * once into shared memory, then one thread per i adds them in order. */
 static __global__ void k_sum_parts(const double *part, long long nb, long long len, double *out) {
-    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= len) return;
-    double s = 0.0;
-    for (long long b = 0; b < nb; b++) s = __dadd_rn(s, part[b * len + i]);
-    out[i] = s;
+    __shared__ double x[OZ2_PARTS][T32];
+    const long long i = (long long)blockIdx.x * T32 + threadIdx.x, ic = i < len ? i : len - 1;
+    double r[OZ2_PARTS / 8]; /* loads without branches (clamped), all issued together */
+#pragma unroll
+    for (int u = 0; u < OZ2_PARTS / 8; u++) {
+        const long long b = threadIdx.y + 8 * u;
+        r[u] = __ldg(part + (b < nb ? b : nb - 1) * len + ic);
+    }
+#pragma unroll
+    for (int u = 0; u < OZ2_PARTS / 8; u++) x[threadIdx.y + 8 * u][threadIdx.x] = r[u];
+    __syncthreads();
+    if (threadIdx.y == 0 && i < len) {
+        double s = 0.0;
+        for (int b = 0; b < nb; b++) s = __dadd_rn(s, x[b][threadIdx.x]);
+        out[i] = s;
+    }
 }
 
 /* -------------------------------------------------------------- pass 2 */
@@ -544,7 +557,7 @@ extern "C" int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int6
     const int64_t vt = (nv + T32 - 1) / T32, nb = vt < OZ2_PARTS ? vt : OZ2_PARTS;
     k_pass1<<<dim3((unsigned)((k + T32 - 1) / T32), (unsigned)nb), dim3(T32, 8), 0, st>>>(
         o, E, w ? part : NULL);
-    if (w) k_sum_parts<<<(unsigned)((k + 255) / 256), 256, 0, st>>>(part, nb, k, w);
+    if (w) k_sum_parts<<<(unsigned)((k + T32 - 1) / T32), dim3(T32, 8), 0, st>>>(part, nb, k, w);
     return (int)cudaGetLastError();
 }
 
@@ -561,7 +574,7 @@ extern "C" int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int6
     const int64_t lt = (k + T32 - 1) / T32, nb = lt < OZ2_PARTS ? lt : OZ2_PARTS;
     k_pass2<<<dim3((unsigned)nb, (unsigned)((nv + T32 - 1) / T32)), dim3(T32, 8), 0, st>>>(
         o, E, tbits, S, w, w ? part : NULL);
-    if (w) k_sum_parts<<<(unsigned)((nv + 255) / 256), 256, 0, st>>>(part, nb, nv, g);
+    if (w) k_sum_parts<<<(unsigned)((nv + T32 - 1) / T32), dim3(T32, 8), 0, st>>>(part, nb, nv, g);
     if (w) {
         e = cudaMemsetAsync(key, 0xFF, sizeof *key, st);
         if (e != cudaSuccess) return (int)e;
