@@ -324,6 +324,13 @@ $(BUILD)/obj/bench/ozaki/fused.o: CFLAGS_X += -Isrc -Itests
 $(BUILD)/bench_oz2_fused: $(BUILD)/obj/bench/ozaki/fused.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/ozaki/fused.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)
 
+# bench/ozaki/mem.c: scheme II's memory-bound kernels (plan passes, residues,
+# reconstruction) alone, GB/s (bench/ozaki/mem_run.sh). Needs CUDA=1 and a GPU.
+bench: $(BUILD)/bench_ozaki_mem
+$(BUILD)/obj/bench/ozaki/mem.o: CFLAGS_X += -Isrc
+$(BUILD)/bench_ozaki_mem: $(BUILD)/obj/bench/ozaki/mem.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/ozaki/mem.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)
+
 # bench/kernels.c: Fig. 1 of [Baboulin et al. 2024] (bench/reproduce/baboulin2024_fig1.sh);
 # bench/proj_mantissa.c: Fig. 3 of [Ootomo & Yokota 2023] (CPU, FP64;
 # bench/reproduce/ootomo2023_fig3.sh). Both also build with CUDA=0.

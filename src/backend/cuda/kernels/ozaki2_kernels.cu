@@ -8,9 +8,11 @@
  *
  * What must equal the CPU bit for bit does: the largest exponents (integer
  * maxima), the norm bounds (integer sums: atomics commute), the residues
- * (exact integers, computed in FP32 below 2^24), the modular products and
- * the reconstruction (the same FP64 operations in the same order, the last
- * combination with __dmul_rn / __dadd_rn so that nothing is contracted).
+ * (exact integers, computed in FP64 below 2^52; congruent to the CPU's, the
+ * same products modulo p_l), the modular products and the reconstruction
+ * (exact partial sums, held scaled by 2^-274, then the same FP64 operations
+ * in the same order, the last combination with __dmul_rn / __dadd_rn so
+ * that nothing is contracted).
  * The sums g = |x| . w of DP mode are FP64 sums in a fixed order of their
  * own (deterministic, not the CPU's order): they only choose the moduli
  * count.
@@ -116,7 +118,39 @@ static __device__ unsigned long long sq_term(double x, int e, int tbits) {
  * tiles with a stride of the grid size), so they are deterministic. */
 #define OZ2_PARTS 64
 
+/* The passes keep two tiles in flight: a block's tiles alternate between
+ * two register sets, each refilled with the tile after next as soon as it
+ * is in shared memory (64 bytes per thread in flight). The tiles are still
+ * taken in order, so every sum below runs in the same order. */
+
 /* -------------------------------------------------------------- pass 1 */
+/* one tile of pass 1 (the registers r hold it; refilled with tile vn) */
+static __device__ __forceinline__ void pass1_tile(double (*t)[T32 + 1], const oz2_view &o,
+                                                  oz2_regs *r, long long vt, long long vn,
+                                                  long long vtiles, long long l0, int *E,
+                                                  const double *wpart, double *ws) {
+    const int tid = threadIdx.y * T32 + threadIdx.x, v = tid >> 3, q = tid & 7;
+    const long long v0 = vt * T32;
+    store_tile(t, o, r);
+    __syncthreads();
+    if (vn < vtiles) fetch_tile(r, o, vn * T32, l0);
+    int em = INT_MIN;
+    for (int c = q; c < T32; c += 8) {
+        const double x = t[v][c];
+        if (x != 0.0) {
+            unsigned m;
+            em = max(em, exp_m8(x, &m));
+        }
+    }
+    em = max(em, __shfl_xor_sync(0xffffffffu, em, 1));
+    em = max(em, __shfl_xor_sync(0xffffffffu, em, 2));
+    em = max(em, __shfl_xor_sync(0xffffffffu, em, 4));
+    if (q == 0 && em != INT_MIN && v0 + v < o.nv) atomicMax(&E[v0 + v], em);
+    if (wpart)
+        for (int rr = threadIdx.y; rr < T32; rr += 8) *ws = __dadd_rn(*ws, fabs(t[rr][threadIdx.x]));
+    __syncthreads();
+}
+
 /* E[v] = max exponent (atomicMax; E preset below -2^30), and when wpart:
  * wpart[b * k + l] = sum of |x| over the vectors of the tiles b, b + 64, ...
  * (each of the 8 thread rows sums the tile rows ty, ty + 8, .. in turn, and
@@ -126,31 +160,16 @@ static __global__ void k_pass1(oz2_view o, int *E, double *wpart) {
     __shared__ double t[T32][T32 + 1];
     __shared__ double red[8][T32];
     const long long l0 = (long long)blockIdx.x * T32, vtiles = (o.nv + T32 - 1) / T32;
-    const int tid = threadIdx.y * T32 + threadIdx.x, v = tid >> 3, q = tid & 7;
+    const long long G = gridDim.y;
     double ws = 0.0;
-    oz2_regs nx;
-    if (blockIdx.y < vtiles) fetch_tile(&nx, o, (long long)blockIdx.y * T32, l0);
-    for (long long vt = blockIdx.y; vt < vtiles; vt += gridDim.y) {
-        const long long v0 = vt * T32;
-        store_tile(t, o, &nx);
-        __syncthreads();
-        if (vt + gridDim.y < vtiles) fetch_tile(&nx, o, (vt + gridDim.y) * T32, l0);
-        int em = INT_MIN;
-        for (int c = q; c < T32; c += 8) {
-            const double x = t[v][c];
-            if (x != 0.0) {
-                unsigned m;
-                em = max(em, exp_m8(x, &m));
-            }
-        }
-        em = max(em, __shfl_xor_sync(0xffffffffu, em, 1));
-        em = max(em, __shfl_xor_sync(0xffffffffu, em, 2));
-        em = max(em, __shfl_xor_sync(0xffffffffu, em, 4));
-        if (q == 0 && em != INT_MIN && v0 + v < o.nv) atomicMax(&E[v0 + v], em);
-        if (wpart)
-            for (int r = threadIdx.y; r < T32; r += 8)
-                ws = __dadd_rn(ws, fabs(t[r][threadIdx.x]));
-        __syncthreads();
+    oz2_regs n0, n1;
+    long long vt = blockIdx.y;
+    if (vt < vtiles) fetch_tile(&n0, o, vt * T32, l0);
+    if (vt + G < vtiles) fetch_tile(&n1, o, (vt + G) * T32, l0);
+    for (; vt < vtiles; vt += 2 * G) {
+        pass1_tile(t, o, &n0, vt, vt + 2 * G, vtiles, l0, E, wpart, &ws);
+        if (vt + G >= vtiles) break;
+        pass1_tile(t, o, &n1, vt + G, vt + 3 * G, vtiles, l0, E, wpart, &ws);
     }
     if (wpart) {
         red[threadIdx.y][threadIdx.x] = ws;
@@ -163,16 +182,57 @@ static __global__ void k_pass1(oz2_view o, int *E, double *wpart) {
     }
 }
 
-/* out[i] = sum_b part[b * len + i], b in order */
+/* out[i] = sum_b part[b * len + i], b in order (nb <= OZ2_PARTS). A block
+ * of 32 x 8 threads takes 32 consecutive i: all its parts are loaded at
+ * once into shared memory, then one thread per i adds them in order. */
 static __global__ void k_sum_parts(const double *part, long long nb, long long len, double *out) {
-    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= len) return;
-    double s = 0.0;
-    for (long long b = 0; b < nb; b++) s = __dadd_rn(s, part[b * len + i]);
-    out[i] = s;
+    __shared__ double x[OZ2_PARTS][T32];
+    const long long i = (long long)blockIdx.x * T32 + threadIdx.x, ic = i < len ? i : len - 1;
+    double r[OZ2_PARTS / 8]; /* loads without branches (clamped), all issued together */
+#pragma unroll
+    for (int u = 0; u < OZ2_PARTS / 8; u++) {
+        const long long b = threadIdx.y + 8 * u;
+        r[u] = __ldg(part + (b < nb ? b : nb - 1) * len + ic);
+    }
+#pragma unroll
+    for (int u = 0; u < OZ2_PARTS / 8; u++) x[threadIdx.y + 8 * u][threadIdx.x] = r[u];
+    __syncthreads();
+    if (threadIdx.y == 0 && i < len) {
+        double s = 0.0;
+        for (int b = 0; b < nb; b++) s = __dadd_rn(s, x[b][threadIdx.x]);
+        out[i] = s;
+    }
 }
 
 /* -------------------------------------------------------------- pass 2 */
+/* w of the columns of tile lt (0 past k), in the registers of row 0 */
+static __device__ __forceinline__ double w_of(const oz2_view &o, const double *w, long long lt) {
+    const long long l = lt * T32 + threadIdx.x;
+    return w && threadIdx.y == 0 && l < o.k ? w[l] : 0.0;
+}
+
+/* one tile of pass 2 (the registers r, wr hold it; refilled with tile ln) */
+static __device__ __forceinline__ void pass2_tile(double (*t)[T32 + 1], double *wt,
+                                                  const oz2_view &o, oz2_regs *r, double *wr,
+                                                  long long ln, long long ltiles, long long v0,
+                                                  int e, int tbits, const double *w,
+                                                  unsigned long long *s, double *g) {
+    const int tid = threadIdx.y * T32 + threadIdx.x, v = tid >> 3, q = tid & 7;
+    store_tile(t, o, r);
+    if (w && threadIdx.y == 0) wt[threadIdx.x] = *wr;
+    __syncthreads();
+    if (ln < ltiles) {
+        fetch_tile(r, o, v0, ln * T32);
+        *wr = w_of(o, w, ln);
+    }
+    for (int c = q; c < T32; c += 8) {
+        const double x = t[v][c];
+        if (e > -(1 << 30)) *s += sq_term(x, e, tbits);
+        if (w) *g = __dadd_rn(*g, __dmul_rn(fabs(x), wt[c]));
+    }
+    __syncthreads();
+}
+
 /* S[v] += integer norm bound terms (atomicAdd: exact, commutes), and when
  * w: gpart[b * nv + v] = sum of |x| w_l over the tiles b, b + 64, ... of l. */
 static __global__ void k_pass2(oz2_view o, const int *E, int tbits, unsigned long long *S,
@@ -180,31 +240,25 @@ static __global__ void k_pass2(oz2_view o, const int *E, int tbits, unsigned lon
     __shared__ double t[T32][T32 + 1];
     __shared__ double wt[T32]; /* w of the tile's columns (0 past k) */
     const long long v0 = (long long)blockIdx.y * T32, ltiles = (o.k + T32 - 1) / T32;
+    const long long G = gridDim.x;
     const int tid = threadIdx.y * T32 + threadIdx.x, v = tid >> 3, q = tid & 7;
     const int e = v0 + v < o.nv ? E[v0 + v] : INT_MIN;
     unsigned long long s = 0;
-    double g = 0.0, wn = 0.0;
-    oz2_regs nx;
-    if (blockIdx.x < ltiles) {
-        const long long l0 = (long long)blockIdx.x * T32;
-        fetch_tile(&nx, o, v0, l0);
-        if (w && threadIdx.y == 0) wn = l0 + threadIdx.x < o.k ? w[l0 + threadIdx.x] : 0.0;
+    double g = 0.0, w0 = 0.0, w1 = 0.0;
+    oz2_regs n0, n1;
+    long long lt = blockIdx.x;
+    if (lt < ltiles) {
+        fetch_tile(&n0, o, v0, lt * T32);
+        w0 = w_of(o, w, lt);
     }
-    for (long long lt = blockIdx.x; lt < ltiles; lt += gridDim.x) {
-        store_tile(t, o, &nx);
-        if (w && threadIdx.y == 0) wt[threadIdx.x] = wn;
-        __syncthreads();
-        if (lt + gridDim.x < ltiles) {
-            const long long l1 = (lt + gridDim.x) * T32;
-            fetch_tile(&nx, o, v0, l1);
-            if (w && threadIdx.y == 0) wn = l1 + threadIdx.x < o.k ? w[l1 + threadIdx.x] : 0.0;
-        }
-        for (int c = q; c < T32; c += 8) {
-            const double x = t[v][c];
-            if (e > -(1 << 30)) s += sq_term(x, e, tbits);
-            if (w) g = __dadd_rn(g, __dmul_rn(fabs(x), wt[c]));
-        }
-        __syncthreads();
+    if (lt + G < ltiles) {
+        fetch_tile(&n1, o, v0, (lt + G) * T32);
+        w1 = w_of(o, w, lt + G);
+    }
+    for (; lt < ltiles; lt += 2 * G) {
+        pass2_tile(t, wt, o, &n0, &w0, lt + 2 * G, ltiles, v0, e, tbits, w, &s, &g);
+        if (lt + G >= ltiles) break;
+        pass2_tile(t, wt, o, &n1, &w1, lt + 3 * G, ltiles, v0, e, tbits, w, &s, &g);
     }
     for (int d = 1; d < 8; d <<= 1) {
         s += __shfl_xor_sync(0xffffffffu, s, d);
@@ -244,18 +298,40 @@ static __global__ void k_sigma(const int *E, const unsigned long long *S, long l
 }
 
 /* ------------------------------------------------------------ residues */
+/* Per modulus l: -1 / p_l rounded to FP64 and 2^36 mod p_l in (-p_l / 2,
+ * p_l / 2] (the launcher's, from c) */
+typedef struct {
+    double npinv[TN_OZ2_MAXN], p36[TN_OZ2_MAXN];
+} oz2_rconsts;
+
+#define OZ2_C52 6755399441055744.0 /* 1.5 2^52 */
+
 /* R for vectors [v_base, v_base + nvp) and all kp (zero outside nv, k):
  * trunc(x 2^(h + sig[v])) modulo each p_l, in [-128, 127]. A block takes
  * one tile row of 32 vectors and the column tiles blockIdx.x, + gridDim.x,
- * .., fetching the next tile before it works on the current one. nch (the
- * 12-bit chunks of the scaled integers that can be nonzero) is a constant
- * where the kernels below inline this (3, 5 or 7: ceil((h + 1) / 12)), so
- * each keeps only what it uses in registers. */
-static __device__ __forceinline__ void residues_body(const oz2_view &o, long long v_base,
-                                                     long long nvp, long long kp,
-                                                     const int *sig, int h, const int nch,
-                                                     const tn_oz2_consts_t &c,
-                                                     signed char *R) {
+ * .., fetching the next tile before it works on the current one; a thread
+ * takes 4 consecutive elements of one vector and writes one 32-bit word per
+ * modulus (a warp: 4 rows of 32 bytes, whole sectors).
+ * Each y = trunc(x 2^s), |y| < 2^80 (h <= 79), is sg (ah 2^36 + lo) with
+ * ah < 2^44, lo < 2^36 (exact FP64 integers); then per modulus, in FP64:
+ *   acc = fma(sg ah, 2^36 mod p, sg lo)   |acc| < 2^44 127 + 2^36 < 2^51: exact
+ *   T = fma(acc, -1 / p, 1.5 2^52)        = 1.5 2^52 - q, q = acc / p rounded
+ *                                           to nearest, exactly: the error of
+ *                                           acc (1 / p) is below 2^51 / p 2^-53,
+ *                                           and acc / p (p odd) stays 1 / (2 p)
+ *                                           away from a half integer
+ *   A = acc + 1.5 2^52                    exact
+ * and the residue r = acc - q p in [-(p-1)/2, (p-1)/2] (the same r as the
+ * rounded quotient in any exact arithmetic) has the two's complement byte
+ * (lo32(A) + lo32(T) p) mod 256, lo32 the low word of the bits (acc and -q
+ * modulo 2^32). Modulo 256: the low byte of lo32(sg lo + 1.5 2^52). The
+ * loop over the moduli is unrolled up to TN_OZ2_MAXN (stopping at c.n,
+ * uniform), so the constants are constant-bank operands. HI = 0 when
+ * h + 1 <= 36 (FP32 inputs in DP mode): ah = 0, acc = sg lo. */
+template <int HI>
+static __global__ void __launch_bounds__(256)
+    k_residues(oz2_view o, long long v_base, long long nvp, long long kp, const int *sig, int h,
+               tn_oz2_consts_t c, oz2_rconsts rc, signed char *R) {
     __shared__ double t[T32][T32 + 1];
     const long long v0 = (long long)blockIdx.y * T32, ltiles = kp / T32;
     oz2_view ob = o;
@@ -269,81 +345,45 @@ static __device__ __forceinline__ void residues_body(const oz2_view &o, long lon
     const int s1 = s / 2, s2 = s - s1;
     const double p1 = __longlong_as_double((long long)(s1 + 1023) << 52);
     const double p2 = __longlong_as_double((long long)(s2 + 1023) << 52);
+    const long long mstride = nvp * kp; /* one modulus */
     oz2_regs nx;
     if (blockIdx.x < ltiles) fetch_tile(&nx, ob, v0, (long long)blockIdx.x * T32);
     for (long long lt = blockIdx.x; lt < ltiles; lt += gridDim.x) {
         store_tile(t, ob, &nx);
         __syncthreads();
         if (lt + gridDim.x < ltiles) fetch_tile(&nx, ob, v0, (lt + gridDim.x) * T32);
-        /* each element as signed 12-bit chunks (floats, exact): x = sum c_t 2^(12 t) */
-        float ch[4][TN_OZ2_CHUNKS];
-        unsigned int low[4]; /* the two's complement low byte: the residue modulo 256 */
+        double hs[4], ls[4]; /* sg ah, sg lo */
+        unsigned int low = 0; /* the residues modulo 256 */
 #pragma unroll
         for (int e = 0; e < 4; e++) {
             const double y = trunc(__dmul_rn(__dmul_rn(t[v][lq + e], p1), p2));
             const double a = fabs(y), ah = trunc(__dmul_rn(a, 0x1p-36)); /* ah < 2^44 */
-            /* integers below 2^52 read from the mantissa of x + 2^52 */
-            const unsigned long long hi =
-                (unsigned long long)__double_as_longlong(__dadd_rn(ah, 0x1p52)) &
-                0xFFFFFFFFFFFFFull;
-            const unsigned long long lo =
-                (unsigned long long)__double_as_longlong(
-                    __dadd_rn(__dsub_rn(a, __dmul_rn(ah, 0x1p36)), 0x1p52)) &
-                0xFFFFFFFFFFFFFull;
-            const float sg = y < 0.0 ? -1.0f : 1.0f;
-            const unsigned int cc[TN_OZ2_CHUNKS] = {
-                (unsigned)(lo & 4095u),         (unsigned)((lo >> 12) & 4095u),
-                (unsigned)((lo >> 24) & 4095u), (unsigned)(hi & 4095u),
-                (unsigned)((hi >> 12) & 4095u), (unsigned)((hi >> 24) & 4095u),
-                (unsigned)((hi >> 36) & 4095u)};
-#pragma unroll
-            for (int tt = 0; tt < TN_OZ2_CHUNKS; tt++) /* small integers to float, exactly */
-                ch[e][tt] = sg * (__int_as_float(0x4B000000 | (int)cc[tt]) - 8388608.0f);
-            low[e] = (y < 0.0 ? 0u - (unsigned)lo : (unsigned)lo) & 0xFFu;
+            const double lo = __dsub_rn(a, __dmul_rn(ah, 0x1p36));     /* exact, < 2^36 */
+            hs[e] = y < 0.0 ? -ah : ah;
+            ls[e] = y < 0.0 ? -lo : lo;
+            low |= ((unsigned)__double2loint(__dadd_rn(ls[e], OZ2_C52)) & 0xFFu) << (8 * e);
         }
-        const long long base = (v0 + v) * kp + lt * T32 + lq;
-        for (int l = 0; l < c.n; l++) {
-            unsigned int word;
-            if (c.mod[l] == 256) {
-                word = low[0] | low[1] << 8 | low[2] << 16 | low[3] << 24;
-            } else {
-                /* sum of |c_t| |pw_t| < 7 * 4095 * 127 < 2^22: exact, and the
-                 * quotient rounded to nearest (1.5 2^23 trick) is exact too,
-                 * since x / p_l (p_l odd) stays 1 / (2 p_l) away from a half
-                 * integer while the error of x * (1 / p_l) is below 2^22 / p_l
-                 * 2^-23. So r = x - q p_l is the residue in [-(p-1)/2, (p-1)/2]. */
-                const float p = (float)c.mod[l], pinv = c.pinvf[l];
+        signed char *out = R + (v0 + v) * kp + lt * T32 + lq;
+#pragma unroll
+        for (int l = 0; l < TN_OZ2_MAXN; l++) {
+            if (l >= c.n) break;
+            unsigned int word = low;
+            if (c.mod[l] != 256) {
+                const unsigned p = (unsigned)c.mod[l];
                 word = 0;
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
-                    float acc = 0.0f;
-#pragma unroll
-                    for (int tt = 0; tt < TN_OZ2_CHUNKS; tt++)
-                        if (tt < nch) acc = fmaf(ch[e][tt], c.pw[l][tt], acc);
-                    const float q = __fadd_rn(__fmaf_rn(acc, pinv, 12582912.0f), -12582912.0f);
-                    const float r = __fmaf_rn(-q, p, acc);
-                    /* the two's complement byte from the mantissa of r + 1.5 2^23 */
-                    word |= ((unsigned)__float_as_int(r + 12582912.0f) & 0xFFu) << (8 * e);
+                    const double acc = HI ? __fma_rn(hs[e], rc.p36[l], ls[e]) : ls[e];
+                    const double T = __fma_rn(acc, rc.npinv[l], OZ2_C52);
+                    const double A = __dadd_rn(acc, OZ2_C52);
+                    const unsigned b = (unsigned)__double2loint(A) + (unsigned)__double2loint(T) * p;
+                    word |= (b & 0xFFu) << (8 * e);
                 }
             }
-            *(unsigned int *)(R + (long long)l * nvp * kp + base) = word;
+            *(unsigned int *)(out + l * mstride) = word;
         }
         __syncthreads();
     }
-}
-
-/* |trunc(x 2^s)| <= 2^h: h + 1 <= 36 bits (FP32 inputs in DP mode), 3 chunks */
-static __global__ void __launch_bounds__(256, 5) k_residues3(oz2_view o, long long v_base, long long nvp, long long kp,
-                                   const int *sig, int h, tn_oz2_consts_t c, signed char *R) {
-    residues_body(o, v_base, nvp, kp, sig, h, 3, c, R);
-}
-static __global__ void k_residues5(oz2_view o, long long v_base, long long nvp, long long kp,
-                                   const int *sig, int h, tn_oz2_consts_t c, signed char *R) {
-    residues_body(o, v_base, nvp, kp, sig, h, 5, c, R);
-}
-static __global__ void k_residues7(oz2_view o, long long v_base, long long nvp, long long kp,
-                                   const int *sig, int h, tn_oz2_consts_t c, signed char *R) {
-    residues_body(o, v_base, nvp, kp, sig, h, TN_OZ2_CHUNKS, c, R);
 }
 
 /* ------------------------------------------------- products modulo p_l */
@@ -391,14 +431,27 @@ static __device__ __forceinline__ double scale2(double x, int e) {
     return scalbn(x, -e);
 }
 
+/* The weights come scaled: ws = w 2^OZ2_REC_SCALE (exact, below 2^956), and
+ * u_l < 256 enters as the double whose bits are u_l, the subnormal
+ * u_l 2^-1074 (no conversion: FP64 keeps subnormals, at full speed). So
+ * each product and partial sum is the exact one times 2^-274, a normal
+ * double (the terms are integers >= 1 when nonzero, below 2^170), and one
+ * exact product by 2^274 gives S_t bit for bit. */
+#define OZ2_REC_SCALE 800
+
 /* C[i + j ldc] = alpha x 2^-(hA + sa[i] + hB + sb[j]) + beta C, i < mb, j < nb
  * (C, sa, sb already offset to the block). A thread takes 4 consecutive
- * rows of one column: one 32-bit load per modulus, the 4 x 4 partial sums
- * S_t = sum_l w_lt u_l accumulated over the moduli in a loop that runs over
- * l with uniform (constant bank) weights; then per element the operations
- * of tn_oz2_reconstruct in the same order. Every product w_lt u_l (40 x 8
- * bits) and partial sum is exact, so FMA or not is the same. */
+ * rows of one column: it loads its 32-bit word of every modulus first (all
+ * loads in flight together), then the 4 x 4 partial sums S_t = sum_l w_lt u_l
+ * over the moduli in order (unrolled up to TN_OZ2_MAXN, stopping at c.n:
+ * the weights are constant-bank operands); then per element the operations
+ * of tn_oz2_reconstruct in the same order, and the 4 results written with
+ * one 16-byte store (FP32) or two (FP64) where C is aligned. Every product
+ * w_lt u_l (40 x 8 bits) and partial sum is exact, so FMA or not is the
+ * same. With few moduli the last parts are 0 (P < 2^120: 15 moduli or
+ * fewer): those S_t stay +0, as the sums of +0 products were. */
 #define OZ2_REC_ROWS 4
+template <int NP> /* the parts t < NP that can be nonzero (the others: w_lt = 0, P_t = 0) */
 static __global__ void __launch_bounds__(128)
     k_reconstruct(const unsigned char *Q, long long mbp, long long nbp, long long mb,
                   long long nb, tn_oz2_consts_t c, const int *sa, const int *sb, int hAB,
@@ -408,46 +461,78 @@ static __global__ void __launch_bounds__(128)
     const long long step = mbp * nbp / 4; /* one modulus, in 32-bit words */
     for (long long j = blockIdx.y; j < nb; j += gridDim.y) {
         const unsigned int *q = (const unsigned int *)(Q + j * mbp + i0);
+        unsigned int wd[TN_OZ2_MAXN];
+#pragma unroll
+        for (int l = 0; l < TN_OZ2_MAXN; l++) wd[l] = l < c.n ? __ldg(q + l * step) : 0u;
         double S[OZ2_REC_ROWS][4];
 #pragma unroll
         for (int e = 0; e < OZ2_REC_ROWS; e++) S[e][0] = S[e][1] = S[e][2] = S[e][3] = 0.0;
-#pragma unroll 4
-        for (int l = 0; l < c.n; l++) {
-            const unsigned int wd = __ldg(q + l * step);
+#pragma unroll
+        for (int l = 0; l < TN_OZ2_MAXN; l++) {
+            if (l >= c.n) break;
 #pragma unroll
             for (int e = 0; e < OZ2_REC_ROWS; e++) {
-                /* u_l < 256 to FP64 from the mantissa of u + 2^52 */
-                const double u = __hiloint2double(0x43300000, (int)((wd >> (8 * e)) & 0xFFu)) -
-                                 0x1p52;
-                S[e][0] = fma(c.w[l][0], u, S[e][0]);
-                S[e][1] = fma(c.w[l][1], u, S[e][1]);
-                S[e][2] = fma(c.w[l][2], u, S[e][2]);
-                S[e][3] = fma(c.w[l][3], u, S[e][3]);
+                const double u = __hiloint2double(0, (int)((wd[l] >> (8 * e)) & 0xFFu));
+#pragma unroll
+                for (int t = 0; t < NP; t++) S[e][t] = fma(c.w[l][t], u, S[e][t]);
             }
         }
         const int ej = hAB + sb[j];
+        const long long at = i0 + j * ldc;
+        const int full = i0 + OZ2_REC_ROWS <= mb;
+        double old[OZ2_REC_ROWS] = {0.0, 0.0, 0.0, 0.0};
+        if (beta != 0.0) {
+            if (f32) {
+                const float *cf = (const float *)C + at;
+                if (full && ((uintptr_t)cf & 15) == 0) {
+                    const float4 o4 = *(const float4 *)cf;
+                    old[0] = o4.x, old[1] = o4.y, old[2] = o4.z, old[3] = o4.w;
+                } else {
+                    for (int e = 0; e < OZ2_REC_ROWS && i0 + e < mb; e++) old[e] = cf[e];
+                }
+            } else {
+                const double *cd = (const double *)C + at;
+                if (full && ((uintptr_t)cd & 15) == 0) {
+                    const double2 a = ((const double2 *)cd)[0], b = ((const double2 *)cd)[1];
+                    old[0] = a.x, old[1] = a.y, old[2] = b.x, old[3] = b.y;
+                } else {
+                    for (int e = 0; e < OZ2_REC_ROWS && i0 + e < mb; e++) old[e] = cd[e];
+                }
+            }
+        }
+        double out[OZ2_REC_ROWS];
 #pragma unroll
         for (int e = 0; e < OZ2_REC_ROWS; e++) {
-            const long long i = i0 + e;
-            if (i >= mb) break;
-            const double qq = rint(__dmul_rn(__dadd_rn(S[e][0], S[e][1]), c.pinv));
-            const double D0 = fma(-qq, c.p[0], S[e][0]), D1 = fma(-qq, c.p[1], S[e][1]);
-            const double D2 = fma(-qq, c.p[2], S[e][2]), D3 = fma(-qq, c.p[3], S[e][3]);
+            const double S0 = __dmul_rn(S[e][0], 0x1p274), S1 = __dmul_rn(S[e][1], 0x1p274);
+            const double S2 = __dmul_rn(S[e][2], 0x1p274), S3 = __dmul_rn(S[e][3], 0x1p274);
+            const double qq = rint(__dmul_rn(__dadd_rn(S0, S1), c.pinv));
+            const double D0 = fma(-qq, c.p[0], S0), D1 = fma(-qq, c.p[1], S1);
+            const double D2 = fma(-qq, c.p[2], S2), D3 = fma(-qq, c.p[3], S3);
             const double H1 = __dmul_rn(rint(__dmul_rn(D1, c.pow2mlo[0])), c.pow2lo[0]);
             const double H2 = __dmul_rn(rint(__dmul_rn(D2, c.pow2mlo[1])), c.pow2lo[1]);
             const double H3 = __dmul_rn(rint(__dmul_rn(D3, c.pow2mlo[2])), c.pow2lo[2]);
             const double T0 = __dadd_rn(D0, H1), T1 = __dadd_rn(__dsub_rn(D1, H1), H2);
             const double T2 = __dadd_rn(__dsub_rn(D2, H2), H3), T3 = __dsub_rn(D3, H3);
             const double x = __dadd_rn(T0, __dadd_rn(T1, __dadd_rn(T2, T3)));
-            const double v = __dmul_rn(alpha, scale2(x, ej + sa[i]));
-            const long long at = i + j * ldc;
-            if (f32) {
-                float *cf = (float *)C;
-                cf[at] =
-                    (float)(beta == 0.0 ? v : __dadd_rn(v, __dmul_rn(beta, (double)cf[at])));
+            const int ei = i0 + e < mb ? sa[i0 + e] : 0;
+            const double v = __dmul_rn(alpha, scale2(x, ej + ei));
+            out[e] = beta == 0.0 ? v : __dadd_rn(v, __dmul_rn(beta, old[e]));
+        }
+        if (f32) {
+            float *cf = (float *)C + at;
+            if (full && ((uintptr_t)cf & 15) == 0) {
+                *(float4 *)cf = make_float4((float)out[0], (float)out[1], (float)out[2],
+                                            (float)out[3]);
             } else {
-                double *cd = (double *)C;
-                cd[at] = beta == 0.0 ? v : __dadd_rn(v, __dmul_rn(beta, cd[at]));
+                for (int e = 0; e < OZ2_REC_ROWS && i0 + e < mb; e++) cf[e] = (float)out[e];
+            }
+        } else {
+            double *cd = (double *)C + at;
+            if (full && ((uintptr_t)cd & 15) == 0) {
+                ((double2 *)cd)[0] = make_double2(out[0], out[1]);
+                ((double2 *)cd)[1] = make_double2(out[2], out[3]);
+            } else {
+                for (int e = 0; e < OZ2_REC_ROWS && i0 + e < mb; e++) cd[e] = out[e];
             }
         }
     }
@@ -472,7 +557,7 @@ extern "C" int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int6
     const int64_t vt = (nv + T32 - 1) / T32, nb = vt < OZ2_PARTS ? vt : OZ2_PARTS;
     k_pass1<<<dim3((unsigned)((k + T32 - 1) / T32), (unsigned)nb), dim3(T32, 8), 0, st>>>(
         o, E, w ? part : NULL);
-    if (w) k_sum_parts<<<(unsigned)((k + 255) / 256), 256, 0, st>>>(part, nb, k, w);
+    if (w) k_sum_parts<<<(unsigned)((k + T32 - 1) / T32), dim3(T32, 8), 0, st>>>(part, nb, k, w);
     return (int)cudaGetLastError();
 }
 
@@ -489,7 +574,7 @@ extern "C" int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int6
     const int64_t lt = (k + T32 - 1) / T32, nb = lt < OZ2_PARTS ? lt : OZ2_PARTS;
     k_pass2<<<dim3((unsigned)nb, (unsigned)((nv + T32 - 1) / T32)), dim3(T32, 8), 0, st>>>(
         o, E, tbits, S, w, w ? part : NULL);
-    if (w) k_sum_parts<<<(unsigned)((nv + 255) / 256), 256, 0, st>>>(part, nb, nv, g);
+    if (w) k_sum_parts<<<(unsigned)((nv + T32 - 1) / T32), dim3(T32, 8), 0, st>>>(part, nb, nv, g);
     if (w) {
         e = cudaMemsetAsync(key, 0xFF, sizeof *key, st);
         if (e != cudaSuccess) return (int)e;
@@ -505,12 +590,17 @@ extern "C" int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, i
                                signed char *R, cudaStream_t st) {
     if (nvp <= 0 || kp <= 0) return 0;
     const oz2_view o = view_of(X, f32, sv, sl, nv, k);
-    /* column tiles per block: enough blocks in flight, a few tiles each */
-    const int64_t lt = kp / T32, gx = lt < 16 ? lt : 16;
+    /* column tiles per block: enough blocks in flight (many waves, a short
+     * tail), a few tiles each */
+    const int64_t lt = kp / T32, gx = lt < 64 ? lt : 64;
     const dim3 g((unsigned)gx, (unsigned)(nvp / T32)), b(T32, 8);
-    if (h + 1 <= 36) k_residues3<<<g, b, 0, st>>>(o, v_base, nvp, kp, sig, h, *c, R);
-    else if (h + 1 <= 60) k_residues5<<<g, b, 0, st>>>(o, v_base, nvp, kp, sig, h, *c, R);
-    else k_residues7<<<g, b, 0, st>>>(o, v_base, nvp, kp, sig, h, *c, R);
+    oz2_rconsts rc = {};
+    for (int l = 0; l < c->n; l++) {
+        rc.npinv[l] = -1.0 / (double)c->mod[l];
+        rc.p36[l] = (double)c->pw[l][3]; /* 2^36 mod p_l, centred */
+    }
+    if (h + 1 <= 36) k_residues<0><<<g, b, 0, st>>>(o, v_base, nvp, kp, sig, h, *c, rc, R);
+    else k_residues<1><<<g, b, 0, st>>>(o, v_base, nvp, kp, sig, h, *c, rc, R);
     return (int)cudaGetLastError();
 }
 
@@ -533,7 +623,21 @@ extern "C" int tn_oz2_launch_reconstruct(const unsigned char *Q, int64_t mbp, in
                                   int64_t ldc, int f32, cudaStream_t st) {
     if (mb <= 0 || nb <= 0) return 0;
     dim3 g((unsigned)((mb + 511) / 512), (unsigned)(nb < 65535 ? nb : 65535));
-    k_reconstruct<<<g, 128, 0, st>>>(Q, mbp, nbp, mb, nb, *c, sa, sb, hAB, alpha, beta, C, ldc,
-                                     f32);
+    tn_oz2_consts_t cs = *c; /* the weights scaled for k_reconstruct (exact) */
+    int np = 1; /* parts past the last nonzero one add +0 to +0: left out */
+    for (int l = 0; l < cs.n; l++)
+        for (int t = 0; t < 4; t++) {
+            cs.w[l][t] = ldexp(cs.w[l][t], OZ2_REC_SCALE);
+            if (cs.w[l][t] != 0.0 || cs.p[t] != 0.0) np = np > t + 1 ? np : t + 1;
+        }
+    if (np <= 2)
+        k_reconstruct<2><<<g, 128, 0, st>>>(Q, mbp, nbp, mb, nb, cs, sa, sb, hAB, alpha, beta, C,
+                                            ldc, f32);
+    else if (np == 3)
+        k_reconstruct<3><<<g, 128, 0, st>>>(Q, mbp, nbp, mb, nb, cs, sa, sb, hAB, alpha, beta, C,
+                                            ldc, f32);
+    else
+        k_reconstruct<4><<<g, 128, 0, st>>>(Q, mbp, nbp, mb, nb, cs, sa, sb, hAB, alpha, beta, C,
+                                            ldc, f32);
     return (int)cudaGetLastError();
 }

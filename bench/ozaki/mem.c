@@ -1,0 +1,243 @@
+/* bench_ozaki_mem: the memory-bound kernels of Ozaki scheme II on the CUDA
+ * backend (src/backend/cuda/kernels/ozaki2_kernels.cu), each alone, through
+ * the launchers that src/backend/cuda/ozaki2_cuda.c calls:
+ *   plan         both passes over both operands, DP mode (E, the sums w, z,
+ *                the norm bounds, sigma, g and the keys): pass1(B),
+ *                pass1(A), pass2(A), pass2(B) as plan() issues them;
+ *                bytes = 4 reads of an operand
+ *   residues_A   the residues of op(A) = A (m x k, column-major: the vectors
+ *                are rows, read across the columns, transposed in the tile)
+ *   residues_B   the residues of op(B) = B (k x n, column-major: the vectors
+ *                are columns, contiguous); bytes = the operand read + the
+ *                int8 residues of every modulus written
+ *   reconstruct  C (FP64 for FP64 inputs, FP32 for FP32) from the uint8
+ *                products of every modulus, beta = 0; bytes = the products
+ *                read + C written
+ * m = n = k = N; A, B Gaussian (cuRAND). Moduli: 16 for N <= 8192, 15
+ * above (DP mode at phi = 0.5 picks these); h = hA = the plan's split of
+ * log2 P - 2 for FP64 inputs (h + 1 > 36: the residues use the 2^36 split),
+ * h = 30 for FP32 inputs (h + 1 <= 36, as DP mode gives FP32 data). The
+ * products Q are random bytes (the reconstruction's work does not depend on
+ * their values); sigma comes from the timed plan.
+ * Timing: one warm-up run, then the median of --reps runs, each between two
+ * CUDA events on one stream. GB/s = bytes / median time (1 GB = 1e9 bytes).
+ * Rows appended to the CSV (default bench/results/ozaki_mem.csv):
+ *   gpu,kernel,in_prec,n,moduli,h,ms,gbytes,gbps
+ *
+ *   build/bench_ozaki_mem [--sizes 4096,8192,16384] [--precs f64,f32] [--reps 5]
+ *                         [--kernels plan,residues_A,residues_B,reconstruct] [--out CSV] */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BENCH_NAME "bench_ozaki_mem"
+#include "../bench_util.h"
+
+#ifndef TCNLA_HAVE_CUDA
+int main(void) {
+    fprintf(stderr, "%s: needs the CUDA backend (build with CUDA=1)\n", BENCH_NAME);
+    return 2;
+}
+#else
+#include <cuda_runtime.h>
+#include <curand.h>
+
+#include "gemm/ozaki2.h"
+
+/* the launchers (src/backend/cuda/kernels/ozaki2_kernels.cu) */
+int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k, int *E,
+                 double *part, double *w, cudaStream_t st);
+int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
+                 const int *E, int tbits, unsigned long long *S, const double *w, double *part,
+                 double *g, int *sig, unsigned long long *key, int *bad, cudaStream_t st);
+int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
+                    int64_t v_base, int64_t nvp, int64_t kp, const int *sig, int h,
+                    const tn_oz2_consts_t *c, signed char *R, cudaStream_t st);
+int tn_oz2_launch_reconstruct(const unsigned char *Q, int64_t mbp, int64_t nbp, int64_t mb,
+                              int64_t nb, const tn_oz2_consts_t *c, const int *sa, const int *sb,
+                              int hAB, double alpha, double beta, void *C, int64_t ldc, int f32,
+                              cudaStream_t st);
+
+typedef struct {
+    int64_t n, kp;
+    int f32, nmod, hA, hB;
+    tn_oz2_consts_t cs;
+    void *A, *B, *C;
+    signed char *R;
+    unsigned char *Q;
+    int *E, *sig, *bad;
+    unsigned long long *S, *key;
+    double *g, *w, *z, *part;
+    cudaStream_t st;
+} ctx_t;
+
+static int parse_list(const char *s, int64_t *v, int max) {
+    int n = 0;
+    while (*s && n < max) {
+        v[n++] = strtoll(s, (char **)&s, 10);
+        if (*s == ',') s++;
+        else break;
+    }
+    return n;
+}
+
+static int run_plan(ctx_t *c) {
+    const int64_t n = c->n;
+    const int tb = tn_oz2_tbits(n);
+    int st = tn_oz2_pass1(c->B, c->f32, n, 1, n, n, c->E + n, c->part, c->w, c->st);
+    if (!st) st = tn_oz2_pass1(c->A, c->f32, 1, n, n, n, c->E, c->part, c->z, c->st);
+    if (!st)
+        st = tn_oz2_pass2(c->A, c->f32, 1, n, n, n, c->E, tb, c->S, c->w, c->part, c->g, c->sig,
+                          c->key, c->bad, c->st);
+    if (!st)
+        st = tn_oz2_pass2(c->B, c->f32, n, 1, n, n, c->E + n, tb, c->S + n, c->z, c->part,
+                          c->g + n, c->sig + n, c->key + 1, c->bad, c->st);
+    return st;
+}
+
+static int run_kernel(ctx_t *c, int which) {
+    const int64_t n = c->n;
+    switch (which) {
+    case 0: return run_plan(c);
+    case 1:
+        return tn_oz2_residues(c->A, c->f32, 1, n, n, n, 0, c->kp, c->kp, c->sig, c->hA, &c->cs,
+                               c->R, c->st);
+    case 2:
+        return tn_oz2_residues(c->B, c->f32, n, 1, n, n, 0, c->kp, c->kp, c->sig + n, c->hB,
+                               &c->cs, c->R, c->st);
+    default:
+        return tn_oz2_launch_reconstruct(c->Q, c->kp, c->kp, n, n, &c->cs, c->sig, c->sig + n,
+                                         c->hA + c->hB, 1.0, 0.0, c->C, n, c->f32, c->st);
+    }
+}
+
+static double bytes_of(const ctx_t *c, int which) {
+    const double n = (double)c->n, es = c->f32 ? 4 : 8, kp = (double)c->kp;
+    const double opnd = n * n * es;
+    switch (which) {
+    case 0: return 4 * opnd;
+    case 1:
+    case 2: return opnd + (double)c->nmod * kp * kp;
+    default: return (double)c->nmod * kp * kp + n * n * es;
+    }
+}
+
+int main(int argc, char **argv) {
+    int64_t sizes[8] = {4096, 8192, 16384};
+    int nsz = 3, reps = 5;
+    const char *out = "bench/results/ozaki_mem.csv", *precs = "f64,f32",
+               *kernels = "plan,residues_A,residues_B,reconstruct";
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--sizes") && i + 1 < argc) nsz = parse_list(argv[++i], sizes, 8);
+        else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
+        else if (!strcmp(argv[i], "--precs") && i + 1 < argc) precs = argv[++i];
+        else if (!strcmp(argv[i], "--kernels") && i + 1 < argc) kernels = argv[++i];
+        else {
+            printf("usage: %s [--sizes N,..] [--precs f64,f32] [--reps R]\n"
+                   "       [--kernels plan,residues_A,residues_B,reconstruct] [--out CSV]\n",
+                   argv[0]);
+            return !strcmp(argv[i], "--help") ? 0 : 2;
+        }
+    }
+    if (nsz < 1 || reps < 1 || reps > 100) {
+        fprintf(stderr, "%s: bad --sizes or --reps\n", BENCH_NAME);
+        return 2;
+    }
+    for (int i = 0; i < nsz; i++)
+        if (sizes[i] < 32 || sizes[i] > 32768 || sizes[i] % 2) {
+            fprintf(stderr, "%s: sizes must be even, in [32, 32768]\n", BENCH_NAME);
+            return 2;
+        }
+    struct cudaDeviceProp prop;
+    CHK(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+    FILE *csv = fopen(out, "a");
+    if (!csv) {
+        fprintf(stderr, "%s: cannot open %s\n", BENCH_NAME, out);
+        return 1;
+    }
+    if (ftell(csv) == 0) fprintf(csv, "gpu,kernel,in_prec,n,moduli,h,ms,gbytes,gbps\n");
+    static const char *const names[4] = {"plan", "residues_A", "residues_B", "reconstruct"};
+    printf("%s on %s\n%-12s %-4s %6s %3s %4s %10s %9s %8s\n", BENCH_NAME, prop.name, "kernel",
+           "in", "n", "mod", "h", "ms", "GB", "GB/s");
+    curandGenerator_t gen;
+    CHK(curandCreateGenerator(&gen, CURAND_RNG_PSEUDO_PHILOX4_32_10), "curandCreateGenerator");
+    CHK(curandSetPseudoRandomGeneratorSeed(gen, 20250601ull), "curandSetSeed");
+    for (int si = 0; si < nsz; si++)
+        for (int f32 = 0; f32 < 2; f32++) {
+            if (!bench_in_list(precs, f32 ? "f32" : "f64")) continue;
+            ctx_t c;
+            memset(&c, 0, sizeof c);
+            const int64_t n = sizes[si], es = f32 ? 4 : 8;
+            c.n = n, c.f32 = f32, c.kp = (n + 31) / 32 * 32;
+            c.nmod = n <= 8192 ? 16 : 15;
+            tn_oz2_consts(c.nmod, &c.cs);
+            const int L = tn_oz2_log2p(c.nmod) - 2;
+            c.hA = f32 ? 30 : L / 2;
+            c.hB = f32 ? 30 : L - c.hA;
+            const size_t nn = (size_t)n * (size_t)n, nm = (size_t)c.nmod * (size_t)c.kp * (size_t)c.kp;
+            CHK(cudaStreamCreate(&c.st), "cudaStreamCreate");
+            CHK(cudaMalloc(&c.A, es * nn), "cudaMalloc A");
+            CHK(cudaMalloc(&c.B, es * nn), "cudaMalloc B");
+            CHK(cudaMalloc(&c.C, es * nn), "cudaMalloc C");
+            CHK(cudaMalloc((void **)&c.R, nm), "cudaMalloc R");
+            CHK(cudaMalloc((void **)&c.Q, nm), "cudaMalloc Q");
+            CHK(cudaMalloc((void **)&c.E, 4 * 2 * (size_t)n), "cudaMalloc E");
+            CHK(cudaMalloc((void **)&c.sig, 4 * 2 * (size_t)n), "cudaMalloc sig");
+            CHK(cudaMalloc((void **)&c.S, 8 * 2 * (size_t)n), "cudaMalloc S");
+            CHK(cudaMalloc((void **)&c.g, 8 * 2 * (size_t)n), "cudaMalloc g");
+            CHK(cudaMalloc((void **)&c.w, 8 * (size_t)n), "cudaMalloc w");
+            CHK(cudaMalloc((void **)&c.z, 8 * (size_t)n), "cudaMalloc z");
+            CHK(cudaMalloc((void **)&c.part, 8 * 64 * (size_t)n), "cudaMalloc part");
+            CHK(cudaMalloc((void **)&c.key, 16), "cudaMalloc key");
+            CHK(cudaMalloc((void **)&c.bad, 4), "cudaMalloc bad");
+            CHK(cudaMemset(c.bad, 0, 4), "cudaMemset");
+            CHK(curandSetStream(gen, c.st), "curandSetStream");
+            if (f32) {
+                CHK(curandGenerateNormal(gen, (float *)c.A, nn, 0.0f, 1.0f), "curand A");
+                CHK(curandGenerateNormal(gen, (float *)c.B, nn, 0.0f, 1.0f), "curand B");
+            } else {
+                CHK(curandGenerateNormalDouble(gen, (double *)c.A, nn, 0.0, 1.0), "curand A");
+                CHK(curandGenerateNormalDouble(gen, (double *)c.B, nn, 0.0, 1.0), "curand B");
+            }
+            CHK(curandGenerate(gen, (unsigned int *)c.Q, nm / 4), "curand Q");
+            CHK(run_plan(&c), "plan"); /* sigma for the residues and the reconstruction */
+            CHK(cudaStreamSynchronize(c.st), "plan sync");
+            cudaEvent_t e0, e1;
+            CHK(cudaEventCreate(&e0), "cudaEventCreate");
+            CHK(cudaEventCreate(&e1), "cudaEventCreate");
+            for (int kk = 0; kk < 4; kk++) {
+                if (!bench_in_list(kernels, names[kk])) continue;
+                double t[100];
+                CHK(run_kernel(&c, kk), names[kk]); /* warm-up */
+                for (int r = 0; r < reps; r++) {
+                    CHK(cudaEventRecord(e0, c.st), "cudaEventRecord");
+                    CHK(run_kernel(&c, kk), names[kk]);
+                    CHK(cudaEventRecord(e1, c.st), "cudaEventRecord");
+                    CHK(cudaEventSynchronize(e1), "cudaEventSynchronize");
+                    float ms = 0.0f;
+                    CHK(cudaEventElapsedTime(&ms, e0, e1), "cudaEventElapsedTime");
+                    t[r] = ms;
+                }
+                qsort(t, (size_t)reps, sizeof t[0], cmp_d);
+                const double ms = t[reps / 2], gb = bytes_of(&c, kk) * 1e-9;
+                const int h = kk == 2 ? c.hB : c.hA;
+                printf("%-12s %-4s %6lld %3d %4d %10.3f %9.3f %8.1f\n", names[kk],
+                       f32 ? "f32" : "f64", (long long)n, c.nmod, h, ms, gb, gb / (ms * 1e-3));
+                fprintf(csv, "%s,%s,%s,%lld,%d,%d,%.4f,%.4f,%.1f\n", prop.name, names[kk],
+                        f32 ? "f32" : "f64", (long long)n, c.nmod, h, ms, gb, gb / (ms * 1e-3));
+                fflush(csv);
+                fflush(stdout);
+            }
+            cudaEventDestroy(e0), cudaEventDestroy(e1);
+            cudaFree(c.A), cudaFree(c.B), cudaFree(c.C), cudaFree(c.R), cudaFree(c.Q);
+            cudaFree(c.E), cudaFree(c.sig), cudaFree(c.S), cudaFree(c.g), cudaFree(c.w);
+            cudaFree(c.z), cudaFree(c.part), cudaFree(c.key), cudaFree(c.bad);
+            cudaStreamDestroy(c.st);
+        }
+    curandDestroyGenerator(gen);
+    fclose(csv);
+    return 0;
+}
+#endif
