@@ -446,8 +446,8 @@ typedef struct {
     int power_iters;                 /* q (default 2), re-orthonormalized at every step */
     tcnla_gemm_method_t proj_method; /* Y = A * Omega (default TCNLA_GEMM_SHGEMM_FP16, with an
                                         FP16 random matrix); any tcnla_sgemm method */
-    tcnla_gemm_method_t gemm_method; /* the other products: power iterations and Q^T A
-                                        (default TCNLA_GEMM_TCEC_FP16) */
+    tcnla_gemm_method_t gemm_method; /* the other products: Q^T A, and the power iterations
+                                        as power_method says (default TCNLA_GEMM_TCEC_FP16) */
     tcnla_gemm_method_t power_method; /* the power iterations' products, if not 0. They only
                                         shape the subspace, as Omega does: TCNLA_GEMM_FP16 (A
                                         and the basis rounded to FP16) adds about
