@@ -461,10 +461,13 @@ TEST(rsvd_power_precision_from_the_data) {
  *     (low rank), FP16 / TCEC 160 .. 185; the largest relative error of the
  *     singular values FP32 resolves (s_i >= 1e-5 s_1) SHGEMM / TCEC 0.27 ..
  *     1.75 (deep, 1e-5 .. 5e-5) and 0.67 .. 1.46 (low rank, 2e-7), FP16 on
- *     the deep decay 0.47 .. 0.50.
- * Bounds: residual SHGEMM <= 1.3 x TCEC's, values' error <= 3 x TCEC's
- * (floored at 2^-24); the FP16 run on the deep decay breaks both (the
- * bounds have teeth), and so would defaults that chose FP16 there. */
+ *     the deep decay 0.47 .. 0.50. At 2048 x 1024, rank 64: residual
+ *     3.166692e-7 / 3.164329e-7 (deep) and 3.098167e-7 / 3.029120e-7 (low
+ *     rank), values' error 2.8e-5 / 1.5e-5 (deep), FP16 4.1e-5 and 0.37.
+ * Bounds: residual SHGEMM <= 1.3 x TCEC's, values' error <= 4 x TCEC's
+ * (floored at 2^-24: the ratio of two errors that small scatters); the
+ * FP16 run on the deep decay breaks both (the bounds have teeth), and so
+ * would defaults that chose FP16 there. */
 static double sv_resolved_err(const float *S, const double *sig, int k) {
     double e = 0;
     for (int i = 0; i < k; i++)
@@ -528,10 +531,10 @@ TEST(rsvd_power_shgemm_as_accurate_as_tcec) {
             CHECK_MSG(res[0] <= 1.01 * res[2], "%s: %.6e vs %.6e", names[c], res[0], res[2]);
             continue;
         }
-        const double svb = 3 * fmax(sv[2], 0x1p-24);
+        const double svb = 4 * fmax(sv[2], 0x1p-24);
         CHECK_MSG(res[0] <= 1.3 * res[2], "%s: residual %.6e > 1.3 x TCEC's %.6e", names[c],
                   res[0], res[2]);
-        CHECK_MSG(sv[0] <= svb, "%s: values' error %.3e > 3 x TCEC's %.3e", names[c], sv[0],
+        CHECK_MSG(sv[0] <= svb, "%s: values' error %.3e > 4 x TCEC's %.3e", names[c], sv[0],
                   sv[2]);
         if (nv == 4) { /* FP16 there: outside both bounds */
             CHECK_MSG(res[3] > 1.3 * res[2], "%s: FP16 residual %.6e within the bound", names[c],

@@ -1568,7 +1568,7 @@ static double residual_cols(const float *A, int64_t m, int64_t n, const float *U
 /* The defaults' power iterations on a tail below FP16's resolution:
  * SHGEMM_FP16 (only the basis rounded to FP16), with TCEC's residual
  * (tests/test_randnla.c rsvd_power_shgemm_as_accurate_as_tcec: the same
- * bounds, 1.3 x TCEC's residual, 3 x its error of the singular values
+ * bounds, 1.3 x TCEC's residual, 4 x its error of the singular values
  * FP32 resolves, s_i >= 1e-5 s_1), where FP16 power iterations break both.
  * 4096 x 2048, rank 128, p = 10, deep decay s_i = 10^(-8 i / k) (r = 4k +
  * 64). On Hopper the choice from the data runs (the tuning's sm90_f16 = 1:
@@ -1638,7 +1638,7 @@ TEST(gpu_rsvd_power_shgemm_deep_decay) {
         }
         CHECK_MSG(!f16 && sh4 && !f164, "deep decay: FP16 bit %d, with a TCEC projection "
                   "SHGEMM bit %d, FP16 bit %d", f16, sh4, f164);
-        const double svb = 3 * fmax(sv[2], 0x1p-24);
+        const double svb = 4 * fmax(sv[2], 0x1p-24);
         for (int v = 0; v < 5; v++) {
             if (v == 2) continue;
             if (v == 3) { /* FP16 there: outside both bounds */
@@ -1648,7 +1648,7 @@ TEST(gpu_rsvd_power_shgemm_deep_decay) {
             }
             CHECK_MSG(res[v] <= 1.3 * res[2], "variant %d: residual %.4e > 1.3 x TCEC's %.4e", v,
                       res[v], res[2]);
-            CHECK_MSG(sv[v] <= svb, "variant %d: values' error %.2e > 3 x TCEC's %.2e", v, sv[v],
+            CHECK_MSG(sv[v] <= svb, "variant %d: values' error %.2e > 4 x TCEC's %.2e", v, sv[v],
                       sv[2]);
         }
     }
