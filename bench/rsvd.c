@@ -126,7 +126,8 @@ int main(int argc, char **argv) {
                    "  shgemm_fp16+tcec_fp16 (CholeskyQR2 in FP64), shgemm_fp16+tcec_fp16_chol1\n"
                    "  (tcnla_rsvd's defaults: CholeskyQR in FP64, the power iterations' precision\n"
                    "  from the data), shgemm_fp16+tcec_fp16_chol1_tcecpower (power iterations in\n"
-                   "  TCEC), shgemm_fp16+tcec_fp16_chol1_fp16power (power iterations in FP16),\n"
+                   "  TCEC), shgemm_fp16+tcec_fp16_chol1_shpower (power iterations in\n"
+                   "  SHGEMM_FP16), shgemm_fp16+tcec_fp16_chol1_fp16power (power iterations in FP16),\n"
                    "  fp16+tcec_fp16_chol1_fp16power (the projection\n"
                    "  too), fp16_chol1 (every product in FP16: B = Q^T A too), shgemm_tf32+tcec_tf32\n");
             return 0;
@@ -277,6 +278,7 @@ int main(int argc, char **argv) {
         {"shgemm_fp16+tcec_fp16", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR2_FP64, 0},
         {"shgemm_fp16+tcec_fp16_chol1", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0},
         {"shgemm_fp16+tcec_fp16_chol1_tcecpower", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_TCEC_FP16},
+        {"shgemm_fp16+tcec_fp16_chol1_shpower", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_SHGEMM_FP16},
         {"shgemm_fp16+tcec_fp16_chol1_fp16power", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_FP16},
         {"fp16+tcec_fp16_chol1_fp16power", TCNLA_GEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_FP16},
         {"fp16_chol1", TCNLA_GEMM_FP16, TCNLA_GEMM_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0},
@@ -314,6 +316,8 @@ int main(int argc, char **argv) {
         }
         qsort(ts, (size_t)reps, sizeof(double), cmp_d);
         o.timings = steps; /* one more run for the per-step breakdown (synchronizing) */
+        tcnla_info_t info;
+        o.info = &info;
         size_t cur0, peak;
         tcnla_memory_stats(h, &cur0, NULL);
         tcnla_reset_peak_memory(h);
@@ -330,6 +334,10 @@ int main(int argc, char **argv) {
                vs[v].name, ts[reps / 2] * 1e3, res, res / optimal, svr, stepsum[0] * 1e3,
                stepsum[1] * 1e3, stepsum[2] * 1e3, stepsum[3] * 1e3, stepsum[4] * 1e3,
                stepsum[5] * 1e3, peak_mib, (double)(m * n) * 4 / 1048576.0);
+        if (!vs[v].power && vs[v].gemm == TCNLA_GEMM_TCEC_FP16 && q > 0 &&
+            vs[v].proj != TCNLA_GEMM_FP16) /* the choice from the data: FP16 among the methods */
+            printf("    power iterations: auto:%s\n",
+                   (info.methods >> TCNLA_GEMM_FP16) & 1 ? "fp16" : "shgemm_fp16");
         fprintf(out, "%s,%s,%lld,%lld,%lld,%lld,%d,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,"
                      "%.1f,%s,%.3e\n",
                 gpu, vs[v].name, (long long)m, (long long)n, (long long)k, (long long)p, q,

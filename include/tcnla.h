@@ -446,20 +446,25 @@ typedef struct {
     int power_iters;                 /* q (default 2), re-orthonormalized at every step */
     tcnla_gemm_method_t proj_method; /* Y = A * Omega (default TCNLA_GEMM_SHGEMM_FP16, with an
                                         FP16 random matrix); any tcnla_sgemm method */
-    tcnla_gemm_method_t gemm_method; /* the other products: power iterations and Q^T A
-                                        (default TCNLA_GEMM_TCEC_FP16) */
+    tcnla_gemm_method_t gemm_method; /* the other products: Q^T A, and the power iterations
+                                        as power_method says (default TCNLA_GEMM_TCEC_FP16) */
     tcnla_gemm_method_t power_method; /* the power iterations' products, if not 0. They only
                                         shape the subspace, as Omega does: TCNLA_GEMM_FP16 (A
                                         and the basis rounded to FP16) adds about
                                         u16 sqrt(l / n) ||A||_F to the residual (docs/api.md);
                                         on Hopper without a copy of A, elsewhere with an FP16
-                                        copy (m n / 2 floats); not SHGEMM. Default 0: chosen
-                                        from the data where gemm_method is TCEC_FP16 and FP16
-                                        needs no copy of A (Hopper, l <= 272, the CPU): FP16
-                                        where that error stays below a tenth of the first
-                                        basis's residual, estimated from 8 more columns of
-                                        the projection, else gemm_method (a tail below FP16's
-                                        resolution); gemm_method otherwise */
+                                        copy (m n / 2 floats). TCNLA_GEMM_SHGEMM_FP16 rounds
+                                        only the orthonormal basis to FP16 (A split as by
+                                        TCEC): its error along v_j is scaled by s_j, so as
+                                        accurate as TCEC_FP16 here, in 2 products instead of
+                                        3; not SHGEMM_TF32. Default 0: with gemm_method
+                                        TCEC_FP16, where FP16 needs no copy of A (Hopper,
+                                        l <= 272, the CPU), chosen from the data: FP16 where
+                                        that error stays below a tenth of the first basis's
+                                        residual, estimated from 8 more columns of the
+                                        projection, else SHGEMM_FP16 (a tail below FP16's
+                                        resolution); SHGEMM_FP16 where FP16 would need a
+                                        copy; with another gemm_method, gemm_method */
     tcnla_format_t random_format;    /* format of Omega (default FP16; SHGEMM methods need FP16) */
     tcnla_rand_dist_t random_dist;   /* default TCNLA_RAND_GAUSSIAN */
     tcnla_orth_t orth;               /* default TCNLA_ORTH_CHOLQR_FP64 (one pass: for FP32 data

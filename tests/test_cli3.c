@@ -574,3 +574,63 @@ TEST(cli3_messages_name_the_problem) {
     }
     tu_rm_dir(dir);
 }
+
+/* ------------------------------------------------------------ rsvd --power */
+
+/* The value of "key" in one line of --json output (a string without its
+ * quotes, or a number as printed); "" when absent. */
+static void json_field(const char *s, const char *key, char *v, size_t n) {
+    char pat[64];
+    snprintf(pat, sizeof pat, "\"%s\":", key);
+    const char *p = strstr(s, pat);
+    v[0] = 0;
+    if (!p) return;
+    p += strlen(pat);
+    if (*p == '"') p++;
+    size_t i = 0;
+    while (p[i] && p[i] != '"' && p[i] != ',' && p[i] != '}' && i + 1 < n) v[i] = p[i], i++;
+    v[i] = 0;
+}
+
+/* tcnla rsvd's power iterations: --power shgemm_fp16 taken, shgemm_tf32
+ * (and SHGEMM for --gemm) refused naming the option; the defaults' choice
+ * from the data reported as it ran: "auto:fp16" on a slowly decaying
+ * spectrum, "auto:shgemm_fp16" on a fast one (with --proj native_fp32, the
+ * CPU's default, and fp16), and the run with --power set to what it says
+ * gives the same residual (the probe columns beside the projection's do
+ * not change it) where the other method does not. */
+TEST(cli3_rsvd_power_reported_as_run) {
+    if (!tu_have_bin()) SKIP("build/tcnla not built");
+    int st = tu_run("rsvd --backend cpu --m 64 --n 64 --rank 4 --power shgemm_tf32", buf,
+                    sizeof buf);
+    CHECK_MSG(st == 2 && strstr(buf, "--power shgemm_tf32") && !strstr(buf, "invalid argument"),
+              "exit %d: %s", st, buf);
+    st = tu_run("rsvd --backend cpu --m 64 --n 64 --rank 4 --gemm shgemm_fp16", buf, sizeof buf);
+    CHECK_MSG(st == 2 && strstr(buf, "--gemm shgemm_fp16"), "exit %d: %s", st, buf);
+    static const char *spec[2] = {"linear", "exp"}, *proj[2] = {"native_fp32", "fp16"};
+    static const char *want[2] = {"fp16", "shgemm_fp16"};
+    for (int s = 0; s < 2; s++)
+        for (int j = 0; j < 2; j++) {
+            char args[512], power[64], res[64], v[64];
+            const char *base = "rsvd --backend cpu --m 96 --n 64 --rank 4 --gemm tcec_fp16 "
+                               "--power-iters 1 --no-baseline --json";
+            snprintf(args, sizeof args, "%s --spectrum %s --proj %s", base, spec[s], proj[j]);
+            REQUIRE(tu_run(args, buf, sizeof buf) == 0);
+            json_field(buf, "power", power, sizeof power);
+            json_field(buf, "rel_residual", res, sizeof res);
+            CHECK_MSG(!strncmp(power, "auto:", 5) && !strcmp(power + 5, want[s]),
+                      "%s, --proj %s: power '%s', expected auto:%s", spec[s], proj[j], power,
+                      want[s]);
+            for (int o = 0; o < 2; o++) { /* the reported method, then the other one */
+                snprintf(args, sizeof args, "%s --spectrum %s --proj %s --power %s", base,
+                         spec[s], proj[j], want[o ? 1 - s : s]);
+                REQUIRE(tu_run(args, buf, sizeof buf) == 0);
+                json_field(buf, "power", power, sizeof power);
+                CHECK(!strcmp(power, want[o ? 1 - s : s]));
+                json_field(buf, "rel_residual", v, sizeof v);
+                CHECK_MSG(o ? strcmp(v, res) != 0 : strcmp(v, res) == 0,
+                          "%s, --proj %s, --power %s: residual %s, defaults' %s", spec[s],
+                          proj[j], power, v, res);
+            }
+        }
+}

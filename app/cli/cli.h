@@ -44,6 +44,10 @@ extern const char *const cli_orth_names[4];
 extern const char *const cli_format_names[6];
 /* s as a JSON string: quotes, backslashes and control characters escaped. */
 void cli_json_str(FILE *f, const char *s);
+/* tcnla rsvd's power iterations' method as it ran (info: the call's): the
+ * option, or the defaults' choice from the data, "auto:fp16" or
+ * "auto:shgemm_fp16" (defined in cmd_rsvd.c). */
+const char *cli_rsvd_power(const tcnla_rsvd_opts_t *o, const tcnla_info_t *info);
 /* qsort comparison of doubles. */
 int cli_cmp_double(const void *a, const void *b);
 /* "a,b,c" -> 2 to TCNLA_HOSVD_MAX_ORDER integers in [lo, hi] (a tensor's

@@ -34,10 +34,11 @@ static void help(void) {
         "                    native_fp32, tf32, ... [shgemm_fp16 on a GPU, native_fp32 on the CPU]\n"
         "  --gemm M          the other products [tcec_fp16 on a GPU, native_fp32 on the CPU]\n"
         "  --power M         the power iterations' products (fp16: A and the basis rounded\n"
-        "                    to FP16; not SHGEMM) [with --gemm tcec_fp16: chosen from the\n"
-        "                    data, fp16 where its error stays below a tenth of the first\n"
-        "                    basis's residual, else tcec_fp16 (printed as auto:...); else as\n"
-        "                    --gemm]\n"
+        "                    to FP16; shgemm_fp16: only the basis rounded, as accurate as\n"
+        "                    tcec_fp16 there in 2 products instead of 3; not shgemm_tf32)\n"
+        "                    [with --gemm tcec_fp16: chosen from the data, fp16 where its\n"
+        "                    error stays below a tenth of the first basis's residual, else\n"
+        "                    shgemm_fp16 (printed as auto:...); else as --gemm]\n"
         "                    fp16 for --proj, --gemm or --power is the fastest (--proj fp16\n"
         "                    --gemm fp16: 10x cuSOLVER's gesvdr on an H200 at 16384^2, rank\n"
         "                    256) but rounds A to FP16 in every product (a relative error of\n"
@@ -78,13 +79,17 @@ static int timed_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, i
     return st;
 }
 
-/* The power iterations' method as it ran: the option, or the defaults'
- * choice from the data (info of the last call: FP16 among its methods) */
-static const char *power_name(const tcnla_rsvd_opts_t *o, const tcnla_info_t *info) {
+const char *cli_rsvd_power(const tcnla_rsvd_opts_t *o, const tcnla_info_t *info) {
     if (o->power_method) return tcnla_gemm_method_name(o->power_method);
     if (o->gemm_method != TCNLA_GEMM_TCEC_FP16 || o->power_iters == 0)
         return tcnla_gemm_method_name(o->gemm_method);
-    return (info->methods >> TCNLA_GEMM_FP16) & 1 ? "auto:fp16" : "auto:tcec_fp16";
+    /* FP16 or SHGEMM_FP16: the one of the two the projection did not use
+     * tells (with --proj fp16, SHGEMM among the methods; else FP16) */
+    if (o->proj_method == TCNLA_GEMM_FP16)
+        return info->methods & (1u << TCNLA_GEMM_SHGEMM_FP16 | 1u << TCNLA_GEMM_SHGEMM_TF32)
+                   ? "auto:shgemm_fp16"
+                   : "auto:fp16";
+    return (info->methods >> TCNLA_GEMM_FP16) & 1 ? "auto:fp16" : "auto:shgemm_fp16";
 }
 
 /* ||A - U diag(S) VT||_F / ||A||_F on the host (BLAS SGEMM). */
@@ -216,15 +221,15 @@ int cmd_rsvd(int argc, char **argv) {
         return EXIT_USAGE;
     }
     /* what the library would refuse as "invalid argument": said with the options */
-    if (o.gemm_method == TCNLA_GEMM_SHGEMM_FP16 || o.gemm_method == TCNLA_GEMM_SHGEMM_TF32 ||
-        o.power_method == TCNLA_GEMM_SHGEMM_FP16 || o.power_method == TCNLA_GEMM_SHGEMM_TF32) {
-        fprintf(stderr, "tcnla rsvd: --%s %s: SHGEMM needs an FP16 operand, which only the "
-                "random matrix of --proj is\n",
-                o.gemm_method == TCNLA_GEMM_SHGEMM_FP16 || o.gemm_method == TCNLA_GEMM_SHGEMM_TF32
-                    ? "gemm" : "power",
-                tcnla_gemm_method_name(o.gemm_method == TCNLA_GEMM_SHGEMM_FP16 ||
-                                               o.gemm_method == TCNLA_GEMM_SHGEMM_TF32
-                                           ? o.gemm_method : o.power_method));
+    if (o.gemm_method == TCNLA_GEMM_SHGEMM_FP16 || o.gemm_method == TCNLA_GEMM_SHGEMM_TF32) {
+        fprintf(stderr, "tcnla rsvd: --gemm %s: SHGEMM needs an FP16 operand, which only the "
+                "random matrix of --proj and the basis of --power are\n",
+                tcnla_gemm_method_name(o.gemm_method));
+        return EXIT_USAGE;
+    }
+    if (o.power_method == TCNLA_GEMM_SHGEMM_TF32) {
+        fprintf(stderr, "tcnla rsvd: --power shgemm_tf32: the power iterations take "
+                "shgemm_fp16, not shgemm_tf32\n");
         return EXIT_USAGE;
     }
     /* several ranks: --ranks, --gpus, or this process one of an MPI launch */
@@ -416,7 +421,7 @@ int cmd_rsvd(int argc, char **argv) {
         cli_jint(&j, "power_iters", o.power_iters);
         cli_jstr(&j, "proj", tcnla_gemm_method_name(o.proj_method));
         cli_jstr(&j, "gemm", tcnla_gemm_method_name(o.gemm_method));
-        cli_jstr(&j, "power", power_name(&o, &info));
+        cli_jstr(&j, "power", cli_rsvd_power(&o, &info));
         cli_jstr(&j, "input", input ? input : spectrum);
         cli_jnum(&j, "rel_residual", "%.6e", res);
         cli_jnum(&j, "optimal", "%.6e", opt >= 0 ? opt : NAN); /* unknown for a file */
@@ -435,7 +440,7 @@ int cmd_rsvd(int argc, char **argv) {
                (long long)k, (long long)o.oversampling, o.power_iters);
         printf("  methods: A*Omega %s, power iterations %s, Q^T A %s, Omega in %s\n",
                tcnla_gemm_method_name(o.proj_method),
-               power_name(&o, &info), tcnla_gemm_method_name(o.gemm_method),
+               cli_rsvd_power(&o, &info), tcnla_gemm_method_name(o.gemm_method),
                cli_format_names[o.random_format]);
         printf("  ||A - U S V^T||_F / ||A||_F   %.4e", res);
         if (opt > 0) printf("   (optimal rank-%lld: %.4e, ratio %.4f)", (long long)k, opt, res / opt);

@@ -481,10 +481,7 @@ static void report(const rctx *R, double res, double t, const double *steps, dou
     const char *launch = D->mpi ? "mpi" : "threads";
     const char *power = NULL;
     if (!cfg->is_lra) {
-        if (ro->power_method) power = tcnla_gemm_method_name(ro->power_method);
-        else if (ro->gemm_method != TCNLA_GEMM_TCEC_FP16 || ro->power_iters == 0)
-            power = tcnla_gemm_method_name(ro->gemm_method);
-        else power = (info->methods >> TCNLA_GEMM_FP16) & 1 ? "auto:fp16" : "auto:tcec_fp16";
+        power = cli_rsvd_power(ro, info);
     }
     if (cfg->c.json) {
         cli_json j;

@@ -111,7 +111,7 @@ def main():
                 V = Vt.T
                 if meth == "tcnla_default":  # (fp16: in some pass; a deferred verdict
                     # that failed reruns the range finder, deciding again)
-                    power = "auto:fp16" if "fp16" in info.methods else "auto:tcec_fp16"
+                    power = "auto:fp16" if "fp16" in info.methods else "auto:shgemm_fp16"
                 else:
                     power = "fp16" if meth == "tcnla_fastest" else "tcec_fp16"
             res = residual(A, U, S, V, k)

@@ -329,7 +329,10 @@ def rsvd(A, rank, *, oversampling=None, power_iters=None, proj_method=None, gemm
       power_iters   q, default 2 (0 .. 100);
       proj_method   Y = A Omega, default 'shgemm_fp16';
       gemm_method   the other products, default 'tcec_fp16';
-      power_method  the power iterations' products, default: gemm_method;
+      power_method  the power iterations' products ('fp16', 'shgemm_fp16', or any
+                    gemm_method but 'shgemm_tf32'), default: with gemm_method
+                    'tcec_fp16' chosen from the data ('fp16' or 'shgemm_fp16',
+                    include/tcnla.h), else gemm_method;
       random_format Omega's format, default 'fp16' ('fp32','fp16','bf16','tf32','e4m3','e5m2');
       random_dist   default 'gaussian' ('uniform', 'sparse3', 'sparse_sqrt');
       orth          default 'cholqr_fp64' ('householder','cholqr_fp32','cholqr2_fp64');

@@ -7,7 +7,7 @@
  *   Omega = randn(n, l)                       l = k + p, rounded to random_format
  *   Y = A Omega                               proj_method (SHGEMM: FP16 Omega)
  *   Q = orth(Y)
- *   repeat q times: Z = orth(A^T Q); Q = orth(A Z)          power_method (0: gemm_method)
+ *   repeat q times: Z = orth(A^T Q); Q = orth(A Z)          power_method (0: below)
  *   W = A^T Q  (n x l, = B^T)                 gemm_method
  *   W = Qw Rw                                 orth, with R
  *   Rw^T = Ur S Vr^T                          l x l, FP64 (CPU: dgesdd; GPU: small_svd_cuda.c)
@@ -95,8 +95,14 @@ static int orth_step(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int deferred, in
 /* The power iterations' precision from the data (power_method DEFAULT with
  * gemm_method TCEC_FP16): they only shape the subspace, so TCNLA_GEMM_FP16
  * serves wherever its error, about u16 sqrt(l / n) ||A||_F (u16 = 2^-11),
- * stays below a tenth of the residual of the first basis; TCEC otherwise
- * (the tail below FP16's resolution). The estimate rides along in the
+ * stays below a tenth of the residual of the first basis; SHGEMM_FP16
+ * otherwise (the tail below FP16's resolution): A as TCEC splits it, only
+ * the orthonormal basis rounded to FP16, Q + E with ||E|| ~ u16. A^T E's
+ * component along v_j is s_j (u_j^T E), scaled by s_j, so the tail is not
+ * polluted above its own size, as rounding A (noise ~ u16 ||A|| in every
+ * direction) does: as accurate as TCEC for the range finder
+ * (tests/test_randnla.c rsvd_power_shgemm_as_accurate_as_tcec), in 2
+ * products instead of 3. The estimate rides along in the
  * projection: RSVD_PROBES more Gaussian columns G, Y_G = A G, and
  * E ||Y_G||_F^2 = RSVD_PROBES ||A||_F^2, E ||(I - Q Q^T) Y_G||_F^2 =
  * RSVD_PROBES ||(I - Q Q^T) A||_F^2 for the basis Q of the first l columns
@@ -184,7 +190,11 @@ static int w_orth(tn_call_t *cl, const tcnla_rsvd_opts_t *o, const wsplit *ws, i
 /* Algorithm 1 up to B: Y = Q (m x l, orthonormal basis of the range after
  * the power iterations), W = A^T Q (n x l). probes: the projection draws
  * RSVD_PROBES more columns (Om and Y hold l + RSVD_PROBES) and the power
- * iterations' method is FP16 or pm from fp16_power_suffices. */
+ * iterations' method is FP16 or pm (SHGEMM_FP16) from fp16_power_suffices.
+ * With SHGEMM the basis (Q, m x l; Q_W, n x l) is rounded to FP16 by the
+ * product itself (tn_sgemm: one pass over the basis, 4 bytes an element
+ * read and 2 written, against the 4 m n bytes of A each product reads:
+ * 16384^2, l = 266, 26 MB against 1 GiB). */
 static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t n,
                         int64_t l, const float *A, int64_t lda, void *Om, float *Y, float *W,
                         tcnla_gemm_method_t pm, int probes, steptimer *tm, int *deferred,
@@ -211,8 +221,8 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
         int done = 0;
         if (*trust_pending) { /* A's check folded into this product, else on its own */
             TRYR(tn_gemm_trusting(cl, o->proj_method, N, m, lp, n, A, lda, (const float *)Om,
-                                  NULL, n, Y, m, ms, 3, &done));
-            if (!done) TRYR(tn_trust(cl, A, lda, m, n, ms, 3));
+                                  NULL, n, Y, m, ms, 4, &done));
+            if (!done) TRYR(tn_trust(cl, A, lda, m, n, ms, 4));
             *trust_pending = 0;
         }
         if (!done)
@@ -273,8 +283,10 @@ int tn_rsvd_check_opts(const tcnla_rsvd_opts_t *o, int64_t m, int64_t n) {
         return -2;
     if (is_shgemm(o->proj_method) && o->random_format != TCNLA_FMT_FP16) return -2;
     if (is_shgemm(o->gemm_method)) return -2; /* the other products have no FP16 operand */
+    /* the power iterations: SHGEMM_FP16 rounds the basis to FP16 (it only
+     * shapes the subspace); not SHGEMM_TF32 */
     if ((int)o->power_method < 0 || (int)o->power_method >= (int)TCNLA_GEMM_METHOD_COUNT ||
-        is_shgemm(o->power_method))
+        o->power_method == TCNLA_GEMM_SHGEMM_TF32)
         return -2;
     if ((int)o->random_format < 0 || (int)o->random_format > (int)TCNLA_FMT_E5M2) return -2;
     if ((int)o->random_dist < 0 || (int)o->random_dist > (int)TCNLA_RAND_SPARSE_SQRT) return -2;
@@ -325,11 +337,16 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
         if ((st = (x)) != TCNLA_SUCCESS) goto out;                                             \
     } while (0)
     tn_bounded_begin(cl); /* device memory: A plus O((m + n) l) */
-    const tcnla_gemm_method_t pm = o->power_method ? o->power_method : o->gemm_method;
-    /* the power iterations' precision from the data (fp16_power_suffices):
-     * the defaults, where FP16 products need no copy of A */
-    int probes = !o->power_method && o->gemm_method == TCNLA_GEMM_TCEC_FP16 &&
-                 o->power_iters > 0 && mg >= RSVD_PROBES && n >= RSVD_PROBES &&
+    /* the power iterations: power_method, else with gemm_method TCEC_FP16
+     * (the defaults) SHGEMM_FP16 (as accurate for the range finder, see
+     * fp16_power_suffices), else gemm_method */
+    const int auto_power = !o->power_method && o->gemm_method == TCNLA_GEMM_TCEC_FP16;
+    const tcnla_gemm_method_t pm = o->power_method ? o->power_method
+                                   : auto_power    ? TCNLA_GEMM_SHGEMM_FP16
+                                                   : o->gemm_method;
+    /* FP16 instead where the data allow (fp16_power_suffices): the
+     * defaults, where FP16 products need no copy of A */
+    int probes = auto_power && o->power_iters > 0 && mg >= RSVD_PROBES && n >= RSVD_PROBES &&
                  h->ops->f16_in_place(h, T, n, l, m, A, lda) &&
                  h->ops->f16_in_place(h, N, m, l, n, A, lda);
     if (cl->comm) { /* every rank the same path: FP16 in place on all of them */
@@ -343,10 +360,10 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
      * (tn_gemm_trusting: on Hopper, one pass over A fewer; H200, 16384^2,
      * every product in FP16: 5.7 ms a call instead of 6.1-6.2), else just before it
      * (opts->timings: in the projection's step) */
-    const tcnla_gemm_method_t ms[3] = {o->proj_method, o->gemm_method,
+    const tcnla_gemm_method_t ms[4] = {o->proj_method, o->gemm_method, pm,
                                        probes ? TCNLA_GEMM_FP16 : pm};
     int trust_pending = o->proj_method == TCNLA_GEMM_FP16;
-    if (!trust_pending) TRY(tn_trust(cl, A, lda, m, n, ms, 3));
+    if (!trust_pending) TRY(tn_trust(cl, A, lda, m, n, ms, 4));
     TRY(tn_scratch_malloc(h, &Om, (size_t)n * (size_t)lp * (sh ? 2 : 4)));
     TRY(tn_scratch_malloc(h, (void **)&Y, sizeof(float) * (size_t)m * (size_t)lp));
     TRY(tn_scratch_malloc(h, (void **)&W, sizeof(float) * (size_t)n * (size_t)l));

@@ -1537,3 +1537,123 @@ TEST(gpu_rsvd_deep_decay_small_svd_paths) {
     free(sig), free(A), free(U), free(VT), free(S);
     tcnla_destroy(g);
 }
+
+/* ||A - U diag(S) VT||_F / ||A||_F, column by column (W = U diag(S)) */
+static double residual_cols(const float *A, int64_t m, int64_t n, const float *U, const float *S,
+                            const float *VT, int64_t k) {
+    double *W = malloc(sizeof(double) * (size_t)(m * k)), *r = malloc(sizeof(double) * (size_t)m);
+    double num = 0, den = 0;
+    if (!W || !r) {
+        free(W), free(r);
+        return NAN;
+    }
+    for (int64_t p = 0; p < k; p++)
+        for (int64_t i = 0; i < m; i++) W[i + p * m] = (double)U[i + p * m] * S[p];
+    for (int64_t j = 0; j < n; j++) {
+        for (int64_t i = 0; i < m; i++) r[i] = A[i + j * m];
+        for (int64_t p = 0; p < k; p++) {
+            const double v = VT[p + j * k];
+            const double *w = W + p * m;
+            for (int64_t i = 0; i < m; i++) r[i] -= w[i] * v;
+        }
+        for (int64_t i = 0; i < m; i++) {
+            num += r[i] * r[i];
+            den += (double)A[i + j * m] * A[i + j * m];
+        }
+    }
+    free(W), free(r);
+    return sqrt(num / den);
+}
+
+/* The defaults' power iterations on a tail below FP16's resolution:
+ * SHGEMM_FP16 (only the basis rounded to FP16), with TCEC's residual
+ * (tests/test_randnla.c rsvd_power_shgemm_as_accurate_as_tcec: the same
+ * bounds, 1.3 x TCEC's residual, 4 x its error of the singular values
+ * FP32 resolves, s_i >= 1e-5 s_1), where FP16 power iterations break both.
+ * 4096 x 2048, rank 128, p = 10, deep decay s_i = 10^(-8 i / k) (r = 4k +
+ * 64). On Hopper the choice from the data runs (the tuning's sm90_f16 = 1:
+ * FP16 in place at this size, which the probes need), and an easy spectrum
+ * (s_i = 10^(-2 i / k)) gets FP16; elsewhere the defaults take SHGEMM_FP16
+ * without the probes. Which method ran: the FP16 bit of opts.info, and, with
+ * the projection in TCEC_FP16 (the choice does not depend on it), the
+ * SHGEMM_FP16 bit. */
+TEST(gpu_rsvd_power_shgemm_deep_decay) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    const int64_t m = 4096, n = 2048, k = 128, p = 10, r = 4 * k + 64;
+    const int hopper = g->cuda->cc_major == 9 && g->cuda->cc_minor == 0;
+    if (hopper) GT_TUNE(g, sm90_f16, 1);
+    double *sig = calloc((size_t)n, sizeof(double));
+    float *A = malloc(sizeof(float) * (size_t)(m * n)), *U = malloc(sizeof(float) * (size_t)(m * k)),
+          *VT = malloc(sizeof(float) * (size_t)(k * n)), *S = malloc(sizeof(float) * (size_t)k);
+    REQUIRE(sig && A && U && VT && S);
+    float *dA = to_dev(g, NULL, (size_t)(m * n)), *dU = to_dev(g, NULL, (size_t)(m * k)),
+          *dVT = to_dev(g, NULL, (size_t)(k * n)), *dS = to_dev(g, NULL, (size_t)k);
+    REQUIRE(dA && dU && dVT && dS);
+    for (int c = 0; c < (hopper ? 2 : 1); c++) { /* 0 deep decay, 1 easy */
+        for (int64_t i = 0; i < r; i++)
+            sig[i] = pow(10.0, (c ? -2.0 : -8.0) * (double)i / (double)k);
+        REQUIRE(tn_testmat_svd_fast(m, n, r, sig, 11 + c, A, m) == 0);
+        tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HOST_TO_HANDLE);
+        /* v: 0 the defaults, 1 SHGEMM_FP16, 2 TCEC_FP16, 3 FP16 power
+         * iterations, 4 the defaults with the projection in TCEC_FP16 */
+        const tcnla_gemm_method_t pms[5] = {TCNLA_GEMM_DEFAULT, TCNLA_GEMM_SHGEMM_FP16,
+                                            TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_FP16,
+                                            TCNLA_GEMM_DEFAULT};
+        double res[5] = {0}, sv[5] = {0}, tp[5] = {0};
+        uint32_t meth[5] = {0};
+        for (int v = 0; v < 5; v++) {
+            if (c && (v == 1 || v == 3)) continue;
+            tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+            o.rank = k, o.oversampling = p, o.power_iters = 2;
+            o.power_method = pms[v];
+            if (v == 4) o.proj_method = TCNLA_GEMM_TCEC_FP16;
+            tcnla_info_t info;
+            double t[TCNLA_RSVD_STEPS];
+            REQUIRE(tcnla_rsvd(g, &o, m, n, dA, m, dU, m, dS, dVT, k) == 0); /* (warm-up) */
+            o.info = &info;
+            o.timings = t;
+            REQUIRE(tcnla_rsvd(g, &o, m, n, dA, m, dU, m, dS, dVT, k) == 0);
+            meth[v] = info.methods;
+            tp[v] = t[TCNLA_RSVD_STEP_POWER];
+            to_host(g, U, dU, (size_t)(m * k)), to_host(g, VT, dVT, (size_t)(k * n));
+            to_host(g, S, dS, (size_t)k);
+            res[v] = residual_cols(A, m, n, U, S, VT, k);
+            for (int64_t i = 0; i < k; i++)
+                if (sig[i] >= 1e-5 * sig[0]) sv[v] = fmax(sv[v], fabs(S[i] - sig[i]) / sig[i]);
+        }
+        const int f16 = (meth[0] >> TCNLA_GEMM_FP16) & 1;
+        const int sh4 = (meth[4] >> TCNLA_GEMM_SHGEMM_FP16) & 1,
+                  f164 = (meth[4] >> TCNLA_GEMM_FP16) & 1;
+        printf("    %s: defaults %.4e (values %.2e, FP16 bit %d; with a TCEC projection SHGEMM "
+               "bit %d, FP16 bit %d, %.4e), SHGEMM %.4e (%.2e), TCEC %.4e (%.2e), FP16 %.4e "
+               "(%.2e); power step ms: defaults %.3f, SHGEMM %.3f, TCEC %.3f, FP16 %.3f\n",
+               c ? "easy (s_k = 1e-2)" : "deep decay (s_k = 1e-8)", res[0], sv[0], f16, sh4,
+               f164, res[4], res[1], sv[1], res[2], sv[2], res[3], sv[3], 1e3 * tp[0],
+               1e3 * tp[1], 1e3 * tp[2], 1e3 * tp[3]);
+        if (c) { /* easy: FP16, TCEC's residual within 1 % */
+            CHECK(f16 && f164 && !sh4);
+            CHECK(res[0] <= 1.01 * res[2]);
+            continue;
+        }
+        CHECK_MSG(!f16 && sh4 && !f164, "deep decay: FP16 bit %d, with a TCEC projection "
+                  "SHGEMM bit %d, FP16 bit %d", f16, sh4, f164);
+        const double svb = 4 * fmax(sv[2], 0x1p-24);
+        for (int v = 0; v < 5; v++) {
+            if (v == 2) continue;
+            if (v == 3) { /* FP16 there: outside both bounds */
+                CHECK_MSG(res[3] > 1.3 * res[2] && sv[3] > svb, "FP16 power iterations within "
+                          "the bounds: %.4e (%.2e)", res[3], sv[3]);
+                continue;
+            }
+            CHECK_MSG(res[v] <= 1.3 * res[2], "variant %d: residual %.4e > 1.3 x TCEC's %.4e", v,
+                      res[v], res[2]);
+            CHECK_MSG(sv[v] <= svb, "variant %d: values' error %.2e > 4 x TCEC's %.2e", v, sv[v],
+                      sv[2]);
+        }
+    }
+    if (hopper) GT_TUNE(g, sm90_f16, TCNLA_TUNING_AUTO);
+    tcnla_free(g, dA), tcnla_free(g, dU), tcnla_free(g, dVT), tcnla_free(g, dS);
+    free(sig), free(A), free(U), free(VT), free(S);
+    tcnla_destroy(g);
+}
