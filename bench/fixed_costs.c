@@ -230,13 +230,13 @@ int main(int argc, char **argv) {
             fprintf(stderr, "%s: sizes 1..4096, at most m\n", BENCH_NAME);
             return 2;
         }
+    tcnla_handle_t h = NULL;
+    CHK(tcnla_create(&h, TCNLA_BACKEND_CUDA), "tcnla_create (CUDA)");
     csv_out = fopen(csv, "w");
     if (!csv_out) {
         fprintf(stderr, "%s: cannot open %s\n", BENCH_NAME, csv);
         return 1;
     }
-    tcnla_handle_t h = NULL;
-    CHK(tcnla_create(&h, TCNLA_BACKEND_CUDA), "tcnla_create (CUDA)");
     gpu_name = h->device_name;
     const char *head = "gpu,kernel,case,m,n,us,gbps,reps,check\n";
     printf("%s", head);

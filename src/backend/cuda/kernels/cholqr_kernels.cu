@@ -102,6 +102,7 @@ template <int TWO>
 static __device__ __forceinline__ void panel_solve(int nb, double (*D)[PO_NB + 1],
                                                    const double *Dinv, double va, double vb,
                                                    double *Pa_q, double *Pb_q, int lane) {
+#pragma unroll 4
     for (int k = 0; k < nb; k++) {
         const double dk = Dinv[k], l = D[lane][k];
         const double xa = __dmul_rn(__shfl_sync(0xffffffffu, va, k), dk);
@@ -133,12 +134,13 @@ static __device__ __forceinline__ void panel_solve(int nb, double (*D)[PO_NB + 1
  * barrier, shared load, rsqrt) runs under those updates. Rows are
  * double-buffered by the parity of k: row k + 1 is written after the
  * barrier of step k, which a warp passes only when done reading row k - 1.
- * The code is short (steps unrolled by PO_DR only; the kernel's SASS is
- * 2.8k instructions): one warp doing all 32 columns with its steps fully
- * unrolled issues its instructions one after another (15.7k SASS
- * instructions in that kernel), about one per cycle. Returns 0, or the
- * 1-based column of the first pivot that is not positive (or NaN; the
- * factorization runs on, its values unused), the same in every warp.
+ * The code is short (steps unrolled by PO_DR only; the whole kernel is
+ * under 3k SASS instructions): one warp doing all 32 columns with its
+ * steps fully unrolled issues its instructions one after another (15.7k
+ * SASS instructions in that kernel; 15k cycles a block on an H200).
+ * Returns 0, or the 1-based column of the first pivot that is not
+ * positive (or NaN; the factorization runs on, its values unused), the
+ * same in every warp.
  * rowbuf: 2 x PO_NB doubles of shared memory. */
 #define PO_DW 4              /* warps of the diagonal factorization */
 #define PO_DR (PO_NB / PO_DW) /* rows per warp */
@@ -312,6 +314,7 @@ static __global__ void __launch_bounds__(PO_THREADS)
             const int r = r0 + rr, c = cc0 + cq, in = r < n && c < n && r <= c;
             double s = v;
             if (in) {
+#pragma unroll 4
                 for (int p = 0; p < nb; p++) s = __fma_rn(-Pa[rr][p], Pc[cq][p], s);
                 G[r + (long long)c * ld] = s;
             }

@@ -666,12 +666,19 @@ extern "C" int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int6
  * magnitude bits (NaN > Inf > finite), then per kind the largest kept
  * error; rows first, then columns.
  * A block covers TN_TR_ROWS rows (a warp 128 of them, a lane 4 consecutive
- * ones, one 16-byte load per column) and a range of columns: row maxima
- * stay in the lanes' registers until the end, column maxima are reduced in
- * the warp (redux), then over the warps in shared memory, TN_TR_CCH columns
- * at a time. One pass instead of an element-wise pass (0.30 ms on RSVD's
- * 16384^2 A with every element in FP16's normal range, 1.16 ms on the test
- * matrix, where a fifth of them lie below it) followed, where a kind fails
+ * ones, one 16-byte load per column) and a range of columns, in groups of
+ * TN_TR_U columns whose loads are issued before the group ahead is reduced
+ * (two groups of 64 bytes a lane in flight: a memory-bound pass needs many
+ * bytes in flight per SM): row maxima stay in the lanes' registers until
+ * the end, column maxima are reduced in the warp (redux), then over the
+ * warps in shared memory, TN_TR_CCH columns at a time. The bounded and the
+ * exact pass are two instances of the kernel: the bounded one holds no
+ * error maxima (under 64 registers: 4 blocks of 256 threads per SM,
+ * against 2 for the exact one), and one wave of blocks covers the matrix;
+ * bench/fixed_costs.c times both on a 16384^2 matrix. One pass instead of
+ * an element-wise pass (0.30 ms on RSVD's 16384^2 A with every element in
+ * FP16's normal range, 1.16 ms on the test matrix, where a fifth of them
+ * lie below it) followed, where a kind fails
  * there, by a row and a column pass of tn_cu_check_f32 per such kind
  * (0.44-0.51 ms each, H200).
  * The bounded pass (bounded = 1, every kind fast) keeps only the
@@ -693,7 +700,7 @@ extern "C" int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int6
  * flags come from the thread's extremes at the end (a version with the
  * three flags per element was as slow as the exact pass). On the
  * RSVD's test matrix (a fifth of the elements below 2^-14) the exact pass
- * takes 0.50 ms, the branch-free error path at almost every element. */
+ * takes the branch-free error path at almost every element. */
 #define TN_TR_ROWS 1024 /* 8 warps x 128 */
 #define TN_TR_CCH 256 /* columns per flush of the block's column maxima */
 #define TN_TR_U 4     /* columns per group of loads (TN_TR_CCH a multiple) */
