@@ -197,10 +197,12 @@ static __device__ __forceinline__ int diag_block(double (*D)[PO_NB + 1], double 
  * update in shared memory (Dn) and factors it at once (diag_block),
  * writing R_JJ, its diagonal and, on a failing pivot, info, while the
  * other blocks update the other tiles. After the barrier every block
- * reads R_JJ from R (and returns where info is set), so the serial
- * factorization of the diagonal block leaves the chain of the other
- * tiles; step 0's block alone is factored by every block itself (the same
- * numbers everywhere), at the same single call site. The first tile's
+ * returns where info is set, and the other blocks read R_JJ from R (block
+ * 0 keeps it in Dn), so the serial factorization of the diagonal block
+ * leaves the chain of the other tiles; step 0's block alone is factored
+ * by every block itself (the same numbers everywhere), at the same single
+ * call site. The last step's block is factored by block 0 alone, with no
+ * barrier before it (the other blocks are done). The first tile's
  * element and its row-panel columns are loaded before R_JJ, so that both
  * L2 round trips overlap. A warp solves its tile's two row-panel pieces
  * interleaved (panel_solve); the diagonal tiles write their piece of R's
@@ -277,11 +279,12 @@ static __global__ void __launch_bounds__(PO_THREADS)
             if (bi != bj)
                 vb = (lane < nb && cb < n) ? __ldcg(G + j0 + lane + (long long)cb * ld) : 0.0;
         }
-        /* R_JJ into D: from Dn at step 0, else from R (block 0's) */
+        /* R_JJ into D: from Dn where the block factored it (every block at
+         * step 0, block 0 later), else from R (block 0's) */
         for (int e = tid; e < PO_NB * PO_NB; e += PO_THREADS) {
             const int r = e % PO_NB, c = e / PO_NB;
             D[c][r] = !(r < nb && c < nb && r <= c) ? 0.0
-                      : j0 == 0                     ? Dn[c][r]
+                      : j0 == 0 || blk == 0         ? Dn[c][r]
                                                     : __ldcg(R + (j0 + r) + (long long)(j0 + c) * ld);
         }
         __syncthreads();
