@@ -348,9 +348,10 @@ TEST(gpu_potrf_upper_same_bits_any_grid) {
             int info0 = 0, same = 1, lower = 1;
             for (int q = 0; q < 5; q++) {
                 int info = -7;
-                CHECK(cudaMemcpy(dG, G, sizeof(double) * nn, cudaMemcpyHostToDevice) == cudaSuccess);
-                CHECK(cudaMemset(dR, 0xff, sizeof(double) * nn) == cudaSuccess); /* NaN bits */
-                CHECK(cudaMemset(ddg, 0xff, sizeof(double) * n) == cudaSuccess);
+                CHECK(cudaMemcpyAsync(dG, G, sizeof(double) * nn, cudaMemcpyHostToDevice,
+                                      c->stream) == cudaSuccess);
+                CHECK(cudaMemsetAsync(dR, 0xff, sizeof(double) * nn, c->stream) == cudaSuccess);
+                CHECK(cudaMemsetAsync(ddg, 0xff, sizeof(double) * n, c->stream) == cudaSuccess);
                 CHECK(tn_cu_potrf_upper(n, dG, n, dR, ddg, dinfo, dbar, grids[q], c->stream) == 0);
                 CHECK(cudaStreamSynchronize(c->stream) == cudaSuccess);
                 CHECK(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost) == cudaSuccess);
