@@ -297,6 +297,13 @@ $(BUILD)/obj/bench/small_svd.o: CFLAGS_X += -Isrc -Itests
 $(BUILD)/bench_small_svd: $(BUILD)/obj/bench/small_svd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/small_svd.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)
 
+# bench/fixed_costs.c: the trust check and the Cholesky factorization of
+# CholeskyQR alone (internal entry points: src/ headers); bench/fixed_costs_run.sh.
+bench: $(BUILD)/bench_fixed_costs
+$(BUILD)/obj/bench/fixed_costs.o: CFLAGS_X += -Isrc
+$(BUILD)/bench_fixed_costs: $(BUILD)/obj/bench/fixed_costs.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/fixed_costs.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_BENCH)
+
 # bench/lra.c: randomized LRA variants [Baboulin et al. 2024] against the FP32 baseline.
 bench: $(BUILD)/bench_lra
 $(BUILD)/bench_lra: $(BUILD)/obj/bench/lra.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a

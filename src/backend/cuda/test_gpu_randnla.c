@@ -290,6 +290,112 @@ TEST(gpu_cholqr64_blocked_sizes) {
     tcnla_destroy(g), tcnla_destroy(c);
 }
 
+#ifdef TCNLA_HAVE_CUDA
+/* tn_cu_potrf_upper (look-ahead of the diagonal blocks by block 0, the
+ * other tiles over the other blocks) on the Gram matrix of a uniform
+ * 2n x n Y: the same info, R and diag bit for bit whatever the grid (1, 2,
+ * 3, 8 blocks and the SM count: one block doing every tile, and the
+ * look-ahead beside the others), R's strictly lower part untouched; R
+ * within 16 n u max|R| of a right-looking Cholesky in FP64 on the host
+ * (cond(G) is about 34 here); a pivot made negative (G_pp = -1) stops it
+ * at column p + 1 (info), at the first step (p = 5), at the start of a
+ * later one (p = 128) and inside one (p = 150). */
+TEST(gpu_potrf_upper_same_bits_any_grid) {
+    tcnla_handle_t g = gpu();
+    if (!g) SKIP("no GPU");
+    struct tn_cuda_ctx *c = g->cuda;
+    const int ns[] = {33, 100, 266, 300}, grids[5] = {1, 2, 3, 8, c->sm_count};
+    const int bad_p[4] = {-1, 5, 128, 150};
+    for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
+        const int n = ns[t], m = 2 * n;
+        const size_t nn = (size_t)n * n;
+        float *Yf = malloc(sizeof(float) * (size_t)m * n);
+        double *G0 = malloc(sizeof(double) * nn), *G = malloc(sizeof(double) * nn);
+        double *Rc = malloc(sizeof(double) * nn), *R0 = malloc(sizeof(double) * nn);
+        double *R1 = malloc(sizeof(double) * nn), *d0 = malloc(sizeof(double) * n);
+        double *d1 = malloc(sizeof(double) * n);
+        tn_rand_uniform(31, (uint64_t)n, -1.0f, 1.0f, (int64_t)m * n, Yf);
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < n; i++) {
+                double a = 0.0;
+                if (i <= j)
+                    for (int p = 0; p < m; p++) a += (double)Yf[p + (size_t)i * m] * Yf[p + (size_t)j * m];
+                G0[i + (size_t)j * n] = a;
+            }
+        /* the host's factor: right-looking, upper */
+        memcpy(Rc, G0, sizeof(double) * nn);
+        for (int k = 0; k < n; k++) {
+            const double rkk = sqrt(Rc[k + (size_t)k * n]);
+            Rc[k + (size_t)k * n] = rkk;
+            for (int j = k + 1; j < n; j++) Rc[k + (size_t)j * n] /= rkk;
+            for (int j = k + 1; j < n; j++)
+                for (int i = k + 1; i <= j; i++)
+                    Rc[i + (size_t)j * n] -= Rc[k + (size_t)i * n] * Rc[k + (size_t)j * n];
+        }
+        double *dG, *dR, *ddg;
+        int *dinfo;
+        unsigned *dbar;
+        CHECK(tcnla_malloc(g, (void **)&dG, sizeof(double) * nn) == 0);
+        CHECK(tcnla_malloc(g, (void **)&dR, sizeof(double) * nn) == 0);
+        CHECK(tcnla_malloc(g, (void **)&ddg, sizeof(double) * n) == 0);
+        CHECK(tcnla_malloc(g, (void **)&dinfo, sizeof(int)) == 0);
+        CHECK(tcnla_malloc(g, (void **)&dbar, sizeof(unsigned)) == 0);
+        for (int b = 0; b < 4; b++) {
+            const int p = bad_p[b];
+            if (p >= n) continue;
+            memcpy(G, G0, sizeof(double) * nn);
+            if (p >= 0) G[p + (size_t)p * n] = -1.0;
+            int info0 = 0, same = 1, lower = 1;
+            for (int q = 0; q < 5; q++) {
+                int info = -7;
+                CHECK(cudaMemcpyAsync(dG, G, sizeof(double) * nn, cudaMemcpyHostToDevice,
+                                      c->stream) == cudaSuccess);
+                CHECK(cudaMemsetAsync(dR, 0xff, sizeof(double) * nn, c->stream) == cudaSuccess);
+                CHECK(cudaMemsetAsync(ddg, 0xff, sizeof(double) * n, c->stream) == cudaSuccess);
+                CHECK(tn_cu_potrf_upper(n, dG, n, dR, ddg, dinfo, dbar, grids[q], c->stream) == 0);
+                CHECK(cudaStreamSynchronize(c->stream) == cudaSuccess);
+                CHECK(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost) == cudaSuccess);
+                CHECK(cudaMemcpy(q ? R1 : R0, dR, sizeof(double) * nn, cudaMemcpyDeviceToHost) ==
+                      cudaSuccess);
+                CHECK(cudaMemcpy(q ? d1 : d0, ddg, sizeof(double) * n, cudaMemcpyDeviceToHost) ==
+                      cudaSuccess);
+                if (q == 0) {
+                    info0 = info;
+                    for (int j = 0; j < n; j++)
+                        for (int i = j + 1; i < n; i++) lower &= isnan(R0[i + (size_t)j * n]);
+                    continue;
+                }
+                same &= info == info0;
+                for (int j = 0; j < n && info == 0; j++) {
+                    same &= memcmp(&d0[j], &d1[j], 8) == 0;
+                    for (int i = 0; i <= j; i++)
+                        same &= memcmp(&R0[i + (size_t)j * n], &R1[i + (size_t)j * n], 8) == 0;
+                }
+            }
+            CHECK_MSG(same, "n %d, pivot %d: the grids differ", n, p);
+            CHECK_MSG(lower, "n %d, pivot %d: R's lower part written", n, p);
+            CHECK_MSG(info0 == (p >= 0 ? p + 1 : 0), "n %d, pivot %d: info %d", n, p, info0);
+            if (p < 0) {
+                double err = 0, mx = 0;
+                for (int j = 0; j < n; j++) {
+                    CHECK(d0[j] == R0[j + (size_t)j * n]);
+                    for (int i = 0; i <= j; i++) {
+                        err = fmax(err, fabs(R0[i + (size_t)j * n] - Rc[i + (size_t)j * n]));
+                        mx = fmax(mx, fabs(Rc[i + (size_t)j * n]));
+                    }
+                }
+                CHECK_MSG(err <= 16.0 * n * 0x1p-53 * mx, "n %d: |R - R_host| = %.2e of %.2e", n,
+                          err, mx);
+            }
+        }
+        tcnla_free(g, dG), tcnla_free(g, dR), tcnla_free(g, ddg), tcnla_free(g, dinfo);
+        tcnla_free(g, dbar);
+        free(Yf), free(G0), free(G), free(Rc), free(R0), free(R1), free(d0), free(d1);
+    }
+    tcnla_destroy(g);
+}
+#endif
+
 /* The FP64 CholeskyQR guard on the CUDA backend (src/linalg/cholguard.h),
  * the cases of tests/test_orth.c (orth_cholqr64_guard_no_silent_loss): Y =
  * U diag(s) V^T with kappa 1e4 .. 1e12 (m x n = 300 x 16, 1000 x 96 and

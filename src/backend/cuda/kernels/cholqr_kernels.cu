@@ -7,16 +7,18 @@
  *    that shape has a few dozen tiles), in a fixed order (deterministic);
  *  - the Cholesky factorization G = R^T R of the n x n Gram matrix
  *    (tn_cu_potrf_upper): one cooperative launch, right-looking in 32-column
- *    steps, blocks meeting at a grid barrier once per step (every block
- *    factors the diagonal block itself, one warp: diag_block). H200: 170 us
- *    at n = 266 and 325 us at 512 (cudaEvent), against cuSOLVER potrf's
- *    270 and 530 us at n = 256 and 512 (Nsight Compute; three small
- *    kernels per 32 columns). The serial diagonal-block factorization is
- *    what limits it: three barriers per step instead of one make no
- *    difference. One block per trailing tile (up to the SM count) beats a
- *    single block (2.5x slower at n = 512) and 8 blocks. Code stays in
- *    short loops: a fully unrolled version (300 KB of straight-line code)
- *    runs at the speed of instruction fetch;
+ *    steps, blocks meeting at a grid barrier once per step. The chain of
+ *    serial steps is what limits it (the work is a few MFLOP): per step
+ *    the factorization of the 32 x 32 diagonal block, the trailing tiles
+ *    and the barrier. So the diagonal block of the next step is factored
+ *    as soon as its tile is updated (look-ahead, by block 0, while the
+ *    other blocks update their tiles), by four warps with short code
+ *    (diag_block), and a warp's two panel solves per tile run interleaved.
+ *    One block per trailing tile (up to the SM count) beats a single block
+ *    (2.5x slower at n = 512) and 8 blocks. Code stays in short loops: a
+ *    fully unrolled version (300 KB of straight-line code) runs at the
+ *    speed of instruction fetch. bench/fixed_costs.c times it (n = 266,
+ *    512, 1024) and the whole CholeskyQR;
  *  - the inverses of R's 128 x 128 diagonal blocks (tn_cu_trinv_blocks),
  *    for the solve Q = Y R^-1 block by block in orth_cuda.c (DGEMMs): a
  *    forward substitution with one thread per row is latency-bound (21.6
@@ -89,140 +91,222 @@ static __device__ __forceinline__ void grid_barrier(unsigned *bar, unsigned *tar
     __syncthreads();
 }
 
-/* Solves R_JJ^T x = column c of the step's row panel (rows j0 .., nb long)
- * in G, one warp: lane i holds element i; the result goes to P[q][.]. */
-static __device__ __forceinline__ void panel_column(const double *G, long long ld, int j0, int nb,
-                                                    int c, int n, double (*D)[PO_NB + 1],
-                                                    const double *Dinv, double *Pq, int lane) {
-    double v = (lane < nb && c < n) ? __ldcg(G + j0 + lane + (long long)c * ld) : 0.0;
+/* Solves R_JJ^T x = b for one column of the step's row panel (rows j0 ..,
+ * nb long) or, TWO, for two columns at once, one warp: lane i holds
+ * element i of each (va, vb: the column's elements of G, loaded by the
+ * caller); the results go to Pa_q[.] (and Pb_q[.]). The two solves are
+ * independent chains interleaved in one loop (each column's operations
+ * are those of a solve alone): the shuffle and multiply latencies of one
+ * run under the other's. */
+template <int TWO>
+static __device__ __forceinline__ void panel_solve(int nb, double (*D)[PO_NB + 1],
+                                                   const double *Dinv, double va, double vb,
+                                                   double *Pa_q, double *Pb_q, int lane) {
+#pragma unroll 4
     for (int k = 0; k < nb; k++) {
-        const double xk = __dmul_rn(__shfl_sync(0xffffffffu, v, k), Dinv[k]);
-        if (lane == k) v = xk;
-        else if (lane > k) v = __fma_rn(-D[lane][k], xk, v);
+        const double dk = Dinv[k], l = D[lane][k];
+        const double xa = __dmul_rn(__shfl_sync(0xffffffffu, va, k), dk);
+        double xb = 0.0;
+        if (TWO) xb = __dmul_rn(__shfl_sync(0xffffffffu, vb, k), dk);
+        if (lane == k) {
+            va = xa;
+            if (TWO) vb = xb;
+        } else if (lane > k) {
+            va = __fma_rn(-l, xa, va);
+            if (TWO) vb = __fma_rn(-l, xb, vb);
+        }
     }
-    Pq[lane] = v;
+    Pa_q[lane] = va;
+    if (TWO) Pb_q[lane] = vb;
 }
 
 /* Factors the diagonal block D (D[c][r] = G_JJ(r, c), upper triangle,
- * zeros elsewhere; nb <= 32 columns) in place into R_JJ, one warp: lane j
- * works on column j (its own row of D, so no lane reads what another
- * writes), row k of R goes round by shuffles, the loops unrolled. The same
- * operations in the same order as a block-wide version, which needs a
- * __syncthreads of 1024 threads per column (199 against 178 us at n = 266):
- * r_kk = d rsqrt(d), r_kj = g_kj rsqrt(d), g_ij -= r_ki r_kj. Returns 0,
- * or the 1-based column of the first pivot that is not positive (or NaN;
- * the factorization runs on, its values unused). Column k + 1's update
- * and pivot come before the rest of column k's updates, so that the
- * pivot's rsqrt overlaps them (same bits; the whole factorization 170
- * instead of 176 us at n = 266, 325 instead of 336 at 512, H200). H200,
- * alone, without that overlap: 15k cycles per 32 columns (the same in
- * registers, which at 1024 threads per block spill: 11.5k). */
-static __device__ __forceinline__ int diag_block(double (*D)[PO_NB + 1], int nb, int lane) {
-    double *col = D[lane];
+ * zeros elsewhere; nb <= 32 columns) in place into R_JJ, by the warps
+ * 0 .. PO_DW - 1 (all of them call it): lane j works on column j, warp w
+ * on rows PO_DR w .. PO_DR w + PO_DR - 1, held in registers. Step k: row
+ * k (its values after step k - 1, unscaled) is in shared memory, published
+ * by the warp that owns it; the warps meet at a named barrier; every warp
+ * takes d = g_kk, r_kj = g_kj rsqrt(d) (r_kk = d rsqrt(d)) and r_ki from
+ * it and updates g_ij -= r_ki r_kj for its rows k < i <= j: per element
+ * the operations, in the same order, of an unblocked right-looking
+ * factorization. The owner of row k + 1 updates and publishes it first,
+ * then its other rows, so that the next step's chain (publication,
+ * barrier, shared load, rsqrt) runs under those updates. Rows are
+ * double-buffered by the parity of k: row k + 1 is written after the
+ * barrier of step k, which a warp passes only when done reading row k - 1.
+ * The code is short (steps unrolled by PO_DR only; the whole kernel is
+ * under 3k SASS instructions): one warp doing all 32 columns with its
+ * steps fully unrolled issues its instructions one after another (15.7k
+ * SASS instructions in that kernel; 15k cycles a block on an H200).
+ * Returns 0, or the 1-based column of the first pivot that is not
+ * positive (or NaN; the factorization runs on, its values unused), the
+ * same in every warp.
+ * rowbuf: 2 x PO_NB doubles of shared memory. */
+#define PO_DW 4              /* warps of the diagonal factorization */
+#define PO_DR (PO_NB / PO_DW) /* rows per warp */
+static __device__ __forceinline__ void po_dbar() {
+    asm volatile("bar.sync 1, %0;" ::"n"(PO_DW * 32) : "memory");
+}
+static __device__ __forceinline__ int diag_block(double (*D)[PO_NB + 1], double (*rowbuf)[PO_NB],
+                                                 int nb, int lane, int w) {
+    double g[PO_DR];
+#pragma unroll
+    for (int ii = 0; ii < PO_DR; ii++) g[ii] = D[lane][PO_DR * w + ii];
+    if (w == 0) rowbuf[0][lane] = g[0];
     int fail = 0;
-    double ck = col[0], d = __shfl_sync(0xffffffffu, ck, 0), rp = rsqrt(d);
+    for (int kb = 0; kb < PO_DW; kb++) {
 #pragma unroll
-    for (int k = 0; k < PO_NB; k++) {
-        if (k >= nb) break;
-        if (!(d > 0.0) && !fail) fail = k + 1; /* (what follows is not used) */
-        const double rkj = lane < k ? 0.0 : lane == k ? __dmul_rn(d, rp) : __dmul_rn(ck, rp);
-        if (lane >= k) col[k] = rkj;
-        /* column k + 1 first, so that its pivot's rsqrt runs under the
-         * other columns' updates */
-        double ck1 = 0.0, d1 = 1.0, rp1 = 1.0;
-        if (k + 1 < nb) {
-            const double rk1 = __shfl_sync(0xffffffffu, rkj, k + 1);
-            ck1 = col[k + 1];
-            if (k + 1 <= lane) ck1 = __fma_rn(-rk1, rkj, ck1), col[k + 1] = ck1;
-            d1 = __shfl_sync(0xffffffffu, ck1, k + 1);
-            rp1 = rsqrt(d1);
-        }
+        for (int kk = 0; kk < PO_DR; kk++) {
+            const int k = PO_DR * kb + kk;
+            if (k >= nb) break; /* (the same in every warp) */
+            po_dbar();
+            const double *row = rowbuf[k & 1];
+            const double d = row[k], rp = rsqrt(d);
+            if (!(d > 0.0) && !fail) fail = k + 1; /* (what follows is not used) */
+            const double rkj = lane < k ? 0.0 : lane == k ? __dmul_rn(d, rp) : __dmul_rn(row[lane], rp);
+            if (w == kb && lane >= k) g[kk] = rkj;
+            /* row k + 1 first, published for the next step */
+            const int k1 = k + 1, w1 = kk == PO_DR - 1 ? kb + 1 : kb, i1 = (kk + 1) % PO_DR;
+            if (k1 < nb && w == w1) {
+                const double rki = __dmul_rn(row[k1], rp);
+                if (k1 <= lane) g[i1] = __fma_rn(-rki, rkj, g[i1]);
+                rowbuf[k1 & 1][lane] = g[i1];
+            }
+            /* the warp's other rows below row k + 1 */
 #pragma unroll
-        for (int i = k + 2; i < PO_NB; i++) {
-            const double rki = __shfl_sync(0xffffffffu, rkj, i);
-            if (i <= lane) col[i] = __fma_rn(-rki, rkj, col[i]);
+            for (int ii = 0; ii < PO_DR; ii++) {
+                const int i = PO_DR * w + ii;
+                if (i > k1 && i <= lane) {
+                    const double rki = __dmul_rn(row[i], rp);
+                    g[ii] = __fma_rn(-rki, rkj, g[ii]);
+                }
+            }
         }
-        ck = ck1, d = d1, rp = rp1;
     }
-    __syncwarp();
+#pragma unroll
+    for (int ii = 0; ii < PO_DR; ii++) D[lane][PO_DR * w + ii] = g[ii];
     return fail;
 }
 
 /* G (n x n, ld) holds the Gram matrix in its upper triangle and is used up
  * as scratch; R (n x n, ld) receives the factor's upper triangle (its
  * strictly lower part is not written), diag R's diagonal (n), info the
- * LAPACK-style status. One grid barrier per 32-column step: every block
- * factors the step's diagonal block itself (the same numbers everywhere),
- * and solves the two row-panel pieces its trailing tiles need; R goes to
- * its own array, so no block writes what another still reads in the step.
- * Global data other blocks wrote is read with ld.global.cg (L2).
- * Per step at n = 266 on an H200 (globaltimer, diag_block without its
- * pivot overlap): the diagonal block 9.1 us, the tiles 6.5 us on the
- * diagonal and about 11.5 us off it (two forward substitutions per warp),
- * the barrier about 1 us; 178 us in all. The row-panel pieces as P = L G
- * with L = R_JJ^-T formed once per step (a warp per column) would make the
- * tiles 5.3-6.5 us but put L's 3.8 us on the chain: 181.5 us in all (348
- * against 337 us at 512). */
+ * LAPACK-style status. One grid barrier per 32-column step. Look-ahead:
+ * the next step's diagonal block is trailing tile 0 of a step, which
+ * block 0 alone takes (with more blocks than one); block 0 keeps its
+ * update in shared memory (Dn) and factors it at once (diag_block),
+ * writing R_JJ, its diagonal and, on a failing pivot, info, while the
+ * other blocks update the other tiles. After the barrier every block
+ * returns where info is set, and the other blocks read R_JJ from R (block
+ * 0 keeps it in Dn), so the serial factorization of the diagonal block
+ * leaves the chain of the other tiles; step 0's block alone is factored
+ * by every block itself (the same numbers everywhere), at the same single
+ * call site. The last step's block is factored by block 0 alone, with no
+ * barrier before it (the other blocks are done). The first tile's
+ * element and its row-panel columns are loaded before R_JJ, so that both
+ * L2 round trips overlap. A warp solves its tile's two row-panel pieces
+ * interleaved (panel_solve); the diagonal tiles write their piece of R's
+ * row panel. R goes to its own array, so no block writes what another
+ * still reads in the step; global data other blocks wrote is read with
+ * ld.global.cg (L2). Every element of R and of G sees the same operations
+ * in the same order as in an unblocked right-looking factorization
+ * (diag_block's rsqrt scaling on the diagonal blocks, the substitutions
+ * with 1 / R_kk on the row panels, the updates in column order),
+ * whichever block computes it: the results do not depend on the grid. */
 static __global__ void __launch_bounds__(PO_THREADS)
     potrf_upper_kernel(int n, double *G, long long ld, double *R, double *diag, int *info,
                        unsigned *bar) {
+    static_assert(PO_THREADS == 32 * PO_NB, "a warp per panel column, an element per thread");
     __shared__ double D[PO_NB][PO_NB + 1];   /* D[c][r]: R_JJ(r, c) */
+    __shared__ double Dn[PO_NB][PO_NB + 1];  /* the diagonal block being factored */
     __shared__ double Pa[PO_NB][PO_NB + 1];  /* Pa[q][p]: R(j0 + p, column q of tile bi) */
     __shared__ double Pb[PO_NB][PO_NB + 1];
     __shared__ double Dinv[PO_NB];           /* 1 / R_JJ(i, i) */
+    __shared__ double rowbuf[2][PO_NB];      /* diag_block's published rows */
     __shared__ int fail_s;
     unsigned target = 0;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    for (int j0 = 0; j0 < n; j0 += PO_NB) {
-        const int nb = n - j0 < PO_NB ? n - j0 : PO_NB;
-        /* 1. the diagonal block, unblocked and right-looking, by warp 0
-         * (diag_block); D holds the block, then R_JJ */
+    const int rr = lane, cq = warp; /* the thread's element of a tile (row, column) */
+    const int nblk = (int)gridDim.x, blk = (int)blockIdx.x;
+    for (int e = tid; e < PO_NB * PO_NB; e += PO_THREADS) { /* step 0's diagonal block */
+        const int r = e % PO_NB, c = e / PO_NB, nb = n < PO_NB ? n : PO_NB;
+        Dn[c][r] = (r < nb && c < nb && r <= c) ? __ldcg(G + r + (long long)c * ld) : 0.0;
+    }
+    __syncthreads();
+    for (int j0 = 0;; ) {
+        const int nb = n - j0 < PO_NB ? n - j0 : PO_NB, last = j0 + nb >= n;
+        if (j0 > 0 && last && blk != 0) return; /* (nothing left but block 0's factorization) */
+        /* 1. the step's diagonal block (in Dn): factored by every block at
+         * step 0, later by block 0 alone (tile 0 of the step before) */
+        if ((j0 == 0 || blk == 0) && warp < PO_DW) {
+            const int f = diag_block(Dn, rowbuf, nb, lane, warp);
+            if (warp == 0 && lane == 0) fail_s = f;
+            if (blk == 0) { /* R_JJ: each warp its rows (its own writes to Dn) */
+                if (f == 0) {
+                    if (lane < nb) {
+#pragma unroll
+                        for (int ii = 0; ii < PO_DR; ii++) {
+                            const int p = PO_DR * warp + ii;
+                            if (p <= lane) R[(j0 + p) + (long long)(j0 + lane) * ld] = Dn[lane][p];
+                        }
+                        if (lane / PO_DR == warp) diag[j0 + lane] = Dn[lane][lane];
+                    }
+                } else if (warp == 0 && lane == 0) {
+                    *info = j0 + f;
+                }
+            }
+        }
+        if (last) return; /* (R_JJ, diag and info written) */
+        if (j0 > 0) grid_barrier(bar, &target); /* (the step before's tiles, R_JJ) */
+        else __syncthreads();
+        if (j0 == 0 ? fail_s != 0 : __ldcg(info) != 0) return; /* the same in every block */
+        const int c0 = j0 + nb;
+        const int t = n - c0, nt = t > 0 ? (t + PO_NB - 1) / PO_NB : 0, ntiles = nt * (nt + 1) / 2;
+        /* the block's trailing tiles (bi <= bj): block 0 tile 0 alone where
+         * there are other blocks, which take the rest in turn */
+        int tile = nblk == 1 ? 0 : blk;
+        const int tstep = nblk == 1 ? 1 : blk == 0 ? ntiles : nblk - 1;
+        /* the first tile's element and its panel columns, loaded early */
+        int bi = 0, bj = 0, r0 = 0, cc0 = 0;
+        double v = 0.0, va = 0.0, vb = 0.0;
+        if (tile < ntiles) {
+            int rem = tile; /* tile -> (bi <= bj) */
+            while (rem > bj) rem -= ++bj;
+            bi = rem, r0 = c0 + bi * PO_NB, cc0 = c0 + bj * PO_NB;
+            const int r = r0 + rr, c = cc0 + cq, ca = r0 + warp, cb = cc0 + warp;
+            v = (r < n && c < n && r <= c) ? __ldcg(G + r + (long long)c * ld) : 0.0;
+            va = (lane < nb && ca < n) ? __ldcg(G + j0 + lane + (long long)ca * ld) : 0.0;
+            if (bi != bj)
+                vb = (lane < nb && cb < n) ? __ldcg(G + j0 + lane + (long long)cb * ld) : 0.0;
+        }
+        /* R_JJ into D: from Dn where the block factored it (every block at
+         * step 0, block 0 later), else from R (block 0's) */
         for (int e = tid; e < PO_NB * PO_NB; e += PO_THREADS) {
             const int r = e % PO_NB, c = e / PO_NB;
-            D[c][r] = (r < nb && c < nb && r <= c) ? __ldcg(G + (j0 + r) + (j0 + c) * ld) : 0.0;
+            D[c][r] = !(r < nb && c < nb && r <= c) ? 0.0
+                      : j0 == 0 || blk == 0         ? Dn[c][r]
+                                                    : __ldcg(R + (j0 + r) + (long long)(j0 + c) * ld);
         }
         __syncthreads();
-        if (warp == 0) {
-            const int f = diag_block(D, nb, lane);
-            if (lane == 0) fail_s = f;
-        }
-        __syncthreads();
-        if (fail_s) { /* the same value in every block */
-            if (blockIdx.x == 0 && tid == 0) *info = j0 + fail_s;
-            return;
-        }
-        if (blockIdx.x == 0)
-            for (int e = tid; e < PO_NB * PO_NB; e += PO_THREADS) {
-                const int r = e % PO_NB, c = e / PO_NB;
-                if (r < nb && c < nb && r <= c) R[(j0 + r) + (j0 + c) * ld] = D[c][r];
+        if (tid < nb) Dinv[tid] = __drcp_rn(D[tid][tid]);
+        __syncthreads(); /* (Dn free for tile 0) */
+        /* 2. the trailing tiles: their two row-panel pieces (a warp per
+         * column), then G_bi,bj -= Pa^T Pb */
+        for (int first = 1; tile < ntiles; tile += tstep, first = 0) {
+            if (!first) {
+                bj = 0;
+                int rem = tile;
+                while (rem > bj) rem -= ++bj;
+                bi = rem, r0 = c0 + bi * PO_NB, cc0 = c0 + bj * PO_NB;
+                const int r = r0 + rr, c = cc0 + cq, ca = r0 + warp, cb = cc0 + warp;
+                v = (r < n && c < n && r <= c) ? __ldcg(G + r + (long long)c * ld) : 0.0;
+                va = (lane < nb && ca < n) ? __ldcg(G + j0 + lane + (long long)ca * ld) : 0.0;
+                vb = (bi != bj && lane < nb && cb < n)
+                         ? __ldcg(G + j0 + lane + (long long)cb * ld)
+                         : 0.0;
             }
-        if (tid < nb) {
-            Dinv[tid] = __drcp_rn(D[tid][tid]);
-            if (blockIdx.x == 0) diag[j0 + tid] = D[tid][tid];
-        }
-        __syncthreads();
-        /* 2. the trailing tiles (bi <= bj) of the upper triangle: their two
-         * row-panel pieces (a warp per column), then G_bi,bj -= Pa^T Pb;
-         * the diagonal tiles write their piece of R's row panel */
-        const int c0 = j0 + nb;
-        if (c0 >= n) break;
-        const int t = n - c0, nt = (t + PO_NB - 1) / PO_NB, ntiles = nt * (nt + 1) / 2;
-        for (int tile = blockIdx.x; tile < ntiles; tile += gridDim.x) {
-            int bj = 0, rem = tile; /* tile -> (bi <= bj) */
-            while (rem > bj) rem -= ++bj;
-            const int bi = rem;
-            const int r0 = c0 + bi * PO_NB, cc0 = c0 + bj * PO_NB;
-            /* each thread's elements of the tile, loaded early */
-            double v[PO_NB * PO_NB / PO_THREADS];
-#pragma unroll
-            for (int q = 0; q < PO_NB * PO_NB / PO_THREADS; q++) {
-                const int e = tid + q * PO_THREADS, r = r0 + e % PO_NB, c = cc0 + e / PO_NB;
-                v[q] = (r < n && c < n && r <= c) ? __ldcg(G + r + (long long)c * ld) : 0.0;
-            }
-            for (int q = warp; q < PO_NB; q += PO_THREADS / 32) {
-                panel_column(G, ld, j0, nb, r0 + q, n, D, Dinv, Pa[q], lane);
-                if (bj != bi) panel_column(G, ld, j0, nb, cc0 + q, n, D, Dinv, Pb[q], lane);
-            }
+            if (bi != bj) panel_solve<1>(nb, D, Dinv, va, vb, Pa[warp], Pb[warp], lane);
+            else panel_solve<0>(nb, D, Dinv, va, 0.0, Pa[warp], NULL, lane);
             __syncthreads();
             const double(*Pc)[PO_NB + 1] = bi == bj ? Pa : Pb;
             if (bi == bj)
@@ -230,18 +314,17 @@ static __global__ void __launch_bounds__(PO_THREADS)
                     const int p = e % PO_NB, q = e / PO_NB;
                     if (p < nb && r0 + q < n) R[(j0 + p) + (long long)(r0 + q) * ld] = Pa[q][p];
                 }
-#pragma unroll
-            for (int q = 0; q < PO_NB * PO_NB / PO_THREADS; q++) {
-                const int e = tid + q * PO_THREADS, rr = e % PO_NB, cq = e / PO_NB;
-                const int r = r0 + rr, c = cc0 + cq;
-                if (r >= n || c >= n || r > c) continue;
-                double s = v[q];
+            const int r = r0 + rr, c = cc0 + cq, in = r < n && c < n && r <= c;
+            double s = v;
+            if (in) {
+#pragma unroll 4
                 for (int p = 0; p < nb; p++) s = __fma_rn(-Pa[rr][p], Pc[cq][p], s);
                 G[r + (long long)c * ld] = s;
             }
-            __syncthreads(); /* Pa / Pb are refilled by the next tile */
+            if (tile == 0) Dn[cq][rr] = in ? s : 0.0; /* the next diagonal block */
+            __syncthreads(); /* Pa / Pb are refilled by the next tile; Dn is whole */
         }
-        grid_barrier(bar, &target);
+        j0 = c0;
     }
 }
 

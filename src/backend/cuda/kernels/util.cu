@@ -666,12 +666,19 @@ extern "C" int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int6
  * magnitude bits (NaN > Inf > finite), then per kind the largest kept
  * error; rows first, then columns.
  * A block covers TN_TR_ROWS rows (a warp 128 of them, a lane 4 consecutive
- * ones, one 16-byte load per column) and a range of columns: row maxima
- * stay in the lanes' registers until the end, column maxima are reduced in
- * the warp (redux), then over the warps in shared memory, TN_TR_CCH columns
- * at a time. One pass instead of an element-wise pass (0.30 ms on RSVD's
- * 16384^2 A with every element in FP16's normal range, 1.16 ms on the test
- * matrix, where a fifth of them lie below it) followed, where a kind fails
+ * ones, one 16-byte load per column) and a range of columns, in groups of
+ * TN_TR_U columns whose loads are issued before the group ahead is reduced
+ * (two groups of 64 bytes a lane in flight: a memory-bound pass needs many
+ * bytes in flight per SM): row maxima stay in the lanes' registers until
+ * the end, column maxima are reduced in the warp (redux), then over the
+ * warps in shared memory, TN_TR_CCH columns at a time. The bounded and the
+ * exact pass are two instances of the kernel: the bounded one holds no
+ * error maxima (under 64 registers: 4 blocks of 256 threads per SM,
+ * against 2 for the exact one), and one wave of blocks covers the matrix;
+ * bench/fixed_costs.c times both on a 16384^2 matrix. One pass instead of
+ * an element-wise pass (0.30 ms on RSVD's 16384^2 A with every element in
+ * FP16's normal range, 1.16 ms on the test matrix, where a fifth of them
+ * lie below it) followed, where a kind fails
  * there, by a row and a column pass of tn_cu_check_f32 per such kind
  * (0.44-0.51 ms each, H200).
  * The bounded pass (bounded = 1, every kind fast) keeps only the
@@ -693,9 +700,10 @@ extern "C" int tn_cu_check_f16(const uint16_t *X, int64_t ld, int64_t rows, int6
  * flags come from the thread's extremes at the end (a version with the
  * three flags per element was as slow as the exact pass). On the
  * RSVD's test matrix (a fifth of the elements below 2^-14) the exact pass
- * takes 0.50 ms, the branch-free error path at almost every element. */
+ * takes the branch-free error path at almost every element. */
 #define TN_TR_ROWS 1024 /* 8 warps x 128 */
-#define TN_TR_CCH 256
+#define TN_TR_CCH 256 /* columns per flush of the block's column maxima */
+#define TN_TR_U 4     /* columns per group of loads (TN_TR_CCH a multiple) */
 
 typedef struct {
     int n;
@@ -750,11 +758,45 @@ static __device__ __forceinline__ void tr_pair(float x0, float x1, const tr_kind
     }
 }
 
-static __global__ void __launch_bounds__(256)
+/* A group of TN_TR_U columns of the lane's four rows (zeros past the
+ * group's ncg columns and past rows; one 16-byte load per column where
+ * full, else one element at a time). */
+static __device__ __forceinline__ void tr_load(const float *X, long long ld, long long c, int ncg,
+                                               long long r0, long long rows, int full,
+                                               float (*v)[4]) {
+    if (full && ncg == TN_TR_U) { /* (the loads together, no branch between) */
+#pragma unroll
+        for (int u = 0; u < TN_TR_U; u++) {
+            const float4 f = __ldg((const float4 *)(X + (c + u) * ld + r0));
+            v[u][0] = f.x, v[u][1] = f.y, v[u][2] = f.z, v[u][3] = f.w;
+        }
+        return;
+    }
+#pragma unroll
+    for (int u = 0; u < TN_TR_U; u++) {
+        const float *p = X + (c + u) * ld + r0;
+        if (u < ncg && full) {
+            const float4 f = __ldg((const float4 *)p);
+            v[u][0] = f.x, v[u][1] = f.y, v[u][2] = f.z, v[u][3] = f.w;
+        } else {
+#pragma unroll
+            for (int e = 0; e < 4; e++) v[u][e] = u < ncg && r0 + e < rows ? __ldg(p + e) : 0.0f;
+        }
+    }
+}
+
+/* BOUNDED: the bounded pass (magnitudes only), else the exact one; two
+ * instances, so that the bounded pass holds no error maxima (fewer
+ * registers, more blocks per SM). The column range [cb, cend) goes in
+ * groups of TN_TR_U columns, the next group's loads issued before the
+ * current one is reduced (two groups of a lane in flight), and the
+ * column maxima leave shared memory once per TN_TR_CCH columns. */
+template <int BOUNDED>
+static __global__ void __launch_bounds__(256, BOUNDED ? 4 : 2)
     trust_check_kernel(const float *X, long long ld, long long rows, long long cols,
                        long long cchunk, tr_kinds_t kk, int vec4, uint32_t *vm, int *flags) {
-    __shared__ uint32_t smx[5][TN_TR_CCH]; /* the block's column maxima: magnitude, kinds */
-    const int nk = kk.bounded ? 0 : kk.n; /* kinds with error maxima */
+    __shared__ uint32_t smx[BOUNDED ? 1 : 5][TN_TR_CCH]; /* column maxima: magnitude, kinds */
+    const int nk = BOUNDED ? 0 : kk.n; /* kinds with error maxima */
     const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, nv = 1 + nk;
     const long long r0 = (long long)blockIdx.x * TN_TR_ROWS + warp * 128 + 4 * lane;
     const long long cb = (long long)blockIdx.y * cchunk, cend = min(cols, cb + cchunk);
@@ -768,43 +810,37 @@ static __global__ void __launch_bounds__(256)
 #pragma unroll
         for (int j = 0; j < 4; j++) rme[e][j] = 0;
     }
-    for (int t = threadIdx.x; t < 5 * TN_TR_CCH; t += blockDim.x)
+    for (int t = threadIdx.x; t < nv * TN_TR_CCH; t += blockDim.x)
         smx[t / TN_TR_CCH][t % TN_TR_CCH] = 0;
     __syncthreads();
-    for (long long c0 = cb; c0 < cend; c0 += TN_TR_CCH) {
-        const int nc = (int)min((long long)TN_TR_CCH, cend - c0);
-        for (int q0 = 0; q0 < nc; q0 += 4) { /* four columns' loads in flight */
-            float v[4][4];
+    const long long ng = cend > cb ? (cend - cb + TN_TR_U - 1) / TN_TR_U : 0;
+    float v[TN_TR_U][4], w[TN_TR_U][4];
+    if (ng > 0) tr_load(X, ld, cb, (int)min((long long)TN_TR_U, cend - cb), r0, rows, full, v);
+    for (long long g = 0; g < ng; g++) {
+        const long long c = cb + g * TN_TR_U;
+        const int q0 = (int)((g * TN_TR_U) % TN_TR_CCH); /* c's place in its chunk */
+        const int ncg = (int)min((long long)TN_TR_U, cend - c);
+        if (g + 1 < ng)
+            tr_load(X, ld, c + TN_TR_U, (int)min((long long)TN_TR_U, cend - c - TN_TR_U), r0,
+                    rows, full, w);
 #pragma unroll
-            for (int u = 0; u < 4; u++) {
-                const float *p = X + (c0 + q0 + u) * ld + r0;
-                if (q0 + u < nc && full) {
-                    const float4 f = __ldg((const float4 *)p);
-                    v[u][0] = f.x, v[u][1] = f.y, v[u][2] = f.z, v[u][3] = f.w;
-                } else {
+        for (int u = 0; u < TN_TR_U; u++) {
+            const int q = q0 + u;
+            uint32_t cmx = 0, cme[4] = {0, 0, 0, 0};
+            if (BOUNDED) { /* magnitudes, and the least nonzero one */
 #pragma unroll
-                    for (int e = 0; e < 4; e++)
-                        v[u][e] = q0 + u < nc && r0 + e < rows ? __ldg(p + e) : 0.0f;
+                for (int e = 0; e < 4; e++) {
+                    const uint32_t b = __float_as_uint(v[u][e]) & 0x7fffffffu;
+                    rmx[e] = max(rmx[e], b), cmx = max(cmx, b), lo = min(lo, b - 1u);
                 }
-            }
-#pragma unroll
-            for (int u = 0; u < 4; u++) {
-                const int q = q0 + u;
-                uint32_t cmx = 0, cme[4] = {0, 0, 0, 0};
+            } else {
                 /* every kind fast and the warp's 128 elements in FP16's
                  * normal range or 0: they pass everything, only their
-                 * magnitudes count (data without small elements: RSVD's A
-                 * in 0.30 ms before) */
+                 * magnitudes count */
                 int easy = kk.allfast;
 #pragma unroll
                 for (int e = 0; e < 4; e++) easy &= tn_f16_normal_or_zero(fabsf(v[u][e]));
-                if (kk.bounded) { /* magnitudes, and the least nonzero one */
-#pragma unroll
-                    for (int e = 0; e < 4; e++) {
-                        const uint32_t b = __float_as_uint(v[u][e]) & 0x7fffffffu;
-                        rmx[e] = max(rmx[e], b), cmx = max(cmx, b), lo = min(lo, b - 1u);
-                    }
-                } else if (__all_sync(0xffffffffu, easy)) {
+                if (__all_sync(0xffffffffu, easy)) {
 #pragma unroll
                     for (int e = 0; e < 4; e++) {
                         const uint32_t b = __float_as_uint(v[u][e]) & 0x7fffffffu;
@@ -814,24 +850,32 @@ static __global__ void __launch_bounds__(256)
                     tr_pair(v[u][0], v[u][1], kk, rmx, rme, 0, cmx, cme, bad);
                     tr_pair(v[u][2], v[u][3], kk, rmx, rme, 2, cmx, cme, bad);
                 }
-                cmx = __reduce_max_sync(0xffffffffu, cmx);
-                if (lane == 0 && q < nc) atomicMax(&smx[0][q], cmx);
-#pragma unroll
-                for (int j = 0; j < 4; j++)
-                    if (j < nk && __any_sync(0xffffffffu, cme[j] != 0)) {
-                        const uint32_t m = __reduce_max_sync(0xffffffffu, cme[j]);
-                        if (lane == 0 && q < nc) atomicMax(&smx[1 + j][q], m);
-                    }
             }
+            cmx = __reduce_max_sync(0xffffffffu, cmx);
+            if (lane == 0 && u < ncg) atomicMax(&smx[0][q], cmx);
+#pragma unroll
+            for (int j = 0; j < 4; j++)
+                if (j < nk && __any_sync(0xffffffffu, cme[j] != 0)) {
+                    const uint32_t m = __reduce_max_sync(0xffffffffu, cme[j]);
+                    if (lane == 0 && u < ncg) atomicMax(&smx[1 + j][q], m);
+                }
         }
-        __syncthreads();
-        for (int t = threadIdx.x; t < nv * TN_TR_CCH; t += blockDim.x) {
-            const int j = t / TN_TR_CCH, q = t % TN_TR_CCH;
-            const uint32_t m = smx[j][q];
-            if (q < nc && m) atomicMax(&vm[(long long)j * cols + rows * nv + c0 + q], m);
-            smx[j][q] = 0;
+        if (q0 + TN_TR_U == TN_TR_CCH || g + 1 == ng) { /* the chunk's column maxima out */
+            const long long c0 = c - q0;
+            const int nc = q0 + ncg;
+            __syncthreads();
+            for (int t = threadIdx.x; t < nv * TN_TR_CCH; t += blockDim.x) {
+                const int j = t / TN_TR_CCH, qq = t % TN_TR_CCH;
+                const uint32_t m = smx[j][qq];
+                if (qq < nc && m) atomicMax(&vm[(long long)j * cols + rows * nv + c0 + qq], m);
+                smx[j][qq] = 0;
+            }
+            __syncthreads();
         }
-        __syncthreads();
+#pragma unroll
+        for (int u = 0; u < TN_TR_U; u++)
+#pragma unroll
+            for (int e = 0; e < 4; e++) v[u][e] = w[u][e];
     }
 #pragma unroll
     for (int e = 0; e < 4; e++) {
@@ -842,7 +886,7 @@ static __global__ void __launch_bounds__(256)
         for (int j = 0; j < 4; j++)
             if (j < nk && rme[e][j]) atomicMax(&vm[(long long)(1 + j) * rows + r], rme[e][j]);
     }
-    if (kk.bounded) { /* the element flags from the thread's extremes */
+    if (BOUNDED) { /* the element flags from the thread's extremes */
         const uint32_t hi = max(max(rmx[0], rmx[1]), max(rmx[2], rmx[3]));
         bad |= (unsigned)(hi >= 0x7f800000u) | (unsigned)(hi >= 0x477fe000u) << 6;
         for (int j = 0; j < kk.n; j++) bad |= (unsigned)(lo < kk.thr[j] - 1u) << (1 + j);
@@ -888,6 +932,16 @@ static __global__ void trust_final_kernel(long long rows, long long cols, tr_kin
     }
 }
 
+/* Blocks of 256 threads of kernel f resident per SM (1 if the query fails). */
+static int tr_per_sm(const void *f) {
+    int v = 0;
+    if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, f, 256, 0) != cudaSuccess || v < 1) {
+        cudaGetLastError(); /* (the query's error, if any, is not the launch's) */
+        v = 1;
+    }
+    return v;
+}
+
 extern "C" size_t tn_cu_trust_check_scratch(int64_t rows, int64_t cols) {
     return (size_t)(rows + cols) * 5 * sizeof(uint32_t);
 }
@@ -922,17 +976,10 @@ extern "C" int tn_cu_trust_check(const float *X, int64_t ld, int64_t rows, int64
     const int vec4 = ((uintptr_t)X & 15u) == 0 && ld % 4 == 0;
     /* one wave of blocks (as many as fit on the SMs at once), each a
      * TN_TR_ROWS-row strip of a column range */
-    /* (once per process, thread-safe: a C++ function-local static) */
-    static const int per_sm = [] {
-        int v = 0;
-        if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(&v, trust_check_kernel, 256, 0) !=
-                cudaSuccess ||
-            v < 1) {
-            cudaGetLastError(); /* (the query's error, if any, is not the launch's) */
-            v = 1;
-        }
-        return v;
-    }();
+    /* (once per process and instance, thread-safe: C++ function-local statics) */
+    static const int per_sm_exact = tr_per_sm((const void *)trust_check_kernel<0>),
+                     per_sm_bounded = tr_per_sm((const void *)trust_check_kernel<1>);
+    const int per_sm = bounded ? per_sm_bounded : per_sm_exact;
     const long long gx = (rows + TN_TR_ROWS - 1) / TN_TR_ROWS;
     long long gy = ((long long)per_sm * (sm_count > 0 ? sm_count : 132) + gx - 1) / gx;
     if (gy > cols) gy = cols;
@@ -940,8 +987,13 @@ extern "C" int tn_cu_trust_check(const float *X, int64_t ld, int64_t rows, int64
     const long long cchunk = (cols + gy - 1) / gy;
     gy = (cols + cchunk - 1) / cchunk;
     if (gx > 0x7fffffffLL) return (int)cudaErrorInvalidValue;
-    trust_check_kernel<<<dim3((unsigned)gx, (unsigned)gy), 256, 0, stream>>>(
-        X, (long long)ld, (long long)rows, (long long)cols, cchunk, t, vec4, vm, flags);
+    const dim3 grid((unsigned)gx, (unsigned)gy);
+    if (bounded)
+        trust_check_kernel<1><<<grid, 256, 0, stream>>>(X, (long long)ld, (long long)rows,
+                                                        (long long)cols, cchunk, t, vec4, vm, flags);
+    else
+        trust_check_kernel<0><<<grid, 256, 0, stream>>>(X, (long long)ld, (long long)rows,
+                                                        (long long)cols, cchunk, t, vec4, vm, flags);
     if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
     long long fb = ((rows > cols ? rows : cols) + 255) / 256;
     if (fb > 1024) fb = 1024;

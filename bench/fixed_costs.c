@@ -1,0 +1,256 @@
+/* Two fixed costs of the randomized SVD on the GPU, each alone (internal
+ * entry points: src/ headers), timed with CUDA events on the handle's
+ * stream, median of --reps after warm-up runs:
+ *   trust   tn_cu_trust_check (tn_cuda_trust's one pass over A, util.cu) on
+ *           an m x m FP32 matrix (m = 16384 by default: 1 GiB), the
+ *           randomized SVD's kinds (HALFHALF tol 21, F16 tol 10), its
+ *           bounded pass (the default) and its exact pass, on uniform(-1, 1)
+ *           data ("uniform") and on that with every fifth element times
+ *           1e-6 ("small5", a fifth below FP16's normal range); GB/s =
+ *           4 m^2 bytes / time; the flags it set (0/1 for flags[0 .. 25]);
+ *   potrf   tn_cu_potrf_upper (cholqr_kernels.cu) on the Gram matrix Y^T Y
+ *           (FP64, Y uniform 2n x n), n = 266, 512, 1024 (--sizes), G
+ *           copied in before each run (outside the timing); info and an
+ *           FNV-1a hash of R's upper triangle and diagonal (the same bits
+ *           give the same hash);
+ *   cholqr  tcnla_orthonormalize(TCNLA_ORTH_CHOLQR_FP64) of a Gaussian
+ *           16384 x n Y (the randomized SVD's l = 266 and the other sizes):
+ *           Gram matrix, verdict, factorization and solve, the whole call.
+ * CSV (bench/results/fixed_costs.csv unless --csv):
+ *   gpu,kernel,case,m,n,us,gbps,reps,check
+ *   build/bench_fixed_costs [--csv FILE] [--reps R] [--m M] [--sizes 266,512,1024] */
+#define BENCH_NAME "bench_fixed_costs"
+#include "bench_util.h"
+#include "tcnla.h"
+
+#ifdef TCNLA_HAVE_CUDA
+#include "backend/cuda/tn_cuda.h"
+
+#include <math.h>
+
+static FILE *csv_out;
+static const char *gpu_name;
+
+static void row(const char *kernel, const char *cs, int64_t m, int64_t n, double us, double gbps,
+                int reps, const char *check) {
+    char line[512];
+    snprintf(line, sizeof line, "%s,%s,%s,%lld,%lld,%.1f,%.1f,%d,%s\n", gpu_name, kernel, cs,
+             (long long)m, (long long)n, us, gbps, reps, check);
+    printf("%s", line);
+    if (csv_out) fprintf(csv_out, "%s", line);
+    fflush(stdout);
+}
+
+static int cmp_f(const void *a, const void *b) {
+    const float x = *(const float *)a, y = *(const float *)b;
+    return (x > y) - (x < y);
+}
+
+static double median_us(float *t, int reps) {
+    qsort(t, (size_t)reps, sizeof(float), cmp_f);
+    return 1e3 * (double)t[reps / 2];
+}
+
+static void bench_trust(tcnla_handle_t h, int64_t m, int reps) {
+    struct tn_cuda_ctx *c = h->cuda;
+    cudaStream_t s = c->stream;
+    const size_t mm = (size_t)m * (size_t)m;
+    float *X = malloc(sizeof(float) * mm), *dX;
+    int *dfl, hf[64];
+    void *scr;
+    float *t = malloc(sizeof(float) * (size_t)reps);
+    if (!X || !t) exit(1);
+    CHK(tcnla_malloc(h, (void **)&dX, sizeof(float) * mm), "malloc");
+    CHK(tcnla_malloc(h, (void **)&dfl, 64 * sizeof(int)), "malloc");
+    CHK(tcnla_malloc(h, &scr, tn_cu_trust_check_scratch(m, m)), "malloc");
+    CHK(tcnla_rand_uniform(7, 0, -1.0f, 1.0f, (int64_t)mm, X), "uniform");
+    tn_elem_kinds_t kk;
+    memset(&kk, 0, sizeof kk);
+    int tol[4] = {21, 10, 0, 0};
+    kk.n = 2, kk.kind[0] = TN_RCHK_HALFHALF, kk.kind[1] = TN_RCHK_F16;
+    for (int j = 0; j < 2; j++)
+        kk.scale[j] = ldexp(1.0, -tol[j]), kk.fast[j] = tn_rchk_fast(kk.kind[j], tol[j]);
+    cudaEvent_t e0, e1;
+    CHK(cudaEventCreate(&e0), "event");
+    CHK(cudaEventCreate(&e1), "event");
+    for (int data = 0; data < 2; data++) {
+        if (data == 1)
+            for (size_t i = 0; i < mm; i += 5) X[i] *= 1e-6f;
+        CHK(tcnla_memcpy(h, dX, X, sizeof(float) * mm, TCNLA_MEMCPY_HOST_TO_HANDLE), "memcpy");
+        for (int bounded = 1; bounded >= 0; bounded--) {
+            for (int r = -2; r < reps; r++) {
+                CHK(cudaMemsetAsync(dfl, 0, 64 * sizeof(int), s), "memset");
+                CHK(cudaEventRecord(e0, s), "event");
+                CHK(tn_cu_trust_check(dX, m, m, m, &kk, tol, bounded, dfl, scr, c->sm_count, s),
+                    "tn_cu_trust_check");
+                CHK(cudaEventRecord(e1, s), "event");
+                CHK(cudaEventSynchronize(e1), "event");
+                if (r >= 0) CHK(cudaEventElapsedTime(&t[r], e0, e1), "event");
+            }
+            CHK(cudaMemcpy(hf, dfl, sizeof hf, cudaMemcpyDeviceToHost), "memcpy");
+            char flags[40], cs[32];
+            for (int i = 0; i < 26; i++) flags[i] = hf[i] ? '1' : '0';
+            flags[26] = 0;
+            snprintf(cs, sizeof cs, "%s_%s", data ? "small5" : "uniform",
+                     bounded ? "bounded" : "exact");
+            const double us = median_us(t, reps);
+            row("trust", cs, m, m, us, 4.0 * (double)mm / us * 1e-3, reps, flags);
+        }
+    }
+    cudaEventDestroy(e0), cudaEventDestroy(e1);
+    tcnla_free(h, dX), tcnla_free(h, dfl), tcnla_free(h, scr);
+    free(X), free(t);
+}
+
+static void bench_potrf(tcnla_handle_t h, int n, int reps) {
+    struct tn_cuda_ctx *c = h->cuda;
+    cudaStream_t s = c->stream;
+    const int m = 2 * n;
+    const size_t nn = (size_t)n * (size_t)n;
+    float *Yf = malloc(sizeof(float) * (size_t)m * n);
+    double *Y = malloc(sizeof(double) * (size_t)m * n), *G = malloc(sizeof(double) * nn);
+    double *R = malloc(sizeof(double) * nn), *dg = malloc(sizeof(double) * (size_t)n);
+    float *t = malloc(sizeof(float) * (size_t)reps);
+    if (!Yf || !Y || !G || !R || !dg || !t) exit(1);
+    CHK(tcnla_rand_uniform(11, (uint64_t)n, -1.0f, 1.0f, (int64_t)m * n, Yf), "uniform");
+    for (size_t i = 0; i < (size_t)m * n; i++) Y[i] = Yf[i];
+    for (int j = 0; j < n; j++) /* the upper triangle, zeros below */
+        for (int i = 0; i < n; i++) {
+            double a = 0.0;
+            if (i <= j)
+                for (int p = 0; p < m; p++) a += Y[p + (size_t)i * m] * Y[p + (size_t)j * m];
+            G[i + (size_t)j * n] = a;
+        }
+    double *dG0, *dG, *dR, *ddg;
+    int *dinfo, info = 0;
+    unsigned *dbar;
+    CHK(tcnla_malloc(h, (void **)&dG0, sizeof(double) * nn), "malloc");
+    CHK(tcnla_malloc(h, (void **)&dG, sizeof(double) * nn), "malloc");
+    CHK(tcnla_malloc(h, (void **)&dR, sizeof(double) * nn), "malloc");
+    CHK(tcnla_malloc(h, (void **)&ddg, sizeof(double) * (size_t)n), "malloc");
+    CHK(tcnla_malloc(h, (void **)&dinfo, sizeof(int)), "malloc");
+    CHK(tcnla_malloc(h, (void **)&dbar, sizeof(unsigned)), "malloc");
+    CHK(cudaMemcpy(dG0, G, sizeof(double) * nn, cudaMemcpyHostToDevice), "memcpy");
+    CHK(cudaMemset(dR, 0, sizeof(double) * nn), "memset");
+    cudaEvent_t e0, e1;
+    CHK(cudaEventCreate(&e0), "event");
+    CHK(cudaEventCreate(&e1), "event");
+    for (int r = -3; r < reps; r++) {
+        CHK(cudaMemcpyAsync(dG, dG0, sizeof(double) * nn, cudaMemcpyDeviceToDevice, s), "memcpy");
+        CHK(cudaEventRecord(e0, s), "event");
+        CHK(tn_cu_potrf_upper(n, dG, n, dR, ddg, dinfo, dbar, c->sm_count, s), "potrf");
+        CHK(cudaEventRecord(e1, s), "event");
+        CHK(cudaEventSynchronize(e1), "event");
+        if (r >= 0) CHK(cudaEventElapsedTime(&t[r], e0, e1), "event");
+    }
+    CHK(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost), "memcpy");
+    CHK(cudaMemcpy(R, dR, sizeof(double) * nn, cudaMemcpyDeviceToHost), "memcpy");
+    CHK(cudaMemcpy(dg, ddg, sizeof(double) * (size_t)n, cudaMemcpyDeviceToHost), "memcpy");
+    uint64_t hs = 1469598103934665603ULL; /* FNV-1a: R's upper triangle by columns, then diag */
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i <= j; i++) {
+            unsigned char b[8];
+            memcpy(b, &R[i + (size_t)j * n], 8);
+            for (int q = 0; q < 8; q++) hs = (hs ^ b[q]) * 1099511628211ULL;
+        }
+    for (int j = 0; j < n; j++) {
+        unsigned char b[8];
+        memcpy(b, &dg[j], 8);
+        for (int q = 0; q < 8; q++) hs = (hs ^ b[q]) * 1099511628211ULL;
+    }
+    char check[64];
+    snprintf(check, sizeof check, "info=%d hash=%016llx", info, (unsigned long long)hs);
+    row("potrf", "gram_2n", n, n, median_us(t, reps), 0.0, reps, check);
+    cudaEventDestroy(e0), cudaEventDestroy(e1);
+    tcnla_free(h, dG0), tcnla_free(h, dG), tcnla_free(h, dR), tcnla_free(h, ddg);
+    tcnla_free(h, dinfo), tcnla_free(h, dbar);
+    free(Yf), free(Y), free(G), free(R), free(dg), free(t);
+}
+
+static void bench_cholqr(tcnla_handle_t h, int64_t m, int64_t n, int reps) {
+    cudaStream_t s = h->cuda->stream;
+    float *dY0, *dY, *t = malloc(sizeof(float) * (size_t)reps);
+    if (!t) exit(1);
+    CHK(tcnla_malloc(h, (void **)&dY0, sizeof(float) * (size_t)(m * n)), "malloc");
+    CHK(tcnla_malloc(h, (void **)&dY, sizeof(float) * (size_t)(m * n)), "malloc");
+    CHK(tcnla_random_fill(h, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 5, 0, m, n, dY0, m), "fill");
+    cudaEvent_t e0, e1;
+    CHK(cudaEventCreate(&e0), "event");
+    CHK(cudaEventCreate(&e1), "event");
+    tcnla_orth_t used = TCNLA_ORTH_HOUSEHOLDER;
+    for (int r = -3; r < reps; r++) {
+        CHK(cudaMemcpyAsync(dY, dY0, sizeof(float) * (size_t)(m * n), cudaMemcpyDeviceToDevice, s),
+            "memcpy");
+        CHK(cudaEventRecord(e0, s), "event");
+        CHK(tcnla_orthonormalize(h, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_ERROR, m, n, dY, m,
+                                 NULL, 0, &used),
+            "tcnla_orthonormalize");
+        CHK(cudaEventRecord(e1, s), "event");
+        CHK(cudaEventSynchronize(e1), "event");
+        if (r >= 0) CHK(cudaEventElapsedTime(&t[r], e0, e1), "event");
+    }
+    char check[32];
+    snprintf(check, sizeof check, "used=%d", (int)used);
+    row("cholqr", "cholqr_fp64", m, n, median_us(t, reps), 0.0, reps, check);
+    cudaEventDestroy(e0), cudaEventDestroy(e1);
+    tcnla_free(h, dY0), tcnla_free(h, dY);
+    free(t);
+}
+
+static int parse_list(const char *s, int *v, int max) {
+    int n = 0;
+    while (s && *s && n < max) {
+        v[n++] = atoi(s);
+        s = strchr(s, ',');
+        if (s) s++;
+    }
+    return n;
+}
+
+int main(int argc, char **argv) {
+    const char *csv = "bench/results/fixed_costs.csv";
+    int reps = 20, sizes[8] = {266, 512, 1024}, ns = 3;
+    int64_t m = 16384;
+    for (int i = 1; i < argc; i++) {
+        if (i + 1 < argc && !strcmp(argv[i], "--csv")) csv = argv[++i];
+        else if (i + 1 < argc && !strcmp(argv[i], "--reps")) reps = atoi(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--m")) m = atoll(argv[++i]);
+        else if (i + 1 < argc && !strcmp(argv[i], "--sizes")) ns = parse_list(argv[++i], sizes, 8);
+        else {
+            fprintf(stderr, "usage: %s [--csv FILE] [--reps R] [--m M] [--sizes N,..]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (reps < 1 || reps > 1000 || m < 1 || m > 32768 || ns < 1) {
+        fprintf(stderr, "%s: --reps 1..1000, --m 1..32768, a non-empty --sizes\n", BENCH_NAME);
+        return 2;
+    }
+    for (int i = 0; i < ns; i++)
+        if (sizes[i] < 1 || sizes[i] > 4096 || sizes[i] > m) {
+            fprintf(stderr, "%s: sizes 1..4096, at most m\n", BENCH_NAME);
+            return 2;
+        }
+    tcnla_handle_t h = NULL;
+    CHK(tcnla_create(&h, TCNLA_BACKEND_CUDA), "tcnla_create (CUDA)");
+    csv_out = fopen(csv, "w");
+    if (!csv_out) {
+        fprintf(stderr, "%s: cannot open %s\n", BENCH_NAME, csv);
+        return 1;
+    }
+    gpu_name = h->device_name;
+    const char *head = "gpu,kernel,case,m,n,us,gbps,reps,check\n";
+    printf("%s", head);
+    fprintf(csv_out, "%s", head);
+    bench_trust(h, m, reps);
+    for (int i = 0; i < ns; i++) bench_potrf(h, sizes[i], reps);
+    for (int i = 0; i < ns; i++) bench_cholqr(h, m, sizes[i], reps);
+    fclose(csv_out);
+    tcnla_destroy(h);
+    return 0;
+}
+#else
+int main(void) {
+    fprintf(stderr, "%s: needs the CUDA backend (build with CUDA=1)\n", BENCH_NAME);
+    return 1;
+}
+#endif
