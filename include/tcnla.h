@@ -775,6 +775,11 @@ typedef struct {
                              exact power-of-two scaling by rows of op(A) and columns of op(B)
                              (1, default), or the range policy at once (0; env
                              TCNLA_EXACT_SCALING=0). Honoured by the CPU backend too */
+    int small_svd_deflate; /* tcnla_rsvd, tcnla_lra on the GPU: where s_k < 1e-4 s_1, the
+                             small SVD by deflated Gram eigensolutions (a second eigensolution
+                             on the trailing columns, and so on; relative accuracy about
+                             eps s_1 / s_k; gesvdj where its checks fail) (1, default), or
+                             gesvdj at once (0; env TCNLA_SMALL_SVD_DEFLATE=0) */
 } tcnla_tuning_t;
 
 /* The defaults, without the environment. */

@@ -9,7 +9,8 @@
 static const char *const tuning_vars[] = {
     "TCNLA_DISABLE_SM90", "TCNLA_SM90_PRESPLIT", "TCNLA_SM90_WIDE",    "TCNLA_SM90_F16",
     "TCNLA_LR_SM90",      "TCNLA_TRUST_BOUNDED", "TCNLA_DEFER",        "TCNLA_HOSVD_FUSE",
-    "TCNLA_RSVD_GRAM",    "TCNLA_SYEV_FAST",     "TCNLA_SMALL_SVD_JACOBI"};
+    "TCNLA_RSVD_GRAM",    "TCNLA_SYEV_FAST",     "TCNLA_SMALL_SVD_JACOBI",
+    "TCNLA_SMALL_SVD_DEFLATE"};
 #define NVARS ((int)(sizeof tuning_vars / sizeof tuning_vars[0]))
 
 /* the caller's values of the variables, cleared while a test runs */
@@ -38,7 +39,8 @@ static int tuning_eq(const tcnla_tuning_t *a, const tcnla_tuning_t *b) {
            a->lr_sm90 == b->lr_sm90 && a->trust_bounded == b->trust_bounded &&
            a->defer == b->defer && a->hosvd_fuse == b->hosvd_fuse &&
            a->rsvd_gram == b->rsvd_gram && a->syev_fast == b->syev_fast &&
-           a->small_svd_jacobi == b->small_svd_jacobi;
+           a->small_svd_jacobi == b->small_svd_jacobi &&
+           a->small_svd_deflate == b->small_svd_deflate;
 }
 
 TEST(tuning_defaults) {
@@ -54,6 +56,7 @@ TEST(tuning_defaults) {
     CHECK_EQ_INT(d.rsvd_gram, 1);
     CHECK_EQ_INT(d.syev_fast, 1);
     CHECK_EQ_INT(d.small_svd_jacobi, 0);
+    CHECK_EQ_INT(d.small_svd_deflate, 1);
 
     saved_env_t s;
     env_clear(&s);
@@ -74,7 +77,7 @@ TEST(tuning_set_get_round_trip_and_rejects) {
     tcnla_tuning_t t = tcnla_tuning_default(), g;
     t.sm90 = 0, t.sm90_presplit = 1, t.sm90_wide = 0, t.sm90_f16 = 1, t.lr_sm90 = 0;
     t.trust_bounded = 0, t.defer = 0, t.hosvd_fuse = 0, t.rsvd_gram = 0, t.syev_fast = 0;
-    t.small_svd_jacobi = 1;
+    t.small_svd_jacobi = 1, t.small_svd_deflate = 0;
     CHECK(tcnla_set_tuning(h, &t) == TCNLA_SUCCESS);
     CHECK(tcnla_get_tuning(h, &g) == TCNLA_SUCCESS);
     CHECK(tuning_eq(&g, &t));
@@ -87,12 +90,13 @@ TEST(tuning_set_get_round_trip_and_rejects) {
 
     /* each field out of its range: -2, the handle's tuning unchanged */
     const tcnla_tuning_t d = tcnla_tuning_default();
-    for (int f = 0; f < 11; f++) {
+    for (int f = 0; f < 12; f++) {
         for (int bad = 0; bad < 3; bad++) {
             tcnla_tuning_t b = d;
-            int *p[11] = {&b.sm90,     &b.sm90_presplit, &b.sm90_wide,  &b.sm90_f16,
+            int *p[12] = {&b.sm90,     &b.sm90_presplit, &b.sm90_wide,  &b.sm90_f16,
                           &b.lr_sm90,  &b.trust_bounded, &b.defer,      &b.hosvd_fuse,
-                          &b.rsvd_gram, &b.syev_fast,    &b.small_svd_jacobi};
+                          &b.rsvd_gram, &b.syev_fast,    &b.small_svd_jacobi,
+                          &b.small_svd_deflate};
             const int tri = f >= 1 && f <= 3; /* AUTO allowed */
             const int vals[3] = {2, -2, tri ? 7 : TCNLA_TUNING_AUTO};
             *p[f] = vals[bad];
@@ -123,6 +127,7 @@ TEST(tuning_environment_read_once_at_create) {
     setenv("TCNLA_RSVD_GRAM", "0", 1);
     setenv("TCNLA_SYEV_FAST", "0", 1);
     setenv("TCNLA_SMALL_SVD_JACOBI", "1", 1);
+    setenv("TCNLA_SMALL_SVD_DEFLATE", "0", 1);
     tcnla_handle_t h = NULL;
     int st = tcnla_create(&h, TCNLA_BACKEND_CPU);
     for (int i = 0; i < NVARS; i++) unsetenv(tuning_vars[i]);
@@ -143,6 +148,7 @@ TEST(tuning_environment_read_once_at_create) {
     CHECK_EQ_INT(t.rsvd_gram, 0);
     CHECK_EQ_INT(t.syev_fast, 0);
     CHECK_EQ_INT(t.small_svd_jacobi, 1);
+    CHECK_EQ_INT(t.small_svd_deflate, 0);
 
     /* set after create: nothing changes, in this handle or in the next one
      * (created without them) */

@@ -402,6 +402,26 @@ extern "C" int tn_cu_eig_to_svd(const double *W, const double *lam, int64_t l, i
     return (int)cudaGetLastError();
 }
 
+/* flag |= 1 where |F - I| > tol or NaN (F n x n, ld n): the deflated small
+ * SVD's orthogonality check (small_svd_cuda.c) */
+static __global__ void orth_tol_kernel(long long n, const double *F, double tol, int *flag) {
+    const long long nn = n * n;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < nn;
+         t += (long long)gridDim.x * blockDim.x) {
+        const double f = F[t] - ((t % n == t / n) ? 1.0 : 0.0);
+        if (!(fabs(f) <= tol)) atomicOr(flag, 1);
+    }
+}
+
+extern "C" int tn_cu_orth_check_tol(int64_t n, const double *F, double tol, int *flag,
+                                    cudaStream_t stream) {
+    if (n <= 0) return 0;
+    const long long nn = (long long)n * n, blocks = (nn + 255) / 256;
+    orth_tol_kernel<<<(unsigned)(blocks < 1024 ? blocks : 1024), 256, 0, stream>>>(
+        (long long)n, F, tol, flag);
+    return (int)cudaGetLastError();
+}
+
 /* ----------------------------------------------------------- checks */
 #define TN_SEG_ROWS 8192 /* column vectors: rows per warp task (at most) */
 #define TN_SEG_COLS 256  /* row vectors: columns per block task */
