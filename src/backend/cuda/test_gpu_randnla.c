@@ -601,8 +601,9 @@ TEST(gpu_rsvd_memory_bound_without_presplit) {
  * W's QR and the eigensolution of R R^T, and, forced by small_svd_jacobi,
  * the one-sided Jacobi path give the same singular values and residual, V
  * orthonormal; a spectrum spanning 1e7 over the
- * kept k (beyond the eigensolution's 1e4) goes to the Jacobi path and still meets
- * the bound (eq. (4) plus FP32's floor) and the CPU's values. */
+ * kept k (beyond the eigensolution's 1e4) goes to the deflated Gram path
+ * (by default; rsvd_gram = 0: after W's QR) or the Jacobi path and still
+ * meets the bound (eq. (4) plus FP32's floor) and the CPU's values. */
 TEST(gpu_rsvd_small_svd_paths_agree) {
     tcnla_handle_t g = gpu();
     if (!g) SKIP("no GPU");
@@ -1310,8 +1311,8 @@ static void ssvd_r32(int l, const double *M, float *R, double *Mw) {
  * tests/test_small_svd.c) and to the target 1e-6 of dgesvj's (l <= 512),
  * |u_j -+ u_j,ref|, |v_j -+ v_j,ref| <= 1e-6 (FP32 rounding is 6e-8); then the
  * preconditioned path (TN_SSVD_JACOBI: the eigenvectors of R R^T first)
- * meets the same bounds against the same values, and the default path
- * takes the Jacobi path on such R (not the eigensolution, not gesvdj).
+ * meets the same bounds against the same values; the default path takes
+ * the deflated Gram path on such R (values to 1e-6 of dgesvj's).
  * gesvdj's (TN_SSVD_GESVDJ) error is printed, not checked. */
 TEST(gpu_small_svd_jacobi_matches_reference) {
     tcnla_handle_t g = gpu();
@@ -1357,9 +1358,15 @@ TEST(gpu_small_svd_jacobi_matches_reference) {
             printf("    l %4d path %d: ran %d, sweeps %d (reference %d), values vs reference "
                    "%.1e, vs dgesvj %.1e; vectors %.1e %.1e\n",
                    l, paths[pi], ran, sw, swr, dsr, dsx, du, dv);
-            if (paths[pi] == TN_SSVD_GESVDJ || paths[pi] == TN_SSVD_AUTO) {
-                /* (the rule: gesvdj where the eigensolution refuses) */
+            if (paths[pi] == TN_SSVD_GESVDJ) {
                 CHECK_EQ_INT(ran, TN_SSVD_RAN_GESVDJ);
+                continue;
+            }
+            if (paths[pi] == TN_SSVD_AUTO) {
+                /* (the rule: the deflated path where the eigensolution
+                 * refuses; test_gpu_small_svd_defl.c tests it) */
+                CHECK_EQ_INT(ran, TN_SSVD_RAN_DEFLATE);
+                CHECK_MSG(dsx <= 1e-6, "l %d auto: values %.2e", l, dsx);
                 continue;
             }
             CHECK_EQ_INT(ran, TN_SSVD_RAN_JACOBI);
@@ -1379,7 +1386,7 @@ TEST(gpu_small_svd_jacobi_matches_reference) {
 }
 
 /* What the Jacobi path refuses goes to gesvdj, reported: NaN in R (every
- * path: status as gesvdj gives it, nothing crashes), l = 1 (exact), l past
+ * path, the deflated one not tried either: status as gesvdj gives it, nothing crashes), l = 1 (exact), l past
  * TN_JSVD_MAXL (gesvdj without trying), scale_vk. */
 TEST(gpu_small_svd_jacobi_refusals) {
     tcnla_handle_t g = gpu();
