@@ -8,7 +8,16 @@
  * accuracy in s_i relative to s_1 (about eps (s_1 / s_i)^2), so this path
  * is kept only when the k wanted values span s_k >= 1e-4 s_1 (errors of
  * about 1e-8, below FP32's resolution, in the values and the vectors);
- * otherwise cuSOLVER's Jacobi SVD (gesvdj) of M. With the tuning's
+ * otherwise, from the same eigensolution, the deflated Gram path
+ * (src/linalg/deflated_svd.h; defl_levels, defl_path below; the tuning's
+ * small_svd_deflate): the trailing columns X_b of the eigenvectors give
+ * Y_b = M X_b (DGEMM from M), whose Gram matrix's eigensolution refines
+ * them, level by level (at most 4, one read back of each level's values),
+ * each level keeping its values within 1e-4 of its largest: relative
+ * accuracy about eps s_1 / s_k instead of eps (s_1 / s_k)^2, then the
+ * outputs as above and a check of Ur's orthogonality (DEFL_ORTH_TOL, one
+ * read back); where that refuses (NaN / Inf, the eigensolver failed, the
+ * check failed) cuSOLVER's Jacobi SVD (gesvdj) of M. With the tuning's
  * small_svd_jacobi (l <= TN_JSVD_MAXL) first the block one-sided Jacobi SVD
  * of kernels/jacobi_svd.cu on M X, X the
  * eigenvectors just computed (where the eigensolver succeeded; else on M):
@@ -410,10 +419,16 @@ static int jacobi_path(tcnla_handle_t h, int64_t l, int64_t k, const double *Rd,
  * one DGEMM on the widened W, rounded to FP32 once. The QR path it
  * replaces, W = Qw R then the eigensolution of R R^T (eig_path above), has
  * the same conditioning (R^T R = G): errors of about eps64 (s_1 / s_i)^2 in
- * s_i and in V's orthogonality, hence the same threshold, s_k >= 1e-4 s_1;
- * below it (or when syevd fails, NaN / Inf in W included) nothing is
- * written and TN_GRAM_NOT_TAKEN returned, for the QR path to take over.
- * What it saves on RSVD's 16384 x 266 W is the CholeskyQR's factorization,
+ * s_i and in V's orthogonality, hence the same threshold, s_k >= 1e-4 s_1.
+ * Below it the deflated Gram path on W (defl_levels: Y_b = W X_b, n x b,
+ * its Gram matrix by tn_cuda_gram64, its eigensolution), the same outputs
+ * from the merged levels, and a check of V^T's rows (|V^T V - I| <=
+ * DEFL_ORTH_TOL); not where W's rows are over ranks (dist), nor with the
+ * tuning's small_svd_deflate = 0. Where that refuses or is off (or when
+ * the eigensolver fails, NaN / Inf in W included) TN_GRAM_NOT_TAKEN is
+ * returned, for the QR path to take over (nothing written, except Xk and
+ * Sk where the deflated path's last check refused: the QR path writes
+ * them again). h->cuda->ssvd reports what ran (from_w 1). What it saves on RSVD's 16384 x 266 W is the CholeskyQR's factorization,
  * solve and conversion plus the DSYRK. The tuning's rsvd_gram = 0 (or
  * small_svd_jacobi = 1, to compare) turns it off. */
 int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,

@@ -132,8 +132,10 @@ int tn_cuda_small_svd_path(tcnla_handle_t h, int path, int64_t l, int64_t k, con
 /* RSVD's last step without W's QR, from the eigensolution of W^T W in FP64
  * (src/backend/cuda/small_svd_cuda.c): W = B^T (n x l, handle memory) gives Xk
  * (l x k, leading dimension l; U = Q Xk), Sk (k) and VT (k x n, ldvt);
- * TN_GRAM_NOT_TAKEN (nothing written) where the k values span less than
- * s_k >= 1e-4 s_1 or the eigensolver fails: the QR path then runs. */
+ * below s_k = 1e-4 s_1 the deflated Gram path (not with dist);
+ * TN_GRAM_NOT_TAKEN where that is off or refuses, or the eigensolver fails
+ * (nothing written but, where the deflated path's check refused, Xk and
+ * Sk): the QR path then runs. */
 int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
                           int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt);
 int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k,
