@@ -25,8 +25,25 @@ static int syevd(int n, double *G, double *w) {
     return st;
 }
 
+void tn_defl_refine_ref(int k, const double *F, const double *s, double rho, double *Qv,
+                        double *Qu) {
+    double *sn = Qu + (size_t)k * k;
+    for (int j = 0; j < k; j++) {
+        double sum = 0.0;
+        for (int i = 0; i < k; i++) {
+            const double p = i == j ? 0.0 : tn_defl_p(F[i + (size_t)j * k], s[i], s[j], rho);
+            sum += p == 0.0 ? 0.0 : F[i + (size_t)j * k] * s[i] * s[j] * p;
+            Qv[i + (size_t)j * k] = s[i] * ((i == j) + p);
+        }
+        sn[j] = sqrt(fmax(s[j] * s[j] * F[j + (size_t)j * k] + sum, 0.0));
+        for (int i = 0; i < k; i++)
+            Qu[i + (size_t)j * k] = sn[j] > 0.0 ? Qv[i + (size_t)j * k] / sn[j] : 0.0;
+    }
+}
+
 int tn_defl_svd_ref(int m, int l, int k, const double *M, int ldm, double tau, int maxlev,
-                    double *U, double *s, double *V, tn_defl_info_t *info) {
+                    int refine, double *U, double *s, double *V, tn_defl_info_t *info) {
+    const double rho = TN_DEFL_RHO;
     if (m < 1) return -1;
     if (l < 1 || l > m) return -2;
     if (k < 1 || k > l) return -3;
@@ -34,14 +51,17 @@ int tn_defl_svd_ref(int m, int l, int k, const double *M, int ldm, double tau, i
     if (ldm < m) return -5;
     if (!(tau > 0.0 && tau < 1.0)) return -6;
     if (maxlev < 1 || maxlev > TN_DEFL_LEVELS) return -7;
-    if (!U) return -8;
-    if (!s) return -9;
-    if (!V) return -10;
+    if (refine != 0 && refine != 1) return -8;
+    if (!U) return -9;
+    if (!s) return -10;
+    if (!V) return -11;
     const size_t ll = (size_t)l * (size_t)l;
-    /* X (l x l), lam (l), Y (m x l), G (l x l), T (l x l), perm */
-    double *X = malloc(sizeof(double) * (3 * ll + (size_t)l + (size_t)m * l) + sizeof(int) * l);
+    /* X (l x l, then Qu: k x k and k), lam (l), Y (m x l, then V', U': l x k,
+     * m x k), G (l x l, then F), T (l x l, then Qv), perm */
+    double *X = malloc(sizeof(double) * (3 * ll + 2 * (size_t)l + 2 * (size_t)m * l) +
+                       sizeof(int) * l);
     if (!X) return TCNLA_ERR_ALLOC;
-    double *lam = X + ll, *Y = lam + l, *G = Y + (size_t)m * l, *T = G + ll;
+    double *lam = X + ll + l, *Y = lam + l, *G = Y + 2 * (size_t)m * l, *T = G + ll;
     int *perm = (int *)(T + ll);
     const double one = 1.0, zero = 0.0;
     tn_defl_info_t inf = {0, {0}};
@@ -82,6 +102,23 @@ int tn_defl_svd_ref(int m, int l, int k, const double *M, int ldm, double tau, i
         for (int j = 0; j < k; j++) {
             const double inv = s[j] > 0.0 ? 1.0 / s[j] : 0.0;
             for (int i = 0; i < m; i++) U[i + (size_t)j * m] *= inv;
+        }
+        if (refine && inf.levels > 1) { /* F = U^T U, then the refinement */
+            double *F = G, *Qv = T, *Qu = X, *Vn = Y, *Un = Y + (size_t)l * k;
+            dgemm_("T", "N", &k, &k, &m, &one, U, &m, U, &m, &zero, F, &k);
+            tn_defl_refine_ref(k, F, s, rho, Qv, Qu);
+            /* V <- V (I + P) = (V / s) Qv, U <- U diag(s) (I + P) diag(1 / s') = U Qu */
+            for (int j = 0; j < k; j++)
+                for (int i = 0; i < l; i++) {
+                    double acc = 0.0;
+                    for (int c = 0; c < k; c++)
+                        acc += (s[c] > 0.0 ? V[i + (size_t)c * l] / s[c] : 0.0) * Qv[c + (size_t)j * k];
+                    Vn[i + (size_t)j * l] = acc;
+                }
+            dgemm_("N", "N", &m, &k, &k, &one, U, &m, Qu, &k, &zero, Un, &m);
+            memcpy(V, Vn, sizeof(double) * (size_t)l * k);
+            memcpy(U, Un, sizeof(double) * (size_t)m * k);
+            for (int j = 0; j < k; j++) s[j] = Qu[(size_t)k * k + j];
         }
     }
     if (info) *info = inf;
