@@ -16,7 +16,7 @@
  * sorted, and a level's values lie below the previous one's up to
  * rounding), V = those columns of X, U = M V diag(1 / s) (0 where s = 0).
  *
- * Error argument (eps = 2^-53, FP64; c a modest multiple of sqrt(l) / l):
+ * Error argument (eps = 2^-53, FP64; c a modest factor, at most about l):
  *  - Level 1: G and its eigensolution are backward stable, G + E with
  *    |E| <= c eps lam_1, so a taken value errs by c eps lam_1, relatively
  *    c eps lam_1 / lam_i <= c eps / TN_DEFL_TAU (about 1e-8 for s_i;
@@ -39,7 +39,7 @@
  *    (|dM| ~ eps s_1 for an M held in FP64) makes the best possible for any
  *    method that starts from M unless M is graded.
  *  - V = X [.. Z ..] is a product of orthogonal matrices: orthonormal to
- *    c eps. U = M V / s: |U^T U - I| about c eps s_1 / s_k.
+ *    c eps. U = M V / s: see below.
  *  - TN_DEFL_FLOOR: below s = 1e-12 s_1 a further level gains nothing (the
  *    absolute error c eps s_1 is the value's size), so that level takes
  *    all its values.
@@ -56,13 +56,21 @@
  * (i != j; 0 where |P_ij| > TN_DEFL_RHO: nearly equal values, whose
  * coupling costs nothing), V <- V (I + P), Y <- Y (I + P),
  * s_j' = sqrt(H_jj + sum_i H_ij P_ij) (the Ritz value to second order),
- * U = Y / s', removes it: measured (numpy prototype and the C reference)
- * U orthonormal to 1e-12 at s_k = 1e-7 s_1, 5e-9 at 1e-9 s_1, values a
- * little better, V orthonormal to 1e-14 (P antisymmetric, |P| <= rho). */
+ * U = Y / s', removes it: measured (tests/test_deflated_svd.c) U and V
+ * orthonormal to 0.5 eps s_1 / s_k or better (1e-12 at s_k = 1e-7 s_1,
+ * 4e-8 at 1e-9 s_1), the values to 0.1 eps s_1 / s_k or better (graded R:
+ * 7e-15), V orthonormal to working precision (P antisymmetric, |P| <=
+ * rho). */
 #ifndef TCNLA_DEFLATED_SVD_H
 #define TCNLA_DEFLATED_SVD_H
 
 #include <math.h>
+
+#ifdef __CUDACC__
+#define TN_DEFL_FN static __host__ __device__ __forceinline__
+#else
+#define TN_DEFL_FN static inline
+#endif
 
 #define TN_DEFL_TAU 1e-8    /* a level takes mu_i >= TN_DEFL_TAU mu_top (s_i >= 1e-4 s_top) */
 #define TN_DEFL_LEVELS 4    /* the most levels; the last takes all its values */
@@ -72,7 +80,7 @@
 /* The refinement's P_ij from F_ij = u_i . u_j and s_i, s_j (i != j): H_ij /
  * (s_j^2 - s_i^2), H_ij = F_ij s_i s_j, 0 where larger than rho in size, the
  * gap is 0, or either is not finite. */
-static inline double tn_defl_p(double f, double si, double sj, double rho) {
+TN_DEFL_FN double tn_defl_p(double f, double si, double sj, double rho) {
     const double h = f * si * sj, g = sj * sj - si * si;
     return g != 0.0 && fabs(h) <= rho * fabs(g) ? h / g : 0.0;
 }
@@ -80,6 +88,7 @@ static inline double tn_defl_p(double f, double si, double sj, double rho) {
 /* The level rule: of a level's n values mu (ascending; lam1 level 1's
  * largest, last: no level after it), how many it takes (its largest
  * ones); -1 where one of them is NaN / Inf. */
+#ifndef __CUDACC__
 static inline int tn_defl_take(const double *mu, int n, double tau, double lam1, int last) {
     for (int i = 0; i < n; i++)
         if (!(mu[i] - mu[i] == 0.0)) return -1;
@@ -127,5 +136,6 @@ int tn_defl_svd_ref(int m, int l, int k, const double *M, int ldm, double tau, i
                     int refine, double *U, double *s, double *V, tn_defl_info_t *info);
 void tn_defl_refine_ref(int k, const double *F, const double *s, double rho, double *Qv,
                         double *Qu);
+#endif /* __CUDACC__ */
 
 #endif

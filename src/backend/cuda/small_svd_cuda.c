@@ -312,8 +312,10 @@ static size_t defl_path_ws(int64_t l) {
  * hlam their values, on the host, finite, the largest positive), ws
  * (eig_path_ws), dws defl_path_ws(l) doubles. The levels (defl_levels), the
  * outputs as eig_path makes them (Ur = M Vr / s), the check of Ur's
- * orthogonality, one read back: TCNLA_SUCCESS, EIG_FALLBACK (the outputs
- * to be overwritten) or an error. */
+ * orthogonality, where a level past the first ran the refinement
+ * (deflated_svd.h: tn_cu_defl_refine, two DGEMMs l x k x k), one read
+ * back: TCNLA_SUCCESS, EIG_FALLBACK (the outputs to be overwritten) or an
+ * error. */
 static int defl_path(tcnla_handle_t h, int64_t l, int64_t k, float *Uk, float *Vk, float *Sk,
                      int scale_vk, double *ws, size_t ews, int lwork, const double *X,
                      double *hlam, double *dws) {
@@ -334,10 +336,25 @@ static int defl_path(tcnla_handle_t h, int64_t l, int64_t k, float *Uk, float *V
     if (!st) /* Ur = M Vr / s = Rd^T Vs */
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)k, n, &one, Rd,
                                       n, Vs, n, &zero, U, n));
-    if (!st) /* F = Ur^T Ur (k x k) */
+    double *F = lws, *Qv = lws + ll, *Qu = Xo;
+    if (!st) /* F = Ur^T Ur (k x k), the check */
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)k, (int)k, n, &one,
-                                      U, n, U, n, &zero, Y, (int)k));
-    if (!st) st = defl_check(c, k, Y, dinfo);
+                                      U, n, U, n, &zero, F, (int)k));
+    if (!st) st = defl_check(c, k, F, dinfo);
+    if (!st && c->ssvd.levels > 1) { /* the refinement: V' = Vs Qv, Ur' = Ur Qu */
+        st = tn_cuda_err((cudaError_t)tn_cu_defl_refine(k, l, F, lo, TN_DEFL_RHO, scale_vk, Qv, Qu,
+                                                        Sk, dinfo, c->stream));
+        if (!st)
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, (int)k, (int)k,
+                                          &one, Vs, n, Qv, (int)k, &zero, Xd, n));
+        if (!st)
+            st = tn_cuda_err((cudaError_t)tn_cu_epilogue_f64(1.0f, Xd, 0.0f, Vk, l, l, k,
+                                                             c->stream));
+        if (!st)
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, (int)k, (int)k,
+                                          &one, U, n, Qu, (int)k, &zero, Y, n));
+        U = Y;
+    }
     if (!st) st = tn_cuda_err((cudaError_t)tn_cu_epilogue_f64(1.0f, U, 0.0f, Uk, l, l, k, c->stream));
     if (!st) st = defl_verdict(c, dinfo);
     return st;
@@ -422,8 +439,10 @@ static int jacobi_path(tcnla_handle_t h, int64_t l, int64_t k, const double *Rd,
  * s_i and in V's orthogonality, hence the same threshold, s_k >= 1e-4 s_1.
  * Below it the deflated Gram path on W (defl_levels: Y_b = W X_b, n x b,
  * its Gram matrix by tn_cuda_gram64, its eigensolution), the same outputs
- * from the merged levels, and a check of V^T's rows (|V^T V - I| <=
- * DEFL_ORTH_TOL); not where W's rows are over ranks (dist), nor with the
+ * from the merged levels, a check of V^T's rows (|V^T V - I| <=
+ * DEFL_ORTH_TOL) and where a level past the first ran the refinement
+ * (tn_cu_defl_refine; X' = Xs Qv, V'^T = Qu^T V^T, Ww's room reused for
+ * it); not where W's rows are over ranks (dist), nor with the
  * tuning's small_svd_deflate = 0. Where that refuses or is off (or when
  * the eigensolver fails, NaN / Inf in W included) TN_GRAM_NOT_TAKEN is
  * returned, for the QR path to take over (nothing written, except Xk and
@@ -501,15 +520,32 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
     if (!st) /* V^T = Xs^T Ww^T (k x n) */
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_T, (int)k, (int)n, il, &one,
                                       Xs, il, Ww, (int)n, &zero, Vt, (int)k));
+    double *Vf = Vt; /* V^T as it goes out */
     if (!st && deflating) { /* the check: F = V^T V (k x k, in G's place) */
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_T, (int)k, (int)k, (int)n,
                                       &one, Vt, (int)k, Vt, (int)k, &zero, G, (int)k));
         if (!st) st = defl_check(c, k, G, dinfo);
+        if (!st && c->ssvd.levels > 1) { /* the refinement: X' = Xs Qv, V'^T = Qu^T V^T */
+            double *Qv = lws, *Qu = lws + ll;
+            st = tn_cuda_err((cudaError_t)tn_cu_defl_refine(k, l, G, lo, TN_DEFL_RHO, 0, Qv, Qu,
+                                                            Sk, dinfo, c->stream));
+            if (!st)
+                st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, il, (int)k,
+                                              (int)k, &one, Xs, il, Qv, (int)k, &zero, Xd, il));
+            if (!st)
+                st = tn_cuda_err((cudaError_t)tn_cu_epilogue_f64(1.0f, Xd, 0.0f, Xk, l, l, k,
+                                                                 c->stream));
+            if (!st) /* (in Ww's place: W is not needed any more) */
+                st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)k, (int)n,
+                                              (int)k, &one, Qu, (int)k, Vt, (int)k, &zero, Ww,
+                                              (int)k));
+            Vf = Ww;
+        }
         if (!st) st = defl_verdict(c, dinfo);
         if (st == EIG_FALLBACK) st = TN_GRAM_NOT_TAKEN; /* (Xk, Sk written: the QR path's too) */
     }
     if (!st)
-        st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Vt, k, VT, ldvt, k, n,
+        st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Vf, k, VT, ldvt, k, n,
                                                     NULL, c->stream));
     if (!st) c->ssvd.path = deflating ? TN_SSVD_RAN_DEFLATE : TN_SSVD_RAN_EIG;
     return st;

@@ -335,7 +335,15 @@ int tn_cu_scale(float beta, float *C, int64_t ldc, int64_t m, int64_t n, cudaStr
  * all l x k, leading dimension l. */
 int tn_cu_eig_to_svd(const double *W, const double *lam, int64_t l, int64_t k, int scale,
                      double *Vs, float *Vk, float *Sk, cudaStream_t stream);
-/* *flag (device) |= 1 where |F - I| > tol or NaN, F n x n (ld n). */
+/* *flag (device) |= 1 where |F - I| > tol or NaN, F n x n (ld n).
+ * _defl_refine: the deflated path's refinement (kernels/util.cu): from F =
+ * U^T U (k x k) and lam (l, ascending: s_i = sqrt(lam[l - 1 - i])) the
+ * k x k Qv = diag(s) (I + P) (times diag(s') where scale) and Qu =
+ * diag(s) (I + P) diag(1 / s'), Sk = s' (FP32, may be NULL), *flag |= 1
+ * where an s' is not positive and finite. */
+int tn_cu_defl_refine(int64_t k, int64_t l, const double *F, const double *lam, double rho,
+                      int scale, double *Qv, double *Qu, float *Sk, int *flag,
+                      cudaStream_t stream);
 int tn_cu_orth_check_tol(int64_t n, const double *F, double tol, int *flag, cudaStream_t stream);
 int tn_cu_epilogue_f64(float alpha, const double *R, float beta, float *C, int64_t ldc,
                        int64_t m, int64_t n, cudaStream_t stream);
