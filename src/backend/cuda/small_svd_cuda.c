@@ -15,8 +15,9 @@
  * them, level by level (at most 4, one read back of each level's values),
  * each level keeping its values within 1e-4 of its largest: relative
  * accuracy about eps s_1 / s_k instead of eps (s_1 / s_k)^2, then the
- * outputs as above and a check of Ur's orthogonality (DEFL_ORTH_TOL, one
- * read back); where that refuses (NaN / Inf, the eigensolver failed, the
+ * outputs as above, one first-order refinement of them from Ur^T Ur
+ * (tn_cu_defl_refine: Ur orthonormal to eps s_1 / s_k) and a check of Ur's
+ * orthogonality (DEFL_ORTH_TOL, one read back); where that refuses (NaN / Inf, the eigensolver failed, the
  * check failed) cuSOLVER's Jacobi SVD (gesvdj) of M. With the tuning's
  * small_svd_jacobi (l <= TN_JSVD_MAXL) first the block one-sided Jacobi SVD
  * of kernels/jacobi_svd.cu on M X, X the
@@ -46,11 +47,11 @@
 
 #define EIG_RATIO 1e-8 /* smallest lam_k / lam_1 the eigensolution path takes */
 #define EIG_FALLBACK 1 /* (not a status) */
-/* The deflated path's last check: |U^T U - I| (the R form) or |V^T V - I|
- * (the Gram-on-W form) at most this; it measures about 300-550 eps s_1 / s_k
- * (src/linalg/deflated_svd.h, tests/test_deflated_svd.c): 1e-6 at s_k =
- * 1e-7 s_1, 1e-4 at 1e-9 s_1; the check is against failure, gesvdj (or the
- * QR path) past it, s_k below about 1e-11 s_1 included. */
+/* The deflated path's last check, on its outputs: |U^T U - I| (the R form)
+ * or |V^T V - I| (the Gram-on-W form) at most this; after the refinement it
+ * measures 0.5 eps s_1 / s_k or less (src/linalg/deflated_svd.h,
+ * tests/test_deflated_svd.c): a check against failure (exact zeros past
+ * the rank, values below about 1e-12 s_1), gesvdj (or the QR path) past it. */
 #define DEFL_ORTH_TOL 1e-3
 
 /* Reads the eigenvalues (ascending, l of them) and info after the
@@ -195,6 +196,10 @@ static int eig_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, floa
 /* ---- the deflated Gram path (src/linalg/deflated_svd.h: the algorithm,
  * its level rule and error argument; tn_defl_svd_ref its C reference) */
 
+_Static_assert(TN_DEFL_LEVELS == (int)(sizeof(((struct tn_cuda_ctx *)0)->ssvd.taken) /
+                                       sizeof(int)),
+               "ssvd.taken holds a count per level");
+
 /* Doubles of defl_levels' workspace for l: G_b, T (l x l each), mu (l). */
 static size_t defl_ws(int64_t l) { return 2 * (size_t)l * (size_t)l + (size_t)l + 8; }
 
@@ -281,12 +286,9 @@ static int defl_levels(tcnla_handle_t h, int trans, int64_t m, int l, int64_t k,
 }
 
 /* The deflated path's check (DEFL_ORTH_TOL) of the k x k F = Q^T Q, its
- * flag into dinfo; no read back. */
+ * flag into dinfo (zeroed before the refinement); no read back. */
 static int defl_check(struct tn_cuda_ctx *c, int64_t k, const double *F, int *dinfo) {
-    int st = tn_cuda_err(cudaMemsetAsync(dinfo, 0, sizeof(int), c->stream));
-    if (!st) st = tn_cuda_err((cudaError_t)tn_cu_orth_check_tol(k, F, DEFL_ORTH_TOL, dinfo,
-                                                                c->stream));
-    return st;
+    return tn_cuda_err((cudaError_t)tn_cu_orth_check_tol(k, F, DEFL_ORTH_TOL, dinfo, c->stream));
 }
 
 /* Reads the check's flag: EIG_FALLBACK where it is set. */
@@ -337,11 +339,11 @@ static int defl_path(tcnla_handle_t h, int64_t l, int64_t k, float *Uk, float *V
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)k, n, &one, Rd,
                                       n, Vs, n, &zero, U, n));
     double *F = lws, *Qv = lws + ll, *Qu = Xo;
-    if (!st) /* F = Ur^T Ur (k x k), the check */
+    if (!st) /* F = Ur^T Ur (k x k) */
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)k, (int)k, n, &one,
                                       U, n, U, n, &zero, F, (int)k));
-    if (!st) st = defl_check(c, k, F, dinfo);
-    if (!st && c->ssvd.levels > 1) { /* the refinement: V' = Vs Qv, Ur' = Ur Qu */
+    if (!st) st = tn_cuda_err(cudaMemsetAsync(dinfo, 0, sizeof(int), c->stream));
+    if (!st && c->ssvd.levels > 1) { /* the refinement: V' = Vs Qv, Ur' = Ur Qu, F again */
         st = tn_cuda_err((cudaError_t)tn_cu_defl_refine(k, l, F, lo, TN_DEFL_RHO, scale_vk, Qv, Qu,
                                                         Sk, dinfo, c->stream));
         if (!st)
@@ -354,7 +356,11 @@ static int defl_path(tcnla_handle_t h, int64_t l, int64_t k, float *Uk, float *V
             st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, (int)k, (int)k,
                                           &one, U, n, Qu, (int)k, &zero, Y, n));
         U = Y;
+        if (!st)
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)k, (int)k, n,
+                                          &one, U, n, U, n, &zero, F, (int)k));
     }
+    if (!st) st = defl_check(c, k, F, dinfo); /* of Ur as it goes out */
     if (!st) st = tn_cuda_err((cudaError_t)tn_cu_epilogue_f64(1.0f, U, 0.0f, Uk, l, l, k, c->stream));
     if (!st) st = defl_verdict(c, dinfo);
     return st;
@@ -521,10 +527,10 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_T, (int)k, (int)n, il, &one,
                                       Xs, il, Ww, (int)n, &zero, Vt, (int)k));
     double *Vf = Vt; /* V^T as it goes out */
-    if (!st && deflating) { /* the check: F = V^T V (k x k, in G's place) */
+    if (!st && deflating) { /* F = V^T V (k x k, in G's place) */
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_T, (int)k, (int)k, (int)n,
                                       &one, Vt, (int)k, Vt, (int)k, &zero, G, (int)k));
-        if (!st) st = defl_check(c, k, G, dinfo);
+        if (!st) st = tn_cuda_err(cudaMemsetAsync(dinfo, 0, sizeof(int), c->stream));
         if (!st && c->ssvd.levels > 1) { /* the refinement: X' = Xs Qv, V'^T = Qu^T V^T */
             double *Qv = lws, *Qu = lws + ll;
             st = tn_cuda_err((cudaError_t)tn_cu_defl_refine(k, l, G, lo, TN_DEFL_RHO, 0, Qv, Qu,
@@ -540,7 +546,12 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
                                               (int)k, &one, Qu, (int)k, Vt, (int)k, &zero, Ww,
                                               (int)k));
             Vf = Ww;
+            if (!st) /* F of V^T as it goes out */
+                st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_T, (int)k, (int)k,
+                                              (int)n, &one, Vf, (int)k, Vf, (int)k, &zero, G,
+                                              (int)k));
         }
+        if (!st) st = defl_check(c, k, G, dinfo);
         if (!st) st = defl_verdict(c, dinfo);
         if (st == EIG_FALLBACK) st = TN_GRAM_NOT_TAKEN; /* (Xk, Sk written: the QR path's too) */
     }
