@@ -87,7 +87,8 @@ static void triplet_err(int l, int k, const double *Mw, const float *Ug, const f
  * deflated path (ran TN_SSVD_RAN_DEFLATE, two levels or more), and give the
  * values to 2^-22 (the FP32 output) plus 8 eps s_1 / s_k (the reference's
  * own bound's order, tests/test_deflated_svd.c) of the C reference on the
- * same widened matrix, to the target 1e-6 of dgesvj's (l <= 512), U and V
+ * same widened matrix, to the target 1e-6 of dgesvj's down to 1e-7 s_1
+ * (l <= 512; dgesvj itself errs by about eps s_1 on the planted ones), U and V
  * orthonormal to 16 eps s_1 / s_k (the reference's bound is 4) plus 1e-5
  * (FP32), and M v_j = s_j u_j to 1e-6 s_1. */
 TEST(gpu_small_svd_deflate_matches_reference) {
@@ -127,7 +128,8 @@ TEST(gpu_small_svd_deflate_matches_reference) {
                     double dsr = 0, dsx = 0, orth = 0, res = 0;
                     for (int j = 0; j < k; j++) {
                         dsr = dmax(dsr, fabs(Sg[j] - sr[j]) / sr[j]);
-                        if (exact) dsx = dmax(dsx, fabs(Sg[j] - sx[j]) / sx[j]);
+                        if (exact && sx[j] >= 1e-7 * sx[0]) /* (the target's range) */
+                            dsx = dmax(dsx, fabs(Sg[j] - sx[j]) / sx[j]);
                     }
                     triplet_err(l, k, Mw, Ug, Vg, Sg, &orth, &res);
                     const double ratio = sr[0] / sr[k - 1];
