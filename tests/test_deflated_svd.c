@@ -89,8 +89,9 @@ static int holds(const defl_err *e, double ratio, int l) {
 static void say(const char *what, int m, int l, int k, double ratio, const defl_err *e) {
     if (verbose())
         printf("  %s m %d l %d k %d s_1/s_k %.0e: levels %d, in u: sv %.3f orth %.4f; "
-               "res %.2f eps (sv %.2e orth %.2e)\n", what, m, l, k, ratio, e->levels, e->sv / unit(ratio, e->levels),
-               e->orth / unit(ratio, e->levels), e->res / EPS, e->sv, e->orth);
+               "res %.2f eps (sv %.2e orth %.2e)\n", what, m, l, k, ratio, e->levels,
+               e->sv / unit(ratio, e->levels), e->orth / unit(ratio, e->levels), e->res / EPS,
+               e->sv, e->orth);
 }
 
 static double *geometric(int l, double decades) {

@@ -111,8 +111,10 @@ int tn_defl_svd_ref(int m, int l, int k, const double *M, int ldm, double tau, i
             for (int j = 0; j < k; j++)
                 for (int i = 0; i < l; i++) {
                     double acc = 0.0;
-                    for (int c = 0; c < k; c++)
-                        acc += (s[c] > 0.0 ? V[i + (size_t)c * l] / s[c] : 0.0) * Qv[c + (size_t)j * k];
+                    for (int c = 0; c < k; c++) {
+                        const double vs = s[c] > 0.0 ? V[i + (size_t)c * l] / s[c] : 0.0;
+                        acc += vs * Qv[c + (size_t)j * k];
+                    }
                     Vn[i + (size_t)j * l] = acc;
                 }
             dgemm_("N", "N", &m, &k, &k, &one, U, &m, Qu, &k, &zero, Un, &m);

@@ -17,8 +17,9 @@
  * accuracy about eps s_1 / s_k instead of eps (s_1 / s_k)^2, then the
  * outputs as above, one first-order refinement of them from Ur^T Ur
  * (tn_cu_defl_refine: Ur orthonormal to eps s_1 / s_k) and a check of Ur's
- * orthogonality (DEFL_ORTH_TOL, one read back); where that refuses (NaN / Inf, the eigensolver failed, the
- * check failed) cuSOLVER's Jacobi SVD (gesvdj) of M. With the tuning's
+ * orthogonality (DEFL_ORTH_TOL, one read back); where that refuses (NaN /
+ * Inf, the eigensolver failed, the check failed) cuSOLVER's Jacobi SVD
+ * (gesvdj) of M. With the tuning's
  * small_svd_jacobi (l <= TN_JSVD_MAXL) first the block one-sided Jacobi SVD
  * of kernels/jacobi_svd.cu on M X, X the
  * eigenvectors just computed (where the eigensolver succeeded; else on M):
@@ -453,8 +454,9 @@ static int jacobi_path(tcnla_handle_t h, int64_t l, int64_t k, const double *Rd,
  * the eigensolver fails, NaN / Inf in W included) TN_GRAM_NOT_TAKEN is
  * returned, for the QR path to take over (nothing written, except Xk and
  * Sk where the deflated path's last check refused: the QR path writes
- * them again). h->cuda->ssvd reports what ran (from_w 1). What it saves on RSVD's 16384 x 266 W is the CholeskyQR's factorization,
- * solve and conversion plus the DSYRK. The tuning's rsvd_gram = 0 (or
+ * them again). h->cuda->ssvd reports what ran (from_w 1). What it saves
+ * on RSVD's 16384 x 266 W is the CholeskyQR's factorization, solve and
+ * conversion plus the DSYRK. The tuning's rsvd_gram = 0 (or
  * small_svd_jacobi = 1, to compare) turns it off. */
 int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
                           int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt) {
@@ -491,8 +493,8 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
     if (defl && !hlam) return TCNLA_ERR_ALLOC;
     double *Ww = ws, *Vt = Ww + nl, *P = Vt + nvt, *G = P + (size_t)nslab * ll,
            *Xs = G + ll, *lam = Xs + (size_t)l * k, *Xd = lam + l, *Xo = Xd + (defl ? ll : 0),
-           *lo = Xo + (defl ? ll : 0), *lws = lo + (defl ? l : 0), *ew = lws + (defl ? defl_ws(l) : 0),
-           *X = NULL;
+           *lo = Xo + (defl ? ll : 0), *lws = lo + (defl ? l : 0),
+           *ew = lws + (defl ? defl_ws(l) : 0), *X = NULL;
     int *dinfo = (int *)(ew + ews), xok = 0;
     st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, W, ldw, Ww, n, n, l, NULL,
                                                 c->stream));

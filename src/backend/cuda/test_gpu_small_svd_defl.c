@@ -246,7 +246,8 @@ static double rel_residual(const float *A, int m, int n, const float *U, const f
     for (int j = 0; j < n; j++)
         for (int i = 0; i < m; i++) {
             double s = 0;
-            for (int p = 0; p < k; p++) s += (double)U[i + (size_t)p * m] * S[p] * VT[p + (size_t)j * k];
+            for (int p = 0; p < k; p++)
+                s += (double)U[i + (size_t)p * m] * S[p] * VT[p + (size_t)j * k];
             num += (A[i + (size_t)j * m] - s) * (A[i + (size_t)j * m] - s);
             den += (double)A[i + (size_t)j * m] * A[i + (size_t)j * m];
         }
