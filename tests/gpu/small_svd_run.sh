@@ -52,6 +52,7 @@ if has sanitize; then
   for tool in memcheck racecheck synccheck; do
     timeout 200 "$san" --tool $tool --error-exitcode 99 ./build/run_gpu_tests \
       gpu_small_svd_jacobi_refusals gpu_small_svd_jacobi_planted gpu_small_svd_deflate_refusals \
+      gpu_small_svd_deflate_gram_on_w \
       >"$OUT/sanitize_$tool.log" 2>&1
     echo "$tool rc=$? ($(grep -c -E "ERROR|Hazard|Race" "$OUT/sanitize_$tool.log") error lines)"
   done

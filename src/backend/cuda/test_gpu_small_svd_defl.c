@@ -1,7 +1,8 @@
 /* GPU tests of the small SVD's deflated Gram path (src/backend/cuda/
  * small_svd_cuda.c; the algorithm, its level rule and error argument in
  * src/linalg/deflated_svd.h) against its C reference tn_defl_svd_ref
- * (tests/test_deflated_svd.c) and LAPACK's dgesvj, its refusals (NaN,
+ * (tests/test_deflated_svd.c) and LAPACK's dgesvj, in both forms (R^T and
+ * the Gram-on-W form), its refusals (NaN,
  * exactly low rank, the tuning's switch) and the randomized SVD on
  * deep_decay / low_rank spectra (bench/rsvd.c's) with it and without it. */
 #include "core/internal.h"
@@ -237,6 +238,80 @@ TEST(gpu_small_svd_deflate_refusals) {
     CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_DEFLATE);
     tcnla_free(g, dR), tcnla_free(g, dU), tcnla_free(g, dV), tcnla_free(g, dS);
     free(M), free(R);
+    tcnla_destroy(g);
+}
+
+/* The Gram-on-W form (tn_cuda_svd_from_gram, the randomized SVD's last
+ * step without W's QR) on a tall W = Ua diag(s) Vb^T (n = 2048, l = 266,
+ * FP32, s_l = 1e-7 and 1e-9 s_1, k = l - 10): it takes the call by the
+ * deflated path (ran TN_SSVD_RAN_DEFLATE, from_w), the values to 2^-22 +
+ * 8 eps s_1 / s_k of the C reference on the widened W and U = Xk (Xk = X,
+ * the right vectors of W) and the rows of VT orthonormal to 16 eps s_1 /
+ * s_k + 1e-5, W x_j = s_j v_j to 1e-6 s_1; with small_svd_deflate = 0 it
+ * refuses (TN_GRAM_NOT_TAKEN) as before. */
+TEST(gpu_small_svd_deflate_gram_on_w) {
+    tcnla_handle_t g = dgpu();
+    if (!g) SKIP("no GPU");
+    const int n = 2048, l = 266, k = l - 10;
+    const size_t nl = (size_t)n * l;
+    double *M = malloc(sizeof(double) * (2 * nl + 2 * (size_t)l * l + 2 * (size_t)l)),
+           *Mw = M + nl, *Ur = Mw + nl, *Vr = Ur + (size_t)l * l, *sr = Vr + (size_t)l * l,
+           *s = sr + l;
+    double *Ub = malloc(sizeof(double) * nl);
+    float *W = malloc(sizeof(float) * (2 * nl + (size_t)l * k + k)), *VT = W + nl,
+          *Xk = VT + nl, *Sk = Xk + (size_t)l * k;
+    REQUIRE(M && Ub && W);
+    float *dW = dev(g, NULL, nl), *dX = dev(g, NULL, (size_t)l * k), *dS = dev(g, NULL, k),
+          *dVT = dev(g, NULL, (size_t)k * n);
+    for (int dec = 7; dec <= 9; dec += 2) {
+        for (int j = 0; j < l; j++) s[j] = pow(10.0, -(double)dec * j / (l - 1));
+        CHECK_EQ_INT(ssvd_planted(n, l, s, 300 + dec, M), 0);
+        for (size_t i = 0; i < nl; i++) W[i] = (float)M[i], Mw[i] = (double)W[i];
+        tn_defl_info_t info = {0, {0}};
+        REQUIRE(tn_defl_svd_ref(n, l, k, Mw, n, TN_DEFL_TAU, TN_DEFL_LEVELS, 1, Ub, sr, Vr,
+                                &info) == TCNLA_SUCCESS);
+        tcnla_memcpy(g, dW, W, sizeof(float) * nl, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        const int st = tn_cuda_svd_from_gram(g, n, l, k, dW, n, dX, dS, dVT, k);
+        CHECK_MSG(st == TCNLA_SUCCESS, "1e-%d: status %d", dec, st);
+        if (st == TCNLA_SUCCESS) {
+            host(g, Xk, dX, (size_t)l * k), host(g, Sk, dS, k), host(g, VT, dVT, (size_t)k * n);
+            double dsr = 0, orth = 0, res = 0;
+            for (int j = 0; j < k; j++) {
+                dsr = dmax(dsr, fabs(Sk[j] - sr[j]) / sr[j]);
+                double r2 = 0;
+                for (int i = 0; i < n; i++) {
+                    double acc = -(double)Sk[j] * VT[j + (size_t)i * k];
+                    for (int c = 0; c < l; c++) acc += Mw[i + (size_t)c * n] * Xk[c + (size_t)j * l];
+                    r2 += acc * acc;
+                }
+                res = dmax(res, sqrt(r2) / Sk[0]);
+                for (int q = 0; q <= j; q++) {
+                    double dx = 0, dv = 0;
+                    for (int i = 0; i < l; i++)
+                        dx += (double)Xk[i + (size_t)j * l] * Xk[i + (size_t)q * l];
+                    for (int i = 0; i < n; i++)
+                        dv += (double)VT[j + (size_t)i * k] * VT[q + (size_t)i * k];
+                    orth = dmax(orth, fabs(dx - (q == j)));
+                    orth = dmax(orth, fabs(dv - (q == j)));
+                }
+            }
+            const double ratio = sr[0] / sr[k - 1];
+            printf("    W %d x %d, s_l/s_1 1e-%d: ran %d from W %d levels %d (reference %d); "
+                   "values vs reference %.1e; orth %.1e, residual %.1e\n", n, l, dec,
+                   g->cuda->ssvd.path, g->cuda->ssvd.from_w, g->cuda->ssvd.levels, info.levels,
+                   dsr, orth, res);
+            CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_DEFLATE);
+            CHECK_EQ_INT(g->cuda->ssvd.from_w, 1);
+            CHECK_MSG(dsr <= 0x1p-22 + 8.0 * EPS * ratio, "1e-%d: values %.2e", dec, dsr);
+            CHECK_MSG(orth <= 16.0 * EPS * ratio + 1e-5 && res <= 1e-6,
+                      "1e-%d: orth %.2e residual %.2e", dec, orth, res);
+        }
+    }
+    GT_TUNE(g, small_svd_deflate, 0);
+    CHECK_EQ_INT(tn_cuda_svd_from_gram(g, n, l, k, dW, n, dX, dS, dVT, k), TN_GRAM_NOT_TAKEN);
+    GT_TUNE(g, small_svd_deflate, 1);
+    tcnla_free(g, dW), tcnla_free(g, dX), tcnla_free(g, dS), tcnla_free(g, dVT);
+    free(M), free(Ub), free(W);
     tcnla_destroy(g);
 }
 
