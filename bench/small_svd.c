@@ -3,19 +3,22 @@
  * graded: tests/small_svd_mat.h, k = l - 10 values spanning `decades`,
  * R's triangular factor of G D):
  *   auto      the backend's rule (the eigensolution of R R^T where s_k >=
- *             1e-4 s_1, else the one-sided Jacobi path preconditioned by its
- *             vectors);
- *   jacobi    that Jacobi path forced (the tuning's small_svd_jacobi);
+ *             1e-4 s_1, else the deflated Gram path from its vectors,
+ *             src/linalg/deflated_svd.h, gesvdj where that refuses);
+ *   deflate   the deflated Gram path forced (TN_SSVD_DEFLATE);
+ *   jacobi    the one-sided Jacobi path preconditioned by the
+ *             eigensolution's vectors (the tuning's small_svd_jacobi);
  *   plain     the Jacobi path on R^T itself (no eigensolution);
- *   gesvdj    cuSOLVER's gesvdj (what the Jacobi path replaces).
+ *   gesvdj    cuSOLVER's gesvdj (the fallback of the others).
  * Each call ends with a host synchronisation (its read back), so the wall
  * clock around it is its time; median of --reps after two warm-up calls.
- * Columns: gpu, l, k, decades, path, ran (1 eigensolution, 2 Jacobi, 3 gesvdj),
- * sweeps, ms, and the largest relative error of s_1..s_k against LAPACK's
- * dgesvj on the same (widened) R, and of s_1..s_k against them where
- * s_j >= 1e-4 s_1 only.
+ * Columns: gpu, l, k, decades, path, ran (1 eigensolution, 2 Jacobi, 3 gesvdj,
+ * 4 deflated), sweeps, ms, and the largest relative error of s_1..s_k
+ * against LAPACK's dgesvj on the same (widened) R, and of s_1..s_k against
+ * them where s_j >= 1e-4 s_1 only; levels: the deflated path's levels (0
+ * where it did not run to the end).
  *   build/bench_small_svd [--csv FILE] [--reps R] [--sizes 266,512,1024]
- *                         [--decades 7,3] */
+ *                         [--decades 7,9,3] */
 #define BENCH_NAME "bench_small_svd"
 #include "bench_util.h"
 #include "tcnla.h"
@@ -46,8 +49,8 @@ static int parse_list(const char *s, double *v, int max) {
 int main(int argc, char **argv) {
     const char *csv = NULL;
     int reps = 10;
-    double sizes[8] = {266, 512, 1024}, decs[8] = {7, 3};
-    int ns = 3, nd = 2;
+    double sizes[8] = {266, 512, 1024}, decs[8] = {7, 9, 3};
+    int ns = 3, nd = 3;
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && !strcmp(argv[i], "--csv")) csv = argv[++i];
         else if (i + 1 < argc && !strcmp(argv[i], "--reps")) reps = atoi(argv[++i]);
@@ -75,11 +78,13 @@ int main(int argc, char **argv) {
     }
     tcnla_handle_t h = NULL;
     CHK(tcnla_create(&h, TCNLA_BACKEND_CUDA), "tcnla_create (CUDA)");
-    const char *line = "gpu,l,k,decades,path,ran,sweeps,ms,err_sv,err_sv_1e4\n";
+    const char *line = "gpu,l,k,decades,path,ran,sweeps,ms,err_sv,err_sv_1e4,levels\n";
     printf("%s", line);
     if (out) fprintf(out, "%s", line);
-    const char *names[4] = {"auto", "jacobi", "plain", "gesvdj"};
-    const int paths[4] = {TN_SSVD_AUTO, TN_SSVD_JACOBI, TN_SSVD_JACOBI_PLAIN, TN_SSVD_GESVDJ};
+    enum { NP = 5 };
+    const char *names[NP] = {"auto", "deflate", "jacobi", "plain", "gesvdj"};
+    const int paths[NP] = {TN_SSVD_AUTO, TN_SSVD_DEFLATE, TN_SSVD_JACOBI, TN_SSVD_JACOBI_PLAIN,
+                           TN_SSVD_GESVDJ};
     for (int si = 0; si < ns; si++)
         for (int di = 0; di < nd; di++) {
             const int l = (int)sizes[si], k = l - 10;
@@ -100,7 +105,7 @@ int main(int argc, char **argv) {
             CHK(tcnla_malloc(h, (void **)&dV, sizeof(float) * ll), "malloc");
             CHK(tcnla_malloc(h, (void **)&dS, sizeof(float) * l), "malloc");
             CHK(tcnla_memcpy(h, dR, R, sizeof(float) * ll, TCNLA_MEMCPY_HOST_TO_HANDLE), "memcpy");
-            for (int pi = 0; pi < 4; pi++) {
+            for (int pi = 0; pi < NP; pi++) {
                 for (int w = 0; w < 2; w++)
                     CHK(tn_cuda_small_svd_path(h, paths[pi], l, k, dR, dU, dV, dS, 0), names[pi]);
                 for (int r = 0; r < reps; r++) {
@@ -118,9 +123,11 @@ int main(int argc, char **argv) {
                     if (sx[j] >= 1e-4 * sx[0] && !(d <= e4)) e4 = d;
                 }
                 char row[512];
-                snprintf(row, sizeof row, "%s,%d,%d,%g,%s,%d,%d,%.4f,%.3e,%.3e\n", h->device_name,
-                         l, k, decs[di], names[pi], h->cuda->ssvd.path, h->cuda->ssvd.sweeps,
-                         1e3 * t[reps / 2], e, e4);
+                const int lev = h->cuda->ssvd.path == TN_SSVD_RAN_DEFLATE ? h->cuda->ssvd.levels
+                                                                          : 0;
+                snprintf(row, sizeof row, "%s,%d,%d,%g,%s,%d,%d,%.4f,%.3e,%.3e,%d\n",
+                         h->device_name, l, k, decs[di], names[pi], h->cuda->ssvd.path,
+                         h->cuda->ssvd.sweeps, 1e3 * t[reps / 2], e, e4, lev);
                 printf("%s", row);
                 if (out) fprintf(out, "%s", row);
             }

@@ -499,7 +499,9 @@ TCNLA_API tcnla_rsvd_opts_t tcnla_rsvd_opts_default(void);
  * done on the l x l problem, not on a tall matrix: QR of B^T, then SVD of
  * R (CPU; GPU fallback), or on the GPU, where s_k >= 1e-4 s_1, from the
  * eigensolution of the FP64 Gram matrix B B^T (the same conditioning as
- * R's SVD by the eigensolution of R R^T, without the QR). Requires
+ * R's SVD by the eigensolution of R R^T, without the QR), below that from
+ * further eigensolutions on the trailing columns (deflated Gram path,
+ * tuning small_svd_deflate). Requires
  * k + p <= min(m, n). Finite input never fails for want of FP16's range:
  * a product whose operands an FP16-based method cannot represent runs the
  * method's TF32 variant (TCEC_TF32, SHGEMM_TF32), whatever the handle's
@@ -784,6 +786,11 @@ typedef struct {
                              moduli and their reduction modulo p_l in one wgmma kernel (1,
                              default), or cuBLASLt's INT8 GEMM and a reduction pass per modulus
                              (0; env TCNLA_OZ2_FUSED=0). Bitwise the same result */
+    int small_svd_deflate; /* tcnla_rsvd, tcnla_lra on the GPU: where s_k < 1e-4 s_1, the
+                             small SVD by deflated Gram eigensolutions (a second eigensolution
+                             on the trailing columns, and so on; relative accuracy about
+                             eps s_1 / s_k; gesvdj where its checks fail) (1, default), or
+                             gesvdj at once (0; env TCNLA_SMALL_SVD_DEFLATE=0) */
 } tcnla_tuning_t;
 
 /* The defaults, without the environment. */

@@ -23,6 +23,8 @@ extern "C" {
 #endif
 void dgeqrf_(const int *m, const int *n, double *a, const int *lda, double *tau, double *work,
              const int *lwork, int *info);
+void dorgqr_(const int *m, const int *n, const int *k, double *a, const int *lda,
+             const double *tau, double *work, const int *lwork, int *info);
 void dgesvj_(const char *joba, const char *jobu, const char *jobv, const int *m, const int *n,
              double *a, const int *lda, double *sva, const int *mv, double *v, const int *ldv,
              double *work, const int *lwork, int *info);
@@ -75,6 +77,38 @@ static inline int ssvd_exact(int l, const double *M, double *sx) {
     for (int i = 0; i < l; i++) sx[i] *= work[0];
     qsort(sx, (size_t)l, sizeof(double), ssvd_desc);
     free(A);
+    return info;
+}
+
+/* M (m x l, ld m, m >= l) = Ua diag(s) Vb^T with Ua (m x l) and Vb (l x l)
+ * the orthonormal Q factors of Gaussian matrices (LAPACK dgeqrf, dorgqr):
+ * singular values s exactly, up to M's rounding to FP64 (|dM| about
+ * eps s_1). */
+static inline int ssvd_orth(int m, int l, uint64_t *st, double *Q) {
+    int info = 0, lw = 64 * l;
+    double *tau = (double *)malloc(sizeof(double) * ((size_t)l + (size_t)lw));
+    if (!tau) return -1;
+    for (size_t i = 0; i < (size_t)m * l; i++) Q[i] = ssvd_gauss(st);
+    dgeqrf_(&m, &l, Q, &m, tau, tau + l, &lw, &info);
+    if (!info) dorgqr_(&m, &l, &l, Q, &m, tau, tau + l, &lw, &info);
+    free(tau);
+    return info;
+}
+
+static inline int ssvd_planted(int m, int l, const double *s, uint64_t seed, double *M) {
+    double *Ua = (double *)malloc(sizeof(double) * ((size_t)m * l + (size_t)l * l));
+    if (!Ua) return -1;
+    double *Vb = Ua + (size_t)m * l;
+    uint64_t st = seed * 0x9E3779B97F4A7C15ULL + 7;
+    int info = ssvd_orth(m, l, &st, Ua);
+    if (!info) info = ssvd_orth(l, l, &st, Vb);
+    for (int j = 0; j < l && !info; j++)
+        for (int i = 0; i < m; i++) {
+            double acc = 0.0;
+            for (int c = 0; c < l; c++) acc += Ua[i + (size_t)c * m] * s[c] * Vb[j + (size_t)c * l];
+            M[i + (size_t)j * m] = acc;
+        }
+    free(Ua);
     return info;
 }
 

@@ -321,8 +321,9 @@ int tn_small_svd(int n, const double *M, double *U, double *S, double *VT);
  * Vk = Vr(:, 1:k) (times diag(s(1:k)) when scale_vk) (l x k, leading
  * dimension l), Sk = s(1:k) (may be NULL), all in the handle's memory.
  * CPU: LAPACK dgesdd; CUDA: the eigensolution of R R^T (DSYRK, syevd) when
- * the k values span s_k >= 1e-4 s_1, else cuSOLVER gesvdj (the tuning's
- * small_svd_jacobi: the one-sided Jacobi path first, l <= 1024). */
+ * the k values span s_k >= 1e-4 s_1, else the deflated Gram path
+ * (src/linalg/deflated_svd.h), cuSOLVER gesvdj where it refuses (the
+ * tuning's small_svd_jacobi: the one-sided Jacobi path first, l <= 1024). */
 int tn_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk, float *Vk,
                    float *Sk, int scale_vk);
 

@@ -26,6 +26,8 @@ void strcon_(const char *norm, const char *uplo, const char *diag, const int *n,
 void dgesvd_(const char *jobu, const char *jobvt, const int *m, const int *n, double *a,
              const int *lda, double *s, double *u, const int *ldu, double *vt, const int *ldvt,
              double *work, const int *lwork, int *info);
+void dsyevd_(const char *jobz, const char *uplo, const int *n, double *a, const int *lda,
+             double *w, double *work, const int *lwork, int *iwork, const int *liwork, int *info);
 void dgesdd_(const char *jobz, const int *m, const int *n, double *a, const int *lda, double *s,
              double *u, const int *ldu, double *vt, const int *ldvt, double *work, const int *lwork,
              int *iwork, int *info);

@@ -18,7 +18,10 @@
  * VT = diag(1 / s) X(:, 1:k)^T W^T (FP64): the same numbers in exact
  * arithmetic (X = Ur, R^T R = W^T W), the same conditioning as the
  * eigensolution of R R^T used there, without W's QR
- * (tn_cuda_svd_from_gram). Up to W, the CholeskyQRs' and the products'
+ * (tn_cuda_svd_from_gram); below 1e-4 s_1 the same from the deflated
+ * Gram path (further eigensolutions on X's trailing columns, relative
+ * accuracy about eps s_1 / s_k: src/linalg/deflated_svd.h), W's QR only
+ * where its check refuses or W's rows are split over ranks. Up to W, the CholeskyQRs' and the products'
  * verdicts are deferred where the backend can (one host synchronisation;
  * where one came up, the range finder redone without deferral, deciding as
  * it goes: the same bits as without deferral; with the probes the first

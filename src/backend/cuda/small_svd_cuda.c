@@ -8,7 +8,18 @@
  * accuracy in s_i relative to s_1 (about eps (s_1 / s_i)^2), so this path
  * is kept only when the k wanted values span s_k >= 1e-4 s_1 (errors of
  * about 1e-8, below FP32's resolution, in the values and the vectors);
- * otherwise cuSOLVER's Jacobi SVD (gesvdj) of M. With the tuning's
+ * otherwise, from the same eigensolution, the deflated Gram path
+ * (src/linalg/deflated_svd.h; defl_levels, defl_path below; the tuning's
+ * small_svd_deflate): the trailing columns X_b of the eigenvectors give
+ * Y_b = M X_b (DGEMM from M), whose Gram matrix's eigensolution refines
+ * them, level by level (at most 4, one read back of each level's values),
+ * each level keeping its values within 1e-4 of its largest: relative
+ * accuracy about eps s_1 / s_k instead of eps (s_1 / s_k)^2, then the
+ * outputs as above, one first-order refinement of them from Ur^T Ur
+ * (tn_cu_defl_refine: Ur orthonormal to eps s_1 / s_k) and a check of Ur's
+ * orthogonality (DEFL_ORTH_TOL, one read back); where that refuses (NaN /
+ * Inf, the eigensolver failed, the check failed) cuSOLVER's Jacobi SVD
+ * (gesvdj) of M. With the tuning's
  * small_svd_jacobi (l <= TN_JSVD_MAXL) first the block one-sided Jacobi SVD
  * of kernels/jacobi_svd.cu on M X, X the
  * eigenvectors just computed (where the eigensolver succeeded; else on M):
@@ -28,6 +39,7 @@
  * (bench_rsvd fp16_chol1, H200). */
 #include "core/internal.h"
 #include "backend/cuda/tn_cuda.h"
+#include "linalg/deflated_svd.h"
 #include "linalg/jacobi_svd.h"
 
 #include <math.h>
@@ -36,15 +48,22 @@
 
 #define EIG_RATIO 1e-8 /* smallest lam_k / lam_1 the eigensolution path takes */
 #define EIG_FALLBACK 1 /* (not a status) */
+/* The deflated path's last check, on its outputs: |U^T U - I| (the R form)
+ * or |V^T V - I| (the Gram-on-W form) at most this; after the refinement it
+ * measures 0.5 eps s_1 / s_k or less (src/linalg/deflated_svd.h,
+ * tests/test_deflated_svd.c): a check against failure (exact zeros past
+ * the rank, values below about 1e-12 s_1), gesvdj (or the QR path) past it. */
+#define DEFL_ORTH_TOL 1e-3
 
 /* Reads the eigenvalues (ascending, l of them) and info after the
  * eigensolver ran on the handle's stream: 0 where it succeeded and the k
  * largest span lam_k >= EIG_RATIO lam_1 (finite, positive), else
  * `fallback`; *info_out (may be NULL) receives info, *xok (may be NULL) 1
  * where the eigenvectors are usable (info 0, lam_1 finite and positive)
- * whatever the span. */
+ * whatever the span; hlam (may be NULL) the eigenvalues on the host (NaN
+ * where info is not 0). */
 static int eig_verdict(struct tn_cuda_ctx *c, int64_t l, int64_t k, const double *lam,
-                       const int *dinfo, int fallback, int *info_out, int *xok) {
+                       const int *dinfo, int fallback, int *info_out, int *xok, double *hlam) {
     double *hl = malloc(sizeof(double) * (size_t)l + sizeof(int));
     if (!hl) return TCNLA_ERR_ALLOC;
     if (xok) *xok = 0;
@@ -60,6 +79,8 @@ static int eig_verdict(struct tn_cuda_ctx *c, int64_t l, int64_t k, const double
         if (info_out) *info_out = info;
         const double top = hl[l - 1], low = hl[l - k];
         if (xok) *xok = info == 0 && top > 0.0 && isfinite(top);
+        if (hlam) /* (NaN where the solver failed: the deflated path's level rule refuses) */
+            for (int64_t i = 0; i < l; i++) hlam[i] = info == 0 ? hl[i] : NAN;
         if (info != 0 || !(top > 0.0) || !(low >= EIG_RATIO * top) || !isfinite(top))
             st = fallback;
     }
@@ -92,9 +113,10 @@ static int eig_ws(struct tn_cuda_ctx *c, int n, size_t *doubles, int *lwork) {
  * where it does not apply, fails to launch, or its own checks refuse its
  * result, cuSOLVER's syevd, whose vectors overwrite G. The tuning's
  * syev_fast = 0 goes to syevd directly (to compare). ws: eig_ws's doubles, 8-byte
- * aligned; dinfo one int of device memory. */
+ * aligned; dinfo one int of device memory; hlam: eig_verdict's. */
 static int eig_solve(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double *G, double **X,
-                     double *lam, int *dinfo, double *ws, int lwork, int fallback, int *xok) {
+                     double *lam, int *dinfo, double *ws, int lwork, int fallback, int *xok,
+                     double *hlam) {
     double *work = ws, *Xf = work + lwork, *fws = Xf + (size_t)n * n;
     int info = 0;
     if (c->tune->syev_fast && tn_cu_syev_fast_ok(n, c->cc_major, c->smem_optin)) {
@@ -119,7 +141,7 @@ static int eig_solve(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double 
         if (!st) st = tn_cu_syev_resid_check(n, S1, S2, lam, Xf, dinfo, c->stream);
         if (st) (void)cudaGetLastError(); /* a launch refused: syevd below */
         else {
-            st = eig_verdict(c, n, k, lam, dinfo, fallback, &info, xok);
+            st = eig_verdict(c, n, k, lam, dinfo, fallback, &info, xok, hlam);
             if (st != fallback || info == 0) {
                 *X = Xf;
                 return st;
@@ -130,7 +152,7 @@ static int eig_solve(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double 
     int st = tn_cusolver_st(cusolverDnDsyevd(
         c->cusolver, CUSOLVER_EIG_MODE_VECTOR,
         upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER, n, G, n, lam, work, lwork, dinfo));
-    if (!st) st = eig_verdict(c, n, k, lam, dinfo, fallback, NULL, xok);
+    if (!st) st = eig_verdict(c, n, k, lam, dinfo, fallback, NULL, xok, hlam);
     return st;
 }
 
@@ -142,10 +164,11 @@ static size_t eig_path_ws(int64_t l, size_t ews) {
 /* The eigensolution path on ws (eig_path_ws doubles, 8-byte aligned): Rd =
  * R in FP64 at ws (for the Jacobi path after it), G = Rd Rd^T, its
  * eigensolution; where its verdict takes it, the outputs; else
- * EIG_FALLBACK with *X the eigenvectors (ascending) where *xok. */
+ * EIG_FALLBACK with *X the eigenvectors (ascending) where *xok, hlam (l
+ * doubles, may be NULL) their values on the host. */
 static int eig_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, float *Uk,
                     float *Vk, float *Sk, int scale_vk, double *ws, size_t ews, int lwork,
-                    int take, double **Xout, int *xok) {
+                    int take, double **Xout, int *xok, double *hlam) {
     struct tn_cuda_ctx *c = h->cuda;
     const int n = (int)l;
     const size_t ll = (size_t)l * (size_t)l;
@@ -158,7 +181,7 @@ static int eig_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, floa
     if (!st) /* G = Rd Rd^T = M^T M */
         st = tn_cublas_st(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, n, &one,
                                       Rd, n, &zero, G, n));
-    if (!st) st = eig_solve(c, n, k, 0, G, &X, lam, dinfo, ew, lwork, EIG_FALLBACK, xok);
+    if (!st) st = eig_solve(c, n, k, 0, G, &X, lam, dinfo, ew, lwork, EIG_FALLBACK, xok, hlam);
     if (st == TCNLA_SUCCESS && !take) st = EIG_FALLBACK;
     if (st == EIG_FALLBACK) *Xout = X;
     if (st) return st;
@@ -168,6 +191,179 @@ static int eig_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, floa
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)k, n, &one, Rd,
                                       n, Vs, n, &zero, U, n));
     if (!st) st = tn_cuda_err((cudaError_t)tn_cu_epilogue_f64(1.0f, U, 0.0f, Uk, l, l, k, c->stream));
+    return st;
+}
+
+/* ---- the deflated Gram path (src/linalg/deflated_svd.h: the algorithm,
+ * its level rule and error argument; tn_defl_svd_ref its C reference) */
+
+_Static_assert(TN_DEFL_LEVELS == (int)(sizeof(((struct tn_cuda_ctx *)0)->ssvd.taken) /
+                                       sizeof(int)),
+               "ssvd.taken holds a count per level");
+
+/* Doubles of defl_levels' workspace for l: G_b, T (l x l each), mu (l). */
+static size_t defl_ws(int64_t l) { return 2 * (size_t)l * (size_t)l + (size_t)l + 8; }
+
+/* The levels after the first on M (m x l, FP64): M = Md^T (Md l x l, ld l,
+ * m = l) where trans (the R form), else M = Md (m x l, ld m: W, whose level
+ * Gram matrices tn_cuda_gram64 forms with the slab partials P). X (l x l,
+ * ld l: level 1's eigenvectors), lam (device) and hlam (host: level 1's
+ * eigenvalues, ascending, finite, lam_1 > 0) are updated level by level:
+ * Y_b = M X_b (Y: m x l doubles), G_b = Y_b^T Y_b = Z diag(mu) Z^T
+ * (eig_solve: ew, lwork, dinfo), X_b <- X_b Z, lam_b <- mu, with one read
+ * back a level (eig_solve's verdict). Then Xo and lo (device) receive the
+ * taken columns and values in ascending order in their last places (at
+ * least k of them: tn_cu_eig_to_svd's input). ws: defl_ws(l) doubles.
+ * TCNLA_SUCCESS, EIG_FALLBACK (NaN / Inf, the eigensolver failed), or an
+ * error; c->ssvd.levels / taken say what ran. */
+static int defl_levels(tcnla_handle_t h, int trans, int64_t m, int l, int64_t k,
+                       const double *Md, double *X, double *lam, double *hlam, double *Y,
+                       double *P, double *ws, double *ew, int lwork, int *dinfo, double *Xo,
+                       double *lo) {
+    struct tn_cuda_ctx *c = h->cuda;
+    const size_t ll = (size_t)l * (size_t)l;
+    double *Gb = ws, *T = Gb + ll, *mu = T + ll;
+    int *perm = malloc(sizeof(int) * (size_t)l);
+    if (!perm) return TCNLA_ERR_ALLOC;
+    const double lam1 = hlam[l - 1], one = 1.0, zero = 0.0;
+    const int im = (int)m;
+    int st = TCNLA_SUCCESS, b = l, taken = 0;
+    c->ssvd.levels = 0;
+    for (;;) {
+        const int lev = c->ssvd.levels;
+        if (lev > 0) {
+            double *Z = NULL;
+            if (trans) /* Y_b = Md^T X_b, G_b = Y_b^T Y_b (upper) */
+                st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, l, b, l, &one,
+                                              Md, l, X, l, &zero, Y, l));
+            else
+                st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, im, b, l, &one,
+                                              Md, im, X, l, &zero, Y, im));
+            if (!st && trans)
+                st = tn_cublas_st(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, b,
+                                              l, &one, Y, l, &zero, Gb, b));
+            else if (!st)
+                st = tn_cuda_gram64(h, m, b, Y, m, P, Gb, NULL, NULL);
+            /* (the level rule judges mu: NaN where the solver failed) */
+            if (!st) st = eig_solve(c, b, 1, 1, Gb, &Z, mu, dinfo, ew, lwork, EIG_FALLBACK, NULL,
+                                    hlam);
+            if (st == EIG_FALLBACK) st = TCNLA_SUCCESS;
+            if (!st && isfinite(hlam[b - 1])) { /* X_b <- X_b Z, lam_b <- mu */
+                st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, l, b, b, &one, X,
+                                              l, Z, b, &zero, T, l));
+                if (!st)
+                    st = tn_cuda_err(cudaMemcpyAsync(X, T, sizeof(double) * (size_t)l * b,
+                                                     cudaMemcpyDeviceToDevice, c->stream));
+                if (!st)
+                    st = tn_cuda_err(cudaMemcpyAsync(lam, mu, sizeof(double) * (size_t)b,
+                                                     cudaMemcpyDeviceToDevice, c->stream));
+            }
+            if (st) break;
+        }
+        const int t = tn_defl_take(hlam, b, TN_DEFL_TAU, lam1, lev + 1 == TN_DEFL_LEVELS);
+        if (t < 0) {
+            st = EIG_FALLBACK;
+            break;
+        }
+        c->ssvd.taken[c->ssvd.levels++] = t;
+        b -= t, taken += t;
+        if (taken >= k || b == 0) break;
+    }
+    if (!st) { /* the merge: runs of columns in order, each one copy */
+        tn_defl_order(hlam, l, taken, perm);
+        for (int j0 = 0, j1; j0 < taken && !st; j0 = j1 + 1) {
+            for (j1 = j0; j1 + 1 < taken && perm[j1 + 1] == perm[j1] - 1;) j1++;
+            const size_t nc = (size_t)(j1 - j0 + 1), src = (size_t)perm[j1],
+                         dst = (size_t)(l - 1 - j1);
+            st = tn_cuda_err(cudaMemcpyAsync(Xo + dst * l, X + src * l, sizeof(double) * nc * l,
+                                             cudaMemcpyDeviceToDevice, c->stream));
+            if (!st)
+                st = tn_cuda_err(cudaMemcpyAsync(lo + dst, lam + src, sizeof(double) * nc,
+                                                 cudaMemcpyDeviceToDevice, c->stream));
+        }
+    }
+    free(perm);
+    return st;
+}
+
+/* The deflated path's check (DEFL_ORTH_TOL) of the k x k F = Q^T Q, its
+ * flag into dinfo (zeroed before the refinement); no read back. */
+static int defl_check(struct tn_cuda_ctx *c, int64_t k, const double *F, int *dinfo) {
+    return tn_cuda_err((cudaError_t)tn_cu_orth_check_tol(k, F, DEFL_ORTH_TOL, dinfo, c->stream));
+}
+
+/* Reads the check's flag: EIG_FALLBACK where it is set. */
+static int defl_verdict(struct tn_cuda_ctx *c, const int *dinfo) {
+    int flag = 0;
+    int st = tn_cuda_err(cudaMemcpyAsync(&flag, dinfo, sizeof flag, cudaMemcpyDeviceToHost,
+                                         c->stream));
+    if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
+    if (!st && flag) {
+        c->ssvd.defl_refused = 1;
+        st = EIG_FALLBACK;
+    }
+    return st;
+}
+
+/* Doubles of defl_path's workspace for l (after eig_path's). */
+static size_t defl_path_ws(int64_t l) {
+    return 3 * (size_t)l * (size_t)l + (size_t)l + defl_ws(l) + 8;
+}
+
+/* The R form of the deflated path after eig_path refused the span (or was
+ * told not to take it): its Rd, lam, dinfo and eigenvectors X (ascending;
+ * hlam their values, on the host, finite, the largest positive), ws
+ * (eig_path_ws), dws defl_path_ws(l) doubles. The levels (defl_levels), the
+ * outputs as eig_path makes them (Ur = M Vr / s), the check of Ur's
+ * orthogonality, where a level past the first ran the refinement
+ * (deflated_svd.h: tn_cu_defl_refine, two DGEMMs l x k x k), one read
+ * back: TCNLA_SUCCESS, EIG_FALLBACK (the outputs to be overwritten) or an
+ * error. */
+static int defl_path(tcnla_handle_t h, int64_t l, int64_t k, float *Uk, float *Vk, float *Sk,
+                     int scale_vk, double *ws, size_t ews, int lwork, const double *X,
+                     double *hlam, double *dws) {
+    struct tn_cuda_ctx *c = h->cuda;
+    const int n = (int)l;
+    const size_t ll = (size_t)l * (size_t)l;
+    double *Rd = ws, *Vs = Rd + 2 * ll, *U = Vs + ll, *lam = U + ll, *ew = lam + l;
+    int *dinfo = (int *)(ew + ews);
+    double *Xd = dws, *Y = Xd + ll, *Xo = Y + ll, *lo = Xo + ll, *lws = lo + l;
+    const double one = 1.0, zero = 0.0;
+    int st = tn_cuda_err(cudaMemcpyAsync(Xd, X, sizeof(double) * ll, cudaMemcpyDeviceToDevice,
+                                         c->stream));
+    if (!st)
+        st = defl_levels(h, 1, l, n, k, Rd, Xd, lam, hlam, Y, NULL, lws, ew, lwork, dinfo, Xo, lo);
+    if (!st)
+        st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(Xo, lo, l, k, scale_vk, Vs, Vk, Sk,
+                                                       c->stream));
+    if (!st) /* Ur = M Vr / s = Rd^T Vs */
+        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, (int)k, n, &one, Rd,
+                                      n, Vs, n, &zero, U, n));
+    double *F = lws, *Qv = lws + ll, *Qu = Xo;
+    if (!st) /* F = Ur^T Ur (k x k) */
+        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)k, (int)k, n, &one,
+                                      U, n, U, n, &zero, F, (int)k));
+    if (!st) st = tn_cuda_err(cudaMemsetAsync(dinfo, 0, sizeof(int), c->stream));
+    if (!st && c->ssvd.levels > 1) { /* the refinement: V' = Vs Qv, Ur' = Ur Qu, F again */
+        st = tn_cuda_err((cudaError_t)tn_cu_defl_refine(k, l, F, lo, TN_DEFL_RHO, scale_vk, Qv, Qu,
+                                                        Sk, dinfo, c->stream));
+        if (!st)
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, (int)k, (int)k,
+                                          &one, Vs, n, Qv, (int)k, &zero, Xd, n));
+        if (!st)
+            st = tn_cuda_err((cudaError_t)tn_cu_epilogue_f64(1.0f, Xd, 0.0f, Vk, l, l, k,
+                                                             c->stream));
+        if (!st)
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, (int)k, (int)k,
+                                          &one, U, n, Qu, (int)k, &zero, Y, n));
+        U = Y;
+        if (!st)
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)k, (int)k, n,
+                                          &one, U, n, U, n, &zero, F, (int)k));
+    }
+    if (!st) st = defl_check(c, k, F, dinfo); /* of Ur as it goes out */
+    if (!st) st = tn_cuda_err((cudaError_t)tn_cu_epilogue_f64(1.0f, U, 0.0f, Uk, l, l, k, c->stream));
+    if (!st) st = defl_verdict(c, dinfo);
     return st;
 }
 
@@ -247,11 +443,20 @@ static int jacobi_path(tcnla_handle_t h, int64_t l, int64_t k, const double *Rd,
  * one DGEMM on the widened W, rounded to FP32 once. The QR path it
  * replaces, W = Qw R then the eigensolution of R R^T (eig_path above), has
  * the same conditioning (R^T R = G): errors of about eps64 (s_1 / s_i)^2 in
- * s_i and in V's orthogonality, hence the same threshold, s_k >= 1e-4 s_1;
- * below it (or when syevd fails, NaN / Inf in W included) nothing is
- * written and TN_GRAM_NOT_TAKEN returned, for the QR path to take over.
- * What it saves on RSVD's 16384 x 266 W is the CholeskyQR's factorization,
- * solve and conversion plus the DSYRK. The tuning's rsvd_gram = 0 (or
+ * s_i and in V's orthogonality, hence the same threshold, s_k >= 1e-4 s_1.
+ * Below it the deflated Gram path on W (defl_levels: Y_b = W X_b, n x b,
+ * its Gram matrix by tn_cuda_gram64, its eigensolution), the same outputs
+ * from the merged levels, a check of V^T's rows (|V^T V - I| <=
+ * DEFL_ORTH_TOL) and where a level past the first ran the refinement
+ * (tn_cu_defl_refine; X' = Xs Qv, V'^T = Qu^T V^T, Ww's room reused for
+ * it); not where W's rows are over ranks (dist), nor with the
+ * tuning's small_svd_deflate = 0. Where that refuses or is off (or when
+ * the eigensolver fails, NaN / Inf in W included) TN_GRAM_NOT_TAKEN is
+ * returned, for the QR path to take over (nothing written, except Xk and
+ * Sk where the deflated path's last check refused: the QR path writes
+ * them again). h->cuda->ssvd reports what ran (from_w 1). What it saves
+ * on RSVD's 16384 x 266 W is the CholeskyQR's factorization, solve and
+ * conversion plus the DSYRK. The tuning's rsvd_gram = 0 (or
  * small_svd_jacobi = 1, to compare) turns it off. */
 int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
                           int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt) {
@@ -269,32 +474,93 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
     const int il = (int)l;
     const size_t ll = (size_t)l * (size_t)l, nl = (size_t)n * (size_t)l;
     const int64_t nslab = tn_gram64_nslab(n);
+    c->ssvd.path = c->ssvd.levels = c->ssvd.defl_refused = 0;
+    c->ssvd.from_w = 1;
+    /* the deflated path where the span refuses (not with W's rows over ranks) */
+    const int defl = c->tune->small_svd_deflate && !dist;
     int lwork = 0;
     size_t ews = 0;
     int st = eig_ws(c, il, &ews, &lwork);
     if (st) return st;
-    /* FP64: Ww (n x l), V^T (k x n), the slab partials, G, X / s (l x k), lam */
-    const size_t fixed = nl + (size_t)k * (size_t)n + (size_t)nslab * ll + ll + (size_t)l * k + l;
-    double *ws = tn_cuda_workspace(c, sizeof(double) * (fixed + ews) + 64);
+    /* FP64: Ww (n x l), V^T (k x n; the deflated path's Y, n x l, before),
+     * the slab partials, G, X / s (l x k), lam; the deflated path's X, Xo
+     * (l x l), lo (l), defl_ws */
+    const size_t nvt = (size_t)(defl ? l : k) * (size_t)n, nd = defl ? 2 * ll + l + defl_ws(l) : 0;
+    const size_t fixed = nl + nvt + (size_t)nslab * ll + ll + (size_t)l * k + l;
+    double *ws = tn_cuda_workspace(c, sizeof(double) * (fixed + nd + ews) + 64);
     if (!ws) return TCNLA_ERR_ALLOC;
-    double *Ww = ws, *Vt = Ww + nl, *P = Vt + (size_t)k * (size_t)n, *G = P + (size_t)nslab * ll,
-           *Xs = G + ll, *lam = Xs + (size_t)l * k, *ew = lam + l, *X;
-    int *dinfo = (int *)(ew + ews);
+    double *hlam = defl ? malloc(sizeof(double) * (size_t)l) : NULL;
+    if (defl && !hlam) return TCNLA_ERR_ALLOC;
+    double *Ww = ws, *Vt = Ww + nl, *P = Vt + nvt, *G = P + (size_t)nslab * ll,
+           *Xs = G + ll, *lam = Xs + (size_t)l * k, *Xd = lam + l, *Xo = Xd + (defl ? ll : 0),
+           *lo = Xo + (defl ? ll : 0), *lws = lo + (defl ? l : 0),
+           *ew = lws + (defl ? defl_ws(l) : 0), *X = NULL;
+    int *dinfo = (int *)(ew + ews), xok = 0;
     st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, W, ldw, Ww, n, n, l, NULL,
                                                 c->stream));
     if (!st) st = tn_cuda_gram64(h, n, l, Ww, n, P, G, NULL, NULL);
     if (!st && dist) st = tn_dist_gram_sum(dist, G, (int64_t)ll);
-    if (!st) st = eig_solve(c, il, k, 1, G, &X, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN, NULL);
+    if (!st)
+        st = eig_solve(c, il, k, 1, G, &X, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN, &xok, hlam);
+    double *Xu = X; /* the eigenvectors the outputs come from (ascending), and their values */
+    double *lu = lam;
+    const int deflating = st == TN_GRAM_NOT_TAKEN && defl && xok;
+    if (deflating) { /* the levels after the first, Y_b in V^T's place */
+        c->ssvd.defl_refused = 0;
+        st = tn_cuda_err(cudaMemcpyAsync(Xd, X, sizeof(double) * ll, cudaMemcpyDeviceToDevice,
+                                         c->stream));
+        if (!st)
+            st = defl_levels(h, 0, n, il, k, Ww, Xd, lam, hlam, Vt, P, lws, ew, lwork, dinfo, Xo,
+                             lo);
+        if (st == EIG_FALLBACK) {
+            c->ssvd.defl_refused = 1;
+            st = TN_GRAM_NOT_TAKEN;
+        }
+        Xu = Xo, lu = lo;
+    } else if (!st && defl) {
+        c->ssvd.levels = 1, c->ssvd.taken[0] = (int)k, c->ssvd.defl_refused = 0;
+    }
+    free(hlam);
     if (st) return st;
     /* Xs = X(:, 1:k) / s, Xk = X(:, 1:k), Sk = s(1:k), in descending order */
-    st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(X, lam, l, k, 0, Xs, Xk, Sk, c->stream));
+    st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(Xu, lu, l, k, 0, Xs, Xk, Sk, c->stream));
     const double one = 1.0, zero = 0.0;
     if (!st) /* V^T = Xs^T Ww^T (k x n) */
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_T, (int)k, (int)n, il, &one,
                                       Xs, il, Ww, (int)n, &zero, Vt, (int)k));
+    double *Vf = Vt; /* V^T as it goes out */
+    if (!st && deflating) { /* F = V^T V (k x k, in G's place) */
+        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_T, (int)k, (int)k, (int)n,
+                                      &one, Vt, (int)k, Vt, (int)k, &zero, G, (int)k));
+        if (!st) st = tn_cuda_err(cudaMemsetAsync(dinfo, 0, sizeof(int), c->stream));
+        if (!st && c->ssvd.levels > 1) { /* the refinement: X' = Xs Qv, V'^T = Qu^T V^T */
+            double *Qv = lws, *Qu = lws + ll;
+            st = tn_cuda_err((cudaError_t)tn_cu_defl_refine(k, l, G, lo, TN_DEFL_RHO, 0, Qv, Qu,
+                                                            Sk, dinfo, c->stream));
+            if (!st)
+                st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, il, (int)k,
+                                              (int)k, &one, Xs, il, Qv, (int)k, &zero, Xd, il));
+            if (!st)
+                st = tn_cuda_err((cudaError_t)tn_cu_epilogue_f64(1.0f, Xd, 0.0f, Xk, l, l, k,
+                                                                 c->stream));
+            if (!st) /* (in Ww's place: W is not needed any more) */
+                st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)k, (int)n,
+                                              (int)k, &one, Qu, (int)k, Vt, (int)k, &zero, Ww,
+                                              (int)k));
+            Vf = Ww;
+            if (!st) /* F of V^T as it goes out */
+                st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_T, (int)k, (int)k,
+                                              (int)n, &one, Vf, (int)k, Vf, (int)k, &zero, G,
+                                              (int)k));
+        }
+        if (!st) st = defl_check(c, k, G, dinfo);
+        if (!st) st = defl_verdict(c, dinfo);
+        if (st == EIG_FALLBACK) st = TN_GRAM_NOT_TAKEN; /* (Xk, Sk written: the QR path's too) */
+    }
     if (!st)
-        st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Vt, k, VT, ldvt, k, n,
+        st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Vf, k, VT, ldvt, k, n,
                                                     NULL, c->stream));
+    if (!st) c->ssvd.path = deflating ? TN_SSVD_RAN_DEFLATE : TN_SSVD_RAN_EIG;
     return st;
 }
 
@@ -311,7 +577,8 @@ int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double *X, double *la
     int *dinfo = (int *)(ew + ews);
     st = tn_cuda_err(cudaMemcpyAsync(Gc, G, sizeof(double) * nn, cudaMemcpyDeviceToDevice,
                                      c->stream));
-    if (!st) st = eig_solve(c, n, 1, 1, Gc, &Xs, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN, NULL);
+    if (!st)
+        st = eig_solve(c, n, 1, 1, Gc, &Xs, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN, NULL, NULL);
     if (st) return st;
     *fast = Xs != Gc;
     st = tn_cuda_err(cudaMemcpyAsync(X, Xs, sizeof(double) * nn, cudaMemcpyDeviceToDevice,
@@ -334,32 +601,44 @@ int tn_cuda_small_svd_path(tcnla_handle_t h, int path, int64_t l, int64_t k, con
                            float *Uk, float *Vk, float *Sk, int scale_vk) {
     struct tn_cuda_ctx *c = h->cuda;
     c->ssvd.path = c->ssvd.sweeps = c->ssvd.jacobi_refused = c->ssvd.refusal = 0;
+    c->ssvd.levels = c->ssvd.defl_refused = c->ssvd.from_w = 0;
     const int kok = k >= 1 && k <= l, jac = kok && l <= TN_JSVD_MAXL;
     const int jpath = path == TN_SSVD_JACOBI || path == TN_SSVD_JACOBI_PLAIN;
-    if (path == TN_SSVD_AUTO ? kok : jpath && jac) {
+    /* the deflated path: forced, or after the eigensolution's refusal */
+    const int defl = kok && (path == TN_SSVD_DEFLATE ||
+                             (path == TN_SSVD_AUTO && c->tune->small_svd_deflate));
+    if (path == TN_SSVD_AUTO || path == TN_SSVD_DEFLATE ? kok : jpath && jac) {
         int lwork = 0;
         size_t ews = 0;
         int st = eig_ws(c, (int)l, &ews, &lwork);
         if (st) return st;
-        /* one allocation for both paths (the workspace may move when it grows) */
-        const size_t ne = eig_path_ws(l, ews), nj = jac ? jacobi_ws(l) : 0;
-        double *ws = tn_cuda_workspace(c, sizeof(double) * (ne + nj) + 64);
+        /* one allocation for the paths (the workspace may move when it grows) */
+        const size_t ne = eig_path_ws(l, ews), nj = jac && jpath ? jacobi_ws(l) : 0,
+                     nd = defl ? defl_path_ws(l) : 0;
+        double *ws = tn_cuda_workspace(c, sizeof(double) * (ne + nj + nd) + 64);
         if (!ws) return TCNLA_ERR_ALLOC;
-        double *Rd = ws, *X = NULL;
+        double *Rd = ws, *X = NULL, *hlam = NULL;
         int xok = 0;
+        if (defl && !(hlam = malloc(sizeof(double) * (size_t)l))) return TCNLA_ERR_ALLOC;
         if (path == TN_SSVD_JACOBI_PLAIN) {
             st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, R, l, Rd, l, l, l,
                                                         NULL, c->stream));
             if (st) return st;
         } else {
             st = eig_path(h, l, k, R, Uk, Vk, Sk, scale_vk, ws, ews, lwork, path == TN_SSVD_AUTO,
-                          &X, &xok);
+                          &X, &xok, hlam);
             if (st == TCNLA_SUCCESS) c->ssvd.path = TN_SSVD_RAN_EIG;
+            if (st == EIG_FALLBACK && defl && xok) {
+                st = defl_path(h, l, k, Uk, Vk, Sk, scale_vk, ws, ews, lwork, X, hlam, ws + ne);
+                if (st == TCNLA_SUCCESS) c->ssvd.path = TN_SSVD_RAN_DEFLATE;
+                if (st == EIG_FALLBACK) c->ssvd.defl_refused = 1;
+            }
+            free(hlam);
             if (st != EIG_FALLBACK) return st;
         }
         /* (not by default: gesvdj measured faster wherever the eigensolution
          * refuses, bench/results/small_svd.csv) */
-        if (jac && path != TN_SSVD_AUTO) {
+        if (jac && jpath) {
             st = jacobi_path(h, l, k, Rd, xok ? X : NULL, Uk, Vk, Sk, scale_vk, ws + ne);
             if (st == TCNLA_SUCCESS) c->ssvd.path = TN_SSVD_RAN_JACOBI;
             if (st != EIG_FALLBACK) return st;

@@ -707,8 +707,9 @@ TEST(gpu_rsvd_memory_bound_without_presplit) {
  * W's QR and the eigensolution of R R^T, and, forced by small_svd_jacobi,
  * the one-sided Jacobi path give the same singular values and residual, V
  * orthonormal; a spectrum spanning 1e7 over the
- * kept k (beyond the eigensolution's 1e4) goes to the Jacobi path and still meets
- * the bound (eq. (4) plus FP32's floor) and the CPU's values. */
+ * kept k (beyond the eigensolution's 1e4) goes to the deflated Gram path
+ * (by default; rsvd_gram = 0: after W's QR) or the Jacobi path and still
+ * meets the bound (eq. (4) plus FP32's floor) and the CPU's values. */
 TEST(gpu_rsvd_small_svd_paths_agree) {
     tcnla_handle_t g = gpu();
     if (!g) SKIP("no GPU");
@@ -1416,8 +1417,8 @@ static void ssvd_r32(int l, const double *M, float *R, double *Mw) {
  * tests/test_small_svd.c) and to the target 1e-6 of dgesvj's (l <= 512),
  * |u_j -+ u_j,ref|, |v_j -+ v_j,ref| <= 1e-6 (FP32 rounding is 6e-8); then the
  * preconditioned path (TN_SSVD_JACOBI: the eigenvectors of R R^T first)
- * meets the same bounds against the same values, and the default path
- * takes the Jacobi path on such R (not the eigensolution, not gesvdj).
+ * meets the same bounds against the same values; the default path takes
+ * the deflated Gram path on such R (values to 1e-6 of dgesvj's).
  * gesvdj's (TN_SSVD_GESVDJ) error is printed, not checked. */
 TEST(gpu_small_svd_jacobi_matches_reference) {
     tcnla_handle_t g = gpu();
@@ -1463,9 +1464,15 @@ TEST(gpu_small_svd_jacobi_matches_reference) {
             printf("    l %4d path %d: ran %d, sweeps %d (reference %d), values vs reference "
                    "%.1e, vs dgesvj %.1e; vectors %.1e %.1e\n",
                    l, paths[pi], ran, sw, swr, dsr, dsx, du, dv);
-            if (paths[pi] == TN_SSVD_GESVDJ || paths[pi] == TN_SSVD_AUTO) {
-                /* (the rule: gesvdj where the eigensolution refuses) */
+            if (paths[pi] == TN_SSVD_GESVDJ) {
                 CHECK_EQ_INT(ran, TN_SSVD_RAN_GESVDJ);
+                continue;
+            }
+            if (paths[pi] == TN_SSVD_AUTO) {
+                /* (the rule: the deflated path where the eigensolution
+                 * refuses; test_gpu_small_svd_defl.c tests it) */
+                CHECK_EQ_INT(ran, TN_SSVD_RAN_DEFLATE);
+                CHECK_MSG(dsx <= 1e-6, "l %d auto: values %.2e", l, dsx);
                 continue;
             }
             CHECK_EQ_INT(ran, TN_SSVD_RAN_JACOBI);
@@ -1485,7 +1492,7 @@ TEST(gpu_small_svd_jacobi_matches_reference) {
 }
 
 /* What the Jacobi path refuses goes to gesvdj, reported: NaN in R (every
- * path: status as gesvdj gives it, nothing crashes), l = 1 (exact), l past
+ * path, the deflated one not tried either: status as gesvdj gives it, nothing crashes), l = 1 (exact), l past
  * TN_JSVD_MAXL (gesvdj without trying), scale_vk. */
 TEST(gpu_small_svd_jacobi_refusals) {
     tcnla_handle_t g = gpu();
@@ -1585,9 +1592,9 @@ TEST(gpu_small_svd_jacobi_planted_faults_fall_back) {
 }
 
 /* tcnla_rsvd on a deep-decay matrix (s_k = 1e-7 s_1, k = 256, l = 266): the
- * eigensolution refuses such a span, so the small SVD runs gesvdj (the
- * default: faster on an H100) or, forced by the tuning, the Jacobi path;
- * either result meets eq. (4)'s bound plus FP32's floor (4e-7
+ * eigensolution refuses such a span, so the small SVD runs the deflated
+ * Gram path (the default), or, by the tuning, the Jacobi path
+ * (small_svd_jacobi) or gesvdj (small_svd_deflate = 0); each result meets eq. (4)'s bound plus FP32's floor (4e-7
  * sqrt(k / 32)), V is
  * orthonormal and the values are within 1e-5 s_1 of the exact ones (the
  * bound the CPU comparison of gpu_rsvd_small_svd_paths_agree uses). */
@@ -1612,14 +1619,18 @@ TEST(gpu_rsvd_deep_decay_small_svd_paths) {
         sqrt(1.0 + (double)k / (p - 1)) * sqrt(tail / all) + 4e-7 * sqrt(k / 32.0);
     float *dA = to_dev(g, A, (size_t)N * N), *dU = to_dev(g, NULL, (size_t)N * k),
           *dVT = to_dev(g, NULL, (size_t)k * N), *dS = to_dev(g, NULL, k);
-    for (int jac = 0; jac < 2; jac++) {
+    for (int mode = 0; mode < 3; mode++) { /* default, Jacobi forced, deflated path off */
+    const int jac = mode == 1;
     GT_TUNE(g, small_svd_jacobi, jac);
+    GT_TUNE(g, small_svd_deflate, mode != 2);
     tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
     o.rank = k, o.oversampling = p, o.power_iters = 2;
     double t[TCNLA_RSVD_STEPS];
     o.timings = t;
     REQUIRE(tcnla_rsvd(g, &o, N, N, dA, N, dU, N, dS, dVT, k) == 0);
-    CHECK_EQ_INT(g->cuda->ssvd.path, jac ? TN_SSVD_RAN_JACOBI : TN_SSVD_RAN_GESVDJ);
+    CHECK_EQ_INT(g->cuda->ssvd.path, mode == 1   ? TN_SSVD_RAN_JACOBI
+                                     : mode == 0 ? TN_SSVD_RAN_DEFLATE
+                                                 : TN_SSVD_RAN_GESVDJ);
     CHECK_EQ_INT(g->cuda->ssvd.jacobi_refused, 0);
     to_host(g, U, dU, (size_t)N * k), to_host(g, VT, dVT, (size_t)k * N), to_host(g, S, dS, k);
     const double res = residual(A, N, N, U, S, VT, k);
@@ -1633,12 +1644,16 @@ TEST(gpu_rsvd_deep_decay_small_svd_paths) {
     double ds = 0;
     for (int i = 0; i < k; i++) ds = ssvd_max(ds, fabs(S[i] - sig[i]) / sig[0]);
     printf("    deep decay, %s: residual %.4e (bound %.4e), V^T V - I %.1e, values vs exact "
-           "%.1e s_1, sweeps %d, svd step %.3f ms\n", jac ? "Jacobi (forced)" : "default (gesvdj)",
-           res, bound, orth, ds, g->cuda->ssvd.sweeps, 1e3 * t[TCNLA_RSVD_STEP_SVD]);
+           "%.1e s_1, sweeps %d, levels %d, svd step %.3f ms\n",
+           mode == 1 ? "Jacobi (forced)" : mode == 0 ? "default (deflated)" : "gesvdj (no deflation)",
+           res, bound, orth, ds, g->cuda->ssvd.sweeps, g->cuda->ssvd.levels,
+           1e3 * t[TCNLA_RSVD_STEP_SVD]);
     CHECK(res <= bound);
     CHECK(orth < 1e-5);
     CHECK(ds < 1e-5);
     }
+    GT_TUNE(g, small_svd_jacobi, 0);
+    GT_TUNE(g, small_svd_deflate, 1);
     tcnla_free(g, dA), tcnla_free(g, dU), tcnla_free(g, dVT), tcnla_free(g, dS);
     free(sig), free(A), free(U), free(VT), free(S);
     tcnla_destroy(g);

@@ -60,6 +60,13 @@ struct tn_cuda_ctx {
         int refusal; /* its cause: 1 NaN / Inf, 2 / 4 / 8 the result check's bits
                         (tn_cu_jsvd_verify), 16 not converged, 32 launch refused */
         int fault;   /* tests only (0 in use): the planted fault of tn_cu_jsvd */
+        /* the deflated path (src/linalg/deflated_svd.h): its levels and the
+         * values each took (the last run of it, tn_cuda_small_svd_path or
+         * tn_cuda_svd_from_gram_rows), defl_refused 1 where it ran and its
+         * checks sent the call on (gesvdj, or the Gram path's refusal) */
+        int levels, taken[4], defl_refused;
+        int from_w; /* 1: the last was tn_cuda_svd_from_gram_rows (path: RAN_EIG or
+                       RAN_DEFLATE where it took the call, else 0) */
     } ssvd;
 };
 
@@ -105,20 +112,31 @@ int tn_cuda_small_svd_t(tcnla_handle_t h, int64_t l, int64_t k, const float *R, 
                         float *Vk, float *Sk, int scale_vk);
 /* tn_cuda_small_svd_t with the path chosen (src/backend/cuda/small_svd_cuda.c):
  * TN_SSVD_AUTO the backend's rule (the eigensolution of R R^T where s_k >=
- * 1e-4 s_1, else gesvdj); TN_SSVD_JACOBI the one-sided Jacobi path,
+ * 1e-4 s_1, else the deflated Gram path from that eigensolution, the
+ * tuning's small_svd_deflate, else or where its checks refuse gesvdj);
+ * TN_SSVD_DEFLATE the deflated path always (gesvdj where it refuses);
+ * TN_SSVD_JACOBI the one-sided Jacobi path,
  * preconditioned by that eigensolution's vectors, for l <= TN_JSVD_MAXL
  * (gesvdj where it fails; the tuning's small_svd_jacobi); TN_SSVD_JACOBI_PLAIN the Jacobi path on R^T
  * itself (no eigensolution, no preconditioner); TN_SSVD_GESVDJ cuSOLVER's
  * gesvdj alone. h->cuda->ssvd says what ran. */
-enum { TN_SSVD_AUTO = 0, TN_SSVD_JACOBI = 1, TN_SSVD_JACOBI_PLAIN = 2, TN_SSVD_GESVDJ = 3 };
-enum { TN_SSVD_RAN_EIG = 1, TN_SSVD_RAN_JACOBI = 2, TN_SSVD_RAN_GESVDJ = 3 };
+enum {
+    TN_SSVD_AUTO = 0,
+    TN_SSVD_JACOBI = 1,
+    TN_SSVD_JACOBI_PLAIN = 2,
+    TN_SSVD_GESVDJ = 3,
+    TN_SSVD_DEFLATE = 4
+};
+enum { TN_SSVD_RAN_EIG = 1, TN_SSVD_RAN_JACOBI = 2, TN_SSVD_RAN_GESVDJ = 3, TN_SSVD_RAN_DEFLATE = 4 };
 int tn_cuda_small_svd_path(tcnla_handle_t h, int path, int64_t l, int64_t k, const float *R,
                            float *Uk, float *Vk, float *Sk, int scale_vk);
 /* RSVD's last step without W's QR, from the eigensolution of W^T W in FP64
  * (src/backend/cuda/small_svd_cuda.c): W = B^T (n x l, handle memory) gives Xk
  * (l x k, leading dimension l; U = Q Xk), Sk (k) and VT (k x n, ldvt);
- * TN_GRAM_NOT_TAKEN (nothing written) where the k values span less than
- * s_k >= 1e-4 s_1 or the eigensolver fails: the QR path then runs. */
+ * below s_k = 1e-4 s_1 the deflated Gram path (not with dist);
+ * TN_GRAM_NOT_TAKEN where that is off or refuses, or the eigensolver fails
+ * (nothing written but, where the deflated path's check refused, Xk and
+ * Sk): the QR path then runs. */
 int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
                           int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt);
 int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k,
@@ -335,6 +353,16 @@ int tn_cu_scale(float beta, float *C, int64_t ldc, int64_t m, int64_t n, cudaStr
  * all l x k, leading dimension l. */
 int tn_cu_eig_to_svd(const double *W, const double *lam, int64_t l, int64_t k, int scale,
                      double *Vs, float *Vk, float *Sk, cudaStream_t stream);
+/* *flag (device) |= 1 where |F - I| > tol or NaN, F n x n (ld n).
+ * _defl_refine: the deflated path's refinement (kernels/util.cu): from F =
+ * U^T U (k x k) and lam (l, ascending: s_i = sqrt(lam[l - 1 - i])) the
+ * k x k Qv = diag(s) (I + P) (times diag(s') where scale) and Qu =
+ * diag(s) (I + P) diag(1 / s'), Sk = s' (FP32, may be NULL), *flag |= 1
+ * where an s' is not positive and finite. */
+int tn_cu_defl_refine(int64_t k, int64_t l, const double *F, const double *lam, double rho,
+                      int scale, double *Qv, double *Qu, float *Sk, int *flag,
+                      cudaStream_t stream);
+int tn_cu_orth_check_tol(int64_t n, const double *F, double tol, int *flag, cudaStream_t stream);
 int tn_cu_epilogue_f64(float alpha, const double *R, float beta, float *C, int64_t ldc,
                        int64_t m, int64_t n, cudaStream_t stream);
 /* Exact scaling (kernels/scaling.cu; the backend operations of the same

@@ -4,6 +4,7 @@
  * tn_has_nonfinite and tn_range_ok of src/numerics/split.c). */
 #include "backend/cuda/kernels/split.cuh"
 #include "backend/cuda/tn_cuda.h"
+#include "linalg/deflated_svd.h"
 
 #include <cuda_fp16.h>
 #include <stdint.h>
@@ -399,6 +400,72 @@ extern "C" int tn_cu_eig_to_svd(const double *W, const double *lam, int64_t l, i
     if (l <= 0 || k <= 0) return 0;
     eig_to_svd_kernel<<<dim3((unsigned)((l + 127) / 128), (unsigned)k), 128, 0, stream>>>(
         W, lam, (long long)l, (long long)k, scale, Vs, Vk, Sk);
+    return (int)cudaGetLastError();
+}
+
+/* flag |= 1 where |F - I| > tol or NaN (F n x n, ld n): the deflated small
+ * SVD's orthogonality check (small_svd_cuda.c) */
+static __global__ void orth_tol_kernel(long long n, const double *F, double tol, int *flag) {
+    const long long nn = n * n;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < nn;
+         t += (long long)gridDim.x * blockDim.x) {
+        const double f = F[t] - ((t % n == t / n) ? 1.0 : 0.0);
+        if (!(fabs(f) <= tol)) atomicOr(flag, 1);
+    }
+}
+
+extern "C" int tn_cu_orth_check_tol(int64_t n, const double *F, double tol, int *flag,
+                                    cudaStream_t stream) {
+    if (n <= 0) return 0;
+    const long long nn = (long long)n * n, blocks = (nn + 255) / 256;
+    orth_tol_kernel<<<(unsigned)(blocks < 1024 ? blocks : 1024), 256, 0, stream>>>(
+        (long long)n, F, tol, flag);
+    return (int)cudaGetLastError();
+}
+
+/* The deflated path's refinement (src/linalg/deflated_svd.h;
+ * tn_defl_refine_ref its C reference): block j makes column j of Qv =
+ * diag(s) (I + P) (times s'_j where scale), Qu = diag(s) (I + P) / s'_j,
+ * s'_j = sqrt(max(s_j^2 F_jj + sum_i H_ij P_ij, 0)) into Sk (FP32, may be
+ * NULL), from F (k x k, ld k) and s_i = sqrt(lam[l - 1 - i]); flag |= 1
+ * where s'_j is not positive and finite. */
+static __global__ void defl_refine_kernel(long long k, long long l, const double *F,
+                                          const double *lam, double rho, int scale, double *Qv,
+                                          double *Qu, float *Sk, int *flag) {
+    __shared__ double part[32];
+    const long long j = blockIdx.x;
+    const double sj = sqrt(lam[l - 1 - j]);
+    double acc = 0.0;
+    for (long long i = threadIdx.x; i < k; i += blockDim.x) {
+        const double si = sqrt(lam[l - 1 - i]), f = F[i + j * k];
+        const double p = i == j ? 0.0 : tn_defl_p(f, si, sj, rho);
+        if (p != 0.0) acc += f * si * sj * p;
+        Qv[i + j * k] = si * ((i == j ? 1.0 : 0.0) + p);
+    }
+    for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = acc;
+    __syncthreads();
+    double sum = 0.0;
+    for (int w = 0; w < (int)(blockDim.x >> 5); w++) sum += part[w]; /* in order */
+    const double sn = sqrt(fmax(sj * sj * F[j + j * k] + sum, 0.0));
+    const int ok = sn > 0.0 && sn <= 1.79e308;
+    for (long long i = threadIdx.x; i < k; i += blockDim.x) {
+        const double q = Qv[i + j * k];
+        Qu[i + j * k] = ok ? q / sn : 0.0;
+        if (scale) Qv[i + j * k] = q * sn;
+    }
+    if (threadIdx.x == 0) {
+        if (Sk) Sk[j] = (float)sn;
+        if (!ok) atomicOr(flag, 1);
+    }
+}
+
+extern "C" int tn_cu_defl_refine(int64_t k, int64_t l, const double *F, const double *lam,
+                                 double rho, int scale, double *Qv, double *Qu, float *Sk,
+                                 int *flag, cudaStream_t stream) {
+    if (k <= 0) return 0;
+    defl_refine_kernel<<<(unsigned)k, 256, 0, stream>>>((long long)k, (long long)l, F, lam, rho,
+                                                        scale, Qv, Qu, Sk, flag);
     return (int)cudaGetLastError();
 }
 

@@ -1,0 +1,391 @@
+/* GPU tests of the small SVD's deflated Gram path (src/backend/cuda/
+ * small_svd_cuda.c; the algorithm, its level rule and error argument in
+ * src/linalg/deflated_svd.h) against its C reference tn_defl_svd_ref
+ * (tests/test_deflated_svd.c) and LAPACK's dgesvj, in both forms (R^T and
+ * the Gram-on-W form), its refusals (NaN,
+ * exactly low rank, the tuning's switch) and the randomized SVD on
+ * deep_decay / low_rank spectra (bench/rsvd.c's) with it and without it. */
+#include "core/internal.h"
+#include "backend/cuda/tn_cuda.h"
+#include "linalg/deflated_svd.h"
+#include "tcnla.h"
+#include "test.h"
+#include "testmat/testmat.h"
+#include "gpu/gpu_util.h"
+#include "small_svd_mat.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define EPS 0x1p-52
+
+static tcnla_handle_t dgpu(void) {
+    int compiled = 0, count = 0;
+    tcnla_cuda_available(&compiled, &count);
+    if (!compiled || count == 0) return NULL;
+    tcnla_handle_t h = NULL;
+    return tcnla_create(&h, TCNLA_BACKEND_CUDA) == 0 ? h : NULL;
+}
+
+static float *dev(tcnla_handle_t h, const float *x, size_t n) {
+    float *d = NULL;
+    if (tcnla_malloc(h, (void **)&d, n * sizeof(float))) return NULL;
+    if (x) tcnla_memcpy(h, d, x, n * sizeof(float), TCNLA_MEMCPY_HOST_TO_HANDLE);
+    return d;
+}
+static void host(tcnla_handle_t h, float *x, const float *d, size_t n) {
+    tcnla_memcpy(h, x, d, n * sizeof(float), TCNLA_MEMCPY_HANDLE_TO_HOST);
+}
+
+/* max(a, b), NaN where b is NaN */
+static double dmax(double a, double b) { return b <= a ? a : b; }
+
+/* R = M^T in FP32 (l x l), Mw = M widened back from it (what the GPU sees) */
+static void r32(int l, const double *M, float *R, double *Mw) {
+    for (int j = 0; j < l; j++)
+        for (int i = 0; i < l; i++) R[i + (size_t)j * l] = (float)M[j + (size_t)i * l];
+    for (int j = 0; j < l; j++)
+        for (int i = 0; i < l; i++) Mw[i + (size_t)j * l] = (double)R[j + (size_t)i * l];
+}
+
+/* The FP32 triplets (Ug, Vg l x k, ld l; Sg) of Mw: the orthogonality of Ug
+ * and Vg (max |Q^T Q - I|) and the residual max_j |Mw v_j - s_j u_j| / s_1. */
+static void triplet_err(int l, int k, const double *Mw, const float *Ug, const float *Vg,
+                        const float *Sg, double *orth, double *res) {
+    double *r = malloc(sizeof(double) * (size_t)l);
+    *orth = *res = 0.0;
+    if (!r) {
+        *orth = *res = NAN;
+        return;
+    }
+    for (int j = 0; j < k; j++) {
+        for (int i = 0; i < l; i++) r[i] = -(double)Sg[j] * Ug[i + (size_t)j * l];
+        for (int c = 0; c < l; c++) {
+            const double v = Vg[c + (size_t)j * l];
+            for (int i = 0; i < l; i++) r[i] += Mw[i + (size_t)c * l] * v;
+        }
+        double r2 = 0.0;
+        for (int i = 0; i < l; i++) r2 += r[i] * r[i];
+        *res = dmax(*res, sqrt(r2) / Sg[0]);
+        for (int q = 0; q <= j; q++) {
+            double du = 0.0, dv = 0.0;
+            for (int i = 0; i < l; i++) {
+                du += (double)Ug[i + (size_t)j * l] * Ug[i + (size_t)q * l];
+                dv += (double)Vg[i + (size_t)j * l] * Vg[i + (size_t)q * l];
+            }
+            *orth = dmax(*orth, fabs(du - (q == j)));
+            *orth = dmax(*orth, fabs(dv - (q == j)));
+        }
+    }
+    free(r);
+}
+
+/* The default path (TN_SSVD_AUTO) on R^T with s_k = 1e-7 s_1 and 1e-9 s_1,
+ * l = 64, 266, 512, 1024: column-graded R (k = l - 10, as the randomized
+ * SVD's) and M = Ua diag(s) Vb^T (k = l), rounded to FP32. It must run the
+ * deflated path (ran TN_SSVD_RAN_DEFLATE, two levels or more), and give the
+ * values to 2^-22 (the FP32 output) plus 8 eps s_1 / s_k (the reference's
+ * own bound's order, tests/test_deflated_svd.c) of the C reference on the
+ * same widened matrix, to the target 1e-6 of dgesvj's down to 1e-7 s_1
+ * (l <= 512; dgesvj itself errs by about eps s_1 on the planted ones), U and V
+ * orthonormal to 16 eps s_1 / s_k (the reference's bound is 4) plus 1e-5
+ * (FP32), and M v_j = s_j u_j to 1e-6 s_1. */
+TEST(gpu_small_svd_deflate_matches_reference) {
+    tcnla_handle_t g = dgpu();
+    if (!g) SKIP("no GPU");
+    const int ls[] = {64, 266, 512, 1024};
+    for (int t = 0; t < 4; t++)
+        for (int dec = 7; dec <= 9; dec += 2)
+            for (int kind = 0; kind < 2; kind++) {
+                const int l = ls[t], k = kind ? l : l - 10;
+                const size_t ll = (size_t)l * l;
+                double *M = malloc(sizeof(double) * (4 * ll + 3 * (size_t)l));
+                float *R = malloc(sizeof(float) * (3 * ll + (size_t)l));
+                REQUIRE(M && R);
+                double *Mw = M + ll, *Ur = Mw + ll, *Vr = Ur + ll, *sr = Vr + ll, *sx = sr + l,
+                       *s = sx + l;
+                float *Ug = R + ll, *Vg = Ug + ll, *Sg = Vg + ll;
+                if (kind) {
+                    for (int j = 0; j < l; j++) s[j] = pow(10.0, -(double)dec * j / (l - 1));
+                    CHECK_EQ_INT(ssvd_planted(l, l, s, 200 + t, M), 0);
+                } else {
+                    CHECK_EQ_INT(ssvd_graded(l, k, dec, l, 41 + t, M), 0);
+                }
+                r32(l, M, R, Mw);
+                tn_defl_info_t info = {0, {0}};
+                REQUIRE(tn_defl_svd_ref(l, l, k, Mw, l, TN_DEFL_TAU, TN_DEFL_LEVELS, 1, Ur, sr, Vr,
+                                        &info) == TCNLA_SUCCESS);
+                const int exact = l <= 512 && ssvd_exact(l, Mw, sx) == 0;
+                float *dR = dev(g, R, ll), *dU = dev(g, NULL, ll), *dV = dev(g, NULL, ll),
+                      *dS = dev(g, NULL, (size_t)l);
+                const int st = tn_cuda_small_svd_path(g, TN_SSVD_AUTO, l, k, dR, dU, dV, dS, 0);
+                const int ran = g->cuda->ssvd.path, lev = g->cuda->ssvd.levels;
+                CHECK_MSG(st == TCNLA_SUCCESS, "l %d: status %d", l, st);
+                if (st == TCNLA_SUCCESS) {
+                    host(g, Ug, dU, (size_t)l * k), host(g, Vg, dV, (size_t)l * k);
+                    host(g, Sg, dS, (size_t)k);
+                    double dsr = 0, dsx = 0, orth = 0, res = 0;
+                    for (int j = 0; j < k; j++) {
+                        dsr = dmax(dsr, fabs(Sg[j] - sr[j]) / sr[j]);
+                        if (exact && sx[j] >= 1e-7 * sx[0]) /* (the target's range) */
+                            dsx = dmax(dsx, fabs(Sg[j] - sx[j]) / sx[j]);
+                    }
+                    triplet_err(l, k, Mw, Ug, Vg, Sg, &orth, &res);
+                    const double ratio = sr[0] / sr[k - 1];
+                    printf("    %s l %4d s_k/s_1 1e-%d: ran %d levels %d (reference %d); values "
+                           "vs reference %.1e, vs dgesvj %.1e; orth %.1e, residual %.1e\n",
+                           kind ? "planted" : "graded ", l, dec, ran, lev, info.levels, dsr, dsx,
+                           orth, res);
+                    CHECK_EQ_INT(ran, TN_SSVD_RAN_DEFLATE);
+                    CHECK(lev >= 2 && g->cuda->ssvd.defl_refused == 0);
+                    CHECK_MSG(dsr <= 0x1p-22 + 8.0 * EPS * ratio && dsx <= 1e-6,
+                              "l %d 1e-%d kind %d: values %.2e %.2e", l, dec, kind, dsr, dsx);
+                    CHECK_MSG(orth <= 16.0 * EPS * ratio + 1e-5 && res <= 1e-6,
+                              "l %d 1e-%d kind %d: orth %.2e residual %.2e", l, dec, kind, orth,
+                              res);
+                }
+                tcnla_free(g, dR), tcnla_free(g, dU), tcnla_free(g, dV), tcnla_free(g, dS);
+                free(M), free(R);
+            }
+    tcnla_destroy(g);
+}
+
+/* Refusals and switches: NaN in R (gesvdj, the deflated path not tried:
+ * the eigensolution's vectors are not usable); exactly low rank (rank 150
+ * of 200, k = 150: the deflated path, values to 1e-6 of dgesvj; k = 170,
+ * 20 zero values: whichever path, reported, the values to 1e-6 s_1 and
+ * where the deflated path kept it, U and V orthonormal to its check);
+ * the forced path on an easy spectrum (one level), with scale_vk; the
+ * tuning's small_svd_deflate = 0 (gesvdj). */
+TEST(gpu_small_svd_deflate_refusals) {
+    tcnla_handle_t g = dgpu();
+    if (!g) SKIP("no GPU");
+    const int l = 200;
+    const size_t ll = (size_t)l * l;
+    double *M = malloc(sizeof(double) * (2 * ll + l));
+    float *R = malloc(sizeof(float) * (3 * ll + l));
+    REQUIRE(M && R);
+    double *Mw = M + ll, *sx = Mw + ll;
+    float *Ug = R + ll, *Vg = Ug + ll, *Sg = Vg + ll;
+    float *dR = dev(g, NULL, ll), *dU = dev(g, NULL, ll), *dV = dev(g, NULL, ll),
+          *dS = dev(g, NULL, (size_t)l);
+    /* NaN */
+    CHECK_EQ_INT(ssvd_graded(l, l - 10, 7.0, l, 5, M), 0);
+    r32(l, M, R, Mw);
+    R[5 + 7 * l] = NAN;
+    tcnla_memcpy(g, dR, R, sizeof(float) * ll, TCNLA_MEMCPY_HOST_TO_HANDLE);
+    for (int p = 0; p < 2; p++) {
+        const int path = p ? TN_SSVD_DEFLATE : TN_SSVD_AUTO;
+        const int st = tn_cuda_small_svd_path(g, path, l, l - 10, dR, dU, dV, dS, 0);
+        printf("    NaN, path %d: status %d, ran %d, deflated refused %d\n", path, st,
+               g->cuda->ssvd.path, g->cuda->ssvd.defl_refused);
+        CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_GESVDJ);
+        CHECK_EQ_INT(g->cuda->ssvd.defl_refused, 0);
+    }
+    /* exactly low rank */
+    CHECK_EQ_INT(ssvd_graded(l, 150, 7.0, 150, 6, M), 0);
+    r32(l, M, R, Mw);
+    CHECK_EQ_INT(ssvd_exact(l, Mw, sx), 0);
+    tcnla_memcpy(g, dR, R, sizeof(float) * ll, TCNLA_MEMCPY_HOST_TO_HANDLE);
+    for (int k = 150; k <= 170; k += 20) {
+        const int st = tn_cuda_small_svd_path(g, TN_SSVD_AUTO, l, k, dR, dU, dV, dS, 0);
+        const int ran = g->cuda->ssvd.path;
+        CHECK_EQ_INT(st, TCNLA_SUCCESS);
+        host(g, Ug, dU, (size_t)l * k), host(g, Vg, dV, (size_t)l * k), host(g, Sg, dS, k);
+        double ds = 0, dz = 0, orth = 0, res = 0;
+        for (int j = 0; j < k; j++) {
+            if (j < 150) ds = dmax(ds, fabs(Sg[j] - sx[j]) / sx[j]);
+            else dz = dmax(dz, fabs(Sg[j]) / Sg[0]);
+        }
+        triplet_err(l, k, Mw, Ug, Vg, Sg, &orth, &res);
+        printf("    rank 150, k %d: ran %d levels %d refused %d; values %.1e, zeros %.1e s_1; "
+               "orth %.1e residual %.1e\n", k, ran, g->cuda->ssvd.levels,
+               g->cuda->ssvd.defl_refused, ds, dz, orth, res);
+        CHECK_MSG(ds <= 1e-6 && dz <= 1e-6 && res <= 1e-6, "k %d: %.2e %.2e %.2e", k, ds, dz,
+                  res);
+        if (k == 150) CHECK_EQ_INT(ran, TN_SSVD_RAN_DEFLATE);
+        else CHECK(ran == TN_SSVD_RAN_DEFLATE || (ran == TN_SSVD_RAN_GESVDJ &&
+                                                  g->cuda->ssvd.defl_refused == 1));
+        if (ran == TN_SSVD_RAN_DEFLATE && k == 150) CHECK(orth <= 1e-3);
+    }
+    /* forced, easy spectrum (s_k = 1e-3 s_1): one level; scale_vk */
+    const int k = l - 10;
+    CHECK_EQ_INT(ssvd_graded(l, k, 3.0, l, 7, M), 0);
+    r32(l, M, R, Mw);
+    CHECK_EQ_INT(ssvd_exact(l, Mw, sx), 0);
+    tcnla_memcpy(g, dR, R, sizeof(float) * ll, TCNLA_MEMCPY_HOST_TO_HANDLE);
+    CHECK_EQ_INT(tn_cuda_small_svd_path(g, TN_SSVD_DEFLATE, l, k, dR, dU, dV, dS, 1), 0);
+    CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_DEFLATE);
+    CHECK_EQ_INT(g->cuda->ssvd.levels, 1);
+    host(g, Vg, dV, (size_t)l * k), host(g, Sg, dS, k);
+    for (int j = 0; j < k; j++) {
+        double nv = 0;
+        for (int i = 0; i < l; i++) nv += (double)Vg[i + j * l] * Vg[i + j * l];
+        CHECK_MSG(fabs(sqrt(nv) - Sg[j]) <= 1e-6 * Sg[j] && fabs(Sg[j] - sx[j]) <= 1e-6 * sx[j],
+                  "column %d: |v| %.8e s %.8e exact %.8e", j, sqrt(nv), (double)Sg[j], sx[j]);
+    }
+    /* the switch: small_svd_deflate = 0 */
+    CHECK_EQ_INT(ssvd_graded(l, k, 7.0, l, 8, M), 0);
+    r32(l, M, R, Mw);
+    tcnla_memcpy(g, dR, R, sizeof(float) * ll, TCNLA_MEMCPY_HOST_TO_HANDLE);
+    GT_TUNE(g, small_svd_deflate, 0);
+    CHECK_EQ_INT(tn_cuda_small_svd_path(g, TN_SSVD_AUTO, l, k, dR, dU, dV, dS, 0), 0);
+    CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_GESVDJ);
+    GT_TUNE(g, small_svd_deflate, 1);
+    CHECK_EQ_INT(tn_cuda_small_svd_path(g, TN_SSVD_AUTO, l, k, dR, dU, dV, dS, 0), 0);
+    CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_DEFLATE);
+    tcnla_free(g, dR), tcnla_free(g, dU), tcnla_free(g, dV), tcnla_free(g, dS);
+    free(M), free(R);
+    tcnla_destroy(g);
+}
+
+/* The Gram-on-W form (tn_cuda_svd_from_gram, the randomized SVD's last
+ * step without W's QR) on a tall W = Ua diag(s) Vb^T (n = 2048, l = 266,
+ * FP32, s_l = 1e-7 and 1e-9 s_1, k = l - 10): it takes the call by the
+ * deflated path (ran TN_SSVD_RAN_DEFLATE, from_w), the values to 2^-22 +
+ * 8 eps s_1 / s_k of the C reference on the widened W and U = Xk (Xk = X,
+ * the right vectors of W) and the rows of VT orthonormal to 16 eps s_1 /
+ * s_k + 1e-5, W x_j = s_j v_j to 1e-6 s_1; with small_svd_deflate = 0 it
+ * refuses (TN_GRAM_NOT_TAKEN) as before. */
+TEST(gpu_small_svd_deflate_gram_on_w) {
+    tcnla_handle_t g = dgpu();
+    if (!g) SKIP("no GPU");
+    const int n = 2048, l = 266, k = l - 10;
+    const size_t nl = (size_t)n * l;
+    double *M = malloc(sizeof(double) * (2 * nl + 2 * (size_t)l * l + 2 * (size_t)l)),
+           *Mw = M + nl, *Ur = Mw + nl, *Vr = Ur + (size_t)l * l, *sr = Vr + (size_t)l * l,
+           *s = sr + l;
+    double *Ub = malloc(sizeof(double) * nl);
+    float *W = malloc(sizeof(float) * (2 * nl + (size_t)l * k + k)), *VT = W + nl,
+          *Xk = VT + nl, *Sk = Xk + (size_t)l * k;
+    REQUIRE(M && Ub && W);
+    float *dW = dev(g, NULL, nl), *dX = dev(g, NULL, (size_t)l * k), *dS = dev(g, NULL, k),
+          *dVT = dev(g, NULL, (size_t)k * n);
+    for (int dec = 7; dec <= 9; dec += 2) {
+        for (int j = 0; j < l; j++) s[j] = pow(10.0, -(double)dec * j / (l - 1));
+        CHECK_EQ_INT(ssvd_planted(n, l, s, 300 + dec, M), 0);
+        for (size_t i = 0; i < nl; i++) W[i] = (float)M[i], Mw[i] = (double)W[i];
+        tn_defl_info_t info = {0, {0}};
+        REQUIRE(tn_defl_svd_ref(n, l, k, Mw, n, TN_DEFL_TAU, TN_DEFL_LEVELS, 1, Ub, sr, Vr,
+                                &info) == TCNLA_SUCCESS);
+        tcnla_memcpy(g, dW, W, sizeof(float) * nl, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        const int st = tn_cuda_svd_from_gram(g, n, l, k, dW, n, dX, dS, dVT, k);
+        CHECK_MSG(st == TCNLA_SUCCESS, "1e-%d: status %d", dec, st);
+        if (st == TCNLA_SUCCESS) {
+            host(g, Xk, dX, (size_t)l * k), host(g, Sk, dS, k), host(g, VT, dVT, (size_t)k * n);
+            double dsr = 0, orth = 0, res = 0;
+            for (int j = 0; j < k; j++) {
+                dsr = dmax(dsr, fabs(Sk[j] - sr[j]) / sr[j]);
+                double r2 = 0;
+                for (int i = 0; i < n; i++) {
+                    double acc = -(double)Sk[j] * VT[j + (size_t)i * k];
+                    for (int c = 0; c < l; c++) acc += Mw[i + (size_t)c * n] * Xk[c + (size_t)j * l];
+                    r2 += acc * acc;
+                }
+                res = dmax(res, sqrt(r2) / Sk[0]);
+                for (int q = 0; q <= j; q++) {
+                    double dx = 0, dv = 0;
+                    for (int i = 0; i < l; i++)
+                        dx += (double)Xk[i + (size_t)j * l] * Xk[i + (size_t)q * l];
+                    for (int i = 0; i < n; i++)
+                        dv += (double)VT[j + (size_t)i * k] * VT[q + (size_t)i * k];
+                    orth = dmax(orth, fabs(dx - (q == j)));
+                    orth = dmax(orth, fabs(dv - (q == j)));
+                }
+            }
+            const double ratio = sr[0] / sr[k - 1];
+            printf("    W %d x %d, s_l/s_1 1e-%d: ran %d from W %d levels %d (reference %d); "
+                   "values vs reference %.1e; orth %.1e, residual %.1e\n", n, l, dec,
+                   g->cuda->ssvd.path, g->cuda->ssvd.from_w, g->cuda->ssvd.levels, info.levels,
+                   dsr, orth, res);
+            CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_DEFLATE);
+            CHECK_EQ_INT(g->cuda->ssvd.from_w, 1);
+            CHECK_MSG(dsr <= 0x1p-22 + 8.0 * EPS * ratio, "1e-%d: values %.2e", dec, dsr);
+            CHECK_MSG(orth <= 16.0 * EPS * ratio + 1e-5 && res <= 1e-6,
+                      "1e-%d: orth %.2e residual %.2e", dec, orth, res);
+        }
+    }
+    GT_TUNE(g, small_svd_deflate, 0);
+    CHECK_EQ_INT(tn_cuda_svd_from_gram(g, n, l, k, dW, n, dX, dS, dVT, k), TN_GRAM_NOT_TAKEN);
+    GT_TUNE(g, small_svd_deflate, 1);
+    tcnla_free(g, dW), tcnla_free(g, dX), tcnla_free(g, dS), tcnla_free(g, dVT);
+    free(M), free(Ub), free(W);
+    tcnla_destroy(g);
+}
+
+static double rel_residual(const float *A, int m, int n, const float *U, const float *S,
+                           const float *VT, int k) {
+    double num = 0, den = 0;
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < m; i++) {
+            double s = 0;
+            for (int p = 0; p < k; p++)
+                s += (double)U[i + (size_t)p * m] * S[p] * VT[p + (size_t)j * k];
+            num += (A[i + (size_t)j * m] - s) * (A[i + (size_t)j * m] - s);
+            den += (double)A[i + (size_t)j * m] * A[i + (size_t)j * m];
+        }
+    return sqrt(num / den);
+}
+
+/* The randomized SVD (4096 x 2048, k = 256, p = 10, q = 2) on bench/rsvd.c's
+ * deep_decay (s_i = 10^(-8 i / k)) and low_rank (10^(-2 i / (k / 2)) for i <
+ * k / 2, then 0) spectra: by default its small SVD takes the deflated path
+ * (of W^T W, or after W's QR of R R^T), and agrees with the run with the
+ * tuning's small_svd_deflate = 0 (gesvdj after W's QR): the values to
+ * 1e-6 s_1, the residuals ||A - U S V^T|| / ||A|| to 1e-3 relative plus
+ * 1e-7; the known values to 1e-5 s_1 (FP32 data: its rounding alone is
+ * about 1e-8 s_1 here). */
+TEST(gpu_rsvd_deflate_spectra) {
+    tcnla_handle_t g = dgpu();
+    if (!g) SKIP("no GPU");
+    const int m = 4096, n = 2048, k = 256, p = 10;
+    const int r = 4 * k + 64;
+    double *sig = malloc(sizeof(double) * r);
+    float *A = malloc(sizeof(float) * (size_t)m * n), *U = malloc(sizeof(float) * (size_t)m * k),
+          *VT = malloc(sizeof(float) * (size_t)k * n), S[2][256];
+    REQUIRE(sig && A && U && VT);
+    float *dA = dev(g, NULL, (size_t)m * n), *dU = dev(g, NULL, (size_t)m * k),
+          *dVT = dev(g, NULL, (size_t)k * n), *dS = dev(g, NULL, k);
+    tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+    o.rank = k, o.oversampling = p, o.power_iters = 2;
+    for (int c = 0; c < 2; c++) {
+        for (int i = 0; i < r; i++)
+            sig[i] = c == 0 ? pow(10.0, -8.0 * i / k)
+                            : (i < k / 2 ? pow(10.0, -2.0 * i / (k / 2)) : 0.0);
+        REQUIRE(tn_testmat_svd_fast(m, n, c == 0 ? r : k / 2, sig, 11 + c, A, m) == 0);
+        tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)m * n, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        double res[2], known[2];
+        int ran[2], from_w[2], lev[2];
+        for (int j = 0; j < 2; j++) {
+            GT_TUNE(g, small_svd_deflate, j == 0);
+            const int st = tcnla_rsvd(g, &o, m, n, dA, m, dU, m, dS, dVT, k);
+            ran[j] = g->cuda->ssvd.path, from_w[j] = g->cuda->ssvd.from_w;
+            lev[j] = g->cuda->ssvd.levels;
+            CHECK_MSG(st == 0, "spectrum %d path %d: status %d", c, j, st);
+            host(g, U, dU, (size_t)m * k), host(g, VT, dVT, (size_t)k * n), host(g, S[j], dS, k);
+            res[j] = rel_residual(A, m, n, U, S[j], VT, k);
+            known[j] = 0;
+            for (int i = 0; i < k; i++)
+                known[j] = dmax(known[j], fabs(S[j][i] - sig[i]) / sig[0]);
+        }
+        GT_TUNE(g, small_svd_deflate, 1);
+        double dv = 0;
+        for (int i = 0; i < k; i++) dv = dmax(dv, fabs((double)S[0][i] - S[1][i]) / S[1][0]);
+        printf("    %s: deflated ran %d (from W %d, levels %d), residual %.4e, known values "
+               "%.1e s_1; without: ran %d (from W %d), residual %.4e, known values %.1e s_1; values "
+               "differ by %.1e s_1\n",
+               c ? "low_rank" : "deep_decay", ran[0], from_w[0], lev[0], res[0], known[0], ran[1],
+               from_w[1], res[1], known[1], dv);
+        CHECK_EQ_INT(ran[0], TN_SSVD_RAN_DEFLATE);
+        CHECK(ran[1] != TN_SSVD_RAN_DEFLATE);
+        CHECK_MSG(dv <= 1e-6, "spectrum %d: values differ by %.2e s_1", c, dv);
+        CHECK_MSG(res[0] <= 1.001 * res[1] + 1e-7, "spectrum %d: residual %.4e against %.4e", c,
+                  res[0], res[1]);
+        CHECK_MSG(known[0] <= 1e-5, "spectrum %d: known values %.2e s_1", c, known[0]);
+    }
+    tcnla_free(g, dA), tcnla_free(g, dU), tcnla_free(g, dVT), tcnla_free(g, dS);
+    free(sig), free(A), free(U), free(VT);
+    tcnla_destroy(g);
+}
