@@ -91,10 +91,10 @@ TEST(tuning_set_get_round_trip_and_rejects) {
 
     /* each field out of its range: -2, the handle's tuning unchanged */
     const tcnla_tuning_t d = tcnla_tuning_default();
-    for (int f = 0; f < 12; f++) {
+    for (int f = 0; f < 13; f++) {
         for (int bad = 0; bad < 3; bad++) {
             tcnla_tuning_t b = d;
-            int *p[12] = {&b.sm90,     &b.sm90_presplit, &b.sm90_wide,  &b.sm90_f16,
+            int *p[13] = {&b.sm90,     &b.sm90_presplit, &b.sm90_wide,  &b.sm90_f16,
                           &b.lr_sm90,  &b.trust_bounded, &b.defer,      &b.hosvd_fuse,
                           &b.rsvd_gram, &b.syev_fast,    &b.small_svd_jacobi, &b.oz2_fused,
                           &b.small_svd_deflate};
