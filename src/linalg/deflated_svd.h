@@ -30,7 +30,7 @@
  *    Y_b = M X_b is formed directly from M (not from G), with an error of
  *    c eps s_1 in each column, so the singular values of Y_b, sqrt(mu),
  *    err by c eps s_1: relatively c eps s_1 / s_i, 2e-9 c at s_i = 1e-7 s_1
- *    (no longer the square (s_1 / s_i)^2). G_b = Y_b^T Y_b squares only
+ *    (not level 1's square (s_1 / s_i)^2). G_b = Y_b^T Y_b squares only
  *    level 2's own span: taking mu_i >= tau mu_top keeps that part at c eps /
  *    tau too. So each taken value errs relatively by about
  *    c eps (1 / tau + s_1 / s_i): 1e-8 or less down to s_i = 1e-7 s_1,
@@ -46,7 +46,7 @@
  *  - U's orthogonality: level 1's vectors X_t are off the invariant
  *    subspace by about c eps lam_1 / lam_i, which in u_j = M v_j / s_j of a
  *    later level's v_j shows as u_i^T u_j ~ c eps lam_1 / (s_i s_j): the
- *    C reference measured 300-550 eps s_1 / s_k before the refinement
+ *    C reference measured 300-550 eps s_1 / s_k without the refinement
  *    below (1e-6 at s_k = 1e-7 s_1, 1e-4 at 1e-9 s_1).
  * Refinement (where a level past the first ran): H = Y^T Y for Y = M V =
  * U diag(s), formed from F = U^T U (H_ij = F_ij s_i s_j), has entries

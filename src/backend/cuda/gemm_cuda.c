@@ -282,7 +282,7 @@ int tn_cuda_trust(tn_call_t *cl, const float *A, int64_t ld, int64_t rows, int64
  * with elements below FP16's range too (the randomized SVD's test matrix).
  * Then the record tn_cuda_trust would make is made, if B passes its check
  * as well. Otherwise nothing is trusted and C is undefined: the caller
- * runs tn_cuda_trust and the product as before. Every kind must be fast
+ * runs tn_cuda_trust and the product on their own. Every kind must be fast
  * (tn_rchk_fast), else not taken; FP16's not with the tuning's
  * trust_bounded = 0 either (tn_cuda_trust's exact pass alone). */
 static int finite16(const tn_call_t *cl, const uint16_t *X, int64_t ld, int64_t rows,

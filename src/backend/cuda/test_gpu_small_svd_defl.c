@@ -248,7 +248,7 @@ TEST(gpu_small_svd_deflate_refusals) {
  * 8 eps s_1 / s_k of the C reference on the widened W and U = Xk (Xk = X,
  * the right vectors of W) and the rows of VT orthonormal to 16 eps s_1 /
  * s_k + 1e-5, W x_j = s_j v_j to 1e-6 s_1; with small_svd_deflate = 0 it
- * refuses (TN_GRAM_NOT_TAKEN) as before. */
+ * refuses (TN_GRAM_NOT_TAKEN). */
 TEST(gpu_small_svd_deflate_gram_on_w) {
     tcnla_handle_t g = dgpu();
     if (!g) SKIP("no GPU");
