@@ -19,6 +19,18 @@ static inline tcnla_handle_t gt_gpu(void) {
     if (tcnla_create(&h, TCNLA_BACKEND_CUDA) != TCNLA_SUCCESS) return NULL;
     return h;
 }
+/* n floats of the handle's memory, holding x (host) where x is not NULL;
+ * NULL where the allocation fails. */
+static inline float *gt_to_dev(tcnla_handle_t h, const float *x, size_t n) {
+    float *d = NULL;
+    if (tcnla_malloc(h, (void **)&d, n * sizeof(float))) return NULL;
+    if (x) tcnla_memcpy(h, d, x, n * sizeof(float), TCNLA_MEMCPY_HOST_TO_HANDLE);
+    return d;
+}
+/* n floats of the handle's memory d to the host's x. */
+static inline void gt_to_host(tcnla_handle_t h, float *x, const float *d, size_t n) {
+    tcnla_memcpy(h, x, d, n * sizeof(float), TCNLA_MEMCPY_HANDLE_TO_HOST);
+}
 /* Sets one field of h's tuning (tcnla_tuning_t), e.g. GT_TUNE(g, sm90, 0)
  * for the mma.sync kernels. */
 #define GT_TUNE(h, field, value)                                                              \

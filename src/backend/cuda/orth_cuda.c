@@ -137,7 +137,9 @@ out:
  * pass; may be NULL): where *cont is 1 and only the loss guard failed, the
  * call goes on as CholeskyQR2 from the Q it has (the next method of the
  * RETRY chain, the same bits as starting it afresh, one pass instead of
- * two) and sets *cont = 2. dist (the call, or NULL): Y's rows are
+ * two) and sets *cont = 2; where the first pass's factor is unusable (a
+ * breakdown, which CholeskyQR2's first pass would repeat bit for bit) it
+ * sets *cont = 3, for the chain to skip CholeskyQR2. dist (the call, or NULL): Y's rows are
  * distributed over the ranks of dist->comm, whose Gram matrices are summed
  * (the factor, the verdicts and R then the same on every rank). */
 static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y, int64_t ldy,
@@ -221,6 +223,10 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
                 continue;
             }
             if (hflag) {
+                /* the first pass's factor unusable: CholeskyQR2, the next
+                 * method, would stop at the same place (its first pass is
+                 * this one, bit for bit), so the chain goes on past it */
+                if (pass == 0 && (hflag & 1) && cont && *cont) *cont = 3;
                 st = TCNLA_ERR_NUMERICAL;
                 goto out;
             }
@@ -335,7 +341,9 @@ int tn_cuda_orthonormalize(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t
             int cont = on_breakdown == TCNLA_BREAKDOWN_RETRY;
             st = cholqr64(h, method == TCNLA_ORTH_CHOLQR2_FP64, m, n, Y, ldy, R, ldr, Y16, ldy16,
                           NULL, &cont, cl->dist_rows ? cl : NULL);
-            if (cont == 2) method = TCNLA_ORTH_CHOLQR2_FP64; /* continued as CholeskyQR2 */
+            /* continued as CholeskyQR2 (2), or CholeskyQR2 known to break
+             * down as this did (3): the chain's next method after it */
+            if (cont == 2 || cont == 3) method = TCNLA_ORTH_CHOLQR2_FP64;
         }
         if (used) *used = method;
         if (st == TN_ORTH_NONFINITE) return TCNLA_ERR_NUMERICAL;

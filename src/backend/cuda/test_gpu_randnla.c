@@ -16,36 +16,20 @@
 #include <cuda_runtime.h>
 #endif
 
-static tcnla_handle_t gpu(void) {
-    int compiled = 0, count = 0;
-    tcnla_cuda_available(&compiled, &count);
-    if (!compiled || count == 0) return NULL;
-    tcnla_handle_t h = NULL;
-    return tcnla_create(&h, TCNLA_BACKEND_CUDA) == 0 ? h : NULL;
-}
 
-static float *to_dev(tcnla_handle_t h, const float *x, size_t n) {
-    float *d = NULL;
-    if (tcnla_malloc(h, (void **)&d, n * sizeof(float))) return NULL;
-    if (x) tcnla_memcpy(h, d, x, n * sizeof(float), TCNLA_MEMCPY_HOST_TO_HANDLE);
-    return d;
-}
-static void to_host(tcnla_handle_t h, float *x, const float *d, size_t n) {
-    tcnla_memcpy(h, x, d, n * sizeof(float), TCNLA_MEMCPY_HANDLE_TO_HOST);
-}
 
 TEST(gpu_random_fill_matches_cpu_bits) {
-    tcnla_handle_t g = gpu(), c;
+    tcnla_handle_t g = gt_gpu(), c;
     if (!g) SKIP("no GPU");
     tcnla_create(&c, TCNLA_BACKEND_CPU);
     enum { R = 333, C = 17 };
     float *hc = malloc(sizeof(float) * R * C), *hg = malloc(sizeof(float) * R * C);
-    float *d = to_dev(g, NULL, R * C);
+    float *d = gt_to_dev(g, NULL, R * C);
     for (int dist = 0; dist <= TCNLA_RAND_SPARSE_SQRT; dist++)
         for (int fmt = 0; fmt <= TCNLA_FMT_E5M2; fmt++) {
             CHECK(tcnla_random_fill(c, (tcnla_rand_dist_t)dist, (tcnla_format_t)fmt, 9, 2, R, C, hc, R) == 0);
             CHECK(tcnla_random_fill(g, (tcnla_rand_dist_t)dist, (tcnla_format_t)fmt, 9, 2, R, C, d, R) == 0);
-            to_host(g, hg, d, R * C);
+            gt_to_host(g, hg, d, R * C);
             int diff = 0;
             for (int i = 0; i < R * C; i++) diff += memcmp(&hc[i], &hg[i], 4) != 0;
             CHECK_MSG(diff == 0, "dist %d format %d: %d of %d elements differ", dist, fmt, diff, R * C);
@@ -70,10 +54,10 @@ TEST(gpu_random_fill_matches_cpu_bits) {
     /* FP32 Gaussians with ld > rows (one value per store) */
     float *dl = NULL, *hl = malloc(sizeof(float) * (R + 3) * C), *gl = malloc(sizeof(float) * (R + 3) * C);
     memset(hl, 0, sizeof(float) * (R + 3) * C);
-    dl = to_dev(g, hl, (R + 3) * C);
+    dl = gt_to_dev(g, hl, (R + 3) * C);
     CHECK(tcnla_random_fill(c, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 6, 0, R, C, hl, R + 3) == 0);
     CHECK(tcnla_random_fill(g, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 6, 0, R, C, dl, R + 3) == 0);
-    to_host(g, gl, dl, (R + 3) * C);
+    gt_to_host(g, gl, dl, (R + 3) * C);
     CHECK(memcmp(hl, gl, sizeof(float) * (R + 3) * C) == 0);
     tcnla_free(g, dl);
     free(hl), free(gl);
@@ -86,15 +70,15 @@ TEST(gpu_random_fill_matches_cpu_bits) {
  * SM, grid-strided, while other work runs on the handle's stream) give the
  * CPU's bits too; uniform and Gaussian, FP16 and FP32. */
 TEST(gpu_random_fill_side_stream_bits) {
-    tcnla_handle_t g = gpu(), c;
+    tcnla_handle_t g = gt_gpu(), c;
     if (!g) SKIP("no GPU");
     tn_call_t cl;
     tn_call_init(&cl, g);
     tcnla_create(&c, TCNLA_BACKEND_CPU);
     enum { R = 1001, C = 999 }; /* many counters per thread at one block per SM */
     const size_t n = (size_t)R * C;
-    float *hc = malloc(sizeof(float) * n), *hg = malloc(sizeof(float) * n), *d = to_dev(g, NULL, n);
-    float *busy = to_dev(g, NULL, n);
+    float *hc = malloc(sizeof(float) * n), *hg = malloc(sizeof(float) * n), *d = gt_to_dev(g, NULL, n);
+    float *busy = gt_to_dev(g, NULL, n);
     uint16_t *bc = malloc(2 * n), *bg = malloc(2 * n), *d16 = NULL;
     tcnla_malloc(g, (void **)&d16, 2 * n);
     for (int dist = 0; dist < 2; dist++) {
@@ -107,7 +91,7 @@ TEST(gpu_random_fill_side_stream_bits) {
         /* meanwhile on the handle's stream */
         CHECK(tn_random_fill(&cl, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 0, 1, 1, R, C, busy, R) == 0);
         CHECK_EQ_INT(tn_side_join(&cl), 0);
-        to_host(g, hg, d, n);
+        gt_to_host(g, hg, d, n);
         tcnla_memcpy(g, bg, d16, 2 * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
         CHECK_MSG(memcmp(hc, hg, sizeof(float) * n) == 0, "dist %d FP32", dist);
         CHECK_MSG(memcmp(bc, bg, 2 * n) == 0, "dist %d FP16", dist);
@@ -124,7 +108,7 @@ TEST(gpu_random_fill_side_stream_bits) {
  * FP16, in FP32 and FP16 bits, for CholeskyQR (written in its last pass)
  * and Householder (rounded after). */
 TEST(gpu_cholqr64_solve_blocks_and_f16) {
-    tcnla_handle_t g = gpu(), c;
+    tcnla_handle_t g = gt_gpu(), c;
     if (!g) SKIP("no GPU");
     tn_call_t cl;
     tn_call_init(&cl, g);
@@ -135,7 +119,7 @@ TEST(gpu_cholqr64_solve_blocks_and_f16) {
     float *Yc = malloc(sizeof(float) * LD * NMAX), *Yr = malloc(sizeof(float) * LD * NMAX);
     uint16_t *Y16 = malloc(2 * (size_t)M * NMAX), *d16 = NULL;
     tn_rand_normal(12, 0, 0, 1, (int64_t)LD * NMAX, Y0);
-    float *dY = to_dev(g, NULL, (size_t)LD * NMAX);
+    float *dY = gt_to_dev(g, NULL, (size_t)LD * NMAX);
     tcnla_malloc(g, (void **)&d16, 2 * (size_t)M * NMAX);
     for (size_t t = 0; t < sizeof ns / sizeof ns[0]; t++) {
         const int N = ns[t];
@@ -143,7 +127,7 @@ TEST(gpu_cholqr64_solve_blocks_and_f16) {
         memcpy(Yc, Y0, sizeof(float) * LD * N);
         CHECK_EQ_INT(tn_orthonormalize(&cl, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_ERROR, M, N, dY, LD, NULL, 0, NULL), 0);
         CHECK_EQ_INT(tcnla_orthonormalize(c, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_ERROR, M, N, Yc, LD, NULL, 0, NULL), 0);
-        to_host(g, Yr, dY, (size_t)LD * N);
+        gt_to_host(g, Yr, dY, (size_t)LD * N);
         double dq = 0;
         for (int j = 0; j < N; j++)
             for (int i = 0; i < M; i++) dq = fmax(dq, fabs((double)Yr[i + j * LD] - Yc[i + j * LD]));
@@ -154,12 +138,12 @@ TEST(gpu_cholqr64_solve_blocks_and_f16) {
             if (meth) { /* Householder's own Q as the reference */
                 tcnla_memcpy(g, dY, Y0, sizeof(float) * LD * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
                 CHECK_EQ_INT(tn_orthonormalize(&cl, om, TCNLA_BREAKDOWN_ERROR, M, N, dY, LD, NULL, 0, NULL), 0);
-                to_host(g, Yc, dY, (size_t)LD * N);
+                gt_to_host(g, Yc, dY, (size_t)LD * N);
                 ref = Yc;
             }
             tcnla_memcpy(g, dY, Y0, sizeof(float) * LD * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
             CHECK_EQ_INT(tn_orthonormalize_f16(&cl, om, TCNLA_BREAKDOWN_ERROR, M, N, dY, LD, d16, M), 0);
-            to_host(g, Y, dY, (size_t)LD * N);
+            gt_to_host(g, Y, dY, (size_t)LD * N);
             tcnla_memcpy(g, Y16, d16, 2 * (size_t)M * N, TCNLA_MEMCPY_HANDLE_TO_HOST);
             int bad = 0;
             for (int j = 0; j < N; j++) {
@@ -179,19 +163,19 @@ TEST(gpu_cholqr64_solve_blocks_and_f16) {
 }
 
 TEST(gpu_orth_methods_and_breakdown) {
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     enum { M = 2000, N = 40 };
     float *Y0 = malloc(sizeof(float) * M * N), *Y = malloc(sizeof(float) * M * N), R[N * N], Rh[N * N];
     tn_rand_normal(5, 1, 0, 1, M * N, Y0);
-    float *dY = to_dev(g, Y0, M * N), *dR = to_dev(g, NULL, N * N);
+    float *dY = gt_to_dev(g, Y0, M * N), *dR = gt_to_dev(g, NULL, N * N);
     for (int meth = 0; meth <= TCNLA_ORTH_CHOLQR2_FP64; meth++) {
         tcnla_memcpy(g, dY, Y0, sizeof(float) * M * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
         tcnla_orth_t used;
         int st = tcnla_orthonormalize(g, (tcnla_orth_t)meth, TCNLA_BREAKDOWN_ERROR, M, N, dY, M, dR, N, &used);
         CHECK_MSG(st == 0, "method %d: %s", meth, tcnla_strerror(st));
-        to_host(g, Y, dY, M * N);
-        to_host(g, Rh, dR, N * N);
+        gt_to_host(g, Y, dY, M * N);
+        gt_to_host(g, Rh, dR, N * N);
         double d = tu_orth_defect(Y, M, N);
         CHECK_MSG(d < (meth == TCNLA_ORTH_CHOLQR_FP32 ? 1e-4 : 2e-6), "method %d: |Q^TQ - I| = %.2e", meth, d);
         double worst = 0;
@@ -208,12 +192,12 @@ TEST(gpu_orth_methods_and_breakdown) {
     tcnla_memcpy(g, dY, Y0, sizeof(float) * M * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
     CHECK_EQ_INT(tcnla_orthonormalize(g, TCNLA_ORTH_CHOLQR2_FP64, TCNLA_BREAKDOWN_ERROR, M, N, dY, M, NULL, 0, NULL),
                  TCNLA_ERR_NUMERICAL);
-    to_host(g, Y, dY, M * N);
+    gt_to_host(g, Y, dY, M * N);
     CHECK(memcmp(Y, Y0, sizeof(float) * M * N) == 0);
     tcnla_orth_t used;
     CHECK(tcnla_orthonormalize(g, TCNLA_ORTH_CHOLQR_FP32, TCNLA_BREAKDOWN_RETRY, M, N, dY, M, NULL, 0, &used) == 0);
     CHECK(used == TCNLA_ORTH_HOUSEHOLDER);
-    to_host(g, Y, dY, M * N);
+    gt_to_host(g, Y, dY, M * N);
     for (int i = 0; i < M * N; i++) CHECK(isfinite(Y[i]));
     (void)R;
     tcnla_free(g, dY), tcnla_free(g, dR);
@@ -228,7 +212,7 @@ TEST(gpu_orth_methods_and_breakdown) {
  * (kappa about 1e6, though Cholesky itself is blind to column scaling); a
  * breakdown far from the first step; NaN input. */
 TEST(gpu_cholqr64_blocked_sizes) {
-    tcnla_handle_t g = gpu(), c;
+    tcnla_handle_t g = gt_gpu(), c;
     if (!g) SKIP("no GPU");
     tcnla_create(&c, TCNLA_BACKEND_CPU);
     enum { M = 3001, N = 300, LD = 3005 };
@@ -238,15 +222,15 @@ TEST(gpu_cholqr64_blocked_sizes) {
     tn_rand_normal(9, 1, 0, 1, (int64_t)LD * N, Y0);
     for (int j = 0; j < N; j++) /* column scales 1 .. 1e-6 */
         for (int i = 0; i < LD; i++) Y0[i + j * LD] *= (float)pow(10.0, -6.0 * j / (N - 1));
-    float *dY = to_dev(g, Y0, (size_t)LD * N), *dR = to_dev(g, NULL, (size_t)N * N);
+    float *dY = gt_to_dev(g, Y0, (size_t)LD * N), *dR = gt_to_dev(g, NULL, (size_t)N * N);
     for (int twice = 0; twice < 2; twice++) {
         const tcnla_orth_t meth = twice ? TCNLA_ORTH_CHOLQR2_FP64 : TCNLA_ORTH_CHOLQR_FP64;
         tcnla_memcpy(g, dY, Y0, sizeof(float) * LD * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
         memcpy(Yc, Y0, sizeof(float) * LD * N);
         CHECK_EQ_INT(tcnla_orthonormalize(g, meth, TCNLA_BREAKDOWN_ERROR, M, N, dY, LD, dR, N, NULL), 0);
         CHECK_EQ_INT(tcnla_orthonormalize(c, meth, TCNLA_BREAKDOWN_ERROR, M, N, Yc, LD, Rc, N, NULL), 0);
-        to_host(g, Y, dY, (size_t)LD * N);
-        to_host(g, Rg, dR, (size_t)N * N);
+        gt_to_host(g, Y, dY, (size_t)LD * N);
+        gt_to_host(g, Rg, dR, (size_t)N * N);
         double dq = 0, dr = 0, nr = 0;
         for (int j = 0; j < N; j++) {
             for (int i = 0; i < M; i++) dq = fmax(dq, fabs((double)Y[i + j * LD] - Yc[i + j * LD]));
@@ -274,7 +258,7 @@ TEST(gpu_cholqr64_blocked_sizes) {
     tcnla_memcpy(g, dY, Y0, sizeof(float) * LD * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
     CHECK_EQ_INT(tcnla_orthonormalize(g, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_ERROR, M, N, dY, LD, NULL, 0, NULL),
                  TCNLA_ERR_NUMERICAL);
-    to_host(g, Y, dY, (size_t)LD * N);
+    gt_to_host(g, Y, dY, (size_t)LD * N);
     CHECK(memcmp(Y, Y0, sizeof(float) * LD * N) == 0);
     /* NaN: reported, no retry, Y untouched */
     Y0[17 + 250 * LD] = NAN;
@@ -283,7 +267,7 @@ TEST(gpu_cholqr64_blocked_sizes) {
     CHECK_EQ_INT(tcnla_orthonormalize(g, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_RETRY, M, N, dY, LD, NULL, 0, &used),
                  TCNLA_ERR_NUMERICAL);
     CHECK(used == TCNLA_ORTH_CHOLQR_FP64);
-    to_host(g, Y, dY, (size_t)LD * N);
+    gt_to_host(g, Y, dY, (size_t)LD * N);
     CHECK(memcmp(Y, Y0, sizeof(float) * LD * N) == 0);
     tcnla_free(g, dY), tcnla_free(g, dR);
     free(Y0), free(Y), free(Yc), free(Rg), free(Rc);
@@ -301,7 +285,7 @@ TEST(gpu_cholqr64_blocked_sizes) {
  * at column p + 1 (info), at the first step (p = 5), at the start of a
  * later one (p = 128) and inside one (p = 150). */
 TEST(gpu_potrf_upper_same_bits_any_grid) {
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     struct tn_cuda_ctx *c = g->cuda;
     const int ns[] = {33, 100, 266, 300}, grids[5] = {1, 2, 3, 8, c->sm_count};
@@ -411,7 +395,7 @@ TEST(gpu_potrf_upper_same_bits_any_grid) {
  * exactly where the waiting call reported a breakdown (4, the loss alone,
  * where the pivots passed), then Y untouched, else the waiting call's bits. */
 TEST(gpu_cholqr64_guard_no_silent_loss) {
-    tcnla_handle_t g = gpu(), c;
+    tcnla_handle_t g = gt_gpu(), c;
     if (!g) SKIP("no GPU");
     tcnla_create(&c, TCNLA_BACKEND_CPU);
     tn_call_t cl;
@@ -426,7 +410,7 @@ TEST(gpu_cholqr64_guard_no_silent_loss) {
               *Yw = malloc(sizeof(float) * mn), *Yc = malloc(sizeof(float) * mn);
         double *sig = malloc(sizeof(double) * n);
         uint16_t *d16 = NULL;
-        float *dY = to_dev(g, NULL, mn), *dR = to_dev(g, NULL, (size_t)n * n);
+        float *dY = gt_to_dev(g, NULL, mn), *dR = gt_to_dev(g, NULL, (size_t)n * n);
         REQUIRE(tcnla_malloc(g, (void **)&d16, sizeof(uint16_t) * mn) == 0);
         for (int kk = 0; kk < 5; kk++)
             for (int seed = 0; seed < 2; seed++) {
@@ -446,7 +430,7 @@ TEST(gpu_cholqr64_guard_no_silent_loss) {
                                     : tcnla_orthonormalize(g, TCNLA_ORTH_CHOLQR_FP64,
                                                            TCNLA_BREAKDOWN_ERROR, m, n, dY, m,
                                                            v ? dR : NULL, n, NULL);
-                    to_host(g, v ? Y : Yw, dY, mn);
+                    gt_to_host(g, v ? Y : Yw, dY, mn);
                     if (v) {
                         CHECK_EQ_INT(stw[v], stw[0]);
                         if (stw[v]) CHECK(memcmp(Y, Y0, sizeof(float) * mn) == 0);
@@ -472,7 +456,7 @@ TEST(gpu_cholqr64_guard_no_silent_loss) {
                 CHECK_EQ_INT(str, 0);
                 CHECK(stw[0] ? used != TCNLA_ORTH_CHOLQR_FP64 : used == TCNLA_ORTH_CHOLQR_FP64);
                 if (str == 0) {
-                    to_host(g, Y, dY, mn);
+                    gt_to_host(g, Y, dY, mn);
                     const double d = tu_orth_defect(Y, m, n);
                     const double b = used == TCNLA_ORTH_CHOLQR_FP64     ? b64
                                      : used == TCNLA_ORTH_CHOLQR2_FP64 ? 0.05 * n * u32
@@ -485,7 +469,7 @@ TEST(gpu_cholqr64_guard_no_silent_loss) {
                                                           TCNLA_BREAKDOWN_ERROR, m, n, dY, m, NULL,
                                                           0, NULL),
                                      0);
-                        to_host(g, Yc, dY, mn);
+                        gt_to_host(g, Yc, dY, mn);
                         CHECK(memcmp(Y, Yc, sizeof(float) * mn) == 0);
                     }
                 }
@@ -496,7 +480,7 @@ TEST(gpu_cholqr64_guard_no_silent_loss) {
                         tcnla_memcpy(g, dY, Y0, sizeof(float) * mn, TCNLA_MEMCPY_HOST_TO_HANDLE);
                         st1 = tcnla_orthonormalize(g, TCNLA_ORTH_CHOLQR2_FP64, TCNLA_BREAKDOWN_ERROR,
                                                    m, n, dY, m, NULL, 0, NULL);
-                        to_host(g, Yw, dY, mn);
+                        gt_to_host(g, Yw, dY, mn);
                         if (st1 == 0)
                             CHECK(tu_orth_defect(Yw, m, n) <= 0.05 * n * u32);
                     }
@@ -507,7 +491,7 @@ TEST(gpu_cholqr64_guard_no_silent_loss) {
                                                                TN_DEFER_ORTH + 1);
                     REQUIRE(tn_defer_end(&cl, fl) == 0);
                     CHECK_EQ_INT(std, 0);
-                    to_host(g, Y, dY, mn);
+                    gt_to_host(g, Y, dY, mn);
                     const int f = fl[TN_DEFER_ORTH + 1];
                     CHECK_MSG((f != 0) == (st1 != 0), "%dx%d kappa %.0e method %d: flag %d, status %d",
                               m, n, kappa, meth, f, st1);
@@ -533,13 +517,13 @@ TEST(gpu_cholqr64_guard_no_silent_loss) {
  * same both ways, and under RETRY U with orthonormal columns, the same bits
  * both ways. */
 TEST(gpu_rsvd_cholqr64_guard) {
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     enum { N = 512, K = 12 };
     float *A = malloc(sizeof(float) * N * N), *U[2];
     double *sig = malloc(sizeof(double) * N);
-    float *dA = to_dev(g, NULL, (size_t)N * N), *dU = to_dev(g, NULL, (size_t)N * K),
-          *dVT = to_dev(g, NULL, (size_t)K * N), *dS = to_dev(g, NULL, K);
+    float *dA = gt_to_dev(g, NULL, (size_t)N * N), *dU = gt_to_dev(g, NULL, (size_t)N * K),
+          *dVT = gt_to_dev(g, NULL, (size_t)K * N), *dS = gt_to_dev(g, NULL, K);
     for (int j = 0; j < 2; j++) U[j] = malloc(sizeof(float) * N * K);
     for (int cs = 0; cs < 2; cs++) {
         if (cs == 0) {
@@ -559,7 +543,7 @@ TEST(gpu_rsvd_cholqr64_guard) {
                 GT_TUNE(g, defer, !j);
                 st[j] = tcnla_rsvd(g, &o, N, N, dA, N, dU, N, dS, dVT, K);
                 GT_TUNE(g, defer, 1);
-                to_host(g, U[j], dU, (size_t)N * K);
+                gt_to_host(g, U[j], dU, (size_t)N * K);
             }
             CHECK_EQ_INT(st[0], st[1]);
             printf("    %s, %s: status %d\n", cs ? "rank 6" : "exponential",
@@ -593,7 +577,7 @@ static double residual(const float *A, int m, int n, const float *U, const float
 }
 
 TEST(gpu_rsvd_tensor_core_matches_fp32_and_bound) {
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     const int N = 1024, k = 64, p = 10;
     double *sig = malloc(sizeof(double) * N);
@@ -607,8 +591,8 @@ TEST(gpu_rsvd_tensor_core_matches_fp32_and_bound) {
         if (i >= k) tail += sig[i] * sig[i];
     }
     const double opt = sqrt(tail / all), bound = sqrt(1.0 + (double)k / (p - 1)) * opt;
-    float *dA = to_dev(g, A, (size_t)N * N), *dU = to_dev(g, NULL, (size_t)N * k),
-          *dVT = to_dev(g, NULL, (size_t)k * N), *dS = to_dev(g, NULL, k);
+    float *dA = gt_to_dev(g, A, (size_t)N * N), *dU = gt_to_dev(g, NULL, (size_t)N * k),
+          *dVT = gt_to_dev(g, NULL, (size_t)k * N), *dS = gt_to_dev(g, NULL, k);
     const tcnla_gemm_method_t pm[3] = {TCNLA_GEMM_NATIVE_FP32, TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_SHGEMM_TF32};
     const tcnla_gemm_method_t gm[3] = {TCNLA_GEMM_NATIVE_FP32, TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_TCEC_TF32};
     double res[3];
@@ -619,7 +603,7 @@ TEST(gpu_rsvd_tensor_core_matches_fp32_and_bound) {
         o.random_format = TCNLA_FMT_FP16;
         int st = tcnla_rsvd(g, &o, N, N, dA, N, dU, N, dS, dVT, k);
         REQUIRE(st == 0);
-        to_host(g, U, dU, (size_t)N * k), to_host(g, VT, dVT, (size_t)k * N), to_host(g, S, dS, k);
+        gt_to_host(g, U, dU, (size_t)N * k), gt_to_host(g, VT, dVT, (size_t)k * N), gt_to_host(g, S, dS, k);
         res[v] = residual(A, N, N, U, S, VT, k);
         if (v == 0) { /* the same decomposition on the CPU: singular values agree */
             tcnla_handle_t c;
@@ -652,7 +636,7 @@ TEST(gpu_rsvd_tensor_core_matches_fp32_and_bound) {
  * same as with the path switched off, while the plain product's peak grows
  * by 2 bytes per element of A or more (the control, on Hopper only). */
 TEST(gpu_rsvd_memory_bound_without_presplit) {
-    tcnla_handle_t g0 = gpu();
+    tcnla_handle_t g0 = gt_gpu();
     if (!g0) SKIP("no GPU");
     tcnla_destroy(g0);
     /* l = k + p = 610 >= 512: the product A Omega alone would take the path */
@@ -661,10 +645,10 @@ TEST(gpu_rsvd_memory_bound_without_presplit) {
     gt_uniform(91, -1, 1, (int64_t)N * N, A);
     size_t peak_rsvd[2], peak_gemm[2];
     for (int ps = 0; ps < 2; ps++) {
-        tcnla_handle_t g = gpu();
+        tcnla_handle_t g = gt_gpu();
         GT_TUNE(g, sm90_presplit, ps);
-        float *dA = to_dev(g, A, (size_t)N * N), *dU = to_dev(g, NULL, (size_t)N * k),
-              *dVT = to_dev(g, NULL, (size_t)k * N), *dS = to_dev(g, NULL, k),
+        float *dA = gt_to_dev(g, A, (size_t)N * N), *dU = gt_to_dev(g, NULL, (size_t)N * k),
+              *dVT = gt_to_dev(g, NULL, (size_t)k * N), *dS = gt_to_dev(g, NULL, k),
               *dY = NULL, *dO = NULL;
         tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
         o.rank = k, o.oversampling = p;
@@ -676,10 +660,10 @@ TEST(gpu_rsvd_memory_bound_without_presplit) {
         tcnla_free(g, dY), tcnla_free(g, dO);
         tcnla_destroy(g);
         /* the control: Y = A O with O of 1024 columns (one slice), on a new handle */
-        g = gpu();
+        g = gt_gpu();
         GT_TUNE(g, sm90_presplit, ps);
-        dA = to_dev(g, A, (size_t)N * N), dY = to_dev(g, NULL, (size_t)N * 1024);
-        dO = to_dev(g, NULL, (size_t)N * 1024);
+        dA = gt_to_dev(g, A, (size_t)N * N), dY = gt_to_dev(g, NULL, (size_t)N * 1024);
+        dO = gt_to_dev(g, NULL, (size_t)N * 1024);
         CHECK(tcnla_random_fill(g, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP32, 3, 0, N, 1024, dO, N) == 0);
         CHECK(tcnla_reset_peak_memory(g) == 0);
         CHECK(tcnla_sgemm(g, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_N, TCNLA_OP_N, N, 1024, N, 1.0f, dA,
@@ -711,14 +695,14 @@ TEST(gpu_rsvd_memory_bound_without_presplit) {
  * (by default; rsvd_gram = 0: after W's QR) or the Jacobi path and still
  * meets the bound (eq. (4) plus FP32's floor) and the CPU's values. */
 TEST(gpu_rsvd_small_svd_paths_agree) {
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     const int N = 512, k = 32, p = 8;
     double *sig = malloc(sizeof(double) * N);
     float *A = malloc(sizeof(float) * N * N), *U = malloc(sizeof(float) * N * k),
           *VT = malloc(sizeof(float) * k * N), S[2][32], Sc[32];
-    float *dA = to_dev(g, NULL, (size_t)N * N), *dU = to_dev(g, NULL, (size_t)N * k),
-          *dVT = to_dev(g, NULL, (size_t)k * N), *dS = to_dev(g, NULL, k);
+    float *dA = gt_to_dev(g, NULL, (size_t)N * N), *dU = gt_to_dev(g, NULL, (size_t)N * k),
+          *dVT = gt_to_dev(g, NULL, (size_t)k * N), *dS = gt_to_dev(g, NULL, k);
     tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
     o.rank = k, o.oversampling = p, o.power_iters = 2;
     for (int c = 0; c < 2; c++) {
@@ -742,8 +726,8 @@ TEST(gpu_rsvd_small_svd_paths_agree) {
             REQUIRE(tcnla_rsvd(g, &o, N, N, dA, N, dU, N, dS, dVT, k) == 0);
             GT_TUNE(g, small_svd_jacobi, 0);
             GT_TUNE(g, rsvd_gram, 1);
-            to_host(g, U, dU, (size_t)N * k), to_host(g, VT, dVT, (size_t)k * N),
-                to_host(g, j < 2 ? S[j] : S2, dS, k);
+            gt_to_host(g, U, dU, (size_t)N * k), gt_to_host(g, VT, dVT, (size_t)k * N),
+                gt_to_host(g, j < 2 ? S[j] : S2, dS, k);
             res[j] = residual(A, N, N, U, j < 2 ? S[j] : S2, VT, k);
             double orth = 0; /* V's orthogonality, every path */
             for (int a = 0; a < k; a++)
@@ -792,7 +776,7 @@ TEST(gpu_rsvd_small_svd_paths_agree) {
  * 448: each of its kernels, 9, 12 and 14 slots, at the ends of its range). */
 TEST(gpu_syev_fast_matches_syevd) {
 #ifdef TCNLA_HAVE_CUDA
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     int dev = 0, major = 0;
     cudaGetDevice(&dev);
@@ -878,13 +862,13 @@ TEST(gpu_syev_fast_matches_syevd) {
  * NaN in W, give TN_GRAM_NOT_TAKEN with nothing written. */
 TEST(gpu_rsvd_svd_from_gram) {
 #ifdef TCNLA_HAVE_CUDA
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     const int n = 700, l = 40;
     float *W = malloc(sizeof(float) * n * l), *X = malloc(sizeof(float) * l * l),
           *VT = malloc(sizeof(float) * l * n), S[40];
-    float *dW = to_dev(g, NULL, (size_t)n * l), *dX = to_dev(g, NULL, (size_t)l * l),
-          *dVT = to_dev(g, NULL, (size_t)l * n), *dS = to_dev(g, NULL, l);
+    float *dW = gt_to_dev(g, NULL, (size_t)n * l), *dX = gt_to_dev(g, NULL, (size_t)l * l),
+          *dVT = gt_to_dev(g, NULL, (size_t)l * n), *dS = gt_to_dev(g, NULL, l);
     for (int c = 0; c < 3; c++) {
         const double span = c == 1 ? 1e-6 : 1e-3; /* of the column scales */
         gt_uniform(200 + c, -1, 1, (int64_t)n * l, W);
@@ -899,7 +883,7 @@ TEST(gpu_rsvd_svd_from_gram) {
         if (c == 1) GT_TUNE(g, small_svd_deflate, 0);
         const int st = tn_cuda_svd_from_gram(g, n, l, l, dW, n, dX, dS, dVT, l);
         GT_TUNE(g, small_svd_deflate, 1);
-        to_host(g, VT, dVT, (size_t)l * n);
+        gt_to_host(g, VT, dVT, (size_t)l * n);
         if (c > 0) {
             CHECK_EQ_INT(st, TN_GRAM_NOT_TAKEN);
             int untouched = 1;
@@ -908,7 +892,7 @@ TEST(gpu_rsvd_svd_from_gram) {
             continue;
         }
         REQUIRE(st == 0);
-        to_host(g, X, dX, (size_t)l * l), to_host(g, S, dS, l);
+        gt_to_host(g, X, dX, (size_t)l * l), gt_to_host(g, S, dS, l);
         double num = 0, den = 0, orth_v = 0, orth_x = 0;
         for (int j = 0; j < n; j++)
             for (int i = 0; i < l; i++) { /* W^T(i, j) = sum_p X(i, p) S(p) VT(p, j) */
@@ -954,12 +938,12 @@ TEST(gpu_rsvd_svd_from_gram) {
  * TCNLA_ERR_RANGE), and every product in TCNLA_GEMM_FP16 (case 4, the F16
  * kind, where the bounded pass decides): the same bits or status. */
 TEST(gpu_rsvd_deferred_same_as_waiting) {
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     const int N = 384, k = 8, p = 8, rank = 5;
     float *A = malloc(sizeof(float) * N * N), *U[2], *VT[2], S[2][8];
-    float *dA = to_dev(g, NULL, (size_t)N * N), *dU = to_dev(g, NULL, (size_t)N * k),
-          *dVT = to_dev(g, NULL, (size_t)k * N), *dS = to_dev(g, NULL, k);
+    float *dA = gt_to_dev(g, NULL, (size_t)N * N), *dU = gt_to_dev(g, NULL, (size_t)N * k),
+          *dVT = gt_to_dev(g, NULL, (size_t)k * N), *dS = gt_to_dev(g, NULL, k);
     for (int j = 0; j < 2; j++)
         U[j] = malloc(sizeof(float) * N * k), VT[j] = malloc(sizeof(float) * k * N);
     double *sig = malloc(sizeof(double) * N);
@@ -996,8 +980,8 @@ TEST(gpu_rsvd_deferred_same_as_waiting) {
             st[j] = tcnla_rsvd(g, &o, N, N, dA, N, dU, N, dS, dVT, k);
             GT_TUNE(g, defer, 1);
             GT_TUNE(g, trust_bounded, 1);
-            to_host(g, U[j], dU, (size_t)N * k), to_host(g, VT[j], dVT, (size_t)k * N),
-                to_host(g, S[j], dS, k);
+            gt_to_host(g, U[j], dU, (size_t)N * k), gt_to_host(g, VT[j], dVT, (size_t)k * N),
+                gt_to_host(g, S[j], dS, k);
         }
         CHECK_EQ_INT(st[0], st[1]);
         if (c == 2) {
@@ -1030,7 +1014,7 @@ TEST(gpu_rsvd_deferred_same_as_waiting) {
  * slabs of one, 1 and 64 columns: each element the FP16 rounding of the
  * exact value to within the FP32 product's error, rows past m left alone. */
 TEST(gpu_lra_residual16_slabs) {
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     tn_call_t cl;
     tn_call_init(&cl, g);
@@ -1047,8 +1031,8 @@ TEST(gpu_lra_residual16_slabs) {
         X[i] = tcnla_f16_to_f32(tcnla_f32_to_f16((float)((i * 31 % 97) - 48) / 13.0f, TCNLA_ROUND_RN));
     for (int i = 0; i < N * KMAX; i++)
         Y[i] = tcnla_f16_to_f32(tcnla_f32_to_f16((float)((i * 17 % 89) - 44) / 11.0f, TCNLA_ROUND_RN));
-    float *dA = to_dev(g, A, (size_t)LDA * N), *dX = to_dev(g, X, (size_t)MMAX * KMAX),
-          *dY = to_dev(g, Y, (size_t)N * KMAX);
+    float *dA = gt_to_dev(g, A, (size_t)LDA * N), *dX = gt_to_dev(g, X, (size_t)MMAX * KMAX),
+          *dY = gt_to_dev(g, Y, (size_t)N * KMAX);
     uint16_t *dD = NULL;
     REQUIRE(tcnla_malloc(g, (void **)&dD, 2 * (size_t)LDD * N) == 0);
     const int cm[3] = {MMAX, 1000, 1000}, ck[3] = {37, 37, KMAX};
@@ -1089,14 +1073,14 @@ TEST(gpu_lra_residual16_slabs) {
 }
 
 TEST(gpu_lra_refinement_and_hosvd) {
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     enum { M = 768, N = 640, K = 16 };
     float *A = malloc(sizeof(float) * M * N), *X = malloc(sizeof(float) * M * 3 * K),
           *Y = malloc(sizeof(float) * N * 3 * K);
     tn_testmat_lowrank(M, N, K, 4, A, M);
-    float *dA = to_dev(g, A, (size_t)M * N), *dX = to_dev(g, NULL, (size_t)M * 3 * K),
-          *dY = to_dev(g, NULL, (size_t)N * 3 * K);
+    float *dA = gt_to_dev(g, A, (size_t)M * N), *dX = gt_to_dev(g, NULL, (size_t)M * 3 * K),
+          *dY = gt_to_dev(g, NULL, (size_t)N * 3 * K);
     double e[2];
     for (int refine = 0; refine < 2; refine++) {
         tcnla_lra_opts_t o = tcnla_lra_opts_default();
@@ -1105,7 +1089,7 @@ TEST(gpu_lra_refinement_and_hosvd) {
         int st = tcnla_lra(g, &o, M, N, dA, M, dX, M, dY, N);
         REQUIRE(st == 0);
         int r = (int)tcnla_lra_out_rank(&o);
-        to_host(g, X, dX, (size_t)M * r), to_host(g, Y, dY, (size_t)N * r);
+        gt_to_host(g, X, dX, (size_t)M * r), gt_to_host(g, Y, dY, (size_t)N * r);
         double num = 0, den = 0;
         for (int j = 0; j < N; j++)
             for (int i = 0; i < M; i++) {
@@ -1126,16 +1110,16 @@ TEST(gpu_lra_refinement_and_hosvd) {
     const int64_t tot = 96 * 80 * 64;
     float *T = malloc(sizeof(float) * tot), core[12 * 10 * 8], *Qh[3], *Qd[3];
     tn_testmat_tucker(3, dims, ranks, 2, 5, T);
-    float *dT = to_dev(g, T, (size_t)tot), *dcore = to_dev(g, NULL, 960);
+    float *dT = gt_to_dev(g, T, (size_t)tot), *dcore = gt_to_dev(g, NULL, 960);
     for (int i = 0; i < 3; i++) {
         Qh[i] = malloc(sizeof(float) * dims[i] * ranks[i]);
-        Qd[i] = to_dev(g, NULL, (size_t)(dims[i] * ranks[i]));
+        Qd[i] = gt_to_dev(g, NULL, (size_t)(dims[i] * ranks[i]));
     }
     tcnla_hosvd_opts_t ho = tcnla_hosvd_opts_default();
     for (int i = 0; i < 3; i++) ho.ranks[i] = ranks[i];
     REQUIRE(tcnla_hosvd(g, &ho, 3, dims, dT, dcore, Qd) == 0);
-    to_host(g, core, dcore, 960);
-    for (int i = 0; i < 3; i++) to_host(g, Qh[i], Qd[i], (size_t)(dims[i] * ranks[i]));
+    gt_to_host(g, core, dcore, 960);
+    for (int i = 0; i < 3; i++) gt_to_host(g, Qh[i], Qd[i], (size_t)(dims[i] * ranks[i]));
     /* reconstruct element by element */
     double num = 0, den = 0;
     for (int64_t c3 = 0; c3 < 64; c3++)
@@ -1164,7 +1148,7 @@ TEST(gpu_lra_refinement_and_hosvd) {
  * a product's operand checks raise the NaN / range flags instead of
  * waiting, and on clean operands the product is the waiting one's. */
 TEST(gpu_deferred_verdicts_flags_and_bits) {
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     tn_call_t cl;
     tn_call_init(&cl, g);
@@ -1172,7 +1156,7 @@ TEST(gpu_deferred_verdicts_flags_and_bits) {
     float *Y0 = malloc(sizeof(float) * M * N), *Y = malloc(sizeof(float) * M * N),
           *Yw = malloc(sizeof(float) * M * N);
     tn_rand_normal(11, 1, 0, 1, M * N, Y0);
-    float *dY = to_dev(g, Y0, M * N);
+    float *dY = gt_to_dev(g, Y0, M * N);
     int fl[TN_DEFER_SLOTS];
     for (int meth = TCNLA_ORTH_CHOLQR_FP64; meth <= TCNLA_ORTH_CHOLQR2_FP64; meth++) {
         for (int c = 0; c < 3; c++) { /* clean, a repeated column, NaN */
@@ -1184,14 +1168,14 @@ TEST(gpu_deferred_verdicts_flags_and_bits) {
             tcnla_memcpy(g, dY, Yc, sizeof(float) * M * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
             const int stw = tn_orthonormalize(&cl, (tcnla_orth_t)meth, TCNLA_BREAKDOWN_ERROR, M, N,
                                                  dY, M, NULL, 0, NULL);
-            to_host(g, Yw, dY, M * N);
+            gt_to_host(g, Yw, dY, M * N);
             tcnla_memcpy(g, dY, Yc, sizeof(float) * M * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
             REQUIRE(tn_defer_begin(&cl) == 0);
             const int std = tn_orthonormalize_deferred(&cl, (tcnla_orth_t)meth, M, N, dY, M,
                                                        TN_DEFER_ORTH + 3);
             REQUIRE(tn_defer_end(&cl, fl) == 0);
             CHECK_EQ_INT(std, 0);
-            to_host(g, Y, dY, M * N);
+            gt_to_host(g, Y, dY, M * N);
             const int f = fl[TN_DEFER_ORTH + 3];
             for (int s = 0; s < TN_DEFER_SLOTS; s++)
                 if (s != TN_DEFER_ORTH + 3) CHECK_EQ_INT(fl[s], 0);
@@ -1219,7 +1203,7 @@ TEST(gpu_deferred_verdicts_flags_and_bits) {
     float *B = malloc(sizeof(float) * M * 8), *C = malloc(sizeof(float) * N * 8),
           *Cw = malloc(sizeof(float) * N * 8);
     tn_rand_normal(12, 1, 0, 1, M * 8, B);
-    float *dB = to_dev(g, B, M * 8), *dC = to_dev(g, NULL, N * 8);
+    float *dB = gt_to_dev(g, B, M * 8), *dC = gt_to_dev(g, NULL, N * 8);
     for (int c = 0; c < 3; c++) { /* clean, NaN in A, a tiny row */
         float *Ac = malloc(sizeof(float) * M * N);
         memcpy(Ac, Y0, sizeof(float) * M * N);
@@ -1230,13 +1214,13 @@ TEST(gpu_deferred_verdicts_flags_and_bits) {
         CHECK(tcnla_set_range_policy(g, TCNLA_RANGE_FALLBACK) == 0);
         REQUIRE(tn_sgemm(&cl, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_T, TCNLA_OP_N, N, 8, M, 1.0f, dY, M,
                             dB, NULL, M, 0.0f, dC, N) == 0);
-        to_host(g, Cw, dC, N * 8);
+        gt_to_host(g, Cw, dC, N * 8);
         REQUIRE(tn_defer_begin(&cl) == 0);
         const int st = tn_sgemm(&cl, TCNLA_GEMM_TCEC_FP16, TCNLA_OP_T, TCNLA_OP_N, N, 8, M, 1.0f,
                                    dY, M, dB, NULL, M, 0.0f, dC, N);
         REQUIRE(tn_defer_end(&cl, fl) == 0);
         CHECK_EQ_INT(st, 0);
-        to_host(g, C, dC, N * 8);
+        gt_to_host(g, C, dC, N * 8);
         CHECK_EQ_INT(fl[TN_DEFER_GEMM], 0);
         CHECK_EQ_INT(fl[TN_DEFER_GEMM + 1], c == 1);
         CHECK_EQ_INT(fl[TN_DEFER_GEMM + 2], c == 2);
@@ -1255,15 +1239,15 @@ TEST(gpu_deferred_verdicts_flags_and_bits) {
  * retried); with a NaN; with a row of tiny elements under both range
  * policies. */
 TEST(gpu_hosvd_deferred_same_as_waiting) {
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     const int64_t dims[3] = {72, 64, 40}, ranks[3] = {10, 9, 8};
     const int64_t tot = 72 * 64 * 40, csz = 10 * 9 * 8;
     float *T = malloc(sizeof(float) * tot), *Tc = malloc(sizeof(float) * tot);
     float *out[2][4];
     tn_testmat_tucker(3, dims, ranks, 2, 5, T);
-    float *dT = to_dev(g, NULL, (size_t)tot), *dcore = to_dev(g, NULL, csz), *Qd[3];
-    for (int i = 0; i < 3; i++) Qd[i] = to_dev(g, NULL, (size_t)(dims[i] * ranks[i]));
+    float *dT = gt_to_dev(g, NULL, (size_t)tot), *dcore = gt_to_dev(g, NULL, csz), *Qd[3];
+    for (int i = 0; i < 3; i++) Qd[i] = gt_to_dev(g, NULL, (size_t)(dims[i] * ranks[i]));
     for (int w = 0; w < 2; w++) {
         out[w][3] = malloc(sizeof(float) * csz);
         for (int i = 0; i < 3; i++) out[w][i] = malloc(sizeof(float) * dims[i] * ranks[i]);
@@ -1288,8 +1272,8 @@ TEST(gpu_hosvd_deferred_same_as_waiting) {
             tcnla_hosvd_opts_t o = tcnla_hosvd_opts_default();
             for (int i = 0; i < 3; i++) o.ranks[i] = ranks[i];
             st[w] = tcnla_hosvd(g, &o, 3, dims, dT, dcore, Qd);
-            to_host(g, out[w][3], dcore, csz);
-            for (int i = 0; i < 3; i++) to_host(g, out[w][i], Qd[i], (size_t)(dims[i] * ranks[i]));
+            gt_to_host(g, out[w][3], dcore, csz);
+            for (int i = 0; i < 3; i++) gt_to_host(g, out[w][i], Qd[i], (size_t)(dims[i] * ranks[i]));
         }
         printf("    %s: status %d / %d\n", names[c], st[0], st[1]);
         CHECK_MSG(st[0] == st[1], "%s: status %d waiting, %d deferred", names[c], st[0], st[1]);
@@ -1318,7 +1302,7 @@ TEST(gpu_hosvd_deferred_same_as_waiting) {
  * slices of whole slabs; then a whole tcnla_hosvd call against
  * the tuning's hosvd_fuse = 0. */
 TEST(gpu_hosvd_fused_pass_same_bits) {
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     tn_call_t cl;
     tn_call_init(&cl, g);
@@ -1330,9 +1314,9 @@ TEST(gpu_hosvd_fused_pass_same_bits) {
     float *A = malloc(sizeof(float) * I1 * rest), *Qh = malloc(sizeof(float) * I1 * J1);
     tn_rand_normal(21, 1, 0, 1, I1 * rest, A);
     tn_rand_normal(22, 1, 0, 1, I1 * J1, Qh);
-    float *dA = to_dev(g, A, (size_t)(I1 * rest)), *dQ = to_dev(g, Qh, (size_t)(I1 * J1));
-    float *dO = to_dev(g, NULL, (size_t)(rest * J1)), *dO2 = to_dev(g, NULL, (size_t)(rest * J1));
-    float *dW = to_dev(g, NULL, (size_t)(I2 * J2)), *dW2 = to_dev(g, NULL, (size_t)(I2 * J2));
+    float *dA = gt_to_dev(g, A, (size_t)(I1 * rest)), *dQ = gt_to_dev(g, Qh, (size_t)(I1 * J1));
+    float *dO = gt_to_dev(g, NULL, (size_t)(rest * J1)), *dO2 = gt_to_dev(g, NULL, (size_t)(rest * J1));
+    float *dW = gt_to_dev(g, NULL, (size_t)(I2 * J2)), *dW2 = gt_to_dev(g, NULL, (size_t)(I2 * J2));
     uint16_t *dOm = NULL;
     REQUIRE(tcnla_malloc(g, (void **)&dOm, sizeof(uint16_t) * (size_t)(I1 * T * J2)) == 0);
     REQUIRE(tn_random_fill(&cl, TCNLA_RAND_GAUSSIAN, TCNLA_FMT_FP16, 1, 3, 1, I1 * T, J2, dOm, I1 * T) == 0);
@@ -1349,8 +1333,8 @@ TEST(gpu_hosvd_fused_pass_same_bits) {
     tn_untrust(&cl);
     float *o1 = malloc(sizeof(float) * rest * J1), *o2 = malloc(sizeof(float) * rest * J1);
     float *w1 = malloc(sizeof(float) * I2 * J2), *w2 = malloc(sizeof(float) * I2 * J2);
-    to_host(g, o1, dO, (size_t)(rest * J1)), to_host(g, o2, dO2, (size_t)(rest * J1));
-    to_host(g, w1, dW, (size_t)(I2 * J2)), to_host(g, w2, dW2, (size_t)(I2 * J2));
+    gt_to_host(g, o1, dO, (size_t)(rest * J1)), gt_to_host(g, o2, dO2, (size_t)(rest * J1));
+    gt_to_host(g, w1, dW, (size_t)(I2 * J2)), gt_to_host(g, w2, dW2, (size_t)(I2 * J2));
     int64_t bad_o = 0, bad_w = 0;
     for (int64_t i = 0; i < rest * J1; i++) bad_o += memcmp(&o1[i], &o2[i], 4) != 0;
     for (int64_t i = 0; i < I2 * J2; i++) bad_w += memcmp(&w1[i], &w2[i], 4) != 0;
@@ -1372,18 +1356,18 @@ TEST(gpu_hosvd_fused_pass_same_bits) {
     const int64_t dims[3] = {128, 72, 40}, ranks[3] = {10, 9, 8}, tot = 128 * 72 * 40, csz = 720;
     float *Tt = malloc(sizeof(float) * tot), *out[2][4];
     tn_testmat_tucker(3, dims, ranks, 2, 6, Tt);
-    float *dT = to_dev(g, Tt, (size_t)tot), *dcore = to_dev(g, NULL, csz), *Qd[3];
-    for (int i = 0; i < 3; i++) Qd[i] = to_dev(g, NULL, (size_t)(dims[i] * ranks[i]));
+    float *dT = gt_to_dev(g, Tt, (size_t)tot), *dcore = gt_to_dev(g, NULL, csz), *Qd[3];
+    for (int i = 0; i < 3; i++) Qd[i] = gt_to_dev(g, NULL, (size_t)(dims[i] * ranks[i]));
     for (int w = 0; w < 2; w++) {
         GT_TUNE(g, hosvd_fuse, w);
         tcnla_hosvd_opts_t o = tcnla_hosvd_opts_default();
         for (int i = 0; i < 3; i++) o.ranks[i] = ranks[i];
         CHECK_EQ_INT(tcnla_hosvd(g, &o, 3, dims, dT, dcore, Qd), 0);
         out[w][3] = malloc(sizeof(float) * csz);
-        to_host(g, out[w][3], dcore, csz);
+        gt_to_host(g, out[w][3], dcore, csz);
         for (int i = 0; i < 3; i++) {
             out[w][i] = malloc(sizeof(float) * dims[i] * ranks[i]);
-            to_host(g, out[w][i], Qd[i], (size_t)(dims[i] * ranks[i]));
+            gt_to_host(g, out[w][i], Qd[i], (size_t)(dims[i] * ranks[i]));
         }
     }
     GT_TUNE(g, hosvd_fuse, 1);
@@ -1427,7 +1411,7 @@ static void ssvd_r32(int l, const double *M, float *R, double *Mw) {
  * the deflated Gram path on such R (values to 1e-6 of dgesvj's).
  * gesvdj's (TN_SSVD_GESVDJ) error is printed, not checked. */
 TEST(gpu_small_svd_jacobi_matches_reference) {
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     const int ls[] = {64, 266, 512, 1024};
     for (int t = 0; t < 4; t++) {
@@ -1443,16 +1427,16 @@ TEST(gpu_small_svd_jacobi_matches_reference) {
         int swr = 0;
         REQUIRE(tn_jsvd_ref(l, k, Mw, NULL, Ur, sr, Vr, &swr, 0) == TCNLA_SUCCESS);
         const int exact = l <= 512 && ssvd_exact(l, Mw, sx) == 0;
-        float *dR = to_dev(g, R, ll), *dU = to_dev(g, NULL, ll), *dV = to_dev(g, NULL, ll),
-              *dS = to_dev(g, NULL, k);
+        float *dR = gt_to_dev(g, R, ll), *dU = gt_to_dev(g, NULL, ll), *dV = gt_to_dev(g, NULL, ll),
+              *dS = gt_to_dev(g, NULL, k);
         const int paths[4] = {TN_SSVD_JACOBI_PLAIN, TN_SSVD_JACOBI, TN_SSVD_AUTO, TN_SSVD_GESVDJ};
         for (int pi = 0; pi < 4; pi++) {
             const int st = tn_cuda_small_svd_path(g, paths[pi], l, k, dR, dU, dV, dS, 0);
             const int ran = g->cuda->ssvd.path, sw = g->cuda->ssvd.sweeps;
             CHECK_MSG(st == TCNLA_SUCCESS, "l %d path %d: status %d", l, paths[pi], st);
             if (st) continue;
-            to_host(g, Ug, dU, (size_t)l * k), to_host(g, Vg, dV, (size_t)l * k);
-            to_host(g, Sg, dS, k);
+            gt_to_host(g, Ug, dU, (size_t)l * k), gt_to_host(g, Vg, dV, (size_t)l * k);
+            gt_to_host(g, Sg, dS, k);
             double dsr = 0, dsx = 0, du = 0, dv = 0;
             for (int j = 0; j < k; j++) {
                 dsr = ssvd_max(dsr, fabs(Sg[j] - sr[j]) / sr[j]);
@@ -1501,7 +1485,7 @@ TEST(gpu_small_svd_jacobi_matches_reference) {
  * path, the deflated one not tried either: status as gesvdj gives it, nothing crashes), l = 1 (exact), l past
  * TN_JSVD_MAXL (gesvdj without trying), scale_vk. */
 TEST(gpu_small_svd_jacobi_refusals) {
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     const int l = 40, k = 30;
     double *M = malloc(sizeof(double) * 2 * l * l);
@@ -1511,8 +1495,8 @@ TEST(gpu_small_svd_jacobi_refusals) {
     CHECK_EQ_INT(ssvd_graded(l, k, 7.0, l, 2, M), 0);
     ssvd_r32(l, M, R, M + l * l);
     R[5 + 7 * l] = NAN;
-    float *dR = to_dev(g, R, l * l), *dU = to_dev(g, NULL, l * l), *dV = to_dev(g, NULL, l * l),
-          *dS = to_dev(g, NULL, l);
+    float *dR = gt_to_dev(g, R, l * l), *dU = gt_to_dev(g, NULL, l * l), *dV = gt_to_dev(g, NULL, l * l),
+          *dS = gt_to_dev(g, NULL, l);
     for (int p = TN_SSVD_AUTO; p <= TN_SSVD_JACOBI_PLAIN; p++) {
         const int st = tn_cuda_small_svd_path(g, p, l, k, dR, dU, dV, dS, 0);
         printf("    NaN, path %d: status %d, ran %d, Jacobi refused %d\n", p, st,
@@ -1526,13 +1510,13 @@ TEST(gpu_small_svd_jacobi_refusals) {
     CHECK_EQ_INT(tn_cuda_small_svd_path(g, TN_SSVD_JACOBI_PLAIN, 1, 1, dR, dU, dV, dS, 1), 0);
     CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_JACOBI);
     float u1 = 0, v1 = 0, s1 = 0;
-    to_host(g, &u1, dU, 1), to_host(g, &v1, dV, 1), to_host(g, &s1, dS, 1);
+    gt_to_host(g, &u1, dU, 1), gt_to_host(g, &v1, dV, 1), gt_to_host(g, &s1, dS, 1);
     CHECK(s1 == 2.5f && u1 == -1.0f && v1 == 2.5f);
     /* scale_vk on graded R: Vk = V diag(s) */
     R[5 + 7 * l] = (float)M[7 + 5 * l];
     tcnla_memcpy(g, dR, R, sizeof(float) * l * l, TCNLA_MEMCPY_HOST_TO_HANDLE);
     CHECK_EQ_INT(tn_cuda_small_svd_path(g, TN_SSVD_JACOBI_PLAIN, l, k, dR, dU, dV, dS, 1), 0);
-    to_host(g, V, dV, l * k), to_host(g, S, dS, k);
+    gt_to_host(g, V, dV, l * k), gt_to_host(g, S, dS, k);
     for (int j = 0; j < k; j++) {
         double nv = 0;
         for (int i = 0; i < l; i++) nv += (double)V[i + j * l] * V[i + j * l];
@@ -1545,8 +1529,8 @@ TEST(gpu_small_svd_jacobi_refusals) {
     float *Rb = calloc((size_t)lb * lb, sizeof(float));
     REQUIRE(Rb);
     for (int i = 0; i < lb; i++) Rb[i + (size_t)i * lb] = 1.0f / (1 + i);
-    float *dRb = to_dev(g, Rb, (size_t)lb * lb), *dUb = to_dev(g, NULL, (size_t)lb * 4),
-          *dVb = to_dev(g, NULL, (size_t)lb * 4);
+    float *dRb = gt_to_dev(g, Rb, (size_t)lb * lb), *dUb = gt_to_dev(g, NULL, (size_t)lb * 4),
+          *dVb = gt_to_dev(g, NULL, (size_t)lb * 4);
     CHECK_EQ_INT(tn_cuda_small_svd_path(g, TN_SSVD_JACOBI, lb, 4, dRb, dUb, dVb, NULL, 0), 0);
     CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_GESVDJ);
     CHECK_EQ_INT(g->cuda->ssvd.jacobi_refused, 0);
@@ -1563,7 +1547,7 @@ TEST(gpu_small_svd_jacobi_refusals) {
  * the result (values to 1e-6 s_j + 1e-10 s_1 of dgesvj's) and the report
  * says so. */
 TEST(gpu_small_svd_jacobi_planted_faults_fall_back) {
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     const int l = 130, k = 120;
     const size_t ll = (size_t)l * l;
@@ -1573,8 +1557,8 @@ TEST(gpu_small_svd_jacobi_planted_faults_fall_back) {
     CHECK_EQ_INT(ssvd_graded(l, k, 7.0, l, 3, M), 0);
     ssvd_r32(l, M, R, M + ll);
     CHECK_EQ_INT(ssvd_exact(l, M + ll, sx), 0);
-    float *dR = to_dev(g, R, ll), *dU = to_dev(g, NULL, ll), *dV = to_dev(g, NULL, ll),
-          *dS = to_dev(g, NULL, l);
+    float *dR = gt_to_dev(g, R, ll), *dU = gt_to_dev(g, NULL, ll), *dV = gt_to_dev(g, NULL, ll),
+          *dS = gt_to_dev(g, NULL, l);
     for (int fault = 1; fault <= 2; fault++) {
         g->cuda->ssvd.fault = fault;
         const int st = tn_cuda_small_svd_path(g, TN_SSVD_JACOBI_PLAIN, l, k, dR, dU, dV, dS, 0);
@@ -1586,7 +1570,7 @@ TEST(gpu_small_svd_jacobi_planted_faults_fall_back) {
         CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_GESVDJ);
         CHECK_EQ_INT(g->cuda->ssvd.jacobi_refused, 1);
         CHECK(g->cuda->ssvd.refusal & (fault == 1 ? 16 : 2));
-        to_host(g, S, dS, k);
+        gt_to_host(g, S, dS, k);
         double e = 0;
         for (int j = 0; j < k; j++)
             e = ssvd_max(e, fabs(S[j] - sx[j]) / (1e-6 * sx[j] + 1e-10 * sx[0]));
@@ -1605,7 +1589,7 @@ TEST(gpu_small_svd_jacobi_planted_faults_fall_back) {
  * orthonormal and the values are within 1e-5 s_1 of the exact ones (the
  * bound the CPU comparison of gpu_rsvd_small_svd_paths_agree uses). */
 TEST(gpu_rsvd_deep_decay_small_svd_paths) {
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     const int N = 2048, k = 256, p = 10;
     double *sig = malloc(sizeof(double) * N);
@@ -1623,8 +1607,8 @@ TEST(gpu_rsvd_deep_decay_small_svd_paths) {
      * growing like sqrt(k) */
     const double bound =
         sqrt(1.0 + (double)k / (p - 1)) * sqrt(tail / all) + 4e-7 * sqrt(k / 32.0);
-    float *dA = to_dev(g, A, (size_t)N * N), *dU = to_dev(g, NULL, (size_t)N * k),
-          *dVT = to_dev(g, NULL, (size_t)k * N), *dS = to_dev(g, NULL, k);
+    float *dA = gt_to_dev(g, A, (size_t)N * N), *dU = gt_to_dev(g, NULL, (size_t)N * k),
+          *dVT = gt_to_dev(g, NULL, (size_t)k * N), *dS = gt_to_dev(g, NULL, k);
     for (int mode = 0; mode < 3; mode++) { /* default, Jacobi forced, deflated path off */
     const int jac = mode == 1;
     GT_TUNE(g, small_svd_jacobi, jac);
@@ -1638,7 +1622,7 @@ TEST(gpu_rsvd_deep_decay_small_svd_paths) {
                                      : mode == 0 ? TN_SSVD_RAN_DEFLATE
                                                  : TN_SSVD_RAN_GESVDJ);
     CHECK_EQ_INT(g->cuda->ssvd.jacobi_refused, 0);
-    to_host(g, U, dU, (size_t)N * k), to_host(g, VT, dVT, (size_t)k * N), to_host(g, S, dS, k);
+    gt_to_host(g, U, dU, (size_t)N * k), gt_to_host(g, VT, dVT, (size_t)k * N), gt_to_host(g, S, dS, k);
     const double res = residual(A, N, N, U, S, VT, k);
     double orth = 0;
     for (int a = 0; a < k; a++)
@@ -1705,7 +1689,7 @@ static double residual_cols(const float *A, int64_t m, int64_t n, const float *U
  * the projection in TCEC_FP16 (the choice does not depend on it), the
  * SHGEMM_FP16 bit. */
 TEST(gpu_rsvd_power_shgemm_deep_decay) {
-    tcnla_handle_t g = gpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     const int64_t m = 4096, n = 2048, k = 128, p = 10, r = 4 * k + 64;
     const int hopper = g->cuda->cc_major == 9 && g->cuda->cc_minor == 0;
@@ -1714,8 +1698,8 @@ TEST(gpu_rsvd_power_shgemm_deep_decay) {
     float *A = malloc(sizeof(float) * (size_t)(m * n)), *U = malloc(sizeof(float) * (size_t)(m * k)),
           *VT = malloc(sizeof(float) * (size_t)(k * n)), *S = malloc(sizeof(float) * (size_t)k);
     REQUIRE(sig && A && U && VT && S);
-    float *dA = to_dev(g, NULL, (size_t)(m * n)), *dU = to_dev(g, NULL, (size_t)(m * k)),
-          *dVT = to_dev(g, NULL, (size_t)(k * n)), *dS = to_dev(g, NULL, (size_t)k);
+    float *dA = gt_to_dev(g, NULL, (size_t)(m * n)), *dU = gt_to_dev(g, NULL, (size_t)(m * k)),
+          *dVT = gt_to_dev(g, NULL, (size_t)(k * n)), *dS = gt_to_dev(g, NULL, (size_t)k);
     REQUIRE(dA && dU && dVT && dS);
     for (int c = 0; c < (hopper ? 2 : 1); c++) { /* 0 deep decay, 1 easy */
         for (int64_t i = 0; i < r; i++)
@@ -1743,8 +1727,8 @@ TEST(gpu_rsvd_power_shgemm_deep_decay) {
             REQUIRE(tcnla_rsvd(g, &o, m, n, dA, m, dU, m, dS, dVT, k) == 0);
             meth[v] = info.methods;
             tp[v] = t[TCNLA_RSVD_STEP_POWER];
-            to_host(g, U, dU, (size_t)(m * k)), to_host(g, VT, dVT, (size_t)(k * n));
-            to_host(g, S, dS, (size_t)k);
+            gt_to_host(g, U, dU, (size_t)(m * k)), gt_to_host(g, VT, dVT, (size_t)(k * n));
+            gt_to_host(g, S, dS, (size_t)k);
             res[v] = residual_cols(A, m, n, U, S, VT, k);
             for (int64_t i = 0; i < k; i++)
                 if (sig[i] >= 1e-5 * sig[0]) sv[v] = fmax(sv[v], fabs(S[i] - sig[i]) / sig[i]);

@@ -21,23 +21,6 @@
 
 #define EPS 0x1p-52
 
-static tcnla_handle_t dgpu(void) {
-    int compiled = 0, count = 0;
-    tcnla_cuda_available(&compiled, &count);
-    if (!compiled || count == 0) return NULL;
-    tcnla_handle_t h = NULL;
-    return tcnla_create(&h, TCNLA_BACKEND_CUDA) == 0 ? h : NULL;
-}
-
-static float *dev(tcnla_handle_t h, const float *x, size_t n) {
-    float *d = NULL;
-    if (tcnla_malloc(h, (void **)&d, n * sizeof(float))) return NULL;
-    if (x) tcnla_memcpy(h, d, x, n * sizeof(float), TCNLA_MEMCPY_HOST_TO_HANDLE);
-    return d;
-}
-static void host(tcnla_handle_t h, float *x, const float *d, size_t n) {
-    tcnla_memcpy(h, x, d, n * sizeof(float), TCNLA_MEMCPY_HANDLE_TO_HOST);
-}
 
 /* max(a, b), NaN where b is NaN */
 static double dmax(double a, double b) { return b <= a ? a : b; }
@@ -93,7 +76,7 @@ static void triplet_err(int l, int k, const double *Mw, const float *Ug, const f
  * orthonormal to 16 eps s_1 / s_k (the reference's bound is 4) plus 1e-5
  * (FP32), and M v_j = s_j u_j to 1e-6 s_1. */
 TEST(gpu_small_svd_deflate_matches_reference) {
-    tcnla_handle_t g = dgpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     const int ls[] = {64, 266, 512, 1024};
     for (int t = 0; t < 4; t++)
@@ -118,14 +101,14 @@ TEST(gpu_small_svd_deflate_matches_reference) {
                 REQUIRE(tn_defl_svd_ref(l, l, k, Mw, l, TN_DEFL_TAU, TN_DEFL_LEVELS, 1, Ur, sr, Vr,
                                         &info) == TCNLA_SUCCESS);
                 const int exact = l <= 512 && ssvd_exact(l, Mw, sx) == 0;
-                float *dR = dev(g, R, ll), *dU = dev(g, NULL, ll), *dV = dev(g, NULL, ll),
-                      *dS = dev(g, NULL, (size_t)l);
+                float *dR = gt_to_dev(g, R, ll), *dU = gt_to_dev(g, NULL, ll), *dV = gt_to_dev(g, NULL, ll),
+                      *dS = gt_to_dev(g, NULL, (size_t)l);
                 const int st = tn_cuda_small_svd_path(g, TN_SSVD_AUTO, l, k, dR, dU, dV, dS, 0);
                 const int ran = g->cuda->ssvd.path, lev = g->cuda->ssvd.levels;
                 CHECK_MSG(st == TCNLA_SUCCESS, "l %d: status %d", l, st);
                 if (st == TCNLA_SUCCESS) {
-                    host(g, Ug, dU, (size_t)l * k), host(g, Vg, dV, (size_t)l * k);
-                    host(g, Sg, dS, (size_t)k);
+                    gt_to_host(g, Ug, dU, (size_t)l * k), gt_to_host(g, Vg, dV, (size_t)l * k);
+                    gt_to_host(g, Sg, dS, (size_t)k);
                     double dsr = 0, dsx = 0, orth = 0, res = 0;
                     for (int j = 0; j < k; j++) {
                         dsr = dmax(dsr, fabs(Sg[j] - sr[j]) / sr[j]);
@@ -160,7 +143,7 @@ TEST(gpu_small_svd_deflate_matches_reference) {
  * the forced path on an easy spectrum (one level), with scale_vk; the
  * tuning's small_svd_deflate = 0 (gesvdj). */
 TEST(gpu_small_svd_deflate_refusals) {
-    tcnla_handle_t g = dgpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     const int l = 200;
     const size_t ll = (size_t)l * l;
@@ -169,8 +152,8 @@ TEST(gpu_small_svd_deflate_refusals) {
     REQUIRE(M && R);
     double *Mw = M + ll, *sx = Mw + ll;
     float *Ug = R + ll, *Vg = Ug + ll, *Sg = Vg + ll;
-    float *dR = dev(g, NULL, ll), *dU = dev(g, NULL, ll), *dV = dev(g, NULL, ll),
-          *dS = dev(g, NULL, (size_t)l);
+    float *dR = gt_to_dev(g, NULL, ll), *dU = gt_to_dev(g, NULL, ll), *dV = gt_to_dev(g, NULL, ll),
+          *dS = gt_to_dev(g, NULL, (size_t)l);
     /* NaN */
     CHECK_EQ_INT(ssvd_graded(l, l - 10, 7.0, l, 5, M), 0);
     r32(l, M, R, Mw);
@@ -193,7 +176,7 @@ TEST(gpu_small_svd_deflate_refusals) {
         const int st = tn_cuda_small_svd_path(g, TN_SSVD_AUTO, l, k, dR, dU, dV, dS, 0);
         const int ran = g->cuda->ssvd.path;
         CHECK_EQ_INT(st, TCNLA_SUCCESS);
-        host(g, Ug, dU, (size_t)l * k), host(g, Vg, dV, (size_t)l * k), host(g, Sg, dS, k);
+        gt_to_host(g, Ug, dU, (size_t)l * k), gt_to_host(g, Vg, dV, (size_t)l * k), gt_to_host(g, Sg, dS, k);
         double ds = 0, dz = 0, orth = 0, res = 0;
         for (int j = 0; j < k; j++) {
             if (j < 150) ds = dmax(ds, fabs(Sg[j] - sx[j]) / sx[j]);
@@ -219,7 +202,7 @@ TEST(gpu_small_svd_deflate_refusals) {
     CHECK_EQ_INT(tn_cuda_small_svd_path(g, TN_SSVD_DEFLATE, l, k, dR, dU, dV, dS, 1), 0);
     CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_DEFLATE);
     CHECK_EQ_INT(g->cuda->ssvd.levels, 1);
-    host(g, Vg, dV, (size_t)l * k), host(g, Sg, dS, k);
+    gt_to_host(g, Vg, dV, (size_t)l * k), gt_to_host(g, Sg, dS, k);
     for (int j = 0; j < k; j++) {
         double nv = 0;
         for (int i = 0; i < l; i++) nv += (double)Vg[i + j * l] * Vg[i + j * l];
@@ -250,7 +233,7 @@ TEST(gpu_small_svd_deflate_refusals) {
  * s_k + 1e-5, W x_j = s_j v_j to 1e-6 s_1; with small_svd_deflate = 0 it
  * refuses (TN_GRAM_NOT_TAKEN). */
 TEST(gpu_small_svd_deflate_gram_on_w) {
-    tcnla_handle_t g = dgpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     const int n = 2048, l = 266, k = l - 10;
     const size_t nl = (size_t)n * l;
@@ -261,8 +244,8 @@ TEST(gpu_small_svd_deflate_gram_on_w) {
     float *W = malloc(sizeof(float) * (2 * nl + (size_t)l * k + k)), *VT = W + nl,
           *Xk = VT + nl, *Sk = Xk + (size_t)l * k;
     REQUIRE(M && Ub && W);
-    float *dW = dev(g, NULL, nl), *dX = dev(g, NULL, (size_t)l * k), *dS = dev(g, NULL, k),
-          *dVT = dev(g, NULL, (size_t)k * n);
+    float *dW = gt_to_dev(g, NULL, nl), *dX = gt_to_dev(g, NULL, (size_t)l * k), *dS = gt_to_dev(g, NULL, k),
+          *dVT = gt_to_dev(g, NULL, (size_t)k * n);
     for (int dec = 7; dec <= 9; dec += 2) {
         for (int j = 0; j < l; j++) s[j] = pow(10.0, -(double)dec * j / (l - 1));
         CHECK_EQ_INT(ssvd_planted(n, l, s, 300 + dec, M), 0);
@@ -274,7 +257,7 @@ TEST(gpu_small_svd_deflate_gram_on_w) {
         const int st = tn_cuda_svd_from_gram(g, n, l, k, dW, n, dX, dS, dVT, k);
         CHECK_MSG(st == TCNLA_SUCCESS, "1e-%d: status %d", dec, st);
         if (st == TCNLA_SUCCESS) {
-            host(g, Xk, dX, (size_t)l * k), host(g, Sk, dS, k), host(g, VT, dVT, (size_t)k * n);
+            gt_to_host(g, Xk, dX, (size_t)l * k), gt_to_host(g, Sk, dS, k), gt_to_host(g, VT, dVT, (size_t)k * n);
             double dsr = 0, orth = 0, res = 0;
             for (int j = 0; j < k; j++) {
                 dsr = dmax(dsr, fabs(Sk[j] - sr[j]) / sr[j]);
@@ -338,7 +321,7 @@ static double rel_residual(const float *A, int m, int n, const float *U, const f
  * 1e-7; the known values to 1e-5 s_1 (FP32 data: its rounding alone is
  * about 1e-8 s_1 here). */
 TEST(gpu_rsvd_deflate_spectra) {
-    tcnla_handle_t g = dgpu();
+    tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
     const int m = 4096, n = 2048, k = 256, p = 10;
     const int r = 4 * k + 64;
@@ -346,8 +329,8 @@ TEST(gpu_rsvd_deflate_spectra) {
     float *A = malloc(sizeof(float) * (size_t)m * n), *U = malloc(sizeof(float) * (size_t)m * k),
           *VT = malloc(sizeof(float) * (size_t)k * n), S[2][256];
     REQUIRE(sig && A && U && VT);
-    float *dA = dev(g, NULL, (size_t)m * n), *dU = dev(g, NULL, (size_t)m * k),
-          *dVT = dev(g, NULL, (size_t)k * n), *dS = dev(g, NULL, k);
+    float *dA = gt_to_dev(g, NULL, (size_t)m * n), *dU = gt_to_dev(g, NULL, (size_t)m * k),
+          *dVT = gt_to_dev(g, NULL, (size_t)k * n), *dS = gt_to_dev(g, NULL, k);
     tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
     o.rank = k, o.oversampling = p, o.power_iters = 2;
     for (int c = 0; c < 2; c++) {
@@ -364,7 +347,7 @@ TEST(gpu_rsvd_deflate_spectra) {
             ran[j] = g->cuda->ssvd.path, from_w[j] = g->cuda->ssvd.from_w;
             lev[j] = g->cuda->ssvd.levels;
             CHECK_MSG(st == 0, "spectrum %d path %d: status %d", c, j, st);
-            host(g, U, dU, (size_t)m * k), host(g, VT, dVT, (size_t)k * n), host(g, S[j], dS, k);
+            gt_to_host(g, U, dU, (size_t)m * k), gt_to_host(g, VT, dVT, (size_t)k * n), gt_to_host(g, S[j], dS, k);
             res[j] = rel_residual(A, m, n, U, S[j], VT, k);
             known[j] = 0;
             for (int i = 0; i < k; i++)
