@@ -386,19 +386,19 @@ int tn_cuda_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64
      * does where the whole does) */
     const int fused = !st && c->tune->oz2_fused &&
                       tn_cuda_oz2_fused_ok(c, pl.n, rup(m, 32), rup(n, 32), kp);
-    /* the pipeline where it applies (its own blocks; a context that cannot
-     * make its stream runs in sequence) */
+    /* the pipeline where it applies (its own blocks; where its stream or
+     * workspace cannot be had, in sequence) */
     const size_t bud = st ? 0 : tn_oz_budget(h);
     const int64_t pnb = st ? 0 : pipe_cols(c, pl.n, m, n, k, kp, fused, bud);
-    c->oz2_pipe_blocks = 0;
-    if (pnb && !tn_cuda_oz2_streams(c)) {
-        char *pws = tn_cuda_workspace(c, pipe_bytes(pl.n, rup(m, 32), pnb, kp, fused));
-        if (!pws) st = TCNLA_ERR_ALLOC;
+    char *pws = pnb && !tn_cuda_oz2_streams(c)
+                    ? tn_cuda_workspace(c, pipe_bytes(pl.n, rup(m, 32), pnb, kp, fused))
+                    : NULL;
+    c->oz2_pipe_blocks = pws ? (n + pnb - 1) / pnb : 0;
+    if (pws) {
         pipe_t p = {.c = c, .cs = &cs, .pl = &pl, .B = B, .svb = svb, .slb = slb, .m = m,
                     .n = n, .k = k, .kp = kp, .mbp = rup(m, 32), .nb = pnb, .f32 = f32,
                     .sig = sig, .alpha = alpha, .beta = beta, .C = C, .ldc = ldc};
-        if (!st) c->oz2_pipe_blocks = (n + pnb - 1) / pnb;
-        if (!st) st = pipeline(&p, fused, A, sva, sla, pws);
+        st = pipeline(&p, fused, A, sva, sla, pws);
         int st2 = cu(cudaFreeAsync(sig, s));
         return st ? st : st2;
     }
