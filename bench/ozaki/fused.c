@@ -210,6 +210,10 @@ static int bench_dgemm(tcnla_handle_t h, FILE *f, const char *gpu, int64_t S, in
             if (p != 2) {
                 nmod[p] = info.ozaki_scheme == 2 ? info.ozaki_d : -info.ozaki_scheme;
                 if (r < 0)
+                    printf("    %s: %lld pipeline blocks\n",
+                           p == 0 ? "cublaslt" : p == 1 ? "fused" : "pipeline off",
+                           (long long)h->cuda->oz2_pipe_blocks);
+                if (r < 0)
                     CHK(tcnla_memcpy(h, p == 3 ? c3 : p ? c1 : c0, C, 8 * ne,
                                      TCNLA_MEMCPY_HANDLE_TO_HOST),
                         "copy C");

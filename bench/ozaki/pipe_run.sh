@@ -16,7 +16,7 @@ OUT="${OUT:-bench/results/pipe_run}"
 mkdir -p "$OUT"
 exec > >(tee -a "$OUT/run.log") 2>&1
 START=$(date +%s)
-left() { echo $((285 - ($(date +%s) - START))); }
+left() { echo $((290 - ($(date +%s) - START))); }
 cap() { local l; l=$(left); [ "$l" -gt "$1" ] && echo "$1" || echo "$l"; }
 rc=0
 note() { [ "$rc" -eq 0 ] && rc=$1; }
@@ -25,14 +25,14 @@ nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.g
   --format=csv || true
 
 # ---------------------------------------------------------------- build
-timeout "$(cap 200)" make -j16 CUDA=1 lib build/run_gpu_tests build/bench_oz2_fused \
+timeout "$(cap 240)" make -j16 CUDA=1 lib build/run_gpu_tests build/bench_oz2_fused \
   build/bench_ozaki >"$OUT/build.log" 2>&1 || note 1
 grep -i -E "warning|error" "$OUT/build.log" | head -20
 tail -2 "$OUT/build.log"
 echo "build done at $(( $(date +%s) - START )) s"
 
 # ---------------------------------------------------------------- tests
-t=$(cap 100)
+t=$(cap 90)
 if [ "$t" -gt 10 ]; then
   timeout "$t" ./build/run_gpu_tests gpu_oz2 gpu_ozaki2 || note 2
 else echo "tests skipped: no time left"; fi
@@ -52,7 +52,7 @@ else echo "bench_oz2_fused skipped: no time left"; fi
 echo "bench_oz2_fused done at $(( $(date +%s) - START )) s"
 
 # ---------------------------------------------------- bench_ozaki's rows
-t=$(cap 120)
+t=$(cap 100)
 if [ "$t" -gt 15 ]; then
   timeout "$t" ./build/bench_ozaki --sizes 8192,16384 --phis 0.5,2 --reps 3 \
     --methods cublas_dgemm,ozaki_int8_crt/DP --out "$OUT/ozaki.csv" || note 4
