@@ -333,6 +333,7 @@ static int pipeline(pipe_t *p, int fused, const void *A, int64_t sva, int64_t sl
     for (int64_t j = 0; j < nblk && !st; j++) {
         const int64_t nbb = TN_MIN(p->nb, p->n - j * p->nb);
         st = cu(cudaStreamWaitEvent(s, c->oz2_ev[1 + j % 2], 0));
+        if (!st && c->oz2_pipe_fault == j + 1) st = TCNLA_ERR_INTERNAL; /* (tests) */
         if (!st)
             st = tn_cuda_oz2_products(c, fused, p->cs, mbp, rup(nbb, 32), kp, RA, p->RB[j % 2], P,
                                       p->Q[j % 2]);

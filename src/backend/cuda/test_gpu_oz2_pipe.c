@@ -8,7 +8,9 @@
  * with a workspace cap that gives the pipeline more and narrower blocks than
  * 4 and the sequential path column blocks of another width, and on a shape
  * below the rule (both in sequence). C is read back through the handle's
- * stream right after each call: a missing join shows as differing bits. */
+ * stream right after each call: a missing join shows as differing bits. A
+ * planted failure midway (tn_cuda_ctx's oz2_pipe_fault) must be reported,
+ * joined and leave the handle usable. */
 #include "test.h"
 #include "gpu/gpu_util.h"
 #include "tcnla.h"
@@ -39,8 +41,8 @@ static int oz2p_opts(tcnla_handle_t h, size_t cap) {
 }
 
 /* One DGEMM (f32 0) or SGEMM (1) through scheme II DP on device copies of
- * the host operands; C in and out on the host; *blocks: the pipeline's
- * blocks of the call (0: in sequence). */
+ * the host operands; C in and out on the host (out after a failed call
+ * too); *blocks: the pipeline's blocks of the call (0: in sequence). */
 static int oz2p_gemm(tcnla_handle_t g, int f32, tcnla_op_t ta, tcnla_op_t tb, int64_t m,
                      int64_t n, int64_t k, double alpha, const void *A, int64_t lda,
                      const void *B, int64_t ldb, double beta, void *C, int64_t ldc,
@@ -57,6 +59,7 @@ static int oz2p_gemm(tcnla_handle_t g, int f32, tcnla_op_t ta, tcnla_op_t tb, in
     if (!st) st = tcnla_memcpy(g, dA, A, ab, TCNLA_MEMCPY_HOST_TO_HANDLE);
     if (!st) st = tcnla_memcpy(g, dB, B, bb, TCNLA_MEMCPY_HOST_TO_HANDLE);
     if (!st) st = tcnla_memcpy(g, dC, C, cb, TCNLA_MEMCPY_HOST_TO_HANDLE);
+    int gst = st;
     if (!st) {
         g->cuda->oz2_pipe_blocks = -1;
         if (f32)
@@ -66,10 +69,11 @@ static int oz2p_gemm(tcnla_handle_t g, int f32, tcnla_op_t ta, tcnla_op_t tb, in
             st = tcnla_dgemm_ex(g, TCNLA_GEMM_OZAKI_INT8, ta, tb, m, n, k, alpha, dA, lda, dB,
                                 ldb, beta, dC, ldc, info);
         *blocks = g->cuda->oz2_pipe_blocks;
+        gst = st;
+        st = tcnla_memcpy(g, C, dC, cb, TCNLA_MEMCPY_HANDLE_TO_HOST);
     }
-    if (!st) st = tcnla_memcpy(g, C, dC, cb, TCNLA_MEMCPY_HANDLE_TO_HOST);
     tcnla_free(g, dA), tcnla_free(g, dB), tcnla_free(g, dC);
-    return st;
+    return gst ? gst : st;
 }
 
 typedef struct {
@@ -174,6 +178,64 @@ TEST(gpu_oz2_pipe_same_bits) {
     for (int si = 0; si < (int)(sizeof shapes / sizeof shapes[0]); si++)
         oz2p_case(g, &shapes[si], 700 + (uint64_t)si);
     GT_TUNE(g, oz2_pipeline, 1);
+#endif
+    tcnla_destroy(g);
+}
+
+/* A failure midway (the planted fault in place of block 2's products): the
+ * call reports it, the second stream is joined (C read back at once holds
+ * block 0's columns, whose reconstruction was queued before the failure,
+ * and the rest as given; the handle synchronizes), and the next call on the
+ * handle gives the sequential path's bits. */
+TEST(gpu_oz2_pipe_failure_joins) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+#ifdef TCNLA_HAVE_CUDA
+    const int64_t m = 4100, n = 8200, k = 3000, ldc = m + 5, nc = ldc * n;
+    double *A = malloc(8 * (size_t)(m * k)), *B = malloc(8 * (size_t)(k * n));
+    double *Ci = malloc(8 * (size_t)nc), *C0 = malloc(8 * (size_t)nc), *C1 = malloc(8 * (size_t)nc);
+    REQUIRE(A && B && Ci && C0 && C1);
+    tn_rand_phi(801, 1, 1.0, m * k, A);
+    tn_rand_phi(801, 2, 1.0, k * n, B);
+    tn_rand_phi(801, 3, 1.0, nc, Ci);
+    REQUIRE(oz2p_opts(g, 0) == TCNLA_SUCCESS);
+    tcnla_info_t info;
+    int64_t b0 = -1, b1 = -1;
+    memcpy(C0, Ci, 8 * (size_t)nc);
+    GT_TUNE(g, oz2_pipeline, 0);
+    CHECK_EQ_INT(oz2p_gemm(g, 0, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 0.75, A, m, B, k, -0.5, C0, ldc,
+                           &info, &b0),
+                 0);
+    GT_TUNE(g, oz2_pipeline, 1);
+    memcpy(C1, Ci, 8 * (size_t)nc);
+    g->cuda->oz2_pipe_fault = 3;
+    const int sf = oz2p_gemm(g, 0, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 0.75, A, m, B, k, -0.5, C1,
+                             ldc, &info, &b1);
+    g->cuda->oz2_pipe_fault = 0;
+    CHECK_EQ_INT(sf, TCNLA_ERR_INTERNAL);
+    CHECK_EQ_INT(tcnla_synchronize(g), 0);
+    CHECK_MSG(b1 == 4, "%lld pipeline blocks, want 4 (of 2304 columns)", (long long)b1);
+    if (b1 == 4) {
+        int64_t bad0 = 0, bad1 = 0;
+        for (int64_t j = 0; j < n; j++)
+            for (int64_t i = 0; i < ldc; i++) {
+                const int64_t o = i + j * ldc;
+                if (j < 2304 && i < m) bad0 += memcmp(&C1[o], &C0[o], 8) != 0;
+                else bad1 += memcmp(&C1[o], &Ci[o], 8) != 0;
+            }
+        CHECK_MSG(bad0 == 0 && bad1 == 0,
+                  "after the failure: %lld elements of block 0 differ from the result, %lld "
+                  "others were written",
+                  (long long)bad0, (long long)bad1);
+    }
+    /* the handle goes on: the next pipelined call gives the same bits */
+    memcpy(C1, Ci, 8 * (size_t)nc);
+    CHECK_EQ_INT(oz2p_gemm(g, 0, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 0.75, A, m, B, k, -0.5, C1, ldc,
+                           &info, &b1),
+                 0);
+    CHECK(b0 == 0 && b1 == 4);
+    CHECK_MSG(memcmp(C0, C1, 8 * (size_t)nc) == 0, "after the failure: the next call differs");
+    free(A), free(B), free(Ci), free(C0), free(C1);
 #endif
     tcnla_destroy(g);
 }

@@ -54,6 +54,8 @@ struct tn_cuda_ctx {
     cudaStream_t oz2_side;
     cudaEvent_t oz2_ev[6];
     int64_t oz2_pipe_blocks; /* the last scheme II call's pipeline blocks, 0: in sequence */
+    int64_t oz2_pipe_fault;  /* tests only (0 in use): j + 1 makes the pipeline fail
+                                (TCNLA_ERR_INTERNAL) in place of block j's products */
     /* device memory of the deferred verdicts (TN_DEFER_SLOTS ints), allocated
      * on first use; a call that defers points its cl->defer here */
     int *defer_mem;
