@@ -45,19 +45,7 @@ int main(void) {
 
 #include "gemm/ozaki2.h"
 
-/* the launchers (src/backend/cuda/kernels/ozaki2_kernels.cu) */
-int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k, int *E,
-                 double *part, double *w, cudaStream_t st);
-int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
-                 const int *E, int tbits, unsigned long long *S, const double *w, double *part,
-                 double *g, int *sig, unsigned long long *key, int *bad, cudaStream_t st);
-int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
-                    int64_t v_base, int64_t nvp, int64_t kp, const int *sig, int h,
-                    const tn_oz2_consts_t *c, signed char *R, cudaStream_t st);
-int tn_oz2_launch_reconstruct(const unsigned char *Q, int64_t mbp, int64_t nbp, int64_t mb,
-                              int64_t nb, const tn_oz2_consts_t *c, const int *sa, const int *sb,
-                              int hAB, double alpha, double beta, void *C, int64_t ldc, int f32,
-                              cudaStream_t st);
+#include "backend/cuda/kernels/ozaki2_launch.h"
 
 typedef struct {
     int64_t n, kp;

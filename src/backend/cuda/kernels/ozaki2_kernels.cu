@@ -23,6 +23,7 @@
  * (uint8). */
 #include "backend/cuda/tn_cuda.h"
 #include "gemm/ozaki2_consts.h"
+#include "backend/cuda/kernels/ozaki2_launch.h"
 
 #include <limits.h>
 #include <stdint.h>

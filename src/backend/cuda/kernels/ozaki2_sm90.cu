@@ -29,6 +29,7 @@
  * kernel that the host never launches (tn_oz2_fused_available). */
 #include "backend/cuda/kernels/sm90_common.cuh"
 #include "gemm/ozaki2_consts.h"
+#include "backend/cuda/kernels/ozaki2_launch.h"
 
 #include <cuda.h>
 #include <cuda_runtime.h>

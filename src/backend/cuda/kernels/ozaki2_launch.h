@@ -1,0 +1,44 @@
+/* The launchers of Ozaki scheme II's kernels (ozaki2_kernels.cu: the plan's
+ * passes, residues, reduction modulo p_l, reconstruction; ozaki2_sm90.cu:
+ * the fused INT8 products), for the host side (src/backend/cuda/ozaki2_cuda.c)
+ * and the benchmarks that time the kernels alone. Each returns a cudaError_t
+ * as int (0: launched). */
+#ifndef TCNLA_OZAKI2_LAUNCH_H
+#define TCNLA_OZAKI2_LAUNCH_H
+
+#include <cuda_runtime.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gemm/ozaki2_consts.h" /* tn_oz2_consts_t */
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k, int *E,
+                 double *part, double *w, cudaStream_t st);
+int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
+                 const int *E, int tbits, unsigned long long *S, const double *w, double *part,
+                 double *g, int *sig, unsigned long long *key, int *bad, cudaStream_t st);
+int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
+                    int64_t v_base, int64_t nvp, int64_t kp, const int *sig, int h,
+                    const tn_oz2_consts_t *c, signed char *R, cudaStream_t st);
+int tn_oz2_modp(const int *P, int64_t cnt, int p, int qinv, int first, unsigned char *Q,
+                cudaStream_t st);
+int tn_oz2_launch_reconstruct(const unsigned char *Q, int64_t mbp, int64_t nbp, int64_t mb,
+                              int64_t nb, const tn_oz2_consts_t *c, const int *sa, const int *sb,
+                              int hAB, double alpha, double beta, void *C, int64_t ldc, int f32,
+                              cudaStream_t st);
+/* the fused products (ozaki2_sm90.cu) */
+int tn_oz2_fused_available(void);
+size_t tn_oz2_fused_smem(void);
+int tn_oz2_fused_fits(int nmod, int64_t mbp, int64_t nbp, int64_t kp);
+int tn_oz2_fused(const signed char *RA, const signed char *RB, int nmod, int64_t mbp,
+                 int64_t nbp, int64_t kp, const int *mod, const int *qinv, unsigned char *Q,
+                 int cluster, size_t smem_limit, cudaStream_t st);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
