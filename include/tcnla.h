@@ -791,11 +791,6 @@ typedef struct {
                              on the trailing columns, and so on; relative accuracy about
                              eps s_1 / s_k; gesvdj where its checks fail) (1, default), or
                              gesvdj at once (0; env TCNLA_SMALL_SVD_DEFLATE=0) */
-    int oz2_pipeline;     /* Ozaki scheme II on the GPU, large products: the residues of op(B)'s
-                             next column block and the reconstruction of the previous one on a
-                             second stream while the INT8 products of the current block run
-                             (1, default), or every step in sequence on the handle's stream (0;
-                             env TCNLA_OZ2_PIPELINE=0). Bitwise the same result */
 } tcnla_tuning_t;
 
 /* The defaults, without the environment. */

@@ -10,7 +10,7 @@ static const char *const tuning_vars[] = {
     "TCNLA_DISABLE_SM90", "TCNLA_SM90_PRESPLIT", "TCNLA_SM90_WIDE",    "TCNLA_SM90_F16",
     "TCNLA_LR_SM90",      "TCNLA_TRUST_BOUNDED", "TCNLA_DEFER",        "TCNLA_HOSVD_FUSE",
     "TCNLA_RSVD_GRAM",    "TCNLA_SYEV_FAST",     "TCNLA_SMALL_SVD_JACOBI", "TCNLA_OZ2_FUSED",
-    "TCNLA_SMALL_SVD_DEFLATE", "TCNLA_OZ2_PIPELINE"};
+    "TCNLA_SMALL_SVD_DEFLATE"};
 #define NVARS ((int)(sizeof tuning_vars / sizeof tuning_vars[0]))
 
 /* the caller's values of the variables, cleared while a test runs */
@@ -40,7 +40,7 @@ static int tuning_eq(const tcnla_tuning_t *a, const tcnla_tuning_t *b) {
            a->defer == b->defer && a->hosvd_fuse == b->hosvd_fuse &&
            a->rsvd_gram == b->rsvd_gram && a->syev_fast == b->syev_fast &&
            a->small_svd_jacobi == b->small_svd_jacobi && a->oz2_fused == b->oz2_fused &&
-           a->small_svd_deflate == b->small_svd_deflate && a->oz2_pipeline == b->oz2_pipeline;
+           a->small_svd_deflate == b->small_svd_deflate;
 }
 
 TEST(tuning_defaults) {
@@ -58,7 +58,6 @@ TEST(tuning_defaults) {
     CHECK_EQ_INT(d.small_svd_jacobi, 0);
     CHECK_EQ_INT(d.oz2_fused, 1);
     CHECK_EQ_INT(d.small_svd_deflate, 1);
-    CHECK_EQ_INT(d.oz2_pipeline, 1);
 
     saved_env_t s;
     env_clear(&s);
@@ -79,7 +78,7 @@ TEST(tuning_set_get_round_trip_and_rejects) {
     tcnla_tuning_t t = tcnla_tuning_default(), g;
     t.sm90 = 0, t.sm90_presplit = 1, t.sm90_wide = 0, t.sm90_f16 = 1, t.lr_sm90 = 0;
     t.trust_bounded = 0, t.defer = 0, t.hosvd_fuse = 0, t.rsvd_gram = 0, t.syev_fast = 0;
-    t.small_svd_jacobi = 1, t.oz2_fused = 0, t.small_svd_deflate = 0, t.oz2_pipeline = 0;
+    t.small_svd_jacobi = 1, t.oz2_fused = 0, t.small_svd_deflate = 0;
     CHECK(tcnla_set_tuning(h, &t) == TCNLA_SUCCESS);
     CHECK(tcnla_get_tuning(h, &g) == TCNLA_SUCCESS);
     CHECK(tuning_eq(&g, &t));
@@ -92,13 +91,13 @@ TEST(tuning_set_get_round_trip_and_rejects) {
 
     /* each field out of its range: -2, the handle's tuning unchanged */
     const tcnla_tuning_t d = tcnla_tuning_default();
-    for (int f = 0; f < 14; f++) {
+    for (int f = 0; f < 13; f++) {
         for (int bad = 0; bad < 3; bad++) {
             tcnla_tuning_t b = d;
-            int *p[14] = {&b.sm90,     &b.sm90_presplit, &b.sm90_wide,  &b.sm90_f16,
+            int *p[13] = {&b.sm90,     &b.sm90_presplit, &b.sm90_wide,  &b.sm90_f16,
                           &b.lr_sm90,  &b.trust_bounded, &b.defer,      &b.hosvd_fuse,
                           &b.rsvd_gram, &b.syev_fast,    &b.small_svd_jacobi, &b.oz2_fused,
-                          &b.small_svd_deflate, &b.oz2_pipeline};
+                          &b.small_svd_deflate};
             const int tri = f >= 1 && f <= 3; /* AUTO allowed */
             const int vals[3] = {2, -2, tri ? 7 : TCNLA_TUNING_AUTO};
             *p[f] = vals[bad];
@@ -131,7 +130,6 @@ TEST(tuning_environment_read_once_at_create) {
     setenv("TCNLA_SMALL_SVD_JACOBI", "1", 1);
     setenv("TCNLA_OZ2_FUSED", "0", 1);
     setenv("TCNLA_SMALL_SVD_DEFLATE", "0", 1);
-    setenv("TCNLA_OZ2_PIPELINE", "0", 1);
     tcnla_handle_t h = NULL;
     int st = tcnla_create(&h, TCNLA_BACKEND_CPU);
     for (int i = 0; i < NVARS; i++) unsetenv(tuning_vars[i]);
@@ -154,7 +152,6 @@ TEST(tuning_environment_read_once_at_create) {
     CHECK_EQ_INT(t.small_svd_jacobi, 1);
     CHECK_EQ_INT(t.oz2_fused, 0);
     CHECK_EQ_INT(t.small_svd_deflate, 0);
-    CHECK_EQ_INT(t.oz2_pipeline, 0);
 
     /* set after create: nothing changes, in this handle or in the next one
      * (created without them) */

@@ -15,21 +15,15 @@
  *  TOPS = 2 S^3 n / t.
  *  dgemm_oz2_cublaslt, dgemm_oz2_fused: the whole tcnla_dgemm, OZAKI_INT8
  *    scheme II DP mode, with the tuning's oz2_fused = 0 / 1 (the moduli
- *    count is the plan's) and oz2_pipeline = 1 (the default: the pipeline
- *    where the shape takes it, ozaki2_cuda.c); dgemm_oz2_nopipe: the same
- *    with oz2_pipeline = 0 (oz2_fused = 1 where the fused kernel runs, else
- *    0); and cublas_dgemm: cuBLAS DGEMM, on the same A, B (tn_rand_phi,
- *    phi = 1); host-synchronised time, median of --reps after a warm-up,
- *    the paths alternating; TFLOP/s = 2 S^3 / t; x_dgemm = cuBLAS DGEMM's
- *    time / the row's time; bits_equal: on dgemm_oz2_fused the two products
- *    paths, on dgemm_oz2_nopipe the pipeline on and off (with the same
- *    products path), the same C bits.
+ *    count is the plan's), and cublas_dgemm: cuBLAS DGEMM, on the same A, B
+ *    (tn_rand_phi, phi = 1); host-synchronised time, median of --reps
+ *    after a warm-up, the paths alternating; TFLOP/s = 2 S^3 / t; x_dgemm =
+ *    cuBLAS DGEMM's time / the row's time; bits_equal: the two scheme II
+ *    results are the same C bits.
  * Rows gpu,m,n,k,moduli,what,ms,tops,x_dgemm,bits_equal are appended to the
- * CSV (header written when the file is new). --no-products: the whole
- * DGEMMs only.
+ * CSV (header written when the file is new).
  *   build/bench_oz2_fused [--sizes 4096,8192,16384] [--moduli 15] [--reps 5]
- *                         [--no-dgemm | --no-products]
- *                         [--out bench/results/ozaki_fused.csv] */
+ *                         [--no-dgemm] [--out bench/results/ozaki_fused.csv] */
 #define BENCH_NAME "bench_oz2_fused"
 #include "../bench_util.h"
 #include "tcnla.h"
@@ -177,24 +171,19 @@ static int bench_dgemm(tcnla_handle_t h, FILE *f, const char *gpu, int64_t S, in
     CHK(tcnla_get_tuning(h, &tu), "get tuning");
     const int fused_ok = tn_cuda_oz2_fused_ok(h->cuda, 15, (S + 31) / 32 * 32,
                                               (S + 31) / 32 * 32, (S + 31) / 32 * 32);
-    /* paths: 0 cuBLASLt, 1 fused (both pipelined where the shape takes it),
-     * 2 cuBLAS DGEMM, 3 the pipeline off */
-    double *t[4];
-    int nmod[4] = {0, 0, 0, 0};
-    double *c3 = malloc(8 * ne);
-    if (!c3) exit(1);
-    for (int p = 0; p < 4; p++) t[p] = calloc((size_t)reps, sizeof(double));
+    double *t[3];
+    int nmod[2] = {0, 0};
+    for (int p = 0; p < 3; p++) t[p] = calloc((size_t)reps, sizeof(double));
     const double one = 1.0, zero = 0.0;
     for (int r = -1; r < reps; r++) /* r = -1: warm-up */
-        for (int p = 0; p < 4; p++) {
+        for (int p = 0; p < 3; p++) {
             if (p == 1 && !fused_ok) continue;
             tcnla_info_t info;
             memset(&info, 0, sizeof info);
             CHK(tcnla_synchronize(h), "sync");
             const double t0 = now_s();
-            if (p != 2) {
-                tu.oz2_fused = p == 3 ? fused_ok : p;
-                tu.oz2_pipeline = p != 3;
+            if (p < 2) {
+                tu.oz2_fused = p;
                 CHK(tcnla_set_tuning(h, &tu), "set tuning");
                 CHK(tcnla_dgemm_ex(h, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, S, S, S, 1.0,
                                    A, S, B, S, 0.0, C, S, &info),
@@ -207,55 +196,43 @@ static int bench_dgemm(tcnla_handle_t h, FILE *f, const char *gpu, int64_t S, in
             CHK(tcnla_synchronize(h), "sync");
             const double dt = now_s() - t0;
             if (r >= 0) t[p][r] = dt;
-            if (p != 2) {
+            if (p < 2) {
                 nmod[p] = info.ozaki_scheme == 2 ? info.ozaki_d : -info.ozaki_scheme;
                 if (r < 0)
-                    printf("    %s: %lld pipeline blocks\n",
-                           p == 0 ? "cublaslt" : p == 1 ? "fused" : "pipeline off",
-                           (long long)h->cuda->oz2_pipe_blocks);
-                if (r < 0)
-                    CHK(tcnla_memcpy(h, p == 3 ? c3 : p ? c1 : c0, C, 8 * ne,
-                                     TCNLA_MEMCPY_HANDLE_TO_HOST),
+                    CHK(tcnla_memcpy(h, p ? c1 : c0, C, 8 * ne, TCNLA_MEMCPY_HANDLE_TO_HOST),
                         "copy C");
             }
         }
     const int eq = fused_ok ? memcmp(c0, c1, 8 * ne) == 0 : -1;
-    const int eqp = memcmp(fused_ok ? c1 : c0, c3, 8 * ne) == 0;
     const double flops = 2.0 * (double)S * (double)S * (double)S;
     const double td = median(t[2], reps);
-    for (int p = 0; p < 4; p++) {
+    for (int p = 0; p < 3; p++) {
         if (p == 1 && !fused_ok) continue;
         const double s = median(t[p], reps);
-        const char *what = p == 0   ? "dgemm_oz2_cublaslt"
-                           : p == 1 ? "dgemm_oz2_fused"
-                           : p == 2 ? "cublas_dgemm"
-                                    : "dgemm_oz2_nopipe";
-        row(f, gpu, S, p != 2 ? nmod[p] : 0, what, 1e3 * s, flops / (s * 1e12), td / s,
-            p == 1 ? eq : p == 3 ? eqp : -1);
+        const char *what = p == 0 ? "dgemm_oz2_cublaslt" : p == 1 ? "dgemm_oz2_fused" : "cublas_dgemm";
+        row(f, gpu, S, p < 2 ? nmod[p] : 0, what, 1e3 * s, flops / (s * 1e12), td / s,
+            p == 1 ? eq : -1);
     }
     tu.oz2_fused = 1;
-    tu.oz2_pipeline = 1;
     tcnla_set_tuning(h, &tu);
     cublasDestroy(cb);
     tcnla_free(h, A), tcnla_free(h, B), tcnla_free(h, C);
-    free(hA), free(hB), free(c0), free(c1), free(c3);
-    for (int p = 0; p < 4; p++) free(t[p]);
-    return eq == 0 || eqp == 0;
+    free(hA), free(hB), free(c0), free(c1);
+    for (int p = 0; p < 3; p++) free(t[p]);
+    return eq == 0;
 }
 
 int main(int argc, char **argv) {
     const char *sizes = "4096,8192,16384", *out = "bench/results/ozaki_fused.csv";
-    int nmod = 15, reps = 5, dgemm = 1, products = 1;
+    int nmod = 15, reps = 5, dgemm = 1;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc) sizes = argv[++i];
         else if (!strcmp(argv[i], "--moduli") && i + 1 < argc) nmod = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(argv[i], "--no-dgemm")) dgemm = 0;
-        else if (!strcmp(argv[i], "--no-products")) products = 0;
         else {
-            printf("usage: %s [--sizes 4096,8192,16384] [--moduli 15] [--reps 5]\n"
-                   "       [--no-dgemm | --no-products]\n"
+            printf("usage: %s [--sizes 4096,8192,16384] [--moduli 15] [--reps 5] [--no-dgemm]\n"
                    "       [--out bench/results/ozaki_fused.csv]\n",
                    argv[0]);
             return strcmp(argv[i], "--help") ? 2 : 0;
@@ -286,7 +263,7 @@ int main(int argc, char **argv) {
     for (const char *p = sizes; p && *p;) {
         const int64_t S = atoll(p);
         if (S > 0) {
-            if (products) bad |= bench_products(h, f, gpu, S, nmod, reps);
+            bad |= bench_products(h, f, gpu, S, nmod, reps);
             if (dgemm) bad |= bench_dgemm(h, f, gpu, S, reps);
         }
         p = strchr(p, ',');

@@ -23,7 +23,6 @@ tcnla_tuning_t tcnla_tuning_default(void) {
     t.exact_scaling = 1;
     t.oz2_fused = 1;
     t.small_svd_deflate = 1;
-    t.oz2_pipeline = 1;
     return t;
 }
 
@@ -55,7 +54,6 @@ void tn_tuning_from_env(tcnla_tuning_t *t) {
     env01("TCNLA_EXACT_SCALING", &t->exact_scaling);
     env01("TCNLA_OZ2_FUSED", &t->oz2_fused);
     env01("TCNLA_SMALL_SVD_DEFLATE", &t->small_svd_deflate);
-    env01("TCNLA_OZ2_PIPELINE", &t->oz2_pipeline);
 }
 
 static int is01(int v) { return v == 0 || v == 1; }
@@ -68,7 +66,7 @@ int tcnla_set_tuning(tcnla_handle_t h, const tcnla_tuning_t *t) {
         !is_auto01(t->sm90_f16) || !is01(t->lr_sm90) || !is01(t->trust_bounded) ||
         !is01(t->defer) || !is01(t->hosvd_fuse) || !is01(t->rsvd_gram) || !is01(t->syev_fast) ||
         !is01(t->small_svd_jacobi) || !is01(t->exact_scaling) || !is01(t->oz2_fused) ||
-        !is01(t->small_svd_deflate) || !is01(t->oz2_pipeline))
+        !is01(t->small_svd_deflate))
         return -2;
     h->tuning = *t;
     return TCNLA_SUCCESS;

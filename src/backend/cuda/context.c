@@ -42,9 +42,6 @@ static void ctx_release(struct tn_cuda_ctx *c) {
     if (c->side) cudaStreamDestroy(c->side);
     if (c->ev_fork) cudaEventDestroy(c->ev_fork);
     if (c->ev_join) cudaEventDestroy(c->ev_join);
-    if (c->oz2_side) cudaStreamDestroy(c->oz2_side);
-    for (int i = 0; i < 6; i++)
-        if (c->oz2_ev[i]) cudaEventDestroy(c->oz2_ev[i]);
     (void)cudaGetLastError();
     free(c);
 }
@@ -274,23 +271,6 @@ int tn_cuda_side_begin(tn_call_t *cl) {
     if (e != cudaSuccess) return tn_cuda_err(e);
     cl->side = 1;
     return TCNLA_SUCCESS;
-}
-
-int tn_cuda_oz2_streams(struct tn_cuda_ctx *c) {
-    cudaError_t e = cudaSuccess;
-    if (!c->oz2_side) {
-        int lo = 0, hi = 0;
-        e = cudaDeviceGetStreamPriorityRange(&lo, &hi);
-        if (e == cudaSuccess)
-            e = cudaStreamCreateWithPriority(&c->oz2_side, cudaStreamNonBlocking, hi);
-        if (e != cudaSuccess) c->oz2_side = NULL;
-    }
-    for (int i = 0; i < 6 && e == cudaSuccess; i++)
-        if (!c->oz2_ev[i])
-            if ((e = cudaEventCreateWithFlags(&c->oz2_ev[i], cudaEventDisableTiming)) !=
-                cudaSuccess)
-                c->oz2_ev[i] = NULL;
-    return tn_cuda_err(e);
 }
 
 int tn_cuda_side_end(tn_call_t *cl) {

@@ -22,29 +22,9 @@
  *     every element and applies alpha, beta. Each element depends only on
  *     its row, its column and the plan, so the blocking never changes a
  *     bit, and FIXED mode is bitwise the CPU.
- *  3. The pipeline (the tuning's oz2_pipeline, default 1; where m n k >=
- *     2^36, n >= 1024 and all rows fit one block): the products are bound
- *     by the Tensor Cores (about 90 % of the call at 16384^3), the residues
- *     and the reconstruction by memory (at 16384^3 with 15 moduli on an
- *     H100: residues of B 2.85 ms, reconstruction 2.2 ms, products 90 ms),
- *     so op(B) and C are cut into 4 column blocks (multiples of 256
- *     columns, the products' tile width; more where the workspace budget
- *     asks) and, on a second stream forked from the handle's (highest
- *     priority, so that its blocks take SMs as the products' blocks retire),
- *     the residues of block j + 1 and the reconstruction of block j - 1 run
- *     while the products of block j run on the handle's stream. The
- *     residues of op(B) and the residue products are double-buffered (two
- *     blocks' worth), the residues of op(A) made once; events order them:
- *     products(j) after residues(j) (which follow reconstruct(j - 2), the
- *     last reader of products(j)'s buffer), reconstruct(j) and residues(j +
- *     2) after products(j). The call ends with the handle's stream waiting
- *     for the second one (also after a failure), so everything it queued is
- *     ordered before later work on the handle's stream. The same bits: each
- *     element still depends only on its row, its column and the plan.
  * Device memory at 16384^3 with 16 moduli: 4 + 4 GiB of residues, 1 GiB of
  * INT32 product (not with the fused kernel), 4 GiB of residue products, and
- * O(m + n + k) for the plan (pipelined in 4 blocks: 4 + 2 x 1 GiB of
- * residues, 2 x 1 GiB of residue products). */
+ * O(m + n + k) for the plan. */
 #include "core/internal.h"
 #include "backend/cuda/tn_cuda.h"
 #include "gemm/ozaki.h"
@@ -212,128 +192,6 @@ static int blocking(int nmod, int64_t m, int64_t n, int64_t kp, int fused, size_
     return TCNLA_SUCCESS;
 }
 
-/* The pipeline's rule (see the header): m n k >= 2^36, n >= 4 x 256, 4
- * column blocks of a multiple of 256 columns, all m rows in one block */
-#define OZ2_PIPE_MNK 68719476736.0
-#define OZ2_PIPE_BLOCKS 4
-#define OZ2_PIPE_COLS 256
-
-/* residues of A, two blocks' residues of B, the INT32 product (not with the
- * fused kernel), two blocks' residue products */
-static size_t pipe_bytes(int nmod, int64_t mbp, int64_t nbp, int64_t kp, int fused) {
-    const size_t N = (size_t)nmod;
-    return al(N * (size_t)mbp * (size_t)kp) + 2 * al(N * (size_t)nbp * (size_t)kp) +
-           (fused ? 0 : al(4 * (size_t)mbp * (size_t)nbp)) + 2 * al(N * (size_t)mbp * (size_t)nbp);
-}
-
-/* The pipeline's columns per block, 0 where the call runs in sequence. */
-static int64_t pipe_cols(const struct tn_cuda_ctx *c, int nmod, int64_t m, int64_t n, int64_t k,
-                         int64_t kp, int fused, size_t bud) {
-    const int64_t mbp = rup(m, 32);
-    if (!c->tune->oz2_pipeline || (double)m * (double)n * (double)k < OZ2_PIPE_MNK ||
-        n < OZ2_PIPE_BLOCKS * OZ2_PIPE_COLS || mbp > INT_MAX)
-        return 0;
-    int64_t nb = rup((n + OZ2_PIPE_BLOCKS - 1) / OZ2_PIPE_BLOCKS, OZ2_PIPE_COLS);
-    while (pipe_bytes(nmod, mbp, nb, kp, fused) > bud) {
-        if (nb <= OZ2_PIPE_COLS) return 0;
-        nb = rup(nb / 2, OZ2_PIPE_COLS);
-    }
-    return nb;
-}
-
-typedef struct {
-    struct tn_cuda_ctx *c;
-    const tn_oz2_consts_t *cs;
-    const tn_oz2_plan_t *pl;
-    const void *B;
-    int64_t svb, slb, m, n, k, kp, mbp, nb;
-    int f32;
-    const int *sig;
-    double alpha, beta;
-    void *C;
-    int64_t ldc;
-    signed char *RB[2];
-    unsigned char *Q[2];
-} pipe_t;
-
-/* on the second stream: the residues of column block j into RB[j % 2],
- * then its event (1 + j % 2) */
-static int pipe_residues(const pipe_t *p, int64_t j) {
-    const int64_t j0 = j * p->nb, nbb = TN_MIN(p->nb, p->n - j0);
-    int st = cuk(tn_oz2_residues(p->B, p->f32, p->svb, p->slb, j0 + nbb, p->k, j0, rup(nbb, 32),
-                                 p->kp, p->sig + p->m, p->pl->hB, p->cs, p->RB[j % 2],
-                                 p->c->oz2_side));
-    if (!st) st = cu(cudaEventRecord(p->c->oz2_ev[1 + j % 2], p->c->oz2_side));
-    return st;
-}
-
-/* on the second stream: after products(j) (event 3 + j % 2), C's column
- * block j from Q[j % 2] */
-static int pipe_reconstruct(const pipe_t *p, int64_t j) {
-    const int64_t j0 = j * p->nb, nbb = TN_MIN(p->nb, p->n - j0);
-    const size_t es = p->f32 ? 4 : 8;
-    int st = cu(cudaStreamWaitEvent(p->c->oz2_side, p->c->oz2_ev[3 + j % 2], 0));
-    if (!st)
-        st = cuk(tn_oz2_launch_reconstruct(p->Q[j % 2], p->mbp, rup(nbb, 32), p->m, nbb, p->cs,
-                                           p->sig, p->sig + p->m + j0, p->pl->hA + p->pl->hB,
-                                           p->alpha, p->beta,
-                                           (char *)p->C + es * (size_t)j0 * (size_t)p->ldc,
-                                           p->ldc, p->f32, p->c->oz2_side));
-    return st;
-}
-
-/* The pipelined products (the header's step 3) in the workspace ws of
- * pipe_bytes. The host queues, in this order: fork; residues(0), (1) on the
- * second stream; the residues of A on the handle's stream; per block j
- * products(j) on the handle's stream after residues(j), then on the second
- * stream reconstruct(j - 1) and residues(j + 1); reconstruct(last); join.
- * An event is waited on before the host records it again (two blocks
- * later), so each wait sees the record meant for it. */
-static int pipeline(pipe_t *p, int fused, const void *A, int64_t sva, int64_t sla, char *ws) {
-    struct tn_cuda_ctx *c = p->c;
-    cudaStream_t s = c->stream, t = c->oz2_side;
-    const size_t N = (size_t)p->cs->n;
-    const int64_t mbp = p->mbp, nbp = p->nb, kp = p->kp, nblk = (p->n + p->nb - 1) / p->nb;
-    signed char *RA = (signed char *)ws;
-    p->RB[0] = RA + al(N * (size_t)mbp * (size_t)kp);
-    p->RB[1] = p->RB[0] + al(N * (size_t)nbp * (size_t)kp);
-    int *P = fused ? NULL : (int *)(p->RB[1] + al(N * (size_t)nbp * (size_t)kp));
-    p->Q[0] = (unsigned char *)p->RB[1] + al(N * (size_t)nbp * (size_t)kp) +
-              (fused ? 0 : al(4 * (size_t)mbp * (size_t)nbp));
-    p->Q[1] = p->Q[0] + al(N * (size_t)mbp * (size_t)nbp);
-    /* the second stream starts after all the handle's stream has queued */
-    int st = cu(cudaEventRecord(c->oz2_ev[0], s));
-    if (!st) st = cu(cudaStreamWaitEvent(t, c->oz2_ev[0], 0));
-    if (st) return st; /* nothing queued on the second stream */
-    for (int64_t j = 0; j < 2 && j < nblk && !st; j++) st = pipe_residues(p, j);
-    if (!st)
-        st = cuk(tn_oz2_residues(A, p->f32, sva, sla, p->m, p->k, 0, mbp, kp, p->sig, p->pl->hA,
-                                 p->cs, RA, s));
-    for (int64_t j = 0; j < nblk && !st; j++) {
-        const int64_t nbb = TN_MIN(p->nb, p->n - j * p->nb);
-        st = cu(cudaStreamWaitEvent(s, c->oz2_ev[1 + j % 2], 0));
-        if (!st && c->oz2_pipe_fault == j + 1) st = TCNLA_ERR_INTERNAL; /* (tests) */
-        if (!st)
-            st = tn_cuda_oz2_products(c, fused, p->cs, mbp, rup(nbb, 32), kp, RA, p->RB[j % 2], P,
-                                      p->Q[j % 2]);
-        if (!st) st = cu(cudaEventRecord(c->oz2_ev[3 + j % 2], s));
-        if (!st && j >= 1) {
-            st = pipe_reconstruct(p, j - 1);
-            if (!st && j + 1 < nblk) st = pipe_residues(p, j + 1);
-        }
-    }
-    if (!st) st = pipe_reconstruct(p, nblk - 1);
-    /* join, after a failure too: the handle's stream waits for all the
-     * second stream has queued (or the host does) */
-    cudaError_t e = cudaEventRecord(c->oz2_ev[5], t);
-    if (e == cudaSuccess) e = cudaStreamWaitEvent(s, c->oz2_ev[5], 0);
-    if (e != cudaSuccess) {
-        (void)cudaGetLastError();
-        e = cudaStreamSynchronize(t);
-    }
-    return st ? st : cu(e);
-}
-
 int tn_cuda_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_t n,
                    int64_t k, double alpha, const void *A, int64_t lda, const void *B,
                    int64_t ldb, double beta, void *C, int64_t ldc, int f32, int out_prec) {
@@ -366,24 +224,8 @@ int tn_cuda_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64
      * does where the whole does) */
     const int fused = !st && c->tune->oz2_fused &&
                       tn_cuda_oz2_fused_ok(c, pl.n, rup(m, 32), rup(n, 32), kp);
-    /* the pipeline where it applies (its own blocks; where its stream or
-     * workspace cannot be had, in sequence) */
-    const size_t bud = st ? 0 : tn_oz_budget(h);
-    const int64_t pnb = st ? 0 : pipe_cols(c, pl.n, m, n, k, kp, fused, bud);
-    char *pws = pnb && !tn_cuda_oz2_streams(c)
-                    ? tn_cuda_workspace(c, pipe_bytes(pl.n, rup(m, 32), pnb, kp, fused))
-                    : NULL;
-    c->oz2_pipe_blocks = pws ? (n + pnb - 1) / pnb : 0;
-    if (pws) {
-        pipe_t p = {.c = c, .cs = &cs, .pl = &pl, .B = B, .svb = svb, .slb = slb, .m = m,
-                    .n = n, .k = k, .kp = kp, .mbp = rup(m, 32), .nb = pnb, .f32 = f32,
-                    .sig = sig, .alpha = alpha, .beta = beta, .C = C, .ldc = ldc};
-        st = pipeline(&p, fused, A, sva, sla, pws);
-        int st2 = cu(cudaFreeAsync(sig, s));
-        return st ? st : st2;
-    }
     int64_t mb = m, nb = n;
-    if (!st) st = blocking(pl.n, m, n, kp, fused, bud, &mb, &nb);
+    if (!st) st = blocking(pl.n, m, n, kp, fused, tn_oz_budget(h), &mb, &nb);
     const int64_t mbp = rup(mb, 32), nbp = rup(nb, 32);
     char *ws = st ? NULL : tn_cuda_workspace(c, block_bytes(pl.n, mbp, nbp, kp, fused));
     if (!st && !ws) st = TCNLA_ERR_ALLOC;

@@ -46,16 +46,6 @@ struct tn_cuda_ctx {
      * highest priority, with its fork and join events */
     cudaStream_t side;
     cudaEvent_t ev_fork, ev_join;
-    /* Ozaki scheme II's pipeline (ozaki2_cuda.c): its second stream (the
-     * highest priority) and events (fork, the two residue buffers ready, the
-     * two products done, join), created on its first use (tn_cuda_oz2_streams),
-     * not shared with the side stream above: a pipelined product may run
-     * while the call's side work is pending */
-    cudaStream_t oz2_side;
-    cudaEvent_t oz2_ev[6];
-    int64_t oz2_pipe_blocks; /* the last scheme II call's pipeline blocks, 0: in sequence */
-    int64_t oz2_pipe_fault;  /* tests only (0 in use): j + 1 makes the pipeline fail
-                                (TCNLA_ERR_INTERNAL) in place of block j's products */
     /* device memory of the deferred verdicts (TN_DEFER_SLOTS ints), allocated
      * on first use; a call that defers points its cl->defer here */
     int *defer_mem;
@@ -289,8 +279,6 @@ void tn_cuda_i8_release(struct tn_cuda_ctx *c);
 int tn_cuda_oz2_products(struct tn_cuda_ctx *c, int fused, const tn_oz2_consts_t *cs,
                          int64_t mbp, int64_t nbp, int64_t kp, const signed char *RA,
                          const signed char *RB, int *P, unsigned char *Q);
-/* Creates c->oz2_side and c->oz2_ev once (context.c); they go with the handle. */
-int tn_cuda_oz2_streams(struct tn_cuda_ctx *c);
 /* 1 where the fused kernel can run these products on this device (sm_90a
  * kernel loaded, its shared memory, kp <= TN_OZ2_KBLOCK), the tuning aside */
 int tn_cuda_oz2_fused_ok(const struct tn_cuda_ctx *c, int nmod, int64_t mbp, int64_t nbp,
