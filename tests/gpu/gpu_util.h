@@ -31,6 +31,11 @@ static inline float *gt_to_dev(tcnla_handle_t h, const float *x, size_t n) {
 static inline void gt_to_host(tcnla_handle_t h, float *x, const float *d, size_t n) {
     tcnla_memcpy(h, x, d, n * sizeof(float), TCNLA_MEMCPY_HANDLE_TO_HOST);
 }
+/* In a test (test.h's SKIP): skips it where h is NULL (no GPU). */
+#define NEED_GPU(h)                                                                           \
+    do {                                                                                      \
+        if (!(h)) SKIP("no CUDA device (or CUDA not compiled in)");                          \
+    } while (0)
 /* Sets one field of h's tuning (tcnla_tuning_t), e.g. GT_TUNE(g, sm90, 0)
  * for the mma.sync kernels. */
 #define GT_TUNE(h, field, value)                                                              \

@@ -17,11 +17,6 @@
 #include "backend/cuda/tn_cuda.h"
 #endif
 
-#define NEED_GPU(h)                                                                           \
-    do {                                                                                      \
-        if (!(h)) SKIP("no CUDA device (or CUDA not compiled in)");                          \
-    } while (0)
-
 static const tcnla_gemm_method_t all_methods[] = {
     TCNLA_GEMM_NATIVE_FP32,   TCNLA_GEMM_NATIVE_FP64, TCNLA_GEMM_TF32,
     TCNLA_GEMM_FP16,          TCNLA_GEMM_MARKIDIS_FP16, TCNLA_GEMM_TCEC_FP16,

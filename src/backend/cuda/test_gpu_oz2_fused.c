@@ -30,11 +30,6 @@
 #include "gemm/ozaki2.h"
 #endif
 
-#define NEED_GPU(h)                                                                           \
-    do {                                                                                      \
-        if (!(h)) SKIP("no CUDA device (or CUDA not compiled in)");                          \
-    } while (0)
-
 #ifdef TCNLA_HAVE_CUDA
 /* 1 on a device where the fused kernel must run (compute capability 9.0) */
 static int oz2f_hopper(tcnla_handle_t g) { return g->cuda->cc_major == 9 && g->cuda->cc_minor == 0; }

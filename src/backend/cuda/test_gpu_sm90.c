@@ -22,11 +22,6 @@
 #include "backend/cuda/kernels/tn_sm90.h"
 #endif
 
-#define NEED_GPU(h)                                                                           \
-    do {                                                                                      \
-        if (!(h)) SKIP("no CUDA device (or CUDA not compiled in)");                          \
-    } while (0)
-
 static const tcnla_gemm_method_t s9_methods[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_SHGEMM_FP16,
                                                  TCNLA_GEMM_TCEC_TF32, TCNLA_GEMM_SHGEMM_TF32};
 #define NS9 4
