@@ -206,15 +206,8 @@ int cmd_lra(int argc, char **argv) {
         return EXIT_USAGE;
     }
     /* several ranks: --ranks, --gpus, or this process one of an MPI launch */
-    cli_mpi_env menv;
-    const int under_mpi = cli_mpi_env_detect("lra", &menv);
+    const int under_mpi = cli_dist_prepare("lra", gpus, &c);
     if (under_mpi < 0) return EXIT_USAGE;
-    if (gpus && c.backend == TCNLA_BACKEND_CPU) {
-        fprintf(stderr, "tcnla lra: --gpus runs on the CUDA backend, not --backend cpu (use "
-                        "--ranks for CPU ranks)\n");
-        return EXIT_USAGE;
-    }
-    if (gpus) c.backend = TCNLA_BACKEND_CUDA;
     if (ranks > 0 || under_mpi > 0) {
         if (lowrank_opt) {
             fprintf(stderr, "tcnla lra: %s describes the single-rank generator; over several "

@@ -233,15 +233,8 @@ int cmd_rsvd(int argc, char **argv) {
         return EXIT_USAGE;
     }
     /* several ranks: --ranks, --gpus, or this process one of an MPI launch */
-    cli_mpi_env menv;
-    const int under_mpi = cli_mpi_env_detect("rsvd", &menv);
+    const int under_mpi = cli_dist_prepare("rsvd", gpus, &c);
     if (under_mpi < 0) return EXIT_USAGE;
-    if (gpus && c.backend == TCNLA_BACKEND_CPU) {
-        fprintf(stderr, "tcnla rsvd: --gpus runs on the CUDA backend, not --backend cpu (use "
-                        "--ranks for CPU ranks)\n");
-        return EXIT_USAGE;
-    }
-    if (gpus) c.backend = TCNLA_BACKEND_CUDA;
     if (ranks > 0 || under_mpi > 0) {
         cli_dist_cfg dc = {0};
         dc.cmd = "rsvd", dc.c = c, dc.input = input, dc.output = output, dc.m = m, dc.n = n;

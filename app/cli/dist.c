@@ -862,6 +862,19 @@ mpi_fail:
     goto out;
 }
 
+int cli_dist_prepare(const char *cmd, int gpus, cli_common *c) {
+    cli_mpi_env e;
+    const int under_mpi = cli_mpi_env_detect(cmd, &e);
+    if (under_mpi < 0) return -1;
+    if (gpus && c->backend == TCNLA_BACKEND_CPU) {
+        fprintf(stderr, "tcnla %s: --gpus runs on the CUDA backend, not --backend cpu (use "
+                        "--ranks for CPU ranks)\n", cmd);
+        return -1;
+    }
+    if (gpus) c->backend = TCNLA_BACKEND_CUDA;
+    return under_mpi;
+}
+
 int cli_dist_run(cli_dist_cfg *cfg) {
     dctx D;
     memset(&D, 0, sizeof D);

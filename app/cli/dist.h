@@ -66,6 +66,11 @@ typedef struct {
 /* Runs the decomposition over the ranks; rank 0 prints the report. Returns
  * the exit status, the same on every rank. */
 int cli_dist_run(cli_dist_cfg *cfg);
+/* Before a command's ranks are known: 1 when this process is one of an MPI
+ * launch of 2 or more, else 0; with --gpus (gpus != 0) the backend set to
+ * CUDA. -1 (message printed) for a malformed launcher environment or
+ * --gpus with --backend cpu. */
+int cli_dist_prepare(const char *cmd, int gpus, cli_common *c);
 /* The help text's paragraph on the distributed runs. */
 void cli_dist_help(const char *cmd);
 #endif
