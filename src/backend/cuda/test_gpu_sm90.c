@@ -227,20 +227,26 @@ TEST(gpu_sm90_presplit_matches_rega) {
     s9_path_identity(ms, 4, 0, shapes, 6);
 }
 
-/* The wide-tile path (the tuning's sm90_wide = 1: 64 x 256 tiles, op(A) split in
+/* The wide-tile path (the tuning's sm90_wide = 1: 64 x 256 tiles, or 64 x
+ * 272 / 288 for 256 < n <= 288 and 512 < n <= 576, op(A) split in
  * the product by warpgroups of its own, B by TMA; TCEC's B from the
  * pre-split pass) against the in-kernel split (=0), FP16 methods:
  * bit-identical on tails in m, n and k (n = 33 and 300: one tile with
- * empty columns, 520: 8 of the second tile's), k = 77 and 130, ld > rows,
- * beta 0 / 1.5, op(A) = A and A^T, and a grid of more than one wave
- * (2048 x 1100, no split-K in either); it ran where op(B) = B and A's
+ * empty columns; 260, 266 and 272 on 136 columns per consumer, 274, 280
+ * and 288 on 144, 520 on two tiles of 272), k = 77 and 130, ld > rows,
+ * beta 0 / 1.5, op(A) = A and A^T, and grids of more than one wave
+ * (2048 x 1100, 5700 x 266, 5700 x 280; the other path splits k only where
+ * its 128 x 128 tiles are fewer than the SMs, so none of these splits it:
+ * the sums are then grouped differently); it ran where op(B) = B and A's
  * leading dimension is a multiple of 4 (TMA). Elsewhere (op(B) = B^T, A
  * not 16-byte aligned) both runs take the other path. */
 TEST(gpu_sm90_wide_matches_rega) {
     static const tcnla_gemm_method_t ms[] = {TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_SHGEMM_FP16};
-    static const int64_t shapes[][3] = {{7, 33, 130},  {129, 300, 257},  {300, 260, 96},
-                                        {130, 520, 77}, {2048, 1100, 1030}};
-    s9_path_identity(ms, 2, 1, shapes, 5);
+    static const int64_t shapes[][3] = {{7, 33, 130},    {129, 300, 257},  {300, 260, 96},
+                                        {130, 520, 77},  {2048, 1100, 1030}, {5700, 266, 1100},
+                                        {700, 274, 300}, {65, 272, 480},    {129, 288, 200},
+                                        {5700, 280, 700}};
+    s9_path_identity(ms, 2, 1, shapes, 10);
 }
 
 /* The wide-tile path folds op(A)'s check into the product and reads every
@@ -261,73 +267,77 @@ TEST(gpu_sm90_wide_defers_checks) {
         SKIP("no sm_90a kernels on this device");
     }
     GT_TUNE(g, sm90_presplit, 0);
-    const int64_t m = 300, n = 400, k = 480; /* k < 512: no split-K in the checked path */
-    float *A = malloc(sizeof(float) * (size_t)(m * k)), *B = malloc(sizeof(float) * (size_t)(k * n));
-    uint16_t *B16 = malloc(sizeof(uint16_t) * (size_t)(k * n));
-    float *C0 = malloc(sizeof(float) * (size_t)(m * n)), *C1 = malloc(sizeof(float) * (size_t)(m * n));
-    float *C2 = malloc(sizeof(float) * (size_t)(m * n));
-    static const char *what[] = {"clean", "A elem 1e-6", "A NaN",   "A row 1e-30",
-                                 "B NaN", "B 1e6",       "A 0, 6e4", "A 7e4",
-                                 "A row 2^-20 j", "A row 0, 1e-20"};
-    for (int cs = 0; cs < 10; cs++)
-        for (int v = 0; v < 3; v++) {
-            const tcnla_gemm_method_t meth = v == 2 ? TCNLA_GEMM_TCEC_FP16 : TCNLA_GEMM_SHGEMM_FP16;
-            gt_uniform(8100 + cs, -1, 1, m * k, A);
-            gt_uniform(8200 + cs, -1, 1, k * n, B);
-            gt_uniform(8300 + cs, -1, 1, m * n, C0);
-            if (cs == 1) A[5 + 17 * m] = 1e-6f;
-            if (cs == 2) A[7 + 3 * m] = NAN;
-            if (cs == 3)
-                for (int64_t j = 0; j < k; j++) A[11 + j * m] = 1e-30f * (float)(1 + j % 7);
-            if (cs == 4) B[3 + 9 * k] = NAN;
-            if (cs == 5) B[2 + 4 * k] = 1e6f;
-            if (cs == 6) { /* zeros (a row, a column, one) and a large normal */
-                for (int64_t j = 0; j < k; j++) A[2 + j * m] = 0.0f;
-                for (int64_t i = 0; i < m; i++) A[i + 30 * m] = 0.0f;
-                A[40 + 100 * m] = 0.0f;
-                A[13 + 20 * m] = 60000.0f;
+    /* k < 512: no split-K in the checked path; n = 400 on 64 x 256 tiles,
+     * n = 270 on one 64 x 272 tile */
+    const int64_t m = 300, k = 480;
+    for (int64_t n = 400; n >= 270; n -= 130) {
+        float *A = malloc(sizeof(float) * (size_t)(m * k)), *B = malloc(sizeof(float) * (size_t)(k * n));
+        uint16_t *B16 = malloc(sizeof(uint16_t) * (size_t)(k * n));
+        float *C0 = malloc(sizeof(float) * (size_t)(m * n)), *C1 = malloc(sizeof(float) * (size_t)(m * n));
+        float *C2 = malloc(sizeof(float) * (size_t)(m * n));
+        static const char *what[] = {"clean", "A elem 1e-6", "A NaN",   "A row 1e-30",
+                                     "B NaN", "B 1e6",       "A 0, 6e4", "A 7e4",
+                                     "A row 2^-20 j", "A row 0, 1e-20"};
+        for (int cs = 0; cs < 10; cs++)
+            for (int v = 0; v < 3; v++) {
+                const tcnla_gemm_method_t meth = v == 2 ? TCNLA_GEMM_TCEC_FP16 : TCNLA_GEMM_SHGEMM_FP16;
+                gt_uniform(8100 + cs, -1, 1, m * k, A);
+                gt_uniform(8200 + cs, -1, 1, k * n, B);
+                gt_uniform(8300 + cs, -1, 1, m * n, C0);
+                if (cs == 1) A[5 + 17 * m] = 1e-6f;
+                if (cs == 2) A[7 + 3 * m] = NAN;
+                if (cs == 3)
+                    for (int64_t j = 0; j < k; j++) A[11 + j * m] = 1e-30f * (float)(1 + j % 7);
+                if (cs == 4) B[3 + 9 * k] = NAN;
+                if (cs == 5) B[2 + 4 * k] = 1e6f;
+                if (cs == 6) { /* zeros (a row, a column, one) and a large normal */
+                    for (int64_t j = 0; j < k; j++) A[2 + j * m] = 0.0f;
+                    for (int64_t i = 0; i < m; i++) A[i + 30 * m] = 0.0f;
+                    A[40 + 100 * m] = 0.0f;
+                    A[13 + 20 * m] = 60000.0f;
+                }
+                if (cs == 7) A[9 + 300 * m] = 7e4f; /* above FP16's range */
+                if (cs == 8) /* held exactly; the kernel's bound for small elements flags the row */
+                    for (int64_t j = 0; j < k; j++) A[19 + j * m] = ldexpf((float)(1 + j % 7), -20);
+                if (cs == 9) { /* FP16 his and los all 0: the kernel reads the FP32 elements again */
+                    for (int64_t j = 0; j < k; j++) A[23 + j * m] = 0.0f;
+                    A[23 + 50 * m] = 1e-20f;
+                }
+                const int use16 = v == 1;
+                if (use16 && (cs == 5)) continue; /* no FP16 for 1e6 */
+                if (use16)
+                    for (int64_t i = 0; i < k * n; i++) B16[i] = tcnla_f32_to_f16(B[i], TCNLA_ROUND_RN);
+                memcpy(C1, C0, sizeof(float) * (size_t)(m * n));
+                memcpy(C2, C0, sizeof(float) * (size_t)(m * n));
+                GT_TUNE(g, sm90_wide, 1);
+                tcnla_info_t info = {0};
+                int s1 = gt_gemm_info(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 0.5f, A, m, B,
+                                      use16 ? B16 : NULL, k, 1.5f, C1, m, 0, &info);
+                const int path = info.path;
+                GT_TUNE(g, sm90_wide, 0);
+                int s2 = gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 0.5f, A, m, B,
+                                 use16 ? B16 : NULL, k, 1.5f, C2, m);
+                CHECK_MSG(s1 == s2, "n=%lld %s %s%s: status %d (wide) vs %d", (long long)n, tcnla_gemm_method_name(meth),
+                          what[cs], use16 ? " (FP16 B)" : "", s1, s2);
+                CHECK_MSG(memcmp(C1, C2, sizeof(float) * (size_t)(m * n)) == 0,
+                          "n=%lld %s %s%s: C differs (rel %.3e)", (long long)n, tcnla_gemm_method_name(meth), what[cs],
+                          use16 ? " (FP16 B)" : "", gt_rel_diff(C1, C2, m, n, m));
+                if (s1 != 0)
+                    CHECK_MSG(memcmp(C1, C0, sizeof(float) * (size_t)(m * n)) == 0,
+                              "%s %s: C written on status %d", tcnla_gemm_method_name(meth), what[cs], s1);
+                /* (1e-6 passes its row's check: the row holds numbers near 1); the
+                 * operands out of FP16's range (rows 1e-30, 1e6, 7e4, a row whose
+                 * largest element is 1e-20) are declined by the wide path and
+                 * computed on exactly scaled copies, whose product takes the wide
+                 * path again */
+                const int out = cs == 3 || cs == 5 || cs == 7 || cs == 9;
+                CHECK_MSG(info.scaled == out, "%s %s%s: scaled %d", tcnla_gemm_method_name(meth),
+                          what[cs], use16 ? " (FP16 B)" : "", info.scaled);
+                CHECK_MSG(cs == 8 || out || (path == 4) == (cs <= 1 || cs == 6), "%s %s%s: path %d",
+                          tcnla_gemm_method_name(meth), what[cs], use16 ? " (FP16 B)" : "", path);
             }
-            if (cs == 7) A[9 + 300 * m] = 7e4f; /* above FP16's range */
-            if (cs == 8) /* held exactly; the kernel's bound for small elements flags the row */
-                for (int64_t j = 0; j < k; j++) A[19 + j * m] = ldexpf((float)(1 + j % 7), -20);
-            if (cs == 9) { /* FP16 his and los all 0: the kernel reads the FP32 elements again */
-                for (int64_t j = 0; j < k; j++) A[23 + j * m] = 0.0f;
-                A[23 + 50 * m] = 1e-20f;
-            }
-            const int use16 = v == 1;
-            if (use16 && (cs == 5)) continue; /* no FP16 for 1e6 */
-            if (use16)
-                for (int64_t i = 0; i < k * n; i++) B16[i] = tcnla_f32_to_f16(B[i], TCNLA_ROUND_RN);
-            memcpy(C1, C0, sizeof(float) * (size_t)(m * n));
-            memcpy(C2, C0, sizeof(float) * (size_t)(m * n));
-            GT_TUNE(g, sm90_wide, 1);
-            tcnla_info_t info = {0};
-            int s1 = gt_gemm_info(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 0.5f, A, m, B,
-                                  use16 ? B16 : NULL, k, 1.5f, C1, m, 0, &info);
-            const int path = info.path;
-            GT_TUNE(g, sm90_wide, 0);
-            int s2 = gt_gemm(g, meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 0.5f, A, m, B,
-                             use16 ? B16 : NULL, k, 1.5f, C2, m);
-            CHECK_MSG(s1 == s2, "%s %s%s: status %d (wide) vs %d", tcnla_gemm_method_name(meth),
-                      what[cs], use16 ? " (FP16 B)" : "", s1, s2);
-            CHECK_MSG(memcmp(C1, C2, sizeof(float) * (size_t)(m * n)) == 0,
-                      "%s %s%s: C differs (rel %.3e)", tcnla_gemm_method_name(meth), what[cs],
-                      use16 ? " (FP16 B)" : "", gt_rel_diff(C1, C2, m, n, m));
-            if (s1 != 0)
-                CHECK_MSG(memcmp(C1, C0, sizeof(float) * (size_t)(m * n)) == 0,
-                          "%s %s: C written on status %d", tcnla_gemm_method_name(meth), what[cs], s1);
-            /* (1e-6 passes its row's check: the row holds numbers near 1); the
-             * operands out of FP16's range (rows 1e-30, 1e6, 7e4, a row whose
-             * largest element is 1e-20) are declined by the wide path and
-             * computed on exactly scaled copies, whose product takes the wide
-             * path again */
-            const int out = cs == 3 || cs == 5 || cs == 7 || cs == 9;
-            CHECK_MSG(info.scaled == out, "%s %s%s: scaled %d", tcnla_gemm_method_name(meth),
-                      what[cs], use16 ? " (FP16 B)" : "", info.scaled);
-            CHECK_MSG(cs == 8 || out || (path == 4) == (cs <= 1 || cs == 6), "%s %s%s: path %d",
-                      tcnla_gemm_method_name(meth), what[cs], use16 ? " (FP16 B)" : "", path);
-        }
-    free(A), free(B), free(B16), free(C0), free(C1), free(C2);
+        free(A), free(B), free(B16), free(C0), free(C1), free(C2);
+    }
     tcnla_destroy(g);
 }
 

@@ -1,13 +1,15 @@
 /* Error-corrected SGEMM on Hopper (sm_90a), wide tiles:
- * SHGEMM_FP16 and TCEC_FP16 with 64 x 256 output tiles, for products with
- * a few hundred columns (such as 16384 x 512 x 16384).
- * The default where n is 192 .. 512 (tn_cu_sm90_w_wanted).
+ * SHGEMM_FP16 and TCEC_FP16 with 64 x 2 NC output tiles, NC = 128, 136 or
+ * 144 columns per consumer (whichever pads n least), for products with
+ * a few hundred columns (such as 16384 x 512 x 16384, or the randomized
+ * SVD's 16384 x 266 x 16384 on one 272-column tile).
+ * The default where n is 192 .. 512 or 257 .. 288 (tn_cu_sm90_w_wanted).
  *
  * Why: at such shapes the pre-split path (tc_gemm_sm90_ps.cu) spends a
  * third of its time in the pass over op(A) (read 1 GiB, write 1 GiB), and
  * the register-A kernels (tc_gemm_sm90.cu) split each element of A n / 128
  * times inside the consumers, between their wgmma groups. Here a tile
- * spans 256 columns, so each element of A is split n / 256 times, by
+ * spans 256 columns or more, so each element of A is split at most n / 256 times, by
  * warpgroups that do nothing else, and there is no pass:
  *   split warpgroups (NSW = 2, setmaxnreg 48), warpgroup w taking k-tiles
  *     kt = w, w + NSW, ...: thread 0
@@ -17,7 +19,7 @@
  *     layout with 128-byte swizzle) of a second ring and, when asked, fold
  *     op(A)'s check on the way (below);
  *   two consumer warpgroups (setmaxnreg 208), one per
- *     128 columns of the tile, both on the same 64 rows: the B tiles (FP16,
+ *     NC columns of the tile, both on the same 64 rows: the B tiles (FP16,
  *     K-contiguous: SHGEMM's B as given, TCEC's Bhi / Blo from the
  *     pre-split pass over B) come by TMA straight into a B ring in the
  *     wgmma layout, issued by the first consumer thread as the consumers
@@ -59,32 +61,73 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* wgmma m64nNk16, FP16 operands from shared memory (descriptors da, db),
+ * FP32 accumulator d of N / 2 registers per thread; scd = 0 overwrites d */
+#define W_WGMMA_N64(d, da, db, scd)                                                           \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                  \
+                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "                        \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, " \
+                 "%32, %33, p, 1, 1, 0, 0;\n}\n"                                               \
+                 : S9_ACC32(d) \
+                 : "l"(da), "l"(db), "r"(scd))
+#define W_WGMMA_N72(d, da, db, scd)                                                           \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %38, 0;\n"                                  \
+                 "wgmma.mma_async.sync.aligned.m64n72k16.f32.f16.f16 "                        \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35}, " \
+                 "%36, %37, p, 1, 1, 0, 0;\n}\n"                                               \
+                 : S9_ACC32(d), "+f"((d)[32]), "+f"((d)[33]), "+f"((d)[34]), "+f"((d)[35]) \
+                 : "l"(da), "l"(db), "r"(scd))
+#define W_WGMMA_N136(d, da, db, scd)                                                           \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %70, 0;\n"                                  \
+                 "wgmma.mma_async.sync.aligned.m64n136k16.f32.f16.f16 "                        \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67}, " \
+                 "%68, %69, p, 1, 1, 0, 0;\n}\n"                                               \
+                 : S9_ACC64(d), "+f"((d)[64]), "+f"((d)[65]), "+f"((d)[66]), "+f"((d)[67]) \
+                 : "l"(da), "l"(db), "r"(scd))
+#define W_WGMMA_N144(d, da, db, scd)                                                           \
+    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %74, 0;\n"                                  \
+                 "wgmma.mma_async.sync.aligned.m64n144k16.f32.f16.f16 "                        \
+                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67,%68,%69,%70,%71}, " \
+                 "%72, %73, p, 1, 1, 0, 0;\n}\n"                                               \
+                 : S9_ACC64(d), "+f"((d)[64]), "+f"((d)[65]), "+f"((d)[66]), "+f"((d)[67]), \
+                   "+f"((d)[68]), "+f"((d)[69]), "+f"((d)[70]), "+f"((d)[71]) \
+                 : "l"(da), "l"(db), "r"(scd))
+
 #define W_BM 64
-#define W_BN 256
 #define W_BK 64                      /* k-tile: 128 bytes of FP16 per row */
 #define W_RAW (W_BM * W_BK * 4)      /* FP32 A tile, 16 KB */
 #define W_CT (W_BM * W_BK * 2)       /* Ahi or Alo tile, 8 KB */
-#define W_BT (W_BN * W_BK * 2)       /* Bhi or Blo tile, 32 KB */
 
 /* ---------------------------------------------------- configuration */
-/* ring depths: SHGEMM 4 raw + 4 split + 3 B stages (64 + 64 + 96 KB),
- * TCEC 4 + 2 + 2 (64 + 32 + 128 KB); NRAW even (each of the NSW = 2 split
- * warpgroups keeps its own raw stages) */
-static __host__ __device__ __forceinline__ int w_nraw(int mode) { (void)mode; return 4; }
-static __host__ __device__ __forceinline__ int w_nconv(int mode) {
-    return mode == TN_KMODE_SHGEMM_F16 ? 4 : 2;
+/* A tile spans 2 NC columns, NC per consumer warpgroup: 128, or 136 / 144
+ * so that one 64 x 272 / 64 x 288 tile covers n = k + p (+ probes) of the
+ * randomized SVD, where 128 would run two tiles with most of the second
+ * empty. Bhi or Blo tile: 2 NC rows of 128 bytes. */
+static __host__ __device__ __forceinline__ int w_bt(int nc) { return 2 * nc * W_BK * 2; }
+/* ring depths: NC = 128: SHGEMM 4 raw + 4 split + 3 B stages (64 + 64 +
+ * 96 KB), TCEC 4 + 2 + 2 (64 + 32 + 128 KB); NC = 136 / 144: SHGEMM 4 + 3
+ * + 3 (64 + 48 + 102 / 108 KB), TCEC 2 + 2 + 2 (32 + 32 + 136 / 144 KB);
+ * NRAW even (each of the NSW = 2 split warpgroups keeps its own raw
+ * stages) */
+static __host__ __device__ __forceinline__ int w_nraw(int mode, int nc) {
+    return nc > 128 && !s9_sh(mode) ? 2 : 4;
 }
-static __host__ __device__ __forceinline__ int w_nb(int mode) {
+static __host__ __device__ __forceinline__ int w_nconv(int mode, int nc) {
+    return !s9_sh(mode) ? 2 : nc > 128 ? 3 : 4;
+}
+static __host__ __device__ __forceinline__ int w_nb(int mode, int nc) {
+    (void)nc;
     return mode == TN_KMODE_SHGEMM_F16 ? 3 : 2;
 }
-static __host__ __device__ __forceinline__ int w_bstage(int mode) {
-    return (s9_sh(mode) ? 1 : 2) * W_BT;
+static __host__ __device__ __forceinline__ int w_bstage(int mode, int nc) {
+    return (s9_sh(mode) ? 1 : 2) * w_bt(nc);
 }
-static __host__ __device__ __forceinline__ int w_bar_off(int mode) {
-    return w_nraw(mode) * W_RAW + w_nconv(mode) * 2 * W_CT + w_nb(mode) * w_bstage(mode);
+static __host__ __device__ __forceinline__ int w_bar_off(int mode, int nc) {
+    return w_nraw(mode, nc) * W_RAW + w_nconv(mode, nc) * 2 * W_CT +
+           w_nb(mode, nc) * w_bstage(mode, nc);
 }
-static __host__ __device__ __forceinline__ int w_smem(int mode) {
-    return w_bar_off(mode) + 512 + 1024;
+static __host__ __device__ __forceinline__ int w_smem(int mode, int nc) {
+    return w_bar_off(mode, nc) + 512 + 1024;
 }
 
 #if S9_ON
@@ -105,6 +148,13 @@ static __device__ __forceinline__ void w_read8(const unsigned char *st, int kmaj
 #pragma unroll
         for (int e = 0; e < 8; e++) x[e] = s[(8 * q + e) * W_BM + r];
     }
+}
+
+/* the compiler's view of wgmma accumulator registers: changed here */
+template <int R>
+static __device__ __forceinline__ void w_reg_fence(float *d) {
+#pragma unroll
+    for (int i = 0; i < R; i++) asm volatile("" : "+f"(d[i])::"memory");
 }
 
 /* Output tile of block pid (tiles of 64 rows x bn columns): groups of 8
@@ -176,8 +226,8 @@ static __device__ __forceinline__ void w_tile_of(int pid, int M, int N, int bn, 
 
 extern __shared__ unsigned char w_smem_raw[];
 
-static __device__ __forceinline__ void w_body(const int MODE, const int NSW,
-                                              const CUtensorMap *tmA, const CUtensorMap *tmBh,
+template <int MODE, int NSW, int NC>
+static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUtensorMap *tmBh,
                                               const CUtensorMap *tmBl, int ak, int M, int N,
                                               int K, float alpha, float beta,
                                               float *__restrict__ C, long long ldc,
@@ -186,26 +236,31 @@ static __device__ __forceinline__ void w_body(const int MODE, const int NSW,
                                               double *__restrict__ verr, int kind, int fast) {
 #if S9_ON
     const int SH = s9_sh(MODE);
-    const int NRAW = w_nraw(MODE), NCONV = w_nconv(MODE), NB = w_nb(MODE);
-    const int BST = w_bstage(MODE);
+    const int NRAW = w_nraw(MODE, NC), NCONV = w_nconv(MODE, NC), NB = w_nb(MODE, NC);
+    const int BST = w_bstage(MODE, NC), BT = w_bt(NC);
     const int CHK = chk;
-    if (!s9_dsmem_ok(w_smem(MODE))) return;
+    if (!s9_dsmem_ok(w_smem(MODE, NC))) return;
     const int tid = threadIdx.x, wg = tid >> 7;
 
     int m0, n0;
-    w_tile_of(blockIdx.x, M, N, W_BN, &m0, &n0);
+    w_tile_of(blockIdx.x, M, N, 2 * NC, &m0, &n0);
     const int KT = (K + W_BK - 1) / W_BK;
 
-    W_RINGS(w_smem_raw, NCONV * 2 * W_CT, w_bar_off(MODE)); /* Ahi, Alo stages */
+    W_RINGS(w_smem_raw, NCONV * 2 * W_CT, w_bar_off(MODE, NC)); /* Ahi, Alo stages */
     W_INIT_BARS();
 
-/* the B tile(s) of k-tile t into B stage s */
+/* the B tile(s) of k-tile t into B stage s (boxes of NC rows, one per
+ * consumer) */
 #define W_ISSUE_B(t, s)                                                                        \
     do {                                                                                       \
         const uint32_t dst_ = b_s + (uint32_t)((s) * BST);                                     \
         mbar_expect_tx(B_FULL(s), (uint32_t)BST);                                              \
         tma_load_2d(dst_, tmBh, (t) * W_BK, n0, B_FULL(s));                                    \
-        if (!SH) tma_load_2d(dst_ + W_BT, tmBl, (t) * W_BK, n0, B_FULL(s));                    \
+        tma_load_2d(dst_ + NC * 128, tmBh, (t) * W_BK, n0 + NC, B_FULL(s));                    \
+        if (!SH) {                                                                             \
+            tma_load_2d(dst_ + BT, tmBl, (t) * W_BK, n0, B_FULL(s));                           \
+            tma_load_2d(dst_ + BT + NC * 128, tmBl, (t) * W_BK, n0 + NC, B_FULL(s));           \
+        }                                                                                      \
     } while (0)
 
     if (wg < NSW) {
@@ -315,81 +370,160 @@ static __device__ __forceinline__ void w_body(const int MODE, const int NSW,
         /* ---------------------------------------------- consumers */
         /* 64 K registers: 2 x 128 x 208 + 256 x 48 */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
-        const int cw = wg - NSW; /* columns n0 + 128 cw .. + 127 of the tile */
-        const int issuer = tid == NSW * 128;
-        if (issuer)
-            for (int kt = 0; kt < NB && kt < KT; kt++) W_ISSUE_B(kt, kt);
-        float acc[64], corr[64], tmp[64];
+        if constexpr (NC == 128) {
+            const int cw = wg - NSW; /* columns n0 + 128 cw .. + 127 of the tile */
+            const int issuer = tid == NSW * 128;
+            if (issuer)
+                for (int kt = 0; kt < NB && kt < KT; kt++) W_ISSUE_B(kt, kt);
+            float acc[64], corr[64], tmp[64];
+    #pragma unroll
+            for (int i = 0; i < 64; i++) {
+                acc[i] = 0.0f;
+                corr[i] = 0.0f;
+                tmp[i] = 0.0f;
+            }
+            for (int kt = 0; kt < KT; kt++) {
+                const int s = kt % NCONV, b = kt % NB;
+                /* chunks of CHK 32-deep k-tiles: 2 (one k-tile here) or 4 */
+                const int cfirst = CHK == 2 || (kt & 1) == 0;
+                const int clast = CHK == 2 || (kt & 1) == 1 || kt == KT - 1;
+                mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
+                mbar_wait(B_FULL(b), (uint32_t)((kt / NB) & 1));
+                const uint32_t cAh = conv_s + (uint32_t)(s * 2 * W_CT), cAl = cAh + W_CT;
+                const uint32_t cBh = b_s + (uint32_t)(b * BST) + (uint32_t)(cw * 128 * 128);
+                const uint32_t cBl = cBh + BT;
+                wgmma_fence();
+    #pragma unroll
+                for (int ks = 0; ks < 4; ks++)
+                    S9_WGMMA_F16(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
+                                 (ks > 0 || !cfirst) ? 1 : 0);
+                wgmma_commit();
+    #pragma unroll
+                for (int ks = 0; ks < 4; ks++) {
+                    S9_WGMMA_F16(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128), 1);
+                    if (!SH)
+                        S9_WGMMA_F16(corr, wg_desc(cAh + 32 * ks, 128), wg_desc(cBl + 32 * ks, 128), 1);
+                }
+                wgmma_commit();
+                /* refill the B stage of k-tile kt - 1 (released by all 8 warps) */
+                if (issuer && kt > 0 && kt - 1 + NB < KT) {
+                    const int tt = kt - 1, sl = tt % NB;
+                    mbar_wait(B_EMPTY(sl), (uint32_t)((tt / NB) & 1));
+                    W_ISSUE_B(tt + NB, sl);
+                }
+                wgmma_wait1();
+                if (clast) {
+                    reg_fence(tmp);
+    #pragma unroll
+                    for (int i = 0; i < 64; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+                }
+                wgmma_wait0();
+                reg_fence(corr);
+                mbar_arrive(CONV_EMPTY(s));
+                __syncwarp();
+                if ((tid & 31) == 0) mbar_arrive(B_EMPTY(b));
+            }
+            s9_epilogue(acc, corr, 16, tid, 0, m0, n0 + 128 * cw, M, N, alpha, beta, C, ldc, P);
+        } else {
+            /* NC = 136 / 144: the result and correction accumulators span
+             * the NC columns (NC / 2 registers each); the fresh hi*hi
+             * accumulator of a chunk (one 64-deep k-tile: CHK = 2) spans
+             * at most 72 columns (36 registers): the first NC - 72 columns,
+             * then the last 72, each part added into the result with RN
+             * as it completes: the same products and sums per element as
+             * above (an element's wgmma sums do not depend on N), in
+             * 72 + 72 + 36 + some 30 registers instead of 3 NC / 2. */
+            const int H0 = NC - 72; /* the first part's columns: 64 or 72 */
+            const int cw = wg - NSW; /* columns n0 + NC cw .. + NC - 1 of the tile */
+            const int issuer = tid == NSW * 128;
+            if (issuer)
+                for (int kt = 0; kt < NB && kt < KT; kt++) W_ISSUE_B(kt, kt);
+            float acc[NC / 2], corr[NC / 2], tmp[36];
 #pragma unroll
-        for (int i = 0; i < 64; i++) {
-            acc[i] = 0.0f;
-            corr[i] = 0.0f;
-            tmp[i] = 0.0f;
+            for (int i = 0; i < NC / 2; i++) {
+                acc[i] = 0.0f;
+                corr[i] = 0.0f;
+            }
+#pragma unroll
+            for (int i = 0; i < 36; i++) tmp[i] = 0.0f;
+            for (int kt = 0; kt < KT; kt++) {
+                const int s = kt % NCONV, b = kt % NB;
+                mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
+                mbar_wait(B_FULL(b), (uint32_t)((kt / NB) & 1));
+                const uint32_t cAh = conv_s + (uint32_t)(s * 2 * W_CT), cAl = cAh + W_CT;
+                const uint32_t cBh = b_s + (uint32_t)(b * BST) + (uint32_t)(cw * NC * 128);
+                const uint32_t cBl = cBh + BT, cBh1 = cBh + H0 * 128;
+                wgmma_fence();
+#pragma unroll
+                for (int ks = 0; ks < 4; ks++) {
+                    if (H0 == 72)
+                        W_WGMMA_N72(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
+                                    ks > 0 ? 1 : 0);
+                    else
+                        W_WGMMA_N64(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
+                                    ks > 0 ? 1 : 0);
+                }
+                wgmma_commit();
+#pragma unroll
+                for (int ks = 0; ks < 4; ks++) {
+                    if (NC == 144) {
+                        W_WGMMA_N144(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128), 1);
+                        if (!SH)
+                            W_WGMMA_N144(corr, wg_desc(cAh + 32 * ks, 128), wg_desc(cBl + 32 * ks, 128), 1);
+                    } else {
+                        W_WGMMA_N136(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128), 1);
+                        if (!SH)
+                            W_WGMMA_N136(corr, wg_desc(cAh + 32 * ks, 128), wg_desc(cBl + 32 * ks, 128), 1);
+                    }
+                }
+                wgmma_commit();
+                wgmma_wait1(); /* the first part's hi*hi */
+                w_reg_fence<36>(tmp);
+#pragma unroll
+                for (int i = 0; i < H0 / 2; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+                wgmma_fence();
+#pragma unroll
+                for (int ks = 0; ks < 4; ks++)
+                    W_WGMMA_N72(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh1 + 32 * ks, 128),
+                                ks > 0 ? 1 : 0);
+                wgmma_commit();
+                /* refill the B stage of k-tile kt - 1 (released by all 8 warps) */
+                if (issuer && kt > 0 && kt - 1 + NB < KT) {
+                    const int tt = kt - 1, sl = tt % NB;
+                    mbar_wait(B_EMPTY(sl), (uint32_t)((tt / NB) & 1));
+                    W_ISSUE_B(tt + NB, sl);
+                }
+                wgmma_wait0();
+                w_reg_fence<36>(tmp);
+                w_reg_fence<NC / 2>(corr);
+#pragma unroll
+                for (int i = 0; i < 36; i++) acc[H0 / 2 + i] = __fadd_rn(acc[H0 / 2 + i], tmp[i]);
+                mbar_arrive(CONV_EMPTY(s));
+                __syncwarp();
+                if ((tid & 31) == 0) mbar_arrive(B_EMPTY(b));
+            }
+            (void)CHK;
+            s9_epilogue(acc, corr, NC / 8, tid, 0, m0, n0 + NC * cw, M, N, alpha, beta, C, ldc, P);
         }
-        for (int kt = 0; kt < KT; kt++) {
-            const int s = kt % NCONV, b = kt % NB;
-            /* chunks of CHK 32-deep k-tiles: 2 (one k-tile here) or 4 */
-            const int cfirst = CHK == 2 || (kt & 1) == 0;
-            const int clast = CHK == 2 || (kt & 1) == 1 || kt == KT - 1;
-            mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
-            mbar_wait(B_FULL(b), (uint32_t)((kt / NB) & 1));
-            const uint32_t cAh = conv_s + (uint32_t)(s * 2 * W_CT), cAl = cAh + W_CT;
-            const uint32_t cBh = b_s + (uint32_t)(b * BST) + (uint32_t)(cw * 128 * 128);
-            const uint32_t cBl = cBh + W_BT;
-            wgmma_fence();
-#pragma unroll
-            for (int ks = 0; ks < 4; ks++)
-                S9_WGMMA_F16(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
-                             (ks > 0 || !cfirst) ? 1 : 0);
-            wgmma_commit();
-#pragma unroll
-            for (int ks = 0; ks < 4; ks++) {
-                S9_WGMMA_F16(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128), 1);
-                if (!SH)
-                    S9_WGMMA_F16(corr, wg_desc(cAh + 32 * ks, 128), wg_desc(cBl + 32 * ks, 128), 1);
-            }
-            wgmma_commit();
-            /* refill the B stage of k-tile kt - 1 (released by all 8 warps) */
-            if (issuer && kt > 0 && kt - 1 + NB < KT) {
-                const int tt = kt - 1, sl = tt % NB;
-                mbar_wait(B_EMPTY(sl), (uint32_t)((tt / NB) & 1));
-                W_ISSUE_B(tt + NB, sl);
-            }
-            wgmma_wait1();
-            if (clast) {
-                reg_fence(tmp);
-#pragma unroll
-                for (int i = 0; i < 64; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
-            }
-            wgmma_wait0();
-            reg_fence(corr);
-            mbar_arrive(CONV_EMPTY(s));
-            __syncwarp();
-            if ((tid & 31) == 0) mbar_arrive(B_EMPTY(b));
-        }
-        s9_epilogue(acc, corr, 16, tid, 0, m0, n0 + 128 * cw, M, N, alpha, beta, C, ldc, P);
     }
 #undef W_ISSUE_B
 #else
-    (void)MODE, (void)NSW, (void)tmA, (void)tmBh, (void)tmBl, (void)ak, (void)M, (void)N, (void)K;
+    (void)tmA, (void)tmBh, (void)tmBl, (void)ak, (void)M, (void)N, (void)K;
     (void)alpha, (void)beta, (void)C, (void)ldc, (void)P, (void)chk, (void)vmx, (void)verr;
     (void)kind, (void)fast;
 #endif
 }
 
-#define W_KERNEL(MODE, NSW)                                                                    \
-    static __global__ void __launch_bounds__(128 * (NSW + 2), 1)                               \
-        tn_sm90w_##MODE##_##NSW(const __grid_constant__ CUtensorMap tmA,                       \
-                                const __grid_constant__ CUtensorMap tmBh,                      \
-                                const __grid_constant__ CUtensorMap tmBl, int ak, int M,       \
-                                int N, int K, float alpha, float beta, float *C,               \
-                                long long ldc, float *P, int chk, uint32_t *vmx, double *verr, \
-                                int kind, int fast) {                                          \
-        w_body(MODE, NSW, &tmA, &tmBh, &tmBl, ak, M, N, K, alpha, beta, C, ldc, P, chk, vmx,   \
-               verr, kind, fast);                                                              \
-    }
-W_KERNEL(0, 2) /* TN_KMODE_TCEC_F16 */
-W_KERNEL(2, 2) /* TN_KMODE_SHGEMM_F16 */
+/* two split warpgroups, NC columns per consumer */
+template <int MODE, int NC>
+static __global__ void __launch_bounds__(512, 1)
+    tn_sm90w(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmBh,
+             const __grid_constant__ CUtensorMap tmBl, int ak, int M, int N, int K, float alpha,
+             float beta, float *C, long long ldc, float *P, int chk, uint32_t *vmx, double *verr,
+             int kind, int fast) {
+    w_body<MODE, 2, NC>(&tmA, &tmBh, &tmBl, ak, M, N, K, alpha, beta, C, ldc, P, chk, vmx, verr,
+                        kind, fast);
+}
 
 /* ===================================================================
  * TCNLA_GEMM_FP16 with op(A) rounded inside the kernel (tn_cu_gemm_f16_sm90):
@@ -405,21 +539,6 @@ W_KERNEL(2, 2) /* TN_KMODE_SHGEMM_F16 */
  * 64 x 272 tile covers n = 266, the randomized SVD's k + p), both operands
  * of wgmma from shared memory. Only the rounding of the operands is fixed
  * by the method; the order of the sum differs from cuBLAS's. */
-#define H_WGMMA_N136(d, da, db, scd)                                                           \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %70, 0;\n"                                  \
-                 "wgmma.mma_async.sync.aligned.m64n136k16.f32.f16.f16 "                        \
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31,%32,%33,%34,%35,%36,%37,%38,%39,%40,%41,%42,%43,%44,%45,%46,%47,%48,%49,%50,%51,%52,%53,%54,%55,%56,%57,%58,%59,%60,%61,%62,%63,%64,%65,%66,%67}, " \
-                 "%68, %69, p, 1, 1, 0, 0;\n}\n"                                               \
-                 : S9_ACC64(d), "+f"((d)[64]), "+f"((d)[65]), "+f"((d)[66]), "+f"((d)[67])     \
-                 : "l"(da), "l"(db), "r"(scd))
-#define H_WGMMA_N64(d, da, db, scd)                                                            \
-    asm volatile("{\n.reg .pred p;\nsetp.ne.b32 p, %34, 0;\n"                                  \
-                 "wgmma.mma_async.sync.aligned.m64n64k16.f32.f16.f16 "                         \
-                 "{%0,%1,%2,%3,%4,%5,%6,%7,%8,%9,%10,%11,%12,%13,%14,%15,%16,%17,%18,%19,%20,%21,%22,%23,%24,%25,%26,%27,%28,%29,%30,%31}, " \
-                 "%32, %33, p, 1, 1, 0, 0;\n}\n"                                               \
-                 : S9_ACC32(d)                                                                 \
-                 : "l"(da), "l"(db), "r"(scd))
-
 /* ring depths: 4 raw A (16 KB) + 3 FP16 A (8 KB) + NB = 4 B stages (2 NC
  * rows of 128 bytes: 34 KB at NC = 136, 16 KB at NC = 64): 225 KB at NC =
  * 136. The B stages, read from L2 by every row tile, need the lead: H200,
@@ -578,8 +697,8 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
 #pragma unroll
             for (int ks = 0; ks < 4; ks++) {
                 const int scd = kt > 0 || ks > 0;
-                if (NC == 136) H_WGMMA_N136(acc, wg_desc(cA + 32 * ks, 128), wg_desc(cB + 32 * ks, 128), scd);
-                else H_WGMMA_N64(acc, wg_desc(cA + 32 * ks, 128), wg_desc(cB + 32 * ks, 128), scd);
+                if (NC == 136) W_WGMMA_N136(acc, wg_desc(cA + 32 * ks, 128), wg_desc(cB + 32 * ks, 128), scd);
+                else W_WGMMA_N64(acc, wg_desc(cA + 32 * ks, 128), wg_desc(cB + 32 * ks, 128), scd);
             }
             wgmma_commit();
             /* k-tile kt - 1's group is done: its stages go back */
@@ -645,17 +764,29 @@ typedef void (*w_kernel_t)(const CUtensorMap, const CUtensorMap, const CUtensorM
                            int, float, float, float *, long long, float *, int, uint32_t *,
                            double *, int, int);
 
-/* two split warpgroups */
-static w_kernel_t w_kernel(int mode) {
-    switch (mode) {
-    case TN_KMODE_TCEC_F16: return tn_sm90w_0_2;
-    case TN_KMODE_SHGEMM_F16: return tn_sm90w_2_2;
-    default: return NULL;
+/* NC columns per consumer: the one whose tiles of 2 NC columns leave the
+ * fewest empty (128 on a tie) */
+static int w_nc(int64_t n) {
+    int best = 128;
+    int64_t bcols = (n + 255) / 256 * 256;
+    for (int nc = 136; nc <= 144; nc += 8) {
+        const int64_t cols = (n + 2 * nc - 1) / (2 * nc) * (2 * nc);
+        if (cols < bcols) best = nc, bcols = cols;
     }
+    return best;
+}
+
+static w_kernel_t w_kernel(int mode, int nc) {
+    if (mode == TN_KMODE_TCEC_F16)
+        return nc == 128 ? tn_sm90w<0, 128> : nc == 136 ? tn_sm90w<0, 136> : tn_sm90w<0, 144>;
+    if (mode == TN_KMODE_SHGEMM_F16)
+        return nc == 128 ? tn_sm90w<2, 128> : nc == 136 ? tn_sm90w<2, 136> : tn_sm90w<2, 144>;
+    return NULL;
 }
 
 /* Where the product runs here: 192 <= n <= 512 with at most a third of
- * the last 256-column tile empty, m, k >= 1024; force (the handle's tuning
+ * the last 256-column tile empty, or 256 < n <= 288 (one tile of 272 or
+ * 288 columns), m, k >= 1024; force (the handle's tuning
  * sm90_wide) 0 / 1 overrides, TCNLA_TUNING_AUTO (-1) does not. H200,
  * TFLOP/s here against the pre-split
  * and register-A paths (SHGEMM_FP16 / TCEC_FP16): 32768 x 256 x 32768 230 / 170 against
@@ -666,11 +797,12 @@ static w_kernel_t w_kernel(int mode) {
 extern "C" int tn_cu_sm90_w_wanted(int mode, int64_t m, int64_t n, int64_t k, int sms,
                                    int force) {
     (void)sms;
-    if (!w_kernel(mode) || m <= 0 || n <= 0 || k <= 0) return 0;
+    if (!w_kernel(mode, 128) || m <= 0 || n <= 0 || k <= 0) return 0;
     if (m > 0x7fffffffLL || n > 0x7fffffffLL || k > 0x7fffffffLL) return 0;
     if (force >= 0) return force;
-    const int64_t cols = (n + W_BN - 1) / W_BN * W_BN;
-    return n >= 192 && n <= 512 && 3 * cols <= 4 * n && m >= 1024 && k >= 1024;
+    const int64_t cols = (n + 255) / 256 * 256;
+    return ((n >= 192 && n <= 512 && 3 * cols <= 4 * n) || (n > 256 && n <= 288)) &&
+           m >= 1024 && k >= 1024;
 }
 
 extern "C" int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, int64_t k,
@@ -682,17 +814,18 @@ extern "C" int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, 
     const int nsw = 2;
     const int chk = tn_cu_sm90_chunk(mode);
     if (chk != 2 && chk != 4) return (int)cudaErrorNotSupported; /* 64 or 128 products */
-    w_kernel_t kern = w_kernel(mode);
+    const int nc = chk == 2 ? w_nc(n) : 128; /* (NC > 128: chunks of one k-tile) */
+    w_kernel_t kern = w_kernel(mode, nc);
     if (!kern || !tn_cu_sm90_available(mode) || (!s9_sh(mode) && !Bl))
         return (int)cudaErrorNotSupported;
-    const size_t smem = (size_t)w_smem(mode);
+    const size_t smem = (size_t)w_smem(mode, nc);
     if (smem > smem_limit) return (int)cudaErrorNotSupported;
     if (((uintptr_t)A & 15u) || ((uintptr_t)Bh & 15u) || (Bl && ((uintptr_t)Bl & 15u)) ||
         (lda * 4) % 16 || (ldb * 2) % 16)
         return (int)cudaErrorNotSupported;
     if (m > 0x7fffffffLL || n > 0x7fffffffLL || k > 0x7fffffffLL)
         return (int)cudaErrorNotSupported;
-    const int64_t tiles = ((m + W_BM - 1) / W_BM) * ((n + W_BN - 1) / W_BN);
+    const int64_t tiles = ((m + W_BM - 1) / W_BM) * ((n + 2 * nc - 1) / (2 * nc));
     if (tiles > 0x7fffffffLL) return (int)cudaErrorNotSupported;
     s9_encode_fn enc = s9_encoder();
     CUtensorMap mA, mBh, mBl;
@@ -704,11 +837,11 @@ extern "C" int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, 
     else /* m x k, M contiguous: [64 k][64 m] */
         badmap |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, m, k, lda, W_BM, W_BK,
                          CU_TENSOR_MAP_SWIZZLE_NONE);
-    /* B: k x n, K contiguous: 256 rows of 64 k (128 bytes), 128-byte swizzle */
-    badmap |= s9_map(&mBh, enc, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, Bh, k, n, ldb, W_BK, W_BN,
+    /* B: k x n, K contiguous: boxes of nc rows of 64 k (128 bytes), 128-byte swizzle */
+    badmap |= s9_map(&mBh, enc, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, Bh, k, n, ldb, W_BK, nc,
                      CU_TENSOR_MAP_SWIZZLE_128B);
     if (Bl)
-        badmap |= s9_map(&mBl, enc, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, Bl, k, n, ldb, W_BK, W_BN,
+        badmap |= s9_map(&mBl, enc, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, Bl, k, n, ldb, W_BK, nc,
                          CU_TENSOR_MAP_SWIZZLE_128B);
     else
         mBl = mBh;

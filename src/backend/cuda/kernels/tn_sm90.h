@@ -108,11 +108,11 @@ void tn_cu_sm90_ps_b_parts(int mode, int64_t n, int64_t k, void *ws, void **hi, 
                            int64_t *kp);
 
 /* The wide-tile path (tc_gemm_sm90_w.cu): SHGEMM_FP16 and TCEC_FP16 with
- * 64 x 256 output tiles, op(A) split inside the product by warpgroups of
- * its own (each element n / 256 times, no pass over it), op(B) FP16 and
- * K-contiguous (SHGEMM's B; TCEC's Bhi / Blo from the pass). 1 where it
- * should run: 192 <= n <= 512 with at most a third of the last 256-column
- * tile empty, m, k >= 1024, where force is TCNLA_TUNING_AUTO; never where
+ * 64 x 256, 64 x 272 or 64 x 288 output tiles (whichever pads n least),
+ * op(A) split inside the product by warpgroups of its own (no pass over
+ * it), op(B) FP16 and K-contiguous (SHGEMM's B; TCEC's Bhi / Blo from the
+ * pass). 1 where it should run: 192 <= n <= 512 with at most a third of
+ * the last 256-column tile empty, or 256 < n <= 288, m, k >= 1024, where force is TCNLA_TUNING_AUTO; never where
  * it is 0, wherever the kernels exist where 1 (the handle's tuning
  * sm90_wide). */
 int tn_cu_sm90_w_wanted(int mode, int64_t m, int64_t n, int64_t k, int sms, int force);
