@@ -117,8 +117,9 @@ void tn_untrust(tn_call_t *cl);
  * ldb; C m x n, ldc): SHGEMM_FP16 with B16 FP16 bits the driver drew (see
  * tn_trust_f16), op(A) = A and lda = m, or FP16 with FP32 B. Where the
  * CUDA backend can check A inside the product (Hopper; n <= 64 for
- * SHGEMM_FP16, every element passing; n <= 272 for FP16, tn_trust's
- * bounded pass deciding: tn_cuda_gemm_trusting in
+ * SHGEMM_FP16, every element passing; 64 < n <= 288 for SHGEMM_FP16 on the
+ * wide-tile kernel and n <= 272 for FP16, tn_trust's bounded pass
+ * deciding: tn_cuda_gemm_trusting in
  * src/backend/cuda/gemm_cuda.c), *done = 1, C is the product tcnla_shgemm /
  * tcnla_sgemm would give and A is trusted as tn_trust would trust it;
  * else *done = 0, nothing is trusted and C is undefined (the caller runs

@@ -216,8 +216,20 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
     if (sh) {
         TRYR(tn_random_fill(cl, o->random_dist, TCNLA_FMT_FP16, 1, o->seed, 0, n, lp, Om, n));
         TRYR(mark(h, tm, TCNLA_RSVD_STEP_RANDOM));
-        TRYR(tn_sgemm(cl, o->proj_method, N, N, m, lp, n, 1.0f, A, lda, NULL, (uint16_t *)Om, n,
-                      0.0f, Y, m));
+        int done = 0;
+        if (*trust_pending) { /* A's check folded into this product, else on its own */
+            /* Omega as drawn is finite; trusted for this product only */
+            tn_trust_f16(cl, (const uint16_t *)Om, (size_t)n * (size_t)lp);
+            st = tn_gemm_trusting(cl, o->proj_method, N, m, lp, n, A, lda, NULL,
+                                  (const uint16_t *)Om, n, Y, m, ms, 4, &done);
+            tn_trust_f16(cl, NULL, 0);
+            TRYR(st);
+            if (!done) TRYR(tn_trust(cl, A, lda, m, n, ms, 4));
+            *trust_pending = 0;
+        }
+        if (!done)
+            TRYR(tn_sgemm(cl, o->proj_method, N, N, m, lp, n, 1.0f, A, lda, NULL, (uint16_t *)Om,
+                          n, 0.0f, Y, m));
     } else {
         TRYR(tn_random_fill(cl, o->random_dist, o->random_format, 0, o->seed, 0, n, lp, Om, n));
         TRYR(mark(h, tm, TCNLA_RSVD_STEP_RANDOM));
@@ -358,14 +370,15 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
         probes = v > 0.0;
     }
     const int64_t lp = l + (probes ? RSVD_PROBES : 0);
-    /* A is read by every product below: checked once, here, or (FP16
-     * projection) inside the projection where the backend can
+    /* A is read by every product below: checked once, here, or (FP16 or
+     * SHGEMM_FP16 projection) inside the projection where the backend can
      * (tn_gemm_trusting: on Hopper, one pass over A fewer; H200, 16384^2,
      * every product in FP16: 5.7 ms a call instead of 6.1-6.2), else just before it
      * (opts->timings: in the projection's step) */
     const tcnla_gemm_method_t ms[4] = {o->proj_method, o->gemm_method, pm,
                                        probes ? TCNLA_GEMM_FP16 : pm};
-    int trust_pending = o->proj_method == TCNLA_GEMM_FP16;
+    int trust_pending =
+        o->proj_method == TCNLA_GEMM_FP16 || o->proj_method == TCNLA_GEMM_SHGEMM_FP16;
     if (!trust_pending) TRY(tn_trust(cl, A, lda, m, n, ms, 4));
     TRY(tn_scratch_malloc(h, &Om, (size_t)n * (size_t)lp * (sh ? 2 : 4)));
     TRY(tn_scratch_malloc(h, (void **)&Y, sizeof(float) * (size_t)m * (size_t)lp));

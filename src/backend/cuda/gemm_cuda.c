@@ -306,7 +306,12 @@ int tn_cuda_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t 
         ldb > INT_MAX || ldc > INT_MAX || lda < arows || (sh && lda != arows) || !A ||
         !trust_methods(meths, nm, method) || !sm90_wanted(c, kmode))
         return TCNLA_SUCCESS;
-    if (sh ? tra || n > 64 || !B16 || !finite16(cl, B16, ldb, k, n, 0, 1)
+    /* SHGEMM_FP16 above 64 columns: the wide-tile kernel (one column tile,
+     * so that A is read once) with the bounded pass folded, as FP16's */
+    const int shw = sh && n > 64 && !tra && B16 && bounded_wanted(c) && a_aligned(A, lda) &&
+                    b16_aligned(B16, ldb) && n <= tn_cu_sm90_w_cols(n) &&
+                    tn_cu_sm90_w_wanted(kmode, m, n, k, c->sm_count, c->tune->sm90_wide);
+    if (sh ? ((tra || n > 64) && !shw) || !B16 || !finite16(cl, B16, ldb, k, n, 0, 1)
            : method != TCNLA_GEMM_FP16 || !B || B16 || !bounded_wanted(c) ||
                  !f16_sm90(c, TCNLA_OP_N, m, n, k, A, lda, 0))
         return TCNLA_SUCCESS;
@@ -318,12 +323,13 @@ int tn_cuda_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t 
     for (int j = 0; j < kk.n; j++)
         if (!kk.fast[j]) return TCNLA_SUCCESS;
     const tn_method_info *mi = tn_method(method);
-    const int splits = sh ? splits_for(method, m, n, k, c->sm_count) : 1;
+    const int splits = sh && !shw ? splits_for(method, m, n, k, c->sm_count) : 1;
     const size_t pb = splits > 1 ? al(4 * (size_t)splits * (size_t)m * (size_t)n) : 0;
     const int64_t ldb16 = round_up(k, 8);
     const size_t b16b = sh ? 0 : al(2 * (size_t)ldb16 * (size_t)n);
-    const size_t scb =
-        sh ? 0 : al(tn_cu_check_scratch(n)) + al(tn_cu_gemm_f16_sm90_fold_scratch(k));
+    const size_t scb = shw  ? al(tn_cu_gemm_f16_sm90_fold_scratch(k))
+                       : sh ? 0
+                            : al(tn_cu_check_scratch(n)) + al(tn_cu_gemm_f16_sm90_fold_scratch(k));
     char *w = tn_cuda_workspace(c, al(64 * sizeof(int)) + pb + b16b + scb);
     if (!w) return TCNLA_SUCCESS; /* the ordinary path says what it needs */
     int *dflags = (int *)w; /* A's check [0 .. 7] (tn_cu_trust_check's), B's [8 .. 10] */
@@ -333,7 +339,11 @@ int tn_cuda_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t 
     cudaStream_t stream = c->stream;
     if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64 * sizeof(int), stream)))) return st;
     int e;
-    if (sh) {
+    if (shw) {
+        e = tn_cu_tc_gemm_sm90_w(kmode, 0, m, n, k, 1.0f, A, lda, B16, NULL, ldb, 0.0f, C, ldc,
+                                 NULL, NULL, NULL, rchk_of(mi), mi->tol_bits, c->smem_optin,
+                                 stream, &kk, tolb, dflags, scratch);
+    } else if (sh) {
         e = tn_cu_tc_gemm_sm90(kmode, 0, 0, m, n, k, 1.0f, A, lda, B16, ldb, 0.0f, C, ldc, splits,
                                P, c->smem_optin, stream, &kk, dflags);
     } else { /* B as tn_cuda_gemm takes it: checked (columns), rounded to FP16 */
@@ -353,12 +363,14 @@ int tn_cuda_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t 
                                          stream))) ||
         (st = cu_st((int)cudaStreamSynchronize(stream))))
         return st;
-    if (hf[0] || hf[8] || hf[9] || hf[10] || (!sh && (hf[6] || hf[7]))) return TCNLA_SUCCESS;
-    /* kinds failing element by element (FP16: the bound decided their rows
-     * and columns, which all pass) */
+    if (hf[0] || hf[8] || hf[9] || hf[10] || ((!sh || shw) && (hf[6] || hf[7])))
+        return TCNLA_SUCCESS;
+    /* kinds failing element by element (the bounded pass, FP16 and the
+     * wide SHGEMM: the bound decided their rows and columns, which all
+     * pass) */
     unsigned need;
     const unsigned mask = trust_mask(meths, nm, idx, hf, &need);
-    if (sh && need) return TCNLA_SUCCESS;
+    if (sh && !shw && need) return TCNLA_SUCCESS;
     unsigned mvec = 0;
     for (int mm = 1; mm < TCNLA_GEMM_METHOD_COUNT; mm++)
         if (idx[mm] >= 0 && (need & (1u << idx[mm])) &&
@@ -366,7 +378,7 @@ int tn_cuda_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t 
             mvec |= 1u << mm;
     trust_record(cl, A, lda, arows, acols, mask, mvec, mvec);
     cl->info.method = method;
-    cl->info.path = sh ? 1 : 5;
+    cl->info.path = shw ? 4 : sh ? 1 : 5;
     *done = 1;
     return TCNLA_SUCCESS;
 }
@@ -533,7 +545,7 @@ static int gemm_wide(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, t
         return st;
     int e = tn_cu_tc_gemm_sm90_w(kmode, ta == TCNLA_OP_T, m, n, k, alpha, A, lda, Bh, Bl, ldbh,
                                  beta, C, ldc, P, vmx, verr, kind, mi->tol_bits, c->smem_optin,
-                                 stream);
+                                 stream, NULL, NULL, NULL, NULL);
     if (e == (int)cudaErrorNotSupported) return TCNLA_SUCCESS; /* nothing written */
     if ((st = cu_st(e))) return st;
     if (!trA && (st = cu_st(tn_cu_check_end(m, kind, mi->tol_bits, scratch_a, dflags, stream))))

@@ -224,16 +224,96 @@ static __device__ __forceinline__ void w_tile_of(int pid, int M, int N, int bn, 
         }                                                                                      \
     } while (0)
 
+/* tn_cu_trust_check's bounded pass (util.cu) folded into the FP16 kernel
+ * and the SHGEMM kernel (fl non-NULL): the converter (split) warpgroups,
+ * which read every element of op(A) once per column tile, keep the magnitudes' extremes and, per
+ * 64-deep k-tile, which columns of op(A) hold an element 0 < |x| < thrmax
+ * (tiny) and which one of at least thrmax (big), as bit masks (bit 8 j + e
+ * of half h: column 8 (h + 2 j) + e of the k-tile, the columns a converter
+ * warp holds), OR-ed into cbits. The flags are the bounded pass's:
+ * fl[0] NaN / Inf, fl[1 + j] some 0 < |x| < thr[j], fl[6] some |x| >=
+ * 65504, fl[7] a row (here) or a column (fold_end_kernel: tiny and not
+ * big) of op(A) whose largest |x| lies in (0, thrmax). Its cost (H200,
+ * 16384^2 x 266, 6 % of the elements below the bound): 0.42 against 0.30
+ * ms for the product alone; three float compares per element (|x| as an
+ * operand modifier) instead of the integer extremes took the same time,
+ * the column masks' atomics about 30 us of it, and the check moved after
+ * the FP16 stage is handed over (the raw stage read again, its refill
+ * later) 0.49 ms. */
+typedef struct {
+    int n;           /* kinds */
+    uint32_t thr[4]; /* the bits of each kind's 2^tol E */
+    uint32_t thrmax; /* and of the largest */
+    int *fl;         /* NULL: no check */
+    uint32_t *cbits; /* tiny masks [0, 2 KT), big masks [2 KT, 4 KT) */
+} w_fold_t;
+
+static __global__ void fold_end_kernel(const uint32_t *__restrict__ cbits, int words,
+                                         int *__restrict__ fl) {
+    int bad = 0;
+    for (int w = blockIdx.x * blockDim.x + threadIdx.x; w < words; w += gridDim.x * blockDim.x)
+        bad |= (cbits[w] & ~cbits[words + w]) != 0u;
+    if (__any_sync(0xffffffffu, bad) && (threadIdx.x & 31) == 0) atomicOr(&fl[7], 1);
+}
+
+
+#if S9_ON
+/* The fold of 8 elements x of k 8q .. (q = half + 2 j) into the thread's
+ * magnitude extremes (hi, and lo as |x| - 1) and the k-tile's column masks */
+static __device__ __forceinline__ void fold8(const w_fold_t &fd, const float *x, int j,
+                                             unsigned &hi, unsigned &lo, unsigned &tiny,
+                                             unsigned &big) {
+    const unsigned thm1 = fd.thrmax - 1u;
+#pragma unroll
+    for (int e = 0; e < 8; e++) {
+        const unsigned u = __float_as_uint(x[e]) & 0x7fffffffu;
+        hi = max(hi, u), lo = min(lo, u - 1u);
+        tiny |= (unsigned)(u - 1u < thm1) << (8 * j + e);
+        big |= (unsigned)(u > thm1) << (8 * j + e);
+    }
+}
+
+/* k-tile kt's column masks of a warp (half: the thread's t >> 6) into cbits */
+static __device__ __forceinline__ void fold_ktile(const w_fold_t &fd, int kt, int KT, int half,
+                                                  unsigned tiny, unsigned big) {
+    tiny = __reduce_or_sync(0xffffffffu, tiny);
+    big = __reduce_or_sync(0xffffffffu, big);
+    if ((threadIdx.x & 31) == 0) {
+        if (tiny) atomicOr(&fd.cbits[2 * kt + half], tiny);
+        if (big) atomicOr(&fd.cbits[2 * KT + 2 * kt + half], big);
+    }
+}
+
+/* The flags from the 256 converter threads (threads 0 .. 255, named
+ * barrier 3): the thread's extremes, and each row's largest |x| through
+ * rowmax (shared, W_BM rows, zeroed before the ring's barriers; rr: the
+ * thread's row) */
+static __device__ __forceinline__ void fold_finish(const w_fold_t &fd, unsigned hi, unsigned lo,
+                                                   int rr, uint32_t *rowmax) {
+    const int tid = threadIdx.x;
+    unsigned bad = (unsigned)(hi >= 0x7f800000u) | (unsigned)(hi >= 0x477fe000u) << 6;
+    for (int j = 0; j < fd.n; j++) bad |= (unsigned)(lo < fd.thr[j] - 1u) << (1 + j);
+    atomicMax(&rowmax[rr], hi); /* 4 threads per row: both halves, both warpgroups */
+    asm volatile("bar.sync 3, 256;" ::: "memory");
+    if (tid < W_BM) bad |= (unsigned)(rowmax[tid] - 1u < fd.thrmax - 1u) << 7;
+    bad = __reduce_or_sync(0xffffffffu, bad);
+    if ((tid & 31) == 0 && bad)
+        for (int i = 0; i < 8; i++)
+            if (bad & (1u << i)) atomicOr(&fd.fl[i], 1);
+}
+#endif
+
 extern __shared__ unsigned char w_smem_raw[];
 
-template <int MODE, int NSW, int NC>
+template <int MODE, int NSW, int NC, int FOLD>
 static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUtensorMap *tmBh,
                                               const CUtensorMap *tmBl, int ak, int M, int N,
                                               int K, float alpha, float beta,
                                               float *__restrict__ C, long long ldc,
                                               float *__restrict__ P, int chk,
                                               uint32_t *__restrict__ vmx,
-                                              double *__restrict__ verr, int kind, int fast) {
+                                              double *__restrict__ verr, int kind, int fast,
+                                              const w_fold_t &fd) {
 #if S9_ON
     const int SH = s9_sh(MODE);
     const int NRAW = w_nraw(MODE, NC), NCONV = w_nconv(MODE, NC), NB = w_nb(MODE, NC);
@@ -247,6 +327,8 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
     const int KT = (K + W_BK - 1) / W_BK;
 
     W_RINGS(w_smem_raw, NCONV * 2 * W_CT, w_bar_off(MODE, NC)); /* Ahi, Alo stages */
+    __shared__ uint32_t rowmax[W_BM]; /* fd.fl: the rows' largest |x| (bits) */
+    if (tid < W_BM) rowmax[tid] = 0u;
     W_INIT_BARS();
 
 /* the B tile(s) of k-tile t into B stage s (boxes of NC rows, one per
@@ -272,6 +354,7 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
          * (tmax, tmin), the largest |h| of the k-tiles that passed (rmax),
          * and whether the row holds a small element */
         uint32_t rmax = 0, small = 0;
+        unsigned fhi = 0u, flo = 0xffffffffu; /* fd.fl: the thread's extremes (fold8) */
         if (t == 0)
             for (int kt = wg; kt < NRAW && kt < KT; kt += NSW) W_ISSUE_A(kt, kt);
         for (int kt = wg; kt < KT; kt += NSW) {
@@ -281,11 +364,13 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
             const unsigned char *ra = base + r * W_RAW;
             unsigned char *hi = conv + s * 2 * W_CT, *lo = hi + W_CT;
             uint32_t tmax = 0, tmin = 0xffffffffu;
+            unsigned tiny = 0u, big = 0u; /* fd.fl: this k-tile's column masks */
 #pragma unroll 2
             for (int j = 0; j < 4; j++) {
                 const int q = (t >> 6) + 2 * j; /* k 8q .. 8q + 7 */
                 float x[8];
                 w_read8(ra, ak, rr, q, x);
+                if (FOLD && fd.fl) fold8(fd, x, j, fhi, flo, tiny, big);
                 uint32_t h[4], l[4];
 #pragma unroll
                 for (int e = 0; e < 4; e++) tn_split2_f16(x[2 * e], x[2 * e + 1], 1, &h[e], &l[e]);
@@ -353,7 +438,9 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
             /* raw stage r read by the whole warpgroup */
             asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory");
             if (t == 0 && kt + NRAW < KT) W_ISSUE_A(kt + NRAW, r);
+            if (FOLD && fd.fl) fold_ktile(fd, kt, KT, t >> 6, tiny, big);
         }
+        if (FOLD && fd.fl) fold_finish(fd, fhi, flo, rr, rowmax);
         /* the row's largest |x| is at least |h| - ulp(h) / 2 for the
          * largest h = fp16(x) of the tiles that passed: |h| (1 - 2^-11) when
          * normal, |h| - 2^-25 below, exact in FP32. A lower bound, and the
@@ -510,19 +597,20 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
 #else
     (void)tmA, (void)tmBh, (void)tmBl, (void)ak, (void)M, (void)N, (void)K;
     (void)alpha, (void)beta, (void)C, (void)ldc, (void)P, (void)chk, (void)vmx, (void)verr;
-    (void)kind, (void)fast;
+    (void)kind, (void)fast, (void)fd;
 #endif
 }
 
-/* two split warpgroups, NC columns per consumer */
-template <int MODE, int NC>
+/* two split warpgroups, NC columns per consumer; FOLD: the bounded pass
+ * can be folded (fd.fl non-NULL) */
+template <int MODE, int NC, int FOLD>
 static __global__ void __launch_bounds__(512, 1)
     tn_sm90w(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmBh,
              const __grid_constant__ CUtensorMap tmBl, int ak, int M, int N, int K, float alpha,
              float beta, float *C, long long ldc, float *P, int chk, uint32_t *vmx, double *verr,
-             int kind, int fast) {
-    w_body<MODE, 2, NC>(&tmA, &tmBh, &tmBl, ak, M, N, K, alpha, beta, C, ldc, P, chk, vmx, verr,
-                        kind, fast);
+             int kind, int fast, const __grid_constant__ w_fold_t fd) {
+    w_body<MODE, 2, NC, FOLD>(&tmA, &tmBh, &tmBl, ak, M, N, K, alpha, beta, C, ldc, P, chk, vmx, verr,
+                        kind, fast, fd);
 }
 
 /* ===================================================================
@@ -557,43 +645,11 @@ static __host__ __device__ __forceinline__ int h_smem(int nc) { return h_bar_off
 
 extern __shared__ unsigned char h_smem_raw[];
 
-/* tn_cu_trust_check's bounded pass (util.cu) folded into the FP16 kernel
- * (fl non-NULL): the converter warpgroups, which read every element of
- * op(A) once per column tile, keep the magnitudes' extremes and, per
- * 64-deep k-tile, which columns of op(A) hold an element 0 < |x| < thrmax
- * (tiny) and which one of at least thrmax (big), as bit masks (bit 8 j + e
- * of half h: column 8 (h + 2 j) + e of the k-tile, the columns a converter
- * warp holds), OR-ed into cbits. The flags are the bounded pass's:
- * fl[0] NaN / Inf, fl[1 + j] some 0 < |x| < thr[j], fl[6] some |x| >=
- * 65504, fl[7] a row (here) or a column (h_fold_end_kernel: tiny and not
- * big) of op(A) whose largest |x| lies in (0, thrmax). Its cost (H200,
- * 16384^2 x 266, 6 % of the elements below the bound): 0.42 against 0.30
- * ms for the product alone; three float compares per element (|x| as an
- * operand modifier) instead of the integer extremes took the same time,
- * the column masks' atomics about 30 us of it, and the check moved after
- * the FP16 stage is handed over (the raw stage read again, its refill
- * later) 0.49 ms. */
-typedef struct {
-    int n;           /* kinds */
-    uint32_t thr[4]; /* the bits of each kind's 2^tol E */
-    uint32_t thrmax; /* and of the largest */
-    int *fl;         /* NULL: no check */
-    uint32_t *cbits; /* tiny masks [0, 2 KT), big masks [2 KT, 4 KT) */
-} h_fold_t;
-
-static __global__ void h_fold_end_kernel(const uint32_t *__restrict__ cbits, int words,
-                                         int *__restrict__ fl) {
-    int bad = 0;
-    for (int w = blockIdx.x * blockDim.x + threadIdx.x; w < words; w += gridDim.x * blockDim.x)
-        bad |= (cbits[w] & ~cbits[words + w]) != 0u;
-    if (__any_sync(0xffffffffu, bad) && (threadIdx.x & 31) == 0) atomicOr(&fl[7], 1);
-}
-
 static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *tmA,
                                               const CUtensorMap *tmB, int ak, int M, int N,
                                               int K, float alpha, float beta,
                                               float *__restrict__ C, long long ldc,
-                                              const h_fold_t &fd) {
+                                              const w_fold_t &fd) {
 #if S9_ON
     const int NRAW = H_NRAW, NCONV = H_NCONV, NB = h_nb(NC), BST = h_bstage(NC), TN = 2 * NC;
     if (!s9_dsmem_ok(h_smem(NC))) return;
@@ -623,7 +679,6 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
         /* fd.fl: the thread's largest |x| (its part of row rr's) and least
          * |x| - 1 (0 wraps to the top), as bits */
         unsigned hi = 0u, lo = 0xffffffffu;
-        const unsigned thm1 = fd.thrmax - 1u;
         if (t == 0)
             for (int kt = wg; kt < NRAW && kt < KT; kt += 2) W_ISSUE_A(kt, kt);
         for (int kt = wg; kt < KT; kt += 2) {
@@ -645,40 +700,15 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
                     h[e] = *(const uint32_t *)&v;
                 }
                 *(uint4 *)(hic + rr * 128 + ((q ^ (rr & 7)) << 4)) = make_uint4(h[0], h[1], h[2], h[3]);
-                if (fd.fl) {
-#pragma unroll
-                    for (int e = 0; e < 8; e++) {
-                        const unsigned u = __float_as_uint(x[e]) & 0x7fffffffu;
-                        hi = max(hi, u), lo = min(lo, u - 1u);
-                        tiny |= (unsigned)(u - 1u < thm1) << (8 * j + e);
-                        big |= (unsigned)(u > thm1) << (8 * j + e);
-                    }
-                }
+                if (fd.fl) fold8(fd, x, j, hi, lo, tiny, big);
             }
             fence_async_smem(); /* generic stores -> wgmma (async proxy) reads */
             mbar_arrive(CONV_FULL(s));
             asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory"); /* raw stage read */
             if (t == 0 && kt + NRAW < KT) W_ISSUE_A(kt + NRAW, r);
-            if (fd.fl) {
-                tiny = __reduce_or_sync(0xffffffffu, tiny);
-                big = __reduce_or_sync(0xffffffffu, big);
-                if ((tid & 31) == 0) {
-                    if (tiny) atomicOr(&fd.cbits[2 * kt + (t >> 6)], tiny);
-                    if (big) atomicOr(&fd.cbits[2 * KT + 2 * kt + (t >> 6)], big);
-                }
-            }
+            if (fd.fl) fold_ktile(fd, kt, KT, t >> 6, tiny, big);
         }
-        if (fd.fl) {
-            unsigned bad = (unsigned)(hi >= 0x7f800000u) | (unsigned)(hi >= 0x477fe000u) << 6;
-            for (int j = 0; j < fd.n; j++) bad |= (unsigned)(lo < fd.thr[j] - 1u) << (1 + j);
-            atomicMax(&rowmax[rr], hi); /* 4 threads per row: both halves, both warpgroups */
-            asm volatile("bar.sync 3, 256;" ::: "memory");
-            if (tid < W_BM) bad |= (unsigned)(rowmax[tid] - 1u < thm1) << 7;
-            bad = __reduce_or_sync(0xffffffffu, bad);
-            if ((tid & 31) == 0 && bad)
-                for (int i = 0; i < 8; i++)
-                    if (bad & (1u << i)) atomicOr(&fd.fl[i], 1);
-        }
+        if (fd.fl) fold_finish(fd, hi, lo, rr, rowmax);
     } else {
         /* -------------------------------------------------- consumers */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
@@ -746,7 +776,7 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
         tn_sm90h_##NC(const __grid_constant__ CUtensorMap tmA,                                 \
                       const __grid_constant__ CUtensorMap tmB, int ak, int M, int N, int K,    \
                       float alpha, float beta, float *C, long long ldc,                        \
-                      const __grid_constant__ h_fold_t fd) {                                   \
+                      const __grid_constant__ w_fold_t fd) {                                   \
         h_body(NC, &tmA, &tmB, ak, M, N, K, alpha, beta, C, ldc, fd);                          \
     }
 H_KERNEL(64)
@@ -762,7 +792,43 @@ H_KERNEL(136)
 
 typedef void (*w_kernel_t)(const CUtensorMap, const CUtensorMap, const CUtensorMap, int, int, int,
                            int, float, float, float *, long long, float *, int, uint32_t *,
-                           double *, int, int);
+                           double *, int, int, const w_fold_t);
+
+/* The fold's parameters (fd zeroed: no fold where aflags is NULL) from
+ * the element kinds of the methods to trust (FP16 kinds, fast, at most
+ * 4); cudaErrorNotSupported where they cannot be folded */
+static int fold_setup(const tn_elem_kinds_t *kk, const int *tol_bits, int *aflags, void *scratch,
+                      w_fold_t *fd) {
+    memset(fd, 0, sizeof *fd);
+    if (!aflags) return 0;
+    if (!kk || !tol_bits || !scratch || kk->n < 1 || kk->n > 4) return (int)cudaErrorNotSupported;
+    float thr = 0.0f;
+    for (int j = 0; j < kk->n; j++) {
+        if (!kk->fast[j] || !tn_rchk_is_f16_kind(kk->kind[j]) || tol_bits[j] < 0 ||
+            tol_bits[j] > 26)
+            return (int)cudaErrorNotSupported;
+        const float tj = tn_trust_small(kk->kind[j], tol_bits[j]);
+        memcpy(&fd->thr[j], &tj, sizeof tj);
+        if (tj > thr) thr = tj;
+    }
+    memcpy(&fd->thrmax, &thr, sizeof thr);
+    fd->n = kk->n, fd->fl = aflags, fd->cbits = (uint32_t *)scratch;
+    return 0;
+}
+
+/* the column masks cleared before the product (words: 2 per k-tile) */
+static cudaError_t fold_begin(const w_fold_t &fd, int words, cudaStream_t stream) {
+    if (!fd.fl) return cudaSuccess;
+    return cudaMemsetAsync(fd.cbits, 0, 2 * sizeof(uint32_t) * (size_t)words, stream);
+}
+
+/* and the columns' verdict (fl[7]) after it */
+static cudaError_t fold_end(const w_fold_t &fd, int words, cudaStream_t stream) {
+    if (!fd.fl) return cudaSuccess;
+    fold_end_kernel<<<(words + 255) / 256 < 64 ? (words + 255) / 256 : 64, 256, 0, stream>>>(
+        fd.cbits, words, fd.fl);
+    return cudaGetLastError();
+}
 
 /* NC columns per consumer: the one whose tiles of 2 NC columns leave the
  * fewest empty (128 on a tie) */
@@ -776,11 +842,21 @@ static int w_nc(int64_t n) {
     return best;
 }
 
-static w_kernel_t w_kernel(int mode, int nc) {
-    if (mode == TN_KMODE_TCEC_F16)
-        return nc == 128 ? tn_sm90w<0, 128> : nc == 136 ? tn_sm90w<0, 136> : tn_sm90w<0, 144>;
+extern "C" int tn_cu_sm90_w_cols(int64_t n) { return 2 * w_nc(n); }
+
+static w_kernel_t w_kernel(int mode, int nc, int fold) {
+    if (mode == TN_KMODE_TCEC_F16 && !fold)
+        return nc == 128   ? tn_sm90w<0, 128, 0>
+               : nc == 136 ? tn_sm90w<0, 136, 0>
+                           : tn_sm90w<0, 144, 0>;
+    if (mode == TN_KMODE_SHGEMM_F16 && !fold)
+        return nc == 128   ? tn_sm90w<2, 128, 0>
+               : nc == 136 ? tn_sm90w<2, 136, 0>
+                           : tn_sm90w<2, 144, 0>;
     if (mode == TN_KMODE_SHGEMM_F16)
-        return nc == 128 ? tn_sm90w<2, 128> : nc == 136 ? tn_sm90w<2, 136> : tn_sm90w<2, 144>;
+        return nc == 128   ? tn_sm90w<2, 128, 1>
+               : nc == 136 ? tn_sm90w<2, 136, 1>
+                           : tn_sm90w<2, 144, 1>;
     return NULL;
 }
 
@@ -797,7 +873,7 @@ static w_kernel_t w_kernel(int mode, int nc) {
 extern "C" int tn_cu_sm90_w_wanted(int mode, int64_t m, int64_t n, int64_t k, int sms,
                                    int force) {
     (void)sms;
-    if (!w_kernel(mode, 128) || m <= 0 || n <= 0 || k <= 0) return 0;
+    if (!w_kernel(mode, 128, 0) || m <= 0 || n <= 0 || k <= 0) return 0;
     if (m > 0x7fffffffLL || n > 0x7fffffffLL || k > 0x7fffffffLL) return 0;
     if (force >= 0) return force;
     const int64_t cols = (n + 255) / 256 * 256;
@@ -810,12 +886,15 @@ extern "C" int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, 
                                     const uint16_t *Bl, int64_t ldb, float beta, float *C,
                                     int64_t ldc, float *P, uint32_t *vmx, double *verr,
                                     int check_kind, int tol_bits, size_t smem_limit,
-                                    cudaStream_t stream) {
+                                    cudaStream_t stream, const tn_elem_kinds_t *kk,
+                                    const int *tkind_bits, int *aflags, void *scratch) {
     const int nsw = 2;
+    w_fold_t fd;
+    if (fold_setup(kk, tkind_bits, aflags, scratch, &fd)) return (int)cudaErrorNotSupported;
     const int chk = tn_cu_sm90_chunk(mode);
     if (chk != 2 && chk != 4) return (int)cudaErrorNotSupported; /* 64 or 128 products */
     const int nc = chk == 2 ? w_nc(n) : 128; /* (NC > 128: chunks of one k-tile) */
-    w_kernel_t kern = w_kernel(mode, nc);
+    w_kernel_t kern = w_kernel(mode, nc, aflags != NULL);
     if (!kern || !tn_cu_sm90_available(mode) || (!s9_sh(mode) && !Bl))
         return (int)cudaErrorNotSupported;
     const size_t smem = (size_t)w_smem(mode, nc);
@@ -849,15 +928,18 @@ extern "C" int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, 
     cudaError_t e = cudaFuncSetAttribute((const void *)kern,
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return (int)e;
+    const int words = (int)(2 * ((k + W_BK - 1) / W_BK));
+    if ((e = fold_begin(fd, words, stream)) != cudaSuccess) return (int)e;
     kern<<<dim3((unsigned)tiles, 1), 128 * (nsw + 2), smem, stream>>>(
         mA, mBh, mBl, ak, (int)m, (int)n, (int)k, alpha, beta, C, (long long)ldc, P, chk, vmx,
-        verr, check_kind, tn_rchk_fast(check_kind, tol_bits));
-    return (int)cudaGetLastError();
+        verr, check_kind, tn_rchk_fast(check_kind, tol_bits), fd);
+    if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
+    return (int)fold_end(fd, words, stream);
 }
 
 /* ------------------------------------------- FP16 with A rounded here */
 typedef void (*h_kernel_t)(const CUtensorMap, const CUtensorMap, int, int, int, int, float,
-                           float, float *, long long, const h_fold_t);
+                           float, float *, long long, const w_fold_t);
 
 static int h_nc(int64_t n) { return n <= 128 ? 64 : 136; }
 
@@ -877,23 +959,8 @@ extern "C" int tn_cu_gemm_f16_sm90(int transa, int64_t m, int64_t n, int64_t k, 
                                    cudaStream_t stream, const tn_elem_kinds_t *kk,
                                    const int *tol_bits, int *aflags, void *scratch) {
     const int nc = h_nc(n);
-    h_fold_t fd;
-    memset(&fd, 0, sizeof fd);
-    if (aflags) {
-        if (!kk || !tol_bits || !scratch || kk->n < 1 || kk->n > 4)
-            return (int)cudaErrorNotSupported;
-        float thr = 0.0f;
-        for (int j = 0; j < kk->n; j++) {
-            if (!kk->fast[j] || !tn_rchk_is_f16_kind(kk->kind[j]) || tol_bits[j] < 0 ||
-                tol_bits[j] > 26)
-                return (int)cudaErrorNotSupported;
-            const float tj = tn_trust_small(kk->kind[j], tol_bits[j]);
-            memcpy(&fd.thr[j], &tj, sizeof tj);
-            if (tj > thr) thr = tj;
-        }
-        memcpy(&fd.thrmax, &thr, sizeof thr);
-        fd.n = kk->n, fd.fl = aflags, fd.cbits = (uint32_t *)scratch;
-    }
+    w_fold_t fd;
+    if (fold_setup(kk, tol_bits, aflags, scratch, &fd)) return (int)cudaErrorNotSupported;
     h_kernel_t kern = nc == 64 ? tn_sm90h_64 : tn_sm90h_136;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, (const void *)kern) != cudaSuccess) {
@@ -927,15 +994,11 @@ extern "C" int tn_cu_gemm_f16_sm90(int transa, int64_t m, int64_t n, int64_t k, 
                                          cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (e != cudaSuccess) return (int)e;
     const int words = (int)(2 * ((k + W_BK - 1) / W_BK));
-    if (aflags && (e = cudaMemsetAsync(fd.cbits, 0, 2 * sizeof(uint32_t) * (size_t)words,
-                                       stream)) != cudaSuccess)
-        return (int)e;
+    if ((e = fold_begin(fd, words, stream)) != cudaSuccess) return (int)e;
     kern<<<dim3((unsigned)tiles, 1), 512, smem, stream>>>(mA, mB, ak, (int)m, (int)n, (int)k, alpha,
                                                          beta, C, (long long)ldc, fd);
-    if ((e = cudaGetLastError()) != cudaSuccess || !aflags) return (int)e;
-    h_fold_end_kernel<<<(words + 255) / 256 < 64 ? (words + 255) / 256 : 64, 256, 0, stream>>>(
-        fd.cbits, words, aflags);
-    return (int)cudaGetLastError();
+    if ((e = cudaGetLastError()) != cudaSuccess) return (int)e;
+    return (int)fold_end(fd, words, stream);
 }
 
 extern "C" size_t tn_cu_gemm_f16_sm90_fold_scratch(int64_t k) {

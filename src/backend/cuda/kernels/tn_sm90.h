@@ -120,12 +120,20 @@ int tn_cu_sm90_w_wanted(int mode, int64_t m, int64_t n, int64_t k, int sms, int 
  * P the unscaled product into P (m x n) for tn_cu_sm90_splitk_reduce with
  * one slice. vmx, verr (NULL: no check): the per-row maxima of op(A)'s
  * check (tn_cu_check_begin / _end, check_kind, tol_bits), folded on the
- * way. cudaErrorNotSupported (nothing queued) when it cannot run. */
+ * way. aflags non-NULL: tn_cu_trust_check's bounded pass on op(A) under kk
+ * and tkind_bits folded into the split warpgroups, as tn_cu_gemm_f16_sm90
+ * does (below; the same flags, the same scratch); once per column tile,
+ * so meant for n <= one tile (tn_cu_sm90_w_cols). cudaErrorNotSupported
+ * (nothing queued) when it cannot run. */
 int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, int64_t k, float alpha,
                          const float *A, int64_t lda, const uint16_t *Bh, const uint16_t *Bl,
                          int64_t ldb, float beta, float *C, int64_t ldc, float *P, uint32_t *vmx,
                          double *verr, int check_kind, int tol_bits, size_t smem_limit,
-                         cudaStream_t stream);
+                         cudaStream_t stream, const tn_elem_kinds_t *kk, const int *tkind_bits,
+                         int *aflags, void *scratch);
+/* The columns of the wide-tile kernel's tiles for n columns (256, 272 or
+ * 288). */
+int tn_cu_sm90_w_cols(int64_t n);
 
 /* TCNLA_GEMM_FP16 with op(A) rounded to FP16 inside the kernel (the same
  * file; no m x k FP16 copy of A): C = alpha fp16(op(A)) B16 + beta C, B16
