@@ -784,14 +784,26 @@ extern "C" int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int6
     return (int)cudaGetLastError();
 }
 
+/* 4 blocks of 32 KB an SM: the shared memory carveout asked at its largest
+ * (the kernel's loads and stores do not use L1) */
+template <typename TIn, int HI>
+static int launch_residues_hi(const TIn *X, dim3 g, int64_t sv, int64_t sl, int64_t nv,
+                              int64_t k, int64_t nvp, int64_t kp, const int *sig, int h,
+                              const oz2_rres &rc, signed char *R, cudaStream_t st) {
+    const cudaError_t e = cudaFuncSetAttribute((const void *)k_residues<TIn, HI>,
+                                               cudaFuncAttributePreferredSharedMemoryCarveout,
+                                               (int)cudaSharedmemCarveoutMaxShared);
+    if (e != cudaSuccess) return (int)e;
+    k_residues<TIn, HI><<<g, 256, 0, st>>>(X, sv, sl, nv, k, nvp, kp, nvp * kp, sig, h, rc, R);
+    return 0;
+}
+
 template <typename TIn>
-static void launch_residues(const TIn *X, dim3 g, int64_t sv, int64_t sl, int64_t nv, int64_t k,
-                            int64_t nvp, int64_t kp, const int *sig, int h, const oz2_rres &rc,
-                            signed char *R, cudaStream_t st) {
-    const int64_t ms = nvp * kp; /* one modulus */
-    if (h + 1 > 36)
-        k_residues<TIn, 1><<<g, 256, 0, st>>>(X, sv, sl, nv, k, nvp, kp, ms, sig, h, rc, R);
-    else k_residues<TIn, 0><<<g, 256, 0, st>>>(X, sv, sl, nv, k, nvp, kp, ms, sig, h, rc, R);
+static int launch_residues(const TIn *X, dim3 g, int64_t sv, int64_t sl, int64_t nv, int64_t k,
+                           int64_t nvp, int64_t kp, const int *sig, int h, const oz2_rres &rc,
+                           signed char *R, cudaStream_t st) {
+    return h + 1 > 36 ? launch_residues_hi<TIn, 1>(X, g, sv, sl, nv, k, nvp, kp, sig, h, rc, R, st)
+                      : launch_residues_hi<TIn, 0>(X, g, sv, sl, nv, k, nvp, kp, sig, h, rc, R, st);
 }
 
 extern "C" int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv,
@@ -816,10 +828,11 @@ extern "C" int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, i
      * one is worked on), many blocks in flight */
     const int64_t lt = (kp + OZ2_RL - 1) / OZ2_RL, vt = nvp / OZ2_RV;
     const dim3 g((unsigned)(lt < 16 ? lt : 16), (unsigned)(vt < 65535 ? vt : 65535));
-    if (f32) launch_residues((const float *)X + v_base * sv, g, sv, sl, nvb, k, nvp, kp,
-                             sig + v_base, h, rc, R, st);
-    else launch_residues((const double *)X + v_base * sv, g, sv, sl, nvb, k, nvp, kp,
-                         sig + v_base, h, rc, R, st);
+    const int e = f32 ? launch_residues((const float *)X + v_base * sv, g, sv, sl, nvb, k, nvp,
+                                        kp, sig + v_base, h, rc, R, st)
+                      : launch_residues((const double *)X + v_base * sv, g, sv, sl, nvb, k, nvp,
+                                        kp, sig + v_base, h, rc, R, st);
+    if (e) return e;
     return (int)cudaGetLastError();
 }
 
