@@ -485,14 +485,25 @@ static __device__ __forceinline__ void oz2_rfetch(TIn *r, const TIn *X, long lon
     }
 }
 
-/* the thread's 8 loads into tile t (as doubles: exact for FP32) */
+/* the thread's 8 loads into tile t (as doubles: exact for FP32), load s at
+ * oz2_rsw(v, l) of oz2_rpos, the offsets written out per layout:
+ *  sl = 1: v = 2 s + vh, c = l >> 1 fixed, v & 7 = (2 s & 7) ^ vh, so the
+ *          piece is cv ^ (2 s & 7) with cv = c ^ ((c >> 3) & 7) ^ vh;
+ *  sv = 1: v fixed, c = 8 s + w (c >> 3 = s), so the piece is 8 s + (a ^ s)
+ *          with a = w ^ (v & 7). */
 template <typename TIn>
 static __device__ __forceinline__ void oz2_rstore(double *t, const TIn *r, int along_l) {
+    const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+    if (along_l) {
+        const int vh = tid >> 7, l = tid & 127, c = l >> 1, cv = c ^ ((c >> 3) & 7) ^ vh;
+        double *b = t + vh * OZ2_RL + (l & 1);
 #pragma unroll
-    for (int s = 0; s < 8; s++) {
-        int v, l;
-        oz2_rpos(along_l, s, &v, &l);
-        t[oz2_rsw(v, l)] = (double)r[s];
+        for (int s = 0; s < 8; s++) b[2 * s * OZ2_RL + 2 * (cv ^ ((2 * s) & 7))] = (double)r[s];
+    } else {
+        const int v = (lane & 7) | ((lane >> 4) << 3), a = w ^ (v & 7);
+        double *b = t + v * OZ2_RL + ((lane >> 3) & 1);
+#pragma unroll
+        for (int s = 0; s < 8; s++) b[16 * s + 2 * (a ^ s)] = (double)r[s];
     }
 }
 
