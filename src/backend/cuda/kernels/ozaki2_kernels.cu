@@ -404,8 +404,8 @@ static __global__ void __launch_bounds__(256)
  *    per modulus one 32-bit store: 32 lanes write one row's 128 consecutive
  *    bytes (a whole line where kp is a multiple of 128; kp, a multiple of
  *    32, ends a row between two lanes' words). Four elements a thread keep
- *    the registers at 64 (4 blocks, 32 warps an SM) with 4 independent
- *    FP64 chains per modulus.
+ *    the registers at 64 (4 blocks, 32 warps an SM; HI = 1 reloads a few
+ *    spilled words once a tile) with 4 independent FP64 chains per modulus.
  *  - The loads are coalesced for both layouts: the contiguous index runs
  *    across the lanes (sl = 1: 32 consecutive columns of a row per warp
  *    load; sv = 1: 16 consecutive vectors of 2 columns). Each thread issues
@@ -433,7 +433,10 @@ static __global__ void __launch_bounds__(256)
  *    zero, so byte 2 is element 1's), and two byte selections give the
  *    word. p = 256 takes the same path: q does not change the byte.
  * The moduli loop is unrolled to TN_OZ2_MAXN (uniform exit at n), its
- * constants constant-bank operands. */
+ * constants constant-bank operands. Checked byte for byte against the CPU
+ * by gpu_ozaki2_residues_kernel_vs_cpu (src/backend/cuda/
+ * test_gpu_oz2_residues.c) and, on the CPU, by tests/oz2_residues_emulate.sh
+ * (this source run with a thread per CUDA thread). */
 #define OZ2_RV 16
 #define OZ2_RL 128
 
