@@ -184,7 +184,7 @@ TEST(gpu_ozaki2_residues_kernel_vs_cpu) {
     /* the comparison can fail: a wrong constant for modulus 3 */
     for (int h = 30; h <= 60; h += 30) {
         const rcase_t t = {0, 1, 40, 300, 0, 0, h, 10};
-        int64_t diff[TN_OZ2_MAXN];
+        int64_t diff[TN_OZ2_MAXN] = {0};
         const int64_t bad = res_compare(&t, 77, 3, diff, NULL);
         int others = 0;
         for (int l = 0; l < 10; l++) others += l != 3 && diff[l] != 0;
