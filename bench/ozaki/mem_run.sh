@@ -22,8 +22,9 @@ brc=$?
 grep -i -E "warning|error:" "$OUT/build.log" | head -20
 echo "build rc=$brc"
 [ $brc -eq 0 ] || { tail -30 "$OUT/build.log"; exit 1; }
-echo "== scheme II GPU tests (build/run_gpu_tests gpu_ozaki2 gpu_ozaki_auto)"
-timeout "${TN_TEST_TIMEOUT:-300}" ./build/run_gpu_tests gpu_ozaki2 gpu_ozaki_auto >"$OUT/tests.log" 2>&1
+echo "== scheme II GPU tests (build/run_gpu_tests gpu_ozaki2 gpu_ozaki_auto gpu_oz2_fused)"
+timeout "${TN_TEST_TIMEOUT:-300}" ./build/run_gpu_tests gpu_ozaki2 gpu_ozaki_auto gpu_oz2_fused \
+  >"$OUT/tests.log" 2>&1
 trc=$?
 echo "tests rc=$trc"
 grep -E "^FAIL|passed|differ" "$OUT/tests.log" | head -30
@@ -32,6 +33,15 @@ timeout "${TN_BENCH_TIMEOUT:-300}" ./build/bench_ozaki_mem --sizes 4096,8192,163
   --out "$OUT/ozaki_mem.csv" >"$OUT/mem.log" 2>&1
 echo "bench_ozaki_mem rc=$?"
 cat "$OUT/mem.log"
+# the residue kernels side by side: k_residues (residues_X) against the
+# 32 x 32-tile kernel (residues_X_t32) of the same run
+[ -s "$OUT/ozaki_mem.csv" ] && awk -F, '$2 ~ /^residues_/ {
+    k = $2; t32 = sub(/_t32$/, "", k); key = k " " $3 " " $4
+    if (t32) old[key] = $7; else nw[key] = $7; gb[key] = $8 }
+  END { printf "%-10s %-4s %6s %10s %10s %8s %9s\n", "kernel", "in", "n", "ms t32", "ms new", "speedup", "GB/s new"
+    for (key in nw) if (key in old) { split(key, f, " ")
+      printf "%-10s %-4s %6s %10.3f %10.3f %8.2f %9.1f\n", f[1], f[2], f[3], old[key], nw[key],
+        old[key] / nw[key], gb[key] / (nw[key] * 1e-3) } }' "$OUT/ozaki_mem.csv" | sort -k3n -k2 -k1
 [ -s "$OUT/ozaki_mem.csv" ] && mkdir -p bench/results &&
   { [ -s bench/results/ozaki_mem.csv ] && tail -n +2 "$OUT/ozaki_mem.csv" || cat "$OUT/ozaki_mem.csv"; } \
     >>bench/results/ozaki_mem.csv
@@ -41,7 +51,7 @@ if command -v ncu >/dev/null; then
     -k regex:"k_pass|k_sigma|k_sum_parts|k_residues|k_reconstruct" \
     ./build/bench_ozaki_mem --sizes 8192 --precs f64 --reps 1 --out /dev/null >"$OUT/ncu.log" 2>&1
   echo "ncu rc=$?"
-  grep -E "^ +(void )?k_[a-z0-9_<>]+\(|gpu__time_duration" "$OUT/ncu.log" | sed -E 's/\(.*//' | head -60
+  grep -E "^ +(void )?k_[A-Za-z0-9_<>, ]+\(|gpu__time_duration" "$OUT/ncu.log" | sed -E 's/\(.*//' | head -60
 fi
 echo "== whole DGEMM (build/bench_ozaki)"
 timeout "${TN_OZ_TIMEOUT:-400}" ./build/bench_ozaki --sizes 8192,16384 --phis 0.5,2 --reps 3 \

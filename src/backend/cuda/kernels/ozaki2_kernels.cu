@@ -3,8 +3,9 @@
  *
  * An operand is a set of nv vectors of length k (rows of op(A), columns of
  * op(B)): element l of vector v is X[v*sv + l*sl], FP32 or FP64. The kernels
- * that read it go through 32 x 32 tiles in shared memory, loaded along
- * whichever index is contiguous, so both layouts read coalesced.
+ * that read it go through tiles in shared memory (32 x 32; 16 x 128 for the
+ * residues), loaded along whichever index is contiguous, so both layouts
+ * read coalesced.
  *
  * What must equal the CPU bit for bit does: the largest exponents (integer
  * maxima), the norm bounds (integer sums: atomics commute), the residues
@@ -27,6 +28,7 @@
 
 #include <limits.h>
 #include <stdint.h>
+#include <string.h>
 
 #define T32 32
 
@@ -307,7 +309,10 @@ typedef struct {
 
 #define OZ2_C52 6755399441055744.0 /* 1.5 2^52 */
 
-/* R for vectors [v_base, v_base + nvp) and all kp (zero outside nv, k):
+/* k_residues_t32: the residue kernel on 32 x 32 tiles (the same bytes as
+ * k_residues below; tn_oz2_residues_t32 launches it for the memory
+ * benchmark's comparison, the library uses k_residues).
+ * R for vectors [v_base, v_base + nvp) and all kp (zero outside nv, k):
  * trunc(x 2^(h + sig[v])) modulo each p_l, in [-128, 127]. A block takes
  * one tile row of 32 vectors and the column tiles blockIdx.x, + gridDim.x,
  * .., fetching the next tile before it works on the current one; a thread
@@ -331,8 +336,8 @@ typedef struct {
  * h + 1 <= 36 (FP32 inputs in DP mode): ah = 0, acc = sg lo. */
 template <int HI>
 static __global__ void __launch_bounds__(256)
-    k_residues(oz2_view o, long long v_base, long long nvp, long long kp, const int *sig, int h,
-               tn_oz2_consts_t c, oz2_rconsts rc, signed char *R) {
+    k_residues_t32(oz2_view o, long long v_base, long long nvp, long long kp, const int *sig,
+                   int h, tn_oz2_consts_t c, oz2_rconsts rc, signed char *R) {
     __shared__ double t[T32][T32 + 1];
     const long long v0 = (long long)blockIdx.y * T32, ltiles = kp / T32;
     oz2_view ob = o;
@@ -384,6 +389,214 @@ static __global__ void __launch_bounds__(256)
             *(unsigned int *)(out + l * mstride) = word;
         }
         __syncthreads();
+    }
+}
+
+/* k_residues: the same residues as k_residues_t32 (the same acc and T, so
+ * the same bytes), arranged to stream at the memory rate. In the sm_90a
+ * code (nvcc 13) the moduli loop issues 6.3 instructions per element and
+ * modulus, 2 of them FP64 (HI = 0: 4.25, 1 FP64), against 7.4 and 3 (5.3
+ * and 1) in k_residues_t32, the once-per-element work takes 8 FP64
+ * operations against 11, and every store instruction writes whole 128-byte
+ * lines.
+ *  - Tiles of OZ2_RV = 16 vectors x OZ2_RL = 128 columns, 256 threads: warp
+ *    w takes rows w and w + 8 in turn, a lane 4 consecutive columns, and
+ *    per modulus one 32-bit store: 32 lanes write one row's 128 consecutive
+ *    bytes (a whole line where kp is a multiple of 128; kp, a multiple of
+ *    32, ends a row between two lanes' words). Four elements a thread keep
+ *    the registers at 64 (4 blocks, 32 warps an SM; HI = 1 reloads a few
+ *    spilled words once a tile) with 4 independent FP64 chains per modulus.
+ *  - The loads are coalesced for both layouts: the contiguous index runs
+ *    across the lanes (sl = 1: 32 consecutive columns of a row per warp
+ *    load; sv = 1: 16 consecutive vectors of 2 columns). Each thread issues
+ *    its 8 loads of the next tile together before it works on the current
+ *    one; they pass through registers into a shared tile of doubles, two
+ *    tiles alternating, so one barrier per tile. In the tile, row v holds
+ *    the 64 16-byte pieces (column pairs) of its 128 columns, piece c at
+ *    c ^ ((v ^ (c >> 3)) & 7) (oz2_rsw): the 16-byte reads of 8 lanes (one
+ *    row, pieces 2 lane + j) and the 8-byte writes of 16 lanes of both load
+ *    patterns (16 consecutive columns of a row; 8 vectors x 2 columns) all
+ *    fall in distinct banks.
+ *  - Per element, once: y = sg (ah 2^36 + lo) as in k_residues_t32 (the
+ *    signs set with copysign, integer operations), and the low bytes of
+ *    sg lo and sg ah (two's complement, from lo32(x + 1.5 2^52)). Per
+ *    modulus: acc = fma(sg ah, 2^36 mod p, sg lo) and T = fma(acc, -1 / p,
+ *    1.5 2^52), exact as above, and the byte of r = acc - q p is
+ *    (acc + lo32(T) p) mod 256, where acc mod 256 = (lo + ah c8) mod 256,
+ *    c8 = (2^36 mod p) mod 256 in [0, 255]: integer work in place of the
+ *    FP64 add acc + 1.5 2^52. Two elements share a 32-bit word in 16-bit
+ *    lanes: lane 0 the low byte of element 0 (bits 8..15 zero), bits 16 up
+ *    element 1's; ap = ah' c8 + lo' (one IMAD for both) keeps lane 0 below
+ *    255 + 255^2 < 2^16, so byte 0 of ap is element 0's acc mod 256 and
+ *    byte 2 element 1's. Then w0 = lo32(T0) p + ap (byte 0 is element 0's
+ *    residue) and w1 = lo32(T1) (p 2^16) + ap (the product's bits 0..15 are
+ *    zero, so byte 2 is element 1's), and two byte selections give the
+ *    word. p = 256 takes the same path: q does not change the byte.
+ * The moduli loop is unrolled to TN_OZ2_MAXN (uniform exit at n), its
+ * constants constant-bank operands. Checked byte for byte against the CPU
+ * by gpu_ozaki2_residues_kernel_vs_cpu (src/backend/cuda/
+ * test_gpu_oz2_residues.c) and, on the CPU, by tests/oz2_residues_emulate.sh
+ * (this source run with a thread per CUDA thread). */
+#define OZ2_RV 16
+#define OZ2_RL 128
+
+typedef struct {
+    double npinv[TN_OZ2_MAXN], p36[TN_OZ2_MAXN]; /* -1 / p_l, 2^36 mod p_l centred */
+    unsigned p[TN_OZ2_MAXN], p16[TN_OZ2_MAXN];  /* p_l, p_l 2^16 */
+    unsigned c8[TN_OZ2_MAXN];                   /* p36[l] mod 256, in [0, 255] */
+    int n;
+} oz2_rres;
+
+/* index in a residue tile (doubles) of column l of row v */
+static __device__ __forceinline__ int oz2_rsw(int v, int l) {
+    const int c = l >> 1;
+    return v * OZ2_RL + 2 * (c ^ ((v ^ (c >> 3)) & 7)) + (l & 1);
+}
+
+/* load s (0..7) of a thread: element (v, l) of the tile */
+static __device__ __forceinline__ void oz2_rpos(int along_l, int s, int *v, int *l) {
+    const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+    if (along_l) {
+        *v = 2 * s + (tid >> 7);
+        *l = tid & 127;
+    } else {
+        *v = (lane & 7) | ((lane >> 4) << 3);
+        *l = 2 * (8 * s + w) + ((lane >> 3) & 1);
+    }
+}
+
+/* the thread's 8 loads of tile (v0, l0), 0 outside nv, k; whole tiles
+ * from one base address and a stride, without per-element checks */
+template <typename TIn>
+static __device__ __forceinline__ void oz2_rfetch(TIn *r, const TIn *X, long long sv,
+                                                  long long sl, long long nv, long long k,
+                                                  long long v0, long long l0) {
+    const int along_l = sl == 1;
+    int v, l;
+    oz2_rpos(along_l, 0, &v, &l);
+    if (v0 + OZ2_RV <= nv && l0 + OZ2_RL <= k) {
+        const TIn *p = X + (v0 + v) * sv + (l0 + l) * sl;
+        const long long step = along_l ? 2 * sv : 16 * sl;
+#pragma unroll
+        for (int s = 0; s < 8; s++) r[s] = p[s * step];
+        return;
+    }
+#pragma unroll
+    for (int s = 0; s < 8; s++) {
+        oz2_rpos(along_l, s, &v, &l);
+        r[s] = v0 + v < nv && l0 + l < k ? X[(v0 + v) * sv + (l0 + l) * sl] : (TIn)0;
+    }
+}
+
+/* the thread's 8 loads into tile t (as doubles: exact for FP32), load s at
+ * oz2_rsw(v, l) of oz2_rpos, the offsets written out per layout:
+ *  sl = 1: v = 2 s + vh, c = l >> 1 fixed, v & 7 = (2 s & 7) ^ vh, so the
+ *          piece is cv ^ (2 s & 7) with cv = c ^ ((c >> 3) & 7) ^ vh;
+ *  sv = 1: v fixed, c = 8 s + w (c >> 3 = s), so the piece is 8 s + (a ^ s)
+ *          with a = w ^ (v & 7). */
+template <typename TIn>
+static __device__ __forceinline__ void oz2_rstore(double *t, const TIn *r, int along_l) {
+    const int tid = threadIdx.x, lane = tid & 31, w = tid >> 5;
+    if (along_l) {
+        const int vh = tid >> 7, l = tid & 127, c = l >> 1, cv = c ^ ((c >> 3) & 7) ^ vh;
+        double *b = t + vh * OZ2_RL + (l & 1);
+#pragma unroll
+        for (int s = 0; s < 8; s++) b[2 * s * OZ2_RL + 2 * (cv ^ ((2 * s) & 7))] = (double)r[s];
+    } else {
+        const int v = (lane & 7) | ((lane >> 4) << 3), a = w ^ (v & 7);
+        double *b = t + v * OZ2_RL + ((lane >> 3) & 1);
+#pragma unroll
+        for (int s = 0; s < 8; s++) b[16 * s + 2 * (a ^ s)] = (double)r[s];
+    }
+}
+
+/* R for vectors [v_base, v_base + nvp) and all kp (zero outside nv, k):
+ * trunc(x 2^(h + sig[v])) modulo each p_l, in [-128, 127]. X, nv and sig
+ * start at v_base. A block takes the tile rows blockIdx.y, + gridDim.y, ..
+ * and in each the column tiles blockIdx.x, + gridDim.x, .. HI = 0 when
+ * h + 1 <= 36: ah = 0, acc = sg lo. */
+template <typename TIn, int HI>
+static __global__ void __launch_bounds__(256, 4)
+    k_residues(const TIn *X, long long sv, long long sl, long long nv, long long k,
+               long long nvp, long long kp, long long mstride, const int *sig, int h,
+               oz2_rres rc, signed char *R) {
+    __shared__ __align__(16) double t[2][OZ2_RV * OZ2_RL];
+    const int lane = threadIdx.x & 31, w = threadIdx.x >> 5, along_l = sl == 1;
+    const long long ltiles = (kp + OZ2_RL - 1) / OZ2_RL, vtiles = nvp / OZ2_RV;
+    int buf = 0;
+    for (long long vt = blockIdx.y; vt < vtiles; vt += gridDim.y) {
+        const long long v0 = vt * OZ2_RV;
+        /* the scales 2^(h + sig) of the thread's rows w, w + 8 */
+        const int sa = v0 + w < nv ? h + sig[v0 + w] : 0;
+        const int sb = v0 + w + 8 < nv ? h + sig[v0 + w + 8] : 0;
+        TIn nx[8];
+        if (blockIdx.x < ltiles)
+            oz2_rfetch(nx, X, sv, sl, nv, k, v0, (long long)blockIdx.x * OZ2_RL);
+        for (long long lt = blockIdx.x; lt < ltiles; lt += gridDim.x) {
+            const double *tb = t[buf];
+            oz2_rstore(t[buf], nx, along_l);
+            buf ^= 1;
+            __syncthreads(); /* also: every thread is past its reads of t[buf] */
+            if (lt + gridDim.x < ltiles)
+                oz2_rfetch(nx, X, sv, sl, nv, k, v0, (lt + gridDim.x) * OZ2_RL);
+            const long long col = lt * OZ2_RL + 4 * lane;
+#pragma unroll 1
+            for (int r = 0; r < 2; r++) {
+                const int v = w + 8 * r, sc = r ? sb : sa;
+                /* 2^sc as two exact powers (|sc| <= 2046): the same
+                 * trunc(x 2^sc) as scalbn, since an intermediate underflow
+                 * means |x 2^sc| < 1 anyway */
+                const double p1 = __longlong_as_double((long long)(sc / 2 + 1023) << 52);
+                const double p2 = __longlong_as_double((long long)(sc - sc / 2 + 1023) << 52);
+                double hs[4], ls[4]; /* sg ah, sg lo */
+                unsigned lp[2], hp[2]; /* lanes of lo, ah (two elements a word) */
+#pragma unroll
+                for (int j = 0; j < 2; j++) {
+                    const double2 d = *(const double2 *)&tb[oz2_rsw(v, 4 * lane + 2 * j)];
+                    unsigned lb[2], hb[2];
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const double y = trunc(__dmul_rn(__dmul_rn(e ? d.y : d.x, p1), p2));
+                        double ah = 0.0, lo = y;
+                        if (HI) {
+                            const double a = fabs(y);
+                            ah = trunc(__dmul_rn(a, 0x1p-36));    /* < 2^44 */
+                            lo = __fma_rn(-ah, 0x1p36, a);       /* exact, < 2^36 */
+                            ah = copysign(ah, y);                 /* sign bits: integer ops */
+                            lo = copysign(lo, y);
+                        }
+                        hs[2 * j + e] = ah;
+                        ls[2 * j + e] = lo;
+                        lb[e] = (unsigned)__double2loint(__dadd_rn(lo, OZ2_C52));
+                        hb[e] = HI ? (unsigned)__double2loint(__dadd_rn(ah, OZ2_C52)) : 0u;
+                    }
+                    lp[j] = (lb[0] & 0xFFu) | (lb[1] << 16);
+                    hp[j] = (hb[0] & 0xFFu) | (hb[1] << 16);
+                }
+                unsigned *out = (unsigned *)(R + (v0 + v) * kp + col);
+                const bool st = col < kp;
+#pragma unroll
+                for (int l = 0; l < TN_OZ2_MAXN; l++) {
+                    if (l >= rc.n) break;
+                    unsigned q[2];
+#pragma unroll
+                    for (int j = 0; j < 2; j++) {
+                        const unsigned ap = HI ? hp[j] * rc.c8[l] + lp[j] : lp[j];
+                        unsigned wd[2];
+#pragma unroll
+                        for (int e = 0; e < 2; e++) {
+                            const double x = ls[2 * j + e];
+                            const double acc = HI ? __fma_rn(hs[2 * j + e], rc.p36[l], x) : x;
+                            const double T = __fma_rn(acc, rc.npinv[l], OZ2_C52);
+                            wd[e] = (unsigned)__double2loint(T) * (e ? rc.p16[l] : rc.p[l]) + ap;
+                        }
+                        q[j] = __byte_perm(wd[0], wd[1], 0x7610); /* bytes 0, 2 */
+                    }
+                    if (st) *out = __byte_perm(q[0], q[1], 0x6420);
+                    out = (unsigned *)((signed char *)out + mstride);
+                }
+            }
+        }
     }
 }
 
@@ -585,10 +798,62 @@ extern "C" int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int6
     return (int)cudaGetLastError();
 }
 
+/* 4 blocks of 32 KB an SM: the shared memory carveout asked at its largest
+ * (the kernel's loads and stores do not use L1) */
+template <typename TIn, int HI>
+static int launch_residues_hi(const TIn *X, dim3 g, int64_t sv, int64_t sl, int64_t nv,
+                              int64_t k, int64_t nvp, int64_t kp, const int *sig, int h,
+                              const oz2_rres &rc, signed char *R, cudaStream_t st) {
+    const cudaError_t e = cudaFuncSetAttribute((const void *)k_residues<TIn, HI>,
+                                               cudaFuncAttributePreferredSharedMemoryCarveout,
+                                               (int)cudaSharedmemCarveoutMaxShared);
+    if (e != cudaSuccess) return (int)e;
+    k_residues<TIn, HI><<<g, 256, 0, st>>>(X, sv, sl, nv, k, nvp, kp, nvp * kp, sig, h, rc, R);
+    return 0;
+}
+
+template <typename TIn>
+static int launch_residues(const TIn *X, dim3 g, int64_t sv, int64_t sl, int64_t nv, int64_t k,
+                           int64_t nvp, int64_t kp, const int *sig, int h, const oz2_rres &rc,
+                           signed char *R, cudaStream_t st) {
+    return h + 1 > 36 ? launch_residues_hi<TIn, 1>(X, g, sv, sl, nv, k, nvp, kp, sig, h, rc, R, st)
+                      : launch_residues_hi<TIn, 0>(X, g, sv, sl, nv, k, nvp, kp, sig, h, rc, R, st);
+}
+
 extern "C" int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv,
                                int64_t k, int64_t v_base, int64_t nvp, int64_t kp,
                                const int *sig, int h, const tn_oz2_consts_t *c,
                                signed char *R, cudaStream_t st) {
+    if (nvp <= 0 || kp <= 0) return 0;
+    if (nvp % OZ2_RV || kp % 32 || (uintptr_t)R % 4 || c->n < 1 || c->n > TN_OZ2_MAXN)
+        return (int)cudaErrorInvalidValue;
+    oz2_rres rc;
+    memset(&rc, 0, sizeof rc);
+    rc.n = c->n;
+    for (int l = 0; l < c->n; l++) {
+        rc.npinv[l] = -1.0 / (double)c->mod[l];
+        rc.p36[l] = (double)c->pw[l][3]; /* 2^36 mod p_l, centred */
+        rc.p[l] = (unsigned)c->mod[l];
+        rc.p16[l] = (unsigned)c->mod[l] << 16;
+        rc.c8[l] = (unsigned)(int)c->pw[l][3] & 0xFFu;
+    }
+    const int64_t nvb = nv - v_base < 0 ? 0 : nv - v_base;
+    /* a few column tiles per block (the next one fetched while the current
+     * one is worked on), many blocks in flight */
+    const int64_t lt = (kp + OZ2_RL - 1) / OZ2_RL, vt = nvp / OZ2_RV;
+    const dim3 g((unsigned)(lt < 16 ? lt : 16), (unsigned)(vt < 65535 ? vt : 65535));
+    const int e = f32 ? launch_residues((const float *)X + v_base * sv, g, sv, sl, nvb, k, nvp,
+                                        kp, sig + v_base, h, rc, R, st)
+                      : launch_residues((const double *)X + v_base * sv, g, sv, sl, nvb, k, nvp,
+                                        kp, sig + v_base, h, rc, R, st);
+    if (e) return e;
+    return (int)cudaGetLastError();
+}
+
+extern "C" int tn_oz2_residues_t32(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv,
+                                   int64_t k, int64_t v_base, int64_t nvp, int64_t kp,
+                                   const int *sig, int h, const tn_oz2_consts_t *c,
+                                   signed char *R, cudaStream_t st) {
     if (nvp <= 0 || kp <= 0) return 0;
     const oz2_view o = view_of(X, f32, sv, sl, nv, k);
     /* column tiles per block: enough blocks in flight (many waves, a short
@@ -600,8 +865,8 @@ extern "C" int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, i
         rc.npinv[l] = -1.0 / (double)c->mod[l];
         rc.p36[l] = (double)c->pw[l][3]; /* 2^36 mod p_l, centred */
     }
-    if (h + 1 <= 36) k_residues<0><<<g, b, 0, st>>>(o, v_base, nvp, kp, sig, h, *c, rc, R);
-    else k_residues<1><<<g, b, 0, st>>>(o, v_base, nvp, kp, sig, h, *c, rc, R);
+    if (h + 1 <= 36) k_residues_t32<0><<<g, b, 0, st>>>(o, v_base, nvp, kp, sig, h, *c, rc, R);
+    else k_residues_t32<1><<<g, b, 0, st>>>(o, v_base, nvp, kp, sig, h, *c, rc, R);
     return (int)cudaGetLastError();
 }
 
