@@ -6,9 +6,9 @@
  * operations here (-ffp-contract=off; __fma_rn is fma). Every byte of the
  * layout R[(l nvp + v) kp + i] is checked against tn_oz2_residue: the same
  * residue modulo p_l and centred (|r| <= (p_l - 1) / 2, the unique such
- * byte for odd p_l: the bytes of k_residues_t32), the CPU's byte for p_l =
- * 256, zero outside nv, k, and nothing written past the layout. The cases
- * are those of gpu_ozaki2_residues_kernel_vs_cpu
+ * byte for odd p_l), the CPU's byte for p_l = 256, zero outside nv, k,
+ * and nothing written past the layout. The cases are those of
+ * gpu_ozaki2_residues_kernel_vs_cpu
  * (src/backend/cuda/test_gpu_oz2_residues.c). It tests the kernel's
  * indexing, tails and arithmetic, not the GPU's memory model.
  *   tests/oz2_residues_emulate.sh   (builds it against build-cpu/libtcnla.a, runs it) */

@@ -10,9 +10,6 @@
  *   residues_B   the residues of op(B) = B (k x n, column-major: the vectors
  *                are columns, contiguous); bytes = the operand read + the
  *                int8 residues of every modulus written
- *   residues_A_t32, residues_B_t32
- *                the same residues (the same bytes) through the 32 x 32-tile
- *                kernel (tn_oz2_residues_t32), for the comparison in one run
  *   reconstruct  C (FP64 for FP64 inputs, FP32 for FP32) from the uint8
  *                products of every modulus, beta = 0; bytes = the products
  *                read + C written
@@ -28,9 +25,9 @@
  *   gpu,kernel,in_prec,n,moduli,h,ms,gbytes,gbps
  *
  *   build/bench_ozaki_mem [--sizes 4096,8192,16384] [--precs f64,f32] [--reps 5]
- *                         [--kernels plan,residues_A,residues_B,reconstruct,
- *                                    residues_A_t32,residues_B_t32] [--out CSV]
- * (all six by default) */
+ *                         [--kernels plan,residues_A,residues_B,reconstruct]
+ *                         [--out CSV]
+ * (all four by default) */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,12 +96,6 @@ static int run_kernel(ctx_t *c, int which) {
     case 2:
         return tn_oz2_residues(c->B, c->f32, n, 1, n, n, 0, c->kp, c->kp, c->sig + n, c->hB,
                                &c->cs, c->R, c->st);
-    case 4:
-        return tn_oz2_residues_t32(c->A, c->f32, 1, n, n, n, 0, c->kp, c->kp, c->sig, c->hA,
-                                   &c->cs, c->R, c->st);
-    case 5:
-        return tn_oz2_residues_t32(c->B, c->f32, n, 1, n, n, 0, c->kp, c->kp, c->sig + n,
-                                   c->hB, &c->cs, c->R, c->st);
     default:
         return tn_oz2_launch_reconstruct(c->Q, c->kp, c->kp, n, n, &c->cs, c->sig, c->sig + n,
                                          c->hA + c->hB, 1.0, 0.0, c->C, n, c->f32, c->st);
@@ -117,9 +108,7 @@ static double bytes_of(const ctx_t *c, int which) {
     switch (which) {
     case 0: return 4 * opnd;
     case 1:
-    case 2:
-    case 4:
-    case 5: return opnd + (double)c->nmod * kp * kp;
+    case 2: return opnd + (double)c->nmod * kp * kp;
     default: return (double)c->nmod * kp * kp + n * n * es;
     }
 }
@@ -128,7 +117,7 @@ int main(int argc, char **argv) {
     int64_t sizes[8] = {4096, 8192, 16384};
     int nsz = 3, reps = 5;
     const char *out = "bench/results/ozaki_mem.csv", *precs = "f64,f32",
-               *kernels = "plan,residues_A,residues_B,reconstruct,residues_A_t32,residues_B_t32";
+               *kernels = "plan,residues_A,residues_B,reconstruct";
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--sizes") && i + 1 < argc) nsz = parse_list(argv[++i], sizes, 8);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
@@ -137,8 +126,7 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--kernels") && i + 1 < argc) kernels = argv[++i];
         else {
             printf("usage: %s [--sizes N,..] [--precs f64,f32] [--reps R]\n"
-                   "       [--kernels plan,residues_A,residues_B,reconstruct,residues_A_t32,\n"
-                   "                  residues_B_t32] [--out CSV]\n",
+                   "       [--kernels plan,residues_A,residues_B,reconstruct] [--out CSV]\n",
                    argv[0]);
             return !strcmp(argv[i], "--help") ? 0 : 2;
         }
@@ -160,8 +148,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     if (ftell(csv) == 0) fprintf(csv, "gpu,kernel,in_prec,n,moduli,h,ms,gbytes,gbps\n");
-    static const char *const names[6] = {"plan",        "residues_A",     "residues_B",
-                                         "reconstruct", "residues_A_t32", "residues_B_t32"};
+    static const char *const names[4] = {"plan", "residues_A", "residues_B", "reconstruct"};
     printf("%s on %s\n%-14s %-4s %6s %3s %4s %10s %9s %8s\n", BENCH_NAME, prop.name, "kernel",
            "in", "n", "mod", "h", "ms", "GB", "GB/s");
     curandGenerator_t gen;
@@ -210,7 +197,7 @@ int main(int argc, char **argv) {
             cudaEvent_t e0, e1;
             CHK(cudaEventCreate(&e0), "cudaEventCreate");
             CHK(cudaEventCreate(&e1), "cudaEventCreate");
-            for (int kk = 0; kk < 6; kk++) {
+            for (int kk = 0; kk < 4; kk++) {
                 if (!bench_in_list(kernels, names[kk])) continue;
                 double t[100];
                 CHK(run_kernel(&c, kk), names[kk]); /* warm-up */
@@ -225,7 +212,7 @@ int main(int argc, char **argv) {
                 }
                 qsort(t, (size_t)reps, sizeof t[0], cmp_d);
                 const double ms = t[reps / 2], gb = bytes_of(&c, kk) * 1e-9;
-                const int h = kk == 2 || kk == 5 ? c.hB : c.hA;
+                const int h = kk == 2 ? c.hB : c.hA;
                 printf("%-14s %-4s %6lld %3d %4d %10.3f %9.3f %8.1f\n", names[kk],
                        f32 ? "f32" : "f64", (long long)n, c.nmod, h, ms, gb, gb / (ms * 1e-3));
                 fprintf(csv, "%s,%s,%s,%lld,%d,%d,%.4f,%.4f,%.1f\n", prop.name, names[kk],

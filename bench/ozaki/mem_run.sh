@@ -33,15 +33,6 @@ timeout "${TN_BENCH_TIMEOUT:-300}" ./build/bench_ozaki_mem --sizes 4096,8192,163
   --out "$OUT/ozaki_mem.csv" >"$OUT/mem.log" 2>&1
 echo "bench_ozaki_mem rc=$?"
 cat "$OUT/mem.log"
-# the residue kernels side by side: k_residues (residues_X) against the
-# 32 x 32-tile kernel (residues_X_t32) of the same run
-[ -s "$OUT/ozaki_mem.csv" ] && awk -F, '$2 ~ /^residues_/ {
-    k = $2; t32 = sub(/_t32$/, "", k); key = k " " $3 " " $4
-    if (t32) old[key] = $7; else nw[key] = $7; gb[key] = $8 }
-  END { printf "%-10s %-4s %6s %10s %10s %8s %9s\n", "kernel", "in", "n", "ms t32", "ms new", "speedup", "GB/s new"
-    for (key in nw) if (key in old) { split(key, f, " ")
-      printf "%-10s %-4s %6s %10.3f %10.3f %8.2f %9.1f\n", f[1], f[2], f[3], old[key], nw[key],
-        old[key] / nw[key], gb[key] / (nw[key] * 1e-3) } }' "$OUT/ozaki_mem.csv" | sort -k3n -k2 -k1
 [ -s "$OUT/ozaki_mem.csv" ] && mkdir -p bench/results &&
   { [ -s bench/results/ozaki_mem.csv ] && tail -n +2 "$OUT/ozaki_mem.csv" || cat "$OUT/ozaki_mem.csv"; } \
     >>bench/results/ozaki_mem.csv

@@ -1,21 +1,20 @@
-/* GPU tests of Ozaki scheme II's residue kernels (src/backend/cuda/kernels/
- * ozaki2_kernels.cu: tn_oz2_residues, the library's, and tn_oz2_residues_t32,
- * the 32 x 32-tile kernel kept for the memory benchmark) over the whole
+/* GPU tests of Ozaki scheme II's residue kernel (src/backend/cuda/kernels/
+ * ozaki2_kernels.cu: k_residues through tn_oz2_residues) over the whole
  * padded layout R[(l nvp + v) kp + i] (zero outside nv, k): every byte
  * checked against the CPU reference tn_oz2_residue (the same residue modulo
- * p_l, centred: |r| <= (p_l - 1) / 2; the CPU's byte for p_l = 256), and
- * the two kernels' layouts equal byte for byte where both run:
+ * p_l, centred: |r| <= (p_l - 1) / 2; the CPU's byte for p_l = 256):
  *  - FP64 and FP32 operands, both layouts (the elements of a vector
  *    contiguous, sl = 1, or the vectors contiguous, sv = 1), leading
  *    dimensions that are not multiples of anything, nv and k with tails of
- *    every tile (16 x 128 and 32 x 32), k past 16 column tiles (blocks that
- *    loop over tiles), a v_base inside the operand, h on both sides of the
- *    2^36 split (h + 1 <= 36 and above, up to 79), 1 to 20 moduli;
+ *    the 16 x 128 tile (kp ending inside a tile), k past 16 column tiles
+ *    (blocks that loop over tiles), a v_base inside the operand, nvp a
+ *    multiple of 16 but not of 32, h on both sides of the 2^36 split
+ *    (h + 1 <= 36 and above, up to 79), 1 to 20 moduli;
  *  - the data: per-vector exponents over a wide range with sig = -exponent,
  *    zeros, FP64 subnormals, values at the extremes of |y| < 2^h;
  *  - the launcher's checks: a misaligned R, nvp not a multiple of 16, kp not
- *    a multiple of 32 are refused with nothing written; no byte past the
- *    layout is written;
+ *    a multiple of 32, no moduli are refused with nothing written; no byte
+ *    past the layout is written;
  *  - the comparison can fail: a wrong 2^36 mod p_3 changes modulus 3's bytes
  *    and no other's. */
 #include "test.h"
@@ -54,11 +53,8 @@ static int res_ok(const tn_oz2_consts_t *c, int l, double x, int s, int b) {
  * wrong 2^36 mod p_fault) on the case's data and checks every byte of the
  * layout against the CPU: the bytes that fail per modulus in diff (may be
  * NULL), their total returned; -1 when a step failed, -2 when a byte past
- * the layout changed. Where nvp is a multiple of 32 it also runs
- * tn_oz2_residues_t32 (with cs) and sets *dt32 to the bytes where the two
- * kernels differ (-1: not run; -2: it wrote past the layout). */
-static int64_t res_compare(const rcase_t *t, uint64_t seed, int fault, int64_t *diff,
-                           int64_t *dt32) {
+ * the layout changed. */
+static int64_t res_compare(const rcase_t *t, uint64_t seed, int fault, int64_t *diff) {
     tn_oz2_consts_t cs, cf;
     tn_oz2_consts(t->nmod, &cs);
     cf = cs;
@@ -69,15 +65,13 @@ static int64_t res_compare(const rcase_t *t, uint64_t seed, int fault, int64_t *
     const int64_t sv = t->along_l ? ld : 1, sl = t->along_l ? 1 : ld;
     const size_t nx = (size_t)(ld * (t->along_l ? t->nv : t->k)), es = t->f32 ? 4 : 8;
     const size_t nr = (size_t)t->nmod * (size_t)nvp * (size_t)kp;
-    const int t32 = nvp % 32 == 0;
     double *x = malloc(8 * nx);
     void *hx = malloc(es * nx);
     int *sig = malloc(4 * (size_t)t->nv);
-    signed char *r = malloc(nr + RCANARY), *r2 = malloc(nr + RCANARY);
-    void *dX = NULL, *dS = NULL, *dR = NULL, *dR2 = NULL;
+    signed char *r = malloc(nr + RCANARY);
+    void *dX = NULL, *dS = NULL, *dR = NULL;
     int64_t bad = -1;
-    if (dt32) *dt32 = -1;
-    if (!x || !hx || !sig || !r || !r2) goto out;
+    if (!x || !hx || !sig || !r) goto out;
     uint64_t s = seed;
     for (int64_t v = 0; v < t->nv; v++) { /* |x| < 2^ev, sig = -ev: |y| < 2^h */
         const int ev = (int)(gt_next(&s) % 121) - 60;
@@ -105,20 +99,16 @@ static int64_t res_compare(const rcase_t *t, uint64_t seed, int fault, int64_t *
         else ((double *)hx)[i] = x[i];
     }
     if (cudaMalloc(&dX, es * nx) || cudaMalloc(&dS, 4 * (size_t)t->nv) ||
-        cudaMalloc(&dR, nr + RCANARY) || cudaMalloc(&dR2, nr + RCANARY))
+        cudaMalloc(&dR, nr + RCANARY))
         goto out;
     if (cudaMemcpy(dX, hx, es * nx, cudaMemcpyHostToDevice) ||
         cudaMemcpy(dS, sig, 4 * (size_t)t->nv, cudaMemcpyHostToDevice) ||
-        cudaMemset(dR, 0x5A, nr + RCANARY) || cudaMemset(dR2, 0x5A, nr + RCANARY))
+        cudaMemset(dR, 0x5A, nr + RCANARY))
         goto out;
     if (tn_oz2_residues(dX, t->f32, sv, sl, t->nv, t->k, t->v_base, nvp, kp, (const int *)dS,
                         t->h, &cf, dR, 0))
         goto out;
-    if (t32 && tn_oz2_residues_t32(dX, t->f32, sv, sl, t->nv, t->k, t->v_base, nvp, kp,
-                                   (const int *)dS, t->h, &cs, dR2, 0))
-        goto out;
-    if (cudaDeviceSynchronize() || cudaMemcpy(r, dR, nr + RCANARY, cudaMemcpyDeviceToHost) ||
-        cudaMemcpy(r2, dR2, nr + RCANARY, cudaMemcpyDeviceToHost))
+    if (cudaDeviceSynchronize() || cudaMemcpy(r, dR, nr + RCANARY, cudaMemcpyDeviceToHost))
         goto out;
     bad = 0;
     for (int l = 0; l < t->nmod; l++) {
@@ -136,16 +126,10 @@ static int64_t res_compare(const rcase_t *t, uint64_t seed, int fault, int64_t *
     }
     for (int i = 0; i < RCANARY; i++)
         if (r[nr + (size_t)i] != 0x5A) bad = -2;
-    if (t32 && dt32) {
-        *dt32 = 0;
-        for (size_t i = 0; i < nr; i++) *dt32 += r[i] != r2[i];
-        for (int i = 0; i < RCANARY; i++)
-            if (r2[nr + (size_t)i] != 0x5A) *dt32 = -2;
-    }
 out:
     cudaGetLastError();
-    cudaFree(dX), cudaFree(dS), cudaFree(dR), cudaFree(dR2);
-    free(x), free(hx), free(sig), free(r), free(r2);
+    cudaFree(dX), cudaFree(dS), cudaFree(dR);
+    free(x), free(hx), free(sig), free(r);
     return bad;
 }
 #endif
@@ -171,21 +155,17 @@ TEST(gpu_ozaki2_residues_kernel_vs_cpu) {
     for (int i = 0; i < nc; i++) {
         const rcase_t *t = &cases[i];
         const int64_t nvp = t->nvp ? t->nvp : (t->nv - t->v_base + 31) / 32 * 32;
-        int64_t dt = 0;
-        const int64_t bad = res_compare(t, 500 + (uint64_t)i, -1, NULL, &dt);
-        CHECK_MSG(bad == 0 && dt <= 0 && dt != -2,
-                  "%s %s, nv %lld k %lld v_base %lld nvp %lld h %d, %d moduli: %lld%s, "
-                  "%lld bytes differ from the t32 kernel",
+        const int64_t bad = res_compare(t, 500 + (uint64_t)i, -1, NULL);
+        CHECK_MSG(bad == 0, "%s %s, nv %lld k %lld v_base %lld nvp %lld h %d, %d moduli: %lld%s",
                   t->f32 ? "FP32" : "FP64", t->along_l ? "sl = 1" : "sv = 1", (long long)t->nv,
                   (long long)t->k, (long long)t->v_base, (long long)nvp, t->h, t->nmod,
-                  (long long)bad, bad == -2 ? " (wrote past the layout)" : " bytes wrong",
-                  (long long)dt);
+                  (long long)bad, bad == -2 ? " (wrote past the layout)" : " bytes wrong");
     }
     /* the comparison can fail: a wrong constant for modulus 3 */
     for (int h = 30; h <= 60; h += 30) {
         const rcase_t t = {0, 1, 40, 300, 0, 0, h, 10};
         int64_t diff[TN_OZ2_MAXN] = {0};
-        const int64_t bad = res_compare(&t, 77, 3, diff, NULL);
+        const int64_t bad = res_compare(&t, 77, 3, diff);
         int others = 0;
         for (int l = 0; l < 10; l++) others += l != 3 && diff[l] != 0;
         /* h = 30: the constant is unused (ah = 0), nothing changes */

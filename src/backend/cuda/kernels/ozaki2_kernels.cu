@@ -301,104 +301,39 @@ static __global__ void k_sigma(const int *E, const unsigned long long *S, long l
 }
 
 /* ------------------------------------------------------------ residues */
-/* Per modulus l: -1 / p_l rounded to FP64 and 2^36 mod p_l in (-p_l / 2,
- * p_l / 2] (the launcher's, from c) */
-typedef struct {
-    double npinv[TN_OZ2_MAXN], p36[TN_OZ2_MAXN];
-} oz2_rconsts;
-
 #define OZ2_C52 6755399441055744.0 /* 1.5 2^52 */
 
-/* k_residues_t32: the residue kernel on 32 x 32 tiles (the same bytes as
- * k_residues below; tn_oz2_residues_t32 launches it for the memory
- * benchmark's comparison, the library uses k_residues).
- * R for vectors [v_base, v_base + nvp) and all kp (zero outside nv, k):
- * trunc(x 2^(h + sig[v])) modulo each p_l, in [-128, 127]. A block takes
- * one tile row of 32 vectors and the column tiles blockIdx.x, + gridDim.x,
- * .., fetching the next tile before it works on the current one; a thread
- * takes 4 consecutive elements of one vector and writes one 32-bit word per
- * modulus (a warp: 4 rows of 32 bytes, whole sectors).
- * Each y = trunc(x 2^s), |y| < 2^80 (h <= 79), is sg (ah 2^36 + lo) with
- * ah < 2^44, lo < 2^36 (exact FP64 integers); then per modulus, in FP64:
- *   acc = fma(sg ah, 2^36 mod p, sg lo)   |acc| < 2^44 127 + 2^36 < 2^51: exact
- *   T = fma(acc, -1 / p, 1.5 2^52)        = 1.5 2^52 - q, q = acc / p rounded
- *                                           to nearest, exactly: the error of
- *                                           acc (1 / p) is below 2^51 / p 2^-53,
- *                                           and acc / p (p odd) stays 1 / (2 p)
- *                                           away from a half integer
- *   A = acc + 1.5 2^52                    exact
- * and the residue r = acc - q p in [-(p-1)/2, (p-1)/2] (the same r as the
- * rounded quotient in any exact arithmetic) has the two's complement byte
- * (lo32(A) + lo32(T) p) mod 256, lo32 the low word of the bits (acc and -q
- * modulo 2^32). Modulo 256: the low byte of lo32(sg lo + 1.5 2^52). The
- * loop over the moduli is unrolled up to TN_OZ2_MAXN (stopping at c.n,
- * uniform), so the constants are constant-bank operands. HI = 0 when
- * h + 1 <= 36 (FP32 inputs in DP mode): ah = 0, acc = sg lo. */
-template <int HI>
-static __global__ void __launch_bounds__(256)
-    k_residues_t32(oz2_view o, long long v_base, long long nvp, long long kp, const int *sig,
-                   int h, tn_oz2_consts_t c, oz2_rconsts rc, signed char *R) {
-    __shared__ double t[T32][T32 + 1];
-    const long long v0 = (long long)blockIdx.y * T32, ltiles = kp / T32;
-    oz2_view ob = o;
-    ob.X = o.f32 ? (const void *)((const float *)o.X + v_base * o.sv)
-                 : (const void *)((const double *)o.X + v_base * o.sv);
-    ob.nv = o.nv - v_base < 0 ? 0 : o.nv - v_base;
-    const int tid = threadIdx.y * T32 + threadIdx.x, v = tid >> 3, lq = (tid & 7) * 4;
-    const int s = v0 + v < ob.nv ? h + sig[v_base + v0 + v] : 0;
-    /* 2^s as two exact powers (|s| <= 2046): the same trunc(x 2^s) as
-     * scalbn, since an intermediate underflow means |x 2^s| < 1 anyway */
-    const int s1 = s / 2, s2 = s - s1;
-    const double p1 = __longlong_as_double((long long)(s1 + 1023) << 52);
-    const double p2 = __longlong_as_double((long long)(s2 + 1023) << 52);
-    const long long mstride = nvp * kp; /* one modulus */
-    oz2_regs nx;
-    if (blockIdx.x < ltiles) fetch_tile(&nx, ob, v0, (long long)blockIdx.x * T32);
-    for (long long lt = blockIdx.x; lt < ltiles; lt += gridDim.x) {
-        store_tile(t, ob, &nx);
-        __syncthreads();
-        if (lt + gridDim.x < ltiles) fetch_tile(&nx, ob, v0, (lt + gridDim.x) * T32);
-        double hs[4], ls[4]; /* sg ah, sg lo */
-        unsigned int low = 0; /* the residues modulo 256 */
-#pragma unroll
-        for (int e = 0; e < 4; e++) {
-            const double y = trunc(__dmul_rn(__dmul_rn(t[v][lq + e], p1), p2));
-            const double a = fabs(y), ah = trunc(__dmul_rn(a, 0x1p-36)); /* ah < 2^44 */
-            const double lo = __dsub_rn(a, __dmul_rn(ah, 0x1p36));     /* exact, < 2^36 */
-            hs[e] = y < 0.0 ? -ah : ah;
-            ls[e] = y < 0.0 ? -lo : lo;
-            low |= ((unsigned)__double2loint(__dadd_rn(ls[e], OZ2_C52)) & 0xFFu) << (8 * e);
-        }
-        signed char *out = R + (v0 + v) * kp + lt * T32 + lq;
-#pragma unroll
-        for (int l = 0; l < TN_OZ2_MAXN; l++) {
-            if (l >= c.n) break;
-            unsigned int word = low;
-            if (c.mod[l] != 256) {
-                const unsigned p = (unsigned)c.mod[l];
-                word = 0;
-#pragma unroll
-                for (int e = 0; e < 4; e++) {
-                    const double acc = HI ? __fma_rn(hs[e], rc.p36[l], ls[e]) : ls[e];
-                    const double T = __fma_rn(acc, rc.npinv[l], OZ2_C52);
-                    const double A = __dadd_rn(acc, OZ2_C52);
-                    const unsigned b = (unsigned)__double2loint(A) + (unsigned)__double2loint(T) * p;
-                    word |= (b & 0xFFu) << (8 * e);
-                }
-            }
-            *(unsigned int *)(out + l * mstride) = word;
-        }
-        __syncthreads();
-    }
-}
-
-/* k_residues: the same residues as k_residues_t32 (the same acc and T, so
- * the same bytes), arranged to stream at the memory rate. In the sm_90a
- * code (nvcc 13) the moduli loop issues 6.3 instructions per element and
- * modulus, 2 of them FP64 (HI = 0: 4.25, 1 FP64), against 7.4 and 3 (5.3
- * and 1) in k_residues_t32, the once-per-element work takes 8 FP64
- * operations against 11, and every store instruction writes whole 128-byte
- * lines.
+/* k_residues: the residues of an operand in the layout of the INT8
+ * products, streamed at the memory rate.
+ *  - Each y = trunc(x 2^s), s = h + sig[v], |y| < 2^80 (h <= 79), is
+ *    sg (ah 2^36 + lo) with ah < 2^44, lo < 2^36 (exact FP64 integers, the
+ *    signs set with copysign: integer operations). Per element, once: y, ah,
+ *    lo and lo', ah', the low bytes of sg lo and sg ah (two's complement:
+ *    of lo32(sg lo + 1.5 2^52) and lo32(sg ah + 1.5 2^52), lo32 the low
+ *    word of the bits). Per modulus, in FP64:
+ *      acc = fma(sg ah, 2^36 mod p, sg lo)  |acc| < 2^44 127 + 2^36 < 2^51: exact
+ *      T = fma(acc, -1 / p, 1.5 2^52)       = 1.5 2^52 - q, q = acc / p rounded
+ *                                             to nearest, exactly: the error of
+ *                                             acc (1 / p) is below 2^51 / p 2^-53,
+ *                                             and acc / p (p odd) stays 1 / (2 p)
+ *                                             away from a half integer
+ *    and the residue r = acc - q p in [-(p-1)/2, (p-1)/2] (the same r as
+ *    the rounded quotient in any exact arithmetic) has the two's complement
+ *    byte (acc + lo32(T) p) mod 256 (lo32(T) is -q modulo 2^32), where
+ *    acc mod 256 = (lo' + ah' c8) mod 256, c8 = (2^36 mod p) mod 256 in
+ *    [0, 255]: integer work, no FP64 operation for acc's byte. Two elements
+ *    share a 32-bit word in 16-bit lanes: lane 0 the low byte of element 0
+ *    (bits 8..15 zero), bits 16 up element 1's; ap = ah' c8 + lo' (one IMAD
+ *    for both) keeps lane 0 below 255 + 255^2 < 2^16, so byte 0 of ap is
+ *    element 0's acc mod 256 and byte 2 element 1's. Then
+ *    w0 = lo32(T0) p + ap (byte 0 is element 0's residue) and
+ *    w1 = lo32(T1) (p 2^16) + ap (the product's bits 0..15 are zero, so
+ *    byte 2 is element 1's), and two byte selections give the word.
+ *    p = 256 takes the same path: q does not change the byte. HI = 0 when
+ *    h + 1 <= 36 (FP32 inputs in DP mode): ah = 0, acc = sg lo.
+ *  - In the sm_90a code (nvcc 13) the moduli loop issues 6.3 instructions
+ *    per element and modulus, 2 of them FP64 (HI = 0: 4.25, 1 FP64), and
+ *    the once-per-element work takes 8 FP64 operations (HI = 1).
  *  - Tiles of OZ2_RV = 16 vectors x OZ2_RL = 128 columns, 256 threads: warp
  *    w takes rows w and w + 8 in turn, a lane 4 consecutive columns, and
  *    per modulus one 32-bit store: 32 lanes write one row's 128 consecutive
@@ -417,21 +352,6 @@ static __global__ void __launch_bounds__(256)
  *    row, pieces 2 lane + j) and the 8-byte writes of 16 lanes of both load
  *    patterns (16 consecutive columns of a row; 8 vectors x 2 columns) all
  *    fall in distinct banks.
- *  - Per element, once: y = sg (ah 2^36 + lo) as in k_residues_t32 (the
- *    signs set with copysign, integer operations), and the low bytes of
- *    sg lo and sg ah (two's complement, from lo32(x + 1.5 2^52)). Per
- *    modulus: acc = fma(sg ah, 2^36 mod p, sg lo) and T = fma(acc, -1 / p,
- *    1.5 2^52), exact as above, and the byte of r = acc - q p is
- *    (acc + lo32(T) p) mod 256, where acc mod 256 = (lo + ah c8) mod 256,
- *    c8 = (2^36 mod p) mod 256 in [0, 255]: integer work in place of the
- *    FP64 add acc + 1.5 2^52. Two elements share a 32-bit word in 16-bit
- *    lanes: lane 0 the low byte of element 0 (bits 8..15 zero), bits 16 up
- *    element 1's; ap = ah' c8 + lo' (one IMAD for both) keeps lane 0 below
- *    255 + 255^2 < 2^16, so byte 0 of ap is element 0's acc mod 256 and
- *    byte 2 element 1's. Then w0 = lo32(T0) p + ap (byte 0 is element 0's
- *    residue) and w1 = lo32(T1) (p 2^16) + ap (the product's bits 0..15 are
- *    zero, so byte 2 is element 1's), and two byte selections give the
- *    word. p = 256 takes the same path: q does not change the byte.
  * The moduli loop is unrolled to TN_OZ2_MAXN (uniform exit at n), its
  * constants constant-bank operands. Checked byte for byte against the CPU
  * by gpu_ozaki2_residues_kernel_vs_cpu (src/backend/cuda/
@@ -847,26 +767,6 @@ extern "C" int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, i
                       : launch_residues((const double *)X + v_base * sv, g, sv, sl, nvb, k, nvp,
                                         kp, sig + v_base, h, rc, R, st);
     if (e) return e;
-    return (int)cudaGetLastError();
-}
-
-extern "C" int tn_oz2_residues_t32(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv,
-                                   int64_t k, int64_t v_base, int64_t nvp, int64_t kp,
-                                   const int *sig, int h, const tn_oz2_consts_t *c,
-                                   signed char *R, cudaStream_t st) {
-    if (nvp <= 0 || kp <= 0) return 0;
-    const oz2_view o = view_of(X, f32, sv, sl, nv, k);
-    /* column tiles per block: enough blocks in flight (many waves, a short
-     * tail), a few tiles each */
-    const int64_t lt = kp / T32, gx = lt < 64 ? lt : 64;
-    const dim3 g((unsigned)gx, (unsigned)(nvp / T32)), b(T32, 8);
-    oz2_rconsts rc = {};
-    for (int l = 0; l < c->n; l++) {
-        rc.npinv[l] = -1.0 / (double)c->mod[l];
-        rc.p36[l] = (double)c->pw[l][3]; /* 2^36 mod p_l, centred */
-    }
-    if (h + 1 <= 36) k_residues_t32<0><<<g, b, 0, st>>>(o, v_base, nvp, kp, sig, h, *c, rc, R);
-    else k_residues_t32<1><<<g, b, 0, st>>>(o, v_base, nvp, kp, sig, h, *c, rc, R);
     return (int)cudaGetLastError();
 }
 

@@ -25,11 +25,6 @@ int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int
 int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
                     int64_t v_base, int64_t nvp, int64_t kp, const int *sig, int h,
                     const tn_oz2_consts_t *c, signed char *R, cudaStream_t st);
-/* the same bytes through the 32 x 32-tile kernel (nvp a multiple of 32), for
- * the memory benchmark's comparison and the tests */
-int tn_oz2_residues_t32(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
-                        int64_t v_base, int64_t nvp, int64_t kp, const int *sig, int h,
-                        const tn_oz2_consts_t *c, signed char *R, cudaStream_t st);
 int tn_oz2_modp(const int *P, int64_t cnt, int p, int qinv, int first, unsigned char *Q,
                 cudaStream_t st);
 int tn_oz2_launch_reconstruct(const unsigned char *Q, int64_t mbp, int64_t nbp, int64_t mb,
