@@ -23,6 +23,7 @@
 
 extern "C" {
 #include "gemm/ozaki2.h"
+#include "oz2_residue_cases.h"
 }
 
 struct tn_emu_dim {
@@ -108,12 +109,6 @@ static void launch(const TIn *X, int64_t sv, int64_t sl, int64_t nv, int64_t k, 
         }
 }
 
-static uint64_t next(uint64_t *s) {
-    uint64_t z = (*s += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
 
 struct rcase_t {
     int f32, along_l;
@@ -151,31 +146,8 @@ int main() {
         std::vector<float> xf(nx);
         std::vector<int> sig((size_t)t->nv);
         std::vector<signed char> r(nr + 64, 0x5A);
-        uint64_t s = 500 + (uint64_t)ci;
-        for (int64_t v = 0; v < t->nv; v++) { /* |x| < 2^ev, sig = -ev: |y| < 2^h */
-            const int ev = (int)(next(&s) % 121) - 60;
-            sig[(size_t)v] = -ev;
-            for (int64_t i = 0; i < t->k; i++) {
-                const uint64_t u = next(&s);
-                const double top = ldexp(1.0, ev) * (t->f32 ? 1.0 - 0x1p-24 : 1.0 - 0x1p-53);
-                double val = ldexp((double)(int64_t)(u >> 11) * 0x1p-53 * 2.0 - 1.0, ev);
-                switch (u & 31) {
-                case 0: val = 0.0; break;
-                case 1: val = top; break;
-                case 2: val = -top; break;
-                case 3: val = t->f32 ? 0x1p-140 : 0x1p-1070; break; /* subnormal */
-                default: break;
-                }
-                if (t->f32) val = (double)(float)val;
-                x[(size_t)(v * sv + i * sl)] = val;
-            }
-        }
-        for (size_t i = 0; i < nx; i++) { /* the leading dimension's padding */
-            const int64_t v = t->along_l ? (int64_t)i / ld : (int64_t)i % ld;
-            const int64_t l = t->along_l ? (int64_t)i % ld : (int64_t)i / ld;
-            if (v >= t->nv || l >= t->k) x[i] = 12345.0;
-            xf[i] = (float)x[i];
-        }
+        oz2c_fill(500 + (uint64_t)ci, t->f32, t->along_l, t->nv, t->k, ld, x.data(), sig.data());
+        for (size_t i = 0; i < nx; i++) xf[i] = (float)x[i];
         const unsigned gx = ci % 2 ? 16 : 3;
         if (t->f32)
             launch(xf.data(), sv, sl, t->nv, t->k, t->v_base, nvp, kp, sig.data(), t->h, &cs,

@@ -14,6 +14,6 @@ awk '/^#define OZ2_RV /{f=1} f&&/^\/\* -+ products modulo p_l/{exit} f{print}' "
 grep -q "k_residues(" "$b/oz2_residues_kernel.inc" ||
   { echo "oz2_residues_emulate: k_residues not found in $src" >&2; exit 2; }
 out="$b/oz2_residues_emulate"
-g++ -std=c++20 -O1 -g -Wall -Wextra -Wno-unknown-pragmas -ffp-contract=off -Iinclude -Isrc -I"$b" \
+g++ -std=c++20 -O1 -g -Wall -Wextra -Wno-unknown-pragmas -ffp-contract=off -Iinclude -Isrc -Itests -I"$b" \
   tests/oz2_residues_emulate.cpp "$b/libtcnla.a" -lm -fopenmp -lpthread -o "$out"
 "$out"

@@ -28,6 +28,7 @@
 
 #ifdef TCNLA_HAVE_CUDA
 #include "backend/cuda/kernels/ozaki2_launch.h"
+#include "oz2_residue_cases.h"
 #include "gemm/ozaki2.h"
 
 typedef struct {
@@ -72,29 +73,8 @@ static int64_t res_compare(const rcase_t *t, uint64_t seed, int fault, int64_t *
     void *dX = NULL, *dS = NULL, *dR = NULL;
     int64_t bad = -1;
     if (!x || !hx || !sig || !r) goto out;
-    uint64_t s = seed;
-    for (int64_t v = 0; v < t->nv; v++) { /* |x| < 2^ev, sig = -ev: |y| < 2^h */
-        const int ev = (int)(gt_next(&s) % 121) - 60;
-        sig[v] = -ev;
-        for (int64_t i = 0; i < t->k; i++) {
-            const uint64_t u = gt_next(&s);
-            const double top = ldexp(1.0, ev) * (t->f32 ? 1.0 - 0x1p-24 : 1.0 - 0x1p-53);
-            double val = ldexp((double)(int64_t)(u >> 11) * 0x1p-53 * 2.0 - 1.0, ev);
-            switch (u & 31) {
-            case 0: val = 0.0; break;
-            case 1: val = top; break;
-            case 2: val = -top; break;
-            case 3: val = t->f32 ? 0x1p-140 : 0x1p-1070; break; /* subnormal */
-            default: break;
-            }
-            if (t->f32) val = (double)(float)val;
-            x[v * sv + i * sl] = val;
-        }
-    }
-    for (size_t i = 0; i < nx; i++) { /* the leading dimension's padding */
-        const int64_t v = t->along_l ? (int64_t)i / ld : (int64_t)i % ld;
-        const int64_t l = t->along_l ? (int64_t)i % ld : (int64_t)i / ld;
-        if (v >= t->nv || l >= t->k) x[i] = 12345.0;
+    oz2c_fill(seed, t->f32, t->along_l, t->nv, t->k, ld, x, sig);
+    for (size_t i = 0; i < nx; i++) {
         if (t->f32) ((float *)hx)[i] = (float)x[i];
         else ((double *)hx)[i] = x[i];
     }
