@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* Exits with a message naming the program, the step and the line when a
  * call (CUDA, cuBLAS, cuSOLVER, cuRAND or tcnla) returns nonzero. */
@@ -15,6 +16,13 @@
             exit(1);                                                                           \
         }                                                                                      \
     } while (0)
+
+/* Wall-clock seconds (monotonic), for timings that include the host. */
+static inline double bench_now(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
 
 /* qsort comparison of doubles (medians of timings). */
 static inline int cmp_d(const void *a, const void *b) {

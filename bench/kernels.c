@@ -69,12 +69,6 @@ typedef struct {
 #endif
 } ctx_t;
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int sync_all(ctx_t *c) {
     int st = tcnla_synchronize(c->h);
 #ifdef TCNLA_HAVE_CUDA
@@ -146,14 +140,14 @@ static int timed(ctx_t *c, int v, int warmup, int reps, double *t) {
             if (st) break;
         }
         if ((st = sync_all(c))) break;
-        const double t0 = now();
+        const double t0 = bench_now();
         if (v >= 100)
             st = tcnla_orthonormalize(c->h, qr_methods[v - 100], TCNLA_BREAKDOWN_ERROR, c->n,
                                       c->k, c->Y, c->n, NULL, 0, NULL);
         else
             st = gemm_once(c, v);
         if (!st) st = sync_all(c);
-        if (r >= 0) ts[r] = now() - t0;
+        if (r >= 0) ts[r] = bench_now() - t0;
     }
     if (st) return st;
     qsort(ts, (size_t)reps, sizeof(double), cmp_d);

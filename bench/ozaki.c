@@ -46,17 +46,6 @@
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
-
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
-static int cmpd(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
 typedef struct {
     const char *name, *mode;
     int kind; /* 0 cublas dgemm, 1 cublas emulated, 2 tcnla ozaki, 3 cublas sgemm, 4 tcnla
@@ -249,7 +238,7 @@ int main(int argc, char **argv) {
                 for (int r = 0; r <= reps && !bad; r++) {
                     const double one = 1.0, zero = 0.0;
                     cudaDeviceSynchronize();
-                    double t0 = now();
+                    double t0 = bench_now();
                     if (M->kind == 2) {
                         bad = tcnla_dgemm_ex(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, dA,
                                              m, dB, k, 0.0, dC, m, &info);
@@ -273,7 +262,7 @@ int main(int argc, char **argv) {
                     }
                     tcnla_synchronize(g);
                     cudaDeviceSynchronize();
-                    ts[r] = now() - t0;
+                    ts[r] = bench_now() - t0;
                 }
                 cublasSetEmulationStrategy(cb, CUBLAS_EMULATION_STRATEGY_DEFAULT);
                 const int cublas_row = M->kind == 0 || M->kind == 1 || M->kind == 3;
@@ -283,7 +272,7 @@ int main(int argc, char **argv) {
                     free(ts);
                     continue;
                 }
-                qsort(ts + 1, (size_t)reps, sizeof(double), cmpd);
+                qsort(ts + 1, (size_t)reps, sizeof(double), cmp_d);
                 double sec = ts[1 + reps / 2];
                 free(ts);
                 tcnla_memcpy(g, C, dC, (single ? 4 : 8) * mn, TCNLA_MEMCPY_HANDLE_TO_HOST);
@@ -293,7 +282,7 @@ int main(int argc, char **argv) {
                         double r = R[a + b * S], x = single ? ((float *)C)[at] : C[at];
                         err[a + b * S] = r != 0 ? fabs(x - r) / fabs(r) : fabs(x);
                     }
-                qsort(err, (size_t)S * S, sizeof(double), cmpd);
+                qsort(err, (size_t)S * S, sizeof(double), cmp_d);
                 double emax = err[S * S - 1], emed = err[S * S / 2];
                 double tf = 2.0 * (double)m * (double)n * (double)k / sec / 1e12;
                 char sl[32] = "-";

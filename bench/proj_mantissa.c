@@ -46,12 +46,6 @@ void dsyrk_(const char *uplo, const char *trans, const int *n, const int *k, con
 
 #define MAXL 64
 
-static double now(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static void *xmalloc(size_t n) {
     void *p = malloc(n ? n : 1);
     if (!p) {
@@ -252,15 +246,15 @@ int main(int argc, char **argv) {
     for (int t = 1; t <= 2; t++) {
         if ((t == 1 && !want1) || (t == 2 && !want2)) continue;
         const char *name = t == 1 ? "type1" : "type2";
-        double t0 = now();
+        double t0 = bench_now();
         if (t == 1) make_type1(h, n, r, xi, A);
         else make_type2(h, n, r, alpha, phi, A);
         const double na = fro(n * n, A);
-        printf("%s: ||A||_F = %.6e (generated in %.1f s)\n", name, na, now() - t0);
+        printf("%s: ||A||_F = %.6e (generated in %.1f s)\n", name, na, bench_now() - t0);
         printf("  %4s %6s", "l", "Y");
         for (int s = 1; s <= seeds; s++) printf("   seed %-2d abs err ", s);
         printf("\n");
-        t0 = now();
+        t0 = bench_now();
         for (int yi = 0; yi < ny; yi++) {
             tn_exmy fmt;
             CHK(tn_exmy_init(&fmt, 8, ys[yi], 0), "tn_exmy_init");
@@ -282,7 +276,7 @@ int main(int argc, char **argv) {
                 fflush(out);
             }
         }
-        printf("  %s done in %.1f s\n", name, now() - t0);
+        printf("  %s done in %.1f s\n", name, bench_now() - t0);
     }
     fclose(out);
     free(A), free(E), free(Om), free(W), free(B), free(G);

@@ -30,12 +30,6 @@
 #include <math.h>
 #include <time.h>
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-
 static int parse_list(const char *s, double *v, int max) {
     int n = 0;
     while (s && *s && n < max) {
@@ -109,9 +103,9 @@ int main(int argc, char **argv) {
                 for (int w = 0; w < 2; w++)
                     CHK(tn_cuda_small_svd_path(h, paths[pi], l, k, dR, dU, dV, dS, 0), names[pi]);
                 for (int r = 0; r < reps; r++) {
-                    const double t0 = now_s();
+                    const double t0 = bench_now();
                     CHK(tn_cuda_small_svd_path(h, paths[pi], l, k, dR, dU, dV, dS, 0), names[pi]);
-                    t[r] = now_s() - t0;
+                    t[r] = bench_now() - t0;
                 }
                 qsort(t, (size_t)reps, sizeof(double), cmp_d);
                 CHK(tcnla_memcpy(h, S, dS, sizeof(float) * k, TCNLA_MEMCPY_HANDLE_TO_HOST),

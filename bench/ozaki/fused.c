@@ -42,11 +42,6 @@
 #include <cuda_runtime.h>
 #include <time.h>
 
-static double now_s(void) {
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return t.tv_sec + 1e-9 * t.tv_nsec;
-}
 static double median(double *x, int n) {
     qsort(x, (size_t)n, sizeof *x, cmp_d);
     return n % 2 ? x[n / 2] : 0.5 * (x[n / 2 - 1] + x[n / 2]);
@@ -181,7 +176,7 @@ static int bench_dgemm(tcnla_handle_t h, FILE *f, const char *gpu, int64_t S, in
             tcnla_info_t info;
             memset(&info, 0, sizeof info);
             CHK(tcnla_synchronize(h), "sync");
-            const double t0 = now_s();
+            const double t0 = bench_now();
             if (p < 2) {
                 tu.oz2_fused = p;
                 CHK(tcnla_set_tuning(h, &tu), "set tuning");
@@ -194,7 +189,7 @@ static int bench_dgemm(tcnla_handle_t h, FILE *f, const char *gpu, int64_t S, in
                     "cublasDgemm");
             }
             CHK(tcnla_synchronize(h), "sync");
-            const double dt = now_s() - t0;
+            const double dt = bench_now() - t0;
             if (r >= 0) t[p][r] = dt;
             if (p < 2) {
                 nmod[p] = info.ozaki_scheme == 2 ? info.ozaki_d : -info.ozaki_scheme;
