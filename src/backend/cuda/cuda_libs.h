@@ -37,6 +37,7 @@ extern "C" {
     X(cublasDsymm_v2)                                                                              \
     X(cublasDsyrk_v2)                                                                              \
     X(cublasDtrmm_v2)                                                                              \
+    X(cublasDtrsm_v2)                                                                              \
     X(cublasDdgmm)                                                                                 \
     X(cublasDgeam)                                                                                 \
     X(cublasSsyrk_v2)                                                                              \
@@ -67,6 +68,8 @@ extern "C" {
     X(cusolverDnSgeqrf)                                                                            \
     X(cusolverDnSorgqr_bufferSize)                                                                 \
     X(cusolverDnSorgqr)                                                                            \
+    X(cusolverDnDpotrf_bufferSize)                                                                 \
+    X(cusolverDnDpotrf)                                                                            \
     X(cusolverDnDsyevd_bufferSize)                                                                 \
     X(cusolverDnDsyevd)                                                                            \
     X(cusolverDnCreateGesvdjInfo)                                                                  \
@@ -125,6 +128,7 @@ const struct tn_cuda_libs *tn_cuda_libs(void);
 #define cublasDsymm_v2 (tn_cuda_libs()->cublasDsymm_v2)
 #define cublasDsyrk_v2 (tn_cuda_libs()->cublasDsyrk_v2)
 #define cublasDtrmm_v2 (tn_cuda_libs()->cublasDtrmm_v2)
+#define cublasDtrsm_v2 (tn_cuda_libs()->cublasDtrsm_v2)
 #define cublasDdgmm (tn_cuda_libs()->cublasDdgmm)
 #define cublasDgeam (tn_cuda_libs()->cublasDgeam)
 #define cublasSsyrk_v2 (tn_cuda_libs()->cublasSsyrk_v2)
@@ -151,6 +155,8 @@ const struct tn_cuda_libs *tn_cuda_libs(void);
 #define cusolverDnSgeqrf (tn_cuda_libs()->cusolverDnSgeqrf)
 #define cusolverDnSorgqr_bufferSize (tn_cuda_libs()->cusolverDnSorgqr_bufferSize)
 #define cusolverDnSorgqr (tn_cuda_libs()->cusolverDnSorgqr)
+#define cusolverDnDpotrf_bufferSize (tn_cuda_libs()->cusolverDnDpotrf_bufferSize)
+#define cusolverDnDpotrf (tn_cuda_libs()->cusolverDnDpotrf)
 #define cusolverDnDsyevd_bufferSize (tn_cuda_libs()->cusolverDnDsyevd_bufferSize)
 #define cusolverDnDsyevd (tn_cuda_libs()->cusolverDnDsyevd)
 #define cusolverDnCreateGesvdjInfo (tn_cuda_libs()->cusolverDnCreateGesvdjInfo)

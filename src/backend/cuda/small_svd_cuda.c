@@ -2,8 +2,10 @@
  * that they need no host LAPACK: see tn_small_svd_t in internal.h.
  *
  * M = R^T. First from the eigensolution of M^T M = R R^T (DSYRK, then
- * eig_solve: on Hopper the solver of syev_kernels.cu, else or where its
- * checks refuse cuSOLVER's syevd):
+ * eig_solve: on Hopper the solver of syev_kernels.cu, its clustered
+ * vectors near zero repaired where its checks refuse them (eig_repair:
+ * a rank-deficient R, a spectrum decaying through FP64's resolution);
+ * else, or where its checks refuse, cuSOLVER's syevd):
  * Vr its eigenvectors, s = sqrt(eigenvalues), Ur = M Vr / s. Squaring costs
  * accuracy in s_i relative to s_1 (about eps (s_1 / s_i)^2), so this path
  * is kept only when the k wanted values span s_k >= 1e-4 s_1 (errors of
@@ -42,12 +44,20 @@
 #include "linalg/deflated_svd.h"
 #include "linalg/jacobi_svd.h"
 
+#include <float.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define EIG_RATIO 1e-8 /* smallest lam_k / lam_1 the eigensolution path takes */
+
 #define EIG_FALLBACK 1 /* (not a status) */
+/* The eigensolutions' columns of values below EIG_XR lam_1 need only span
+ * their invariant subspace (eig_solve's xr): no path takes them as
+ * eigenvectors (the eigensolution path's values reach EIG_RATIO lam_1,
+ * a deflation level's TN_DEFL_TAU of its largest, but its last level's, which
+ * asks for every column) */
+#define EIG_XR 1e-9
 /* The deflated path's last check, on its outputs: |U^T U - I| (the R form)
  * or |V^T V - I| (the Gram-on-W form) at most this; after the refinement it
  * measures 0.5 eps s_1 / s_k or less (src/linalg/deflated_svd.h,
@@ -88,6 +98,25 @@ static int eig_verdict(struct tn_cuda_ctx *c, int64_t l, int64_t k, const double
     return st;
 }
 
+/* Doubles of eig_repair's workspace for n at depth (0: the top solve; 1:
+ * its Rayleigh-Ritz solve, which repairs only below xr), lwp cuSOLVER's
+ * potrf's lwork for n: Zo, Y, V, P, Gm, H (n x n each), mu (n), reach and
+ * the sub-solve's flag (n + 2 ints), and at depth 0 the sub-solve's
+ * workspace (eig_solve_d's layout: lwp, n^2, tn_cu_syev_fast_ws(n), and
+ * this at depth 1). */
+static size_t repair_ws(int n, int depth, int lwp) {
+    const size_t nn = (size_t)n * (size_t)n;
+    const size_t base = 6 * nn + 2 * (size_t)n + 16;
+    return depth ? base : base + (size_t)lwp + nn + tn_cu_syev_fast_ws(n) + repair_ws(n, 1, lwp);
+}
+
+/* cuSOLVER's potrf's lwork for n (upper; A a device pointer it is not to
+ * touch). */
+static int potrf_lwork(struct tn_cuda_ctx *c, int n, double *A, int *lwp) {
+    return tn_cusolver_st(cusolverDnDpotrf_bufferSize(c->cusolver, CUBLAS_FILL_MODE_UPPER, n, A, n,
+                                                      lwp));
+}
+
 /* Doubles of workspace eig_solve needs for n, *lwork of them syevd's. */
 static int eig_ws(struct tn_cuda_ctx *c, int n, size_t *doubles, int *lwork) {
     double *probe = tn_cuda_workspace(c, sizeof(double) * ((size_t)n * n + n) + 64);
@@ -100,7 +129,194 @@ static int eig_ws(struct tn_cuda_ctx *c, int n, size_t *doubles, int *lwork) {
                                                         CUBLAS_FILL_MODE_LOWER, n, probe, n, probe,
                                                         &lw2));
     if (lw2 > *lwork) *lwork = lw2;
-    *doubles = (size_t)*lwork + (size_t)n * n + tn_cu_syev_fast_ws(n) + 8;
+    int lwp = 0;
+    if (!st) st = potrf_lwork(c, n, probe, &lwp);
+    if (lwp > *lwork) *lwork = lwp;
+    *doubles = (size_t)*lwork + (size_t)n * n + tn_cu_syev_fast_ws(n) + repair_ws(n, 0, lwp) + 8;
+    return st;
+}
+
+/* The fast solver's result checked (tn_cu_syev_fast's step 4): from T's
+ * eigenvectors Z (n x n, ld n; may be S2, or Xf itself), S3 = X = Q Z, F =
+ * X^T X and its check (S1), one Newton-Schulz step (S2), G X (S1) and the
+ * residual check (of the columns |lam_j| >= xr max|lam|), X into Xf; the
+ * flag in dinfo (set where a check fails; not zeroed here). */
+static int fast_tail(struct tn_cuda_ctx *c, int n, int upper, const double *G, const double *Q,
+                     const double *Z, double *S1, double *S2, double *S3, const double *lam,
+                     double xr, double *Xf, int *dinfo) {
+    const double one = 1.0, zero = 0.0;
+    int st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, Q, n, Z,
+                                      n, &zero, S3, n));
+    if (!st) /* F = X^T X, then I - (F - I) / 2 */
+        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, S3, n,
+                                      S3, n, &zero, S1, n));
+    if (!st) st = tn_cu_syev_orth_check(n, S1, dinfo, c->stream);
+    if (!st) /* one Newton-Schulz step */
+        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, S3, n,
+                                      S1, n, &zero, S2, n));
+    if (!st)
+        st = tn_cublas_st(cublasDsymm(c->cublas, CUBLAS_SIDE_LEFT,
+                                      upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER, n,
+                                      n, &one, G, n, S2, n, &zero, S1, n));
+    if (!st) st = tn_cu_syev_resid_check(n, S1, S2, lam, xr, Xf, dinfo, c->stream);
+    return st;
+}
+
+static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double *G, double **X,
+                       double *lam, int *dinfo, double *ws, int lwork, int fallback, int *xok,
+                       double *hlam, double xr, int depth);
+
+#define EIG_NOREPAIR 3   /* (not a status) eig_repair: no clusters it takes, or it cannot run */
+#define REPAIR_TOL 1e-8  /* |z_i . z_j| beyond it: i and j in one cluster */
+#define REPAIR_CAP 1e-6  /* clusters within this of zero (times ||T||): one block */
+
+/* Y (n x cn) projected off Zo's columns (n x n; Y -= Zo (Zo^T Y), twice),
+ * then orthonormalized (CholeskyQR2: DSYRK, cuSOLVER's potrf, DTRSM; the
+ * projection of cn random vectors onto a cn-dimensional complement is a
+ * square random matrix's worth of conditioning, 1e3 or more, which one
+ * pass would leave at eps cond^2); P (n x cn) and Gm (cn x cn) scratch,
+ * work potrf's (lwork doubles), dinfo2 its info (not read: the caller's
+ * checks judge the result). EIG_NOREPAIR where potrf needs more than
+ * lwork. */
+static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, double *Y,
+                        double *P, double *Gm, double *work, int lwork, int *dinfo2) {
+    const double one = 1.0, zero = 0.0, mone = -1.0;
+    int lwp = 0;
+    int st = potrf_lwork(c, cn, Gm, &lwp);
+    if (!st && lwp > lwork) st = EIG_NOREPAIR;
+    for (int pass = 0; pass < 2 && !st; pass++) {
+        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, cn, n, &one, Zo, n,
+                                      Y, n, &zero, P, n));
+        if (!st)
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, n, &mone, Zo,
+                                          n, P, n, &one, Y, n));
+    }
+    for (int pass = 0; pass < 2 && !st; pass++) {
+        st = tn_cublas_st(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, cn, n, &one,
+                                      Y, n, &zero, Gm, cn));
+        if (!st)
+            st = tn_cusolver_st(cusolverDnDpotrf(c->cusolver, CUBLAS_FILL_MODE_UPPER, cn, Gm, cn,
+                                                 work, lwork, dinfo2));
+        if (!st)
+            st = tn_cublas_st(cublasDtrsm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
+                                          CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, cn, &one, Gm, cn, Y,
+                                          n));
+    }
+    return st;
+}
+
+/* The repair of clustered vectors near zero, after the fast solver's
+ * checks refused. The twisted vectors of eigenvalues closer than about
+ * 1e-10 ||T|| are not orthogonal (a multiple eigenvalue gives the same
+ * vector twice); a rank-deficient Gram matrix (its zero eigenvalues) or a
+ * spectrum decaying through FP64's resolution (a chain of values down to
+ * eps ||T||) makes such a cluster at the bottom. From the vectors the
+ * solver computed (S3 = Q Z0): Z0 = Q^T S3, the clusters from F = Z0^T Z0
+ * (tn_cu_syev_reach: i and j join where |F_ij| > REPAIR_TOL, and so do all
+ * between them; one read back, with T's eigenvalues). The repair takes the
+ * clusters whose values are within REPAIR_CAP ||T|| of zero, as one block
+ * of columns [ra, rb] (with every column between them: their values are
+ * as small), and refuses where a cluster away from zero is left
+ * (EIG_NOREPAIR: syevd next; equal values away from zero, a flat top).
+ * Y: start vectors projected off the other columns of Z0, twice (their
+ * error along the block's vectors, eps ||T|| / gap, costs the result about
+ * eps ||T|| in residual whatever the gap), orthonormalized (repair_basis):
+ * a basis of the block's invariant subspace. Where all the block's values
+ * are below xr ||T|| (xcut) that is the block (its values stay the
+ * bisection's): its columns are asked only to span it. Else Rayleigh-Ritz
+ * (depth 0 only): H = Y^T T Y, its eigensolution by eig_solve_d at depth 1
+ * with xr' = xcut / max|lam| of the block (so that the same columns are
+ * exempt; at depth 1 the repair takes only blocks below it), the block's
+ * columns = Y Z_H, its values H's. Then fast_tail on the new Z, whose flag
+ * the caller reads (eig_verdict): the same checks decide as on the first
+ * result. TCNLA_SUCCESS (Xf, lam and dinfo written), EIG_NOREPAIR (nothing
+ * decided) or an error. ws: eig_solve_d's (work: lwork doubles, free until
+ * syevd; fws: Q, S1, S2, S3, d, e; rw: repair_ws(n, depth, lwp)). */
+static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, double *fws,
+                      double *rw, double *work, int lwork, double *lam, double xr, double *Xf,
+                      int *dinfo, int depth) {
+    const size_t nn = (size_t)n * (size_t)n;
+    double *Q = fws, *S1 = Q + nn, *S2 = S1 + nn, *S3 = S2 + nn, *d = S3 + nn, *e = d + n;
+    double *Zo = rw, *Y = Zo + nn, *V = Y + nn, *P = V + nn, *Gm = P + nn, *H = Gm + nn,
+           *mu = H + nn;
+    int *reach = (int *)(mu + n), *dinfo2 = reach + n;
+    double *sub = mu + 2 * (size_t)n + 16; /* (depth 0) */
+    const double one = 1.0, zero = 0.0;
+    int st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, Q, n, S3,
+                                      n, &zero, S2, n)); /* Z0 */
+    if (!st) /* F's lower triangle */
+        st = tn_cublas_st(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, n, n, &one,
+                                      S2, n, &zero, S1, n));
+    if (!st) st = tn_cuda_err((cudaError_t)tn_cu_syev_reach(n, S1, REPAIR_TOL, reach, c->stream));
+    const size_t ni = (size_t)(n + (n & 1)); /* (the doubles after them 8-byte aligned) */
+    int *hr = malloc(sizeof(int) * ni + sizeof(double) * (size_t)n);
+    if (!hr) return TCNLA_ERR_ALLOC;
+    double *hl = (double *)(hr + ni);
+    if (!st)
+        st = tn_cuda_err(cudaMemcpyAsync(hr, reach, sizeof(int) * (size_t)n,
+                                         cudaMemcpyDeviceToHost, c->stream));
+    if (!st)
+        st = tn_cuda_err(cudaMemcpyAsync(hl, lam, sizeof(double) * (size_t)n,
+                                         cudaMemcpyDeviceToHost, c->stream));
+    if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
+    double tnorm = 0.0;
+    for (int i = 0; i < n && !st; i++) {
+        if (!isfinite(hl[i]) || (i > 0 && !(hl[i] >= hl[i - 1]))) st = EIG_NOREPAIR;
+        tnorm = fmax(tnorm, fabs(hl[i]));
+    }
+    /* the block [ra, rb]: the clusters within REPAIR_CAP ||T|| of zero;
+     * none other */
+    const double xcut = xr * tnorm;
+    int ra = n, rb = -1;
+    for (int a = 0, b; a < n && !st; a = b + 1) {
+        b = a;
+        for (int i = a; i <= b; i++) b = hr[i] > b ? hr[i] : b;
+        if (b == a) continue;
+        if (fmax(fabs(hl[a]), fabs(hl[b])) <= REPAIR_CAP * tnorm) {
+            ra = a < ra ? a : ra;
+            rb = b;
+        } else {
+            st = EIG_NOREPAIR; /* a cluster away from zero */
+        }
+    }
+    if (!st && rb < ra) st = EIG_NOREPAIR;
+    const int cn = rb - ra + 1;
+    const double top = st ? 0.0 : fmax(fabs(hl[ra]), fabs(hl[rb])); /* the block's largest */
+    free(hr);
+    const int below = top < xcut; /* (all of it: spans only) */
+    if (!st && !below && depth > 0) st = EIG_NOREPAIR;
+    if (!st) /* Zo: Z0 without the block */
+        st = tn_cuda_err(cudaMemcpyAsync(Zo, S2, sizeof(double) * nn, cudaMemcpyDeviceToDevice,
+                                         c->stream));
+    if (!st)
+        st = tn_cuda_err(cudaMemsetAsync(Zo + (size_t)ra * n, 0,
+                                         sizeof(double) * (size_t)n * (size_t)cn, c->stream));
+    if (!st) st = tn_cuda_err((cudaError_t)tn_cu_syev_start(n, cn, Y, c->stream));
+    if (!st) st = repair_basis(c, n, cn, Zo, Y, P, Gm, work, lwork, dinfo2);
+    double *Zh = Y;
+    if (!st && !below) { /* Rayleigh-Ritz */
+        st = tn_cuda_err((cudaError_t)tn_cu_syev_tmul(n, d, e, cn, Y, V, c->stream));
+        if (!st)
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, cn, cn, n, &one, Y,
+                                          n, V, n, &zero, H, cn));
+        int lwp = 0; /* (the sub-solve's workspace: repair_ws's for n) */
+        if (!st) st = potrf_lwork(c, n, Gm, &lwp);
+        if (!st) {
+            double *Zs = NULL;
+            st = eig_solve_d(c, cn, 1, 1, H, &Zs, mu, dinfo2, sub, lwp, EIG_FALLBACK, NULL, NULL,
+                             xcut / top, 1);
+            if (st == EIG_FALLBACK) st = EIG_NOREPAIR;
+            if (!st)
+                st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, cn, &one,
+                                              Y, n, Zs, cn, &zero, P, n));
+            Zh = P;
+        }
+    }
+    if (!st)
+        st = tn_cuda_err((cudaError_t)tn_cu_syev_place(n, cn, Zh, below ? NULL : mu, S2, lam, ra,
+                                                        c->stream));
+    if (!st) st = tn_cuda_err(cudaMemsetAsync(dinfo, 0, sizeof(int), c->stream));
+    if (!st) st = fast_tail(c, n, upper, G, Q, S2, S1, S2, S3, lam, xr, Xf, dinfo);
     return st;
 }
 
@@ -109,36 +325,28 @@ static int eig_ws(struct tn_cuda_ctx *c, int n, size_t *doubles, int *lwork) {
  * eigenvectors (n x n, ld n). First the solver of syev_kernels.cu
  * (tn_cu_syev_fast: Hopper, n up to 448; its kernels about 0.8 ms against
  * syevd's 2.2 at n = 266 on an H200, the RSVD's svd step 1.1 ms instead
- * of 2.6), which leaves G as it was;
- * where it does not apply, fails to launch, or its own checks refuse its
- * result, cuSOLVER's syevd, whose vectors overwrite G. The tuning's
- * syev_fast = 0 goes to syevd directly (to compare). ws: eig_ws's doubles, 8-byte
- * aligned; dinfo one int of device memory; hlam: eig_verdict's. */
-static int eig_solve(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double *G, double **X,
-                     double *lam, int *dinfo, double *ws, int lwork, int fallback, int *xok,
-                     double *hlam) {
+ * of 2.6), which leaves G as it was; where its checks refuse its vectors,
+ * the repair of clustered vectors (eig_repair), checked the same way;
+ * where the fast solver does not apply, fails to launch, or its checks
+ * refuse the repaired result too, cuSOLVER's syevd, whose vectors
+ * overwrite G (c->ssvd counts the repairs and the syevd runs). The
+ * tuning's syev_fast = 0 goes to syevd directly (to compare). ws: eig_ws's
+ * doubles, 8-byte aligned; dinfo one int of device memory; hlam:
+ * eig_verdict's; xr: the columns of values |lam_j| < xr max|lam| need only
+ * span their invariant subspace (tn_cuda_syev). depth 1 (the repair's own
+ * Rayleigh-Ritz solve; ws: lwork = potrf's for the top solve's n, then n^2,
+ * tn_cu_syev_fast_ws(n) and repair_ws(n, 1, lwork) doubles): no syevd,
+ * `fallback` instead, and a repair only of clusters below xr. */
+static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double *G, double **X,
+                       double *lam, int *dinfo, double *ws, int lwork, int fallback, int *xok,
+                       double *hlam, double xr, int depth) {
     double *work = ws, *Xf = work + lwork, *fws = Xf + (size_t)n * n;
     int info = 0;
     if (c->tune->syev_fast && tn_cu_syev_fast_ok(n, c->cc_major, c->smem_optin)) {
         const size_t nn = (size_t)n * n;
         double *Q = fws, *S1 = Q + nn, *S2 = S1 + nn, *S3 = S2 + nn;
-        const double one = 1.0, zero = 0.0;
         int st = tn_cu_syev_fast(n, G, n, upper, Xf, lam, dinfo, fws, c->smem_optin, c->stream);
-        if (!st) /* the eigenvectors Q Z */
-            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, Q, n,
-                                          Xf, n, &zero, S3, n));
-        if (!st) /* F = X^T X, then I - (F - I) / 2 */
-            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, S3, n,
-                                          S3, n, &zero, S1, n));
-        if (!st) st = tn_cu_syev_orth_check(n, S1, dinfo, c->stream);
-        if (!st) /* one Newton-Schulz step */
-            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, S3, n,
-                                          S1, n, &zero, S2, n));
-        if (!st)
-            st = tn_cublas_st(cublasDsymm(c->cublas, CUBLAS_SIDE_LEFT,
-                                          upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER,
-                                          n, n, &one, G, n, S2, n, &zero, S1, n));
-        if (!st) st = tn_cu_syev_resid_check(n, S1, S2, lam, Xf, dinfo, c->stream);
+        if (!st) st = fast_tail(c, n, upper, G, Q, Xf, S1, S2, S3, lam, xr, Xf, dinfo);
         if (st) (void)cudaGetLastError(); /* a launch refused: syevd below */
         else {
             st = eig_verdict(c, n, k, lam, dinfo, fallback, &info, xok, hlam);
@@ -146,14 +354,35 @@ static int eig_solve(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double 
                 *X = Xf;
                 return st;
             }
+            st = eig_repair(c, n, upper, G, fws, fws + tn_cu_syev_fast_ws(n), work, lwork, lam, xr,
+                            Xf, dinfo, depth);
+            if (st == TCNLA_SUCCESS) {
+                if (depth == 0) c->ssvd.syev_repairs++;
+                st = eig_verdict(c, n, k, lam, dinfo, fallback, &info, xok, hlam);
+                if (st != fallback || info == 0) {
+                    *X = Xf;
+                    return st;
+                }
+            } else if (st == TCNLA_ERR_ALLOC) {
+                return st;
+            }
+            (void)cudaGetLastError(); /* (a launch refused: syevd below) */
         }
     }
+    if (depth > 0) return fallback;
+    c->ssvd.syevd_runs++;
     *X = G;
     int st = tn_cusolver_st(cusolverDnDsyevd(
         c->cusolver, CUSOLVER_EIG_MODE_VECTOR,
         upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER, n, G, n, lam, work, lwork, dinfo));
     if (!st) st = eig_verdict(c, n, k, lam, dinfo, fallback, NULL, xok, hlam);
     return st;
+}
+
+static int eig_solve(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double *G, double **X,
+                     double *lam, int *dinfo, double *ws, int lwork, int fallback, int *xok,
+                     double *hlam, double xr) {
+    return eig_solve_d(c, n, k, upper, G, X, lam, dinfo, ws, lwork, fallback, xok, hlam, xr, 0);
 }
 
 /* Doubles of eig_path's workspace (*ews, *lwork: eig_ws's). */
@@ -181,7 +410,8 @@ static int eig_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, floa
     if (!st) /* G = Rd Rd^T = M^T M */
         st = tn_cublas_st(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, n, n, &one,
                                       Rd, n, &zero, G, n));
-    if (!st) st = eig_solve(c, n, k, 0, G, &X, lam, dinfo, ew, lwork, EIG_FALLBACK, xok, hlam);
+    if (!st)
+        st = eig_solve(c, n, k, 0, G, &X, lam, dinfo, ew, lwork, EIG_FALLBACK, xok, hlam, EIG_XR);
     if (st == TCNLA_SUCCESS && !take) st = EIG_FALLBACK;
     if (st == EIG_FALLBACK) *Xout = X;
     if (st) return st;
@@ -245,8 +475,9 @@ static int defl_levels(tcnla_handle_t h, int trans, int64_t m, int l, int64_t k,
             else if (!st)
                 st = tn_cuda_gram64(h, m, b, Y, m, P, Gb, NULL, NULL);
             /* (the level rule judges mu: NaN where the solver failed) */
-            if (!st) st = eig_solve(c, b, 1, 1, Gb, &Z, mu, dinfo, ew, lwork, EIG_FALLBACK, NULL,
-                                    hlam);
+            if (!st) /* (the last level takes all its values: each an eigenvector) */
+                st = eig_solve(c, b, 1, 1, Gb, &Z, mu, dinfo, ew, lwork, EIG_FALLBACK, NULL, hlam,
+                               lev + 1 == TN_DEFL_LEVELS ? 0.0 : EIG_XR);
             if (st == EIG_FALLBACK) st = TCNLA_SUCCESS;
             if (!st && isfinite(hlam[b - 1])) { /* X_b <- X_b Z, lam_b <- mu */
                 st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, l, b, b, &one, X,
@@ -475,6 +706,7 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
     const size_t ll = (size_t)l * (size_t)l, nl = (size_t)n * (size_t)l;
     const int64_t nslab = tn_gram64_nslab(n);
     c->ssvd.path = c->ssvd.levels = c->ssvd.defl_refused = 0;
+    c->ssvd.syev_repairs = c->ssvd.syevd_runs = 0;
     c->ssvd.from_w = 1;
     /* the deflated path where the span refuses (not with W's rows over ranks) */
     const int defl = c->tune->small_svd_deflate && !dist;
@@ -501,7 +733,8 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
     if (!st) st = tn_cuda_gram64(h, n, l, Ww, n, P, G, NULL, NULL);
     if (!st && dist) st = tn_dist_gram_sum(dist, G, (int64_t)ll);
     if (!st)
-        st = eig_solve(c, il, k, 1, G, &X, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN, &xok, hlam);
+        st = eig_solve(c, il, k, 1, G, &X, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN, &xok, hlam,
+                       EIG_XR);
     double *Xu = X; /* the eigenvectors the outputs come from (ascending), and their values */
     double *lu = lam;
     const int deflating = st == TN_GRAM_NOT_TAKEN && defl && xok;
@@ -564,11 +797,13 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
     return st;
 }
 
-int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double *X, double *lam, int *fast) {
+int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double xr, double *X, double *lam,
+                 int *fast) {
     struct tn_cuda_ctx *c = h->cuda;
     const size_t nn = (size_t)n * n;
     int lwork = 0;
     size_t ews = 0;
+    c->ssvd.syev_repairs = c->ssvd.syevd_runs = 0;
     int st = eig_ws(c, n, &ews, &lwork);
     if (st) return st;
     double *ws = tn_cuda_workspace(c, sizeof(double) * (nn + ews) + 64);
@@ -578,7 +813,8 @@ int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double *X, double *la
     st = tn_cuda_err(cudaMemcpyAsync(Gc, G, sizeof(double) * nn, cudaMemcpyDeviceToDevice,
                                      c->stream));
     if (!st)
-        st = eig_solve(c, n, 1, 1, Gc, &Xs, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN, NULL, NULL);
+        st = eig_solve(c, n, 1, 1, Gc, &Xs, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN, NULL, NULL,
+                       xr);
     if (st) return st;
     *fast = Xs != Gc;
     st = tn_cuda_err(cudaMemcpyAsync(X, Xs, sizeof(double) * nn, cudaMemcpyDeviceToDevice,
@@ -601,6 +837,7 @@ int tn_cuda_small_svd_path(tcnla_handle_t h, int path, int64_t l, int64_t k, con
                            float *Uk, float *Vk, float *Sk, int scale_vk) {
     struct tn_cuda_ctx *c = h->cuda;
     c->ssvd.path = c->ssvd.sweeps = c->ssvd.jacobi_refused = c->ssvd.refusal = 0;
+    c->ssvd.syev_repairs = c->ssvd.syevd_runs = 0;
     c->ssvd.levels = c->ssvd.defl_refused = c->ssvd.from_w = 0;
     const int kok = k >= 1 && k <= l, jac = kok && l <= TN_JSVD_MAXL;
     const int jpath = path == TN_SSVD_JACOBI || path == TN_SSVD_JACOBI_PLAIN;

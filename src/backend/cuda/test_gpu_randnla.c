@@ -768,10 +768,18 @@ TEST(gpu_rsvd_small_svd_paths_agree) {
 
 /* The small SVD's symmetric eigensolver (tn_cuda_syev: the solver of
  * src/backend/cuda/kernels/syev_kernels.cu, cuSOLVER's syevd where that refuses) on FP64
- * Gram matrices W^T W of columns scaled from 1 down to `span`, and on a
- * diagonal matrix and one with an eigenvalue of multiplicity n - 1: the
+ * Gram matrices W^T W of columns scaled from 1 down to `span`, on a
+ * diagonal matrix, on ones with an eigenvalue of multiplicity n - 1 and
+ * on V diag(lam) V^T with clusters (kind 3: two halves at 1 and 1e-4, each
+ * spread by 1e-9 of its value; 4: values 1 .. 1e-8 and a half at 1e-17
+ * noise; 5: 1 .. 1e-16 geometric; 6: three values, each n / 3 times; 7:
+ * as 4; in 5 and 7 the columns of values below 1e-9 lam_max are asked
+ * only to span theirs, xr), where the fast solver's twisted vectors are
+ * not orthogonal: the clusters near zero (4, 5, 7) repaired (once, no
+ * syevd), those away from it (3, 6) left to syevd: the
  * eigenvalues agree with syevd's (the tuning's syev_fast = 0) to 1e-12 lam_max, X
- * is orthonormal and G X = X diag(lam) to 1e-11 (lam_max); the fast solver
+ * is orthonormal and G X = X diag(lam) to 1e-11 (lam_max; kind 5: in the
+ * columns above xr lam_max); the fast solver
  * must be the one used where the spectrum spans at most 1e-6 (sizes 1 to
  * 448: each of its kernels, 9, 12 and 14 slots, at the ends of its range). */
 TEST(gpu_syev_fast_matches_syevd) {
@@ -783,7 +791,8 @@ TEST(gpu_syev_fast_matches_syevd) {
     cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev);
     const struct { int n; double span; int kind; } cs[] = {
         {266, 1e-3, 0}, {440, 1e-2, 0}, {1, 1, 0}, {2, 0.5, 0}, {3, 0.5, 0}, {33, 0.1, 0},
-        {266, 1e-7, 0}, {100, 0, 1}, {64, 0, 2}, {288, 1e-2, 0}, {289, 1e-2, 0}, {448, 1e-2, 0}};
+        {266, 1e-7, 0}, {100, 0, 1}, {64, 0, 2}, {288, 1e-2, 0}, {289, 1e-2, 0}, {448, 1e-2, 0},
+        {266, 0, 2}, {266, 0, 3}, {266, 0, 4}, {266, 0, 5}, {300, 0, 6}, {266, 0, 7}};
     for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++) {
         const int n = cs[ci].n, m = 2 * n + 40;
         double *G = calloc((size_t)n * n, sizeof(double)), *X = malloc(sizeof(double) * n * n),
@@ -804,12 +813,45 @@ TEST(gpu_syev_fast_matches_syevd) {
             free(W);
         } else if (cs[ci].kind == 1) { /* diagonal, distinct */
             for (int j = 0; j < n; j++) G[j + j * n] = 1.0 + ((j * 37) % n);
-        } else { /* 2 I + u u^T */
+        } else if (cs[ci].kind == 2) { /* 2 I + u u^T */
             float *u = malloc(sizeof(float) * n);
             gt_uniform(77, -1, 1, n, u);
             for (int j = 0; j < n; j++)
                 for (int i = 0; i < n; i++) G[i + j * n] = (double)u[i] * u[j] + 2.0 * (i == j);
             free(u);
+        } else { /* V diag(lam) V^T, V a product of three reflectors: clusters */
+            double *lv = malloc(sizeof(double) * n);
+            float *r = malloc(sizeof(float) * 4 * n);
+            gt_uniform(500 + ci, -1, 1, 4 * n, r);
+            for (int i = 0; i < n; i++) {
+                const double x = (double)i / n;
+                lv[i] = cs[ci].kind == 3   ? (i < n / 2 ? 1.0 + 1e-9 * r[i] : 1e-4 + 1e-13 * r[i])
+                        : cs[ci].kind == 4 || cs[ci].kind == 7
+                            ? (i < n / 2 ? pow(10.0, -8.0 * x) : 1e-17 * r[i])
+                        : cs[ci].kind == 5 ? pow(10.0, -16.0 * x)
+                                           : (i % 3 == 0 ? 1.0 : i % 3 == 1 ? 0.5 : 0.25);
+            }
+            for (int j = 0; j < n; j++) G[j + j * n] = lv[j];
+            for (int h = 1; h <= 3; h++) { /* G <- H G H, H = I - 2 v v^T / v^T v */
+                const float *v = r + h * n;
+                double vv = 0;
+                for (int i = 0; i < n; i++) vv += (double)v[i] * v[i];
+                for (int pass = 0; pass < 2; pass++) { /* H G, then H (H G)^T = H G H */
+                    for (int j = 0; j < n; j++) {
+                        double t = 0;
+                        for (int i = 0; i < n; i++) t += (double)v[i] * G[i + j * n];
+                        t *= 2.0 / vv;
+                        for (int i = 0; i < n; i++) G[i + j * n] -= t * v[i];
+                    }
+                    for (int j = 0; j < n; j++) /* transposed (pass 1: made symmetric) */
+                        for (int i = 0; i < j; i++) {
+                            const double a = G[i + j * n], b = G[j + i * n];
+                            G[i + j * n] = pass ? 0.5 * (a + b) : b;
+                            G[j + i * n] = pass ? 0.5 * (a + b) : a;
+                        }
+                }
+            }
+            free(lv), free(r);
         }
         double *dG = NULL, *dX = NULL, *dl = NULL;
         REQUIRE(tcnla_malloc(g, (void **)&dG, sizeof(double) * n * n) == 0);
@@ -817,11 +859,13 @@ TEST(gpu_syev_fast_matches_syevd) {
         REQUIRE(tcnla_malloc(g, (void **)&dl, sizeof(double) * n) == 0);
         tcnla_memcpy(g, dG, G, sizeof(double) * n * n, TCNLA_MEMCPY_HOST_TO_HANDLE);
         int fast = -1, fref = -1;
+        /* (5, 7: the columns below 1e-9 lam_max asked only to span theirs) */
+        const double xr = cs[ci].kind == 5 || cs[ci].kind == 7 ? 1e-9 : 0.0;
         GT_TUNE(g, syev_fast, 0);
-        REQUIRE(tn_cuda_syev(g, n, dG, dX, dl, &fref) == 0);
+        REQUIRE(tn_cuda_syev(g, n, dG, 0.0, dX, dl, &fref) == 0);
         GT_TUNE(g, syev_fast, 1);
         tcnla_memcpy(g, lref, dl, sizeof(double) * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
-        REQUIRE(tn_cuda_syev(g, n, dG, dX, dl, &fast) == 0);
+        REQUIRE(tn_cuda_syev(g, n, dG, xr, dX, dl, &fast) == 0);
         tcnla_memcpy(g, lam, dl, sizeof(double) * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
         tcnla_memcpy(g, X, dX, sizeof(double) * n * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
         const double lmax = fmax(fabs(lam[0]), fabs(lam[n - 1]));
@@ -834,18 +878,26 @@ TEST(gpu_syev_fast_matches_syevd) {
                 orth = fmax(orth, fabs(sv - (a == b)));
             }
         for (int j = 0; j < n; j++)
-            for (int i = 0; i < n; i++) {
+            for (int i = 0; i < n && !(fabs(lam[j]) < xr * lmax); i++) {
                 double sv = 0;
                 for (int t = 0; t < n; t++) sv += G[i + t * n] * X[t + j * n];
                 res = fmax(res, fabs(sv - lam[j] * X[i + j * n]) / lmax);
             }
-        printf("    n %3d kind %d span %.0e: %s, lam vs syevd %.1e, X^T X - I %.1e, "
+        const int repairs = g->cuda->ssvd.syev_repairs;
+        printf("    n %3d kind %d span %.0e: %s%s, lam vs syevd %.1e, X^T X - I %.1e, "
                "G X - X lam %.1e\n", n, cs[ci].kind, cs[ci].span,
-               fast ? "fast solver" : "syevd", dlam, orth, res);
+               fast ? "fast solver" : "syevd", repairs ? " (clusters repaired)" : "", dlam, orth,
+               res);
         CHECK_EQ_INT(fref, 0);
         CHECK(dlam <= 1e-12 && orth <= 1e-11 && res <= 1e-11);
         if (major >= 9 && (cs[ci].kind == 1 || (cs[ci].kind == 0 && cs[ci].span >= 1e-3)))
             CHECK_EQ_INT(fast, 1);
+        const int bottom = cs[ci].kind == 4 || cs[ci].kind == 5 || cs[ci].kind == 7;
+        if (major >= 9 && bottom) { /* the cluster near zero: repaired, not syevd */
+            CHECK_EQ_INT(fast, 1);
+            CHECK_EQ_INT(repairs, 1);
+        }
+        if (cs[ci].kind == 3 || cs[ci].kind == 6) CHECK_EQ_INT(repairs, 0); /* (away from 0) */
         tcnla_free(g, dG), tcnla_free(g, dX), tcnla_free(g, dl);
         free(G), free(X), free(lam), free(lref);
     }

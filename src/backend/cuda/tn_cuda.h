@@ -67,6 +67,10 @@ struct tn_cuda_ctx {
         int levels, taken[4], defl_refused;
         int from_w; /* 1: the last was tn_cuda_svd_from_gram_rows (path: RAN_EIG or
                        RAN_DEFLATE where it took the call, else 0) */
+        /* the symmetric eigensolutions of the last small SVD (or tn_cuda_syev):
+         * how many the fast solver's repair of clustered vectors took, how
+         * many went to cuSOLVER's syevd */
+        int syev_repairs, syevd_runs;
     } ssvd;
 };
 
@@ -145,9 +149,12 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
 /* The small SVD's symmetric eigensolver (eig_solve in small_svd_cuda.c)
  * on the n x n G (handle memory, upper triangle, ld n; not written): lam
  * (n, ascending) and X (n x n) in handle memory; *fast = 1 where the
- * solver of syev_kernels.cu gave them, 0 where cuSOLVER's syevd did.
+ * solver of syev_kernels.cu gave them, 0 where cuSOLVER's syevd did. xr:
+ * the columns of values |lam_j| < xr max|lam| need only be an orthonormal
+ * basis of their invariant subspace (0: every column an eigenvector).
  * TN_GRAM_NOT_TAKEN where G's largest eigenvalue is not positive. */
-int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double *X, double *lam, int *fast);
+int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double xr, double *X, double *lam,
+                 int *fast);
 /* CholeskyQR's FP64 Gram matrix (src/backend/cuda/orth_cuda.c): the upper
  * triangle of Yw^T Yw (m x n, ld ldw) into G (n x n, zeros below), with
  * tn_gram64_nslab(m) n x n partials in P; dg (may be NULL) its diagonal;
@@ -387,14 +394,26 @@ int tn_cu_unscale_update(int64_t m, int64_t n, float alpha, const float *T, int6
  * _ws(n) doubles, of which ws + n^2, + 2 n^2 and + 3 n^2 (n x n each) are
  * free for the checks once it has run. _orth_check: F = X^T X -> I - (F - I) / 2, flag = 1
  * where |F - I| > 1e-6. _resid_check: R = G X, flag = 1 where |R - X
- * diag(lam)| > 32 n eps max|lam| or lam is not ascending; X copied to
- * Xout. _ok: 1 where it runs (compute capability 9 or more, n within one
+ * diag(lam)| > 32 n eps max|lam| in a column with |lam_j| >= xr max|lam|,
+ * or lam is not ascending; X copied to Xout. _ok: 1 where it runs (compute capability 9 or more, n within one
  * cluster's shared memory). */
 int tn_cu_syev_fast_ok(int n, int cc_major, size_t smem_optin);
 size_t tn_cu_syev_fast_ws(int n);
 int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, double *Z, double *lam,
                     int *flag, double *ws, size_t smem_optin, cudaStream_t stream);
 int tn_cu_syev_orth_check(int n, double *F, int *flag, cudaStream_t stream);
+/* The repair of clustered vectors near zero (eig_repair in small_svd_cuda.c;
+ * n x n and n x c matrices ld n, T = tridiag(e, d, e) as tn_cu_syev_fast
+ * leaves it in its ws): _reach: reach[j] = the largest i > j with |F_ij| >
+ * tol (F's lower triangle), else j. _start: Y (n x c) = fixed start
+ * vectors. _tmul: V = T Y. _place: Z's columns a .. a + c - 1 = P's (n x
+ * c), lam[a + j] = mu[j] (mu not NULL). */
+int tn_cu_syev_reach(int n, const double *F, double tol, int *reach, cudaStream_t stream);
+int tn_cu_syev_start(int n, int c, double *Y, cudaStream_t stream);
+int tn_cu_syev_tmul(int n, const double *d, const double *e, int c, const double *Y, double *V,
+                    cudaStream_t stream);
+int tn_cu_syev_place(int n, int c, const double *P, const double *mu, double *Z, double *lam,
+                     int a, cudaStream_t stream);
 /* The one-sided Jacobi path's kernels (src/backend/cuda/kernels/jacobi_svd.cu,
  * the algorithm of src/linalg/jacobi_svd.h). Y, V: l x L (ld l, L = TN_JSVD_W
  * tn_jsvd_nblocks(l), columns past l zero), rotated in place until Y's
@@ -419,7 +438,7 @@ int tn_cu_jsvd_out(int l, int k, const double *Y, const double *V, double *s, in
                    float *Uk, float *Vk, float *Sk, int *state, cudaStream_t stream);
 int tn_cu_jsvd_eye(int l, int64_t cols, double *V, cudaStream_t stream);
 int tn_cu_syev_resid_check(int n, const double *R, const double *X, const double *lam,
-                           double *Xout, int *flag, cudaStream_t stream);
+                           double xr, double *Xout, int *flag, cudaStream_t stream);
 
 /* CholeskyQR in FP64 (src/backend/cuda/kernels/cholqr_kernels.cu). G (n x n) = the sum of
  * the nslab partials P (n x n each, packed), in order, on and above the

@@ -28,15 +28,17 @@
  *     MRRR's representation tree would fix; the step mixes vectors only
  *     among such close eigenvalues, so their residuals stay at eps ||T||),
  *     then G X - X diag(lam) at most 32 n eps max|lam| elementwise and lam
- *     ascending. Any failure sets the flag, for the caller to run syevd
- *     instead; nothing is decided on the host before the caller's one read
- *     of the eigenvalues and the flag.
+ *     ascending. Any failure sets the flag; nothing is decided on the host
+ *     before the caller's one read of the eigenvalues and the flag. On a
+ *     failure the caller repairs clusters of vectors near zero (eig_repair,
+ *     with the kernels under "cluster repair" below) and checks again, or
+ *     runs syevd.
  *
  * Equal eigenvalues (which T's Householder reduction splits apart,
  * e_i = 0) come out as twice the same vector: the orthogonality check
- * refuses them (syevd then), as it refuses clusters closer than about
- * 1e-10 ||T|| (the Gram matrix of columns spanning 1e-7, test
- * gpu_syev_fast_matches_syevd).
+ * refuses them, as it refuses clusters closer than about 1e-10 ||T|| (the
+ * Gram matrix of columns spanning 1e-7, test gpu_syev_fast_matches_syevd);
+ * the caller's repair takes those near zero, syevd the others.
  *
  * H200, l = 266: tridiagonalization 0.65 ms (Nsight Compute in bench_rsvd;
  * 1.09 ms with two cluster barriers per step and a warp per row and
@@ -552,6 +554,68 @@ static __global__ void twisted_kernel(int n, const double *d_g, const double *e_
     for (int j = 0; j < n; j++) z[j] *= sc;
 }
 
+/* ------------------------------------------------------- cluster repair */
+/* The kernels of the repair of clustered vectors near zero (eig_repair in
+ * small_svd_cuda.c). */
+
+/* reach[j]: the largest i > j with |F_ij| > tol (or NaN), else j; F = Z^T Z
+ * (n x n, ld n, its lower triangle). One block per column. */
+static __global__ void reach_kernel(int n, const double *F, double tol, int *reach) {
+    __shared__ int part[32];
+    const int j = blockIdx.x;
+    int r = j;
+    for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x)
+        if (!(fabs(F[i + (size_t)j * n]) <= tol)) r = i;
+    for (int o = 16; o > 0; o >>= 1) r = max(r, __shfl_xor_sync(0xffffffffu, r, o));
+    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = r;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        for (int w = 1; w < (int)(blockDim.x >> 5); w++) r = max(r, part[w]);
+        reach[j] = r;
+    }
+}
+
+/* Y (n x c, ld n): fixed start vectors, uniform in [-1, 1) from (column,
+ * row) by splitmix64. */
+static __global__ void start_kernel(int n, int c, double *Y) {
+    const long long nc = (long long)n * c;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < nc;
+         t += (long long)gridDim.x * blockDim.x) {
+        unsigned long long x = (unsigned long long)t + 0x9E3779B97F4A7C15ull;
+        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+        x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+        x ^= x >> 31;
+        Y[t] = (double)(x >> 11) * 0x1p-52 - 1.0;
+    }
+}
+
+/* V = T Y (n x c, ld n each), T = tridiag(e, d, e). */
+static __global__ void tmul_kernel(int n, const double *d, const double *e, int c, const double *Y,
+                                   double *V) {
+    const long long nc = (long long)n * c;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < nc;
+         t += (long long)gridDim.x * blockDim.x) {
+        const int i = (int)(t % n);
+        double v = d[i] * Y[t];
+        if (i > 0) v = fma(e[i - 1], Y[t - 1], v);
+        if (i < n - 1) v = fma(e[i], Y[t + 1], v);
+        V[t] = v;
+    }
+}
+
+/* Z's columns a .. a + c - 1 = P's (n x c); lam[a + j] = mu[j] where mu is
+ * not NULL. */
+static __global__ void place_kernel(int n, int c, const double *P, const double *mu, double *Z,
+                                    double *lam, int a) {
+    const long long nc = (long long)n * c;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < nc;
+         t += (long long)gridDim.x * blockDim.x) {
+        const int i = (int)(t % n), j = (int)(t / n);
+        Z[i + (size_t)(a + j) * n] = P[t];
+        if (i == 0 && mu) lam[a + j] = mu[j];
+    }
+}
+
 /* ------------------------------------------------------------------ checks */
 /* F = X^T X (n x n) -> I - (F - I) / 2, flag = 1 where |F - I| > 1e-6 (or NaN). */
 static __global__ void orth_check_kernel(int n, double *F, int *flag) {
@@ -564,17 +628,19 @@ static __global__ void orth_check_kernel(int n, double *F, int *flag) {
     }
 }
 
-/* R = G X (n x n): flag = 1 where |R - X diag(lam)| > 32 n eps max|lam|,
- * or lam not finite and ascending; X copied to Xout. */
+/* R = G X (n x n): flag = 1 where |R - X diag(lam)| > 32 n eps max|lam| in
+ * a column whose |lam_j| >= xr max|lam|, or lam not finite and ascending;
+ * X copied to Xout. */
 static __global__ void resid_check_kernel(int n, const double *R, const double *X,
-                                          const double *lam, double *Xout, int *flag) {
+                                          const double *lam, double xr, double *Xout, int *flag) {
     const double lmax = fmax(fabs(lam[0]), fabs(lam[n - 1]));
     const double tol = 32.0 * n * DBL_EPSILON * lmax;
     const long long nn = (long long)n * n;
     for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < nn;
          t += (long long)gridDim.x * blockDim.x) {
         const int j = (int)(t / n);
-        if (!(fabs(R[t] - lam[j] * X[t]) <= tol)) atomicOr(flag, 1);
+        if (!(fabs(R[t] - lam[j] * X[t]) <= tol) && !(fabs(lam[j]) < xr * lmax))
+            atomicOr(flag, 1);
         if (t % n == 0 && j > 0 && !(lam[j] >= lam[j - 1])) atomicOr(flag, 1);
         Xout[t] = X[t];
     }
@@ -654,7 +720,31 @@ extern "C" int tn_cu_syev_orth_check(int n, double *F, int *flag, cudaStream_t s
 }
 
 extern "C" int tn_cu_syev_resid_check(int n, const double *R, const double *X, const double *lam,
-                                      double *Xout, int *flag, cudaStream_t stream) {
-    resid_check_kernel<<<grid_for((long long)n * n), 256, 0, stream>>>(n, R, X, lam, Xout, flag);
+                                      double xr, double *Xout, int *flag, cudaStream_t stream) {
+    resid_check_kernel<<<grid_for((long long)n * n), 256, 0, stream>>>(n, R, X, lam, xr, Xout,
+                                                                       flag);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int tn_cu_syev_reach(int n, const double *F, double tol, int *reach,
+                                cudaStream_t stream) {
+    reach_kernel<<<n, 128, 0, stream>>>(n, F, tol, reach);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int tn_cu_syev_start(int n, int c, double *Y, cudaStream_t stream) {
+    start_kernel<<<grid_for((long long)n * c), 256, 0, stream>>>(n, c, Y);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int tn_cu_syev_tmul(int n, const double *d, const double *e, int c, const double *Y,
+                               double *V, cudaStream_t stream) {
+    tmul_kernel<<<grid_for((long long)n * c), 256, 0, stream>>>(n, d, e, c, Y, V);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int tn_cu_syev_place(int n, int c, const double *P, const double *mu, double *Z,
+                                double *lam, int a, cudaStream_t stream) {
+    place_kernel<<<grid_for((long long)n * c), 256, 0, stream>>>(n, c, P, mu, Z, lam, a);
     return (int)cudaGetLastError();
 }
