@@ -392,11 +392,12 @@ int tn_cu_unscale_update(int64_t m, int64_t n, float alpha, const float *T, int6
  * eigenvalues and Z (n x n, ld n) its eigenvectors, Q (n x n, ld n) at ws,
  * on the stream, *flag (device) zeroed: G's eigenvectors are Q Z. ws holds
  * _ws(n) doubles, of which ws + n^2, + 2 n^2 and + 3 n^2 (n x n each) are
- * free for the checks once it has run. _orth_check: F = X^T X -> I - (F - I) / 2, flag = 1
- * where |F - I| > 1e-6. _resid_check: R = G X, flag = 1 where |R - X
- * diag(lam)| > 32 n eps max|lam| in a column with |lam_j| >= xr max|lam|,
- * or lam is not ascending; X copied to Xout. _ok: 1 where it runs (compute capability 9 or more, n within one
- * cluster's shared memory). */
+ * free for the checks once it has run. _orth_check: F = X^T X -> I - (F -
+ * I) / 2, flag = 1 where |F - I| > 1e-6. _resid_check: R = G X, flag = 1
+ * where |R - X diag(lam)| > 32 n eps max|lam| in a column with |lam_j| >=
+ * xr max|lam|, or lam is not ascending; X copied to Xout. _ok: 1 where it
+ * runs (compute capability 9 or more, n within one cluster's shared
+ * memory). */
 int tn_cu_syev_fast_ok(int n, int cc_major, size_t smem_optin);
 size_t tn_cu_syev_fast_ws(int n);
 int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, double *Z, double *lam,
