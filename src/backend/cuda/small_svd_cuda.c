@@ -100,8 +100,8 @@ static int eig_verdict(struct tn_cuda_ctx *c, int64_t l, int64_t k, const double
 
 /* Doubles of eig_repair's workspace for n at depth (0: the top solve; 1:
  * its Rayleigh-Ritz solve, which repairs only below xr), lwp cuSOLVER's
- * potrf's lwork for n: Zo, Y, V, P, Gm, H (n x n each), mu (n), reach and
- * the sub-solve's flag (n + 2 ints), and at depth 0 the sub-solve's
+ * potrf's lwork for n: Zo, Y, V, P, Gm, H (n x n each), mu (n), reach,
+ * reach2 and the sub-solve's flag (2 n + 2 ints), and at depth 0 the sub-solve's
  * workspace (eig_solve_d's layout: lwp, n^2, tn_cu_syev_fast_ws(n), and
  * this at depth 1). */
 static size_t repair_ws(int n, int depth, int lwp) {
@@ -168,6 +168,7 @@ static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, doubl
 
 #define EIG_NOREPAIR 3   /* (not a status) eig_repair: no clusters it takes, or it cannot run */
 #define REPAIR_TOL 1e-8  /* |z_i . z_j| beyond it: i and j in one cluster */
+#define REPAIR_FAIL 1e-6 /* beyond it the orthogonality check refuses (orth_check_kernel) */
 #define REPAIR_CAP 1e-6  /* clusters within this of zero (times ||T||): one block */
 
 /* Y (n x cn) projected off Zo's columns (n x n; Y -= Zo (Zo^T Y), twice),
@@ -218,6 +219,9 @@ static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, 
  * of columns [ra, rb] (with every column between them: their values are
  * as small), and refuses where a cluster away from zero is left
  * (EIG_NOREPAIR: syevd next; equal values away from zero, a flat top).
+ * Where every pair beyond the check's own tolerance (REPAIR_FAIL) lies
+ * among the values below xr ||T|| (xcut), the block is cut to those
+ * values.
  * Y: start vectors projected off the other columns of Z0, twice (their
  * error along the block's vectors, eps ||T|| / gap, costs the result about
  * eps ||T|| in residual whatever the gap), orthonormalized (repair_basis):
@@ -239,7 +243,7 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
     double *Q = fws, *S1 = Q + nn, *S2 = S1 + nn, *S3 = S2 + nn, *d = S3 + nn, *e = d + n;
     double *Zo = rw, *Y = Zo + nn, *V = Y + nn, *P = V + nn, *Gm = P + nn, *H = Gm + nn,
            *mu = H + nn;
-    int *reach = (int *)(mu + n), *dinfo2 = reach + n;
+    int *reach = (int *)(mu + n), *reach2 = reach + n, *dinfo2 = reach2 + n;
     double *sub = mu + 2 * (size_t)n + 16; /* (depth 0) */
     const double one = 1.0, zero = 0.0;
     int st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, Q, n, S3,
@@ -247,13 +251,15 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
     if (!st) /* F's lower triangle */
         st = tn_cublas_st(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, n, n, &one,
                                       S2, n, &zero, S1, n));
-    if (!st) st = tn_cuda_err((cudaError_t)tn_cu_syev_reach(n, S1, REPAIR_TOL, reach, c->stream));
-    const size_t ni = (size_t)(n + (n & 1)); /* (the doubles after them 8-byte aligned) */
-    int *hr = malloc(sizeof(int) * ni + sizeof(double) * (size_t)n);
-    if (!hr) return TCNLA_ERR_ALLOC;
-    double *hl = (double *)(hr + ni);
     if (!st)
-        st = tn_cuda_err(cudaMemcpyAsync(hr, reach, sizeof(int) * (size_t)n,
+        st = tn_cuda_err((cudaError_t)tn_cu_syev_reach(n, S1, REPAIR_TOL, REPAIR_FAIL, reach,
+                                                       reach2, c->stream));
+    int *hr = malloc(sizeof(int) * 2 * (size_t)n + sizeof(double) * (size_t)n);
+    if (!hr) return TCNLA_ERR_ALLOC;
+    int *hf = hr + n;
+    double *hl = (double *)(hf + n); /* (8-byte aligned: 2 n ints) */
+    if (!st) /* (reach and reach2 adjacent) */
+        st = tn_cuda_err(cudaMemcpyAsync(hr, reach, sizeof(int) * 2 * (size_t)n,
                                          cudaMemcpyDeviceToHost, c->stream));
     if (!st)
         st = tn_cuda_err(cudaMemcpyAsync(hl, lam, sizeof(double) * (size_t)n,
@@ -280,6 +286,20 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
         }
     }
     if (!st && rb < ra) st = EIG_NOREPAIR;
+    /* where every pair the orthogonality check refuses (beyond REPAIR_FAIL)
+     * lies among the values below xcut, the block is cut to them: above
+     * xcut the pairs beyond REPAIR_TOL are within the check, and the
+     * Newton-Schulz step takes them */
+    int xa = n, xb = -1; /* the values below xcut: [xa, xb] (around zero, contiguous) */
+    for (int i = 0; i < n && !st; i++)
+        if (fabs(hl[i]) < xcut) xa = i < xa ? i : xa, xb = i;
+    int inside = !st && xb >= xa;
+    for (int j = 0; j < n && inside; j++)
+        if (hf[j] > j && (j < xa || hf[j] > xb)) inside = 0;
+    if (inside && ra <= xb && rb >= xa) {
+        ra = ra > xa ? ra : xa;
+        rb = rb < xb ? rb : xb;
+    }
     const int cn = rb - ra + 1;
     const double top = st ? 0.0 : fmax(fabs(hl[ra]), fabs(hl[rb])); /* the block's largest */
     free(hr);

@@ -406,10 +406,11 @@ int tn_cu_syev_orth_check(int n, double *F, int *flag, cudaStream_t stream);
 /* The repair of clustered vectors near zero (eig_repair in small_svd_cuda.c;
  * n x n and n x c matrices ld n, T = tridiag(e, d, e) as tn_cu_syev_fast
  * leaves it in its ws): _reach: reach[j] = the largest i > j with |F_ij| >
- * tol (F's lower triangle), else j. _start: Y (n x c) = fixed start
+ * tol (F's lower triangle), else j, reach2 the same at tol2. _start: Y (n x c) = fixed start
  * vectors. _tmul: V = T Y. _place: Z's columns a .. a + c - 1 = P's (n x
  * c), lam[a + j] = mu[j] (mu not NULL). */
-int tn_cu_syev_reach(int n, const double *F, double tol, int *reach, cudaStream_t stream);
+int tn_cu_syev_reach(int n, const double *F, double tol, double tol2, int *reach, int *reach2,
+                     cudaStream_t stream);
 int tn_cu_syev_start(int n, int c, double *Y, cudaStream_t stream);
 int tn_cu_syev_tmul(int n, const double *d, const double *e, int c, const double *Y, double *V,
                     cudaStream_t stream);

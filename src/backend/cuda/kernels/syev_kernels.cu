@@ -558,20 +558,30 @@ static __global__ void twisted_kernel(int n, const double *d_g, const double *e_
 /* The kernels of the repair of clustered vectors near zero (eig_repair in
  * small_svd_cuda.c). */
 
-/* reach[j]: the largest i > j with |F_ij| > tol (or NaN), else j; F = Z^T Z
- * (n x n, ld n, its lower triangle). One block per column. */
-static __global__ void reach_kernel(int n, const double *F, double tol, int *reach) {
-    __shared__ int part[32];
+/* reach[j]: the largest i > j with |F_ij| > tol (or NaN), else j, and
+ * reach2[j] the same at tol2; F = Z^T Z (n x n, ld n, its lower triangle).
+ * One block per column. */
+static __global__ void reach_kernel(int n, const double *F, double tol, double tol2, int *reach,
+                                    int *reach2) {
+    __shared__ int part[2][32];
     const int j = blockIdx.x;
-    int r = j;
-    for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x)
-        if (!(fabs(F[i + (size_t)j * n]) <= tol)) r = i;
-    for (int o = 16; o > 0; o >>= 1) r = max(r, __shfl_xor_sync(0xffffffffu, r, o));
-    if ((threadIdx.x & 31) == 0) part[threadIdx.x >> 5] = r;
+    int r = j, r2 = j;
+    for (int i = j + 1 + threadIdx.x; i < n; i += blockDim.x) {
+        const double f = fabs(F[i + (size_t)j * n]);
+        if (!(f <= tol)) r = i;
+        if (!(f <= tol2)) r2 = i;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        r = max(r, __shfl_xor_sync(0xffffffffu, r, o));
+        r2 = max(r2, __shfl_xor_sync(0xffffffffu, r2, o));
+    }
+    if ((threadIdx.x & 31) == 0) part[0][threadIdx.x >> 5] = r, part[1][threadIdx.x >> 5] = r2;
     __syncthreads();
     if (threadIdx.x == 0) {
-        for (int w = 1; w < (int)(blockDim.x >> 5); w++) r = max(r, part[w]);
+        for (int w = 1; w < (int)(blockDim.x >> 5); w++)
+            r = max(r, part[0][w]), r2 = max(r2, part[1][w]);
         reach[j] = r;
+        reach2[j] = r2;
     }
 }
 
@@ -726,9 +736,9 @@ extern "C" int tn_cu_syev_resid_check(int n, const double *R, const double *X, c
     return (int)cudaGetLastError();
 }
 
-extern "C" int tn_cu_syev_reach(int n, const double *F, double tol, int *reach,
-                                cudaStream_t stream) {
-    reach_kernel<<<n, 128, 0, stream>>>(n, F, tol, reach);
+extern "C" int tn_cu_syev_reach(int n, const double *F, double tol, double tol2, int *reach,
+                                int *reach2, cudaStream_t stream) {
+    reach_kernel<<<n, 128, 0, stream>>>(n, F, tol, tol2, reach, reach2);
     return (int)cudaGetLastError();
 }
 
