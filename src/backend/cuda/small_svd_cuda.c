@@ -41,6 +41,7 @@
  * (bench_rsvd fp16_chol1, H200). */
 #include "core/internal.h"
 #include "backend/cuda/tn_cuda.h"
+#include "linalg/cluster_block.h"
 #include "linalg/deflated_svd.h"
 #include "linalg/jacobi_svd.h"
 
@@ -170,6 +171,7 @@ static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, doubl
 #define REPAIR_TOL 1e-8  /* |z_i . z_j| beyond it: i and j in one cluster */
 #define REPAIR_FAIL 1e-6 /* beyond it the orthogonality check refuses (orth_check_kernel) */
 #define REPAIR_CAP 1e-6  /* clusters within this of zero (times ||T||): one block */
+/* (tests/test_cluster_block.c takes the same cap) */
 
 /* Y (n x cn) projected off Zo's columns (n x n; Y -= Zo (Zo^T Y), twice),
  * then orthonormalized (CholeskyQR2: DSYRK, cuSOLVER's potrf, DTRSM; the
@@ -212,30 +214,28 @@ static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, 
  * vector twice); a rank-deficient Gram matrix (its zero eigenvalues) or a
  * spectrum decaying through FP64's resolution (a chain of values down to
  * eps ||T||) makes such a cluster at the bottom. From the vectors the
- * solver computed (S3 = Q Z0): Z0 = Q^T S3, the clusters from F = Z0^T Z0
- * (tn_cu_syev_reach: i and j join where |F_ij| > REPAIR_TOL, and so do all
- * between them; one read back, with T's eigenvalues). The repair takes the
- * clusters whose values are within REPAIR_CAP ||T|| of zero, as one block
- * of columns [ra, rb] (with every column between them: their values are
- * as small), and refuses where a cluster away from zero is left
- * (EIG_NOREPAIR: syevd next; equal values away from zero, a flat top).
- * Where every pair beyond the check's own tolerance (REPAIR_FAIL) lies
- * among the values below xr ||T|| (xcut), the block is cut to those
- * values.
- * Y: start vectors projected off the other columns of Z0, twice (their
- * error along the block's vectors, eps ||T|| / gap, costs the result about
- * eps ||T|| in residual whatever the gap), orthonormalized (repair_basis):
- * a basis of the block's invariant subspace. Where all the block's values
- * are below xr ||T|| (xcut) that is the block (its values stay the
- * bisection's): its columns are asked only to span it. Else Rayleigh-Ritz
- * (depth 0 only): H = Y^T T Y, its eigensolution by eig_solve_d at depth 1
- * with xr' = xcut / max|lam| of the block (so that the same columns are
- * exempt; at depth 1 the repair takes only blocks below it), the block's
- * columns = Y Z_H, its values H's. Then fast_tail on the new Z, whose flag
- * the caller reads (eig_verdict): the same checks decide as on the first
- * result. TCNLA_SUCCESS (Xf, lam and dinfo written), EIG_NOREPAIR (nothing
- * decided) or an error. ws: eig_solve_d's (work: lwork doubles, free until
- * syevd; fws: Q, S1, S2, S3, d, e; rw: repair_ws(n, depth, lwp)). */
+ * solver computed (S3 = Q Z0): Z0 = Q^T S3, the pairs from F = Z0^T Z0
+ * (tn_cu_syev_reach: beyond REPAIR_TOL, and beyond REPAIR_FAIL, the
+ * orthogonality check's own tolerance; one read back, with T's
+ * eigenvalues), the block of columns by tn_cluster_block's rule
+ * (src/linalg/cluster_block.h: the clusters within REPAIR_CAP ||T|| of
+ * zero, cut to the values below xr ||T|| where the refused pairs all lie
+ * there; a cluster away from zero, equal values or a flat top: EIG_NOREPAIR,
+ * syevd next). Y: start vectors projected off the other columns of Z0,
+ * twice (their error along the block's vectors, eps ||T|| / gap, costs the
+ * result about eps ||T|| in residual whatever the gap), orthonormalized
+ * (repair_basis): a basis of the block's invariant subspace. Where all the
+ * block's values are below xr ||T|| (xcut) that is the block (its values
+ * stay the bisection's): its columns are asked only to span it. Else
+ * Rayleigh-Ritz (depth 0 only): H = Y^T T Y, its eigensolution by
+ * eig_solve_d at depth 1 with xr' = xcut / max|lam| of the block (so that
+ * the same columns are exempt; at depth 1 the repair takes only blocks
+ * below it), the block's columns = Y Z_H, its values H's. Then fast_tail on
+ * the new Z, whose flag the caller reads (eig_verdict): the same checks
+ * decide as on the first result. TCNLA_SUCCESS (Xf, lam and dinfo
+ * written), EIG_NOREPAIR (nothing decided) or an error. ws: eig_solve_d's
+ * (work: lwork doubles, free until syevd; fws: Q, S1, S2, S3, d, e; rw:
+ * repair_ws(n, depth, lwp)). */
 static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, double *fws,
                       double *rw, double *work, int lwork, double *lam, double xr, double *Xf,
                       int *dinfo, int depth) {
@@ -266,44 +266,14 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
                                          cudaMemcpyDeviceToHost, c->stream));
     if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
     double tnorm = 0.0;
-    for (int i = 0; i < n && !st; i++) {
-        if (!isfinite(hl[i]) || (i > 0 && !(hl[i] >= hl[i - 1]))) st = EIG_NOREPAIR;
-        tnorm = fmax(tnorm, fabs(hl[i]));
-    }
-    /* the block [ra, rb]: the clusters within REPAIR_CAP ||T|| of zero;
-     * none other */
+    for (int i = 0; i < n; i++) tnorm = fmax(tnorm, fabs(hl[i]));
     const double xcut = xr * tnorm;
-    int ra = n, rb = -1;
-    for (int a = 0, b; a < n && !st; a = b + 1) {
-        b = a;
-        for (int i = a; i <= b; i++) b = hr[i] > b ? hr[i] : b;
-        if (b == a) continue;
-        if (fmax(fabs(hl[a]), fabs(hl[b])) <= REPAIR_CAP * tnorm) {
-            ra = a < ra ? a : ra;
-            rb = b;
-        } else {
-            st = EIG_NOREPAIR; /* a cluster away from zero */
-        }
-    }
-    if (!st && rb < ra) st = EIG_NOREPAIR;
-    /* where every pair the orthogonality check refuses (beyond REPAIR_FAIL)
-     * lies among the values below xcut, the block is cut to them: above
-     * xcut the pairs beyond REPAIR_TOL are within the check, and the
-     * Newton-Schulz step takes them */
-    int xa = n, xb = -1; /* the values below xcut: [xa, xb] (around zero, contiguous) */
-    for (int i = 0; i < n && !st; i++)
-        if (fabs(hl[i]) < xcut) xa = i < xa ? i : xa, xb = i;
-    int inside = !st && xb >= xa;
-    for (int j = 0; j < n && inside; j++)
-        if (hf[j] > j && (j < xa || hf[j] > xb)) inside = 0;
-    if (inside && ra <= xb && rb >= xa) {
-        ra = ra > xa ? ra : xa;
-        rb = rb < xb ? rb : xb;
-    }
+    int ra = 0, rb = -1, below = 0;
+    if (!st && !tn_cluster_block(n, hr, hf, hl, xr, REPAIR_CAP, &ra, &rb, &below))
+        st = EIG_NOREPAIR;
     const int cn = rb - ra + 1;
     const double top = st ? 0.0 : fmax(fabs(hl[ra]), fabs(hl[rb])); /* the block's largest */
     free(hr);
-    const int below = top < xcut; /* (all of it: spans only) */
     if (!st && !below && depth > 0) st = EIG_NOREPAIR;
     if (!st) /* Zo: Z0 without the block */
         st = tn_cuda_err(cudaMemcpyAsync(Zo, S2, sizeof(double) * nn, cudaMemcpyDeviceToDevice,
