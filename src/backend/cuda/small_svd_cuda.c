@@ -54,10 +54,10 @@
 
 #define EIG_FALLBACK 1 /* (not a status) */
 /* The eigensolutions' columns of values below EIG_XR lam_1 need only span
- * their invariant subspace (eig_solve's xr): no path takes them as
- * eigenvectors (the eigensolution path's values reach EIG_RATIO lam_1,
- * a deflation level's TN_DEFL_TAU of its largest, but its last level's, which
- * asks for every column) */
+ * their invariant subspace (eig_solve's xr): no caller takes them as
+ * eigenvectors. The eigensolution path takes values down to EIG_RATIO
+ * lam_1, a deflation level down to TN_DEFL_TAU of its largest; the last
+ * level takes all of its values and passes xr = 0. */
 #define EIG_XR 1e-9
 /* The deflated path's last check, on its outputs: |U^T U - I| (the R form)
  * or |V^T V - I| (the Gram-on-W form) at most this; after the refinement it
@@ -102,9 +102,9 @@ static int eig_verdict(struct tn_cuda_ctx *c, int64_t l, int64_t k, const double
 /* Doubles of eig_repair's workspace for n at depth (0: the top solve; 1:
  * its Rayleigh-Ritz solve, which repairs only below xr), lwp cuSOLVER's
  * potrf's lwork for n: Zo, Y, V, P, Gm, H (n x n each), mu (n), reach,
- * reach2 and the sub-solve's flag (2 n + 2 ints), and at depth 0 the sub-solve's
- * workspace (eig_solve_d's layout: lwp, n^2, tn_cu_syev_fast_ws(n), and
- * this at depth 1). */
+ * reach2 and the sub-solve's flag (2 n + 2 ints), and at depth 0 the
+ * sub-solve's workspace (eig_solve_d's layout: lwp, n^2,
+ * tn_cu_syev_fast_ws(n), and this at depth 1). */
 static size_t repair_ws(int n, int depth, int lwp) {
     const size_t nn = (size_t)n * (size_t)n;
     const size_t base = 6 * nn + 2 * (size_t)n + 16;
