@@ -12,12 +12,14 @@
  *    the factorization of the 32 x 32 diagonal block, the trailing tiles
  *    and the barrier. So the diagonal block of the next step is factored
  *    as soon as its tile is updated (look-ahead, by block 0, while the
- *    other blocks update their tiles), by four warps with short code
- *    (diag_block), and a warp's two panel solves per tile run interleaved.
- *    One block per trailing tile (up to the SM count) beats a single block
- *    (2.5x slower at n = 512) and 8 blocks. Code stays in short loops: a
- *    fully unrolled version (300 KB of straight-line code) runs at the
- *    speed of instruction fetch. bench/fixed_costs.c times it (n = 266,
+ *    other blocks update their tiles), by two warps with shuffles
+ *    (diag_block), and a tile's row-panel pieces are solved by four warps
+ *    each (panel_solve). Blocks of 512 threads, so that these chains have
+ *    128 registers a thread to keep their shuffles and loads in flight
+ *    (about 102 us at n = 266 on an H100, of which half is the diagonal
+ *    blocks' chain). One block per
+ *    trailing tile (up to the SM count) beats a single block (2.5x slower
+ *    at n = 512) and 8 blocks. bench/fixed_costs.c times it (n = 266,
  *    512, 1024) and the whole CholeskyQR;
  *  - the inverses of R's 128 x 128 diagonal blocks (tn_cu_trinv_blocks),
  *    for the solve Q = Y R^-1 block by block in orth_cuda.c (DGEMMs): a
@@ -33,7 +35,8 @@
 #include "linalg/cholguard.h"
 
 #define PO_NB 32      /* the factorization's step */
-#define PO_THREADS 1024
+#define PO_THREADS 512 /* 128 registers a thread for the latency-bound chains */
+#define PO_CT (PO_NB * 32 / PO_THREADS) /* tile columns a thread takes */
 
 /* ------------------------------------------------------------ Gram sum */
 /* probe (may be NULL): the guard's probe rows (ld ldp), z_k(j) sqrt(G_jj)
@@ -91,101 +94,123 @@ static __device__ __forceinline__ void grid_barrier(unsigned *bar, unsigned *tar
     __syncthreads();
 }
 
-/* Solves R_JJ^T x = b for one column of the step's row panel (rows j0 ..,
- * nb long) or, TWO, for two columns at once, one warp: lane i holds
- * element i of each (va, vb: the column's elements of G, loaded by the
- * caller); the results go to Pa_q[.] (and Pb_q[.]). The two solves are
- * independent chains interleaved in one loop (each column's operations
- * are those of a solve alone): the shuffle and multiply latencies of one
- * run under the other's. */
-template <int TWO>
+/* Solves R_JJ^T X = B for the 32 columns of a piece of the step's row
+ * panel, in place in P (P[q][p]: row p of column q; nb rows), by PO_PW
+ * warps (h = 0 .. PO_PW - 1): lane q takes column q, warp h rows
+ * PO_PH h .. PO_PH h + PO_PH - 1 in registers. In phase h, warp h solves
+ * its rows (x_k = b_k (1 / R_kk), then b_p -= R_kp x_k for its rows p > k)
+ * and stores them; after a barrier of the PO_PW warps (named barrier bar),
+ * the warps below update their rows with them. Every element sees the
+ * operations of a right-looking substitution in the same order (k
+ * ascending). R_kp comes from shared memory, the same address for the
+ * whole warp; there are no shuffles, so that the two pieces of a tile are
+ * solved side by side without contending for the shuffle unit. */
+#define PO_PH 8               /* rows per warp of the panel solve */
+#define PO_PW (PO_NB / PO_PH) /* warps per panel piece */
 static __device__ __forceinline__ void panel_solve(int nb, double (*D)[PO_NB + 1],
-                                                   const double *Dinv, double va, double vb,
-                                                   double *Pa_q, double *Pb_q, int lane) {
-#pragma unroll 4
-    for (int k = 0; k < nb; k++) {
-        const double dk = Dinv[k], l = D[lane][k];
-        const double xa = __dmul_rn(__shfl_sync(0xffffffffu, va, k), dk);
-        double xb = 0.0;
-        if (TWO) xb = __dmul_rn(__shfl_sync(0xffffffffu, vb, k), dk);
-        if (lane == k) {
-            va = xa;
-            if (TWO) vb = xb;
-        } else if (lane > k) {
-            va = __fma_rn(-l, xa, va);
-            if (TWO) vb = __fma_rn(-l, xb, vb);
+                                                   const double *Dinv, double (*P)[PO_NB + 1],
+                                                   int lane, int h, int bar) {
+    double a[PO_PH];
+    double *col = P[lane];
+    const int r0 = PO_PH * h;
+#pragma unroll
+    for (int ii = 0; ii < PO_PH; ii++) a[ii] = col[r0 + ii];
+    for (int ph = 0; ph < PO_PW && PO_PH * ph < nb; ph++) { /* (the same in every warp) */
+        const int k0 = PO_PH * ph, kend = nb < k0 + PO_PH ? nb : k0 + PO_PH;
+        if (h == ph) {
+#pragma unroll
+            for (int kk = 0; kk < PO_PH; kk++) {
+                const int k = k0 + kk;
+                if (k >= kend) break;
+                const double x = __dmul_rn(a[kk], Dinv[k]);
+                a[kk] = x;
+#pragma unroll
+                for (int ii = kk + 1; ii < PO_PH; ii++) a[ii] = __fma_rn(-D[r0 + ii][k], x, a[ii]);
+            }
+#pragma unroll
+            for (int ii = 0; ii < PO_PH; ii++) col[r0 + ii] = a[ii];
         }
+        asm volatile("bar.sync %0, %1;" ::"r"(bar), "n"(PO_PW * 32) : "memory");
+        if (h > ph)
+            for (int k = k0; k < kend; k++) {
+                const double x = col[k];
+#pragma unroll
+                for (int ii = 0; ii < PO_PH; ii++) a[ii] = __fma_rn(-D[r0 + ii][k], x, a[ii]);
+            }
     }
-    Pa_q[lane] = va;
-    if (TWO) Pb_q[lane] = vb;
+    /* (rows past nb: zeros, as loaded; a warp whose rows all lie past nb
+     * never stores them) */
 }
 
 /* Factors the diagonal block D (D[c][r] = G_JJ(r, c), upper triangle,
- * zeros elsewhere; nb <= 32 columns) in place into R_JJ, by the warps
- * 0 .. PO_DW - 1 (all of them call it): lane j works on column j, warp w
- * on rows PO_DR w .. PO_DR w + PO_DR - 1, held in registers. Step k: row
- * k (its values after step k - 1, unscaled) is in shared memory, published
- * by the warp that owns it; the warps meet at a named barrier; every warp
- * takes d = g_kk, r_kj = g_kj rsqrt(d) (r_kk = d rsqrt(d)) and r_ki from
- * it and updates g_ij -= r_ki r_kj for its rows k < i <= j: per element
- * the operations, in the same order, of an unblocked right-looking
- * factorization. The owner of row k + 1 updates and publishes it first,
- * then its other rows, so that the next step's chain (publication,
- * barrier, shared load, rsqrt) runs under those updates. Rows are
- * double-buffered by the parity of k: row k + 1 is written after the
- * barrier of step k, which a warp passes only when done reading row k - 1.
- * The code is short (steps unrolled by PO_DR only; the whole kernel is
- * under 3k SASS instructions): one warp doing all 32 columns with its
- * steps fully unrolled issues its instructions one after another (15.7k
- * SASS instructions in that kernel; 15k cycles a block on an H200).
- * Returns 0, or the 1-based column of the first pivot that is not
- * positive (or NaN; the factorization runs on, its values unused), the
- * same in every warp.
- * rowbuf: 2 x PO_NB doubles of shared memory. */
-#define PO_DW 4              /* warps of the diagonal factorization */
+ * zeros elsewhere; nb <= 32 columns) in place into R_JJ, by warps 0 and 1
+ * (both call it): lane j works on column j, warp w on rows 16 w ..
+ * 16 w + 15, held in registers. Warp 0 takes pivots 0 .. 15 with shuffles
+ * alone: d = g_kk from lane k, r_kj = g_kj rsqrt(d) (r_kk = d rsqrt(d)),
+ * r_ki from lane i, and g_ij -= r_ki r_kj for its rows k < i <= j; then it
+ * stores its rows of R. After a barrier of the two warps, warp 1 updates
+ * its rows with them (k in order) and takes pivots 16 .. 31 the same way.
+ * Per element these are the operations, in the same order, of an
+ * unblocked right-looking factorization. The pivot loop is unrolled (with
+ * no test against nb for a whole block, FULL), so that a pivot's shuffles
+ * are issued together. Returns 0, or the 1-based column of the first
+ * pivot that is not positive (or NaN; the factorization runs on, its
+ * values unused), the same in both warps. fails: two ints of shared
+ * memory. */
+#define PO_DW 2               /* warps of the diagonal factorization */
 #define PO_DR (PO_NB / PO_DW) /* rows per warp */
 static __device__ __forceinline__ void po_dbar() {
     asm volatile("bar.sync 1, %0;" ::"n"(PO_DW * 32) : "memory");
 }
-static __device__ __forceinline__ int diag_block(double (*D)[PO_NB + 1], double (*rowbuf)[PO_NB],
-                                                 int nb, int lane, int w) {
+template <bool FULL> /* nb == PO_NB: no test against nb in the unrolled loop */
+static __device__ __forceinline__ int diag_pivots(double (&g)[PO_DR], int k0, int nb, int lane) {
+    int fail = 0;
+#pragma unroll
+    for (int kk = 0; kk < PO_DR; kk++) {
+        const int k = k0 + kk;
+        if (!FULL && k >= nb) break;
+        const double d = __shfl_sync(0xffffffffu, g[kk], k);
+        const double rp = rsqrt(d);
+        if (!(d > 0.0) && !fail) fail = k + 1;
+        const double rkj = lane < k ? 0.0 : lane == k ? __dmul_rn(d, rp) : __dmul_rn(g[kk], rp);
+        if (lane >= k) g[kk] = rkj;
+#pragma unroll
+        for (int ii = kk + 1; ii < PO_DR; ii++) {
+            const double rki = __shfl_sync(0xffffffffu, rkj, k0 + ii);
+            if (k0 + ii <= lane) g[ii] = __fma_rn(-rki, rkj, g[ii]);
+        }
+    }
+    return fail;
+}
+static __device__ __forceinline__ int diag_block(double (*D)[PO_NB + 1], int *fails, int nb,
+                                                 int lane, int w) {
+    static_assert(PO_DW == 2, "two warps of 16 rows");
     double g[PO_DR];
 #pragma unroll
     for (int ii = 0; ii < PO_DR; ii++) g[ii] = D[lane][PO_DR * w + ii];
-    if (w == 0) rowbuf[0][lane] = g[0];
     int fail = 0;
-    for (int kb = 0; kb < PO_DW; kb++) {
+    if (w == 0) {
+        fail = nb == PO_NB ? diag_pivots<true>(g, 0, nb, lane) : diag_pivots<false>(g, 0, nb, lane);
 #pragma unroll
-        for (int kk = 0; kk < PO_DR; kk++) {
-            const int k = PO_DR * kb + kk;
-            if (k >= nb) break; /* (the same in every warp) */
-            po_dbar();
-            const double *row = rowbuf[k & 1];
-            const double d = row[k], rp = rsqrt(d);
-            if (!(d > 0.0) && !fail) fail = k + 1; /* (what follows is not used) */
-            const double rkj = lane < k ? 0.0 : lane == k ? __dmul_rn(d, rp) : __dmul_rn(row[lane], rp);
-            if (w == kb && lane >= k) g[kk] = rkj;
-            /* row k + 1 first, published for the next step */
-            const int k1 = k + 1, w1 = kk == PO_DR - 1 ? kb + 1 : kb, i1 = (kk + 1) % PO_DR;
-            if (k1 < nb && w == w1) {
-                const double rki = __dmul_rn(row[k1], rp);
-                if (k1 <= lane) g[i1] = __fma_rn(-rki, rkj, g[i1]);
-                rowbuf[k1 & 1][lane] = g[i1];
-            }
-            /* the warp's other rows below row k + 1 */
-#pragma unroll
-            for (int ii = 0; ii < PO_DR; ii++) {
-                const int i = PO_DR * w + ii;
-                if (i > k1 && i <= lane) {
-                    const double rki = __dmul_rn(row[i], rp);
-                    g[ii] = __fma_rn(-rki, rkj, g[ii]);
-                }
-            }
-        }
+        for (int ii = 0; ii < PO_DR; ii++) D[lane][ii] = g[ii];
     }
+    po_dbar();
+    if (w == 1 && nb > PO_DR) {
+#pragma unroll 4
+        for (int k = 0; k < PO_DR; k++) {
+            const double rkj = D[lane][k];
 #pragma unroll
-    for (int ii = 0; ii < PO_DR; ii++) D[lane][PO_DR * w + ii] = g[ii];
-    return fail;
+            for (int ii = 0; ii < PO_DR; ii++)
+                if (PO_DR + ii <= lane) g[ii] = __fma_rn(-D[PO_DR + ii][k], rkj, g[ii]);
+        }
+        fail = nb == PO_NB ? diag_pivots<true>(g, PO_DR, nb, lane)
+                           : diag_pivots<false>(g, PO_DR, nb, lane);
+#pragma unroll
+        for (int ii = 0; ii < PO_DR; ii++) D[lane][PO_DR + ii] = g[ii];
+    }
+    if (lane == 0) fails[w] = fail;
+    po_dbar();
+    return fails[0] ? fails[0] : fails[1];
 }
 
 /* G (n x n, ld) holds the Gram matrix in its upper triangle and is used up
@@ -204,8 +229,9 @@ static __device__ __forceinline__ int diag_block(double (*D)[PO_NB + 1], double 
  * call site. The last step's block is factored by block 0 alone, with no
  * barrier before it (the other blocks are done). The first tile's
  * element and its row-panel columns are loaded before R_JJ, so that both
- * L2 round trips overlap. A warp solves its tile's two row-panel pieces
- * interleaved (panel_solve); the diagonal tiles write their piece of R's
+ * L2 round trips overlap. Four warps solve each of a tile's row-panel
+ * pieces, the two pieces side by side (panel_solve); each thread updates
+ * PO_CT elements of the tile; the diagonal tiles write their piece of R's
  * row panel. R goes to its own array, so no block writes what another
  * still reads in the step; global data other blocks wrote is read with
  * ld.global.cg (L2). Every element of R and of G sees the same operations
@@ -216,17 +242,18 @@ static __device__ __forceinline__ int diag_block(double (*D)[PO_NB + 1], double 
 static __global__ void __launch_bounds__(PO_THREADS)
     potrf_upper_kernel(int n, double *G, long long ld, double *R, double *diag, int *info,
                        unsigned *bar) {
-    static_assert(PO_THREADS == 32 * PO_NB, "a warp per panel column, an element per thread");
+    static_assert(PO_CT * PO_THREADS == 32 * PO_NB && PO_THREADS / 32 >= 2 * PO_PW,
+                  "each warp PO_CT tile columns, a panel solve by PO_PW warps");
     __shared__ double D[PO_NB][PO_NB + 1];   /* D[c][r]: R_JJ(r, c) */
     __shared__ double Dn[PO_NB][PO_NB + 1];  /* the diagonal block being factored */
     __shared__ double Pa[PO_NB][PO_NB + 1];  /* Pa[q][p]: R(j0 + p, column q of tile bi) */
     __shared__ double Pb[PO_NB][PO_NB + 1];
     __shared__ double Dinv[PO_NB];           /* 1 / R_JJ(i, i) */
-    __shared__ double rowbuf[2][PO_NB];      /* diag_block's published rows */
+    __shared__ int fails[PO_DW];             /* diag_block's verdicts */
     __shared__ int fail_s;
     unsigned target = 0;
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-    const int rr = lane, cq = warp; /* the thread's element of a tile (row, column) */
+    const int rr = lane, nw = PO_THREADS / 32; /* the thread's tile elements: (rr, warp + nw t) */
     const int nblk = (int)gridDim.x, blk = (int)blockIdx.x;
     for (int e = tid; e < PO_NB * PO_NB; e += PO_THREADS) { /* step 0's diagonal block */
         const int r = e % PO_NB, c = e / PO_NB, nb = n < PO_NB ? n : PO_NB;
@@ -239,7 +266,7 @@ static __global__ void __launch_bounds__(PO_THREADS)
         /* 1. the step's diagonal block (in Dn): factored by every block at
          * step 0, later by block 0 alone (tile 0 of the step before) */
         if ((j0 == 0 || blk == 0) && warp < PO_DW) {
-            const int f = diag_block(Dn, rowbuf, nb, lane, warp);
+            const int f = diag_block(Dn, fails, nb, lane, warp);
             if (warp == 0 && lane == 0) fail_s = f;
             if (blk == 0) { /* R_JJ: each warp its rows (its own writes to Dn) */
                 if (f == 0) {
@@ -268,16 +295,24 @@ static __global__ void __launch_bounds__(PO_THREADS)
         const int tstep = nblk == 1 ? 1 : blk == 0 ? ntiles : nblk - 1;
         /* the first tile's element and its panel columns, loaded early */
         int bi = 0, bj = 0, r0 = 0, cc0 = 0;
-        double v = 0.0, va = 0.0, vb = 0.0;
+        double v[PO_CT], va[PO_CT], vb[PO_CT];
+        auto load_tile = [&]() { /* v: the tile's elements; va, vb: its panel columns */
+#pragma unroll
+            for (int t = 0; t < PO_CT; t++) {
+                const int cq = warp + nw * t;
+                const int r = r0 + rr, c = cc0 + cq, ca = r0 + cq, cb = cc0 + cq;
+                v[t] = (r < n && c < n && r <= c) ? __ldcg(G + r + (long long)c * ld) : 0.0;
+                va[t] = (lane < nb && ca < n) ? __ldcg(G + j0 + lane + (long long)ca * ld) : 0.0;
+                vb[t] = (bi != bj && lane < nb && cb < n)
+                            ? __ldcg(G + j0 + lane + (long long)cb * ld)
+                            : 0.0;
+            }
+        };
         if (tile < ntiles) {
             int rem = tile; /* tile -> (bi <= bj) */
             while (rem > bj) rem -= ++bj;
             bi = rem, r0 = c0 + bi * PO_NB, cc0 = c0 + bj * PO_NB;
-            const int r = r0 + rr, c = cc0 + cq, ca = r0 + warp, cb = cc0 + warp;
-            v = (r < n && c < n && r <= c) ? __ldcg(G + r + (long long)c * ld) : 0.0;
-            va = (lane < nb && ca < n) ? __ldcg(G + j0 + lane + (long long)ca * ld) : 0.0;
-            if (bi != bj)
-                vb = (lane < nb && cb < n) ? __ldcg(G + j0 + lane + (long long)cb * ld) : 0.0;
+            load_tile();
         }
         /* R_JJ into D: from Dn where the block factored it (every block at
          * step 0, block 0 later), else from R (block 0's) */
@@ -298,15 +333,17 @@ static __global__ void __launch_bounds__(PO_THREADS)
                 int rem = tile;
                 while (rem > bj) rem -= ++bj;
                 bi = rem, r0 = c0 + bi * PO_NB, cc0 = c0 + bj * PO_NB;
-                const int r = r0 + rr, c = cc0 + cq, ca = r0 + warp, cb = cc0 + warp;
-                v = (r < n && c < n && r <= c) ? __ldcg(G + r + (long long)c * ld) : 0.0;
-                va = (lane < nb && ca < n) ? __ldcg(G + j0 + lane + (long long)ca * ld) : 0.0;
-                vb = (bi != bj && lane < nb && cb < n)
-                         ? __ldcg(G + j0 + lane + (long long)cb * ld)
-                         : 0.0;
+                load_tile();
             }
-            if (bi != bj) panel_solve<1>(nb, D, Dinv, va, vb, Pa[warp], Pb[warp], lane);
-            else panel_solve<0>(nb, D, Dinv, va, 0.0, Pa[warp], NULL, lane);
+#pragma unroll
+            for (int t = 0; t < PO_CT; t++) {
+                Pa[warp + nw * t][lane] = va[t];
+                if (bi != bj) Pb[warp + nw * t][lane] = vb[t];
+            }
+            __syncthreads();
+            if (warp < PO_PW) panel_solve(nb, D, Dinv, Pa, lane, warp, 2);
+            else if (warp < 2 * PO_PW && bi != bj)
+                panel_solve(nb, D, Dinv, Pb, lane, warp - PO_PW, 3);
             __syncthreads();
             const double(*Pc)[PO_NB + 1] = bi == bj ? Pa : Pb;
             if (bi == bj)
@@ -314,14 +351,22 @@ static __global__ void __launch_bounds__(PO_THREADS)
                     const int p = e % PO_NB, q = e / PO_NB;
                     if (p < nb && r0 + q < n) R[(j0 + p) + (long long)(r0 + q) * ld] = Pa[q][p];
                 }
-            const int r = r0 + rr, c = cc0 + cq, in = r < n && c < n && r <= c;
-            double s = v;
-            if (in) {
+            double sv[PO_CT];
+#pragma unroll
+            for (int t = 0; t < PO_CT; t++) sv[t] = v[t];
 #pragma unroll 4
-                for (int p = 0; p < nb; p++) s = __fma_rn(-Pa[rr][p], Pc[cq][p], s);
-                G[r + (long long)c * ld] = s;
+            for (int p = 0; p < nb; p++) {
+                const double x = Pa[rr][p];
+#pragma unroll
+                for (int t = 0; t < PO_CT; t++) sv[t] = __fma_rn(-x, Pc[warp + nw * t][p], sv[t]);
             }
-            if (tile == 0) Dn[cq][rr] = in ? s : 0.0; /* the next diagonal block */
+#pragma unroll
+            for (int t = 0; t < PO_CT; t++) {
+                const int cq = warp + nw * t, r = r0 + rr, c = cc0 + cq;
+                const int in = r < n && c < n && r <= c;
+                if (in) G[r + (long long)c * ld] = sv[t];
+                if (tile == 0) Dn[cq][rr] = in ? sv[t] : 0.0; /* the next diagonal block */
+            }
             __syncthreads(); /* Pa / Pb are refilled by the next tile; Dn is whole */
         }
         j0 = c0;
