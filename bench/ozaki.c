@@ -20,6 +20,9 @@
  * the native GEMM elsewhere; "slices" is then "native").
  * --shapes MxNxK,..: products of these shapes (op N, A m x k, B k x n)
  * instead of the squares of --sizes.
+ * --calls C: each timed run queues C calls back to back and waits once, and
+ * the time is the run's over C (the per-call time of a loop of products,
+ * where the host's part of a call overlaps the GPU's work); default 1.
  * --method-label L: the cuBLAS rows (cublas_dgemm, cublas_fixedpoint_emu,
  * cublas) are named L instead, for a run with another library preloaded
  * in cuBLAS's place (bench/ozaki/gemmul8.sh).
@@ -27,7 +30,7 @@
  * median_rel_err are appended to the CSV.
  *   build/bench_ozaki [--sizes 4096,8192 | --shapes MxNxK,..] [--phis 0.1,1,2]
  *                     [--reps 3] [--sample 32] [--methods NAME[/MODE],..]
- *                     [--method-label L] [--precision double|single]
+ *                     [--calls C] [--method-label L] [--precision double|single]
  *                     [--out bench/results/ozaki.csv] */
 #include "tcnla.h"
 #include "testmat/testdata.h"
@@ -98,7 +101,7 @@ int main(int argc, char **argv) {
     tcnla_info_t info = {0};
     double sizes[8] = {4096, 8192}, phis[8] = {0.1, 1, 2};
     int64_t shp[3 * MAX_SHAPES];
-    int nsz = 2, nphi = 3, reps = 3, sample = 32, nshapes = 0;
+    int nsz = 2, nphi = 3, reps = 3, sample = 32, nshapes = 0, calls = 1;
     const char *out = "bench/results/ozaki.csv", *only = NULL, *label = NULL;
     int single = 0;
     for (int i = 1; i < argc; i++) {
@@ -119,13 +122,14 @@ int main(int argc, char **argv) {
         }
         else if (!strcmp(argv[i], "--phis") && i + 1 < argc) nphi = parse_list(argv[++i], phis, 8);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--calls") && i + 1 < argc) calls = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--sample") && i + 1 < argc) sample = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(argv[i], "--methods") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--precision") && i + 1 < argc) single = !strcmp(argv[++i], "single");
         else {
             printf("usage: %s [--sizes N,.. | --shapes MxNxK,..] [--phis P,..] [--reps R]\n"
-                   "       [--sample S] [--methods NAME[/MODE],..] [--method-label L]\n"
+                   "       [--calls C] [--sample S] [--methods NAME[/MODE],..] [--method-label L]\n"
                    "       [--precision double|single] [--out CSV]\n"
                    "methods: cublas_dgemm cublas_fixedpoint_emu ozaki_fp16/DP ozaki_fp16/CR\n"
                    "         ozaki_int8/DP ozaki_int8/CR ozaki_int8_crt/DP ozaki_int8_crt/AUTO\n"
@@ -134,6 +138,10 @@ int main(int argc, char **argv) {
                    argv[0]);
             return strcmp(argv[i], "--help") ? 2 : 0;
         }
+    }
+    if (reps < 1 || calls < 1 || calls > 10000) {
+        fprintf(stderr, "--reps: at least 1; --calls: 1 .. 10000\n");
+        return 2;
     }
     tcnla_handle_t g = NULL, c = NULL;
     if (tcnla_create(&g, TCNLA_BACKEND_CUDA) || tcnla_create(&c, TCNLA_BACKEND_CPU)) {
@@ -239,30 +247,33 @@ int main(int argc, char **argv) {
                     const double one = 1.0, zero = 0.0;
                     cudaDeviceSynchronize();
                     double t0 = bench_now();
-                    if (M->kind == 2) {
-                        bad = tcnla_dgemm_ex(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, dA,
-                                             m, dB, k, 0.0, dC, m, &info);
-                    } else if (M->kind == 3) {
-                        const float fone = 1.0f, fzero = 0.0f;
-                        bad = cublasSgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, im, in, ik, &fone, dA, im,
-                                          dB, ik, &fzero, dC, im);
-                    } else if (M->kind == 4) {
-                        bad = tcnla_sgemm_ex(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, dA,
-                                             m, dB, k, 0.0f, dC, m, &info);
-                    } else {
-                        cublasSetEmulationStrategy(cb, M->kind == 1
-                                                           ? CUBLAS_EMULATION_STRATEGY_EAGER
-                                                           : CUBLAS_EMULATION_STRATEGY_DEFAULT);
-                        bad = cublasGemmEx(cb, CUBLAS_OP_N, CUBLAS_OP_N, im, in, ik, &one, dA,
-                                           CUDA_R_64F, im, dB, CUDA_R_64F, ik, &zero, dC,
-                                           CUDA_R_64F, im,
-                                           M->kind == 1 ? CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT
-                                                        : CUBLAS_COMPUTE_64F,
-                                           CUBLAS_GEMM_DEFAULT);
+                    for (int q = 0; q < calls && !bad; q++) {
+                        if (M->kind == 2) {
+                            bad = tcnla_dgemm_ex(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0,
+                                                 dA, m, dB, k, 0.0, dC, m, &info);
+                        } else if (M->kind == 3) {
+                            const float fone = 1.0f, fzero = 0.0f;
+                            bad = cublasSgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, im, in, ik, &fone, dA,
+                                              im, dB, ik, &fzero, dC, im);
+                        } else if (M->kind == 4) {
+                            bad = tcnla_sgemm_ex(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f,
+                                                 dA, m, dB, k, 0.0f, dC, m, &info);
+                        } else {
+                            cublasSetEmulationStrategy(
+                                cb, M->kind == 1 ? CUBLAS_EMULATION_STRATEGY_EAGER
+                                                 : CUBLAS_EMULATION_STRATEGY_DEFAULT);
+                            bad = cublasGemmEx(cb, CUBLAS_OP_N, CUBLAS_OP_N, im, in, ik, &one, dA,
+                                               CUDA_R_64F, im, dB, CUDA_R_64F, ik, &zero, dC,
+                                               CUDA_R_64F, im,
+                                               M->kind == 1
+                                                   ? CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT
+                                                   : CUBLAS_COMPUTE_64F,
+                                               CUBLAS_GEMM_DEFAULT);
+                        }
                     }
                     tcnla_synchronize(g);
                     cudaDeviceSynchronize();
-                    ts[r] = bench_now() - t0;
+                    ts[r] = (bench_now() - t0) / calls;
                 }
                 cublasSetEmulationStrategy(cb, CUBLAS_EMULATION_STRATEGY_DEFAULT);
                 const int cublas_row = M->kind == 0 || M->kind == 1 || M->kind == 3;
