@@ -208,21 +208,84 @@ static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, 
     return st;
 }
 
-/* The repair of clustered vectors near zero, after the fast solver's
- * checks refused. The twisted vectors of eigenvalues closer than about
- * 1e-10 ||T|| are not orthogonal (a multiple eigenvalue gives the same
- * vector twice); a rank-deficient Gram matrix (its zero eigenvalues) or a
- * spectrum decaying through FP64's resolution (a chain of values down to
- * eps ||T||) makes such a cluster at the bottom. From the vectors the
- * solver computed (S3 = Q Z0): Z0 = Q^T S3, the pairs from F = Z0^T Z0
- * (tn_cu_syev_reach: beyond REPAIR_TOL, and beyond REPAIR_FAIL, the
- * orthogonality check's own tolerance; one read back, with T's
- * eigenvalues), the block of columns by tn_cluster_block's rule
- * (src/linalg/cluster_block.h: the clusters within REPAIR_CAP ||T|| of
- * zero, cut to the values below xr ||T|| where the refused pairs all lie
- * there; a cluster away from zero, equal values or a flat top: EIG_NOREPAIR,
- * syevd next). Y: start vectors projected off the other columns of Z0,
- * twice (their error along the block's vectors, eps ||T|| / gap, costs the
+/* eig_repair's groups away from zero (tn_cluster_groups: equal values, flat
+ * tops), one at a time, in the eigenvectors Z0 (S2) of T = tridiag(e, d,
+ * e): start vectors filtered by (T - c_h I) / ||T|| for every other group
+ * h, g->passes times (h's share falls by its half-width over its distance
+ * each time), projected off the columns outside every group and
+ * orthonormalized (repair_basis): a basis of the group's invariant
+ * subspace. Rayleigh-Ritz with the group's shift: H = Y^T T Y - shift I
+ * (positive; its entries of the size of the values' differences, so that
+ * the depth-1 solver, eig_solve_d with xr 0, resolves them relative to
+ * those), the group's columns of S2 = Y Z_H and its values H's plus the
+ * shift. rw: repair_ws's region (Zo, Y, V, P, Gm, H, mu as eig_repair
+ * lays them out), sub the depth-1 solve's. TCNLA_SUCCESS, EIG_NOREPAIR (a
+ * sub-solve refused) or an error. */
+static int repair_groups(struct tn_cuda_ctx *c, int n, int ng, const tn_cluster_group_t *g,
+                         double tnorm, const double *d, const double *e, double *S2, double *rw,
+                         double *work, int lwork, double *sub, double *lam, int *dinfo2) {
+    const size_t nn = (size_t)n * (size_t)n;
+    double *Zo = rw, *Y = Zo + nn, *V = Y + nn, *P = V + nn, *Gm = P + nn, *H = Gm + nn,
+           *mu = H + nn;
+    const double one = 1.0, zero = 0.0, al = 1.0 / tnorm;
+    int st = tn_cuda_err(
+        cudaMemcpyAsync(Zo, S2, sizeof(double) * nn, cudaMemcpyDeviceToDevice, c->stream));
+    for (int q = 0; q < ng && !st; q++) /* Zo: the columns outside every group */
+        st = tn_cuda_err(cudaMemsetAsync(Zo + (size_t)g[q].a * n, 0,
+                                         sizeof(double) * (size_t)n * (size_t)(g[q].b - g[q].a + 1),
+                                         c->stream));
+    int lwp = 0; /* (the sub-solve's workspace: repair_ws's for n) */
+    if (!st) st = potrf_lwork(c, n, Gm, &lwp);
+    for (int q = 0; q < ng && !st; q++) {
+        const int cn = g[q].b - g[q].a + 1;
+        st = tn_cuda_err((cudaError_t)tn_cu_syev_start(n, cn, Y, c->stream));
+        for (int pass = 0; pass < g[q].passes && !st; pass++)
+            for (int h = 0; h < ng && !st; h++) {
+                if (h == q) continue;
+                const double be = -g[h].centre / tnorm; /* Y = (T Y - c_h Y) / ||T|| */
+                st = tn_cuda_err((cudaError_t)tn_cu_syev_tmul(n, d, e, cn, Y, V, c->stream));
+                if (!st)
+                    st = tn_cublas_st(cublasDgeam(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, &al,
+                                                  V, n, &be, Y, n, Y, n));
+            }
+        if (!st) st = repair_basis(c, n, cn, Zo, Y, P, Gm, work, lwork, dinfo2);
+        if (!st) st = tn_cuda_err((cudaError_t)tn_cu_syev_tmul(n, d, e, cn, Y, V, c->stream));
+        if (!st)
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, cn, cn, n, &one, Y,
+                                          n, V, n, &zero, H, cn));
+        if (!st) st = tn_cuda_err((cudaError_t)tn_cu_syev_diag_sub(cn, H, g[q].shift, c->stream));
+        double *Zs = NULL;
+        if (!st) {
+            st = eig_solve_d(c, cn, 1, 1, H, &Zs, mu, dinfo2, sub, lwp, EIG_FALLBACK, NULL, NULL,
+                             0.0, 1);
+            if (st == EIG_FALLBACK) st = EIG_NOREPAIR;
+        }
+        if (!st)
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, cn, &one, Y,
+                                          n, Zs, cn, &zero, P, n));
+        if (!st)
+            st = tn_cuda_err((cudaError_t)tn_cu_syev_place(n, cn, P, mu, g[q].shift, S2, lam,
+                                                            g[q].a, c->stream));
+    }
+    return st;
+}
+
+/* The repair of clustered vectors, after the fast solver's checks refused.
+ * The twisted vectors of eigenvalues closer than about 1e-10 ||T|| are not
+ * orthogonal (a multiple eigenvalue gives the same vector twice); a
+ * rank-deficient Gram matrix (its zero eigenvalues) or a spectrum decaying
+ * through FP64's resolution (a chain of values down to eps ||T||) makes
+ * such a cluster at the bottom, equal singular values (a flat top) one
+ * away from zero. From the vectors the solver computed (S3 = Q Z0): Z0 =
+ * Q^T S3, the pairs from F = Z0^T Z0 (tn_cu_syev_reach: beyond
+ * REPAIR_TOL, and beyond REPAIR_FAIL, the orthogonality check's own
+ * tolerance; one read back, with T's eigenvalues), the block of columns by
+ * tn_cluster_block's rule (src/linalg/cluster_block.h: the clusters within
+ * REPAIR_CAP ||T|| of zero, cut to the values below xr ||T|| where the
+ * refused pairs all lie there). Where every cluster lies away from zero,
+ * at depth 0, the groups of tn_cluster_groups instead (repair_groups);
+ * otherwise EIG_NOREPAIR, syevd next. Y: start vectors projected off the
+ * other columns of Z0, twice (their error along the block's vectors, eps ||T|| / gap, costs the
  * result about eps ||T|| in residual whatever the gap), orthonormalized
  * (repair_basis): a basis of the block's invariant subspace. Where all the
  * block's values are below xr ||T|| (xcut) that is the block (its values
@@ -268,12 +331,21 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
     double tnorm = 0.0;
     for (int i = 0; i < n; i++) tnorm = fmax(tnorm, fabs(hl[i]));
     const double xcut = xr * tnorm;
-    int ra = 0, rb = -1, below = 0;
-    if (!st && !tn_cluster_block(n, hr, hf, hl, xr, REPAIR_CAP, &ra, &rb, &below))
-        st = EIG_NOREPAIR;
+    int ra = 0, rb = -1, below = 0, ng = 0;
+    tn_cluster_group_t grp[TN_CLUSTER_MAXG];
+    if (!st && !tn_cluster_block(n, hr, hf, hl, xr, REPAIR_CAP, &ra, &rb, &below)) {
+        ng = depth == 0 ? tn_cluster_groups(n, hr, hl, REPAIR_CAP, grp) : 0;
+        if (!ng) st = EIG_NOREPAIR;
+    }
     const int cn = rb - ra + 1;
-    const double top = st ? 0.0 : fmax(fabs(hl[ra]), fabs(hl[rb])); /* the block's largest */
+    const double top = st || ng ? 0.0 : fmax(fabs(hl[ra]), fabs(hl[rb])); /* the block's largest */
     free(hr);
+    if (!st && ng) { /* groups away from zero */
+        st = repair_groups(c, n, ng, grp, tnorm, d, e, S2, rw, work, lwork, sub, lam, dinfo2);
+        if (!st) st = tn_cuda_err(cudaMemsetAsync(dinfo, 0, sizeof(int), c->stream));
+        if (!st) st = fast_tail(c, n, upper, G, Q, S2, S1, S2, S3, lam, xr, Xf, dinfo);
+        return st;
+    }
     if (!st && !below && depth > 0) st = EIG_NOREPAIR;
     if (!st) /* Zo: Z0 without the block */
         st = tn_cuda_err(cudaMemcpyAsync(Zo, S2, sizeof(double) * nn, cudaMemcpyDeviceToDevice,
@@ -303,8 +375,8 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
         }
     }
     if (!st)
-        st = tn_cuda_err((cudaError_t)tn_cu_syev_place(n, cn, Zh, below ? NULL : mu, S2, lam, ra,
-                                                        c->stream));
+        st = tn_cuda_err((cudaError_t)tn_cu_syev_place(n, cn, Zh, below ? NULL : mu, 0.0, S2, lam,
+                                                        ra, c->stream));
     if (!st) st = tn_cuda_err(cudaMemsetAsync(dinfo, 0, sizeof(int), c->stream));
     if (!st) st = fast_tail(c, n, upper, G, Q, S2, S1, S2, S3, lam, xr, Xf, dinfo);
     return st;

@@ -773,10 +773,13 @@ TEST(gpu_rsvd_small_svd_paths_agree) {
  * on V diag(lam) V^T with clusters (kind 3: two halves at 1 and 1e-4, each
  * spread by 1e-9 of its value; 4: values 1 .. 1e-8 and a half at 1e-17
  * noise; 5: 1 .. 1e-16 geometric; 6: three values, each n / 3 times; 7:
- * as 4; in 5 and 7 the columns of values below 1e-9 lam_max are asked
+ * as 4; 8: a flat top, a half at 1 spread by 1e-12, and 1e-5 .. 1e-6
+ * below it; in 5 and 7 the columns of values below 1e-9 lam_max are asked
  * only to span theirs, xr), where the fast solver's twisted vectors are
- * not orthogonal: the clusters near zero (4, 5, 7) repaired (once, no
- * syevd), those away from it (3, 6) left to syevd: the
+ * not orthogonal: the clusters near zero (4, 5, 7) and the groups away
+ * from it (3, 6, 8: filtered start vectors, shifted Rayleigh-Ritz steps)
+ * repaired (once, no syevd; 2, 2 I + u u^T, by the fast solver, repaired
+ * or not): the
  * eigenvalues agree with syevd's (the tuning's syev_fast = 0) to 1e-12 lam_max, X
  * is orthonormal and G X = X diag(lam) to 1e-11 (lam_max; kind 5: in the
  * columns above xr lam_max); the fast solver
@@ -792,7 +795,8 @@ TEST(gpu_syev_fast_matches_syevd) {
     const struct { int n; double span; int kind; } cs[] = {
         {266, 1e-3, 0}, {440, 1e-2, 0}, {1, 1, 0}, {2, 0.5, 0}, {3, 0.5, 0}, {33, 0.1, 0},
         {266, 1e-7, 0}, {100, 0, 1}, {64, 0, 2}, {288, 1e-2, 0}, {289, 1e-2, 0}, {448, 1e-2, 0},
-        {266, 0, 2}, {266, 0, 3}, {266, 0, 4}, {266, 0, 5}, {300, 0, 6}, {266, 0, 7}};
+        {266, 0, 2}, {266, 0, 3}, {266, 0, 4}, {266, 0, 5}, {300, 0, 6}, {266, 0, 7},
+        {266, 0, 8}};
     for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++) {
         const int n = cs[ci].n, m = 2 * n + 40;
         double *G = calloc((size_t)n * n, sizeof(double)), *X = malloc(sizeof(double) * n * n),
@@ -829,6 +833,8 @@ TEST(gpu_syev_fast_matches_syevd) {
                         : cs[ci].kind == 4 || cs[ci].kind == 7
                             ? (i < n / 2 ? pow(10.0, -8.0 * x) : 1e-17 * r[i])
                         : cs[ci].kind == 5 ? pow(10.0, -16.0 * x)
+                        : cs[ci].kind == 8
+                            ? (i < n / 2 ? 1.0 + 1e-12 * r[i] : pow(10.0, -4.0 - 2.0 * x))
                                            : (i % 3 == 0 ? 1.0 : i % 3 == 1 ? 0.5 : 0.25);
             }
             for (int j = 0; j < n; j++) G[j + j * n] = lv[j];
@@ -897,7 +903,11 @@ TEST(gpu_syev_fast_matches_syevd) {
             CHECK_EQ_INT(fast, 1);
             CHECK_EQ_INT(repairs, 1);
         }
-        if (cs[ci].kind == 3 || cs[ci].kind == 6) CHECK_EQ_INT(repairs, 0); /* (away from 0) */
+        const int away = cs[ci].kind == 3 || cs[ci].kind == 6 || cs[ci].kind == 8;
+        if (major >= 9 && (away || cs[ci].kind == 2)) { /* groups away from zero: not syevd */
+            CHECK_EQ_INT(fast, 1);
+            if (away) CHECK_EQ_INT(repairs, 1);
+        }
         tcnla_free(g, dG), tcnla_free(g, dX), tcnla_free(g, dl);
         free(G), free(X), free(lam), free(lref);
     }

@@ -403,19 +403,21 @@ size_t tn_cu_syev_fast_ws(int n);
 int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, double *Z, double *lam,
                     int *flag, double *ws, size_t smem_optin, cudaStream_t stream);
 int tn_cu_syev_orth_check(int n, double *F, int *flag, cudaStream_t stream);
-/* The repair of clustered vectors near zero (eig_repair in small_svd_cuda.c;
- * n x n and n x c matrices ld n, T = tridiag(e, d, e) as tn_cu_syev_fast
- * leaves it in its ws): _reach: reach[j] = the largest i > j with |F_ij| >
- * tol (F's lower triangle), else j, reach2 the same at tol2. _start: Y (n x c) = fixed start
+/* The repair of clustered vectors (eig_repair in small_svd_cuda.c; n x n
+ * and n x c matrices ld n, T = tridiag(e, d, e) as tn_cu_syev_fast leaves
+ * it in its ws): _reach: reach[j] = the largest i > j with |F_ij| > tol
+ * (F's lower triangle), else j, reach2 the same at tol2. _start: Y (n x c) = fixed start
  * vectors. _tmul: V = T Y. _place: Z's columns a .. a + c - 1 = P's (n x
- * c), lam[a + j] = mu[j] (mu not NULL). */
+ * c), lam[a + j] = mu[j] + shift (mu not NULL). _diag_sub: H (c x c, ld c)
+ * minus s on its diagonal. */
 int tn_cu_syev_reach(int n, const double *F, double tol, double tol2, int *reach, int *reach2,
                      cudaStream_t stream);
 int tn_cu_syev_start(int n, int c, double *Y, cudaStream_t stream);
 int tn_cu_syev_tmul(int n, const double *d, const double *e, int c, const double *Y, double *V,
                     cudaStream_t stream);
-int tn_cu_syev_place(int n, int c, const double *P, const double *mu, double *Z, double *lam,
-                     int a, cudaStream_t stream);
+int tn_cu_syev_place(int n, int c, const double *P, const double *mu, double shift, double *Z,
+                     double *lam, int a, cudaStream_t stream);
+int tn_cu_syev_diag_sub(int c, double *H, double s, cudaStream_t stream);
 /* The one-sided Jacobi path's kernels (src/backend/cuda/kernels/jacobi_svd.cu,
  * the algorithm of src/linalg/jacobi_svd.h). Y, V: l x L (ld l, L = TN_JSVD_W
  * tn_jsvd_nblocks(l), columns past l zero), rotated in place until Y's

@@ -616,14 +616,19 @@ static __global__ void tmul_kernel(int n, const double *d, const double *e, int 
 /* Z's columns a .. a + c - 1 = P's (n x c); lam[a + j] = mu[j] where mu is
  * not NULL. */
 static __global__ void place_kernel(int n, int c, const double *P, const double *mu, double *Z,
-                                    double *lam, int a) {
+                                    double *lam, int a, double shift) {
     const long long nc = (long long)n * c;
     for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < nc;
          t += (long long)gridDim.x * blockDim.x) {
         const int i = (int)(t % n), j = (int)(t / n);
         Z[i + (size_t)(a + j) * n] = P[t];
-        if (i == 0 && mu) lam[a + j] = mu[j];
+        if (i == 0 && mu) lam[a + j] = mu[j] + shift;
     }
+}
+
+static __global__ void diag_sub_kernel(int c, double *H, double s) {
+    for (int j = blockIdx.x * blockDim.x + threadIdx.x; j < c; j += gridDim.x * blockDim.x)
+        H[j + (size_t)j * c] -= s;
 }
 
 /* ------------------------------------------------------------------ checks */
@@ -753,8 +758,13 @@ extern "C" int tn_cu_syev_tmul(int n, const double *d, const double *e, int c, c
     return (int)cudaGetLastError();
 }
 
-extern "C" int tn_cu_syev_place(int n, int c, const double *P, const double *mu, double *Z,
-                                double *lam, int a, cudaStream_t stream) {
-    place_kernel<<<grid_for((long long)n * c), 256, 0, stream>>>(n, c, P, mu, Z, lam, a);
+extern "C" int tn_cu_syev_place(int n, int c, const double *P, const double *mu, double shift,
+                                double *Z, double *lam, int a, cudaStream_t stream) {
+    place_kernel<<<grid_for((long long)n * c), 256, 0, stream>>>(n, c, P, mu, Z, lam, a, shift);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int tn_cu_syev_diag_sub(int c, double *H, double s, cudaStream_t stream) {
+    diag_sub_kernel<<<(c + 255) / 256, 256, 0, stream>>>(c, H, s);
     return (int)cudaGetLastError();
 }
