@@ -157,6 +157,12 @@ TEST(cluster_groups_away_from_zero) {
     CHECK_EQ_INT(tn_cluster_groups(7, q, lw, CAP, g), 1);
     CHECK_EQ_INT(g[0].a, 1);
     CHECK_EQ_INT(g[0].b, 5);
+    const double lb[5] = {0.1, 0.5 - 5e-7, 0.5, 0.5 + 1e-12, 1.0}; /* (a neighbour below) */
+    no_pairs(5, q);
+    q[2] = 3;
+    CHECK_EQ_INT(tn_cluster_groups(5, q, lb, CAP, g), 1);
+    CHECK_EQ_INT(g[0].a, 1);
+    CHECK_EQ_INT(g[0].b, 3);
     /* a group wider than 1e-4 max|lam| through such neighbours: none */
     double chain[300];
     int c[300];
