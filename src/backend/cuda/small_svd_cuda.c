@@ -3,9 +3,10 @@
  *
  * M = R^T. First from the eigensolution of M^T M = R R^T (DSYRK, then
  * eig_solve: on Hopper the solver of syev_kernels.cu, its clustered
- * vectors near zero repaired where its checks refuse them (eig_repair:
- * a rank-deficient R, a spectrum decaying through FP64's resolution);
- * else, or where its checks refuse, cuSOLVER's syevd):
+ * vectors repaired where its checks refuse them (eig_repair: near zero,
+ * a rank-deficient R or a spectrum decaying through FP64's resolution;
+ * away from it, equal values); else, or where its checks refuse, cuSOLVER's
+ * syevd):
  * Vr its eigenvectors, s = sqrt(eigenvalues), Ur = M Vr / s. Squaring costs
  * accuracy in s_i relative to s_1 (about eps (s_1 / s_i)^2), so this path
  * is kept only when the k wanted values span s_k >= 1e-4 s_1 (errors of

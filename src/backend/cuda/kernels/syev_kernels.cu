@@ -30,15 +30,16 @@
  *     then G X - X diag(lam) at most 32 n eps max|lam| elementwise and lam
  *     ascending. Any failure sets the flag; nothing is decided on the host
  *     before the caller's one read of the eigenvalues and the flag. On a
- *     failure the caller repairs clusters of vectors near zero (eig_repair,
- *     with the kernels under "cluster repair" below) and checks again, or
- *     runs syevd.
+ *     failure the caller repairs clusters of vectors (eig_repair, with the
+ *     kernels under "cluster repair" below) and checks again, or runs
+ *     syevd.
  *
  * Equal eigenvalues (which T's Householder reduction splits apart,
  * e_i = 0) come out as twice the same vector: the orthogonality check
  * refuses them, as it refuses clusters closer than about 1e-10 ||T|| (the
  * Gram matrix of columns spanning 1e-7, test gpu_syev_fast_matches_syevd);
- * the caller's repair takes those near zero, syevd the others.
+ * the caller's repair takes those near zero, or groups of them away from
+ * zero where there are none near it; syevd the others.
  *
  * H200, l = 266: tridiagonalization 0.65 ms (Nsight Compute in bench_rsvd;
  * 1.09 ms with two cluster barriers per step and a warp per row and
@@ -555,7 +556,7 @@ static __global__ void twisted_kernel(int n, const double *d_g, const double *e_
 }
 
 /* ------------------------------------------------------- cluster repair */
-/* The kernels of the repair of clustered vectors near zero (eig_repair in
+/* The kernels of the repair of clustered vectors (eig_repair in
  * small_svd_cuda.c). */
 
 /* reach[j]: the largest i > j with |F_ij| > tol (or NaN), else j, and
@@ -613,8 +614,8 @@ static __global__ void tmul_kernel(int n, const double *d, const double *e, int 
     }
 }
 
-/* Z's columns a .. a + c - 1 = P's (n x c); lam[a + j] = mu[j] where mu is
- * not NULL. */
+/* Z's columns a .. a + c - 1 = P's (n x c); lam[a + j] = mu[j] + shift where
+ * mu is not NULL. */
 static __global__ void place_kernel(int n, int c, const double *P, const double *mu, double *Z,
                                     double *lam, int a, double shift) {
     const long long nc = (long long)n * c;
