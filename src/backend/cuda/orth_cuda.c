@@ -74,8 +74,13 @@ int64_t tn_gram64_nslab(int64_t m) {
  * (leading dimension ldw), on the handle's stream: a strided batch of DGEMMs
  * over tn_gram64_nslab(m) row slabs into P (that many n x n partials), then
  * their sum in a fixed order (tn_cu_gram_reduce; dg, when not NULL, gets
- * G's diagonal, probe the FP64 guard's probe rows). Only the blocks (0, 0), (0, 1), (1, 1) of the columns
- * 0 .. h - 1 and h .. n - 1 are formed (3/4 of the products). */
+ * G's diagonal, probe the FP64 guard's probe rows). Above TN_GRAM_SQUARE
+ * columns only the blocks (0, 0), (0, 1), (1, 1) of the columns 0 .. h - 1
+ * and h .. n - 1 are formed (3/4 of the products, three launches); up to
+ * it the whole square in one launch, which is faster there (H100, 16 slabs
+ * of 16384 rows: 77 against 87 us at n = 266, 24 against 51 at n = 64; 89
+ * against 86 at n = 320, 160 against 141 at n = 512). */
+#define TN_GRAM_SQUARE 300
 int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, int64_t ldw,
                    double *P, double *G, double *dg, double *probe) {
     struct tn_cuda_ctx *c = h->cuda;
@@ -84,7 +89,7 @@ int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, int
     const size_t nn = (size_t)n * (size_t)n;
     const double one = 1.0, zero = 0.0;
     int st = TCNLA_SUCCESS;
-    const int hc = n >= 64 ? (in / 2 + 7) / 8 * 8 : in;
+    const int hc = n > TN_GRAM_SQUARE ? (in / 2 + 7) / 8 * 8 : in;
     for (int blk = 0; blk < (hc < in ? 3 : 1); blk++) {
         const int c0 = blk == 2 ? hc : 0, c1 = blk == 0 ? 0 : hc; /* rows, columns of G */
         const int w0 = blk == 2 ? in - hc : hc, w1 = blk == 0 ? hc : in - hc;

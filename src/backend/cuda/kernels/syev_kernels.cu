@@ -7,17 +7,20 @@
  *  1. Householder tridiagonalization G = Q T Q^T (LAPACK's dsytd2, lower:
  *     H_i from column i, A <- H_i A H_i as the rank-2 update A - v w^T -
  *     w v^T) in one launch of one cluster of 16 blocks (8 where 16 is
- *     refused and the rows fit) of 256 threads: A and Q in their shared
- *     memory, rows dealt round-robin, full rows of A kept up to date; Q =
- *     H_0 ... H_{n-2} accumulated on the fly, each block on its own rows
- *     of Q. Each warp keeps its rows for the whole loop and holds the
- *     step's vectors in registers; the blocks exchange p = tau A v, the
- *     next column's entries and the parts of p^T v by stores that count
- *     their bytes on the receiver's mbarrier (no cluster barrier, no block
- *     barrier in the loop).
+ *     refused and the rows fit) of 256 threads: A in their shared memory,
+ *     rows dealt round-robin, full rows of A kept up to date. Each warp
+ *     keeps its rows for the whole loop and holds the step's vectors in
+ *     registers; the blocks exchange p = tau A v, the next column's
+ *     entries and the parts of p^T v by stores that count their bytes on
+ *     the receiver's mbarrier (no cluster barrier, no block barrier in the
+ *     loop). The reflectors (v, tau) go to global memory.
  *  2. T's eigenvalues by bisection, one block per eigenvalue, 128 points
  *     per round (one per thread), to 2 eps ||T|| absolute; the Sturm counts from the signs of
  *     the leading minors of T - x I (no division), rescaled every 4 steps.
+ *     In the same launch, other blocks form Q = H_0 ... H_{n-2} from the
+ *     reflectors, a warp per row (the rows are independent). Inside the
+ *     tridiagonalization's loop, where every step waited for them, they
+ *     cost more (below).
  *  3. T's eigenvectors Z, one thread per eigenvalue, from a twisted
  *     factorization of T - lam I (Dhillon & Parlett): the twist index with
  *     the smallest |gamma_r|, z_r = 1, then z by products only.
@@ -41,10 +44,13 @@
  * the caller's repair takes those near zero, or groups of them away from
  * zero where there are none near it; syevd the others.
  *
- * H200, l = 266: tridiagonalization 0.65 ms (Nsight Compute in bench_rsvd;
- * 1.09 ms with two cluster barriers per step and a warp per row and
- * phase), bisection 77 us, vectors 62 us; l = 440: 1.76 ms (2.40 ms with
- * the barriers). What a step costs is instructions
+ * H200, l = 266, with Q formed inside the loop: tridiagonalization 0.65 ms
+ * (Nsight Compute in bench_rsvd; 1.09 ms with two cluster barriers per
+ * step and a warp per row and phase), bisection 77 us, vectors 62 us;
+ * l = 440: 1.76 ms (2.40 ms with the barriers). H100, the whole of
+ * tn_cu_syev_fast, Q formed beside the bisection against inside the loop
+ * (same bits): 710 against 800 us at l = 266, 1577 against 2015 at
+ * l = 440. What a step costs is instructions
  * and latency in the warps: cluster.sync compiles to a GPU-scope fence,
  * an L1 invalidation and the barrier (the mbarrier exchange instead is
  * 10% faster), and bounds per slot on the columns cost more than the FP64
@@ -59,7 +65,7 @@
 namespace cg = cooperative_groups;
 
 #define SY_THREADS 256 /* per block of the tridiagonalization */
-#define SY_MR_MAX 4    /* rows of A (and of Q) per warp, at most */
+#define SY_MR_MAX 4    /* rows of A per warp, at most */
 #define SY_RP_MAX 3    /* rows a warp takes at a time, at most */
 #define SY_MAXC 16     /* largest cluster */
 #define BI_THREADS 128 /* bisection points per round, one per thread */
@@ -67,15 +73,15 @@ namespace cg = cooperative_groups;
 /* ----------------------------------------------------- tridiagonalization */
 /* Shared memory of each block of C (the same layout in all, since remote
  * addresses are local offsets), ld = 32 NS: step i's {p_r, A(r, i + 1)}
- * (two parities, ld double2 each), two mbarriers, A and Q (rmax x ld
- * each, rmax = ceil(n / C): the block's rows rank, rank + C, ...), column
+ * (two parities, ld double2 each), two mbarriers, A (rmax x ld,
+ * rmax = ceil(n / C): the block's rows rank, rank + C, ...), column
  * 0 (ld), the warps' parts of p^T v (two parities, SY_MAXC x warps), d and
  * e of the own rows (rmax each). */
 static int tridiag_ns(int n);
 static size_t tridiag_smem(int n, int C) {
     const size_t rmax = (size_t)(n + C - 1) / C, ld = 32 * (size_t)tridiag_ns(n);
     return sizeof(double) *
-           (2 * rmax * ld + 5 * ld + 2 * rmax + 2 * SY_MAXC * (SY_THREADS / 32) + 2);
+           (rmax * ld + 5 * ld + 2 * rmax + 2 * SY_MAXC * (SY_THREADS / 32) + 2);
 }
 
 #if S9_ON /* (used by the cluster kernel only) */
@@ -117,7 +123,7 @@ static __device__ __forceinline__ double frcp(double x) {
     return fma(r, e, r);
 }
 
-/* Rows of A and Q, column c of a row at lane c % 32, slot c / 32 (NS
+/* Rows of A (and of Q in q_rows), column c of a row at lane c % 32, slot c / 32 (NS
  * slots, row stride 32 NS, NS fixed per kernel: 9, 12 or 14): a row's
  * shared-memory loads and stores are at fixed offsets and go out
  * together. Every step runs over whole rows: columns at or left of the
@@ -173,21 +179,23 @@ static __device__ __forceinline__ double reflector(const int NS, int ca, const d
     return beta;
 }
 
-/* The steps of tridiag_kernel, inlined with constant NS, MR (rows of A,
- * and of Q, per warp at most) and RP (rows a warp takes at a time, RP
- * divides MR). Warp w keeps the block's rows s = w, w + nw, ... of A and
- * of Q for the whole loop, so that nothing but the exchange between
- * blocks orders the warps: no block barrier in the loop. Iteration i ends
- * step i (the wait for every block's p and parts of p^T v; w; the update
- * of the own rows) and, on the same rows still in registers, begins step
- * j = i + 1: column j below the diagonal from what was exchanged, H_j,
- * p_r = tau A(r, :) v and A(r, j + 1) sent to every block, each warp's
- * part of p^T v sent to every block, tau Q(r, :) v kept. Each warp forms
- * the vectors itself (no barrier to share them); for its own rows r it
- * keeps v_r (vr) as a scalar, formed as the slots form it. */
+/* The steps of tridiag_kernel, inlined with constant NS, MR (rows of A
+ * per warp at most) and RP (rows a warp takes at a time, RP divides MR).
+ * Warp w keeps the block's rows s = w, w + nw, ... of A for the whole
+ * loop, so that nothing but the exchange between blocks orders the warps:
+ * no block barrier in the loop. Iteration i ends step i (the wait for
+ * every block's p and parts of p^T v; w; the update of the own rows) and,
+ * on the same rows still in registers, begins step j = i + 1: column j
+ * below the diagonal from what was exchanged, H_j (its v and tau stored
+ * for q_rows by the first warp of block 0), p_r = tau A(r, :) v and
+ * A(r, j + 1) sent to every block, each warp's part of p^T v sent to
+ * every block. Each warp forms the vectors itself (no barrier to share
+ * them); for its own rows r it keeps v_r (vr) as a scalar, formed as the
+ * slots form it. */
 static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR, const int RP,
                                                      int n, int C, int rank, int rows, double *A,
-                                                     double *Q, double2 *pcb, const double *x0,
+                                                     double *Vg, double *taug, double2 *pcb,
+                                                     const double *x0,
                                                      double *db, double *dd, double *ee,
                                                      unsigned long long *bar) {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = SY_THREADS / 32;
@@ -195,10 +203,10 @@ static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR,
     /* lane c < C sends to block c: pcb, db and bar there (offsets carry over) */
     const unsigned rpc = s9_mapa(s9_smem_u32(pcb), lane % C), rdb = s9_mapa(s9_smem_u32(db), lane % C),
                    rbar = s9_mapa(s9_smem_u32(bar), lane % C);
-    /* v of step i in slots (vn: of step j); tau Q(r, :) v of the own rows of Q */
-    double v[SY_NS_MAX], vn[SY_NS_MAX], w[SY_NS_MAX], vr[SY_MR_MAX], qv[SY_MR_MAX], t = 0.0;
+    /* v of step i in slots (vn: of step j) */
+    double v[SY_NS_MAX], vn[SY_NS_MAX], w[SY_NS_MAX], vr[SY_MR_MAX], t = 0.0;
 #pragma unroll
-    for (int h = 0; h < MR; h++) vr[h] = qv[h] = 0.0;
+    for (int h = 0; h < MR; h++) vr[h] = 0.0;
     for (int i = -1; i < n - 1; i++) {
         const int j = i + 1, par = i & 1, jpar = j & 1, next = j < n - 1; /* step j exists */
         const double2 *pc = pcb + par * ld; /* step i's {p_r, A(r, i + 1)}, rows r > i */
@@ -224,36 +232,40 @@ static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR,
             }
             const double beta = reflector(NS, j + 1, x, vn, &tn, &sn);
             if (j % C == rank && tid == 0) ee[j / C] = beta;
+            if (rank == 0 && warp == 0) { /* H_j for q_rows: v (ld n) and tau */
+#pragma unroll
+                for (int k = 0; k < NS; k++)
+                    if (lane + 32 * k < n) Vg[(size_t)j * n + lane + 32 * k] = vn[k];
+                if (lane == 0) taug[j] = tn;
+            }
         }
         double part = 0.0;
-        /* the own rows of A, then of Q, RP at a time */
+        /* the own rows of A, RP at a time */
 #pragma unroll
-        for (int h = 0; h < 2 * MR; h += RP) {
-            const int isq = h >= MR;
+        for (int h = 0; h < MR; h += RP) {
             double a[SY_RP_MAX][SY_NS_MAX], f2[SY_RP_MAX], acc[SY_RP_MAX];
             double *ar[SY_RP_MAX];
             int s[SY_RP_MAX], r[SY_RP_MAX], upd[SY_RP_MAX], dot[SY_RP_MAX];
 #pragma unroll
             for (int u = 0; u < RP; u++) {
-                const int hu = (h + u) % MR;
+                const int hu = h + u;
                 s[u] = warp + hu * nw;
                 r[u] = rank + s[u] * C;
-                upd[u] = s[u] < rows && i >= 0 && (isq || r[u] > i);
-                dot[u] = s[u] < rows && next && (isq || r[u] > j);
-                ar[u] = (isq ? Q : A) + (size_t)min(s[u], rows - 1) * ld;
-                f2[u] = isq ? qv[hu] : upd[u] ? fma(K, vr[hu], pc[r[u]].x) : 0.0;
+                upd[u] = s[u] < rows && i >= 0 && r[u] > i;
+                dot[u] = s[u] < rows && next && r[u] > j;
+                ar[u] = A + (size_t)min(s[u], rows - 1) * ld;
+                f2[u] = upd[u] ? fma(K, vr[hu], pc[r[u]].x) : 0.0;
                 if (upd[u] || dot[u])
 #pragma unroll
                     for (int k = 0; k < NS; k++) a[u][k] = ar[u][lane + 32 * k];
             }
 #pragma unroll
             for (int u = 0; u < RP; u++)
-                if (upd[u]) { /* q_c - f v_c as fma(-f, v_c, q_c); a_c - (v_r w_c + w_r v_c) */
-                    const double f1 = vr[(h + u) % MR];
+                if (upd[u]) { /* a_c - (v_r w_c + w_r v_c) */
+                    const double f1 = vr[h + u];
 #pragma unroll
                     for (int k = 0; k < NS; k++) {
-                        a[u][k] = isq ? fma(-f2[u], v[k], a[u][k])
-                                      : a[u][k] - fma(f1, w[k], f2[u] * v[k]);
+                        a[u][k] = a[u][k] - fma(f1, w[k], f2[u] * v[k]);
                         ar[u][lane + 32 * k] = a[u][k];
                     }
                 }
@@ -275,11 +287,7 @@ static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR,
                 for (int u = 0; u < RP; u++) acc[u] += __shfl_xor_sync(0xffffffffu, acc[u], o);
 #pragma unroll
             for (int u = 0; u < RP; u++) {
-                const int hu = (h + u) % MR;
-                if (isq) {
-                    if (dot[u]) qv[hu] = tn * acc[u];
-                    continue;
-                }
+                const int hu = h + u;
                 if (upd[u] && r[u] == i + 1 && lane == 0) dd[s[u]] = ar[u][i + 1]; /* final */
                 if (!dot[u]) continue;
                 /* p_r and A(r, j + 1) to every block; v_r of step j */
@@ -304,9 +312,8 @@ static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR,
     }
 }
 
-/* T = Q^T G Q: d (n), e (n - 1), Q (n x n, ld n), as LAPACK's dsytd2
- * (lower) with Q = H_0 H_1 ... H_{n-2} accumulated on the fly (each block
- * keeps its own rows of Q: Q H_i needs nothing from other rows), in one
+/* T = Q^T G Q: d (n), e (n - 1) and Q's reflectors H_j = I - tau_j v_j
+ * v_j^T (V: v_j in column j, ld n; tau), as LAPACK's dsytd2 (lower), in one
  * cluster of C blocks, rows dealt round-robin (row r in block r % C);
  * tridiag_steps has the loop. Between blocks per step: a 16-byte store
  * per row and block (p_r and the row's entry in the next column, from
@@ -317,14 +324,14 @@ static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR,
 static __device__ __forceinline__ void tridiag_body(const int NS, const int MR, const int RP,
                                                     int n, const double *__restrict__ G,
                                                     long long ldg, int upper, double *d,
-                                                    double *e, double *Qout) {
+                                                    double *e, double *V, double *tau) {
     cg::cluster_group cl = cg::this_cluster();
     const int C = (int)cl.num_blocks(), rank = (int)cl.block_rank();
     const int rows = (n - rank + C - 1) / C, rmax = (n + C - 1) / C, ld = 32 * NS;
     extern __shared__ double2 sm2[];
     double2 *pcb = sm2;
     unsigned long long *bar = (unsigned long long *)(pcb + 2 * ld);
-    double *A = (double *)(bar + 2), *Q = A + (size_t)rmax * ld, *x0 = Q + (size_t)rmax * ld,
+    double *A = (double *)(bar + 2), *x0 = A + (size_t)rmax * ld,
            *db = x0 + ld, *dd = db + 2 * SY_MAXC * (SY_THREADS / 32), *ee = dd + rmax;
     const int tid = threadIdx.x;
 
@@ -332,7 +339,6 @@ static __device__ __forceinline__ void tridiag_body(const int NS, const int MR, 
         const int s = idx / ld, j = idx - s * ld, r = rank + s * C;
         const int lo = min(r, j), hi = max(r, j);
         A[idx] = j >= n ? 0.0 : upper ? G[lo + (long long)hi * ldg] : G[hi + (long long)lo * ldg];
-        Q[idx] = r == j ? 1.0 : 0.0;
     }
     for (int idx = tid; idx < 4 * ld; idx += SY_THREADS) ((double *)pcb)[idx] = 0.0;
     for (int idx = tid; idx < ld; idx += SY_THREADS) x0[idx] = 0.0;
@@ -346,15 +352,11 @@ static __device__ __forceinline__ void tridiag_body(const int NS, const int MR, 
     }
     if (rank == 0 && tid == 0) dd[0] = A[0];
     cl.sync();
-    tridiag_steps(NS, MR, RP, n, C, rank, rows, A, Q, pcb, x0, db, dd, ee, bar);
+    tridiag_steps(NS, MR, RP, n, C, rank, rows, A, V, tau, pcb, x0, db, dd, ee, bar);
     for (int s = tid; s < rows; s += SY_THREADS) { /* d and e of the own rows */
         const int r = rank + s * C;
         d[r] = dd[s];
         if (r < n - 1) e[r] = ee[s];
-    }
-    for (int idx = tid; idx < rows * n; idx += SY_THREADS) {
-        const int s = idx / n, j = idx - s * n;
-        Qout[rank + s * C + (size_t)j * n] = Q[(size_t)s * ld + j];
     }
     cl.sync(); /* no block leaves while stores into it may be under way */
 }
@@ -365,11 +367,11 @@ static __device__ __forceinline__ void tridiag_body(const int NS, const int MR, 
 #define SY_KERNEL(NAME, NS, MR, RP)                                                            \
     static __global__ void __launch_bounds__(SY_THREADS)                                       \
         NAME(int n, const double *__restrict__ G, long long ldg, int upper, double *d,         \
-             double *e, double *Qout) {                                                        \
+             double *e, double *V, double *tau) {                                              \
         TRIDIAG_BODY(NS, MR, RP)                                                               \
     }
 #if S9_ON
-#define TRIDIAG_BODY(NS, MR, RP) tridiag_body(NS, MR, RP, n, G, ldg, upper, d, e, Qout);
+#define TRIDIAG_BODY(NS, MR, RP) tridiag_body(NS, MR, RP, n, G, ldg, upper, d, e, V, tau);
 #else
 #define TRIDIAG_BODY(NS, MR, RP)
 #endif
@@ -449,9 +451,8 @@ static __device__ __forceinline__ int sturm(const double *d, const double *e2, i
  * BI_THREADS + 1 pieces per round: 77 us at n = 266 on an H200. (A warp
  * per k with 4 points per lane takes 0.18 ms there: 266 warps, one per
  * scheduler on half the GPU, each issuing four chains.) */
-static __global__ void __launch_bounds__(BI_THREADS) bisect_kernel(int n, const double *d_g,
-                                                                   const double *e_g,
-                                                                   double *lam) {
+static __device__ __forceinline__ void bisect_block(int n, const double *d_g, const double *e_g,
+                                                    double *lam) {
     extern __shared__ double bs[];
     __shared__ int firsts[BI_THREADS / 32];
     double *d = bs, *e = d + n, *e2 = e + n;
@@ -486,6 +487,65 @@ static __global__ void __launch_bounds__(BI_THREADS) bisect_kernel(int n, const 
         hi = nhi;
     }
     if (threadIdx.x == 0) lam[k] = 0.5 * (lo + hi);
+}
+
+/* Rows of Q = H_0 H_1 ... H_{n-2} from the tridiagonalization's
+ * reflectors (V, ld n, and tau), one warp per row r, the row in slots as
+ * tridiag_steps keeps rows (column c at lane c % 32, slot c / 32): q =
+ * e_r^T, then q <- q - (tau_j q v_j) v_j^T for j = 0 .. n - 2, v_{j + 1}
+ * loaded while step j runs. Rows are independent, so this runs beside the
+ * bisection instead of inside the tridiagonalization's loop, where every
+ * step paid for them. */
+template <int NS>
+static __device__ __forceinline__ void q_rows(int n, int b, const double *__restrict__ V,
+                                              const double *__restrict__ tau, double *Q) {
+    const int lane = threadIdx.x & 31, r = b * (BI_THREADS / 32) + (threadIdx.x >> 5);
+    if (r >= n) return;
+    double q[NS], v[NS], vx[NS], t = n > 1 ? tau[0] : 0.0;
+#pragma unroll
+    for (int k = 0; k < NS; k++) {
+        const int c = lane + 32 * k;
+        q[k] = c == r ? 1.0 : 0.0;
+        v[k] = n > 1 && c < n ? V[c] : 0.0;
+    }
+    for (int j = 0; j < n - 1; j++) {
+        const int jn = j + 1 < n - 1 ? j + 1 : j; /* (the last step loads its own again) */
+        const double tx = tau[jn];
+#pragma unroll
+        for (int k = 0; k < NS; k++) {
+            const int c = lane + 32 * k;
+            vx[k] = c < n ? V[(size_t)jn * n + c] : 0.0;
+        }
+        double c0 = 0.0, c1 = 0.0;
+#pragma unroll
+        for (int k = 0; k < NS; k++) {
+            if (k & 1) c1 = fma(q[k], v[k], c1);
+            else c0 = fma(q[k], v[k], c0);
+        }
+        double acc = c0 + c1;
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1) acc += __shfl_xor_sync(0xffffffffu, acc, o);
+        const double f = t * acc;
+#pragma unroll
+        for (int k = 0; k < NS; k++) {
+            q[k] = fma(-f, v[k], q[k]);
+            v[k] = vx[k];
+        }
+        t = tx;
+    }
+#pragma unroll
+    for (int k = 0; k < NS; k++)
+        if (lane + 32 * k < n) Q[r + (size_t)(lane + 32 * k) * n] = q[k];
+}
+
+/* Blocks 0 .. n - 1: the eigenvalues (bisect_block); the others: Q's
+ * rows (q_rows), four per block. */
+template <int NS>
+static __global__ void __launch_bounds__(BI_THREADS)
+    bisect_q_kernel(int n, const double *d, const double *e, double *lam, const double *V,
+                    const double *tau, double *Q) {
+    if ((int)blockIdx.x < n) bisect_block(n, d, e, lam);
+    else q_rows<NS>(n, (int)blockIdx.x - n, V, tau, Q);
 }
 
 /* ------------------------------------------------------------ vectors of T */
@@ -669,7 +729,7 @@ static int grid_for(long long nn) {
 
 extern "C" size_t tn_cu_syev_fast_ws(int n) { return 4 * (size_t)n * n + 2 * (size_t)n; }
 
-/* The cluster for n: 16 blocks where the matrix and Q fit their shared
+/* The cluster for n: 16 blocks where the matrix fits their shared
  * memory (8 where the launch of 16 is refused and the rows fit the
  * warps), 0 where they do not fit. */
 static int cluster_for(int n, size_t smem_optin) {
@@ -686,11 +746,12 @@ extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, d
     const int C = cluster_for(n, smem_optin);
     if (C == 0) return (int)cudaErrorInvalidValue;
     const size_t nn = (size_t)n * n;
-    double *Q = ws, *S1 = Q + nn, *S2 = S1 + nn, *d = S2 + 2 * nn, *e = d + n;
+    double *Q = ws, *V = Q + nn, *tau = V + nn, *d = tau + 2 * nn, *e = d + n;
     cudaError_t err = cudaMemsetAsync(flag, 0, sizeof(int), stream);
     const size_t s8 = tridiag_smem(n, 8), smem = s8 <= smem_optin ? s8 : tridiag_smem(n, C);
     const int ns = tridiag_ns(n);
-    void (*tridiag_kernel)(int, const double *, long long, int, double *, double *, double *) =
+    void (*tridiag_kernel)(int, const double *, long long, int, double *, double *, double *,
+                           double *) =
         ns == 9 ? tridiag9_kernel : ns == 12 ? tridiag12_kernel : tridiag14_kernel;
     if (!err)
         err = cudaFuncSetAttribute(tridiag_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -715,12 +776,16 @@ extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, d
         if (cfg.dynamicSmemBytes > smem_optin ||
             (n + c - 1) / c > tridiag_mr(ns) * (SY_THREADS / 32))
             break; /* (or a block's rows beyond its warps' registers) */
-        err = cudaLaunchKernelEx(&cfg, tridiag_kernel, n, G, (long long)ldg, upper, d, e, Q);
+        err = cudaLaunchKernelEx(&cfg, tridiag_kernel, n, G, (long long)ldg, upper, d, e, V, tau);
         if (!err) break;
         (void)cudaGetLastError();
     }
     if (err) return (int)err;
-    bisect_kernel<<<n, BI_THREADS, 3 * sizeof(double) * n, stream>>>(n, d, e, lam);
+    void (*bq_kernel)(int, const double *, const double *, double *, const double *,
+                      const double *, double *) =
+        ns == 9 ? bisect_q_kernel<9> : ns == 12 ? bisect_q_kernel<12> : bisect_q_kernel<14>;
+    const int qb = (n + BI_THREADS / 32 - 1) / (BI_THREADS / 32);
+    bq_kernel<<<n + qb, BI_THREADS, 3 * sizeof(double) * n, stream>>>(n, d, e, lam, V, tau, Q);
     int tw = 32; /* threads per block of twisted_kernel, as its shared memory allows */
     while (tw > 1 && twisted_smem(n, tw) > smem_optin) tw /= 2;
     err = cudaFuncSetAttribute(twisted_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
