@@ -117,10 +117,11 @@ out:
  * TN_CHOL_PROBES probe rows below it: ld m + TN_CHOL_PROBES), per pass the
  * Gram matrix as a strided batch of DGEMMs over row slabs plus their sum
  * (tn_cu_gram_reduce, which also writes the probe rows), the factorization
- * (tn_cu_potrf_upper, one cooperative launch), then Qw = Yw R^-1 in
- * 128-column blocks (a DGEMM for the earlier blocks, a DGEMM by the inverse
- * of R's diagonal block, tn_cu_trinv_blocks; the probe rows come along as 8
- * more rows), then the verdict on the device (tn_cu_chol_verdict: the
+ * (tn_cu_potrf_upper, one cooperative launch), then Qw = Yw R^-1 (from
+ * 129 to TN_TRINV_FULL_MAX columns one DTRMM by R^-1, tn_cu_trinv_full;
+ * else in 128-column blocks, a DGEMM for the earlier blocks and a DGEMM by
+ * the inverse of R's diagonal block, tn_cu_trinv_blocks; the probe rows
+ * come along as 8 more rows), then the verdict on the device (tn_cu_chol_verdict: the
  * breakdown test of tn_chol_ok, where NaN / Inf in Y show as a non-finite
  * diagonal of the Gram matrix, and on the last pass the loss guard
  * tn_chol64_loss_within on the probe rows, src/linalg/cholguard.h), read
@@ -156,9 +157,11 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
     const int64_t nslab = tn_gram64_nslab(m);
     const size_t nn = (size_t)n * (size_t)n;
     const int64_t NB = TN_TRINV_NB, nblk = (n + NB - 1) / NB; /* the solve's blocks */
+    const int whole = n > NB && n <= TN_TRINV_FULL_MAX; /* the solve as one DTRMM by R^-1 */
+    const size_t ninv = whole ? nn : (size_t)(nblk * NB * NB);
     const size_t o_q = al256(sizeof(double) * (size_t)mp * (size_t)n),
                  o_v = o_q + al256(sizeof(double) * (size_t)mp * (size_t)n),
-                 o_p = o_v + al256(sizeof(double) * (size_t)(nblk * NB * NB)),
+                 o_p = o_v + al256(sizeof(double) * ninv),
                  o_g = o_p + al256(sizeof(double) * nn * (size_t)nslab),
                  o_r = o_g + al256(sizeof(double) * nn),
                  o_d = o_r + al256(sizeof(double) * nn),
@@ -189,13 +192,22 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
         /* R: the first factor kept (CholeskyQR2) */
         if (twice && !last && R)
             TRY(ce((cudaError_t)tn_cu_upper_copy(n, Rf, n, R1, n, NULL, 0, c->stream)));
-        /* Qw = Yw R^-1, NB = 128 columns at a time: the earlier blocks'
-         * part off Yw's block (DGEMM), then the block times the inverse of
-         * R's diagonal block (DGEMM). (The two QRs of a randLRA call at
-         * k = 256 take 10 DGEMMs, 211 us on an H200; 64-column blocks would
-         * take 21 DGEMMs of 12 us each, 253 us.) */
-        TRY(ce((cudaError_t)tn_cu_trinv_blocks(in, Rf, n, Inv, c->stream)));
-        for (int64_t j0 = 0; j0 < n; j0 += NB) {
+        /* Qw = Yw R^-1: from 129 to TN_TRINV_FULL_MAX columns as one
+         * DTRMM by the whole inverse (H100, 16392 rows: 72 against 97 us
+         * at n = 266, 73 against 106 at 320); else NB = 128 columns at a time:
+         * the earlier blocks' part off Yw's block (DGEMM), then the block
+         * times the inverse of R's diagonal block (DGEMM). (The two QRs of
+         * a randLRA call at k = 256 take 10 DGEMMs, 211 us on an H200;
+         * 64-column blocks would take 21 DGEMMs of 12 us each, 253 us.) */
+        if (whole) {
+            TRY(ce((cudaError_t)tn_cu_trinv_full(in, Rf, n, Inv, c->stream)));
+            TRY(tn_cublas_st(cublasDtrmm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
+                                         CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, (int)mp, in, &one, Inv,
+                                         in, Yw, (int)mp, Qw, (int)mp)));
+        } else {
+            TRY(ce((cudaError_t)tn_cu_trinv_blocks(in, Rf, n, Inv, c->stream)));
+        }
+        for (int64_t j0 = 0; j0 < n && !whole; j0 += NB) {
             const int jb = (int)(n - j0 < NB ? n - j0 : NB);
             if (j0 > 0)
                 TRY(tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)mp, jb,

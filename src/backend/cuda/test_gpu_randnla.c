@@ -378,6 +378,70 @@ TEST(gpu_potrf_upper_same_bits_any_grid) {
     }
     tcnla_destroy(g);
 }
+
+/* tn_cu_trinv_full (the whole inverse of an upper triangular R, for
+ * CholeskyQR's solve as one DTRMM): bit for bit the host's back
+ * substitution in the same order (column j: s = e_j; for p = j down to 0,
+ * x_p = s_p (1 / R_pp), s_i = fma(-R_ip, x_p, s_i) for i < p), zeros below
+ * the diagonal, the entries below R's diagonal never read (NaN there).
+ * Sizes across the 32-column chunks, both copy paths (16-byte: n and ld
+ * even; 8-byte: odd n, or odd ld) and the largest n; and R Inv - I within
+ * n u |R| |Inv| elementwise. */
+TEST(gpu_trinv_full_same_bits_as_host) {
+    tcnla_handle_t g = gt_gpu();
+    if (!g) SKIP("no GPU");
+    struct tn_cuda_ctx *c = g->cuda;
+    const int ns[] = {1, 2, 31, 33, 129, 201, 266, 300, 383, TN_TRINV_FULL_MAX, 266};
+    const int nt = (int)(sizeof ns / sizeof ns[0]);
+    for (int t = 0; t < nt; t++) {
+        const int n = ns[t], ld = t == nt - 1 ? n + 1 : n; /* the last: an odd ld */
+        const size_t nr = (size_t)ld * n, nn = (size_t)n * n;
+        double *R = malloc(sizeof(double) * nr), *I0 = malloc(sizeof(double) * nn);
+        double *I1 = malloc(sizeof(double) * nn), *s = malloc(sizeof(double) * n);
+        float *u = malloc(sizeof(float) * nr);
+        tn_rand_uniform(77, (uint64_t)n, -1.0f, 1.0f, (int64_t)nr, u);
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < ld; i++)
+                R[i + (size_t)j * ld] = i < j ? u[i + (size_t)j * ld]
+                                      : i == j ? 1.5 + 0.5 * u[i + (size_t)j * ld]
+                                               : NAN;
+        for (int j = 0; j < n; j++) {
+            for (int i = 0; i < n; i++) s[i] = i == j ? 1.0 : 0.0;
+            for (int p = j; p >= 0; p--) {
+                const double x = s[p] * (1.0 / R[p + (size_t)p * ld]);
+                s[p] = x;
+                for (int i = 0; i < p; i++) s[i] = fma(-R[i + (size_t)p * ld], x, s[i]);
+            }
+            for (int i = 0; i < n; i++) I0[i + (size_t)j * n] = i <= j ? s[i] : 0.0;
+        }
+        double *dR, *dI;
+        CHECK(tcnla_malloc(g, (void **)&dR, sizeof(double) * nr) == 0);
+        CHECK(tcnla_malloc(g, (void **)&dI, sizeof(double) * nn) == 0);
+        CHECK(cudaMemcpy(dR, R, sizeof(double) * nr, cudaMemcpyHostToDevice) == cudaSuccess);
+        CHECK(cudaMemset(dI, 0xff, sizeof(double) * nn) == cudaSuccess);
+        CHECK(tn_cu_trinv_full(n, dR, ld, dI, c->stream) == 0);
+        CHECK(cudaStreamSynchronize(c->stream) == cudaSuccess);
+        CHECK(cudaMemcpy(I1, dI, sizeof(double) * nn, cudaMemcpyDeviceToHost) == cudaSuccess);
+        CHECK_MSG(memcmp(I0, I1, sizeof(double) * nn) == 0, "n %d ld %d: not the host's bits", n,
+                  ld);
+        double worst = 0.0; /* |R Inv - I| / (n u |R| |Inv|), elementwise */
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i <= j; i++) {
+                double r = i == j ? -1.0 : 0.0, a = 0.0;
+                for (int k = i; k <= j; k++) {
+                    r += R[i + (size_t)k * ld] * I1[k + (size_t)j * n];
+                    a += fabs(R[i + (size_t)k * ld] * I1[k + (size_t)j * n]);
+                }
+                worst = fmax(worst, fabs(r) / (n * 0x1p-53 * a));
+            }
+        CHECK_MSG(worst <= 1.0, "n %d: |R Inv - I| at %.2f of n u |R||Inv|", n, worst);
+        CHECK(tcnla_free(g, dR) == 0);
+        CHECK(tcnla_free(g, dI) == 0);
+        free(R), free(I0), free(I1), free(s), free(u);
+    }
+    CHECK(tn_cu_trinv_full(TN_TRINV_FULL_MAX + 1, NULL, 1, NULL, c->stream) != 0);
+    tcnla_destroy(g);
+}
 #endif
 
 /* The FP64 CholeskyQR guard on the CUDA backend (src/linalg/cholguard.h),

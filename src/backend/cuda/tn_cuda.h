@@ -474,6 +474,10 @@ int tn_cu_chol_verdict(const double *gdiag, const int *info, int n, double u,
  * at Inv + b NB^2 with ld NB, zeros below its diagonal and past n. */
 #define TN_TRINV_NB 128
 int tn_cu_trinv_blocks(int n, const double *R, int64_t ldr, double *Inv, cudaStream_t stream);
+/* The whole inverse of the n x n upper triangular R (ld ldr), n at most
+ * TN_TRINV_FULL_MAX, into Inv (ld n, zeros below the diagonal). */
+#define TN_TRINV_FULL_MAX 384
+int tn_cu_trinv_full(int n, const double *R, int64_t ldr, double *Inv, cudaStream_t stream);
 /* The upper triangle of G (n x n) with zeros below, into D (FP64) and / or F
  * (FP32), either may be NULL. */
 int tn_cu_upper_copy(int64_t n, const double *G, int64_t ldg, double *D, int64_t ldd, float *F,

@@ -27,7 +27,9 @@
  *    us per 16384 x 64 block on an H200, four warps per SM; cuBLAS's DTRSM
  *    61 us). Nsight Compute, the two CholeskyQRs of one randLRA call
  *    (16384 x 256 and x 512): 10 DGEMMs, 211 us, + 33 us of inverses,
- *    against 402 us for 12 substitutions + 9 DGEMMs.
+ *    against 402 us for 12 substitutions + 9 DGEMMs; and, from 129 to
+ *    TN_TRINV_FULL_MAX columns, the whole inverse (tn_cu_trinv_full), for
+ *    the solve as one DTRMM.
  *
  * The factorization's breakdown test is LAPACK's: the first pivot that is
  * not positive (or NaN) stops it, with info = its column (1-based). */
@@ -514,6 +516,107 @@ extern "C" int tn_cu_trinv_blocks(int n, const double *R, int64_t ldr, double *I
     if (e != cudaSuccess) return (int)e;
     const dim3 grid((unsigned)((n + TI_NB - 1) / TI_NB), TI_NB / TI_WARPS);
     trinv_kernel<<<grid, TI_WARPS * 32, TI_SMEM, stream>>>(n, R, (long long)ldr, Inv);
+    return (int)cudaGetLastError();
+}
+
+/* ------------------------------------------------------ the whole inverse */
+/* R^-1 of the n x n upper triangular R (ld ldr), n <= TN_TRINV_FULL_MAX,
+ * into Inv (ld n, zeros below the diagonal), for the solve Q = Y R^-1 as
+ * one DTRMM. Column j by the back substitution of trinv_kernel (one warp
+ * per column, lane l holding rows l + 32 q, x_p round by a shuffle); R
+ * goes through shared memory 32 columns (pivots) at a time, from the
+ * block's last pivot down, the next chunk's copy in flight while a chunk
+ * is used, every warp taking the pivots of a chunk at or left of its
+ * column. Four warps (columns) a block: with sixteen (and no copy in
+ * flight during a chunk's use) it took 46 us at n = 266 on an H100. */
+#define TF_WARPS 4
+#define TF_NQ (TN_TRINV_FULL_MAX / 32)
+static size_t trinv_full_smem(int n) { return sizeof(double) * (64 * (size_t)n + n); }
+/* chunk c of R (rows 0 .. min(32 c + 32, n) - 1 of its columns, zeros below
+ * each column's diagonal) into Rc (Rc[i + (p - 32 c) n] = R(i, p)), by
+ * cp.async: 16 bytes where R's columns are 16-byte aligned (pairs of
+ * rows), else 8 */
+static __device__ __forceinline__ void trinv_chunk(int n, const double *R, long long ldr, int c,
+                                                   double *Rc, int pairs) {
+    const int pc = min(32, n - 32 * c), rows = min(32 * c + 32, n);
+    const uint32_t rc_s = (uint32_t)__cvta_generic_to_shared(Rc);
+    if (pairs) { /* n even, so every Rc column starts 16-byte aligned too */
+        const int hr = rows / 2; /* rows is even: 32 c + 32 or n */
+        for (int e = threadIdx.x; e < hr * pc; e += TF_WARPS * 32) {
+            const int pl = e / hr, i = 2 * (e - pl * hr), p = 32 * c + pl;
+            const int ic = min(i, p & ~1);
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;" ::"r"(
+                             rc_s + 8u * (uint32_t)(i + pl * n)),
+                         "l"(R + ic + (long long)p * ldr), "r"(i + 1 <= p ? 16 : i <= p ? 8 : 0)
+                         : "memory");
+        }
+    } else {
+        for (int e = threadIdx.x; e < rows * pc; e += TF_WARPS * 32) {
+            const int pl = e / rows, i = e - pl * rows, p = 32 * c + pl;
+            asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;" ::"r"(
+                             rc_s + 8u * (uint32_t)(i + pl * n)),
+                         "l"(R + min(i, p) + (long long)p * ldr), "r"(i <= p ? 8 : 0)
+                         : "memory");
+        }
+    }
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+static __global__ void __launch_bounds__(TF_WARPS * 32)
+    trinv_full_kernel(int n, const double *__restrict__ R, long long ldr, double *__restrict__ Inv) {
+    extern __shared__ double tf_sm[];
+    double *rinv = tf_sm, *buf = tf_sm + n; /* two chunks of 32 n */
+    const int tid = threadIdx.x, lane = tid & 31, j0 = blockIdx.x * TF_WARPS;
+    const int j = j0 + (tid >> 5), jq = j >> 5;
+    const int jl = min(j0 + TF_WARPS, n) - 1, cl = jl >> 5; /* the block's last column, chunk */
+    const int pairs = n % 2 == 0 && ldr % 2 == 0 && ((uintptr_t)R & 15) == 0;
+    trinv_chunk(n, R, ldr, cl, buf + (cl & 1) * 32 * n, pairs);
+    for (int p = tid; p <= jl; p += TF_WARPS * 32) rinv[p] = __drcp_rn(R[p + (long long)p * ldr]);
+    double s[TF_NQ];
+#pragma unroll
+    for (int q = 0; q < TF_NQ; q++) s[q] = lane + 32 * q == j ? 1.0 : 0.0;
+#pragma unroll
+    for (int qq = TF_NQ - 1; qq >= 0; qq--) {
+        if (qq > cl) continue; /* (the same in every warp of the block) */
+        if (qq > 0) { /* the next chunk's copy, then wait for this one's */
+            trinv_chunk(n, R, ldr, qq - 1, buf + ((qq - 1) & 1) * 32 * n, pairs);
+            asm volatile("cp.async.wait_group 1;" ::: "memory");
+        } else {
+            asm volatile("cp.async.wait_group 0;" ::: "memory");
+        }
+        __syncthreads(); /* the chunk and rinv in place */
+        if (j < n && qq <= jq) {
+            const double *Rc = buf + (qq & 1) * 32 * n;
+            for (int pp = qq == jq ? (j & 31) : 31; pp >= 0; pp--) {
+                const int p = 32 * qq + pp;
+                const double xp = __dmul_rn(__shfl_sync(0xffffffffu, s[qq], pp), rinv[p]);
+                const double *Rp = Rc + pp * n + lane;
+#pragma unroll
+                for (int q = 0; q < qq; q++) s[q] = __fma_rn(-Rp[32 * q], xp, s[q]);
+                if (lane == pp) s[qq] = xp;
+                else if (lane < pp) s[qq] = __fma_rn(-Rp[32 * qq], xp, s[qq]);
+            }
+        }
+        __syncthreads(); /* read before the copy into this buffer two chunks on */
+    }
+    if (j >= n) return;
+    double *out = Inv + (long long)j * n;
+#pragma unroll
+    for (int q = 0; q < TF_NQ; q++) {
+        const int i = lane + 32 * q;
+        if (i < n) out[i] = i <= j ? s[q] : 0.0;
+    }
+}
+
+extern "C" int tn_cu_trinv_full(int n, const double *R, int64_t ldr, double *Inv,
+                                cudaStream_t stream) {
+    if (n <= 0) return 0;
+    if (n > TN_TRINV_FULL_MAX) return (int)cudaErrorInvalidValue;
+    cudaError_t e = cudaFuncSetAttribute((const void *)trinv_full_kernel,
+                                         cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                         (int)trinv_full_smem(n));
+    if (e != cudaSuccess) return (int)e;
+    trinv_full_kernel<<<(unsigned)((n + TF_WARPS - 1) / TF_WARPS), TF_WARPS * 32,
+                        trinv_full_smem(n), stream>>>(n, R, (long long)ldr, Inv);
     return (int)cudaGetLastError();
 }
 
