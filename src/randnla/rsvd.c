@@ -109,17 +109,19 @@ static int orth_step(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int deferred, in
  * projection: RSVD_PROBES more Gaussian columns G, Y_G = A G, and
  * E ||Y_G||_F^2 = RSVD_PROBES ||A||_F^2, E ||(I - Q Q^T) Y_G||_F^2 =
  * RSVD_PROBES ||(I - Q Q^T) A||_F^2 for the basis Q of the first l columns
- * (two products of l x 8, two sums of squares, each waited for; on several
- * ranks the sums and Q^T Y_G summed over them). */
+ * (two products of l x 8 in FP32 without the Tensor Cores, whose operand
+ * checks would take longer than these products; two sums of squares, each
+ * waited for; on several ranks the sums and Q^T Y_G summed over them). */
 #define RSVD_PROBES 8
 
 /* 1 when FP16 power iterations suffice: Pr = Y_G (m x RSVD_PROBES) after
  * Q's orthonormalization, overwritten with (I - Q Q^T) Y_G; Z: l x
  * RSVD_PROBES scratch */
-static int fp16_power_suffices(tn_call_t *cl, tcnla_gemm_method_t gm, int64_t m, int64_t n,
-                               int64_t l, const float *Q, float *Pr, float *Z, int *yes) {
+static int fp16_power_suffices(tn_call_t *cl, int64_t m, int64_t n, int64_t l, const float *Q,
+                               float *Pr, float *Z, int *yes) {
     tcnla_handle_t h = cl->h;
     const int64_t g = RSVD_PROBES;
+    const tcnla_gemm_method_t gm = TCNLA_GEMM_NATIVE_FP32;
     double a2 = 0.0, r2 = 0.0;
     int st = h->ops->sumsq(h, m, g, Pr, m, &a2);
     if (!st) st = tn_sgemm(cl, gm, TCNLA_OP_T, TCNLA_OP_N, l, g, m, 1.0f, Q, m, Pr, NULL, m, 0.0f,
@@ -269,7 +271,7 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
     }
     if (probes) { /* (W is free until the power iterations) */
         int f16 = 0;
-        TRYR(fp16_power_suffices(cl, o->gemm_method, m, n, l, Y, Y + m * l, W, &f16));
+        TRYR(fp16_power_suffices(cl, m, n, l, Y, Y + m * l, W, &f16));
         if (f16) pm = TCNLA_GEMM_FP16;
     }
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_ORTH));
