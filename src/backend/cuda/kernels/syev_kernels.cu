@@ -49,8 +49,8 @@
  * step and a warp per row and phase), bisection 77 us, vectors 62 us;
  * l = 440: 1.76 ms (2.40 ms with the barriers). H100, the whole of
  * tn_cu_syev_fast, Q formed beside the bisection against inside the loop
- * (same bits): 710 against 800 us at l = 266, 1577 against 2015 at
- * l = 440. What a step costs is instructions
+ * (same bits): 681 against 798 us at l = 266, 1587 against 2021 at
+ * l = 440 (the tridiagonalization 527 us at l = 266). What a step costs is instructions
  * and latency in the warps: cluster.sync compiles to a GPU-scope fence,
  * an L1 invalidation and the barrier (the mbarrier exchange instead is
  * 10% faster), and bounds per slot on the columns cost more than the FP64
