@@ -134,7 +134,7 @@ out:
  * (0.65 with cuBLAS DSYRK / cuSOLVER potrf / cuBLAS DTRSM and a separate
  * NaN check: 0.14 + 0.27 + 0.30 ms of kernels), 16384 x 512 1.00 ms
  * (1.27), CholeskyQR2 of 768 x 64 0.22 ms (0.30); these times leave out
- * the guard, whose probe rows ride in the Gram sum, the solve's DGEMMs and the
+ * the guard, whose probe rows ride in the Gram sum, the solve and the
  * verdict kernel (the waiting path's one launch more, with one read-back
  * of a flag instead of two of the diagonals).
  * defer (device memory, R and Y16 NULL): no read-back; each pass's verdict
