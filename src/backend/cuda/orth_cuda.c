@@ -206,16 +206,17 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
                                          in, Yw, (int)mp, Qw, (int)mp)));
         } else {
             TRY(ce((cudaError_t)tn_cu_trinv_blocks(in, Rf, n, Inv, c->stream)));
-        }
-        for (int64_t j0 = 0; j0 < n && !whole; j0 += NB) {
-            const int jb = (int)(n - j0 < NB ? n - j0 : NB);
-            if (j0 > 0)
-                TRY(tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)mp, jb,
-                                             (int)j0, &mone, Qw, (int)mp, Rf + j0 * n, in, &one,
-                                             Yw + j0 * mp, (int)mp)));
-            TRY(tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)mp, jb, jb, &one,
-                                         Yw + j0 * mp, (int)mp, Inv + (j0 / NB) * NB * NB, (int)NB,
-                                         &zero, Qw + j0 * mp, (int)mp)));
+            for (int64_t j0 = 0; j0 < n; j0 += NB) {
+                const int jb = (int)(n - j0 < NB ? n - j0 : NB);
+                if (j0 > 0)
+                    TRY(tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)mp, jb,
+                                                 (int)j0, &mone, Qw, (int)mp, Rf + j0 * n, in,
+                                                 &one, Yw + j0 * mp, (int)mp)));
+                TRY(tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)mp, jb, jb,
+                                             &one, Yw + j0 * mp, (int)mp,
+                                             Inv + (j0 / NB) * NB * NB, (int)NB, &zero,
+                                             Qw + j0 * mp, (int)mp)));
+            }
         }
         /* the verdict: the breakdown test, and on the last pass the loss
          * guard on the probe rows of Qw */
