@@ -452,6 +452,27 @@ extern "C" int tn_cu_chol_verdict(const double *gdiag, const int *info, int n, d
  * thread per column of a 64-column block: 70 us, and those inverses
  * composed pairwise into 128-column ones + 33 us; this kernel with a
  * select over s[] at every pivot and R loaded in a loop: 70 us). */
+/* The pivots ptop .. 0 of chunk qq (p = 32 qq + pp) of column j's back
+ * substitution, shared by trinv_kernel and trinv_full_kernel: lane l holds
+ * rows l + 32 q in s[q]; the owner lane pp holds x_p in s[qq]; rows in
+ * s[q], q < qq, are all above p; in s[qq], the lanes below pp. Rc: the
+ * chunk's column of pivot 32 qq, row lane (column pp at Rc + pp ldc);
+ * rinvq: 1 / R_pp of the chunk's pivots. qq is a constant once inlined
+ * into the callers' unrolled loops, so s stays in registers. */
+template <int NQ>
+static __device__ __forceinline__ void trinv_pivots(double (&s)[NQ], int qq, int ptop,
+                                                    const double *Rc, int ldc,
+                                                    const double *rinvq, int lane) {
+    for (int pp = ptop; pp >= 0; pp--) {
+        const double xp = __dmul_rn(__shfl_sync(0xffffffffu, s[qq], pp), rinvq[pp]);
+        const double *Rp = Rc + pp * ldc;
+#pragma unroll
+        for (int q = 0; q < qq; q++) s[q] = __fma_rn(-Rp[32 * q], xp, s[q]);
+        if (lane == pp) s[qq] = xp;
+        else if (lane < pp) s[qq] = __fma_rn(-Rp[32 * qq], xp, s[qq]);
+    }
+}
+
 #define TI_NB TN_TRINV_NB
 #define TI_WARPS 16
 #define TI_SMEM (TI_NB * TI_NB * 8 + TI_NB * 8)
@@ -484,21 +505,12 @@ static __global__ void __launch_bounds__(TI_WARPS * 32)
     double s[TI_NB / 32];
 #pragma unroll
     for (int q = 0; q < TI_NB / 32; q++) s[q] = lane + 32 * q == j ? 1.0 : 0.0;
-    /* pivots p = 32 qq + pp: the owner lane pp holds x_p in s[qq]; rows
-     * in s[q], q < qq, are all above p; in s[qq], the lanes below pp */
     const int jq = j >> 5;
 #pragma unroll
     for (int qq = TI_NB / 32 - 1; qq >= 0; qq--) {
         if (j >= jb || qq > jq) continue;
-        for (int pp = qq == jq ? (j & 31) : 31; pp >= 0; pp--) {
-            const int p = 32 * qq + pp;
-            const double xp = __dmul_rn(__shfl_sync(0xffffffffu, s[qq], pp), rinv[p]);
-            const double *Rp = Rs + p * TI_NB + lane;
-#pragma unroll
-            for (int q = 0; q < qq; q++) s[q] = __fma_rn(-Rp[32 * q], xp, s[q]);
-            if (lane == pp) s[qq] = xp;
-            else if (lane < pp) s[qq] = __fma_rn(-Rp[32 * qq], xp, s[qq]);
-        }
+        trinv_pivots(s, qq, qq == jq ? (j & 31) : 31, Rs + 32 * qq * TI_NB + lane, TI_NB,
+                     rinv + 32 * qq, lane);
     }
     double *out = Inv + (long long)b * TI_NB * TI_NB + (long long)j * TI_NB;
 #pragma unroll
@@ -584,18 +596,9 @@ static __global__ void __launch_bounds__(TF_WARPS * 32)
             asm volatile("cp.async.wait_group 0;" ::: "memory");
         }
         __syncthreads(); /* the chunk and rinv in place */
-        if (j < n && qq <= jq) {
-            const double *Rc = buf + (qq & 1) * 32 * n;
-            for (int pp = qq == jq ? (j & 31) : 31; pp >= 0; pp--) {
-                const int p = 32 * qq + pp;
-                const double xp = __dmul_rn(__shfl_sync(0xffffffffu, s[qq], pp), rinv[p]);
-                const double *Rp = Rc + pp * n + lane;
-#pragma unroll
-                for (int q = 0; q < qq; q++) s[q] = __fma_rn(-Rp[32 * q], xp, s[q]);
-                if (lane == pp) s[qq] = xp;
-                else if (lane < pp) s[qq] = __fma_rn(-Rp[32 * qq], xp, s[qq]);
-            }
-        }
+        if (j < n && qq <= jq)
+            trinv_pivots(s, qq, qq == jq ? (j & 31) : 31, buf + (qq & 1) * 32 * n + lane, n,
+                         rinv + 32 * qq, lane);
         __syncthreads(); /* read before the copy into this buffer two chunks on */
     }
     if (j >= n) return;
