@@ -68,8 +68,6 @@ extern "C" {
     X(cusolverDnSgeqrf)                                                                            \
     X(cusolverDnSorgqr_bufferSize)                                                                 \
     X(cusolverDnSorgqr)                                                                            \
-    X(cusolverDnDpotrf_bufferSize)                                                                 \
-    X(cusolverDnDpotrf)                                                                            \
     X(cusolverDnDsyevd_bufferSize)                                                                 \
     X(cusolverDnDsyevd)                                                                            \
     X(cusolverDnCreateGesvdjInfo)                                                                  \
@@ -155,8 +153,6 @@ const struct tn_cuda_libs *tn_cuda_libs(void);
 #define cusolverDnSgeqrf (tn_cuda_libs()->cusolverDnSgeqrf)
 #define cusolverDnSorgqr_bufferSize (tn_cuda_libs()->cusolverDnSorgqr_bufferSize)
 #define cusolverDnSorgqr (tn_cuda_libs()->cusolverDnSorgqr)
-#define cusolverDnDpotrf_bufferSize (tn_cuda_libs()->cusolverDnDpotrf_bufferSize)
-#define cusolverDnDpotrf (tn_cuda_libs()->cusolverDnDpotrf)
 #define cusolverDnDsyevd_bufferSize (tn_cuda_libs()->cusolverDnDsyevd_bufferSize)
 #define cusolverDnDsyevd (tn_cuda_libs()->cusolverDnDsyevd)
 #define cusolverDnCreateGesvdjInfo (tn_cuda_libs()->cusolverDnCreateGesvdjInfo)

@@ -101,22 +101,15 @@ static int eig_verdict(struct tn_cuda_ctx *c, int64_t l, int64_t k, const double
 }
 
 /* Doubles of eig_repair's workspace for n at depth (0: the top solve; 1:
- * its Rayleigh-Ritz solve, which repairs only below xr), lwp cuSOLVER's
- * potrf's lwork for n: Zo, Y, V, P, Gm, H (n x n each), mu (n), reach,
- * reach2 and the sub-solve's flag (2 n + 2 ints), and at depth 0 the
- * sub-solve's workspace (eig_solve_d's layout: lwp, n^2,
+ * its Rayleigh-Ritz solve, which repairs only below xr): Zo, Y, V, P, Gm,
+ * H (n x n each), mu (n), reach, reach2, the sub-solve's flag and
+ * repair_basis's grid barrier (2 n + 2 ints), and at depth 0 the
+ * sub-solve's workspace (eig_solve_d's layout with lwork 0: n^2,
  * tn_cu_syev_fast_ws(n), and this at depth 1). */
-static size_t repair_ws(int n, int depth, int lwp) {
+static size_t repair_ws(int n, int depth) {
     const size_t nn = (size_t)n * (size_t)n;
     const size_t base = 6 * nn + 2 * (size_t)n + 16;
-    return depth ? base : base + (size_t)lwp + nn + tn_cu_syev_fast_ws(n) + repair_ws(n, 1, lwp);
-}
-
-/* cuSOLVER's potrf's lwork for n (upper; A a device pointer it is not to
- * touch). */
-static int potrf_lwork(struct tn_cuda_ctx *c, int n, double *A, int *lwp) {
-    return tn_cusolver_st(cusolverDnDpotrf_bufferSize(c->cusolver, CUBLAS_FILL_MODE_UPPER, n, A, n,
-                                                      lwp));
+    return depth ? base : base + nn + tn_cu_syev_fast_ws(n) + repair_ws(n, 1);
 }
 
 /* Doubles of workspace eig_solve needs for n, *lwork of them syevd's. */
@@ -131,10 +124,7 @@ static int eig_ws(struct tn_cuda_ctx *c, int n, size_t *doubles, int *lwork) {
                                                         CUBLAS_FILL_MODE_LOWER, n, probe, n, probe,
                                                         &lw2));
     if (lw2 > *lwork) *lwork = lw2;
-    int lwp = 0;
-    if (!st) st = potrf_lwork(c, n, probe, &lwp);
-    if (lwp > *lwork) *lwork = lwp;
-    *doubles = (size_t)*lwork + (size_t)n * n + tn_cu_syev_fast_ws(n) + repair_ws(n, 0, lwp) + 8;
+    *doubles = (size_t)*lwork + (size_t)n * n + tn_cu_syev_fast_ws(n) + repair_ws(n, 0) + 8;
     return st;
 }
 
@@ -175,19 +165,33 @@ static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, doubl
 /* (tests/test_cluster_block.c takes the same cap) */
 
 /* Y (n x cn) projected off Zo's columns (n x n; Y -= Zo (Zo^T Y), twice),
- * then orthonormalized (CholeskyQR2: DSYRK, cuSOLVER's potrf, DTRSM; the
- * projection of cn random vectors onto a cn-dimensional complement is a
- * square random matrix's worth of conditioning, 1e3 or more, which one
- * pass would leave at eps cond^2); P (n x cn) and Gm (cn x cn) scratch,
- * work potrf's (lwork doubles), dinfo2 its info (not read: the caller's
- * checks judge the result). EIG_NOREPAIR where potrf needs more than
- * lwork. */
+ * then orthonormalized by CholeskyQR2 (the projection of cn random vectors
+ * onto a cn-dimensional complement is a square random matrix's worth of
+ * conditioning, 1e3 or more, which one pass would leave at eps cond^2).
+ * Each pass as cholqr64's (orth_cuda.c), from A into B (Y into P, then P
+ * into Y): the Gram matrix's upper triangle (DSYRK) into Gm, its factor R
+ * (tn_cu_potrf_upper, one cooperative launch; Gm is used up), then, up to
+ * TN_TRINV_FULL_MAX columns, B = A R^-1 as one DTRMM by the whole inverse
+ * (tn_cu_trinv_full). The inverse costs no order of accuracy: each of its
+ * columns satisfies (R + dR_j) x_j = e_j, so the product differs from
+ * A R^-1 by columns -(A R^-1) dR_j x_j, at most about cn u kappa(R), the
+ * substitution's bound (docs/kernels.md); kappa(R) is the projected start
+ * vectors' condition, and the second pass restores the orthogonality.
+ * Past TN_TRINV_FULL_MAX columns (the fast solver goes to n = 448) A R^-1
+ * by DTRSM in place, without the swap: after the two passes A is Y either
+ * way. info (potrf's) is not read: the caller's checks judge the result.
+ * R is zeroed before each factorization, so that where the factorization
+ * breaks down (it stops, leaving R's later columns unwritten) the solve
+ * meets zero pivots and Y comes out with Inf / NaN, which those checks
+ * refuse, instead of values from whatever the scratch held. Scratch
+ * (device memory): P (n x cn); Gm, R and Inv (cn x cn each, ld cn); diag
+ * (cn doubles, R's diagonal); info (one int); bar (one unsigned, the
+ * factorization's grid barrier). */
 static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, double *Y,
-                        double *P, double *Gm, double *work, int lwork, int *dinfo2) {
+                        double *P, double *Gm, double *R, double *Inv, double *diag, int *info,
+                        unsigned *bar) {
     const double one = 1.0, zero = 0.0, mone = -1.0;
-    int lwp = 0;
-    int st = potrf_lwork(c, cn, Gm, &lwp);
-    if (!st && lwp > lwork) st = EIG_NOREPAIR;
+    int st = TCNLA_SUCCESS;
     for (int pass = 0; pass < 2 && !st; pass++) {
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, cn, n, &one, Zo, n,
                                       Y, n, &zero, P, n));
@@ -195,16 +199,29 @@ static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, 
             st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, n, &mone, Zo,
                                           n, P, n, &one, Y, n));
     }
+    double *A = Y, *B = P; /* the pass's input and output */
     for (int pass = 0; pass < 2 && !st; pass++) {
         st = tn_cublas_st(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, cn, n, &one,
-                                      Y, n, &zero, Gm, cn));
+                                      A, n, &zero, Gm, cn));
         if (!st)
-            st = tn_cusolver_st(cusolverDnDpotrf(c->cusolver, CUBLAS_FILL_MODE_UPPER, cn, Gm, cn,
-                                                 work, lwork, dinfo2));
+            st = tn_cuda_err(
+                cudaMemsetAsync(R, 0, sizeof(double) * (size_t)cn * (size_t)cn, c->stream));
         if (!st)
+            st = tn_cuda_err((cudaError_t)tn_cu_potrf_upper(cn, Gm, cn, R, diag, info, bar,
+                                                             c->sm_count, c->stream));
+        if (!st && cn <= TN_TRINV_FULL_MAX) {
+            st = tn_cuda_err((cudaError_t)tn_cu_trinv_full(cn, R, cn, Inv, c->stream));
+            if (!st)
+                st = tn_cublas_st(cublasDtrmm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
+                                              CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, cn, &one, Inv,
+                                              cn, A, n, B, n));
+            double *t = A;
+            A = B, B = t;
+        } else if (!st) {
             st = tn_cublas_st(cublasDtrsm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
-                                          CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, cn, &one, Gm, cn, Y,
+                                          CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, cn, &one, R, cn, A,
                                           n));
+        }
     }
     return st;
 }
@@ -220,11 +237,13 @@ static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, 
  * the depth-1 solver, eig_solve_d with xr 0, resolves them relative to
  * those), the group's columns of S2 = Y Z_H and its values H's plus the
  * shift. rw: repair_ws's region (Zo, Y, V, P, Gm, H, mu as eig_repair
- * lays them out), sub the depth-1 solve's. TCNLA_SUCCESS, EIG_NOREPAIR (a
+ * lays them out; V, H and mu, free from one group's Rayleigh-Ritz step to
+ * the next group's, are repair_basis's R, Inv and diag), sub the depth-1
+ * solve's, dinfo2 and bar eig_repair's. TCNLA_SUCCESS, EIG_NOREPAIR (a
  * sub-solve refused) or an error. */
 static int repair_groups(struct tn_cuda_ctx *c, int n, int ng, const tn_cluster_group_t *g,
                          double tnorm, const double *d, const double *e, double *S2, double *rw,
-                         double *work, int lwork, double *sub, double *lam, int *dinfo2) {
+                         double *sub, double *lam, int *dinfo2, unsigned *bar) {
     const size_t nn = (size_t)n * (size_t)n;
     double *Zo = rw, *Y = Zo + nn, *V = Y + nn, *P = V + nn, *Gm = P + nn, *H = Gm + nn,
            *mu = H + nn;
@@ -235,8 +254,6 @@ static int repair_groups(struct tn_cuda_ctx *c, int n, int ng, const tn_cluster_
         st = tn_cuda_err(cudaMemsetAsync(Zo + (size_t)g[q].a * n, 0,
                                          sizeof(double) * (size_t)n * (size_t)(g[q].b - g[q].a + 1),
                                          c->stream));
-    int lwp = 0; /* (the sub-solve's workspace: repair_ws's for n) */
-    if (!st) st = potrf_lwork(c, n, Gm, &lwp);
     for (int q = 0; q < ng && !st; q++) {
         const int cn = g[q].b - g[q].a + 1;
         st = tn_cuda_err((cudaError_t)tn_cu_syev_start(n, cn, Y, c->stream));
@@ -249,7 +266,7 @@ static int repair_groups(struct tn_cuda_ctx *c, int n, int ng, const tn_cluster_
                     st = tn_cublas_st(cublasDgeam(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, &al,
                                                   V, n, &be, Y, n, Y, n));
             }
-        if (!st) st = repair_basis(c, n, cn, Zo, Y, P, Gm, work, lwork, dinfo2);
+        if (!st) st = repair_basis(c, n, cn, Zo, Y, P, Gm, V, H, mu, dinfo2, bar);
         if (!st) st = tn_cuda_err((cudaError_t)tn_cu_syev_tmul(n, d, e, cn, Y, V, c->stream));
         if (!st)
             st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, cn, cn, n, &one, Y,
@@ -257,7 +274,7 @@ static int repair_groups(struct tn_cuda_ctx *c, int n, int ng, const tn_cluster_
         if (!st) st = tn_cuda_err((cudaError_t)tn_cu_syev_diag_sub(cn, H, g[q].shift, c->stream));
         double *Zs = NULL;
         if (!st) {
-            st = eig_solve_d(c, cn, 1, 1, H, &Zs, mu, dinfo2, sub, lwp, EIG_FALLBACK, NULL, NULL,
+            st = eig_solve_d(c, cn, 1, 1, H, &Zs, mu, dinfo2, sub, 0, EIG_FALLBACK, NULL, NULL,
                              0.0, 1);
             if (st == EIG_FALLBACK) st = EIG_NOREPAIR;
         }
@@ -298,16 +315,17 @@ static int repair_groups(struct tn_cuda_ctx *c, int n, int ng, const tn_cluster_
  * the new Z, whose flag the caller reads (eig_verdict): the same checks
  * decide as on the first result. TCNLA_SUCCESS (Xf, lam and dinfo
  * written), EIG_NOREPAIR (nothing decided) or an error. ws: eig_solve_d's
- * (work: lwork doubles, free until syevd; fws: Q, S1, S2, S3, d, e; rw:
- * repair_ws(n, depth, lwp)). */
+ * (fws: Q, S1, S2, S3, d, e; rw: repair_ws(n, depth); V, H and mu, not
+ * used before the basis is orthonormalized, are repair_basis's R, Inv and
+ * diag). */
 static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, double *fws,
-                      double *rw, double *work, int lwork, double *lam, double xr, double *Xf,
-                      int *dinfo, int depth) {
+                      double *rw, double *lam, double xr, double *Xf, int *dinfo, int depth) {
     const size_t nn = (size_t)n * (size_t)n;
     double *Q = fws, *S1 = Q + nn, *S2 = S1 + nn, *S3 = S2 + nn, *d = S3 + nn, *e = d + n;
     double *Zo = rw, *Y = Zo + nn, *V = Y + nn, *P = V + nn, *Gm = P + nn, *H = Gm + nn,
            *mu = H + nn;
     int *reach = (int *)(mu + n), *reach2 = reach + n, *dinfo2 = reach2 + n;
+    unsigned *bar = (unsigned *)(dinfo2 + 1);
     double *sub = mu + 2 * (size_t)n + 16; /* (depth 0) */
     const double one = 1.0, zero = 0.0;
     int st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, Q, n, S3,
@@ -342,7 +360,7 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
     const double top = st || ng ? 0.0 : fmax(fabs(hl[ra]), fabs(hl[rb])); /* the block's largest */
     free(hr);
     if (!st && ng) { /* groups away from zero */
-        st = repair_groups(c, n, ng, grp, tnorm, d, e, S2, rw, work, lwork, sub, lam, dinfo2);
+        st = repair_groups(c, n, ng, grp, tnorm, d, e, S2, rw, sub, lam, dinfo2, bar);
         if (!st) st = tn_cuda_err(cudaMemsetAsync(dinfo, 0, sizeof(int), c->stream));
         if (!st) st = fast_tail(c, n, upper, G, Q, S2, S1, S2, S3, lam, xr, Xf, dinfo);
         return st;
@@ -355,18 +373,16 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
         st = tn_cuda_err(cudaMemsetAsync(Zo + (size_t)ra * n, 0,
                                          sizeof(double) * (size_t)n * (size_t)cn, c->stream));
     if (!st) st = tn_cuda_err((cudaError_t)tn_cu_syev_start(n, cn, Y, c->stream));
-    if (!st) st = repair_basis(c, n, cn, Zo, Y, P, Gm, work, lwork, dinfo2);
+    if (!st) st = repair_basis(c, n, cn, Zo, Y, P, Gm, V, H, mu, dinfo2, bar);
     double *Zh = Y;
     if (!st && !below) { /* Rayleigh-Ritz */
         st = tn_cuda_err((cudaError_t)tn_cu_syev_tmul(n, d, e, cn, Y, V, c->stream));
         if (!st)
             st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, cn, cn, n, &one, Y,
                                           n, V, n, &zero, H, cn));
-        int lwp = 0; /* (the sub-solve's workspace: repair_ws's for n) */
-        if (!st) st = potrf_lwork(c, n, Gm, &lwp);
         if (!st) {
             double *Zs = NULL;
-            st = eig_solve_d(c, cn, 1, 1, H, &Zs, mu, dinfo2, sub, lwp, EIG_FALLBACK, NULL, NULL,
+            st = eig_solve_d(c, cn, 1, 1, H, &Zs, mu, dinfo2, sub, 0, EIG_FALLBACK, NULL, NULL,
                              xcut / top, 1);
             if (st == EIG_FALLBACK) st = EIG_NOREPAIR;
             if (!st)
@@ -397,9 +413,9 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
  * doubles, 8-byte aligned; dinfo one int of device memory; hlam:
  * eig_verdict's; xr: the columns of values |lam_j| < xr max|lam| need only
  * span their invariant subspace (tn_cuda_syev). depth 1 (the repair's own
- * Rayleigh-Ritz solve; ws: lwork = potrf's for the top solve's n, then n^2,
- * tn_cu_syev_fast_ws(n) and repair_ws(n, 1, lwork) doubles): no syevd,
- * `fallback` instead, and a repair only of clusters below xr. */
+ * Rayleigh-Ritz solve; ws: lwork 0, then n^2, tn_cu_syev_fast_ws(n) and
+ * repair_ws(n, 1) doubles for the top solve's n): no syevd, `fallback`
+ * instead, and a repair only of clusters below xr. */
 static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double *G, double **X,
                        double *lam, int *dinfo, double *ws, int lwork, int fallback, int *xok,
                        double *hlam, double xr, int depth) {
@@ -417,8 +433,8 @@ static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, doubl
                 *X = Xf;
                 return st;
             }
-            st = eig_repair(c, n, upper, G, fws, fws + tn_cu_syev_fast_ws(n), work, lwork, lam, xr,
-                            Xf, dinfo, depth);
+            st = eig_repair(c, n, upper, G, fws, fws + tn_cu_syev_fast_ws(n), lam, xr, Xf, dinfo,
+                            depth);
             if (st == TCNLA_SUCCESS) {
                 if (depth == 0) c->ssvd.syev_repairs++;
                 st = eig_verdict(c, n, k, lam, dinfo, fallback, &info, xok, hlam);
