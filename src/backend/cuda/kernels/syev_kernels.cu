@@ -353,6 +353,9 @@ static __device__ __forceinline__ void tridiag_body(const int NS, const int MR, 
     if (rank == 0 && tid == 0) dd[0] = A[0];
     cl.sync();
     tridiag_steps(NS, MR, RP, n, C, rank, rows, A, V, tau, pcb, x0, db, dd, ee, bar);
+    /* every warp's last stores into dd and ee (the last row's diagonal
+     * entry comes in the loop's last iteration) before they are read */
+    __syncthreads();
     for (int s = tid; s < rows; s += SY_THREADS) { /* d and e of the own rows */
         const int r = rank + s * C;
         d[r] = dd[s];
