@@ -122,10 +122,11 @@ int main(int argc, char **argv) {
                    "defaults: 16384 16384 256 10 2 5 bench/results/rsvd.csv, every variant, exp\n"
                    "spectra: exp (s_k = 1e-3), poly_slow, gap_noise, deep_decay (s_k = 1e-8),\n"
                    "  low_rank (rank k / 2)\n"
-                   "variants: cusolver_gesvdr, fp32_pipeline, fp32_cholqr2, tf32,\n"
-                   "  shgemm_fp16+tcec_fp16 (CholeskyQR2 in FP64), shgemm_fp16+tcec_fp16_chol1\n"
-                   "  (tcnla_rsvd's defaults: CholeskyQR in FP64, the power iterations' precision\n"
-                   "  from the data), shgemm_fp16+tcec_fp16_chol1_tcecpower (power iterations in\n"
+                   "variants: cusolver_gesvdr, fp32_pipeline, fp32_cholqr2, tf32, defaults\n"
+                   "  (tcnla_rsvd_opts_default(): CholeskyQR in FP64, the projection in FP16 where\n"
+                   "  power iterations follow, their precision from the data), shgemm_fp16+tcec_fp16\n"
+                   "  (CholeskyQR2 in FP64), shgemm_fp16+tcec_fp16_chol1 (the defaults with the\n"
+                   "  projection in SHGEMM_FP16), shgemm_fp16+tcec_fp16_chol1_tcecpower (power iterations in\n"
                    "  TCEC), shgemm_fp16+tcec_fp16_chol1_shpower (power iterations in\n"
                    "  SHGEMM_FP16), shgemm_fp16+tcec_fp16_chol1_fp16power (power iterations in FP16),\n"
                    "  fp16+tcec_fp16_chol1_fp16power (the projection\n"
@@ -276,6 +277,7 @@ int main(int argc, char **argv) {
         {"fp32_cholqr2", TCNLA_GEMM_NATIVE_FP32, TCNLA_GEMM_NATIVE_FP32, TCNLA_FMT_FP32, TCNLA_ORTH_CHOLQR2_FP64, 0},
         {"tf32", TCNLA_GEMM_TF32, TCNLA_GEMM_TF32, TCNLA_FMT_FP32, TCNLA_ORTH_CHOLQR2_FP64, 0},
         {"shgemm_fp16+tcec_fp16", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR2_FP64, 0},
+        {"defaults", TCNLA_GEMM_DEFAULT, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0},
         {"shgemm_fp16+tcec_fp16_chol1", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0},
         {"shgemm_fp16+tcec_fp16_chol1_tcecpower", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_TCEC_FP16},
         {"shgemm_fp16+tcec_fp16_chol1_shpower", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_SHGEMM_FP16},
@@ -334,10 +336,10 @@ int main(int argc, char **argv) {
                vs[v].name, ts[reps / 2] * 1e3, res, res / optimal, svr, stepsum[0] * 1e3,
                stepsum[1] * 1e3, stepsum[2] * 1e3, stepsum[3] * 1e3, stepsum[4] * 1e3,
                stepsum[5] * 1e3, peak_mib, (double)(m * n) * 4 / 1048576.0);
-        if (!vs[v].power && vs[v].gemm == TCNLA_GEMM_TCEC_FP16 && q > 0 &&
-            vs[v].proj != TCNLA_GEMM_FP16) /* the choice from the data: FP16 among the methods */
-            printf("    power iterations: auto:%s\n",
-                   (info.methods >> TCNLA_GEMM_FP16) & 1 ? "fp16" : "shgemm_fp16");
+        if (!vs[v].proj) /* the projection's method from the options */
+            printf("    projection: auto:%s\n", tcnla_gemm_method_name(info.proj_method));
+        if (!vs[v].power && vs[v].gemm == TCNLA_GEMM_TCEC_FP16 && q > 0) /* from the data */
+            printf("    power iterations: auto:%s\n", tcnla_gemm_method_name(info.power_method));
         fprintf(out, "%s,%s,%lld,%lld,%lld,%lld,%d,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,%.6e,"
                      "%.1f,%s,%.3e\n",
                 gpu, vs[v].name, (long long)m, (long long)n, (long long)k, (long long)p, q,

@@ -16,6 +16,6 @@ make -j16 CUDA=1 all build/bench_rsvd >"$OUT/build.log" 2>&1 || { tail -30 "$OUT
 rm -f "$OUT/rsvd_spectra_gesvdr.csv"
 for S in exp poly_slow gap_noise deep_decay low_rank; do
   timeout 300 ./build/bench_rsvd --spectrum "$S" --reps 3 --csv "$OUT/rsvd_spectra_gesvdr.csv" \
-    --variants cusolver_gesvdr,shgemm_fp16+tcec_fp16_chol1,fp16_chol1 2>&1 | tee -a "$OUT/bench_rsvd.log"
+    --variants cusolver_gesvdr,defaults,fp16_chol1 2>&1 | tee -a "$OUT/bench_rsvd.log"
 done
 bash tests/gpu/python_run.sh "$OUT" spectra

@@ -223,6 +223,11 @@ typedef struct {
     int scaled;                 /* products computed on operands scaled exactly, row by row of
                                    op(A) and column by column of op(B), by powers of two (FP16
                                    methods whose unscaled operands the split cannot hold) */
+    tcnla_gemm_method_t proj_method;  /* tcnla_rsvd: the method its projection Y = A Omega ran
+                                         with (proj_method 0 resolved; 0 for other calls) */
+    tcnla_gemm_method_t power_method; /* tcnla_rsvd: the power iterations' method, as chosen
+                                         from the data where power_method is 0 (0: no power
+                                         iterations, or another call) */
 } tcnla_info_t;
 
 typedef enum { TCNLA_OP_N = 0, TCNLA_OP_T = 1 } tcnla_op_t;
@@ -444,8 +449,14 @@ typedef struct {
     int64_t rank;                    /* k, the target rank (required, >= 1) */
     int64_t oversampling;            /* p (default 10); l = k + p columns are sampled */
     int power_iters;                 /* q (default 2), re-orthonormalized at every step */
-    tcnla_gemm_method_t proj_method; /* Y = A * Omega (default TCNLA_GEMM_SHGEMM_FP16, with an
-                                        FP16 random matrix); any tcnla_sgemm method */
+    tcnla_gemm_method_t proj_method; /* Y = A * Omega: any tcnla_sgemm method. Default 0:
+                                        TCNLA_GEMM_FP16 where power iterations follow (they
+                                        filter its rounding of A, about u16 ||A||_F, as they
+                                        filter Omega's randomness) and FP16 needs no copy of A
+                                        (Hopper, l + 6 <= 272, the CPU); else
+                                        TCNLA_GEMM_SHGEMM_FP16 (only Omega in FP16: as accurate
+                                        as TCEC_FP16). Both need random_format FP16. The info's
+                                        proj_method says which ran */
     tcnla_gemm_method_t gemm_method; /* the other products: Q^T A, and the power iterations
                                         as power_method says (default TCNLA_GEMM_TCEC_FP16) */
     tcnla_gemm_method_t power_method; /* the power iterations' products, if not 0. They only
@@ -461,7 +472,7 @@ typedef struct {
                                         TCEC_FP16, where FP16 needs no copy of A (Hopper,
                                         l <= 272, the CPU), chosen from the data: FP16 where
                                         that error stays below a tenth of the first basis's
-                                        residual, estimated from 8 more columns of the
+                                        residual, estimated from 6 more columns of the
                                         projection, else SHGEMM_FP16 (a tail below FP16's
                                         resolution); SHGEMM_FP16 where FP16 would need a
                                         copy; with another gemm_method, gemm_method */

@@ -345,6 +345,14 @@ TEST(rsvd_cauchy_shgemm_fp16_range_tf32_ok) {
     REQUIRE(tcnla_set_tuning(h, &tu) == 0);
     free(Om), free(Y);
     o.info = &info;
+    /* the default projection (FP16 here: a power iteration follows) on the
+     * same data: its products' range policy gives an accurate result */
+    CHECK_EQ_INT(tcnla_rsvd(h, &o, N, N, A, N, U, N, S, VT, k), 0);
+    CHECK(info.proj_method == TCNLA_GEMM_FP16);
+    const double r0 = lowrank_residual(A, N, N, U, S, VT, k);
+    printf("    Cauchy rank-%d residual with the defaults: %.3e\n", k, r0);
+    CHECK(r0 < 1e-3);
+    o.proj_method = TCNLA_GEMM_SHGEMM_FP16; /* its range fallback: SHGEMM_TF32 */
     CHECK_EQ_INT(tcnla_rsvd(h, &o, N, N, A, N, U, N, S, VT, k), 0);
     CHECK(info.fallbacks == 1 && (info.methods & (1u << TCNLA_GEMM_SHGEMM_TF32)) &&
           !(info.methods & (1u << TCNLA_GEMM_SHGEMM_FP16)));
@@ -420,7 +428,7 @@ TEST(rsvd_power_precision_from_the_data) {
         for (int i = 0; i < N; i++) sig[i] = fmax(pow(0.5, i), floor);
         REQUIRE(tn_testmat_latms(N, N, sig, 4242 + c, A, N) == 0);
         double res[2];
-        uint32_t meth[2];
+        tcnla_gemm_method_t pw[2];
         for (int v = 0; v < 2; v++) {
             tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
             o.rank = k;
@@ -430,13 +438,16 @@ TEST(rsvd_power_precision_from_the_data) {
             o.info = &info;
             REQUIRE(tcnla_rsvd(h, &o, N, N, A, N, U, N, S, VT, k) == 0);
             res[v] = lowrank_residual(A, N, N, U, S, VT, k);
-            meth[v] = info.methods;
+            pw[v] = info.power_method;
+            CHECK(info.proj_method == TCNLA_GEMM_FP16); /* (power iterations follow) */
         }
-        const int f16 = (meth[0] >> TCNLA_GEMM_FP16) & 1;
+        const int f16 = pw[0] == TCNLA_GEMM_FP16;
         printf("    tail %.0e: residual %.6e (defaults, %s power iterations), %.6e (TCEC)\n", floor,
                res[0], f16 ? "FP16" : "SHGEMM", res[1]);
         CHECK_MSG(f16 == (c == 0), "tail %.0e: FP16 power iterations %d", floor, f16);
-        CHECK(!((meth[1] >> TCNLA_GEMM_FP16) & 1));
+        CHECK_MSG(f16 || pw[0] == TCNLA_GEMM_SHGEMM_FP16, "tail %.0e: power iterations in %s",
+                  floor, tcnla_gemm_method_name(pw[0]));
+        CHECK(pw[1] == TCNLA_GEMM_TCEC_FP16);
         CHECK_MSG(res[0] <= 1.01 * res[1], "tail %.0e: %.6e vs %.6e", floor, res[0], res[1]);
     }
     free(A), free(U), free(VT);
@@ -500,7 +511,7 @@ TEST(rsvd_power_shgemm_as_accurate_as_tcec) {
                                             c == 0 ? TCNLA_GEMM_FP16 : TCNLA_GEMM_SHGEMM_FP16,
                                             TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_FP16};
         double res[4] = {0, 0, 0, 0}, sv[4] = {0, 0, 0, 0};
-        uint32_t meth[4] = {0, 0, 0, 0};
+        tcnla_gemm_method_t pw[4] = {0, 0, 0, 0};
         const int nv = c == 1 ? 4 : 3;
         for (int v = 0; v < nv; v++) {
             tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
@@ -510,18 +521,18 @@ TEST(rsvd_power_shgemm_as_accurate_as_tcec) {
             REQUIRE(tcnla_rsvd(h, &o, m, n, A, m, U[v], m, S[v], VT[v], k) == 0);
             res[v] = lowrank_residual(A, m, n, U[v], S[v], VT[v], k);
             sv[v] = sv_resolved_err(S[v], sig, k);
-            meth[v] = info.methods;
+            pw[v] = info.power_method;
         }
-        printf("    %s: residual defaults %.6e (FP16 among their methods: %s), TCEC %.6e",
-               names[c], res[0], (meth[0] >> TCNLA_GEMM_FP16) & 1 ? "yes" : "no", res[2]);
+        printf("    %s: residual defaults %.6e (power iterations %s), TCEC %.6e", names[c],
+               res[0], tcnla_gemm_method_name(pw[0]), res[2]);
         if (nv == 4) printf(", FP16 %.6e", res[3]);
         printf("; values' error %.3e, %.3e%s", sv[0], sv[2], nv == 4 ? ", " : "\n");
         if (nv == 4) printf("%.3e\n", sv[3]);
         /* the choice: the defaults ran what the explicit option runs, bit for
          * bit (the projection's first l columns do not depend on the probe
          * columns drawn beside them) */
-        CHECK_MSG(((meth[0] >> TCNLA_GEMM_FP16) & 1) == (c == 0), "%s: FP16 power iterations %d",
-                  names[c], (int)((meth[0] >> TCNLA_GEMM_FP16) & 1));
+        CHECK_MSG(pw[0] == pms[1], "%s: power iterations %s", names[c],
+                  tcnla_gemm_method_name(pw[0]));
         CHECK_MSG(memcmp(S[0], S[1], sizeof(float) * k) == 0 &&
                       memcmp(U[0], U[1], sizeof(float) * m * k) == 0 &&
                       memcmp(VT[0], VT[1], sizeof(float) * k * n) == 0,
@@ -544,6 +555,111 @@ TEST(rsvd_power_shgemm_as_accurate_as_tcec) {
         }
     }
     for (int v = 0; v < 4; v++) free(U[v]), free(VT[v]), free(S[v]);
+    free(sig), free(A);
+    tcnla_destroy(h);
+}
+
+/* The default projection (proj_method 0): FP16 where power iterations follow
+ * (they filter its rounding of A, noise of about u16 ||A||_F in every
+ * direction, as they filter Omega's randomness), SHGEMM_FP16 without them.
+ * 1024 x 512, rank 32, p = 10, A = U diag(s) V^T with r = 192 (bench/rsvd.c's
+ * spectra), q = 2: residual of the defaults against the same run with the
+ * projection in SHGEMM_FP16 exp 1.0000, gap_noise 1.0000, deep decay 1.0074,
+ * low rank 1.0049 (measured, each with the power iterations' precision the
+ * rule chose). Bound 1.05. q = 0: the defaults project in SHGEMM_FP16 (bit
+ * for bit); an FP16 projection there leaves FP16's noise in the basis (deep
+ * decay: residual 1.7e-4 against 3.5e-7), outside the bound. */
+/* The rule for the power iterations' precision after an FP16 projection:
+ * its probes see fl16(A) = A + E, E's rounding adding up to u16^2 ||A||_F^2
+ * to the first basis's squared residual, which the rule subtracts. 2048^2,
+ * rank 4, p = 4, q = 1, four values 1 and a flat tail t (r = 80): with the
+ * projection in SHGEMM_FP16 (no such noise) the rule takes FP16 from t
+ * about 5.3e-5 up, the defaults from about 8.3e-5 up (measured, steps of
+ * 12 %); without the subtraction the defaults took FP16 at every t from
+ * 3e-5 (the noise alone, about 0.18 u16^2 ||A||_F^2 here, is beyond the
+ * threshold 100 u16^2 (l / n) ||A||_F^2 at l / n = 8 / 2048). Here: t =
+ * 3.4e-5 and 4.2e-5 (both rules: SHGEMM_FP16) and 1.3e-4 (both: FP16). */
+TEST(rsvd_power_rule_discounts_fp16_projection_noise) {
+    tcnla_handle_t h = cpu();
+    const int N = 2048, k = 4, r = 80;
+    float *A = malloc(sizeof(float) * N * N), *U = malloc(sizeof(float) * N * k);
+    float *VT = malloc(sizeof(float) * k * N), S[4];
+    double sig[80];
+    const double ts[3] = {3.4e-5, 4.2e-5, 1.3e-4};
+    for (int c = 0; c < 3; c++) {
+        for (int i = 0; i < r; i++) sig[i] = i < 4 ? 1.0 : ts[c];
+        REQUIRE(tn_testmat_svd_fast(N, N, r, sig, 5, A, N) == 0);
+        tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+        o.rank = k, o.oversampling = 4, o.power_iters = 1;
+        tcnla_info_t info;
+        o.info = &info;
+        REQUIRE(tcnla_rsvd(h, &o, N, N, A, N, U, N, S, VT, k) == 0);
+        const tcnla_gemm_method_t want = c < 2 ? TCNLA_GEMM_SHGEMM_FP16 : TCNLA_GEMM_FP16;
+        printf("    tail %.1e: projection %s, power iterations %s\n", ts[c],
+               tcnla_gemm_method_name(info.proj_method), tcnla_gemm_method_name(info.power_method));
+        CHECK(info.proj_method == TCNLA_GEMM_FP16);
+        CHECK_MSG(info.power_method == want, "tail %.1e: power iterations %s, not %s", ts[c],
+                  tcnla_gemm_method_name(info.power_method), tcnla_gemm_method_name(want));
+    }
+    free(A), free(U), free(VT);
+    tcnla_destroy(h);
+}
+
+TEST(rsvd_default_projection_fp16_as_accurate) {
+    tcnla_handle_t h = cpu();
+    const int m = 1024, n = 512, k = 32, p = 10, r = 4 * k + 64;
+    double *sig = calloc(n, sizeof(double));
+    float *A = malloc(sizeof(float) * m * n);
+    float *U[2], *VT[2], *S[2];
+    for (int v = 0; v < 2; v++) {
+        U[v] = malloc(sizeof(float) * m * k), VT[v] = malloc(sizeof(float) * k * n);
+        S[v] = malloc(sizeof(float) * k);
+    }
+    static const char *names[4] = {"exp", "gap_noise", "deep_decay", "low_rank"};
+    for (int c = 0; c < 4; c++) {
+        for (int i = 0; i < r; i++) {
+            const double x = i;
+            sig[i] = c == 0   ? pow(10.0, -3.0 * x / k)
+                     : c == 1 ? (i < k / 2 ? 1.0 : 1e-2) + 1e-4
+                     : c == 2 ? pow(10.0, -8.0 * x / k)
+                              : (i < k / 2 ? pow(10.0, -2.0 * x / (k / 2)) : 0.0);
+        }
+        REQUIRE(tn_testmat_svd_fast(m, n, r, sig, 77 + c, A, m) == 0);
+        for (int q = 2; q >= 0; q -= 2) {
+            if (q == 0 && c != 2) continue; /* (q = 0: the deep decay) */
+            double res[2];
+            tcnla_gemm_method_t pj[2];
+            for (int v = 0; v < 2; v++) { /* the defaults; their projection in SHGEMM_FP16 */
+                tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+                o.rank = k, o.oversampling = p, o.power_iters = q;
+                if (v) o.proj_method = TCNLA_GEMM_SHGEMM_FP16;
+                tcnla_info_t info;
+                o.info = &info;
+                REQUIRE(tcnla_rsvd(h, &o, m, n, A, m, U[v], m, S[v], VT[v], k) == 0);
+                res[v] = lowrank_residual(A, m, n, U[v], S[v], VT[v], k);
+                pj[v] = info.proj_method;
+            }
+            printf("    %s, q = %d: residual %.6e (projection %s), %.6e (SHGEMM_FP16): %.4f\n",
+                   names[c], q, res[0], tcnla_gemm_method_name(pj[0]), res[1], res[0] / res[1]);
+            CHECK(pj[0] == (q ? TCNLA_GEMM_FP16 : TCNLA_GEMM_SHGEMM_FP16));
+            CHECK(pj[1] == TCNLA_GEMM_SHGEMM_FP16);
+            CHECK_MSG(res[0] <= 1.05 * res[1], "%s, q = %d: %.6e > 1.05 x %.6e", names[c], q,
+                      res[0], res[1]);
+            if (q == 0) { /* bit for bit; an FP16 projection there: outside the bound */
+                CHECK(memcmp(S[0], S[1], sizeof(float) * k) == 0 &&
+                      memcmp(U[0], U[1], sizeof(float) * m * k) == 0);
+                tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+                o.rank = k, o.oversampling = p, o.power_iters = 0;
+                o.proj_method = TCNLA_GEMM_FP16;
+                REQUIRE(tcnla_rsvd(h, &o, m, n, A, m, U[0], m, S[0], VT[0], k) == 0);
+                const double r16 = lowrank_residual(A, m, n, U[0], S[0], VT[0], k);
+                printf("    %s, q = 0, FP16 projection: residual %.6e\n", names[c], r16);
+                CHECK_MSG(r16 > 1.05 * res[1], "FP16 projection, q = 0: %.6e within the bound",
+                          r16);
+            }
+        }
+    }
+    for (int v = 0; v < 2; v++) free(U[v]), free(VT[v]), free(S[v]);
     free(sig), free(A);
     tcnla_destroy(h);
 }

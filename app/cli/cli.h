@@ -48,6 +48,8 @@ void cli_json_str(FILE *f, const char *s);
  * option, or the defaults' choice from the data, "auto:fp16" or
  * "auto:shgemm_fp16" (defined in cmd_rsvd.c). */
 const char *cli_rsvd_power(const tcnla_rsvd_opts_t *o, const tcnla_info_t *info);
+/* the projection's method: proj_method, or (0) "auto:..." from info (may be NULL) */
+const char *cli_rsvd_proj(const tcnla_rsvd_opts_t *o, const tcnla_info_t *info);
 /* qsort comparison of doubles. */
 int cli_cmp_double(const void *a, const void *b);
 /* "a,b,c" -> 2 to TCNLA_HOSVD_MAX_ORDER integers in [lo, hi] (a tensor's

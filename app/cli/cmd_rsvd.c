@@ -31,7 +31,9 @@ static void help(void) {
         "  --oversampling P  [10]\n"
         "  --power-iters Q   [2]\n"
         "  --proj M          GEMM of A*Omega: shgemm_fp16, shgemm_tf32, tcec_fp16, tcec_tf32,\n"
-        "                    native_fp32, tf32, ... [shgemm_fp16 on a GPU, native_fp32 on the CPU]\n"
+        "                    native_fp32, tf32, fp16, ... [on a GPU: fp16 where power iterations\n"
+        "                    follow (they filter its rounding of A) and it needs no copy of A,\n"
+        "                    else shgemm_fp16 (printed as auto:...); native_fp32 on the CPU]\n"
         "  --gemm M          the other products [tcec_fp16 on a GPU, native_fp32 on the CPU]\n"
         "  --power M         the power iterations' products (fp16: A and the basis rounded\n"
         "                    to FP16; shgemm_fp16: only the basis rounded, as accurate as\n"
@@ -79,17 +81,24 @@ static int timed_rsvd(tcnla_handle_t h, const tcnla_rsvd_opts_t *o, int64_t m, i
     return st;
 }
 
+/* "auto:fp16" or "auto:shgemm_fp16" for a method the call chose (m, from
+ * its info; "auto" where it did not say) */
+static const char *auto_name(tcnla_gemm_method_t m) {
+    return m == TCNLA_GEMM_FP16          ? "auto:fp16"
+           : m == TCNLA_GEMM_SHGEMM_FP16 ? "auto:shgemm_fp16"
+                                         : "auto";
+}
+
 const char *cli_rsvd_power(const tcnla_rsvd_opts_t *o, const tcnla_info_t *info) {
     if (o->power_method) return tcnla_gemm_method_name(o->power_method);
     if (o->gemm_method != TCNLA_GEMM_TCEC_FP16 || o->power_iters == 0)
         return tcnla_gemm_method_name(o->gemm_method);
-    /* FP16 or SHGEMM_FP16: the one of the two the projection did not use
-     * tells (with --proj fp16, SHGEMM among the methods; else FP16) */
-    if (o->proj_method == TCNLA_GEMM_FP16)
-        return info->methods & (1u << TCNLA_GEMM_SHGEMM_FP16 | 1u << TCNLA_GEMM_SHGEMM_TF32)
-                   ? "auto:shgemm_fp16"
-                   : "auto:fp16";
-    return (info->methods >> TCNLA_GEMM_FP16) & 1 ? "auto:fp16" : "auto:shgemm_fp16";
+    return auto_name(info->power_method);
+}
+
+const char *cli_rsvd_proj(const tcnla_rsvd_opts_t *o, const tcnla_info_t *info) {
+    return o->proj_method ? tcnla_gemm_method_name(o->proj_method)
+                          : auto_name(info ? info->proj_method : TCNLA_GEMM_DEFAULT);
 }
 
 /* ||A - U diag(S) VT||_F / ||A||_F on the host (BLAS SGEMM). */
@@ -125,12 +134,13 @@ static void fp16_methods(const tcnla_rsvd_opts_t *o, char *b, size_t n) {
     b[0] = 0;
     for (int pass = 0; pass < 2 && !k; pass++)
         for (int i = 0; i < 3; i++) {
-            const tcnla_gemm_method_t m = u[i].m;
+            /* (proj_method 0: FP16 or SHGEMM_FP16) */
+            const tcnla_gemm_method_t m = u[i].m ? u[i].m : TCNLA_GEMM_FP16;
             const int fp16 = m == TCNLA_GEMM_FP16 || m == TCNLA_GEMM_MARKIDIS_FP16 ||
                              m == TCNLA_GEMM_TCEC_FP16 || m == TCNLA_GEMM_SHGEMM_FP16;
             if ((pass == 0 && !fp16) || k + 1 >= n) continue;
             int w = snprintf(b + k, n - k, "%s%s %s", k ? ", " : "", u[i].opt,
-                             tcnla_gemm_method_name(m));
+                             u[i].m ? tcnla_gemm_method_name(m) : "auto");
             if (w > 0) k += (size_t)w < n - k ? (size_t)w : n - k - 1;
         }
 }
@@ -299,10 +309,11 @@ int cmd_rsvd(int argc, char **argv) {
         if (!gemm_set) o.gemm_method = TCNLA_GEMM_NATIVE_FP32;
     }
     if (reps < 0) reps = be == TCNLA_BACKEND_CUDA ? 3 : 1;
-    if ((o.proj_method == TCNLA_GEMM_SHGEMM_FP16 || o.proj_method == TCNLA_GEMM_SHGEMM_TF32) &&
+    if ((o.proj_method == TCNLA_GEMM_DEFAULT || o.proj_method == TCNLA_GEMM_SHGEMM_FP16 ||
+         o.proj_method == TCNLA_GEMM_SHGEMM_TF32) &&
         o.random_format != TCNLA_FMT_FP16) {
         fprintf(stderr, "tcnla rsvd: --proj %s%s multiplies A by the random matrix in FP16, so it "
-                "needs --random-format fp16%s, not %s\n", tcnla_gemm_method_name(o.proj_method),
+                "needs --random-format fp16%s, not %s\n", cli_rsvd_proj(&o, NULL),
                 proj_set ? "" : " (the default on a GPU)", fmt_set ? "" : " (the default)",
                 cli_format_names[o.random_format]);
         rc = EXIT_USAGE;
@@ -372,7 +383,7 @@ int cmd_rsvd(int argc, char **argv) {
         fp16_methods(&o, what, sizeof what);
         if (st != TCNLA_ERR_RANGE) /* not a range failure: every product may have failed */
             snprintf(what, sizeof what, "--proj %s, --power %s, --gemm %s",
-                     tcnla_gemm_method_name(o.proj_method),
+                     cli_rsvd_proj(&o, &info),
                      tcnla_gemm_method_name(o.power_method ? o.power_method : o.gemm_method),
                      tcnla_gemm_method_name(o.gemm_method));
         rc = cli_fail(what, st);
@@ -412,7 +423,7 @@ int cmd_rsvd(int argc, char **argv) {
         cli_jint(&j, "rank", k);
         cli_jint(&j, "oversampling", o.oversampling);
         cli_jint(&j, "power_iters", o.power_iters);
-        cli_jstr(&j, "proj", tcnla_gemm_method_name(o.proj_method));
+        cli_jstr(&j, "proj", cli_rsvd_proj(&o, &info));
         cli_jstr(&j, "gemm", tcnla_gemm_method_name(o.gemm_method));
         cli_jstr(&j, "power", cli_rsvd_power(&o, &info));
         cli_jstr(&j, "input", input ? input : spectrum);
@@ -432,7 +443,7 @@ int cmd_rsvd(int argc, char **argv) {
                                                               : "matrix, spectrum (i+1)^-2"),
                (long long)k, (long long)o.oversampling, o.power_iters);
         printf("  methods: A*Omega %s, power iterations %s, Q^T A %s, Omega in %s\n",
-               tcnla_gemm_method_name(o.proj_method),
+               cli_rsvd_proj(&o, &info),
                cli_rsvd_power(&o, &info), tcnla_gemm_method_name(o.gemm_method),
                cli_format_names[o.random_format]);
         printf("  ||A - U S V^T||_F / ||A||_F   %.4e", res);

@@ -362,7 +362,7 @@ static void *rank_main(void *arg) {
                          tgemm_names[lo.tgemm], tcnla_gemm_method_name(lo.gemm_method));
             else
                 snprintf(what, sizeof what, "tcnla_dist_rsvd (--proj %s, --gemm %s)",
-                         tcnla_gemm_method_name(ro.proj_method),
+                         cli_rsvd_proj(&ro, NULL),
                          tcnla_gemm_method_name(ro.gemm_method));
             rc = fail(R, what, st);
             rc = agree(R, rc);
@@ -513,7 +513,7 @@ static void report(const rctx *R, double res, double t, const double *steps, dou
         } else {
             cli_jint(&j, "oversampling", ro->oversampling);
             cli_jint(&j, "power_iters", ro->power_iters);
-            cli_jstr(&j, "proj", tcnla_gemm_method_name(ro->proj_method));
+            cli_jstr(&j, "proj", cli_rsvd_proj(ro, info));
             cli_jstr(&j, "gemm", tcnla_gemm_method_name(ro->gemm_method));
             cli_jstr(&j, "power", power);
             cli_jstr(&j, "orth", cli_orth_names[ro->orth]);
@@ -570,7 +570,7 @@ static void report(const rctx *R, double res, double t, const double *steps, dou
         printf("  ||A - X Y^T||_F / ||A||_F     %.4e", res);
     } else {
         printf("  methods: A*Omega %s, power iterations %s, Q^T A %s, Omega in %s, orth %s\n",
-               tcnla_gemm_method_name(ro->proj_method), power,
+               cli_rsvd_proj(ro, info), power,
                tcnla_gemm_method_name(ro->gemm_method), cli_format_names[ro->random_format],
                cli_orth_names[ro->orth]);
         printf("  ||A - U S V^T||_F / ||A||_F   %.4e", res);
@@ -690,10 +690,11 @@ static int methods(dctx *D) {
         return EXIT_USAGE;
     }
     const tcnla_gemm_method_t pm = cfg->rsvd.proj_method;
-    if (!cfg->is_lra && (pm == TCNLA_GEMM_SHGEMM_FP16 || pm == TCNLA_GEMM_SHGEMM_TF32) &&
+    if (!cfg->is_lra &&
+        (pm == TCNLA_GEMM_DEFAULT || pm == TCNLA_GEMM_SHGEMM_FP16 || pm == TCNLA_GEMM_SHGEMM_TF32) &&
         cfg->rsvd.random_format != TCNLA_FMT_FP16) {
         fprintf(stderr, "tcnla %s: --proj %s multiplies A by the random matrix in FP16, so it "
-                "needs --random-format fp16, not %s\n", cfg->cmd, tcnla_gemm_method_name(pm),
+                "needs --random-format fp16, not %s\n", cfg->cmd, cli_rsvd_proj(&cfg->rsvd, NULL),
                 cli_format_names[cfg->rsvd.random_format]);
         return EXIT_USAGE;
     }

@@ -267,7 +267,7 @@ def main():
     if args.c_csv and os.path.exists(args.c_csv):
         with open(args.c_csv) as f:
             c_rows = [r for r in csv.DictReader(f)
-                      if r.get("method") == "shgemm_fp16+tcec_fp16_chol1"]
+                      if r.get("method") == "defaults"]
     rows = []
     svd_sizes = [(4096, 4096, 64)] + ([] if args.quick else [(16384, 16384, 256)])
     for m, n, k in svd_sizes:

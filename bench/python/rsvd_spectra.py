@@ -109,9 +109,9 @@ def main():
             else:
                 U, S, Vt, info = out
                 V = Vt.T
-                if meth == "tcnla_default":  # (fp16: in some pass; a deferred verdict
-                    # that failed reruns the range finder, deciding again)
-                    power = "auto:fp16" if "fp16" in info.methods else "auto:shgemm_fp16"
+                if meth == "tcnla_default":  # the projection's and the power iterations'
+                    # methods as chosen (Info.proj_method, Info.power_method)
+                    power = f"auto:{info.power_method} (projection {info.proj_method})"
                 else:
                     power = "fp16" if meth == "tcnla_fastest" else "tcec_fp16"
             res = residual(A, U, S, V, k)

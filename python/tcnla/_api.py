@@ -23,8 +23,11 @@ class Info:
     those run with another method than asked, `scaled` those computed on
     operands scaled exactly by powers of two (rows of op(A), columns of
     op(B): data outside FP16's range), the last Ozaki product's
-    scheme / slice or moduli counts, the backend's kernel `path`, and for
-    rsvd(timings=True) the seconds per step. `backend` / `device` say where
+    scheme / slice or moduli counts, the backend's kernel `path`, for rsvd
+    the methods its projection (`proj_method`) and power iterations
+    (`power_method`, None without them) ran with, as chosen where the
+    options leave them to the library, and for rsvd(timings=True) the
+    seconds per step. `backend` / `device` say where
     the call ran ('cpu' or 'cuda', the CUDA ordinal or None)."""
     method: Optional[str] = None
     methods: List[str] = field(default_factory=list)
@@ -36,6 +39,8 @@ class Info:
     ozaki_slices_a: int = 0
     ozaki_slices_b: int = 0
     path: int = 0
+    proj_method: Optional[str] = None
+    power_method: Optional[str] = None
     backend: Optional[str] = None
     device: Optional[int] = None
     timings: Optional[Dict[str, float]] = None
@@ -56,6 +61,10 @@ class Info:
             self.ozaki_scheme, self.ozaki_d = ci.ozaki_scheme, ci.ozaki_d
             self.ozaki_slices_a, self.ozaki_slices_b = ci.ozaki_slices_a, ci.ozaki_slices_b
         self.path = ci.path
+        if ci.proj_method:
+            self.proj_method = L.gemm_method_name(ci.proj_method)
+        if ci.power_method:
+            self.power_method = L.gemm_method_name(ci.power_method)
 
 
 # ------------------------------------------------------------------- devices
@@ -327,7 +336,9 @@ def rsvd(A, rank, *, oversampling=None, power_iters=None, proj_method=None, gemm
     Options (None = the library's default, tcnla_rsvd_opts_default):
       oversampling  p, default 10 (rank + p <= min(m, n));
       power_iters   q, default 2 (0 .. 100);
-      proj_method   Y = A Omega, default 'shgemm_fp16';
+      proj_method   Y = A Omega, default: 'fp16' where power iterations follow (they
+                    filter its rounding of A) and FP16 needs no copy of A, else
+                    'shgemm_fp16' (Info.proj_method says which ran);
       gemm_method   the other products, default 'tcec_fp16';
       power_method  the power iterations' products ('fp16', 'shgemm_fp16', or any
                     gemm_method but 'shgemm_tf32'), default: with gemm_method

@@ -67,7 +67,7 @@ class Info(C.Structure):
     _fields_ = [("method", C.c_int), ("products", C.c_int), ("fallbacks", C.c_int),
                 ("methods", C.c_uint32), ("ozaki_scheme", C.c_int), ("ozaki_d", C.c_int),
                 ("ozaki_slices_a", C.c_int), ("ozaki_slices_b", C.c_int), ("path", C.c_int),
-                ("scaled", C.c_int)]
+                ("scaled", C.c_int), ("proj_method", C.c_int), ("power_method", C.c_int)]
 
 
 class RsvdOpts(C.Structure):

@@ -30,6 +30,7 @@ typedef struct tn_call {
     /* ---- modes a driver sets for the work it runs (all off at init) */
     tn_trust_t trust;         /* an operand checked once (tn_trust): its products skip the check */
     uintptr_t f16_lo, f16_hi; /* FP16 bits the driver drew itself (tn_trust_f16) */
+    uintptr_t basis_lo, basis_hi; /* an orthonormal basis the driver formed (tn_trust_basis) */
     int bounded;              /* > 0: no path whose workspace grows with an operand */
     int *defer;               /* deferred verdicts: device flags (TN_DEFER_SLOTS ints), or NULL */
     int defer_held;           /* deferral paused (tn_defer_hold) */

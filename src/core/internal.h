@@ -152,6 +152,16 @@ int tn_hosvd_fused(tn_call_t *cl, int64_t I1, int64_t I2, int64_t T, const float
  * NaN / Inf check, and with it a host synchronisation. One range at a time;
  * a no-op on the CPU backend. */
 void tn_trust_f16(tn_call_t *cl, const uint16_t *X, size_t count);
+/* Within one driver call: X[0 .. count) holds an orthonormal basis the
+ * driver formed (columns of at most TN_BASIS_ROWS rows and norm 1, so
+ * |x| <= 1 and each column's largest |x| >= 2^-12, inside FP16's normal
+ * range), or, where its orthonormalization failed, data whose products the
+ * driver discards (a deferred verdict, tn_defer_begin, reruns them): as
+ * op(B) of a product it skips the range and NaN / Inf checks, and with them
+ * their kernels and a host synchronisation. One range at a time (NULL
+ * clears it); a no-op on the CPU backend. */
+#define TN_BASIS_ROWS ((int64_t)1 << 24)
+void tn_trust_basis(tn_call_t *cl, const float *X, size_t count);
 /* Within tcnla_rsvd, tcnla_lra and tcnla_hosvd, which promise device memory
  * of about size(A) plus their factors (no copy of A; randLRA's E aside): the
  * products take no path whose workspace grows with an operand's size

@@ -159,11 +159,17 @@ int tn_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, i
 void tn_untrust(tn_call_t *cl) {
     memset(&cl->trust, 0, sizeof cl->trust);
     cl->f16_lo = cl->f16_hi = 0;
+    cl->basis_lo = cl->basis_hi = 0;
 }
 
 void tn_trust_f16(tn_call_t *cl, const uint16_t *X, size_t count) {
     cl->f16_lo = (uintptr_t)X;
     cl->f16_hi = X ? (uintptr_t)(X + count) : 0;
+}
+
+void tn_trust_basis(tn_call_t *cl, const float *X, size_t count) {
+    cl->basis_lo = (uintptr_t)X;
+    cl->basis_hi = X ? (uintptr_t)(X + count) : 0;
 }
 
 void tn_bounded_begin(tn_call_t *cl) { cl->bounded++; }

@@ -5,7 +5,7 @@
  * tn_small_svd_t, each of which runs on the handle's backend.
  *
  *   Omega = randn(n, l)                       l = k + p, rounded to random_format
- *   Y = A Omega                               proj_method (SHGEMM: FP16 Omega)
+ *   Y = A Omega                               proj_method (SHGEMM: FP16 Omega; 0: below)
  *   Q = orth(Y)
  *   repeat q times: Z = orth(A^T Q); Q = orth(A Z)          power_method (0: below)
  *   W = A^T Q  (n x l, = B^T)                 gemm_method
@@ -64,7 +64,7 @@ tcnla_rsvd_opts_t tcnla_rsvd_opts_default(void) {
     o.rank = 0;
     o.oversampling = 10;
     o.power_iters = 2;
-    o.proj_method = TCNLA_GEMM_SHGEMM_FP16;
+    o.proj_method = TCNLA_GEMM_DEFAULT; /* FP16 or SHGEMM_FP16: tn_rsvd_run */
     o.gemm_method = TCNLA_GEMM_TCEC_FP16;
     o.power_method = TCNLA_GEMM_DEFAULT; /* gemm_method */
     o.random_format = TCNLA_FMT_FP16;
@@ -109,16 +109,24 @@ static int orth_step(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int deferred, in
  * projection: RSVD_PROBES more Gaussian columns G, Y_G = A G, and
  * E ||Y_G||_F^2 = RSVD_PROBES ||A||_F^2, E ||(I - Q Q^T) Y_G||_F^2 =
  * RSVD_PROBES ||(I - Q Q^T) A||_F^2 for the basis Q of the first l columns
- * (two products of l x 8 in FP32 without the Tensor Cores, whose operand
- * checks would take longer than these products; two sums of squares, each
- * waited for; on several ranks the sums and Q^T Y_G summed over them). */
-#define RSVD_PROBES 8
+ * (two products of l x RSVD_PROBES in FP32 without the Tensor Cores, whose
+ * operand checks would take longer than these products; two sums of
+ * squares, each waited for; on several ranks the sums and Q^T Y_G summed
+ * over them). Six columns, so that l + 6 columns fit the in-place FP16
+ * kernel (272 on Hopper) at the default l = 266: their estimate's relative
+ * standard deviation is at most sqrt(2 / 6), against the rule's margin of
+ * 100 in squares. Where the projection itself ran in FP16 (below), the
+ * estimate sees fl16(A) = A + E instead of A, E's rounding error adding up
+ * to ||E||_F^2 <= u16^2 ||A||_F^2 to each probe's residual (for A in FP16's
+ * normal range): the rule subtracts that much, so that rounding alone never
+ * tips it towards FP16. */
+#define RSVD_PROBES 6
 
 /* 1 when FP16 power iterations suffice: Pr = Y_G (m x RSVD_PROBES) after
  * Q's orthonormalization, overwritten with (I - Q Q^T) Y_G; Z: l x
- * RSVD_PROBES scratch */
+ * RSVD_PROBES scratch; f16proj: Y_G = fl16(A) G (the FP16 projection) */
 static int fp16_power_suffices(tn_call_t *cl, int64_t m, int64_t n, int64_t l, const float *Q,
-                               float *Pr, float *Z, int *yes) {
+                               float *Pr, float *Z, int f16proj, int *yes) {
     tcnla_handle_t h = cl->h;
     const int64_t g = RSVD_PROBES;
     const tcnla_gemm_method_t gm = TCNLA_GEMM_NATIVE_FP32;
@@ -135,8 +143,10 @@ static int fp16_power_suffices(tn_call_t *cl, int64_t m, int64_t n, int64_t l, c
         st = tn_dist_reduce_host(cl, v, 2, TN_OP_SUM);
         a2 = v[0], r2 = v[1];
     }
-    /* u16^2 (l / n) ||A||^2 <= (r / 10)^2; NaN (a breakdown deferred) says no */
-    *yes = !st && 0x1p-22 * ((double)l / (double)n) * a2 <= 0.01 * r2;
+    /* u16^2 (l / n) ||A||^2 <= (r / 10)^2, r^2 less the FP16 projection's
+     * rounding; NaN (a breakdown deferred) says no */
+    const double u2 = 0x1p-22, bias = f16proj ? u2 * a2 : 0.0;
+    *yes = !st && u2 * ((double)l / (double)n) * a2 <= 0.01 * (r2 - bias);
     return st;
 }
 
@@ -271,19 +281,30 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
     }
     if (probes) { /* (W is free until the power iterations) */
         int f16 = 0;
-        TRYR(fp16_power_suffices(cl, m, n, l, Y, Y + m * l, W, &f16));
+        TRYR(fp16_power_suffices(cl, m, n, l, Y, Y + m * l, W,
+                                     o->proj_method == TCNLA_GEMM_FP16, &f16));
         if (f16) pm = TCNLA_GEMM_FP16;
     }
+    cl->info.power_method = o->power_iters > 0 ? pm : TCNLA_GEMM_DEFAULT;
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_ORTH));
+    /* the bases Q and Q_W as B of the products after them: orthonormal
+     * (|q| <= 1, finite), or where a deferred verdict failed, work the run
+     * without deferral redoes: no range or NaN / Inf check (tn_trust_basis;
+     * one rank: over several, a rank's rows of a column may be tiny) */
+    const int tb = !cl->comm;
     for (int it = 0; it < o->power_iters; it++) {
+        if (tb) tn_trust_basis(cl, Y, (size_t)m * (size_t)l);
         TRYR(tn_sgemm(cl, pm, T, N, n, l, m, 1.0f, A, lda, Y, NULL, m, 0.0f, W, n));
         TRYR(w_orth(cl, o, ws, *deferred, n, l, W));
+        if (tb) tn_trust_basis(cl, W, (size_t)n * (size_t)l);
         TRYR(tn_sgemm(cl, pm, N, N, m, l, n, 1.0f, A, lda, W, NULL, n, 0.0f, Y, m));
         TRYR(orth_step(cl, o, *deferred, 1, m, l, Y));
     }
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_POWER));
     /* W = A^T Q = B^T */
+    if (tb) tn_trust_basis(cl, Y, (size_t)m * (size_t)l);
     TRYR(tn_sgemm(cl, o->gemm_method, T, N, n, l, m, 1.0f, A, lda, Y, NULL, m, 0.0f, W, n));
+    tn_trust_basis(cl, NULL, 0);
     TRYR(ws->on ? w_scatter(cl, ws, n, l, W) : tn_dist_sum(cl, W, n * l, TN_DT_F32));
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_BT));
 #undef TRYR
@@ -293,12 +314,14 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
 int tn_rsvd_check_opts(const tcnla_rsvd_opts_t *o, int64_t m, int64_t n) {
     if (!o || o->rank < 1 || o->oversampling < 0 || o->power_iters < 0 || o->power_iters > 100)
         return -2;
+    /* proj_method 0: FP16 or SHGEMM_FP16 (tn_rsvd_run), both on FP16 Omega */
+    const int pj0 = o->proj_method == TCNLA_GEMM_DEFAULT;
     const int64_t mn = m < n ? m : n; /* rank + oversampling <= mn, without overflow */
     if (o->rank > mn || o->oversampling > mn - o->rank) return -2;
-    if ((int)o->proj_method <= 0 || (int)o->proj_method >= (int)TCNLA_GEMM_METHOD_COUNT ||
+    if ((int)o->proj_method < 0 || (int)o->proj_method >= (int)TCNLA_GEMM_METHOD_COUNT ||
         (int)o->gemm_method <= 0 || (int)o->gemm_method >= (int)TCNLA_GEMM_METHOD_COUNT)
         return -2;
-    if (is_shgemm(o->proj_method) && o->random_format != TCNLA_FMT_FP16) return -2;
+    if ((pj0 || is_shgemm(o->proj_method)) && o->random_format != TCNLA_FMT_FP16) return -2;
     if (is_shgemm(o->gemm_method)) return -2; /* the other products have no FP16 operand */
     /* the power iterations: SHGEMM_FP16 rounds the basis to FP16 (it only
      * shapes the subspace); not SHGEMM_TF32 */
@@ -347,7 +370,6 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
     void *Om = NULL;
     float *Y = NULL, *W = NULL, *R = NULL, *Sm = NULL, *VTb = NULL, *VTp = NULL;
     wsplit ws = {0, 1, 0, 0, NULL, NULL};
-    const int sh = is_shgemm(o->proj_method);
     const tcnla_op_t N = TCNLA_OP_N, T = TCNLA_OP_T;
 #define TRY(x)                                                                                 \
     do {                                                                                       \
@@ -366,11 +388,26 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
     int probes = auto_power && o->power_iters > 0 && mg >= RSVD_PROBES && n >= RSVD_PROBES &&
                  h->ops->f16_in_place(h, T, n, l, m, A, lda) &&
                  h->ops->f16_in_place(h, N, m, l, n, A, lda);
+    /* the projection: proj_method, or (0, the default) FP16 where power
+     * iterations follow and FP16 multiplies A in place, else SHGEMM_FP16.
+     * FP16 rounds A (noise of about u16 ||A||_F in every direction, where
+     * SHGEMM_FP16 is as accurate as TCEC): the power iterations filter it
+     * as they filter Omega's randomness, their own products chosen from
+     * the data as above (tests/test_randnla.c
+     * rsvd_default_projection_fp16_as_accurate). H100, 16384^2, l = 266:
+     * 0.51-0.53 ms against 0.70-0.73 for SHGEMM_FP16 (bench_rsvd). */
+    int f16p = !o->proj_method && o->power_iters > 0 &&
+               h->ops->f16_in_place(h, N, m, l + (probes ? RSVD_PROBES : 0), n, A, lda);
     if (cl->comm) { /* every rank the same path: FP16 in place on all of them */
-        double v = probes;
-        TRY(tn_dist_reduce_host(cl, &v, 1, TN_OP_MIN));
-        probes = v > 0.0;
+        double v[2] = {probes, f16p};
+        TRY(tn_dist_reduce_host(cl, v, 2, TN_OP_MIN));
+        probes = v[0] > 0.0, f16p = v[1] > 0.0;
     }
+    tcnla_rsvd_opts_t ro = *o; /* the options with the projection's method resolved */
+    if (!ro.proj_method) ro.proj_method = f16p ? TCNLA_GEMM_FP16 : TCNLA_GEMM_SHGEMM_FP16;
+    o = &ro;
+    cl->info.proj_method = o->proj_method;
+    const int sh = is_shgemm(o->proj_method);
     const int64_t lp = l + (probes ? RSVD_PROBES : 0);
     /* A is read by every product below: checked once, here, or (FP16 or
      * SHGEMM_FP16 projection) inside the projection where the backend can

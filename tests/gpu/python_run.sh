@@ -83,11 +83,11 @@ if has bench; then
   Q=""
   [ "$QUICK" = "--quick" ] && Q="--quick"
   rm -f "$OUT/bench_rsvd_c.csv"
-  timeout 300 ./build/bench_rsvd --m 4096 --n 4096 --rank 64 --variants shgemm_fp16+tcec_fp16_chol1 \
+  timeout 300 ./build/bench_rsvd --m 4096 --n 4096 --rank 64 --variants defaults \
     --csv "$OUT/bench_rsvd_c.csv" >"$OUT/bench_rsvd_c.log" 2>&1
-  [ -z "$Q" ] && timeout 300 ./build/bench_rsvd --variants shgemm_fp16+tcec_fp16_chol1 \
+  [ -z "$Q" ] && timeout 300 ./build/bench_rsvd --variants defaults \
     --csv "$OUT/bench_rsvd_c.csv" >>"$OUT/bench_rsvd_c.log" 2>&1
-  grep -i "chol1" "$OUT/bench_rsvd_c.log" | head -4
+  grep -E "^  defaults" "$OUT/bench_rsvd_c.log" | head -4
   echo "== bench/python/bench_python.py"
   timeout 500 $PY bench/python/bench_python.py --out "$OUT" --c-csv "$OUT/bench_rsvd_c.csv" $Q 2>&1 |
     tee "$OUT/python_bench.log"

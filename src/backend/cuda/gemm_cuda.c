@@ -464,6 +464,18 @@ static int finite16(const tn_call_t *cl, const uint16_t *X, int64_t ld, int64_t 
     return x >= cl->f16_lo && x < cl->f16_hi && last <= (uint64_t)(cl->f16_hi - x) / 2;
 }
 
+/* the rows x cols X (ld, as stored) lies in the driver's orthonormal basis
+ * (tn_trust_basis) */
+static int in_basis(const tn_call_t *cl, const float *X, int64_t ld, int64_t rows,
+                    int64_t cols) {
+    if (!X || cl->basis_hi <= cl->basis_lo || rows <= 0 || cols <= 0 || ld < rows ||
+        rows > TN_BASIS_ROWS)
+        return 0;
+    const uint64_t last = (uint64_t)(cols - 1) * (uint64_t)ld + (uint64_t)rows;
+    const uintptr_t x = (uintptr_t)X;
+    return x >= cl->basis_lo && x < cl->basis_hi && last <= (uint64_t)(cl->basis_hi - x) / 4;
+}
+
 static int trusted(const tn_call_t *cl, tcnla_gemm_method_t method, const float *X,
                    int64_t ld, int64_t rows, int64_t cols, int64_t stride, int64_t batch,
                    int vcol) {
@@ -501,8 +513,10 @@ static int gemm_wide(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, t
     /* B: SHGEMM's FP16 B as given, or FP32 B rounded to FP16 (RN) here;
      * TCEC's Bhi / Blo from the pre-split pass (with B's check) */
     const int64_t ldb16 = round_up(k, 8);
+    /* (B in the driver's orthonormal basis: no overflow, NaN or Inf to look for) */
+    const int b_basis = !B16 && in_basis(cl, B, ldb, k, n);
     const int trB = B16 ? finite16(cl, B16, ldb, k, n, 0, 1)
-                        : !sh && trusted(cl, method, B, ldb, k, n, 0, 1, 1);
+                        : b_basis || (!sh && trusted(cl, method, B, ldb, k, n, 0, 1, 1));
     const int defer = !(trA && trB);
     const size_t bbytes = sh ? (B16 ? 0 : 2 * (size_t)ldb16 * (size_t)n)
                              : tn_cu_sm90_ps_bytes(kmode, 0, 0, n, k);
@@ -524,8 +538,8 @@ static int gemm_wide(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, t
     const uint16_t *Bh = B16, *Bl = NULL;
     int64_t ldbh = ldb;
     if (sh && !B16) {
-        if ((st = cu_st(tn_cu_convert(TN_CONV_F32_TO_F16, B, ldb, bw, ldb16, k, n, &dflags[0],
-                                      stream))))
+        if ((st = cu_st(tn_cu_convert(TN_CONV_F32_TO_F16, B, ldb, bw, ldb16, k, n,
+                                      b_basis ? NULL : &dflags[0], stream))))
             return st;
         Bh = bw, ldbh = ldb16;
     }
@@ -657,15 +671,18 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
     if ((convert_b || mi->tensor_core) && !tn_call_defer(cl)) {
         if ((st = cu_st((int)cudaMemsetAsync(dflags, 0, 64, stream)))) return st;
     }
+    /* B in the driver's orthonormal basis: no overflow, NaN or Inf to look for */
+    const int b_basis =
+        tb == TCNLA_OP_N && !B16 && in_basis(cl, B, ldb, s.brows, s.bcols);
     if (convert_b) { /* SHGEMM via tcnla_sgemm: B rounded to FP16 (RN) */
         uint16_t *b16 = tn_carve(&cv, 2 * (size_t)ldb16 * (size_t)s.bcols);
         if (!b16) return TCNLA_ERR_INTERNAL;
         if ((st = cu_st(tn_cu_convert(TN_CONV_F32_TO_F16, B, ldb, b16, ldb16, s.brows, s.bcols,
-                                      &fl[0], stream))))
+                                      b_basis ? NULL : &fl[0], stream))))
             return st;
         Bh = b16;
         ldbh = ldb16;
-        need_sync = 1;
+        need_sync = !b_basis;
     }
     if (mi->tensor_core) {
         int kind = mi->fp16_range ? rchk_of(mi) : TN_RCHK_NONE;
@@ -687,12 +704,14 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
         }
         /* columns of op(B); SHGEMM's FP16 B needs no range check, nor
          * the NaN / Inf one where a driver drew it (tn_cuda_trust_f16) */
-        if (Bh && !(Bh == B16 && finite16(cl, Bh, ldbh, s.brows, s.bcols, 0, 1))) {
+        if (Bh && !(convert_b && b_basis) &&
+            !(Bh == B16 && finite16(cl, Bh, ldbh, s.brows, s.bcols, 0, 1))) {
             if ((st = cu_st(tn_cu_check_f16(Bh, ldbh, s.brows, s.bcols, fl, stream))))
                 return st;
             need_sync = 1;
         } else if (!Bh) {
-            const int trB = trusted(cl, method, B, ldb, s.brows, s.bcols, 0, 1, tb == TCNLA_OP_N);
+            const int trB = b_basis ||
+                            trusted(cl, method, B, ldb, s.brows, s.bcols, 0, 1, tb == TCNLA_OP_N);
             if (ps) {
                 if ((st = cu_st(tn_cu_sm90_ps_split(kmode, 1, tb == TCNLA_OP_T, m, n, k, B, ldb,
                                                     psw, kind, mi->tol_bits, fl,

@@ -1811,9 +1811,9 @@ static double residual_cols(const float *A, int64_t m, int64_t n, const float *U
  * 64). On Hopper the choice from the data runs (the tuning's sm90_f16 = 1:
  * FP16 in place at this size, which the probes need), and an easy spectrum
  * (s_i = 10^(-2 i / k)) gets FP16; elsewhere the defaults take SHGEMM_FP16
- * without the probes. Which method ran: the FP16 bit of opts.info, and, with
- * the projection in TCEC_FP16 (the choice does not depend on it), the
- * SHGEMM_FP16 bit. */
+ * without the probes. Which method ran: opts.info's power_method (the
+ * defaults project in FP16 here; the choice does not depend on the
+ * projection, which a TCEC_FP16 projection shows too). */
 TEST(gpu_rsvd_power_shgemm_deep_decay) {
     tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
@@ -1838,7 +1838,7 @@ TEST(gpu_rsvd_power_shgemm_deep_decay) {
                                             TCNLA_GEMM_TCEC_FP16, TCNLA_GEMM_FP16,
                                             TCNLA_GEMM_DEFAULT};
         double res[5] = {0}, sv[5] = {0}, tp[5] = {0};
-        uint32_t meth[5] = {0};
+        tcnla_gemm_method_t pw[5] = {0}, pj0 = 0;
         for (int v = 0; v < 5; v++) {
             if (c && (v == 1 || v == 3)) continue;
             tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
@@ -1851,7 +1851,8 @@ TEST(gpu_rsvd_power_shgemm_deep_decay) {
             o.info = &info;
             o.timings = t;
             REQUIRE(tcnla_rsvd(g, &o, m, n, dA, m, dU, m, dS, dVT, k) == 0);
-            meth[v] = info.methods;
+            pw[v] = info.power_method;
+            if (v == 0) pj0 = info.proj_method;
             tp[v] = t[TCNLA_RSVD_STEP_POWER];
             gt_to_host(g, U, dU, (size_t)(m * k)), gt_to_host(g, VT, dVT, (size_t)(k * n));
             gt_to_host(g, S, dS, (size_t)k);
@@ -1859,22 +1860,22 @@ TEST(gpu_rsvd_power_shgemm_deep_decay) {
             for (int64_t i = 0; i < k; i++)
                 if (sig[i] >= 1e-5 * sig[0]) sv[v] = fmax(sv[v], fabs(S[i] - sig[i]) / sig[i]);
         }
-        const int f16 = (meth[0] >> TCNLA_GEMM_FP16) & 1;
-        const int sh4 = (meth[4] >> TCNLA_GEMM_SHGEMM_FP16) & 1,
-                  f164 = (meth[4] >> TCNLA_GEMM_FP16) & 1;
-        printf("    %s: defaults %.4e (values %.2e, FP16 bit %d; with a TCEC projection SHGEMM "
-               "bit %d, FP16 bit %d, %.4e), SHGEMM %.4e (%.2e), TCEC %.4e (%.2e), FP16 %.4e "
+        printf("    %s: defaults %.4e (values %.2e, projection %s, power iterations %s; with a "
+               "TCEC projection %s, %.4e), SHGEMM %.4e (%.2e), TCEC %.4e (%.2e), FP16 %.4e "
                "(%.2e); power step ms: defaults %.3f, SHGEMM %.3f, TCEC %.3f, FP16 %.3f\n",
-               c ? "easy (s_k = 1e-2)" : "deep decay (s_k = 1e-8)", res[0], sv[0], f16, sh4,
-               f164, res[4], res[1], sv[1], res[2], sv[2], res[3], sv[3], 1e3 * tp[0],
-               1e3 * tp[1], 1e3 * tp[2], 1e3 * tp[3]);
+               c ? "easy (s_k = 1e-2)" : "deep decay (s_k = 1e-8)", res[0], sv[0],
+               tcnla_gemm_method_name(pj0), tcnla_gemm_method_name(pw[0]),
+               tcnla_gemm_method_name(pw[4]), res[4], res[1], sv[1], res[2], sv[2], res[3], sv[3],
+               1e3 * tp[0], 1e3 * tp[1], 1e3 * tp[2], 1e3 * tp[3]);
+        if (hopper) CHECK(pj0 == TCNLA_GEMM_FP16); /* (FP16 in place at this size) */
         if (c) { /* easy: FP16, TCEC's residual within 1 % */
-            CHECK(f16 && f164 && !sh4);
+            CHECK(pw[0] == TCNLA_GEMM_FP16 && pw[4] == TCNLA_GEMM_FP16);
             CHECK(res[0] <= 1.01 * res[2]);
             continue;
         }
-        CHECK_MSG(!f16 && sh4 && !f164, "deep decay: FP16 bit %d, with a TCEC projection "
-                  "SHGEMM bit %d, FP16 bit %d", f16, sh4, f164);
+        CHECK_MSG(pw[0] == TCNLA_GEMM_SHGEMM_FP16 && pw[4] == TCNLA_GEMM_SHGEMM_FP16,
+                  "deep decay: power iterations %s, with a TCEC projection %s",
+                  tcnla_gemm_method_name(pw[0]), tcnla_gemm_method_name(pw[4]));
         const double svb = 4 * fmax(sv[2], 0x1p-24);
         for (int v = 0; v < 5; v++) {
             if (v == 2) continue;
