@@ -202,6 +202,27 @@ static int w_orth(tn_call_t *cl, const tcnla_rsvd_opts_t *o, const wsplit *ws, i
  * failed operand check: everything again without deferral */
 #define RSVD_RESTART 3
 
+/* The deferred verdicts so far, read (one host synchronisation), before the
+ * range finder goes on: RSVD_RESTART where an operand check failed; else
+ * *orth_fail says whether an orthonormalization broke down or failed its
+ * loss guard. Where one did, the rest runs without deferral (*deferred 0),
+ * deciding as it goes, and the caller redoes that orthonormalization on
+ * its input, which the deferred CholeskyQR left as it was (the bits of the
+ * run without deferral); else deferral goes on. */
+static int early_verdicts(tn_call_t *cl, int *deferred, int *orth_fail) {
+    int fl[TN_DEFER_SLOTS], gemm_fail = 0;
+    *deferred = 0, *orth_fail = 0;
+    int st = tn_defer_end(cl, fl);
+    if (st) return st;
+    for (int i = 0; i < TN_DEFER_SLOTS; i++) {
+        if (i < TN_DEFER_ORTH) gemm_fail |= fl[i];
+        else *orth_fail |= fl[i];
+    }
+    if (gemm_fail) return RSVD_RESTART;
+    if (!*orth_fail) *deferred = tn_defer_begin(cl) == TCNLA_SUCCESS;
+    return TCNLA_SUCCESS;
+}
+
 /* Algorithm 1 up to B: Y = Q (m x l, orthonormal basis of the range after
  * the power iterations), W = A^T Q (n x l). probes: the projection draws
  * RSVD_PROBES more columns (Om and Y hold l + RSVD_PROBES) and the power
@@ -263,21 +284,12 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
          * wait anyway). Where the basis's CholeskyQR broke down or failed
          * its loss guard (A of rank below l, or top singular values decaying
          * past FP64's squared precision: the later ones will too), the rest
-         * runs without deferral from here, deciding as it goes: Y still
-         * holds A Omega, so these are the bits of the run without deferral,
-         * and only the projection is not redone. A failed operand check
-         * starts it all again without deferral. */
-        int fl[TN_DEFER_SLOTS], gemm_fail = 0, orth_fail = 0;
-        *deferred = 0;
-        TRYR(tn_defer_end(cl, fl));
-        for (int i = 0; i < TN_DEFER_SLOTS; i++) {
-            if (i < TN_DEFER_ORTH) gemm_fail |= fl[i];
-            else orth_fail |= fl[i];
-        }
-        if (gemm_fail) return RSVD_RESTART;
+         * runs without deferral from here (early_verdicts): Y still holds A
+         * Omega, so only the projection is not redone. */
+        int orth_fail = 0;
+        TRYR(early_verdicts(cl, deferred, &orth_fail));
         *basis_guard = orth_fail;
         if (orth_fail) TRYR(orth_step(cl, o, 0, 1, m, l, Y));
-        else *deferred = tn_defer_begin(cl) == TCNLA_SUCCESS;
     }
     if (probes) { /* (W is free until the power iterations) */
         int f16 = 0;
@@ -296,6 +308,19 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
         if (tb) tn_trust_basis(cl, Y, (size_t)m * (size_t)l);
         TRYR(tn_sgemm(cl, pm, T, N, n, l, m, 1.0f, A, lda, Y, NULL, m, 0.0f, W, n));
         TRYR(w_orth(cl, o, ws, *deferred, n, l, W));
+        if (it == 0 && probes && *deferred && pm != TCNLA_GEMM_FP16) {
+            /* Products accurate to FP32 (the tail below FP16's resolution)
+             * on A of rank below l give a W of that rank, whose CholeskyQR
+             * breaks down where the first basis's passed (the FP16
+             * projection's rounding fills out its rank): read the verdicts
+             * here, so that a breakdown redoes only W's orthonormalization
+             * (W still holds A^T Q) instead of everything. FP16 products
+             * round A too, which keeps their results away from rank
+             * deficiency: not read after them. */
+            int orth_fail = 0;
+            TRYR(early_verdicts(cl, deferred, &orth_fail));
+            if (orth_fail) TRYR(w_orth(cl, o, ws, 0, n, l, W));
+        }
         if (tb) tn_trust_basis(cl, W, (size_t)n * (size_t)l);
         TRYR(tn_sgemm(cl, pm, N, N, m, l, n, 1.0f, A, lda, W, NULL, n, 0.0f, Y, m));
         TRYR(orth_step(cl, o, *deferred, 1, m, l, Y));
