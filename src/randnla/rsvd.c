@@ -308,22 +308,28 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
         if (tb) tn_trust_basis(cl, Y, (size_t)m * (size_t)l);
         TRYR(tn_sgemm(cl, pm, T, N, n, l, m, 1.0f, A, lda, Y, NULL, m, 0.0f, W, n));
         TRYR(w_orth(cl, o, ws, *deferred, n, l, W));
-        if (it == 0 && probes && *deferred && pm != TCNLA_GEMM_FP16) {
-            /* Products accurate to FP32 (the tail below FP16's resolution)
-             * on A of rank below l give a W of that rank, whose CholeskyQR
-             * breaks down where the first basis's passed (the FP16
-             * projection's rounding fills out its rank): read the verdicts
-             * here, so that a breakdown redoes only W's orthonormalization
-             * (W still holds A^T Q) instead of everything. FP16 products
-             * round A too, which keeps their results away from rank
-             * deficiency: not read after them. */
-            int orth_fail = 0;
+        /* Products accurate to FP32 (the tail below FP16's resolution) on A
+         * of rank below l, or of values decaying past FP64's squared
+         * precision, give bases whose CholeskyQR breaks down where the
+         * first basis's passed (the FP16 projection's rounding fills out
+         * its rank): with them the verdicts are read after each
+         * orthonormalization, so that a breakdown redoes only that one (its
+         * input still in place) instead of everything, and the rest runs
+         * without deferral. FP16 products round A too, which keeps their
+         * results away from rank deficiency: not read after them. */
+        const int early = probes && pm != TCNLA_GEMM_FP16;
+        int orth_fail = 0;
+        if (early && *deferred) {
             TRYR(early_verdicts(cl, deferred, &orth_fail));
             if (orth_fail) TRYR(w_orth(cl, o, ws, 0, n, l, W));
         }
         if (tb) tn_trust_basis(cl, W, (size_t)n * (size_t)l);
         TRYR(tn_sgemm(cl, pm, N, N, m, l, n, 1.0f, A, lda, W, NULL, n, 0.0f, Y, m));
         TRYR(orth_step(cl, o, *deferred, 1, m, l, Y));
+        if (early && *deferred) {
+            TRYR(early_verdicts(cl, deferred, &orth_fail));
+            if (orth_fail) TRYR(orth_step(cl, o, 0, 1, m, l, Y));
+        }
     }
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_POWER));
     /* W = A^T Q = B^T */
