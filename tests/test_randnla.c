@@ -486,25 +486,51 @@ static double sv_resolved_err(const float *S, const double *sig, int k) {
     return e;
 }
 
+/* s_i of bench/rsvd.c's spectra (rank k; with r = 4k + 64 nonzero values in
+ * tn_testmat_svd_fast), and an easy one, s_k = 1e-2 */
+enum { SP_EASY, SP_EXP, SP_GAP_NOISE, SP_DEEP_DECAY, SP_LOW_RANK };
+static double spectrum_value(int sp, int i, int k) {
+    const double x = i;
+    switch (sp) {
+    case SP_EASY: return pow(10.0, -2.0 * x / k);
+    case SP_EXP: return pow(10.0, -3.0 * x / k);
+    case SP_GAP_NOISE: return (i < k / 2 ? 1.0 : 1e-2) + 1e-4;
+    case SP_DEEP_DECAY: return pow(10.0, -8.0 * x / k);
+    default: return i < k / 2 ? pow(10.0, -2.0 * x / (k / 2)) : 0.0;
+    }
+}
+
+/* U (m x k), S (k) and VT (k x n) of one run, for tests comparing runs */
+typedef struct {
+    float *U, *S, *VT;
+} rsvd_out;
+
+static rsvd_out *rsvd_outs(int count, int m, int n, int k) {
+    rsvd_out *r = calloc((size_t)count, sizeof *r);
+    for (int v = 0; r && v < count; v++) {
+        r[v].U = malloc(sizeof(float) * m * k), r[v].VT = malloc(sizeof(float) * k * n);
+        r[v].S = malloc(sizeof(float) * k);
+    }
+    return r;
+}
+
+static void rsvd_outs_free(rsvd_out *r, int count) {
+    for (int v = 0; r && v < count; v++) free(r[v].U), free(r[v].VT), free(r[v].S);
+    free(r);
+}
+
 TEST(rsvd_power_shgemm_as_accurate_as_tcec) {
     tcnla_handle_t h = cpu();
     const int m = 1024, n = 512, k = 32, p = 10, r = 4 * k + 64;
     double *sig = calloc(n, sizeof(double));
     float *A = malloc(sizeof(float) * m * n);
-    float *U[4], *VT[4], *S[4];
-    for (int v = 0; v < 4; v++) {
-        U[v] = malloc(sizeof(float) * m * k), VT[v] = malloc(sizeof(float) * k * n);
-        S[v] = malloc(sizeof(float) * k);
-    }
+    rsvd_out *R = rsvd_outs(4, m, n, k);
+    REQUIRE(sig && A && R);
     static const char *names[3] = {"easy (s_k = 1e-2)", "deep decay (s_k = 1e-8)",
                                    "low rank (k / 2)"};
+    static const int sp[3] = {SP_EASY, SP_DEEP_DECAY, SP_LOW_RANK};
     for (int c = 0; c < 3; c++) {
-        for (int i = 0; i < r; i++) {
-            const double x = i;
-            sig[i] = c == 0 ? pow(10.0, -2.0 * x / k)
-                   : c == 1 ? pow(10.0, -8.0 * x / k)
-                            : (i < k / 2 ? pow(10.0, -2.0 * x / (k / 2)) : 0.0);
-        }
+        for (int i = 0; i < r; i++) sig[i] = spectrum_value(sp[c], i, k);
         REQUIRE(tn_testmat_svd_fast(m, n, r, sig, 1 + 10 * c, A, m) == 0);
         /* v: 0 the defaults, 1 what they should choose, 2 TCEC, 3 FP16 */
         const tcnla_gemm_method_t pms[4] = {TCNLA_GEMM_DEFAULT,
@@ -518,9 +544,9 @@ TEST(rsvd_power_shgemm_as_accurate_as_tcec) {
             o.rank = k, o.oversampling = p, o.power_method = pms[v];
             tcnla_info_t info;
             o.info = &info;
-            REQUIRE(tcnla_rsvd(h, &o, m, n, A, m, U[v], m, S[v], VT[v], k) == 0);
-            res[v] = lowrank_residual(A, m, n, U[v], S[v], VT[v], k);
-            sv[v] = sv_resolved_err(S[v], sig, k);
+            REQUIRE(tcnla_rsvd(h, &o, m, n, A, m, R[v].U, m, R[v].S, R[v].VT, k) == 0);
+            res[v] = lowrank_residual(A, m, n, R[v].U, R[v].S, R[v].VT, k);
+            sv[v] = sv_resolved_err(R[v].S, sig, k);
             pw[v] = info.power_method;
         }
         printf("    %s: residual defaults %.6e (power iterations %s), TCEC %.6e", names[c],
@@ -533,9 +559,9 @@ TEST(rsvd_power_shgemm_as_accurate_as_tcec) {
          * columns drawn beside them) */
         CHECK_MSG(pw[0] == pms[1], "%s: power iterations %s", names[c],
                   tcnla_gemm_method_name(pw[0]));
-        CHECK_MSG(memcmp(S[0], S[1], sizeof(float) * k) == 0 &&
-                      memcmp(U[0], U[1], sizeof(float) * m * k) == 0 &&
-                      memcmp(VT[0], VT[1], sizeof(float) * k * n) == 0,
+        CHECK_MSG(memcmp(R[0].S, R[1].S, sizeof(float) * k) == 0 &&
+                      memcmp(R[0].U, R[1].U, sizeof(float) * m * k) == 0 &&
+                      memcmp(R[0].VT, R[1].VT, sizeof(float) * k * n) == 0,
                   "%s: the defaults differ from power_method %s", names[c],
                   tcnla_gemm_method_name(pms[1]));
         if (c == 0) { /* FP16 where it suffices: TCEC's residual within 1 % */
@@ -554,7 +580,7 @@ TEST(rsvd_power_shgemm_as_accurate_as_tcec) {
                       sv[3]);
         }
     }
-    for (int v = 0; v < 4; v++) free(U[v]), free(VT[v]), free(S[v]);
+    rsvd_outs_free(R, 4);
     free(sig), free(A);
     tcnla_destroy(h);
 }
@@ -610,20 +636,12 @@ TEST(rsvd_default_projection_fp16_as_accurate) {
     const int m = 1024, n = 512, k = 32, p = 10, r = 4 * k + 64;
     double *sig = calloc(n, sizeof(double));
     float *A = malloc(sizeof(float) * m * n);
-    float *U[2], *VT[2], *S[2];
-    for (int v = 0; v < 2; v++) {
-        U[v] = malloc(sizeof(float) * m * k), VT[v] = malloc(sizeof(float) * k * n);
-        S[v] = malloc(sizeof(float) * k);
-    }
+    rsvd_out *R = rsvd_outs(2, m, n, k);
+    REQUIRE(sig && A && R);
     static const char *names[4] = {"exp", "gap_noise", "deep_decay", "low_rank"};
+    static const int sp[4] = {SP_EXP, SP_GAP_NOISE, SP_DEEP_DECAY, SP_LOW_RANK};
     for (int c = 0; c < 4; c++) {
-        for (int i = 0; i < r; i++) {
-            const double x = i;
-            sig[i] = c == 0   ? pow(10.0, -3.0 * x / k)
-                     : c == 1 ? (i < k / 2 ? 1.0 : 1e-2) + 1e-4
-                     : c == 2 ? pow(10.0, -8.0 * x / k)
-                              : (i < k / 2 ? pow(10.0, -2.0 * x / (k / 2)) : 0.0);
-        }
+        for (int i = 0; i < r; i++) sig[i] = spectrum_value(sp[c], i, k);
         REQUIRE(tn_testmat_svd_fast(m, n, r, sig, 77 + c, A, m) == 0);
         for (int q = 2; q >= 0; q -= 2) {
             if (q == 0 && c != 2) continue; /* (q = 0: the deep decay) */
@@ -635,8 +653,8 @@ TEST(rsvd_default_projection_fp16_as_accurate) {
                 if (v) o.proj_method = TCNLA_GEMM_SHGEMM_FP16;
                 tcnla_info_t info;
                 o.info = &info;
-                REQUIRE(tcnla_rsvd(h, &o, m, n, A, m, U[v], m, S[v], VT[v], k) == 0);
-                res[v] = lowrank_residual(A, m, n, U[v], S[v], VT[v], k);
+                REQUIRE(tcnla_rsvd(h, &o, m, n, A, m, R[v].U, m, R[v].S, R[v].VT, k) == 0);
+                res[v] = lowrank_residual(A, m, n, R[v].U, R[v].S, R[v].VT, k);
                 pj[v] = info.proj_method;
             }
             printf("    %s, q = %d: residual %.6e (projection %s), %.6e (SHGEMM_FP16): %.4f\n",
@@ -646,20 +664,20 @@ TEST(rsvd_default_projection_fp16_as_accurate) {
             CHECK_MSG(res[0] <= 1.05 * res[1], "%s, q = %d: %.6e > 1.05 x %.6e", names[c], q,
                       res[0], res[1]);
             if (q == 0) { /* bit for bit; an FP16 projection there: outside the bound */
-                CHECK(memcmp(S[0], S[1], sizeof(float) * k) == 0 &&
-                      memcmp(U[0], U[1], sizeof(float) * m * k) == 0);
+                CHECK(memcmp(R[0].S, R[1].S, sizeof(float) * k) == 0 &&
+                      memcmp(R[0].U, R[1].U, sizeof(float) * m * k) == 0);
                 tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
                 o.rank = k, o.oversampling = p, o.power_iters = 0;
                 o.proj_method = TCNLA_GEMM_FP16;
-                REQUIRE(tcnla_rsvd(h, &o, m, n, A, m, U[0], m, S[0], VT[0], k) == 0);
-                const double r16 = lowrank_residual(A, m, n, U[0], S[0], VT[0], k);
+                REQUIRE(tcnla_rsvd(h, &o, m, n, A, m, R[0].U, m, R[0].S, R[0].VT, k) == 0);
+                const double r16 = lowrank_residual(A, m, n, R[0].U, R[0].S, R[0].VT, k);
                 printf("    %s, q = 0, FP16 projection: residual %.6e\n", names[c], r16);
                 CHECK_MSG(r16 > 1.05 * res[1], "FP16 projection, q = 0: %.6e within the bound",
                           r16);
             }
         }
     }
-    for (int v = 0; v < 2; v++) free(U[v]), free(VT[v]), free(S[v]);
+    rsvd_outs_free(R, 2);
     free(sig), free(A);
     tcnla_destroy(h);
 }
