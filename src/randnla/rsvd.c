@@ -293,8 +293,8 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
     }
     if (probes) { /* (W is free until the power iterations) */
         int f16 = 0;
-        TRYR(fp16_power_suffices(cl, m, n, l, Y, Y + m * l, W,
-                                     o->proj_method == TCNLA_GEMM_FP16, &f16));
+        TRYR(fp16_power_suffices(cl, m, n, l, Y, Y + m * l, W, o->proj_method == TCNLA_GEMM_FP16,
+                                 &f16));
         if (f16) pm = TCNLA_GEMM_FP16;
     }
     cl->info.power_method = o->power_iters > 0 ? pm : TCNLA_GEMM_DEFAULT;
