@@ -345,6 +345,13 @@ $(BUILD)/obj/bench/ozaki/range_bounds.o: CFLAGS_X += -Isrc
 $(BUILD)/bench_oz2_range_bounds: $(BUILD)/obj/bench/ozaki/range_bounds.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
 	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/ozaki/range_bounds.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_APP)
 
+# bench/ozaki/dp_target.c: scheme II's error against its bit budget beside the
+# native dot product's (CPU; also with CUDA=0).
+bench: $(BUILD)/bench_oz2_dp_target
+$(BUILD)/obj/bench/ozaki/dp_target.o: CFLAGS_X += -Isrc
+$(BUILD)/bench_oz2_dp_target: $(BUILD)/obj/bench/ozaki/dp_target.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a
+	$(CC) $(LDFLAGS) -o $@ $(BUILD)/obj/bench/ozaki/dp_target.o $(BUILD)/libtcnla_app.a $(BUILD)/libtcnla.a $(LDLIBS_APP)
+
 # bench/kernels.c: Fig. 1 of [Baboulin et al. 2024] (bench/reproduce/baboulin2024_fig1.sh);
 # bench/proj_mantissa.c: Fig. 3 of [Ootomo & Yokota 2023] (CPU, FP64;
 # bench/reproduce/ootomo2023_fig3.sh). Both also build with CUDA=0.

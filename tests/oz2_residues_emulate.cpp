@@ -67,6 +67,7 @@ struct double2 {
 using std::copysign;
 using std::fabs;
 using std::trunc;
+using std::rint;
 #include "oz2_residues_kernel.inc"
 
 /* tn_oz2_residues' launch on the emulated grid (gx column tiles at most) */

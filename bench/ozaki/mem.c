@@ -2,7 +2,7 @@
  * backend (src/backend/cuda/kernels/ozaki2_kernels.cu), each alone, through
  * the launchers that src/backend/cuda/ozaki2_cuda.c calls:
  *   plan         both passes over both operands, DP mode (E, the sums w, z,
- *                the norm bounds, sigma, g and the keys): pass1(B),
+ *                the norm bounds, sigma, g and the needs): pass1(B),
  *                pass1(A), pass2(A), pass2(B) as plan() issues them;
  *                bytes = 4 reads of an operand
  *   residues_A   the residues of op(A) = A (m x k, column-major: the vectors
@@ -57,8 +57,9 @@ typedef struct {
     signed char *R;
     unsigned char *Q;
     int *E, *sig, *bad;
-    unsigned long long *S, *key;
-    double *g, *w, *z, *part;
+    unsigned long long *S, *q;
+    int *need;
+    double *g, *w, *z, *part, *wn;
     cudaStream_t st;
 } ctx_t;
 
@@ -75,14 +76,15 @@ static int parse_list(const char *s, int64_t *v, int max) {
 static int run_plan(ctx_t *c) {
     const int64_t n = c->n;
     const int tb = tn_oz2_tbits(n);
-    int st = tn_oz2_pass1(c->B, c->f32, n, 1, n, n, c->E + n, c->part, c->w, c->st);
-    if (!st) st = tn_oz2_pass1(c->A, c->f32, 1, n, n, n, c->E, c->part, c->z, c->st);
+    const int cl = tn_oz2_dp_culog2(c->f32 ? 32 : 64);
+    int st = tn_oz2_pass1(c->B, c->f32, n, 1, n, n, c->E + n, c->part, c->w, c->wn, c->st);
+    if (!st) st = tn_oz2_pass1(c->A, c->f32, 1, n, n, n, c->E, c->part, c->z, c->wn + 1, c->st);
     if (!st)
-        st = tn_oz2_pass2(c->A, c->f32, 1, n, n, n, c->E, tb, c->S, c->w, c->part, c->g, c->sig,
-                          c->key, c->bad, c->st);
+        st = tn_oz2_pass2(c->A, c->f32, 1, n, n, n, c->E, tb, c->S, c->w, c->wn, cl, c->part,
+                          c->g, c->sig, c->q, c->need, c->bad, c->st);
     if (!st)
-        st = tn_oz2_pass2(c->B, c->f32, n, 1, n, n, c->E + n, tb, c->S + n, c->z, c->part,
-                          c->g + n, c->sig + n, c->key + 1, c->bad, c->st);
+        st = tn_oz2_pass2(c->B, c->f32, n, 1, n, n, c->E + n, tb, c->S + n, c->z, c->wn + 1, cl,
+                          c->part, c->g + n, c->sig + n, c->q + 1, c->need + 1, c->bad, c->st);
     return st;
 }
 
@@ -91,11 +93,11 @@ static int run_kernel(ctx_t *c, int which) {
     switch (which) {
     case 0: return run_plan(c);
     case 1:
-        return tn_oz2_residues(c->A, c->f32, 1, n, n, n, 0, c->kp, c->kp, c->sig, c->hA, &c->cs,
-                               c->R, c->st);
+        return tn_oz2_residues(c->A, c->f32, 1, n, n, n, 0, c->kp, c->kp, c->sig, c->hA,
+                               c->hA + 1, &c->cs, c->R, c->st);
     case 2:
         return tn_oz2_residues(c->B, c->f32, n, 1, n, n, 0, c->kp, c->kp, c->sig + n, c->hB,
-                               &c->cs, c->R, c->st);
+                               c->hB + 1, &c->cs, c->R, c->st);
     default:
         return tn_oz2_launch_reconstruct(c->Q, c->kp, c->kp, n, n, &c->cs, c->sig, c->sig + n,
                                          c->hA + c->hB, 1.0, 0.0, c->C, n, c->f32, c->st);
@@ -180,7 +182,9 @@ int main(int argc, char **argv) {
             CHK(cudaMalloc((void **)&c.w, 8 * (size_t)n), "cudaMalloc w");
             CHK(cudaMalloc((void **)&c.z, 8 * (size_t)n), "cudaMalloc z");
             CHK(cudaMalloc((void **)&c.part, 8 * 64 * (size_t)n), "cudaMalloc part");
-            CHK(cudaMalloc((void **)&c.key, 16), "cudaMalloc key");
+            CHK(cudaMalloc((void **)&c.q, 16), "cudaMalloc q");
+            CHK(cudaMalloc((void **)&c.need, 8), "cudaMalloc need");
+            CHK(cudaMalloc((void **)&c.wn, 16), "cudaMalloc wn");
             CHK(cudaMalloc((void **)&c.bad, 4), "cudaMalloc bad");
             CHK(cudaMemset(c.bad, 0, 4), "cudaMemset");
             CHK(curandSetStream(gen, c.st), "curandSetStream");
@@ -223,7 +227,7 @@ int main(int argc, char **argv) {
             cudaEventDestroy(e0), cudaEventDestroy(e1);
             cudaFree(c.A), cudaFree(c.B), cudaFree(c.C), cudaFree(c.R), cudaFree(c.Q);
             cudaFree(c.E), cudaFree(c.sig), cudaFree(c.S), cudaFree(c.g), cudaFree(c.w);
-            cudaFree(c.z), cudaFree(c.part), cudaFree(c.key), cudaFree(c.bad);
+            cudaFree(c.z), cudaFree(c.part), cudaFree(c.q), cudaFree(c.need), cudaFree(c.wn), cudaFree(c.bad);
             cudaStreamDestroy(c.st);
         }
     curandDestroyGenerator(gen);

@@ -1,24 +1,23 @@
 /* How much of scheme II's budget a range bound tighter than Cauchy-Schwarz
  * could give back, on bench_ozaki's inputs (CPU, FP64; n^3 work per case).
  *
- * The scheme scales row i of A by 2^(h_i + sigma_i) and column j of B by
- * 2^(h_j + sigma_j) (2^sigma ||x|| <= 1 from the 8-bit norm bound of
- * src/gemm/ozaki2.h), each h at least the DP rule's need (tn_oz2_need), and
- * keeps every scaled product within the moduli's range by Cauchy-Schwarz:
- * max_i need_i + max_j need_j <= floor(log2 P) - 2. A bound b_ij on
- * |a_i . b_j| would instead ask, pair by pair,
- *     need_i + need_j + log2(2^(sigma_i + sigma_j) b_ij) <= floor(log2 P) - 2,
- * and the bits it saves are the difference of the two left sides' maxima.
+ * DP mode scales row i of A by 2^(hA + sigma_i) and column j of B by
+ * 2^(hB + sigma_j) (2^sigma ||x|| <= 1 from the 8-bit norm bound of
+ * src/gemm/ozaki2.h), hA and hB at least the largest needs (tn_oz2_need),
+ * and keeps every scaled product within the moduli's range by
+ * Cauchy-Schwarz: max_i 2^s_i ||a_i|| max_j 2^t_j ||b_j|| < P / 2. A bound b_ij on
+ * |a_i . b_j| would instead ask, pair by pair, 2^(s_i + t_j) b_ij < P / 2,
+ * and the bits it saves are the difference of the two sides' log2 maxima.
  * Printed (and written as CSV) for
- *   cs     b_ij = ||a_i|| ||b_j|| (pair by pair: what the norm bound's
- *          rounding and the needs' spread leave),
+ *   cs     b_ij = ||a_i|| ||b_j|| (pair by pair: what the 8-bit norm
+ *          bounds' rounding leaves),
  *   abs    b_ij = (|A| |B|)_ij (an extra product of magnitudes),
  *   kblock b_ij = sum over blocks of KB of max |a_il| times sum |b_lj| (a
  *          product with k / KB inner dimension),
  *   true   b_ij = |a_i . b_j| (no bound can do better).
- * Also the DP rule's moduli count for the Cauchy-Schwarz need and the
- * shortfall of one modulus fewer (the bits its floor(log2 P) - 2 lacks):
- * a bound saves a modulus where it saves that many bits. The pairs take n^3
+ * Also the DP rule's moduli count and the shortfall of one modulus fewer
+ * (the bits its log2 (P / 2) lacks): a bound saves a modulus where it saves
+ * that many bits. The pairs take n^3
  * work; above --pair-max (default 4096) only the count and the shortfall
  * (n^2) are computed.
  *   bench_oz2_range_bounds [--sizes N,..] [--phis P,..] [--kb KB]
@@ -32,16 +31,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* need and sigma of n vectors of length n, element l of vector v at
- * X[v * sv + l * sl], weights w (||w|| = wn) */
-static void needs(const double *X, int64_t sv, int64_t sl, int64_t n, const double *w, double wn,
-                  int prec, int *need, int *sigma) {
-    const int tb = tn_oz2_tbits(n);
-#pragma omp parallel for
-    for (int64_t v = 0; v < n; v++) {
+/* sigma of n vectors of length k (element l of vector v at X[v * sv + l * sl]),
+ * the largest need in DP mode (weights w, ||w|| = wn; tn_oz2_need) and the
+ * largest scaled squared norm bound at sigma: what tn_oz2_plan takes */
+static double vecs(const double *X, int64_t sv, int64_t sl, int64_t nv, int64_t k,
+                   const double *w, double wn, int prec, int *sig, int *need) {
+    const int tb = tn_oz2_tbits(k);
+    double q = 0.0;
+    int nd = INT_MIN;
+#pragma omp parallel for schedule(static) reduction(max : q, nd)
+    for (int64_t v = 0; v < nv; v++) {
         int emax = INT_MIN;
         double g = 0.0;
-        for (int64_t l = 0; l < n; l++) {
+        for (int64_t l = 0; l < k; l++) {
             const double x = X[v * sv + l * sl];
             if (x != 0.0) {
                 int ex;
@@ -51,10 +53,20 @@ static void needs(const double *X, int64_t sv, int64_t sl, int64_t n, const doub
             g += fabs(x) * w[l];
         }
         uint64_t s = 0;
-        for (int64_t l = 0; l < n; l++) s += tn_oz2_sq_term(X[v * sv + l * sl], emax, tb);
-        sigma[v] = tn_oz2_sigma(emax, s, tb);
-        need[v] = tn_oz2_need(sigma[v], wn, g, prec);
+        for (int64_t l = 0; l < k; l++) s += tn_oz2_sq_term(X[v * sv + l * sl], emax, tb);
+        sig[v] = tn_oz2_sigma(emax, s, tb);
+        if (s) q = fmax(q, tn_oz2_scaled_sq(s, emax, sig[v], tb));
+        const int d = tn_oz2_need(sig[v], wn, g, prec);
+        nd = d > nd ? d : nd;
     }
+    *need = nd;
+    return q;
+}
+
+static double log2p(int n) { /* log2 of the product of the first n moduli */
+    tn_oz2_consts_t c;
+    tn_oz2_consts(n, &c);
+    return log2(c.p[0] + c.p[1] + c.p[2] + c.p[3]);
 }
 
 static int run(int64_t n, double phi, int kb, int prec, int64_t pair_max, FILE *csv) {
@@ -65,9 +77,8 @@ static int run(int64_t n, double phi, int kb, int prec, int64_t pair_max, FILE *
     double *nb = malloc(sizeof(double) * (size_t)n);
     const int64_t nbk = (n + kb - 1) / kb;
     double *Am = malloc(sizeof(double) * (size_t)(nbk * n)), *Bs = malloc(sizeof(double) * (size_t)(nbk * n));
-    int *ndA = malloc(sizeof(int) * (size_t)n), *ndB = malloc(sizeof(int) * (size_t)n);
     int *sgA = malloc(sizeof(int) * (size_t)n), *sgB = malloc(sizeof(int) * (size_t)n);
-    if (!A || !B || !At || !w || !z || !na || !nb || !Am || !Bs || !ndA || !ndB || !sgA || !sgB) {
+    if (!A || !B || !At || !w || !z || !na || !nb || !Am || !Bs || !sgA || !sgB) {
         fprintf(stderr, "bench_oz2_range_bounds: out of memory at n = %lld\n", (long long)n);
         return 1;
     }
@@ -80,15 +91,13 @@ static int run(int64_t n, double phi, int kb, int prec, int64_t pair_max, FILE *
         for (int64_t l = 0; l < n; l++) w[l] += fabs(B[l + j * n]); /* |B| e */
     for (int64_t i = 0; i < n; i++)
         for (int64_t l = 0; l < n; l++) z[l] += fabs(At[l + i * n]); /* |A|^T e */
-    needs(At, n, 1, n, w, tn_oz2_norm2(w, n), prec, ndA, sgA);
-    needs(B, n, 1, n, z, tn_oz2_norm2(z, n), prec, ndB, sgB);
-    int mA = INT_MIN, mB = INT_MIN;
+    int ndA, ndB;
+    const double qa = vecs(At, n, 1, n, n, w, tn_oz2_norm2(w, n), prec, sgA, &ndA);
+    const double qb = vecs(B, n, 1, n, n, z, tn_oz2_norm2(z, n), prec, sgB, &ndB);
     for (int64_t v = 0; v < n; v++) {
         double sa = 0.0, sb = 0.0;
         for (int64_t l = 0; l < n; l++) sa += At[l + v * n] * At[l + v * n], sb += B[l + v * n] * B[l + v * n];
         na[v] = sqrt(sa), nb[v] = sqrt(sb);
-        if (ndA[v] > mA) mA = ndA[v];
-        if (ndB[v] > mB) mB = ndB[v];
         for (int64_t q = 0; q < nbk; q++) {
             double m = 0.0, s = 0.0;
             for (int64_t l = q * kb; l < n && l < (q + 1) * kb; l++)
@@ -96,47 +105,48 @@ static int run(int64_t n, double phi, int kb, int prec, int64_t pair_max, FILE *
             Am[q + v * nbk] = m, Bs[q + v * nbk] = s;
         }
     }
-    if (mA == INT_MIN || mB == INT_MIN) {
-        fprintf(stderr, "bench_oz2_range_bounds: a zero operand\n");
-        return 1;
-    }
     tn_oz2_plan_t pl;
-    if (tn_oz2_plan(TCNLA_OZAKI_DP, 0, mA, mB, &pl)) {
-        fprintf(stderr, "bench_oz2_range_bounds: the DP rule needs too many moduli\n");
+    if (ndA == INT_MIN || ndB == INT_MIN ||
+        tn_oz2_plan(TCNLA_OZAKI_DP, 0, ndA, ndB, qa, qb, n, &pl)) {
+        fprintf(stderr, "bench_oz2_range_bounds: a zero operand, or no plan (RANGE)\n");
         return 1;
     }
-    const int cs = mA + mB, shortfall = pl.n > 1 ? cs - (tn_oz2_log2p(pl.n - 1) - 2) : 0;
-    /* max over pairs of need_i + need_j + log2(2^(sigma_i + sigma_j) b_ij), per bound */
+    /* the bits the products take by Cauchy-Schwarz on the norm bounds (the
+     * plan's condition), and what one modulus fewer lacks of them */
+    const double sk = 0.5 * sqrt((double)n);
+    const double cs = log2((ldexp(sqrt(qa), ndA) + sk) * (ldexp(sqrt(qb), ndB) + sk)) + 1.0;
+    const double shortfall = pl.n > 1 ? cs - log2p(pl.n - 1) : 0.0;
+    /* max over pairs of log2(2^(s_i + t_j) b_ij) + 1, per bound */
     double Lc = -1e300, La = -1e300, Lk = -1e300, Lt = -1e300;
     const int64_t np = n <= pair_max ? n : 0;
 #pragma omp parallel for reduction(max : Lc, La, Lk, Lt) schedule(dynamic, 8)
     for (int64_t i = 0; i < np; i++)
         for (int64_t j = 0; j < n; j++) {
-            if (ndA[i] == INT_MIN || ndB[j] == INT_MIN) continue; /* (zero vectors) */
+            if (na[i] == 0.0 || nb[j] == 0.0) continue; /* (zero vectors) */
             const double *a = At + i * n, *b = B + j * n;
             double t = 0.0, e = 0.0, k = 0.0;
             for (int64_t l = 0; l < n; l++) t += a[l] * b[l], e += fabs(a[l]) * fabs(b[l]);
             for (int64_t q = 0; q < nbk; q++) k += Am[q + i * nbk] * Bs[q + j * nbk];
-            const double base = ndA[i] + ndB[j] + sgA[i] + sgB[j];
+            const double base = ndA + ndB + sgA[i] + sgB[j] + 1.0;
             Lc = fmax(Lc, base + log2(na[i] * nb[j]));
             La = fmax(La, base + log2(e));
             Lk = fmax(Lk, base + log2(k));
             if (t != 0.0) Lt = fmax(Lt, base + log2(fabs(t)));
         }
-    printf("n %6lld phi %.2f prec %d: Cauchy-Schwarz needs %d bits, %d moduli, one fewer short "
-           "by %d bits", (long long)n, phi, prec, cs, pl.n, shortfall);
+    printf("n %6lld phi %.2f prec %d: Cauchy-Schwarz needs %.2f bits, %d moduli, one fewer short "
+           "by %.2f bits", (long long)n, phi, prec, cs, pl.n, shortfall);
     if (np)
         printf("; saved by (kb %d) cs %.2f, abs %.2f, kblock %.2f, true %.2f", kb, cs - Lc,
                cs - La, cs - Lk, cs - Lt);
     printf("\n");
     if (csv && np)
-        fprintf(csv, "%lld,%.2f,%d,%d,%d,%d,%d,%.3f,%.3f,%.3f,%.3f\n", (long long)n, phi, prec,
+        fprintf(csv, "%lld,%.2f,%d,%d,%.3f,%d,%.3f,%.3f,%.3f,%.3f,%.3f\n", (long long)n, phi, prec,
                 kb, cs, pl.n, shortfall, cs - Lc, cs - La, cs - Lk, cs - Lt);
     else if (csv)
-        fprintf(csv, "%lld,%.2f,%d,%d,%d,%d,%d,,,,\n", (long long)n, phi, prec, kb, cs, pl.n,
+        fprintf(csv, "%lld,%.2f,%d,%d,%.3f,%d,%.3f,,,,\n", (long long)n, phi, prec, kb, cs, pl.n,
                 shortfall);
     free(A), free(B), free(At), free(w), free(z), free(na), free(nb), free(Am), free(Bs);
-    free(ndA), free(ndB), free(sgA), free(sgB);
+    free(sgA), free(sgB);
     return 0;
 }
 

@@ -154,58 +154,74 @@ int tn_oz2_sigma(int e, uint64_t s, int tbits) {
     return floor_div2(16 + tbits - bl - 2 * e);
 }
 
-/* DP: row i of op(A) truncated at 2^-s_i adds an error of about
- * 2^-s_i ||b_j||_2 / sqrt(3) to C_ij, independent of k, while native
- * GEMM's error is of order u ||a_i||_2 ||b_j||_2 (sequential summation) or
- * less. Aggregated over the columns j through w = |op(B)| e as in [Mukunoki et al. 2020]
- * Alg. 3, the condition is 2^-s_i ||w||_2 <= c u (|op(A)| w)_i, the
- * alignment of |a_i| with w taking care of rows whose large elements meet
- * small ones of op(B). c = 1/8 was measured (m = n = 64, k = 256..8192,
- * phi = 0.1..2, FP64 and FP32 against OpenBLAS) to keep the largest
- * relative error at <= 0.5x native in every case; c = 1 gave up to 6x. */
-#define TN_OZ2_DP_C 0.125
+int tn_oz2_dp_culog2(int out_prec) { return TN_OZ2_DP_CLOG2 - (out_prec == 32 ? 24 : 53); }
 
-int tn_oz2_need(int sigma, double wnorm, double g, int out_prec) {
-    if (!(g > 0.0) || !(wnorm > 0.0)) return INT_MIN;
-    const double u = out_prec == 32 ? 0x1p-24 : 0x1p-53;
-    const double tol = TN_OZ2_DP_C * u * g, r = wnorm / tol;
-    if (!(r <= 0x1p1000)) return 1 << 20; /* (or tol underflowed): more than 20 moduli hold */
-    return (int)ceil(log2(r)) - sigma;
+int tn_oz2_need(int sigma, double wn, double g, int out_prec) {
+    if (!(g > 0.0)) return INT_MIN;
+    const int s = tn_oz2_shift(wn, g, tn_oz2_dp_culog2(out_prec));
+    return s == TN_OZ2_SHIFT_HUGE ? TN_OZ2_SHIFT_HUGE : s - sigma;
 }
 
-int tn_oz2_need_key(uint64_t key, double wnorm, int out_prec) {
-    if (key == UINT64_MAX) return INT_MIN;
-    const int e = (int)(key >> 51) - 4096;
-    const double f = ldexp((double)((1ull << 52) | ((key & ((1ull << 51) - 1)) << 1)), -53);
-    const int nd = tn_oz2_need(0, wnorm, f, out_prec);
-    return nd == INT_MIN ? INT_MIN : nd - e;
+static double prod_moduli(int n) { /* P (rounded: at most 20 roundings of 2^-53) */
+    double P = 1.0;
+    for (int l = 0; l < n; l++) P *= (double)MODULI[l];
+    return P;
 }
 
-int tn_oz2_plan(int mode, int n_fixed, int needA, int needB, tn_oz2_plan_t *pl) {
+/* the scaled products stay below P_n / 2 with extra shifts xa, xb, and
+ * the scaled elements below 2^TN_OZ2_YBITS (the shifts too: an operand of
+ * zeros takes any) */
+static int dp_fits(double na, double nb, double sk, int xa, int xb, int n) {
+    const double a = ldexp(na, xa), b = ldexp(nb, xb);
+    return xa <= TN_OZ2_YBITS && xb <= TN_OZ2_YBITS && a < 0x1p79 && b < 0x1p79 && (a + sk) * (b + sk) <= prod_moduli(n) * 0.5 * (1.0 - 0x1p-30);
+}
+
+/* the bits of an integer bound: the least t with x + 1 <= 2^t */
+static int bits_of(double x) {
+    int t = 0;
+    while (t < 1100 && ldexp(1.0, t) < x + 1.0) t++;
+    return t;
+}
+
+int tn_oz2_plan(int mode, int n_fixed, int needA, int needB, double qa, double qb, int64_t k,
+                tn_oz2_plan_t *pl) {
     if (mode == TCNLA_OZAKI_FIXED) {
         pl->n = TN_MAX(1, TN_MIN(n_fixed, TN_OZ2_MAXN));
         const int L = tn_oz2_log2p(pl->n) - 2;
         pl->hA = L / 2;
         pl->hB = L - pl->hA;
+        pl->ya = pl->hA + 1; /* 2^sigma ||x|| <= 1: |x 2^(h + sigma)| <= 2^h, rounded */
+        pl->yb = pl->hB + 1;
         return TCNLA_SUCCESS;
     }
-    if (needA == INT_MIN) needA = 0;
-    if (needB == INT_MIN) needB = 0;
-    if (needA < 0) needA = 0;
-    if (needB < 0) needB = 0;
+    /* no constraint (INT_MIN: every g is 0, the products are exact zeros) */
+    needA = TN_MAX(needA, 0), needB = TN_MAX(needB, 0);
+    if (needA > 2 * TN_OZ2_YBITS || needB > 2 * TN_OZ2_YBITS) return TCNLA_ERR_RANGE;
+    const double na = ldexp(sqrt(qa) * (1.0 + 0x1p-40), needA);
+    const double nb = ldexp(sqrt(qb) * (1.0 + 0x1p-40), needB);
+    const double sk = 0.5 * sqrt((double)k);
     int n = 1;
-    while (n <= TN_OZ2_MAXN && tn_oz2_log2p(n) - 2 < needA + needB) n++;
+    while (n <= TN_OZ2_MAXN && !dp_fits(na, nb, sk, 0, 0, n)) n++;
     if (n > TN_OZ2_MAXN) return TCNLA_ERR_RANGE;
-    const int L = tn_oz2_log2p(n) - 2, extra = L - needA - needB;
+    /* the bits left over, one at a time to the operand with fewer so far */
+    int xa = 0, xb = 0;
+    for (;;) {
+        if (xa <= xb && dp_fits(na, nb, sk, xa + 1, xb, n)) xa++;
+        else if (dp_fits(na, nb, sk, xa, xb + 1, n)) xb++;
+        else if (dp_fits(na, nb, sk, xa + 1, xb, n)) xa++;
+        else break;
+    }
     pl->n = n;
-    pl->hA = needA + extra / 2;
-    pl->hB = L - pl->hA;
+    pl->hA = needA + xa;
+    pl->hB = needB + xb;
+    pl->ya = bits_of(ldexp(na, xa));
+    pl->yb = bits_of(ldexp(nb, xb));
     return TCNLA_SUCCESS;
 }
 
 /* ---------------------------------------------------- residues */
 int tn_oz2_residue(const tn_oz2_consts_t *c, int l, double x, int s) {
-    const double y = trunc(scalbn(x, s)); /* an integer, |y| < 2^80 */
+    const double y = nearbyint(scalbn(x, s)); /* an integer, |y| < 2^80 */
     const double a = fabs(y), ah = trunc(a * 0x1p-39);
     const unsigned __int128 v =
         ((unsigned __int128)(uint64_t)ah << 39) | (uint64_t)(a - ah * 0x1p39);
@@ -256,11 +272,15 @@ typedef struct { /* element l of vector v: X[v * sv + l * sl] */
 
 static double at(const view_t *o, int64_t v, int64_t l) { return o->X[v * o->sv + l * o->sl]; }
 
-/* e, s and (when w) g = sum |x_l| w_l of nv vectors */
-static void vec_info(const view_t *o, int64_t nv, int64_t k, const double *w, int *e, int *sig,
-                     double *g) {
+/* sigma of nv vectors, the largest tn_oz2_scaled_sq at sigma and, in DP
+ * mode (w != NULL: g = sum |x_l| w_l in index order, wn = ||w||), the
+ * largest need (tn_oz2_need; INT_MIN when none constrains) */
+static double vec_info(const view_t *o, int64_t nv, int64_t k, const double *w, double wn,
+                       int out_prec, int *sig, int *need) {
     const int tb = tn_oz2_tbits(k);
-#pragma omp parallel for schedule(static)
+    double qmax = 0.0;
+    int nmax = INT_MIN;
+#pragma omp parallel for schedule(static) reduction(max : qmax, nmax)
     for (int64_t v = 0; v < nv; v++) {
         int emax = INT_MIN;
         double gs = 0.0;
@@ -276,10 +296,12 @@ static void vec_info(const view_t *o, int64_t nv, int64_t k, const double *w, in
         uint64_t s = 0;
         if (emax != INT_MIN)
             for (int64_t l = 0; l < k; l++) s += tn_oz2_sq_term(at(o, v, l), emax, tb);
-        e[v] = emax;
         sig[v] = tn_oz2_sigma(emax, s, tb);
-        if (g) g[v] = gs;
+        if (s) qmax = fmax(qmax, tn_oz2_scaled_sq(s, emax, sig[v], tb));
+        if (w) nmax = TN_MAX(nmax, tn_oz2_need(sig[v], wn, gs, out_prec));
     }
+    *need = nmax;
+    return qmax;
 }
 
 /* w[l] = sum over vectors of |x_l| (vectors in order) */
@@ -294,7 +316,11 @@ static void abs_sums(const view_t *o, int64_t nv, int64_t k, double *w) {
 
 double tn_oz2_norm2(const double *w, int64_t k) {
     double s = 0.0;
-    for (int64_t l = 0; l < k; l++) s += w[l] * w[l];
+    for (int t = 0; t < TN_OZ2_NORM_LANES; t++) {
+        double p = 0.0;
+        for (int64_t l = t; l < k; l += TN_OZ2_NORM_LANES) p += w[l] * w[l];
+        s += p;
+    }
     return sqrt(s);
 }
 
@@ -331,34 +357,26 @@ int tn_cpu_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_
     const view_t ob = {B, tb == TCNLA_OP_N ? ldb : 1, tb == TCNLA_OP_N ? 1 : ldb};
     const int dp = h->ozaki.mode == TCNLA_OZAKI_DP;
     int st = TCNLA_SUCCESS;
-    int *ea = malloc(sizeof(int) * (size_t)(2 * (m + n)));
-    double *ga = malloc(sizeof(double) * (size_t)(m + n + 2 * k));
-    if (!ea || !ga) {
-        free(ea), free(ga);
+    int *sa = malloc(sizeof(int) * (size_t)(m + n));
+    double *w = dp ? malloc(sizeof(double) * (size_t)(2 * k)) : NULL;
+    if (!sa || (dp && !w)) {
+        free(sa), free(w);
         return TCNLA_ERR_ALLOC;
     }
-    int *sa = ea + m, *eb = sa + m, *sb = eb + n;
-    double *gb = ga + m, *w = gb + n, *z = w + k;
-    double wn = 0.0, zn = 0.0;
+    int *sb = sa + m;
+    double *z = dp ? w + k : NULL, wn = 0.0, zn = 0.0;
     if (dp) {
         abs_sums(&ob, n, k, w);
         abs_sums(&oa, m, k, z);
         wn = tn_oz2_norm2(w, k), zn = tn_oz2_norm2(z, k);
     }
-    vec_info(&oa, m, k, dp ? w : NULL, ea, sa, dp ? ga : NULL);
-    vec_info(&ob, n, k, dp ? z : NULL, eb, sb, dp ? gb : NULL);
-    int needA = INT_MIN, needB = INT_MIN;
-    if (dp) {
-        uint64_t ka = UINT64_MAX, kb = UINT64_MAX;
-        for (int64_t i = 0; i < m; i++) ka = TN_MIN(ka, tn_oz2_gkey(ga[i], sa[i]));
-        for (int64_t j = 0; j < n; j++) kb = TN_MIN(kb, tn_oz2_gkey(gb[j], sb[j]));
-        needA = tn_oz2_need_key(ka, wn, out_prec);
-        needB = tn_oz2_need_key(kb, zn, out_prec);
-    }
+    int needA, needB;
+    const double qa = vec_info(&oa, m, k, w, wn, out_prec, sa, &needA);
+    const double qb = vec_info(&ob, n, k, z, zn, out_prec, sb, &needB);
     tn_oz2_plan_t pl;
-    st = tn_oz2_plan((int)h->ozaki.mode, h->ozaki.slices, needA, needB, &pl);
+    st = tn_oz2_plan((int)h->ozaki.mode, h->ozaki.slices, needA, needB, qa, qb, k, &pl);
     if (st) {
-        free(ea), free(ga);
+        free(sa), free(w);
         return st;
     }
     cl->info.ozaki_d = cl->info.ozaki_slices_a = cl->info.ozaki_slices_b = pl.n;
@@ -401,6 +419,6 @@ int tn_cpu_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_
             }
         }
     }
-    free(RA), free(RB), free(ea), free(ga);
+    free(RA), free(RB), free(sa), free(w);
     return st;
 }

@@ -5,12 +5,39 @@
  * Host code only.
  *
  * 1. Scaling. Row i of op(A) becomes the integer vector
- *      a'_i = trunc(2^s_i a_i),   column j of op(B):  b'_j = trunc(2^t_j b_j),
- *    with ||a'_i||_2 <= 2^hA and ||b'_j||_2 <= 2^hB, hA + hB = floor(log2 M) - 2,
- *    so |a'_i . b'_j| <= M / 4 by Cauchy-Schwarz. The norm bound is computed
- *    without rounding-order effects: |x| <= (m8 + 1) 2^(e - 8) from the top 8
- *    bits m8 of x = f 2^e, squared and summed as integers (tn_oz2_vec_info),
- *    so s_i is the same on every backend and for every blocking.
+ *      a'_i = rint(2^s_i a_i),   column j of op(B):  b'_j = rint(2^t_j b_j)
+ *    (to the nearest, ties to even), and the moduli count n is the least
+ *    with |a'_i . b'_j| < P / 2 for every pair, by Cauchy-Schwarz from
+ *    NA = max_i 2^s_i ||a_i||_2 and NB (column norms; DP mode):
+ *      (NA + sqrt(k) / 2) (NB + sqrt(k) / 2) <= P / 2 (1 - 2^-30),
+ *    sqrt(k) / 2 for the rounding (||a'_i|| <= 2^s_i ||a_i|| + sqrt(k) / 2),
+ *    the factor for NA's and P's roundings. The norms are bounded without
+ *    rounding-order effects: |x| <= (m8 + 1) 2^(e - 8) from the top 8 bits
+ *    m8 of x = f 2^e, squared and summed as integers (tn_oz2_sq_term), so
+ *    the bounds, their maxima and n are the same on every backend and for
+ *    every blocking.
+ *    DP mode: s_i = hA + sigma_i (2^sigma_i ||a_i|| <= 1, tn_oz2_sigma)
+ *    with hA the largest need of the rows (tn_oz2_need): the error of
+ *    rounding row i is about 2^-(s_i + 1) ||b_j||_2 / sqrt(3) in C_ij,
+ *    independent of k, while native GEMM's is of order u ||a_i||_2 ||b_j||_2
+ *    or less; aggregated over the columns j through w = |op(B)| e as in
+ *    [Mukunoki et al. 2020] Alg. 3, row i needs the least s_i with
+ *    2^-(s_i + 1) ||w||_2 <= c u (|op(A)| w)_i (tn_oz2_shift), the alignment
+ *    of |a_i| with w taking care of rows whose large elements meet small
+ *    ones of op(B). c = 1/16 (TN_OZ2_DP_CLOG2): rounding to nearest halves
+ *    truncation's bound, and c = 1/16 keeps the errors where truncation
+ *    with c = 1/8 had them (tests/test_ozaki2.c: the largest relative
+ *    error over native DGEMM's, geometric mean over 48 random cases, 0.041
+ *    against 0.037; c = 1/8 with rounding gives 0.081). Every row takes
+ *    the largest need: the aggregate is a row's, not an element's, and the
+ *    rows below the largest need keep their margin (each row at its own
+ *    need gave 3.2x native's largest error on one heavy-tailed case where
+ *    the common need gave 0.9x). The bits n leaves over go to both operands
+ *    as extra shifts (more accuracy, never less).
+ *    FIXED mode: hA + hB = floor(log2 P) - 2 for the caller's n.
+ *    Every scaled element stays below 2^80 (TN_OZ2_YBITS, where the GPU's
+ *    residues are exact); a plan that would pass it, or that needs more
+ *    than TN_OZ2_MAXN moduli, is TCNLA_ERR_RANGE.
  * 2. Products. For each modulus p_l: the residues of a'_i and b'_j in
  *    [-128, 127] (INT8), their integer dot product (exact in INT32 for k-blocks
  *    of at most TN_OZ2_KBLOCK, |r_a r_b| <= 2^14), and that product modulo p_l.
@@ -24,9 +51,13 @@
  *    within one unit in the last place (correctly rounded in 99.7% of
  *    random cases); C_ij = x 2^-(s_i + t_j). The
  *    same operations on the CPU and the GPU: bitwise the same x.
- * The only error is the truncation in step 1: 2^-s_i per element of row i.
- * DP mode picks the moduli count from the bound of [Mukunoki et al. 2020] Alg. 3 applied to
- * that truncation (tn_oz2_plan); FIXED mode takes the caller's count.
+ * The only error is the rounding in step 1: at most 2^-(s_i + 1) per element of row i.
+ * The sums w, ||w|| and g of DP mode are FP64 sums; ||w|| in the order of
+ * tn_oz2_norm2 on every backend, w and g in an order of each backend's own.
+ * They choose the needs only: where the neediest vector's r lies within
+ * those sums' rounding of a power of 2 (about k u relative: rarely, on data
+ * that is not exact in any order), the CPU and the GPU can take needs one
+ * apart, and then hA or n and the products' last bits differ.
  */
 #ifndef TCNLA_OZAKI2_H
 #define TCNLA_OZAKI2_H
@@ -50,25 +81,35 @@ uint64_t tn_oz2_sq_term(double x, int e, int tbits);
 /* The shift sigma with s_v = h + sigma (h = hA or hB): 2^s_v ||x|| <= 2^h. */
 int tn_oz2_sigma(int e, uint64_t s, int tbits);
 
-/* Plan: from the per-vector sigma and, in DP mode, the per-vector need
- * (tn_oz2_need), the moduli count and hA, hB. mode TCNLA_OZAKI_DP or
- * TCNLA_OZAKI_FIXED (n_fixed moduli). Returns 0, or TCNLA_ERR_RANGE when DP
- * needs more than TN_OZ2_MAXN moduli. */
+/* DP mode's c u as a power of 2 (c = 1/16; u of the output precision) */
+#define TN_OZ2_DP_CLOG2 (-4)
+int tn_oz2_dp_culog2(int out_prec);
+
+/* The h a vector needs in DP mode: tn_oz2_shift(wn, g) - sigma
+ * (TN_OZ2_SHIFT_HUGE passed on); INT_MIN when it does not constrain
+ * (g == 0: it meets only zeros of the other operand). */
+int tn_oz2_need(int sigma, double wn, double g, int out_prec);
+
+/* Plan: the moduli count n, hA and hB (row i of op(A) is scaled by
+ * 2^(hA + sigma_i)), and ya, yb with |a'_il| < 2^ya, |b'_lj| < 2^yb.
+ * DP mode (mode TCNLA_OZAKI_DP): needA, needB = the largest needs
+ * (INT_MIN: none), qa, qb = the largest tn_oz2_scaled_sq of the vectors at
+ * their sigma (0 where all are zero); hA >= needA, hB >= needB.
+ * FIXED mode: n_fixed moduli, hA + hB = floor(log2 P) - 2 (the needs and q
+ * unused). k = the inner dimension.
+ * Returns 0, or TCNLA_ERR_RANGE when DP needs more than TN_OZ2_MAXN moduli
+ * or a scaled element could reach 2^TN_OZ2_YBITS. */
 typedef struct {
-    int n, hA, hB;
+    int n, hA, hB, ya, yb;
 } tn_oz2_plan_t;
-/* The h a vector needs in DP mode: 2^-(h + sigma) ||w||_2 <= u g / 8
- * where g = |x| . w (w = |op(B)| e for rows of op(A), z = |op(A)|^T e for
- * columns of op(B)); INT_MIN when the vector does not constrain (g == 0). */
-int tn_oz2_need(int sigma, double wnorm, double g, int out_prec);
-/* The largest need of a set of vectors from the minimum of their keys
- * (tn_oz2_gkey): need(0, f) - e for key = (f, e); INT_MIN for UINT64_MAX. */
-int tn_oz2_need_key(uint64_t key, double wnorm, int out_prec);
-int tn_oz2_plan(int mode, int n_fixed, int needA, int needB, tn_oz2_plan_t *pl);
-/* ||w||_2 summed in index order (both backends use it on the host) */
+int tn_oz2_plan(int mode, int n_fixed, int needA, int needB, double qa, double qb, int64_t k,
+                tn_oz2_plan_t *pl);
+/* ||w||_2 in TN_OZ2_NORM_LANES strided partial sums (lane t: w_t^2,
+ * w_(t + 256)^2, ... in turn), the partial sums added in lane order, then
+ * the square root: both backends compute it so */
 double tn_oz2_norm2(const double *w, int64_t k);
 
-/* Residue in [-128, 127] modulo p_l of the integer trunc(x 2^s), |.| < 2^80. */
+/* Residue in [-128, 127] modulo p_l of the integer rint(x 2^s), |.| < 2^80. */
 int tn_oz2_residue(const tn_oz2_consts_t *c, int l, double x, int s);
 /* r mod p in [0, p) of an integer |v| < 2^31. */
 int tn_oz2_mod(int64_t v, int p);

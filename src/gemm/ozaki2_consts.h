@@ -7,7 +7,10 @@
 #define TN_OZ2_MAXN 20       /* moduli available (log2 P = 155.x for all 20) */
 #define TN_OZ2_KBLOCK 131056 /* k per INT8 product: 131056 * 2^14 < 2^31, a multiple of 16 */
 #define TN_OZ2_CHUNKS 7      /* 12-bit chunks of a scaled integer |a'| < 2^80 (2^84) */
+#define TN_OZ2_YBITS 80      /* every scaled element |x 2^s| below 2^80 (the GPU's residues) */
+#define TN_OZ2_NORM_LANES 256 /* tn_oz2_norm2's order: 256 strided partial sums, then in turn */
 
+#include <math.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -17,23 +20,39 @@
 #define TN_OZ2_HD
 #endif
 
-/* DP mode takes the largest need over the vectors (tn_oz2_need), and
- * need(sigma, g) depends on g 2^sigma only, decreasing in it: the vector
- * with the smallest g 2^sigma decides. Its key, order-free so that both
- * backends can take the minimum in any order (the GPU with atomicMin):
- * f 2^e = g 2^sigma with f in [0.5, 1), key = (e + 4096) 2^51 + the top 51
- * fraction bits of f; UINT64_MAX when g is 0, Inf or NaN (no constraint). */
-static inline TN_OZ2_HD uint64_t tn_oz2_gkey(double g, int sigma) {
-    if (!(g > 0.0) || g > 1.7976931348623157e308) return UINT64_MAX;
-    int adj = 0;
-    if (g < 0x1p-1000) { /* subnormal or close: scale up exactly */
-        g *= 0x1p64;
-        adj = -64;
-    }
-    uint64_t b;
-    memcpy(&b, &g, sizeof b);
-    const int e = (int)(b >> 52) - 1022 + adj + sigma;
-    return ((uint64_t)(e + 4096) << 51) | ((b & 0xFFFFFFFFFFFFFull) >> 1);
+/* DP mode's shift of a vector x (a row of op(A) or a column of op(B)) with
+ * g = |x| . w > 0 (w = |op(B)| e for rows, |op(A)|^T e for columns, wn its
+ * norm, tn_oz2_norm2): the least integer s with
+ *     2^-(s + 1) wn <= 2^culog2 g,   2^culog2 = c u,
+ * where 2^-(s + 1) bounds each element's rounding to the nearest integer
+ * after the scaling by 2^s (see ozaki2.h). That is s = ceil(log2 r) - 1,
+ * r = wn / (2^culog2 g), read off the bits of r (two IEEE operations, the
+ * same on every backend for the same wn and g); TN_OZ2_SHIFT_HUGE where r
+ * is not below 2^1000 (no moduli count could hold the vector). */
+#define TN_OZ2_SHIFT_HUGE (1 << 20)
+static inline TN_OZ2_HD int tn_oz2_shift(double wn, double g, int culog2) {
+#ifdef __CUDA_ARCH__
+    const double r = __ddiv_rn(wn, __dmul_rn(g, ldexp(1.0, culog2)));
+#else
+    const double r = wn / (g * ldexp(1.0, culog2));
+#endif
+    if (!(r < 0x1p1000)) return TN_OZ2_SHIFT_HUGE;
+    int e;
+    const double f = frexp(r, &e); /* r = f 2^e, f in [0.5, 1) */
+    return (f == 0.5 ? e - 1 : e) - 1;
+}
+
+/* The square of the norm bound of a vector scaled by 2^s: S 2^(2 (s + e - 8)
+ * - tbits), with S and e its integer norm bound and largest exponent
+ * (tn_oz2_sq_term); 0 for S = 0. S rounds to the nearest double (the plan
+ * allows for that). Order-free maxima of these (non-negative doubles order
+ * as their bits) give the range of the scaled products. */
+static inline TN_OZ2_HD double tn_oz2_scaled_sq(unsigned long long S, int e, int s, int tbits) {
+#ifdef __CUDA_ARCH__
+    return S ? ldexp(__ull2double_rn(S), 2 * (s + e - 8) - tbits) : 0.0;
+#else
+    return S ? ldexp((double)S, 2 * (s + e - 8) - tbits) : 0.0;
+#endif
 }
 
 typedef struct {

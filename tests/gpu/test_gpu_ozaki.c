@@ -376,6 +376,49 @@ TEST(gpu_ozaki2_bitwise_vs_cpu) {
     tcnla_destroy(c);
 }
 
+/* A row whose large element meets a tiny row of op(B) needs many bits on
+ * A's side only: the plan keeps every scaled element below 2^80 (where the
+ * GPU's residues are exact) or says RANGE, the same on both backends, and
+ * the bits agree where it runs (scheme 2 forced; AUTO falls back to scheme
+ * 1 on RANGE) */
+TEST(gpu_ozaki2_lopsided_needs_same_as_cpu) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+    tcnla_handle_t c = gt_cpu();
+    const int64_t m = 64, n = 48, k = 1024;
+    double *A = malloc(8 * m * k), *B = malloc(8 * k * n), *Cg = malloc(8 * m * n),
+           *Cc = malloc(8 * m * n);
+    const double scales[] = {1e6, 1e7, 1e8, 1e9};
+    int ran = 0, range = 0;
+    for (int t = 0; t < 4; t++) {
+        tn_rand_phi(320, 1, 0.5, m * k, A);
+        tn_rand_phi(320, 2, 0.5, k * n, B);
+        A[0] *= scales[t];                                      /* a_00 large */
+        for (int64_t j = 0; j < n; j++) B[j * k] *= 1e-30;      /* row 0 of B tiny */
+        oz2_opts(g, TCNLA_OZAKI_DP, 0, 0);
+        oz2_opts(c, TCNLA_OZAKI_DP, 0, 0);
+        memset(Cg, 0, 8 * m * n), memset(Cc, 0, 8 * m * n);
+        const int sg = dg(g, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B,
+                          k, 0.0, Cg, m);
+        const int sc = dg(c, TCNLA_GEMM_OZAKI_INT8, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, A, m, B,
+                          k, 0.0, Cc, m);
+        CHECK_MSG(sg == sc && (sg == 0 || sg == TCNLA_ERR_RANGE), "scale %g: GPU %d, CPU %d",
+                  scales[t], sg, sc);
+        if (sg == 0) {
+            ran++;
+            CHECK_MSG(bit_diffs(Cg, Cc, m * n) == 0 && dg_info[1].ozaki_d == dg_info[0].ozaki_d,
+                      "scale %g (%d moduli): GPU and CPU differ", scales[t], dg_info[1].ozaki_d);
+        } else {
+            range++;
+        }
+    }
+    printf("    lopsided needs: %d ran (bits equal), %d RANGE\n", ran, range);
+    CHECK(ran >= 1 && range >= 1);
+    free(A), free(B), free(Cg), free(Cc);
+    tcnla_destroy(g);
+    tcnla_destroy(c);
+}
+
 /* k beyond one INT8 product (131056): the products of the k-blocks are
  * reduced modulo p_l and added; integer data, nothing truncated: exact */
 TEST(gpu_ozaki2_k_blocks_exact) {

@@ -6,9 +6,11 @@
  *     place, FP32 or FP64, each pass fetching its next tile before it works
  *     on the current one; an exponent above every finite one reports Inf or
  *     NaN, and the call returns TN_OZ2_NONFINITE before any product), in DP
- *     mode also w = |op(B)| e, z = |op(A)|^T e, g and the smallest key
- *     tn_oz2_gkey(g, sigma) of each operand (atomicMin: order-free). w, z and the two keys come back to the host (one copy),
- *     which picks the moduli count n and hA, hB with the CPU's functions.
+ *     mode also w = |op(B)| e, z = |op(A)|^T e, their norms in the CPU's
+ *     order, g and the largest need of each operand (atomicMax); also the
+ *     largest scaled norm bound of each (atomicMax on the bits: order-free).
+ *     Those come back to the host (one copy), which picks the moduli count n
+ *     and hA, hB with the CPU's function (tn_oz2_plan).
  *  2. Blocks of mb rows x nb columns (workspace: h->ozaki.workspace_cap, or
  *     half the free device memory up to 16 GiB): the residues of the block's
  *     rows and columns for all n moduli (int8, k-contiguous, so cuBLAS runs
@@ -100,13 +102,18 @@ static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const
     struct tn_cuda_ctx *c = h->cuda;
     cudaStream_t s = c->stream;
     const int dp = h->ozaki.mode == TCNLA_OZAKI_DP;
-    const int tb = tn_oz2_tbits(k);
+    const int tb = tn_oz2_tbits(k), cl = tn_oz2_dp_culog2(out_prec);
     const size_t nparts = 64 * (size_t)TN_MAX(k, TN_MAX(m, n));
-    /* w, z, the two keys of DP mode and the Inf / NaN flag in one span:
-     * one copy to the host */
-    const size_t wk = al(8 * (size_t)k), span = 2 * wk + 32;
+    /* what the host reads, in one span (one copy): the two largest scaled
+     * norm bounds, the two needs of DP mode and the flags; then ||w||, ||z|| */
+    typedef struct {
+        unsigned long long q[2];
+        int need[2], bad, pad;
+        double wn[2];
+    } back_t;
+    const size_t wk = al(8 * (size_t)k);
     const size_t bytes = al(4 * (size_t)(m + n)) + al(8 * (size_t)(m + n)) +
-                         al(8 * (size_t)(m + n)) + al(span) + al(8 * nparts);
+                         al(8 * (size_t)(m + n)) + 2 * wk + al(sizeof(back_t)) + al(8 * nparts);
     char *p = NULL;
     int st = cu(cudaMallocAsync((void **)&p, bytes, s));
     if (st) return st;
@@ -115,52 +122,41 @@ static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const
     double *g = (double *)((char *)S + al(8 * (size_t)(m + n)));
     double *w = (double *)((char *)g + al(8 * (size_t)(m + n)));
     double *z = (double *)((char *)w + wk);
-    unsigned long long *key = (unsigned long long *)((char *)w + 2 * wk);
-    int *bad = (int *)((char *)w + 2 * wk + 16);
-    double *part = (double *)((char *)w + al(span));
-    st = cu(cudaMemsetAsync(bad, 0, sizeof(int), s));
+    back_t *bk = (back_t *)((char *)z + wk);
+    double *part = (double *)((char *)bk + al(sizeof(back_t)));
+    st = cu(cudaMemsetAsync(&bk->bad, 0, sizeof(int), s));
     if (st) {
         (void)cudaFreeAsync(p, s);
         return st;
     }
     if (dp) {
-        st = cuk(tn_oz2_pass1(B, f32, svb, slb, n, k, E + m, part, w, s));
-        if (!st) st = cuk(tn_oz2_pass1(A, f32, sva, sla, m, k, E, part, z, s));
+        st = cuk(tn_oz2_pass1(B, f32, svb, slb, n, k, E + m, part, w, &bk->wn[0], s));
+        if (!st) st = cuk(tn_oz2_pass1(A, f32, sva, sla, m, k, E, part, z, &bk->wn[1], s));
     } else {
-        st = cuk(tn_oz2_pass1(B, f32, svb, slb, n, k, E + m, NULL, NULL, s));
-        if (!st) st = cuk(tn_oz2_pass1(A, f32, sva, sla, m, k, E, NULL, NULL, s));
+        st = cuk(tn_oz2_pass1(B, f32, svb, slb, n, k, E + m, NULL, NULL, NULL, s));
+        if (!st) st = cuk(tn_oz2_pass1(A, f32, sva, sla, m, k, E, NULL, NULL, NULL, s));
     }
     if (!st)
-        st = cuk(tn_oz2_pass2(A, f32, sva, sla, m, k, E, tb, S, dp ? w : NULL, part, g, sig,
-                              key, bad, s));
+        st = cuk(tn_oz2_pass2(A, f32, sva, sla, m, k, E, tb, S, dp ? w : NULL, &bk->wn[0], cl,
+                              part, g, sig, &bk->q[0], &bk->need[0], &bk->bad, s));
     if (!st)
-        st = cuk(tn_oz2_pass2(B, f32, svb, slb, n, k, E + m, tb, S + m, dp ? z : NULL, part,
-                              g + m, sig + m, key + 1, bad, s));
-    int needA = INT_MIN, needB = INT_MIN, found = 0;
-    if (!st) {
-        /* the host needs the flag, and in DP mode ||w||, ||z|| (summed in
-         * index order, as the CPU backend does) and the two keys, not the
-         * per-vector data */
-        const size_t off = dp ? 0 : 2 * wk + 16, len = dp ? span : sizeof(int);
-        char *hb = malloc(span);
-        if (!hb) st = TCNLA_ERR_ALLOC;
-        if (!st) st = cu(cudaMemcpyAsync(hb + off, (char *)w + off, len, cudaMemcpyDeviceToHost, s));
-        if (!st) st = cu(cudaStreamSynchronize(s));
-        if (!st) memcpy(&found, hb + 2 * wk + 16, sizeof found);
-        if (!st && dp && !found) {
-            const double *hw = (const double *)hb, *hz = (const double *)(hb + wk);
-            uint64_t hk[2];
-            memcpy(hk, hb + 2 * wk, sizeof hk);
-            needA = tn_oz2_need_key(hk[0], tn_oz2_norm2(hw, k), out_prec);
-            needB = tn_oz2_need_key(hk[1], tn_oz2_norm2(hz, k), out_prec);
-        }
-        free(hb);
-    }
+        st = cuk(tn_oz2_pass2(B, f32, svb, slb, n, k, E + m, tb, S + m, dp ? z : NULL,
+                              &bk->wn[1], cl, part, g + m, sig + m, &bk->q[1], &bk->need[1],
+                              &bk->bad, s));
+    back_t hb;
+    memset(&hb, 0, sizeof hb);
+    if (!st) st = cu(cudaMemcpyAsync(&hb, bk, sizeof hb, cudaMemcpyDeviceToHost, s));
+    if (!st) st = cu(cudaStreamSynchronize(s));
     int st2 = cu(cudaFreeAsync(p, s));
     if (!st) st = st2;
-    if (!st && found) return TN_OZ2_NONFINITE;
-    if (!st) st = tn_oz2_plan((int)h->ozaki.mode, h->ozaki.slices, needA, needB, pl);
-    return st;
+    if (st) return st;
+    if (hb.bad & 1) return TN_OZ2_NONFINITE;
+    if (hb.bad & 2) return TCNLA_ERR_RANGE; /* a need beyond any moduli count */
+    double q[2];
+    memcpy(q, hb.q, sizeof q); /* the bits of the doubles */
+    const int needA = dp && hb.need[0] >= -(1 << 30) ? hb.need[0] : INT_MIN;
+    const int needB = dp && hb.need[1] >= -(1 << 30) ? hb.need[1] : INT_MIN;
+    return tn_oz2_plan((int)h->ozaki.mode, h->ozaki.slices, needA, needB, q[0], q[1], k, pl);
 }
 
 static int fits(int nmod, int64_t mb, int64_t nb, int64_t kp, int fused, size_t bud) {
@@ -238,13 +234,13 @@ int tn_cuda_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64
     int64_t a_at = -1;
     for (int64_t j0 = 0; j0 < n && !st; j0 += nb) {
         const int64_t nbb = TN_MIN(nb, n - j0);
-        st = cuk(tn_oz2_residues(B, f32, svb, slb, j0 + nbb, k, j0, nbp, kp, sig + m, pl.hB, &cs,
-                                 RB, s));
+        st = cuk(tn_oz2_residues(B, f32, svb, slb, j0 + nbb, k, j0, nbp, kp, sig + m, pl.hB,
+                                 pl.yb, &cs, RB, s));
         for (int64_t i0 = 0; i0 < m && !st; i0 += mb) {
             const int64_t mbb = TN_MIN(mb, m - i0);
             if (a_at != i0) {
                 st = cuk(tn_oz2_residues(A, f32, sva, sla, i0 + mbb, k, i0, mbp, kp, sig, pl.hA,
-                                         &cs, RA, s));
+                                         pl.ya, &cs, RA, s));
                 a_at = i0;
             }
             if (!st) st = tn_cuda_oz2_products(c, fused, &cs, mbp, nbp, kp, RA, RB, P, Q);

@@ -86,7 +86,7 @@ static int64_t res_compare(const rcase_t *t, uint64_t seed, int fault, int64_t *
         cudaMemset(dR, 0x5A, nr + RCANARY))
         goto out;
     if (tn_oz2_residues(dX, t->f32, sv, sl, t->nv, t->k, t->v_base, nvp, kp, (const int *)dS,
-                        t->h, &cf, dR, 0))
+                        t->h, t->h + 1, &cf, dR, 0))
         goto out;
     if (cudaDeviceSynchronize() || cudaMemcpy(r, dR, nr + RCANARY, cudaMemcpyDeviceToHost))
         goto out;
@@ -167,12 +167,13 @@ TEST(gpu_ozaki2_residues_kernel_vs_cpu) {
             !cudaMalloc((void **)&dR, nr)) {
             cudaMemset(dX, 0, 8 * 64 * 100), cudaMemset(dS, 0, 4 * 64);
             cudaMemset(dR, 0x5A, nr);
-            CHECK(tn_oz2_residues(dX, 0, 100, 1, 64, 100, 0, 64, 128, dS, 60, &cs, dR + 1, 0) != 0);
-            CHECK(tn_oz2_residues(dX, 0, 100, 1, 64, 100, 0, 40, 128, dS, 60, &cs, dR, 0) != 0);
-            CHECK(tn_oz2_residues(dX, 0, 100, 1, 64, 100, 0, 64, 112, dS, 60, &cs, dR, 0) != 0);
+            CHECK(tn_oz2_residues(dX, 0, 100, 1, 64, 100, 0, 64, 128, dS, 60, 61, &cs, dR + 1, 0) != 0);
+            CHECK(tn_oz2_residues(dX, 0, 100, 1, 64, 100, 0, 40, 128, dS, 60, 61, &cs, dR, 0) != 0);
+            CHECK(tn_oz2_residues(dX, 0, 100, 1, 64, 100, 0, 64, 112, dS, 60, 61, &cs, dR, 0) != 0);
+            CHECK(tn_oz2_residues(dX, 0, 100, 1, 64, 100, 0, 64, 128, dS, 79, 81, &cs, dR, 0) != 0);
             tn_oz2_consts_t c0 = cs;
             c0.n = 0;
-            CHECK(tn_oz2_residues(dX, 0, 100, 1, 64, 100, 0, 64, 128, dS, 60, &c0, dR, 0) != 0);
+            CHECK(tn_oz2_residues(dX, 0, 100, 1, 64, 100, 0, 64, 128, dS, 60, 61, &c0, dR, 0) != 0);
             signed char *h = malloc(nr);
             int untouched = 0;
             if (h && !cudaDeviceSynchronize() && !cudaMemcpy(h, dR, nr, cudaMemcpyDeviceToHost)) {

@@ -14,9 +14,10 @@
  * (exact partial sums, held scaled by 2^-274, then the same FP64 operations
  * in the same order, the last combination with __dmul_rn / __dadd_rn so
  * that nothing is contracted).
- * The sums g = |x| . w of DP mode are FP64 sums in a fixed order of their
- * own (deterministic, not the CPU's order): they only choose the moduli
- * count.
+ * The sums w and g = |x| . w of DP mode are FP64 sums in a fixed order of
+ * their own (deterministic, not the CPU's order); ||w|| is summed in the
+ * CPU's order (k_norm2). They only choose the vectors' shifts (src/gemm/
+ * ozaki2.h says when the two backends can differ).
  *
  * Layouts of the products: residues R[(l*nvp + v)*kp + i] (int8, zero
  * padded to nvp, kp multiples of 32), cuBLAS's int32 product of one modulus
@@ -273,31 +274,63 @@ static __global__ void k_pass2(oz2_view o, const int *E, int tbits, unsigned lon
     }
 }
 
-/* sig[v] as tn_oz2_sigma; in DP mode (g != NULL) also *key = the minimum of
- * tn_oz2_gkey(g[v], sig[v]) (order-free; *key preset to UINT64_MAX). *bad
- * is set when a vector holds Inf or NaN (its E is above every finite
- * exponent), so no separate pass looks for them. */
+/* sig[v] as tn_oz2_sigma, *qmax = the largest tn_oz2_scaled_sq at sigma
+ * (atomicMax on the bits of non-negative doubles: order-free; preset to
+ * 0), and in DP mode (g != NULL) *need = the largest tn_oz2_need from g[v]
+ * and *wn (atomicMax; preset to INT_MIN). *bad gets 1 when a vector holds
+ * Inf or NaN (its E is above every finite exponent), so no separate pass
+ * looks for them, and 2 when a need is TN_OZ2_SHIFT_HUGE. */
 static __global__ void k_sigma(const int *E, const unsigned long long *S, long long nv, int tbits,
-                               int *sig, const double *g, unsigned long long *key, int *bad) {
+                               int *sig, const double *g, const double *wn, int culog2,
+                               unsigned long long *qmax, int *need, int *bad) {
     const long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    int sg = 0;
+    unsigned long long qb = 0;
+    int nd = INT_MIN;
     if (v < nv) {
         const int e = E[v];
         if (e > 1024) atomicOr(bad, 1); /* exp_m8 of Inf / NaN: 2047 - 1022 */
         const unsigned long long s = S[v];
+        int sg = 0;
         if (s != 0 && e > -(1 << 30)) {
             const int a = 16 + tbits - (64 - __clzll((long long)s)) - 2 * e;
             sg = a >= 0 ? a / 2 : -((1 - a) / 2);
+            if (e <= 1024)
+                qb = (unsigned long long)__double_as_longlong(tn_oz2_scaled_sq(s, e, sg, tbits));
         }
         sig[v] = sg;
+        if (g && g[v] > 0.0) { /* as tn_oz2_need */
+            const int sh = tn_oz2_shift(*wn, g[v], culog2);
+            if (sh == TN_OZ2_SHIFT_HUGE) atomicOr(bad, 2);
+            else nd = sh - sg;
+        }
     }
-    if (!g) return;
-    unsigned long long kk = v < nv ? (unsigned long long)tn_oz2_gkey(g[v], sg) : ~0ull;
     for (int d = 16; d > 0; d >>= 1) {
-        const unsigned long long o = __shfl_xor_sync(0xffffffffu, kk, d);
-        kk = o < kk ? o : kk;
+        const unsigned long long o = __shfl_xor_sync(0xffffffffu, qb, d);
+        qb = o > qb ? o : qb;
+        nd = max(nd, __shfl_xor_sync(0xffffffffu, nd, d));
     }
-    if ((threadIdx.x & 31) == 0 && kk != ~0ull) atomicMin(key, kk);
+    if ((threadIdx.x & 31) == 0) {
+        if (qb) atomicMax(qmax, qb);
+        if (nd != INT_MIN) atomicMax(need, nd);
+    }
+}
+
+/* *out = tn_oz2_norm2(w, k), in its order: TN_OZ2_NORM_LANES threads, lane
+ * t sums w_t^2, w_(t + 256)^2, ... in turn, then one thread adds the lanes
+ * in order and takes the square root (one block) */
+static __global__ void __launch_bounds__(TN_OZ2_NORM_LANES)
+    k_norm2(const double *w, long long k, double *out) {
+    __shared__ double part[TN_OZ2_NORM_LANES];
+    double p = 0.0;
+    for (long long l = threadIdx.x; l < k; l += TN_OZ2_NORM_LANES)
+        p = __dadd_rn(p, __dmul_rn(w[l], w[l]));
+    part[threadIdx.x] = p;
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        double s = 0.0;
+        for (int t = 0; t < TN_OZ2_NORM_LANES; t++) s = __dadd_rn(s, part[t]);
+        *out = __dsqrt_rn(s);
+    }
 }
 
 /* ------------------------------------------------------------ residues */
@@ -305,7 +338,7 @@ static __global__ void k_sigma(const int *E, const unsigned long long *S, long l
 
 /* k_residues: the residues of an operand in the layout of the INT8
  * products, streamed at the memory rate.
- *  - Each y = trunc(x 2^s), s = h + sig[v], |y| < 2^80 (h <= 79), is
+ *  - Each y = rint(x 2^s), s = h + sig[v], |y| < 2^80 (ybits <= 80), is
  *    sg (ah 2^36 + lo) with ah < 2^44, lo < 2^36 (exact FP64 integers, the
  *    signs set with copysign: integer operations). Per element, once: y, ah,
  *    lo and lo', ah', the low bytes of sg lo and sg ah (two's complement:
@@ -330,7 +363,7 @@ static __global__ void k_sigma(const int *E, const unsigned long long *S, long l
  *    w1 = lo32(T1) (p 2^16) + ap (the product's bits 0..15 are zero, so
  *    byte 2 is element 1's), and two byte selections give the word.
  *    p = 256 takes the same path: q does not change the byte. HI = 0 when
- *    h + 1 <= 36 (FP32 inputs in DP mode): ah = 0, acc = sg lo.
+ *    |y| < 2^36 (ybits <= 36; FP32 inputs in DP mode): ah = 0, acc = sg lo.
  *  - In the sm_90a code (nvcc 13) the moduli loop issues 6.3 instructions
  *    per element and modulus, 2 of them FP64 (HI = 0: 4.25, 1 FP64), and
  *    the once-per-element work takes 8 FP64 operations (HI = 1).
@@ -431,10 +464,10 @@ static __device__ __forceinline__ void oz2_rstore(double *t, const TIn *r, int a
 }
 
 /* R for vectors [v_base, v_base + nvp) and all kp (zero outside nv, k):
- * trunc(x 2^(h + sig[v])) modulo each p_l, in [-128, 127]. X, nv and sig
+ * rint(x 2^(h + sig[v])) modulo each p_l, in [-128, 127]. X, nv and sig
  * start at v_base. A block takes the tile rows blockIdx.y, + gridDim.y, ..
  * and in each the column tiles blockIdx.x, + gridDim.x, .. HI = 0 when
- * h + 1 <= 36: ah = 0, acc = sg lo. */
+ * every |y| < 2^36: ah = 0, acc = sg lo. */
 template <typename TIn, int HI>
 static __global__ void __launch_bounds__(256, 4)
     k_residues(const TIn *X, long long sv, long long sl, long long nv, long long k,
@@ -463,9 +496,10 @@ static __global__ void __launch_bounds__(256, 4)
 #pragma unroll 1
             for (int r = 0; r < 2; r++) {
                 const int v = w + 8 * r, sc = r ? sb : sa;
-                /* 2^sc as two exact powers (|sc| <= 2046): the same
-                 * trunc(x 2^sc) as scalbn, since an intermediate underflow
-                 * means |x 2^sc| < 1 anyway */
+                /* 2^sc as two exact powers: the same rint(x 2^sc) as
+                 * scalbn, since an intermediate underflow means |x 2^sc|
+                 * < 2^-400 anyway (a shift puts the vector's norm below
+                 * 2^80, so sc < 1074 + 80 + 64: p2 < 2^610) */
                 const double p1 = __longlong_as_double((long long)(sc / 2 + 1023) << 52);
                 const double p2 = __longlong_as_double((long long)(sc - sc / 2 + 1023) << 52);
                 double hs[4], ls[4]; /* sg ah, sg lo */
@@ -476,7 +510,7 @@ static __global__ void __launch_bounds__(256, 4)
                     unsigned lb[2], hb[2];
 #pragma unroll
                     for (int e = 0; e < 2; e++) {
-                        const double y = trunc(__dmul_rn(__dmul_rn(e ? d.y : d.x, p1), p2));
+                        const double y = rint(__dmul_rn(__dmul_rn(e ? d.y : d.x, p1), p2));
                         double ah = 0.0, lo = y;
                         if (HI) {
                             const double a = fabs(y);
@@ -679,10 +713,11 @@ static oz2_view view_of(const void *X, int f32, int64_t sv, int64_t sl, int64_t 
     return o;
 }
 
-/* E, and the sums w over the vectors when w != NULL (part: 64 k doubles).
- * nv <= 65535 * 32. */
+/* E, and when w != NULL the sums w over the vectors (part: 64 k doubles)
+ * and *wn = tn_oz2_norm2(w, k). nv <= 65535 * 32. */
 extern "C" int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv,
-                            int64_t k, int *E, double *part, double *w, cudaStream_t st) {
+                            int64_t k, int *E, double *part, double *w, double *wn,
+                            cudaStream_t st) {
     if (nv <= 0 || k <= 0) return 0;
     /* 0x80808080 is below -2^30: "no exponent yet" */
     cudaError_t e = cudaMemsetAsync(E, 0x80, sizeof(int) * (size_t)nv, st);
@@ -691,30 +726,33 @@ extern "C" int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int6
     const int64_t vt = (nv + T32 - 1) / T32, nb = vt < OZ2_PARTS ? vt : OZ2_PARTS;
     k_pass1<<<dim3((unsigned)((k + T32 - 1) / T32), (unsigned)nb), dim3(T32, 8), 0, st>>>(
         o, E, w ? part : NULL);
-    if (w) k_sum_parts<<<(unsigned)((k + T32 - 1) / T32), dim3(T32, 8), 0, st>>>(part, nb, k, w);
+    if (w) {
+        k_sum_parts<<<(unsigned)((k + T32 - 1) / T32), dim3(T32, 8), 0, st>>>(part, nb, k, w);
+        k_norm2<<<1, TN_OZ2_NORM_LANES, 0, st>>>(w, k, wn);
+    }
     return (int)cudaGetLastError();
 }
 
-/* sig from E and the norm bounds; when w != NULL also g = |x| . w (part: 64
- * nv doubles) and *key, the smallest tn_oz2_gkey(g, sig). nv <= 65535 * 32. */
+/* sig from E and the norm bounds, and *qmax (k_sigma); when w != NULL (DP
+ * mode) also g = |x| . w (part: 64 nv doubles) and *need from g and
+ * *wn = ||w|| (culog2: tn_oz2_dp_culog2). nv <= 65535 * 32. */
 extern "C" int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv,
                             int64_t k, const int *E, int tbits, unsigned long long *S,
-                            const double *w, double *part, double *g, int *sig,
-                            unsigned long long *key, int *bad, cudaStream_t st) {
+                            const double *w, const double *wn, int culog2, double *part,
+                            double *g, int *sig, unsigned long long *qmax, int *need, int *bad,
+                            cudaStream_t st) {
     if (nv <= 0 || k <= 0) return 0;
     cudaError_t e = cudaMemsetAsync(S, 0, sizeof(unsigned long long) * (size_t)nv, st);
+    if (e == cudaSuccess) e = cudaMemsetAsync(qmax, 0, sizeof *qmax, st);
+    if (e == cudaSuccess) e = cudaMemsetAsync(need, 0x80, sizeof *need, st); /* below -2^30 */
     if (e != cudaSuccess) return (int)e;
     const oz2_view o = view_of(X, f32, sv, sl, nv, k);
     const int64_t lt = (k + T32 - 1) / T32, nb = lt < OZ2_PARTS ? lt : OZ2_PARTS;
     k_pass2<<<dim3((unsigned)nb, (unsigned)((nv + T32 - 1) / T32)), dim3(T32, 8), 0, st>>>(
         o, E, tbits, S, w, w ? part : NULL);
     if (w) k_sum_parts<<<(unsigned)((nv + T32 - 1) / T32), dim3(T32, 8), 0, st>>>(part, nb, nv, g);
-    if (w) {
-        e = cudaMemsetAsync(key, 0xFF, sizeof *key, st);
-        if (e != cudaSuccess) return (int)e;
-    }
-    k_sigma<<<(unsigned)((nv + 255) / 256), 256, 0, st>>>(E, S, nv, tbits, sig, w ? g : NULL,
-                                                           key, bad);
+    k_sigma<<<(unsigned)((nv + 255) / 256), 256, 0, st>>>(E, S, nv, tbits, sig, w ? g : NULL, wn,
+                                                           culog2, qmax, need, bad);
     return (int)cudaGetLastError();
 }
 
@@ -734,18 +772,19 @@ static int launch_residues_hi(const TIn *X, dim3 g, int64_t sv, int64_t sl, int6
 
 template <typename TIn>
 static int launch_residues(const TIn *X, dim3 g, int64_t sv, int64_t sl, int64_t nv, int64_t k,
-                           int64_t nvp, int64_t kp, const int *sig, int h, const oz2_rres &rc,
-                           signed char *R, cudaStream_t st) {
-    return h + 1 > 36 ? launch_residues_hi<TIn, 1>(X, g, sv, sl, nv, k, nvp, kp, sig, h, rc, R, st)
+                           int64_t nvp, int64_t kp, const int *sig, int h, int ybits,
+                           const oz2_rres &rc, signed char *R, cudaStream_t st) {
+    return ybits > 36 ? launch_residues_hi<TIn, 1>(X, g, sv, sl, nv, k, nvp, kp, sig, h, rc, R, st)
                       : launch_residues_hi<TIn, 0>(X, g, sv, sl, nv, k, nvp, kp, sig, h, rc, R, st);
 }
 
 extern "C" int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv,
                                int64_t k, int64_t v_base, int64_t nvp, int64_t kp,
-                               const int *sig, int h, const tn_oz2_consts_t *c,
+                               const int *sig, int h, int ybits, const tn_oz2_consts_t *c,
                                signed char *R, cudaStream_t st) {
     if (nvp <= 0 || kp <= 0) return 0;
-    if (nvp % OZ2_RV || kp % 32 || (uintptr_t)R % 4 || c->n < 1 || c->n > TN_OZ2_MAXN)
+    if (nvp % OZ2_RV || kp % 32 || (uintptr_t)R % 4 || c->n < 1 || c->n > TN_OZ2_MAXN ||
+        ybits > TN_OZ2_YBITS)
         return (int)cudaErrorInvalidValue;
     oz2_rres rc;
     memset(&rc, 0, sizeof rc);
@@ -763,9 +802,9 @@ extern "C" int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, i
     const int64_t lt = (kp + OZ2_RL - 1) / OZ2_RL, vt = nvp / OZ2_RV;
     const dim3 g((unsigned)(lt < 16 ? lt : 16), (unsigned)(vt < 65535 ? vt : 65535));
     const int e = f32 ? launch_residues((const float *)X + v_base * sv, g, sv, sl, nvb, k, nvp,
-                                        kp, sig + v_base, h, rc, R, st)
+                                        kp, sig + v_base, h, ybits, rc, R, st)
                       : launch_residues((const double *)X + v_base * sv, g, sv, sl, nvb, k, nvp,
-                                        kp, sig + v_base, h, rc, R, st);
+                                        kp, sig + v_base, h, ybits, rc, R, st);
     if (e) return e;
     return (int)cudaGetLastError();
 }

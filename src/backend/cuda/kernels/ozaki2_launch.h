@@ -17,13 +17,15 @@ extern "C" {
 #endif
 
 int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k, int *E,
-                 double *part, double *w, cudaStream_t st);
+                 double *part, double *w, double *wn, cudaStream_t st);
 int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
-                 const int *E, int tbits, unsigned long long *S, const double *w, double *part,
-                 double *g, int *sig, unsigned long long *key, int *bad, cudaStream_t st);
-/* nvp a multiple of 16, kp of 32, R 4-byte aligned (else cudaErrorInvalidValue) */
+                 const int *E, int tbits, unsigned long long *S, const double *w,
+                 const double *wn, int culog2, double *part, double *g, int *sig,
+                 unsigned long long *qmax, int *need, int *bad, cudaStream_t st);
+/* nvp a multiple of 16, kp of 32, R 4-byte aligned, every |x 2^(h + sig)|
+ * below 2^ybits, ybits <= TN_OZ2_YBITS (else cudaErrorInvalidValue) */
 int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
-                    int64_t v_base, int64_t nvp, int64_t kp, const int *sig, int h,
+                    int64_t v_base, int64_t nvp, int64_t kp, const int *sig, int h, int ybits,
                     const tn_oz2_consts_t *c, signed char *R, cudaStream_t st);
 int tn_oz2_modp(const int *P, int64_t cnt, int p, int qinv, int first, unsigned char *Q,
                 cudaStream_t st);

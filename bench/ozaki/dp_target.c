@@ -1,0 +1,251 @@
+/* How the error of scheme II's result depends on its bit budget, against the
+ * native FP64 dot product's, on bench_ozaki's inputs (CPU, FP64; n^2 work for
+ * the plan, k work per sampled element).
+ *
+ * For every n and phi: A, B (n x n) as bench_ozaki makes them; DP mode's
+ * needs (tn_oz2_need, src/gemm/ozaki2.h) and plan (tn_oz2_plan: the moduli
+ * count, the extra shifts). Then, for extra shifts x = xA + xB from -12 to
+ * +6 (xA = floor(x / 2); x = 0: hA, hB at exactly the needs, which is what
+ * the accuracy rule asks for), and for both roundings of the scaled integers (toward zero, to
+ * nearest, the library's): the scheme's value of each of S x S sampled
+ * elements (bench_ozaki's positions), x = a'_i . b'_j exactly (128-bit
+ * integers), rounded once to FP64 and scaled back; its relative error
+ * against the exact product (a compensated dot product), the largest and
+ * the median over the sample. Beside it the same for the sequential FMA dot
+ * product in FP64 (a native GEMM's order). Also the bits the products take
+ * at x = 0, log2((NA + sqrt(k) / 2) (NB + sqrt(k) / 2)) + 1, against the
+ * bits of 13 to 17 moduli (log2 P).
+ *   bench_oz2_dp_target [--sizes N,..] [--phis P,..] [--sample S] [--csv FILE]
+ */
+#include "gemm/ozaki2.h"
+#include "testmat/testdata.h"
+#include <limits.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* sigma of n vectors of length k (element l of vector v at X[v * sv + l * sl]),
+ * the largest need in DP mode (weights w, ||w|| = wn; tn_oz2_need) and the
+ * largest scaled squared norm bound at sigma: what tn_oz2_plan takes */
+static double vecs(const double *X, int64_t sv, int64_t sl, int64_t nv, int64_t k,
+                   const double *w, double wn, int prec, int *sig, int *need) {
+    const int tb = tn_oz2_tbits(k);
+    double q = 0.0;
+    int nd = INT_MIN;
+#pragma omp parallel for schedule(static) reduction(max : q, nd)
+    for (int64_t v = 0; v < nv; v++) {
+        int emax = INT_MIN;
+        double g = 0.0;
+        for (int64_t l = 0; l < k; l++) {
+            const double x = X[v * sv + l * sl];
+            if (x != 0.0) {
+                int ex;
+                frexp(x, &ex);
+                if (ex > emax) emax = ex;
+            }
+            g += fabs(x) * w[l];
+        }
+        uint64_t s = 0;
+        for (int64_t l = 0; l < k; l++) s += tn_oz2_sq_term(X[v * sv + l * sl], emax, tb);
+        sig[v] = tn_oz2_sigma(emax, s, tb);
+        if (s) q = fmax(q, tn_oz2_scaled_sq(s, emax, sig[v], tb));
+        const int d = tn_oz2_need(sig[v], wn, g, prec);
+        nd = d > nd ? d : nd;
+    }
+    *need = nd;
+    return q;
+}
+
+/* the exact dot product rounded once (Ogita, Rump, Oishi's Dot2: error
+ * about u |a . b| + k^2 u^2 |a| . |b|) */
+static double dot_exact(const double *a, const double *b, int64_t k) {
+    double s = 0.0, c = 0.0;
+    for (int64_t l = 0; l < k; l++) {
+        const double p = a[l] * b[l], pe = fma(a[l], b[l], -p);
+        const double t = s + p, z = t - s, te = (s - (t - z)) + (p - z);
+        s = t, c += pe + te;
+    }
+    return s + c;
+}
+
+static double dot_fma(const double *a, const double *b, int64_t k) {
+    double s = 0.0;
+    for (int64_t l = 0; l < k; l++) s = fma(a[l], b[l], s);
+    return s;
+}
+
+/* the scheme's value: x = a' . b' with a'_l = rnd(2^sa a_l), b'_l = rnd(2^sb b_l) */
+static double dot_scheme(const double *a, const double *b, int64_t k, int sa, int sb,
+                         int nearest) {
+    __int128 x = 0;
+    for (int64_t l = 0; l < k; l++) {
+        const double ya = ldexp(a[l], sa), yb = ldexp(b[l], sb); /* below 2^63 */
+        const int64_t ia = (int64_t)(nearest ? nearbyint(ya) : trunc(ya));
+        const int64_t ib = (int64_t)(nearest ? nearbyint(yb) : trunc(yb));
+        x += (__int128)ia * ib;
+    }
+    return ldexp((double)x, -(sa + sb));
+}
+
+static double log2p(int n) { /* log2 of the product of the first n moduli */
+    tn_oz2_consts_t c;
+    tn_oz2_consts(n, &c);
+    return log2(c.p[0] + c.p[1] + c.p[2] + c.p[3]);
+}
+
+static int cmp_d(const void *a, const void *b) {
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void stats(double *e, int cnt, double *mx, double *med) {
+    qsort(e, (size_t)cnt, sizeof *e, cmp_d);
+    *mx = e[cnt - 1];
+    *med = e[cnt / 2];
+}
+
+static int run(int64_t n, double phi, int S, FILE *csv) {
+    const size_t nn = (size_t)n * (size_t)n;
+    double *A = malloc(sizeof(double) * nn), *B = malloc(sizeof(double) * nn);
+    double *w = calloc((size_t)n, sizeof(double)), *z = calloc((size_t)n, sizeof(double));
+    int *sgA = malloc(sizeof(int) * (size_t)n), *sgB = malloc(sizeof(int) * (size_t)n);
+    double *As = malloc(sizeof(double) * (size_t)S * (size_t)n);
+    double *Bs = malloc(sizeof(double) * (size_t)S * (size_t)n);
+    double *R = malloc(sizeof(double) * (size_t)S * (size_t)S);
+    double *e = malloc(sizeof(double) * (size_t)S * (size_t)S);
+    int64_t *ri = malloc(sizeof(int64_t) * (size_t)S), *cj = malloc(sizeof(int64_t) * (size_t)S);
+    if (!A || !B || !w || !z || !sgA || !sgB || !As || !Bs || !R || !e || !ri ||
+        !cj) {
+        fprintf(stderr, "bench_oz2_dp_target: out of memory at n = %lld\n", (long long)n);
+        return 1;
+    }
+    tn_rand_phi(1000, 1, phi, (int64_t)nn, A); /* A column-major: a_il = A[i + l n] */
+    tn_rand_phi(1000, 2, phi, (int64_t)nn, B);
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t l = 0; l < n; l++) w[l] += fabs(B[l + j * n]); /* |B| e */
+    for (int64_t l = 0; l < n; l++)
+        for (int64_t i = 0; i < n; i++) z[l] += fabs(A[i + l * n]); /* |A|^T e */
+    int ndA, ndB;
+    const double qa = vecs(A, 1, n, n, n, w, tn_oz2_norm2(w, n), 64, sgA, &ndA);
+    const double qb = vecs(B, n, 1, n, n, z, tn_oz2_norm2(z, n), 64, sgB, &ndB);
+    tn_oz2_plan_t pl;
+    if (ndA == INT_MIN || ndB == INT_MIN ||
+        tn_oz2_plan(TCNLA_OZAKI_DP, 0, ndA, ndB, qa, qb, n, &pl)) {
+        fprintf(stderr, "bench_oz2_dp_target: no plan (RANGE)\n");
+        return 1;
+    }
+    for (int t = 0; t < S; t++) {
+        ri[t] = ((int64_t)t * n / S + 7) % n, cj[t] = ((int64_t)t * n / S + 3) % n;
+        for (int64_t l = 0; l < n; l++)
+            As[l + t * n] = A[ri[t] + l * n], Bs[l + t * n] = B[l + cj[t] * n];
+    }
+#pragma omp parallel for collapse(2)
+    for (int t = 0; t < S; t++)
+        for (int u = 0; u < S; u++) R[t + u * S] = dot_exact(As + t * n, Bs + u * n, n);
+    double nmax, nmed;
+#pragma omp parallel for collapse(2)
+    for (int t = 0; t < S; t++)
+        for (int u = 0; u < S; u++) {
+            const double r = R[t + u * S];
+            e[t + u * S] = r == 0.0 ? 0.0 : fabs(dot_fma(As + t * n, Bs + u * n, n) - r) / fabs(r);
+        }
+    stats(e, S * S, &nmax, &nmed);
+    const double sk = 0.5 * sqrt((double)n);
+    const double bits = log2((ldexp(sqrt(qa), ndA) + sk) * (ldexp(sqrt(qb), ndB) + sk)) + 1.0;
+    printf("n %lld phi %.2f: the products take %.2f bits; rule: %d moduli, extra shifts %d + %d; "
+           "log2 P of 13..17 moduli: %.2f %.2f %.2f %.2f %.2f\n",
+           (long long)n, phi, bits, pl.n, pl.hA - ndA, pl.hB - ndB, log2p(13), log2p(14), log2p(15),
+           log2p(16), log2p(17));
+    printf("  fma dot product: max %.3e median %.3e\n", nmax, nmed);
+    printf("  %5s %11s %11s %11s %11s %7s %7s\n", "x", "max_trunc", "max_rint", "med_trunc",
+           "med_rint", "trunc/n", "rint/n");
+    for (int x = -12; x <= 6; x++) {
+        const int xa = x >= 0 ? x / 2 : -((1 - x) / 2), xb = x - xa;
+        double mx[2], md[2];
+        for (int nearest = 0; nearest < 2; nearest++) {
+#pragma omp parallel for collapse(2)
+            for (int t = 0; t < S; t++)
+                for (int u = 0; u < S; u++) {
+                    const double r = R[t + u * S];
+                    const double v = dot_scheme(As + t * n, Bs + u * n, n,
+                                                ndA + xa + sgA[ri[t]], ndB + xb + sgB[cj[u]],
+                                                nearest);
+                    e[t + u * S] = r == 0.0 ? 0.0 : fabs(v - r) / fabs(r);
+                }
+            stats(e, S * S, &mx[nearest], &md[nearest]);
+        }
+        printf("  %5d %11.3e %11.3e %11.3e %11.3e %7.3f %7.3f%s\n", x, mx[0], mx[1], md[0], md[1],
+               mx[0] / nmax, mx[1] / nmax, x == pl.hA + pl.hB - ndA - ndB ? "  <- the rule's" : "");
+        if (csv)
+            fprintf(csv, "%lld,%.2f,%d,%.3f,%d,%d,%d,%.4e,%.4e,%.4e,%.4e,%.4e,%.4e\n", (long long)n,
+                    phi, S, bits, pl.n, pl.hA + pl.hB - ndA - ndB, x, mx[0], mx[1], md[0], md[1], nmax, nmed);
+    }
+    free(A), free(B), free(w), free(z), free(sgA), free(sgB);
+    free(As), free(Bs), free(R), free(e), free(ri), free(cj);
+    return 0;
+}
+
+/* comma-separated list into out (at most cap), the count or -1 */
+static int parse_list(const char *s, double *out, int cap) {
+    int c = 0;
+    while (*s) {
+        char *end;
+        const double v = strtod(s, &end);
+        if (end == s || c == cap || !(v > 0.0)) return -1;
+        out[c++] = v;
+        s = *end == ',' ? end + 1 : end;
+        if (*end && *end != ',') return -1;
+    }
+    return c;
+}
+
+int main(int argc, char **argv) {
+    double sizes[16] = {1024, 4096}, phis[16] = {0.5, 2.0};
+    int ns = 2, np = 2, S = 32;
+    const char *csvp = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            printf("usage: bench_oz2_dp_target [--sizes N,..] [--phis P,..] [--sample S] "
+                   "[--csv FILE]\n"
+                   "defaults: 1024,4096 0.5,2 32, no CSV\n"
+                   "The error of scheme II's result against its bit budget (both roundings of\n"
+                   "the scaled integers), beside the FMA dot product's, on bench_ozaki's inputs\n"
+                   "(CPU; S x S sampled elements).\n");
+            return 0;
+        } else if (i + 1 < argc && !strcmp(argv[i], "--sizes")) {
+            if ((ns = parse_list(argv[++i], sizes, 16)) < 1) goto bad;
+        } else if (i + 1 < argc && !strcmp(argv[i], "--phis")) {
+            if ((np = parse_list(argv[++i], phis, 16)) < 1) goto bad;
+        } else if (i + 1 < argc && !strcmp(argv[i], "--sample")) {
+            S = atoi(argv[++i]);
+            if (S < 1 || S > 1024) goto bad;
+        } else if (i + 1 < argc && !strcmp(argv[i], "--csv")) {
+            csvp = argv[++i];
+        } else {
+            goto bad;
+        }
+    }
+    for (int i = 0; i < ns; i++)
+        if (sizes[i] != floor(sizes[i]) || sizes[i] < 2 || sizes[i] > 32768) goto bad;
+    FILE *csv = NULL;
+    if (csvp) {
+        csv = fopen(csvp, "w");
+        if (!csv) {
+            fprintf(stderr, "bench_oz2_dp_target: cannot write %s\n", csvp);
+            return 1;
+        }
+        fprintf(csv, "n,phi,sample,bits,moduli,rule_extra,extra,max_trunc,max_rint,med_trunc,"
+                     "med_rint,max_fma,med_fma\n");
+    }
+    int rc = 0;
+    for (int i = 0; i < ns && !rc; i++) {
+        if (S > sizes[i]) S = (int)sizes[i];
+        for (int p = 0; p < np && !rc; p++) rc = run((int64_t)sizes[i], phis[p], S, csv);
+    }
+    if (csv) fclose(csv);
+    return rc;
+bad:
+    fprintf(stderr, "bench_oz2_dp_target: bad arguments (--help)\n");
+    return 2;
+}
