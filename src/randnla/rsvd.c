@@ -84,15 +84,18 @@ static int is_shgemm(tcnla_gemm_method_t m) {
  * on) where the method allows, else as usual; `dist`: X has A's rows (on
  * several ranks where cl->comm is set). */
 static int orth_step(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int deferred, int dist,
-                     int64_t rows, int64_t l, float *X) {
+                     int64_t rows, int64_t l, float *X, int *fell_back) {
     if (deferred) {
         const int st = tn_orthonormalize_deferred(cl, o->orth, rows, l, X, rows, TN_DEFER_ORTH);
         if (st != TCNLA_ERR_NOT_SUPPORTED) return st;
     }
-    if (dist)
-        return tn_orthonormalize_dist(cl, o->orth, o->on_breakdown, rows, l, X, rows, NULL, 0,
-                                      NULL, NULL, 0);
-    return tn_orthonormalize(cl, o->orth, o->on_breakdown, rows, l, X, rows, NULL, 0, NULL);
+    tcnla_orth_t used = o->orth;
+    const int st = dist ? tn_orthonormalize_dist(cl, o->orth, o->on_breakdown, rows, l, X, rows,
+                                                 NULL, 0, &used, NULL, 0)
+                        : tn_orthonormalize(cl, o->orth, o->on_breakdown, rows, l, X, rows, NULL,
+                                            0, &used);
+    if (fell_back && st == TCNLA_SUCCESS) *fell_back = used != o->orth;
+    return st;
 }
 
 /* The power iterations' precision from the data (power_method DEFAULT with
@@ -189,7 +192,7 @@ static int w_gather(tn_call_t *cl, const wsplit *ws, int64_t n, int64_t l, float
 /* W's orthonormal basis: on its rows' ranks, or (one rank) orth_step */
 static int w_orth(tn_call_t *cl, const tcnla_rsvd_opts_t *o, const wsplit *ws, int deferred,
                   int64_t n, int64_t l, float *W) {
-    if (!ws->on) return orth_step(cl, o, deferred, 0, n, l, W);
+    if (!ws->on) return orth_step(cl, o, deferred, 0, n, l, W, NULL);
     int st = w_scatter(cl, ws, n, l, W);
     if (!st)
         st = tn_orthonormalize_dist(cl, o->orth, o->on_breakdown, ws->nb, l, ws->Wb, ws->nb, NULL,
@@ -278,7 +281,10 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
                           0.0f, Y, m));
     }
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_PROJ));
-    TRYR(orth_step(cl, o, *deferred, 1, m, l, Y));
+    /* basis_guard: the first basis's CholeskyQR failed, read here where the
+     * orthonormalization waits for its verdict, below where it is deferred */
+    *basis_guard = 0;
+    TRYR(orth_step(cl, o, *deferred, 1, m, l, Y, basis_guard));
     if (probes && *deferred) {
         /* the verdicts so far, read before the probes use Q (their sums
          * wait anyway). Where the basis's CholeskyQR broke down or failed
@@ -289,7 +295,7 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
         int orth_fail = 0;
         TRYR(early_verdicts(cl, deferred, &orth_fail));
         *basis_guard = orth_fail;
-        if (orth_fail) TRYR(orth_step(cl, o, 0, 1, m, l, Y));
+        if (orth_fail) TRYR(orth_step(cl, o, 0, 1, m, l, Y, NULL));
     }
     if (probes) { /* (W is free until the power iterations) */
         int f16 = 0;
@@ -325,10 +331,10 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
         }
         if (tb) tn_trust_basis(cl, W, (size_t)n * (size_t)l);
         TRYR(tn_sgemm(cl, pm, N, N, m, l, n, 1.0f, A, lda, W, NULL, n, 0.0f, Y, m));
-        TRYR(orth_step(cl, o, *deferred, 1, m, l, Y));
+        TRYR(orth_step(cl, o, *deferred, 1, m, l, Y, NULL));
         if (early && *deferred) {
             TRYR(early_verdicts(cl, deferred, &orth_fail));
-            if (orth_fail) TRYR(orth_step(cl, o, 0, 1, m, l, Y));
+            if (orth_fail) TRYR(orth_step(cl, o, 0, 1, m, l, Y, NULL));
         }
     }
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_POWER));
