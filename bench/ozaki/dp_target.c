@@ -8,8 +8,8 @@
  * +6 (xA = floor(x / 2); x = 0: hA, hB at exactly the needs, which is what
  * the accuracy rule asks for), and for both roundings of the scaled integers (toward zero, to
  * nearest, the library's): the scheme's value of each of S x S sampled
- * elements (bench_ozaki's positions), x = a'_i . b'_j exactly (128-bit
- * integers), rounded once to FP64 and scaled back; its relative error
+ * elements (bench_ozaki's positions), x = a'_i . b'_j (a compensated sum of
+ * the exact integer products), rounded once to FP64 and scaled back; its relative error
  * against the exact product (a compensated dot product), the largest and
  * the median over the sample. Beside it the same for the sequential FMA dot
  * product in FP64 (a native GEMM's order). Also the bits the products take
@@ -75,17 +75,18 @@ static double dot_fma(const double *a, const double *b, int64_t k) {
     return s;
 }
 
-/* the scheme's value: x = a' . b' with a'_l = rnd(2^sa a_l), b'_l = rnd(2^sb b_l) */
+/* the scheme's value: x = a' . b' with a'_l = rnd(2^sa a_l), b'_l = rnd(2^sb b_l)
+ * (each an integer with at most 53 significant bits: a double), summed as
+ * dot_exact sums (its error, about 2^-106 relative, is far below the
+ * scheme's), then scaled back */
 static double dot_scheme(const double *a, const double *b, int64_t k, int sa, int sb,
-                         int nearest) {
-    __int128 x = 0;
+                         int nearest, double *ta, double *tb) {
     for (int64_t l = 0; l < k; l++) {
-        const double ya = ldexp(a[l], sa), yb = ldexp(b[l], sb); /* below 2^63 */
-        const int64_t ia = (int64_t)(nearest ? nearbyint(ya) : trunc(ya));
-        const int64_t ib = (int64_t)(nearest ? nearbyint(yb) : trunc(yb));
-        x += (__int128)ia * ib;
+        const double ya = ldexp(a[l], sa), yb = ldexp(b[l], sb);
+        ta[l] = nearest ? nearbyint(ya) : trunc(ya);
+        tb[l] = nearest ? nearbyint(yb) : trunc(yb);
     }
-    return ldexp((double)x, -(sa + sb));
+    return ldexp(dot_exact(ta, tb, k), -(sa + sb));
 }
 
 static double log2p(int n) { /* log2 of the product of the first n moduli */
@@ -167,10 +168,11 @@ static int run(int64_t n, double phi, int S, FILE *csv) {
 #pragma omp parallel for collapse(2)
             for (int t = 0; t < S; t++)
                 for (int u = 0; u < S; u++) {
+                    double ta[n], tb[n]; /* (the scaled integers, as doubles) */
                     const double r = R[t + u * S];
                     const double v = dot_scheme(As + t * n, Bs + u * n, n,
                                                 ndA + xa + sgA[ri[t]], ndB + xb + sgB[cj[u]],
-                                                nearest);
+                                                nearest, ta, tb);
                     e[t + u * S] = r == 0.0 ? 0.0 : fabs(v - r) / fabs(r);
                 }
             stats(e, S * S, &mx[nearest], &md[nearest]);

@@ -14,11 +14,14 @@
  *   with f(x, h) = x / (x + h), the efficiency of a dimension x (a GEMM's
  *   rate falls for small or skinny shapes: tiles left partly empty, too
  *   few tiles for the SMs, the k loop too short to hide its prologue).
- * N comes from the DP rule (tn_oz2_plan): the moduli must hold
+ * N comes from the DP rule (tn_oz2_plan): the moduli must hold about
  * needA + needB bits, and for a row of op(A) need = log2(||w|| / (c u g)) -
- * sigma = log2(1 / (c u)) = p + 3 for p-bit output and c = 1/8 when the
- * row's and w's magnitudes are even (g = |a| . w ~ ||a|| ||w|| / sqrt(k),
- * 2^-sigma ~ ||a||): the k terms cancel. Data of uneven magnitudes need a
+ * 1 - sigma = log2(1 / (c u)) - 1 = p + 3 for p-bit output and c = 1/16
+ * when the row's and w's magnitudes are even (g = |a| . w ~ ||a|| ||w|| /
+ * sqrt(k), 2^-sigma ~ ||a||): the k terms cancel. The model counts the
+ * moduli as floor(log2 P) - 2 >= the bits (the rule itself holds the
+ * products within P / 2: at times one modulus fewer than the model's, so
+ * the model errs toward the native GEMM). Data of uneven magnitudes need a
  * few bits more (`slack`, measured: 15-17 moduli for FP64 at phi 0.1-2).
  * The scheme runs when t_scheme * margin < t_native: margin > 1 keeps the
  * native GEMM where the two are close and the model is unsure.
