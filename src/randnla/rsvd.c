@@ -285,9 +285,14 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
      * orthonormalization waits for its verdict, below where it is deferred */
     *basis_guard = 0;
     TRYR(orth_step(cl, o, *deferred, 1, m, l, Y, basis_guard));
-    if (probes && *deferred) {
+    /* power products accurate to FP32 (not FP16): their bases break down
+     * where A's rank or decay makes them (below), so the verdicts are read
+     * as they arise */
+    const int acc_power = o->power_iters > 0 && pm != TCNLA_GEMM_FP16;
+    if ((probes || acc_power) && *deferred) {
         /* the verdicts so far, read before the probes use Q (their sums
-         * wait anyway). Where the basis's CholeskyQR broke down or failed
+         * wait anyway) or the power iterations build on it. Where the
+         * basis's CholeskyQR broke down or failed
          * its loss guard (A of rank below l, or top singular values decaying
          * past FP64's squared precision: the later ones will too), the rest
          * runs without deferral from here (early_verdicts): Y still holds A
@@ -323,7 +328,7 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
          * input still in place) instead of everything, and the rest runs
          * without deferral. FP16 products round A too, which keeps their
          * results away from rank deficiency: not read after them. */
-        const int early = probes && pm != TCNLA_GEMM_FP16;
+        const int early = pm != TCNLA_GEMM_FP16;
         int orth_fail = 0;
         if (early && *deferred) {
             TRYR(early_verdicts(cl, deferred, &orth_fail));
