@@ -304,9 +304,10 @@ typedef enum {
  * II) scales every row of op(A) and column of op(B) to integers, multiplies
  * them modulo n pairwise coprime moduli <= 256 (one INT8 GEMM each) and
  * recombines by the Chinese remainder theorem: n GEMMs instead of about
- * d (d + 1) / 2, at the price of one truncation per element. AUTO uses
- * scheme 2 for OZAKI_INT8 in DP mode (scheme 1 when more than 20 moduli
- * would be needed) and scheme 1 otherwise. CR mode is scheme 1 only. */
+ * d (d + 1) / 2, at the price of one rounding per element (to the nearest
+ * integer after the scaling). AUTO uses scheme 2 for OZAKI_INT8 in DP mode
+ * (scheme 1 when more than 20 moduli would be needed, or a scaled element
+ * would reach 2^80) and scheme 1 otherwise. CR mode is scheme 1 only. */
 typedef enum {
     TCNLA_OZAKI_SCHEME_AUTO = 0,
     TCNLA_OZAKI_SCHEME_1 = 1, /* error-free slices [Mukunoki et al. 2020] */
@@ -324,7 +325,9 @@ typedef struct {
                                 TCNLA_ERR_ALLOC */
     tcnla_ozaki_scheme_t scheme; /* default TCNLA_OZAKI_SCHEME_AUTO. SCHEME_2 with OZAKI_FP16
                                     gives TCNLA_ERR_NOT_SUPPORTED; in DP mode, needing more
-                                    than 20 moduli gives TCNLA_ERR_RANGE */
+                                    than 20 moduli (or a scaled element of 2^80 or more:
+                                    operands whose needs are far apart) gives
+                                    TCNLA_ERR_RANGE */
 } tcnla_ozaki_opts_t;
 
 TCNLA_API tcnla_ozaki_opts_t tcnla_ozaki_opts_default(void);
