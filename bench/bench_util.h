@@ -43,4 +43,18 @@ static inline int bench_in_list(const char *list, const char *name) {
         p = e + 1;
     }
 }
+/* A comma-separated list of positive numbers into out (at most cap): the
+ * count, or -1 for an empty, malformed, non-positive or too long list. */
+static inline int bench_parse_positive(const char *s, double *out, int cap) {
+    int c = 0;
+    while (*s) {
+        char *end;
+        const double v = strtod(s, &end);
+        if (end == s || c == cap || !(v > 0.0)) return -1;
+        out[c++] = v;
+        if (*end && *end != ',') return -1;
+        s = *end == ',' ? end + 1 : end;
+    }
+    return c ? c : -1;
+}
 #endif

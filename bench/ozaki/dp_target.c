@@ -19,43 +19,14 @@
  */
 #include "gemm/ozaki2.h"
 #include "testmat/testdata.h"
+
+#define BENCH_NAME "bench_oz2_dp_target"
+#include "../bench_util.h"
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* sigma of n vectors of length k (element l of vector v at X[v * sv + l * sl]),
- * the largest need in DP mode (weights w, ||w|| = wn; tn_oz2_need) and the
- * largest scaled squared norm bound at sigma: what tn_oz2_plan takes */
-static double vecs(const double *X, int64_t sv, int64_t sl, int64_t nv, int64_t k,
-                   const double *w, double wn, int prec, int *sig, int *need) {
-    const int tb = tn_oz2_tbits(k);
-    double q = 0.0;
-    int nd = INT_MIN;
-#pragma omp parallel for schedule(static) reduction(max : q, nd)
-    for (int64_t v = 0; v < nv; v++) {
-        int emax = INT_MIN;
-        double g = 0.0;
-        for (int64_t l = 0; l < k; l++) {
-            const double x = X[v * sv + l * sl];
-            if (x != 0.0) {
-                int ex;
-                frexp(x, &ex);
-                if (ex > emax) emax = ex;
-            }
-            g += fabs(x) * w[l];
-        }
-        uint64_t s = 0;
-        for (int64_t l = 0; l < k; l++) s += tn_oz2_sq_term(X[v * sv + l * sl], emax, tb);
-        sig[v] = tn_oz2_sigma(emax, s, tb);
-        if (s) q = fmax(q, tn_oz2_scaled_sq(s, emax, sig[v], tb));
-        const int d = tn_oz2_need(sig[v], wn, g, prec);
-        nd = d > nd ? d : nd;
-    }
-    *need = nd;
-    return q;
-}
 
 /* the exact dot product rounded once (Ogita, Rump, Oishi's Dot2: error
  * about u |a . b| + k^2 u^2 |a| . |b|) */
@@ -95,11 +66,6 @@ static double log2p(int n) { /* log2 of the product of the first n moduli */
     return log2(c.p[0] + c.p[1] + c.p[2] + c.p[3]);
 }
 
-static int cmp_d(const void *a, const void *b) {
-    const double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
 static void stats(double *e, int cnt, double *mx, double *med) {
     qsort(e, (size_t)cnt, sizeof *e, cmp_d);
     *mx = e[cnt - 1];
@@ -128,8 +94,8 @@ static int run(int64_t n, double phi, int S, FILE *csv) {
     for (int64_t l = 0; l < n; l++)
         for (int64_t i = 0; i < n; i++) z[l] += fabs(A[i + l * n]); /* |A|^T e */
     int ndA, ndB;
-    const double qa = vecs(A, 1, n, n, n, w, tn_oz2_norm2(w, n), 64, sgA, &ndA);
-    const double qb = vecs(B, n, 1, n, n, z, tn_oz2_norm2(z, n), 64, sgB, &ndB);
+    const double qa = tn_oz2_vecs(A, 1, n, n, n, w, tn_oz2_norm2(w, n), 64, sgA, &ndA);
+    const double qb = tn_oz2_vecs(B, n, 1, n, n, z, tn_oz2_norm2(z, n), 64, sgB, &ndB);
     tn_oz2_plan_t pl;
     if (ndA == INT_MIN || ndB == INT_MIN ||
         tn_oz2_plan(TCNLA_OZAKI_DP, 0, ndA, ndB, qa, qb, n, &pl)) {
@@ -188,20 +154,6 @@ static int run(int64_t n, double phi, int S, FILE *csv) {
     return 0;
 }
 
-/* comma-separated list into out (at most cap), the count or -1 */
-static int parse_list(const char *s, double *out, int cap) {
-    int c = 0;
-    while (*s) {
-        char *end;
-        const double v = strtod(s, &end);
-        if (end == s || c == cap || !(v > 0.0)) return -1;
-        out[c++] = v;
-        s = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',') return -1;
-    }
-    return c;
-}
-
 int main(int argc, char **argv) {
     double sizes[16] = {1024, 4096}, phis[16] = {0.5, 2.0};
     int ns = 2, np = 2, S = 32;
@@ -216,9 +168,9 @@ int main(int argc, char **argv) {
                    "(CPU; S x S sampled elements).\n");
             return 0;
         } else if (i + 1 < argc && !strcmp(argv[i], "--sizes")) {
-            if ((ns = parse_list(argv[++i], sizes, 16)) < 1) goto bad;
+            if ((ns = bench_parse_positive(argv[++i], sizes, 16)) < 1) goto bad;
         } else if (i + 1 < argc && !strcmp(argv[i], "--phis")) {
-            if ((np = parse_list(argv[++i], phis, 16)) < 1) goto bad;
+            if ((np = bench_parse_positive(argv[++i], phis, 16)) < 1) goto bad;
         } else if (i + 1 < argc && !strcmp(argv[i], "--sample")) {
             S = atoi(argv[++i]);
             if (S < 1 || S > 1024) goto bad;

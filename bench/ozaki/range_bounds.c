@@ -25,43 +25,14 @@
  */
 #include "gemm/ozaki2.h"
 #include "testmat/testdata.h"
+
+#define BENCH_NAME "bench_oz2_range_bounds"
+#include "../bench_util.h"
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* sigma of n vectors of length k (element l of vector v at X[v * sv + l * sl]),
- * the largest need in DP mode (weights w, ||w|| = wn; tn_oz2_need) and the
- * largest scaled squared norm bound at sigma: what tn_oz2_plan takes */
-static double vecs(const double *X, int64_t sv, int64_t sl, int64_t nv, int64_t k,
-                   const double *w, double wn, int prec, int *sig, int *need) {
-    const int tb = tn_oz2_tbits(k);
-    double q = 0.0;
-    int nd = INT_MIN;
-#pragma omp parallel for schedule(static) reduction(max : q, nd)
-    for (int64_t v = 0; v < nv; v++) {
-        int emax = INT_MIN;
-        double g = 0.0;
-        for (int64_t l = 0; l < k; l++) {
-            const double x = X[v * sv + l * sl];
-            if (x != 0.0) {
-                int ex;
-                frexp(x, &ex);
-                if (ex > emax) emax = ex;
-            }
-            g += fabs(x) * w[l];
-        }
-        uint64_t s = 0;
-        for (int64_t l = 0; l < k; l++) s += tn_oz2_sq_term(X[v * sv + l * sl], emax, tb);
-        sig[v] = tn_oz2_sigma(emax, s, tb);
-        if (s) q = fmax(q, tn_oz2_scaled_sq(s, emax, sig[v], tb));
-        const int d = tn_oz2_need(sig[v], wn, g, prec);
-        nd = d > nd ? d : nd;
-    }
-    *need = nd;
-    return q;
-}
 
 static double log2p(int n) { /* log2 of the product of the first n moduli */
     tn_oz2_consts_t c;
@@ -92,8 +63,8 @@ static int run(int64_t n, double phi, int kb, int prec, int64_t pair_max, FILE *
     for (int64_t i = 0; i < n; i++)
         for (int64_t l = 0; l < n; l++) z[l] += fabs(At[l + i * n]); /* |A|^T e */
     int ndA, ndB;
-    const double qa = vecs(At, n, 1, n, n, w, tn_oz2_norm2(w, n), prec, sgA, &ndA);
-    const double qb = vecs(B, n, 1, n, n, z, tn_oz2_norm2(z, n), prec, sgB, &ndB);
+    const double qa = tn_oz2_vecs(At, n, 1, n, n, w, tn_oz2_norm2(w, n), prec, sgA, &ndA);
+    const double qb = tn_oz2_vecs(B, n, 1, n, n, z, tn_oz2_norm2(z, n), prec, sgB, &ndB);
     for (int64_t v = 0; v < n; v++) {
         double sa = 0.0, sb = 0.0;
         for (int64_t l = 0; l < n; l++) sa += At[l + v * n] * At[l + v * n], sb += B[l + v * n] * B[l + v * n];
@@ -150,20 +121,6 @@ static int run(int64_t n, double phi, int kb, int prec, int64_t pair_max, FILE *
     return 0;
 }
 
-/* comma-separated list into out (at most cap), the count or -1 */
-static int parse_list(const char *s, double *out, int cap) {
-    int c = 0;
-    while (*s) {
-        char *end;
-        const double v = strtod(s, &end);
-        if (end == s || c == cap || !(v > 0.0)) return -1;
-        out[c++] = v;
-        s = *end == ',' ? end + 1 : end;
-        if (*end && *end != ',') return -1;
-    }
-    return c;
-}
-
 int main(int argc, char **argv) {
     double sizes[16] = {1024, 2048}, phis[16] = {0.5, 2.0};
     int ns = 2, np = 2, kb = 32, prec = 64;
@@ -179,9 +136,9 @@ int main(int argc, char **argv) {
                    "would give back on bench_ozaki's inputs (CPU, n^3 work per case).\n");
             return 0;
         } else if (i + 1 < argc && !strcmp(argv[i], "--sizes")) {
-            if ((ns = parse_list(argv[++i], sizes, 16)) < 1) goto bad;
+            if ((ns = bench_parse_positive(argv[++i], sizes, 16)) < 1) goto bad;
         } else if (i + 1 < argc && !strcmp(argv[i], "--phis")) {
-            if ((np = parse_list(argv[++i], phis, 16)) < 1) goto bad;
+            if ((np = bench_parse_positive(argv[++i], phis, 16)) < 1) goto bad;
         } else if (i + 1 < argc && !strcmp(argv[i], "--kb")) {
             kb = atoi(argv[++i]);
             if (kb < 1) goto bad;

@@ -272,11 +272,9 @@ typedef struct { /* element l of vector v: X[v * sv + l * sl] */
 
 static double at(const view_t *o, int64_t v, int64_t l) { return o->X[v * o->sv + l * o->sl]; }
 
-/* sigma of nv vectors, the largest tn_oz2_scaled_sq at sigma and, in DP
- * mode (w != NULL: g = sum |x_l| w_l in index order, wn = ||w||), the
- * largest need (tn_oz2_need; INT_MIN when none constrains) */
-static double vec_info(const view_t *o, int64_t nv, int64_t k, const double *w, double wn,
-                       int out_prec, int *sig, int *need) {
+double tn_oz2_vecs(const double *X, int64_t sv, int64_t sl, int64_t nv, int64_t k,
+                   const double *w, double wn, int out_prec, int *sig, int *need) {
+    const view_t o = {X, sv, sl};
     const int tb = tn_oz2_tbits(k);
     double qmax = 0.0;
     int nmax = INT_MIN;
@@ -285,7 +283,7 @@ static double vec_info(const view_t *o, int64_t nv, int64_t k, const double *w, 
         int emax = INT_MIN;
         double gs = 0.0;
         for (int64_t l = 0; l < k; l++) {
-            double x = at(o, v, l);
+            double x = at(&o, v, l);
             if (x != 0.0) {
                 int ex;
                 (void)frexp(x, &ex);
@@ -295,12 +293,12 @@ static double vec_info(const view_t *o, int64_t nv, int64_t k, const double *w, 
         }
         uint64_t s = 0;
         if (emax != INT_MIN)
-            for (int64_t l = 0; l < k; l++) s += tn_oz2_sq_term(at(o, v, l), emax, tb);
+            for (int64_t l = 0; l < k; l++) s += tn_oz2_sq_term(at(&o, v, l), emax, tb);
         sig[v] = tn_oz2_sigma(emax, s, tb);
         if (s) qmax = fmax(qmax, tn_oz2_scaled_sq(s, emax, sig[v], tb));
         if (w) nmax = TN_MAX(nmax, tn_oz2_need(sig[v], wn, gs, out_prec));
     }
-    *need = nmax;
+    if (need) *need = nmax;
     return qmax;
 }
 
@@ -371,8 +369,8 @@ int tn_cpu_ozaki2(tn_call_t *cl, tcnla_op_t ta, tcnla_op_t tb, int64_t m, int64_
         wn = tn_oz2_norm2(w, k), zn = tn_oz2_norm2(z, k);
     }
     int needA, needB;
-    const double qa = vec_info(&oa, m, k, w, wn, out_prec, sa, &needA);
-    const double qb = vec_info(&ob, n, k, z, zn, out_prec, sb, &needB);
+    const double qa = tn_oz2_vecs(oa.X, oa.sv, oa.sl, m, k, w, wn, out_prec, sa, &needA);
+    const double qb = tn_oz2_vecs(ob.X, ob.sv, ob.sl, n, k, z, zn, out_prec, sb, &needB);
     tn_oz2_plan_t pl;
     st = tn_oz2_plan((int)h->ozaki.mode, h->ozaki.slices, needA, needB, qa, qb, k, &pl);
     if (st) {

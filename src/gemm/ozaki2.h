@@ -104,6 +104,13 @@ typedef struct {
 } tn_oz2_plan_t;
 int tn_oz2_plan(int mode, int n_fixed, int needA, int needB, double qa, double qb, int64_t k,
                 tn_oz2_plan_t *pl);
+/* The plan's per-vector pass on the CPU: nv vectors of length k, element l
+ * of vector v at X[v * sv + l * sl], finite: sig[v] (tn_oz2_sigma), and in
+ * DP mode (w != NULL: g = sum |x_l| w_l in index order, wn = ||w||) *need =
+ * the largest tn_oz2_need (INT_MIN when none constrains; need may be
+ * NULL); returns the largest tn_oz2_scaled_sq at sigma (0 for zeros). */
+double tn_oz2_vecs(const double *X, int64_t sv, int64_t sl, int64_t nv, int64_t k,
+                   const double *w, double wn, int out_prec, int *sig, int *need);
 /* ||w||_2 in TN_OZ2_NORM_LANES strided partial sums (lane t: w_t^2,
  * w_(t + 256)^2, ... in turn), the partial sums added in lane order, then
  * the square root: both backends compute it so */
