@@ -8,14 +8,15 @@
  * +6 (xA = floor(x / 2); x = 0: hA, hB at exactly the needs, which is what
  * the accuracy rule asks for), and for both roundings of the scaled integers (toward zero, to
  * nearest, the library's): the scheme's value of each of S x S sampled
- * elements (bench_ozaki's positions), x = a'_i . b'_j (a compensated sum of
+ * elements (bench_ozaki's positions; --worst: the S rows of A and the S
+ * columns of B of the largest needs, where the rule's margin is least), x = a'_i . b'_j (a compensated sum of
  * the exact integer products), rounded once to FP64 and scaled back; its relative error
  * against the exact product (a compensated dot product), the largest and
  * the median over the sample. Beside it the same for the sequential FMA dot
  * product in FP64 (a native GEMM's order). Also the bits the products take
  * at x = 0, log2((NA + sqrt(k) / 2) (NB + sqrt(k) / 2)) + 1, against the
  * bits of 13 to 17 moduli (log2 P).
- *   bench_oz2_dp_target [--sizes N,..] [--phis P,..] [--sample S] [--csv FILE]
+ *   bench_oz2_dp_target [--sizes N,..] [--phis P,..] [--sample S] [--worst] [--csv FILE]
  */
 #include "gemm/ozaki2.h"
 #include "testmat/testdata.h"
@@ -72,7 +73,28 @@ static void stats(double *e, int cnt, double *mx, double *med) {
     *med = e[cnt / 2];
 }
 
-static int run(int64_t n, double phi, int S, FILE *csv) {
+/* the S vectors of the largest need (ties: the lower index first), as
+ * tn_oz2_need from each vector's g = |x| . w; into idx */
+static void neediest(const double *X, int64_t sv, int64_t sl, int64_t nv, const double *w,
+                     double wn, const int *sig, int S, int64_t *idx) {
+    int *nd = malloc(sizeof(int) * (size_t)nv);
+    char *taken = calloc((size_t)nv, 1);
+#pragma omp parallel for schedule(static)
+    for (int64_t v = 0; v < nv; v++) {
+        double g = 0.0;
+        for (int64_t l = 0; l < nv; l++) g += fabs(X[v * sv + l * sl]) * w[l];
+        nd[v] = tn_oz2_need(sig[v], wn, g, 64);
+    }
+    for (int t = 0; t < S; t++) { /* S passes: S is small */
+        int64_t b = -1;
+        for (int64_t v = 0; v < nv; v++)
+            if (!taken[v] && (b < 0 || nd[v] > nd[b])) b = v;
+        idx[t] = b, taken[b] = 1;
+    }
+    free(nd), free(taken);
+}
+
+static int run(int64_t n, double phi, int S, int worst, FILE *csv) {
     const size_t nn = (size_t)n * (size_t)n;
     double *A = malloc(sizeof(double) * nn), *B = malloc(sizeof(double) * nn);
     double *w = calloc((size_t)n, sizeof(double)), *z = calloc((size_t)n, sizeof(double));
@@ -102,8 +124,12 @@ static int run(int64_t n, double phi, int S, FILE *csv) {
         fprintf(stderr, "bench_oz2_dp_target: no plan (RANGE)\n");
         return 1;
     }
+    if (worst) {
+        neediest(A, 1, n, n, w, tn_oz2_norm2(w, n), sgA, S, ri);
+        neediest(B, n, 1, n, z, tn_oz2_norm2(z, n), sgB, S, cj);
+    }
     for (int t = 0; t < S; t++) {
-        ri[t] = ((int64_t)t * n / S + 7) % n, cj[t] = ((int64_t)t * n / S + 3) % n;
+        if (!worst) ri[t] = ((int64_t)t * n / S + 7) % n, cj[t] = ((int64_t)t * n / S + 3) % n;
         for (int64_t l = 0; l < n; l++)
             As[l + t * n] = A[ri[t] + l * n], Bs[l + t * n] = B[l + cj[t] * n];
     }
@@ -156,13 +182,13 @@ static int run(int64_t n, double phi, int S, FILE *csv) {
 
 int main(int argc, char **argv) {
     double sizes[16] = {1024, 4096}, phis[16] = {0.5, 2.0};
-    int ns = 2, np = 2, S = 32;
+    int ns = 2, np = 2, S = 32, worst = 0;
     const char *csvp = NULL;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
             printf("usage: bench_oz2_dp_target [--sizes N,..] [--phis P,..] [--sample S] "
-                   "[--csv FILE]\n"
-                   "defaults: 1024,4096 0.5,2 32, no CSV\n"
+                   "[--worst] [--csv FILE]\n"
+                   "defaults: 1024,4096 0.5,2 32, bench_ozaki's sample, no CSV\n"
                    "The error of scheme II's result against its bit budget (both roundings of\n"
                    "the scaled integers), beside the FMA dot product's, on bench_ozaki's inputs\n"
                    "(CPU; S x S sampled elements).\n");
@@ -176,6 +202,8 @@ int main(int argc, char **argv) {
             if (S < 1 || S > 1024) goto bad;
         } else if (i + 1 < argc && !strcmp(argv[i], "--csv")) {
             csvp = argv[++i];
+        } else if (!strcmp(argv[i], "--worst")) {
+            worst = 1;
         } else {
             goto bad;
         }
@@ -195,7 +223,7 @@ int main(int argc, char **argv) {
     int rc = 0;
     for (int i = 0; i < ns && !rc; i++) {
         if (S > sizes[i]) S = (int)sizes[i];
-        for (int p = 0; p < np && !rc; p++) rc = run((int64_t)sizes[i], phis[p], S, csv);
+        for (int p = 0; p < np && !rc; p++) rc = run((int64_t)sizes[i], phis[p], S, worst, csv);
     }
     if (csv) fclose(csv);
     return rc;
