@@ -173,7 +173,8 @@ static double prod_moduli(int n) { /* P (rounded: at most 20 roundings of 2^-53)
  * zeros takes any) */
 static int dp_fits(double na, double nb, double sk, int xa, int xb, int n) {
     const double a = ldexp(na, xa), b = ldexp(nb, xb);
-    return xa <= TN_OZ2_YBITS && xb <= TN_OZ2_YBITS && a < 0x1p79 && b < 0x1p79 && (a + sk) * (b + sk) <= prod_moduli(n) * 0.5 * (1.0 - 0x1p-30);
+    return xa <= TN_OZ2_YBITS && xb <= TN_OZ2_YBITS && a < 0x1p79 && b < 0x1p79 &&
+           (a + sk) * (b + sk) <= prod_moduli(n) * 0.5 * (1.0 - 0x1p-30);
 }
 
 /* the bits of an integer bound: the least t with x + 1 <= 2^t */
