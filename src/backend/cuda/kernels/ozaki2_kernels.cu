@@ -16,8 +16,8 @@
  * that nothing is contracted).
  * The sums w and g = |x| . w of DP mode are FP64 sums in a fixed order of
  * their own (deterministic, not the CPU's order); ||w|| is summed in the
- * CPU's order (k_norm2). They only choose the vectors' shifts (src/gemm/
- * ozaki2.h says when the two backends can differ).
+ * CPU's order (k_norm2). They only choose the needs, hence hA, hB and the
+ * moduli count (src/gemm/ozaki2.h says when the two backends can differ).
  *
  * Layouts of the products: residues R[(l*nvp + v)*kp + i] (int8, zero
  * padded to nvp, kp multiples of 32), cuBLAS's int32 product of one modulus
@@ -277,7 +277,7 @@ static __global__ void k_pass2(oz2_view o, const int *E, int tbits, unsigned lon
 /* sig[v] as tn_oz2_sigma, *qmax = the largest tn_oz2_scaled_sq at sigma
  * (atomicMax on the bits of non-negative doubles: order-free; preset to
  * 0), and in DP mode (g != NULL) *need = the largest tn_oz2_need from g[v]
- * and *wn (atomicMax; preset to INT_MIN). *bad gets 1 when a vector holds
+ * and *wn (atomicMax; preset below -2^30: no constraint). *bad gets 1 when a vector holds
  * Inf or NaN (its E is above every finite exponent), so no separate pass
  * looks for them, and 2 when a need is TN_OZ2_SHIFT_HUGE. */
 static __global__ void k_sigma(const int *E, const unsigned long long *S, long long nv, int tbits,
