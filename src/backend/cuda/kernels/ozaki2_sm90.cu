@@ -4,7 +4,7 @@
  * i8gemm_cuda.c, followed by k_modp of ozaki2_kernels.cu).
  *
  * For modulus l = blockIdx.y and one 128 x 256 output tile (blockIdx.x,
- * grouped rasterisation: 8 tile rows share the B panels in L2):
+ * grouped rasterisation: OF_GROUP = 16 tile rows share the B panels in L2):
  *   acc = RA_l[m0 .. m0 + 127][0 .. kp) RB_l[n0 .. n0 + 255][0 .. kp)^T
  * on the INT8 Tensor Cores (exact in INT32: kp <= TN_OZ2_KBLOCK), then
  *   Q[(l nbp + j) mbp + i] = (q_l acc_ij) mod p_l   (uint8 in [0, p_l))
@@ -41,6 +41,14 @@
 #define OF_KB 128 /* bytes (int8 values) of k per stage */
 #define OF_STAGES 4
 #define OF_THREADS 384
+/* tile rows of a rasterisation group (even: cluster pairs stay in one
+ * group). The 132 tiles in flight on an H100 then span about 16 tile rows
+ * (A: 2 MB a row at k = 16384) and 8 tile columns (B: 4 MB), about the
+ * fewest bytes from memory for 132 tiles of 128 x 256. The large products
+ * are power-bound (the SM clock falls well below its maximum), so bytes
+ * not moved leave more of the power to the Tensor Cores (docs/results.md
+ * has the measurements). */
+#define OF_GROUP 16
 #define OF_A_BYTES (OF_BM * OF_KB)
 #define OF_B_BYTES (OF_BN * OF_KB)
 #define OF_STAGE (OF_A_BYTES + OF_B_BYTES)
@@ -151,8 +159,8 @@ static __device__ __forceinline__ void of_body(const CUtensorMap *tA, const CUte
      * up on one B panel) */
     const int tiles_m = (mbp + OF_BM - 1) / OF_BM + (CL == 2 ? ((mbp + OF_BM - 1) / OF_BM) & 1 : 0);
     const int tiles_n = (nbp + OF_BN - 1) / OF_BN;
-    const int pid = blockIdx.x, width = 8 * tiles_n, group = pid / width;
-    const int first_m = group * 8, gsz = min(tiles_m - first_m, 8);
+    const int pid = blockIdx.x, width = OF_GROUP * tiles_n, group = pid / width;
+    const int first_m = group * OF_GROUP, gsz = min(tiles_m - first_m, OF_GROUP);
     const int m0 = (first_m + (pid % width) % gsz) * OF_BM;
     const int n0 = ((pid % width) / gsz) * OF_BN;
     const int KT = (kp + OF_KB - 1) / OF_KB;
