@@ -1,10 +1,10 @@
 /* bench_ozaki_mem: the memory-bound kernels of Ozaki scheme II on the CUDA
  * backend (src/backend/cuda/kernels/ozaki2_kernels.cu), each alone, through
  * the launchers that src/backend/cuda/ozaki2_cuda.c calls:
- *   plan         both passes over both operands, DP mode (E, the sums w, z,
- *                the norm bounds, sigma, g and the needs): pass1(B),
- *                pass1(A), pass2(A), pass2(B) as plan() issues them;
- *                bytes = 4 reads of an operand
+ *   plan         DP mode's passes as plan() issues them: the scans of B
+ *                (its blocks' norm bounds, w) and of A (blocks, z, g with
+ *                w), A's vectors (E, S, g, sigma, need), g of B with z,
+ *                B's vectors; bytes = 3 reads of an operand
  *   residues_A   the residues of op(A) = A (m x k, column-major: the vectors
  *                are rows, read across the columns, transposed in the tile)
  *   residues_B   the residues of op(B) = B (k x n, column-major: the vectors
@@ -59,7 +59,9 @@ typedef struct {
     int *E, *sig, *bad;
     unsigned long long *S, *q;
     int *need;
-    double *g, *w, *z, *part, *wn;
+    double *g, *w, *z, *part, *wn, *gpart;
+    int *CE;
+    unsigned long long *CS;
     cudaStream_t st;
 } ctx_t;
 
@@ -77,14 +79,21 @@ static int run_plan(ctx_t *c) {
     const int64_t n = c->n;
     const int tb = tn_oz2_tbits(n);
     const int cl = tn_oz2_dp_culog2(c->f32 ? 32 : 64);
-    int st = tn_oz2_pass1(c->B, c->f32, n, 1, n, n, c->E + n, c->part, c->w, c->wn, c->st);
-    if (!st) st = tn_oz2_pass1(c->A, c->f32, 1, n, n, n, c->E, c->part, c->z, c->wn + 1, c->st);
+    const int64_t nch = (n + TN_OZ2_BLEN - 1) / TN_OZ2_BLEN;
+    int *CEb = c->CE + nch * n;
+    unsigned long long *CSb = c->CS + nch * n;
+    int st = tn_oz2_scan(c->B, c->f32, n, 1, n, n, tb, CEb, CSb, c->part, c->w, c->wn, NULL, NULL,
+                         c->st);
     if (!st)
-        st = tn_oz2_pass2(c->A, c->f32, 1, n, n, n, c->E, tb, c->S, c->w, c->wn, cl, c->part,
-                          c->g, c->sig, c->q, c->need, c->bad, c->st);
+        st = tn_oz2_scan(c->A, c->f32, 1, n, n, n, tb, c->CE, c->CS, c->part, c->z, c->wn + 1, c->w,
+                         c->gpart, c->st);
     if (!st)
-        st = tn_oz2_pass2(c->B, c->f32, n, 1, n, n, c->E + n, tb, c->S + n, c->z, c->wn + 1, cl,
-                          c->part, c->g + n, c->sig + n, c->q + 1, c->need + 1, c->bad, c->st);
+        st = tn_oz2_vectors(c->CE, c->CS, c->gpart, nch, n, tb, c->E, c->S, c->g, c->wn, cl, c->sig,
+                            c->q, c->need, c->bad, c->st);
+    if (!st) st = tn_oz2_gsum(c->B, c->f32, n, 1, n, n, c->z, c->part, c->g + n, c->st);
+    if (!st)
+        st = tn_oz2_vectors(CEb, CSb, NULL, nch, n, tb, c->E + n, c->S + n, c->g + n, c->wn + 1, cl,
+                            c->sig + n, c->q + 1, c->need + 1, c->bad, c->st);
     return st;
 }
 
@@ -108,7 +117,7 @@ static double bytes_of(const ctx_t *c, int which) {
     const double n = (double)c->n, es = c->f32 ? 4 : 8, kp = (double)c->kp;
     const double opnd = n * n * es;
     switch (which) {
-    case 0: return 4 * opnd;
+    case 0: return 3 * opnd;
     case 1:
     case 2: return opnd + (double)c->nmod * kp * kp;
     default: return (double)c->nmod * kp * kp + n * n * es;
@@ -182,6 +191,10 @@ int main(int argc, char **argv) {
             CHK(cudaMalloc((void **)&c.w, 8 * (size_t)n), "cudaMalloc w");
             CHK(cudaMalloc((void **)&c.z, 8 * (size_t)n), "cudaMalloc z");
             CHK(cudaMalloc((void **)&c.part, 8 * 64 * (size_t)n), "cudaMalloc part");
+            const size_t nch = (size_t)((n + TN_OZ2_BLEN - 1) / TN_OZ2_BLEN);
+            CHK(cudaMalloc((void **)&c.CE, 4 * 2 * nch * (size_t)n), "cudaMalloc CE");
+            CHK(cudaMalloc((void **)&c.CS, 8 * 2 * nch * (size_t)n), "cudaMalloc CS");
+            CHK(cudaMalloc((void **)&c.gpart, 8 * nch * (size_t)n), "cudaMalloc gpart");
             CHK(cudaMalloc((void **)&c.q, 16), "cudaMalloc q");
             CHK(cudaMalloc((void **)&c.need, 8), "cudaMalloc need");
             CHK(cudaMalloc((void **)&c.wn, 16), "cudaMalloc wn");
@@ -228,6 +241,7 @@ int main(int argc, char **argv) {
             cudaFree(c.A), cudaFree(c.B), cudaFree(c.C), cudaFree(c.R), cudaFree(c.Q);
             cudaFree(c.E), cudaFree(c.sig), cudaFree(c.S), cudaFree(c.g), cudaFree(c.w);
             cudaFree(c.z), cudaFree(c.part), cudaFree(c.q), cudaFree(c.need), cudaFree(c.wn), cudaFree(c.bad);
+            cudaFree(c.CE), cudaFree(c.CS), cudaFree(c.gpart);
             cudaStreamDestroy(c.st);
         }
     curandDestroyGenerator(gen);

@@ -4,7 +4,7 @@
  *
  * CPU steps (tn_cpu_ozaki2):
  *  1. Per row of op(A) / column of op(B): the largest exponent and the
- *     integer norm bound (tn_oz2_sq_term), and in DP mode g = |row| . w with
+ *     integer norm bound (tn_oz2_bound), and in DP mode g = |row| . w with
  *     w = |op(B)| e (and z = |op(A)|^T e for columns), in the index order.
  *  2. Plan (tn_oz2_plan): moduli count n, hA, hB; s_i = hA + sigma_i.
  *  3. Residues of every scaled row / column for every modulus (int8), the
@@ -145,6 +145,33 @@ uint64_t tn_oz2_sq_term(double x, int e, int tbits) {
     return (v + ((uint64_t)1 << -sh) - 1) >> -sh;
 }
 
+static int exponent(double x) {
+    int ex;
+    (void)frexp(x, &ex);
+    return ex;
+}
+
+uint64_t tn_oz2_bound(const double *x, int64_t stride, int64_t k, int *e) {
+    const int tb = tn_oz2_tbits(k);
+    int emax = INT_MIN;
+    for (int64_t l = 0; l < k; l++)
+        if (x[l * stride] != 0.0) emax = TN_MAX(emax, exponent(x[l * stride]));
+    *e = emax;
+    if (emax == INT_MIN) return 0;
+    uint64_t s = 0;
+    for (int64_t l0 = 0; l0 < k; l0 += TN_OZ2_BLEN) {
+        const int64_t l1 = TN_MIN(k, l0 + TN_OZ2_BLEN);
+        int ec = INT_MIN;
+        for (int64_t l = l0; l < l1; l++)
+            if (x[l * stride] != 0.0) ec = TN_MAX(ec, exponent(x[l * stride]));
+        if (ec == INT_MIN) continue;
+        uint64_t sc = 0;
+        for (int64_t l = l0; l < l1; l++) sc += tn_oz2_sq_term(x[l * stride], ec, tb);
+        s += tn_oz2_bound_at(sc, ec, emax);
+    }
+    return s;
+}
+
 static int floor_div2(int a) { return a >= 0 ? a / 2 : -((1 - a) / 2); }
 
 int tn_oz2_sigma(int e, uint64_t s, int tbits) {
@@ -281,20 +308,11 @@ double tn_oz2_vecs(const double *X, int64_t sv, int64_t sl, int64_t nv, int64_t 
     int nmax = INT_MIN;
 #pragma omp parallel for schedule(static) reduction(max : qmax, nmax)
     for (int64_t v = 0; v < nv; v++) {
-        int emax = INT_MIN;
         double gs = 0.0;
-        for (int64_t l = 0; l < k; l++) {
-            double x = at(&o, v, l);
-            if (x != 0.0) {
-                int ex;
-                (void)frexp(x, &ex);
-                if (ex > emax) emax = ex;
-            }
-            if (w) gs += fabs(x) * w[l];
-        }
-        uint64_t s = 0;
-        if (emax != INT_MIN)
-            for (int64_t l = 0; l < k; l++) s += tn_oz2_sq_term(at(&o, v, l), emax, tb);
+        if (w)
+            for (int64_t l = 0; l < k; l++) gs += fabs(at(&o, v, l)) * w[l];
+        int emax;
+        const uint64_t s = tn_oz2_bound(o.X + v * o.sv, o.sl, k, &emax);
         sig[v] = tn_oz2_sigma(emax, s, tb);
         if (s) qmax = fmax(qmax, tn_oz2_scaled_sq(s, emax, sig[v], tb));
         if (w) nmax = TN_MAX(nmax, tn_oz2_need(sig[v], wn, gs, out_prec));

@@ -13,7 +13,7 @@
  *    sqrt(k) / 2 for the rounding (||a'_i|| <= 2^s_i ||a_i|| + sqrt(k) / 2),
  *    the factor for NA's and P's roundings. The norms are bounded without
  *    rounding-order effects: |x| <= (m8 + 1) 2^(e - 8) from the top 8 bits
- *    m8 of x = f 2^e, squared and summed as integers (tn_oz2_sq_term), so
+ *    m8 of x = f 2^e, squared and summed as integers in blocks (tn_oz2_bound), so
  *    the bounds, their maxima and n are the same on every backend and for
  *    every blocking.
  *    DP mode: s_i = hA + sigma_i (2^sigma_i ||a_i|| <= 1, tn_oz2_sigma)
@@ -71,13 +71,22 @@ void tn_oz2_consts(int n, tn_oz2_consts_t *c);
 /* floor(log2 P) of the first n moduli. */
 int tn_oz2_log2p(int n);
 
-/* Per vector (a row of op(A) or a column of op(B)) of length k, finite:
- * e = the largest exponent (x = f 2^e, 0.5 <= f < 1; INT_MIN for a zero
- * vector), s = sum of ceil((m8 + 1)^2 2^(2 (e_h - e) + tn_oz2_tbits(k))),
- * an exact integer. ||x||^2 <= s 2^(2 (e - 8) - tbits). */
+/* The integer norm bound of a vector x (a row of op(A) or a column of
+ * op(B)) of length k, finite. Its elements go in blocks of TN_OZ2_BLEN
+ * (block c: elements TN_OZ2_BLEN c, ..; the last may be shorter). Block c
+ * has e_c, its largest exponent (x = f 2^e, 0.5 <= f < 1; INT_MIN where
+ * all are zero), and s_c = sum of tn_oz2_sq_term(x_l, e_c, tbits) =
+ * ceil((m8 + 1)^2 2^(2 (e_l - e_c) + tbits)), tbits = tn_oz2_tbits(k);
+ * the vector has e = max e_c and s = sum over c of
+ * tn_oz2_bound_at(s_c, e_c, e) = ceil(s_c 4^-(e - e_c)), an exact integer
+ * (below 2^63) with ||x||^2 <= s 2^(2 (e - 8) - tbits). Each block needs
+ * only its own elements, and the blocks combine once e is known, so one
+ * pass over the data gives the blocks' e_c, s_c (the GPU's scan). */
 int tn_oz2_tbits(int64_t k);
-/* One element's contribution to s (the vector's e given). */
+/* One element's contribution to a block's s_c (the block's e_c given). */
 uint64_t tn_oz2_sq_term(double x, int e, int tbits);
+/* s of the vector x[l * stride], l < k (the definition above), and *e. */
+uint64_t tn_oz2_bound(const double *x, int64_t stride, int64_t k, int *e);
 /* The shift sigma with s_v = h + sigma (h = hA or hB): 2^s_v ||x|| <= 2^h. */
 int tn_oz2_sigma(int e, uint64_t s, int tbits);
 

@@ -9,6 +9,7 @@
 #define TN_OZ2_CHUNKS 7      /* 12-bit chunks of a scaled integer |a'| < 2^80 (2^84) */
 #define TN_OZ2_YBITS 80      /* every scaled element |x 2^s| below 2^80 (the GPU's residues) */
 #define TN_OZ2_NORM_LANES 256 /* tn_oz2_norm2's order: 256 strided partial sums, then in turn */
+#define TN_OZ2_BLEN 32       /* elements of a vector per block of its norm bound (ozaki2.h) */
 
 #include <math.h>
 #include <stdint.h>
@@ -53,6 +54,17 @@ static inline TN_OZ2_HD double tn_oz2_scaled_sq(unsigned long long S, int e, int
 #else
     return S ? ldexp((double)S, 2 * (s + e - 8) - tbits) : 0.0;
 #endif
+}
+
+/* A block's integer norm bound sc, taken at its own largest exponent ec,
+ * at the vector's largest exponent e >= ec: ceil(sc 4^-(e - ec)) (0 for
+ * sc = 0). */
+static inline TN_OZ2_HD unsigned long long tn_oz2_bound_at(unsigned long long sc, int ec, int e) {
+    if (sc == 0) return 0;
+    const long long d = 2 * ((long long)e - (long long)ec);
+    if (d == 0) return sc;
+    if (d >= 64) return 1;
+    return (sc >> d) + ((sc & ((1ull << d) - 1)) != 0);
 }
 
 typedef struct {

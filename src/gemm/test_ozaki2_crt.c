@@ -1,6 +1,6 @@
 /* Ozaki scheme II's internals (src/gemm/ozaki2.c), white-box: the CRT
  * constants and the reconstruction against 128-bit integers, the residues,
- * DP mode's shifts and the plan. The scheme itself is
+ * the block norm bound, DP mode's shifts and the plan. The scheme itself is
  * tested through the public API in tests/test_ozaki2.c. */
 #include "core/internal.h"
 #include "gemm/ozaki2.h"
@@ -75,6 +75,62 @@ TEST(ozaki2_crt_constants_and_reconstruction) {
  * powers of 2 included, where r = wn / (c u g) is exact); a quotient
  * beyond the doubles is TN_OZ2_SHIFT_HUGE, and a vector with g = 0 takes
  * no constraint (the vector's need, the shift less sigma, is INT_MIN) */
+/* The integer norm bound in blocks of TN_OZ2_BLEN (tn_oz2_bound): exact
+ * values where each rounding up shows (an element's term, a block's
+ * combination, a block far below the largest exponent), and on random
+ * vectors with a wide exponent range (zero blocks, subnormals, lengths
+ * around the block length) ||x||^2 <= s 2^(2 (e - 8) - tbits) <=
+ * (1 + 2^-7)^2 ||x||^2 + (elements + blocks) 2^(2 (e - 8) - tbits). */
+TEST(ozaki2_norm_bound_in_blocks) {
+    double x[64] = {0};
+    const int tb = tn_oz2_tbits(64); /* 39 */
+    int e = 0;
+    CHECK(tn_oz2_bound(x, 1, 64, &e) == 0 && e == INT_MIN);
+    /* 1.0: m8 = 128, e = 1; 2^-40 alone in block 1, 80 bits of 4^(e - e_c) down: 1 */
+    x[0] = 1.0, x[40] = 0x1p-40;
+    CHECK(tn_oz2_bound(x, 1, 64, &e) == (16641ull << tb) + 1 && e == 1);
+    /* block 1: 0.09375 (m8 = 192, e_c = -3) and 2^-30 (term ceil(16641 2^-13) = 3),
+     * combined 8 bits down: ceil((37249 2^39 + 3) / 256) = 37249 2^31 + 1 */
+    x[40] = 0.0, x[33] = 0.09375, x[34] = 0x1p-30;
+    CHECK(tn_oz2_bound(x, 1, 64, &e) == (16641ull << tb) + (37249ull << 31) + 1 && e == 1);
+    /* the stride, and the same vector reversed (blocks of other elements) */
+    double y[128] = {0};
+    for (int l = 0; l < 64; l++) y[2 * l] = x[l];
+    CHECK(tn_oz2_bound(y, 2, 64, &e) == (16641ull << tb) + (37249ull << 31) + 1);
+    CHECK(tn_oz2_bound_at(5, 3, 3) == 5 && tn_oz2_bound_at(5, 3, 4) == 2 &&
+          tn_oz2_bound_at(4, 3, 4) == 1 && tn_oz2_bound_at(0, 3, 40) == 0 &&
+          tn_oz2_bound_at(~0ull, -1000, 1000) == 1);
+
+    uint64_t st = 777;
+    int bad = 0, cases = 0;
+    const int lens[] = {1, 5, 31, 32, 33, 64, 100, 257, 1000};
+    double v[1000];
+    for (int t = 0; t < 400; t++) {
+        const int k = lens[t % 9];
+        for (int l = 0; l < k; l++) {
+            st = st * 6364136223846793005ull + 1442695040888963407ull;
+            const int zero_block = ((l / TN_OZ2_BLEN) + t) % 3 == 0 && t % 2;
+            const int span = t % 4 == 0 ? 1100 : 60; /* down to subnormals */
+            const double m = 0.5 + (double)(st >> 12) * 0x1p-53;
+            v[l] = zero_block || (st & 7) == 0 ? 0.0
+                                               : ldexp((st & 8) ? -m : m, 20 - (int)((st >> 4) % span));
+        }
+        const uint64_t s = tn_oz2_bound(v, 1, k, &e);
+        if (e == INT_MIN) continue;
+        cases++;
+        long double n2 = 0.0L;
+        for (int l = 0; l < k; l++) n2 += (long double)v[l] * (long double)v[l];
+        const int tk = tn_oz2_tbits(k);
+        const long double unit = ldexpl(1.0L, 2 * (e - 8) - tk), b = (long double)s * unit;
+        const long double slack = (long double)(k + (k + TN_OZ2_BLEN - 1) / TN_OZ2_BLEN) * unit;
+        const int ok = n2 <= b && b <= n2 * (1.0L + 0x1p-7L) * (1.0L + 0x1p-7L) + slack;
+        if (!ok && bad++ < 3 && verbose())
+            printf("    k %d: s %llu e %d, ||x||^2 %Lg bound %Lg\n", k, (unsigned long long)s, e, n2, b);
+    }
+    CHECK(cases > 300);
+    CHECK_MSG(bad == 0, "%d of %d bounds fail", bad, cases);
+}
+
 TEST(ozaki2_dp_shift_is_the_least_that_holds) {
     uint64_t st = 12345;
     int bad = 0;

@@ -1,16 +1,20 @@
 /* Ozaki scheme II on the CUDA backend (the method: src/gemm/ozaki2.h; the
  * kernels: ozaki2_kernels.cu). Same steps, same numbers as the CPU
  * reference (src/gemm/ozaki2.c):
- *  1. Plan: per row of op(A) / column of op(B) the largest exponent, the
- *     integer norm bound and sigma (two passes over each operand, read in
- *     place, FP32 or FP64, each pass fetching its next tile before it works
- *     on the current one; an exponent above every finite one reports Inf or
- *     NaN, and the call returns TN_OZ2_NONFINITE before any product), in DP
- *     mode also w = |op(B)| e, z = |op(A)|^T e, their norms in the CPU's
- *     order, g and the largest need of each operand (atomicMax); also the
- *     largest scaled norm bound of each (atomicMax on the bits: order-free).
- *     Those come back to the host (one copy), which picks the moduli count n
- *     and hA, hB with the CPU's function (tn_oz2_plan).
+ *  1. Plan: one read of op(B), then one of op(A) (FP32 or FP64, in place,
+ *     each pass fetching its next tile before it works on the current
+ *     one): per block of TN_OZ2_BLEN elements of every row of op(A) /
+ *     column of op(B) its largest exponent and integer norm bound (k_scan),
+ *     then per vector the largest exponent, the norm bound and sigma
+ *     (k_combine, k_sigma; an exponent above every finite one reports Inf
+ *     or NaN, and the call returns TN_OZ2_NONFINITE before any product). DP
+ *     mode adds w = |op(B)| e from the read of op(B), z = |op(A)|^T e and
+ *     g = |op(A)| w from the read of op(A), and one more read of op(B) for
+ *     its g = |op(B)|^T z (z needs all of op(A)); the norms of w and z in
+ *     the CPU's order, and the largest need of each operand (atomicMax).
+ *     Also the largest scaled norm bound of each (atomicMax on the bits:
+ *     order-free). Those come back to the host (one copy), which picks the
+ *     moduli count n and hA, hB with the CPU's function (tn_oz2_plan).
  *  2. Blocks of mb rows x nb columns (workspace: h->ozaki.workspace_cap, or
  *     half the free device memory up to 16 GiB): the residues of the block's
  *     rows and columns for all n moduli (int8, k-contiguous, so cuBLAS runs
@@ -25,8 +29,10 @@
  *     its row, its column and the plan, so the blocking never changes a
  *     bit, and FIXED mode is bitwise the CPU.
  * Device memory at 16384^3 with 16 moduli: 4 + 4 GiB of residues, 1 GiB of
- * INT32 product (not with the fused kernel), 4 GiB of residue products, and
- * O(m + n + k) for the plan. */
+ * INT32 product (not with the fused kernel), 4 GiB of residue products; the
+ * plan, before those: 12 bytes per block of TN_OZ2_BLEN elements of op(A)
+ * and op(B) (8 more of op(A) in DP mode: 0.25 GiB at 16384^2) and
+ * O(m + n + k). */
 #include "core/internal.h"
 #include "backend/cuda/tn_cuda.h"
 #include "gemm/ozaki.h"
@@ -104,6 +110,7 @@ static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const
     const int dp = h->ozaki.mode == TCNLA_OZAKI_DP;
     const int tb = tn_oz2_tbits(k), cl = tn_oz2_dp_culog2(out_prec);
     const size_t nparts = 64 * (size_t)TN_MAX(k, TN_MAX(m, n));
+    const size_t nch = (size_t)((k + TN_OZ2_BLEN - 1) / TN_OZ2_BLEN), nvs = (size_t)(m + n);
     /* what the host reads, in one span (one copy): the two largest scaled
      * norm bounds, the two needs of DP mode and the flags; then ||w||, ||z|| */
     typedef struct {
@@ -112,37 +119,42 @@ static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const
         double wn[2];
     } back_t;
     const size_t wk = al(8 * (size_t)k);
-    const size_t bytes = al(4 * (size_t)(m + n)) + al(8 * (size_t)(m + n)) +
-                         al(8 * (size_t)(m + n)) + 2 * wk + al(sizeof(back_t)) + al(8 * nparts);
+    if (nch > SIZE_MAX / 32 / nvs) return TCNLA_ERR_ALLOC;
+    const size_t bytes = al(4 * nvs) + al(8 * nvs) + al(8 * nvs) + 2 * wk + al(sizeof(back_t)) +
+                         al(8 * nparts) + al(4 * nch * nvs) + al(8 * nch * nvs) +
+                         (dp ? al(8 * nch * (size_t)m) : 0);
     char *p = NULL;
     int st = cu(cudaMallocAsync((void **)&p, bytes, s));
     if (st) return st;
     int *E = (int *)p;
-    unsigned long long *S = (unsigned long long *)(p + al(4 * (size_t)(m + n)));
-    double *g = (double *)((char *)S + al(8 * (size_t)(m + n)));
-    double *w = (double *)((char *)g + al(8 * (size_t)(m + n)));
+    unsigned long long *S = (unsigned long long *)(p + al(4 * nvs));
+    double *g = (double *)((char *)S + al(8 * nvs));
+    double *w = (double *)((char *)g + al(8 * nvs));
     double *z = (double *)((char *)w + wk);
     back_t *bk = (back_t *)((char *)z + wk);
     double *part = (double *)((char *)bk + al(sizeof(back_t)));
+    int *CE = (int *)((char *)part + al(8 * nparts)); /* A's blocks, then B's */
+    unsigned long long *CS = (unsigned long long *)((char *)CE + al(4 * nch * nvs));
+    double *gpart = dp ? (double *)((char *)CS + al(8 * nch * nvs)) : NULL; /* A's */
+    int *CEb = CE + nch * (size_t)m;
+    unsigned long long *CSb = CS + nch * (size_t)m;
     st = cu(cudaMemsetAsync(&bk->bad, 0, sizeof(int), s));
-    if (st) {
-        (void)cudaFreeAsync(p, s);
-        return st;
-    }
-    if (dp) {
-        st = cuk(tn_oz2_pass1(B, f32, svb, slb, n, k, E + m, part, w, &bk->wn[0], s));
-        if (!st) st = cuk(tn_oz2_pass1(A, f32, sva, sla, m, k, E, part, z, &bk->wn[1], s));
-    } else {
-        st = cuk(tn_oz2_pass1(B, f32, svb, slb, n, k, E + m, NULL, NULL, NULL, s));
-        if (!st) st = cuk(tn_oz2_pass1(A, f32, sva, sla, m, k, E, NULL, NULL, NULL, s));
-    }
+    /* one read of B (blocks, w), one of A (blocks, z, g with w), and in DP
+     * mode one more of B (g with z, which needs all of A) */
     if (!st)
-        st = cuk(tn_oz2_pass2(A, f32, sva, sla, m, k, E, tb, S, dp ? w : NULL, &bk->wn[0], cl,
-                              part, g, sig, &bk->q[0], &bk->need[0], &bk->bad, s));
+        st = cuk(tn_oz2_scan(B, f32, svb, slb, n, k, tb, CEb, CSb, part, dp ? w : NULL, &bk->wn[0],
+                             NULL, NULL, s));
     if (!st)
-        st = cuk(tn_oz2_pass2(B, f32, svb, slb, n, k, E + m, tb, S + m, dp ? z : NULL,
-                              &bk->wn[1], cl, part, g + m, sig + m, &bk->q[1], &bk->need[1],
-                              &bk->bad, s));
+        st = cuk(tn_oz2_scan(A, f32, sva, sla, m, k, tb, CE, CS, part, dp ? z : NULL, &bk->wn[1],
+                             dp ? w : NULL, gpart, s));
+    if (!st)
+        st = cuk(tn_oz2_vectors(CE, CS, gpart, (int64_t)nch, m, tb, E, S, dp ? g : NULL,
+                                &bk->wn[0], cl, sig, &bk->q[0], &bk->need[0], &bk->bad, s));
+    if (!st && dp) st = cuk(tn_oz2_gsum(B, f32, svb, slb, n, k, z, part, g + m, s));
+    if (!st)
+        st = cuk(tn_oz2_vectors(CEb, CSb, NULL, (int64_t)nch, n, tb, E + m, S + m,
+                                dp ? g + m : NULL, &bk->wn[1], cl, sig + m, &bk->q[1],
+                                &bk->need[1], &bk->bad, s));
     back_t hb;
     memset(&hb, 0, sizeof hb);
     if (!st) st = cu(cudaMemcpyAsync(&hb, bk, sizeof hb, cudaMemcpyDeviceToHost, s));

@@ -8,7 +8,8 @@
  * read coalesced.
  *
  * What must equal the CPU bit for bit does: the largest exponents (integer
- * maxima), the norm bounds (integer sums: atomics commute), the residues
+ * maxima), the norm bounds (integer sums of the blocks' bounds, each
+ * rounded up to the vector's exponent as tn_oz2_bound does), the residues
  * (exact integers, computed in FP64 below 2^52; congruent to the CPU's, the
  * same products modulo p_l), the modular products and the reconstruction
  * (exact partial sums, held scaled by 2^-274, then the same FP64 operations
@@ -106,13 +107,12 @@ static __device__ __forceinline__ int exp_m8(double x, unsigned *m8) {
     return ex;
 }
 
-static __device__ unsigned long long sq_term(double x, int e, int tbits) {
-    if (x == 0.0) return 0;
-    unsigned m;
-    const int ex = exp_m8(x, &m);
-    unsigned long long m8 = (unsigned long long)m + 1;
-    unsigned long long v = m8 * m8;
-    int sh = 2 * (ex - e) + tbits;
+/* tn_oz2_sq_term of a nonzero element from its exponent ex and m8 */
+static __device__ __forceinline__ unsigned long long sq_term_of(int ex, unsigned m, int e,
+                                                                int tbits) {
+    const unsigned long long m8 = (unsigned long long)m + 1;
+    const unsigned long long v = m8 * m8;
+    const int sh = 2 * (ex - e) + tbits;
     if (sh >= 0) return v << sh;
     if (sh <= -63) return 1;
     return (v + (1ull << -sh) - 1) >> -sh;
@@ -127,53 +127,89 @@ static __device__ unsigned long long sq_term(double x, int e, int tbits) {
  * is in shared memory (64 bytes per thread in flight). The tiles are still
  * taken in order, so every sum below runs in the same order. */
 
-/* -------------------------------------------------------------- pass 1 */
-/* one tile of pass 1 (the registers r hold it; refilled with tile vn) */
-static __device__ __forceinline__ void pass1_tile(double (*t)[T32 + 1], const oz2_view &o,
-                                                  oz2_regs *r, long long vt, long long vn,
-                                                  long long vtiles, long long l0, int *E,
-                                                  const double *wpart, double *ws) {
+/* ---------------------------------------------------------------- scan */
+/* One pass over an operand gives every block of TN_OZ2_BLEN = 32 elements
+ * of every vector (a tile's row) its largest exponent and its integer norm
+ * bound at that exponent (ozaki2.h: tn_oz2_bound's e_c, s_c), so that
+ * k_combine can sum the vector's bound once the vector's largest exponent
+ * is known; and the sums that DP mode takes from the same read. Block
+ * arrays: CE[c * nv + v], CS[c * nv + v] (c = the block of columns, a 32 x
+ * 32 tile's column index). */
+
+/* one tile of the scan (the registers r hold it; refilled with tile vn) */
+static __device__ __forceinline__ void scan_tile(double (*t)[T32 + 1], const double *wot,
+                                                 const oz2_view &o, oz2_regs *r, long long vt,
+                                                 long long vn, long long vtiles, long long l0,
+                                                 int tbits, int *CE, unsigned long long *CS,
+                                                 double *gpart, int wpart, double *ws) {
     const int tid = threadIdx.y * T32 + threadIdx.x, v = tid >> 3, q = tid & 7;
     const long long v0 = vt * T32;
     store_tile(t, o, r);
     __syncthreads();
     if (vn < vtiles) fetch_tile(r, o, vn * T32, l0);
-    int em = INT_MIN;
-    for (int c = q; c < T32; c += 8) {
-        const double x = t[v][c];
-        if (x != 0.0) {
-            unsigned m;
-            em = max(em, exp_m8(x, &m));
-        }
+    /* row v of the tile: 8 threads, elements q, q + 8, q + 16, q + 24 */
+    int em = INT_MIN, ex[4];
+    unsigned m8[4];
+    double xs[4];
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        xs[i] = t[v][q + 8 * i];
+        ex[i] = xs[i] != 0.0 ? exp_m8(xs[i], &m8[i]) : INT_MIN;
+        em = max(em, ex[i]);
     }
     em = max(em, __shfl_xor_sync(0xffffffffu, em, 1));
     em = max(em, __shfl_xor_sync(0xffffffffu, em, 2));
     em = max(em, __shfl_xor_sync(0xffffffffu, em, 4));
-    if (q == 0 && em != INT_MIN && v0 + v < o.nv) atomicMax(&E[v0 + v], em);
+    unsigned long long sc = 0;
+    double g = 0.0;
+#pragma unroll
+    for (int i = 0; i < 4; i++) {
+        if (ex[i] != INT_MIN) sc += sq_term_of(ex[i], m8[i], em, tbits);
+        if (gpart) g = __dadd_rn(g, __dmul_rn(fabs(xs[i]), wot[q + 8 * i]));
+    }
+    for (int d = 1; d < 8; d <<= 1) { /* integers: any order; g: this fixed tree */
+        sc += __shfl_xor_sync(0xffffffffu, sc, d);
+        g = __dadd_rn(g, __shfl_xor_sync(0xffffffffu, g, d));
+    }
+    if (q == 0 && v0 + v < o.nv) {
+        const long long at = (long long)blockIdx.x * o.nv + v0 + v;
+        CE[at] = em;
+        CS[at] = sc;
+        if (gpart) gpart[at] = g;
+    }
     if (wpart)
         for (int rr = threadIdx.y; rr < T32; rr += 8) *ws = __dadd_rn(*ws, fabs(t[rr][threadIdx.x]));
     __syncthreads();
 }
 
-/* E[v] = max exponent (atomicMax; E preset below -2^30), and when wpart:
- * wpart[b * k + l] = sum of |x| over the vectors of the tiles b, b + 64, ...
- * (each of the 8 thread rows sums the tile rows ty, ty + 8, .. in turn, and
- * the 8 partial sums are added in the order of ty at the end: a fixed order,
- * so the sums are deterministic) */
-static __global__ void k_pass1(oz2_view o, int *E, double *wpart) {
+/* Block (x, y) takes the 32 columns l0 = 32 x of the vector tiles y,
+ * y + gridDim.y, ...: CE, CS of block x of each vector; when wpart:
+ * wpart[y * k + l] = sum of |x| over its vectors (each of the 8 thread
+ * rows sums the tile rows ty, ty + 8, .. in turn, and the 8 partial sums
+ * are added in the order of ty at the end: a fixed order, so the sums are
+ * deterministic); when wo (the other operand's sums, length k): gpart[x *
+ * nv + v] = sum over the block's columns of |x_l| wo_l (k_combine adds the
+ * blocks in order). */
+static __global__ void __launch_bounds__(256, 4)
+    k_scan(oz2_view o, int tbits, int *CE, unsigned long long *CS, double *wpart, const double *wo,
+           double *gpart) {
     __shared__ double t[T32][T32 + 1];
     __shared__ double red[8][T32];
+    __shared__ double wot[T32];
     const long long l0 = (long long)blockIdx.x * T32, vtiles = (o.nv + T32 - 1) / T32;
     const long long G = gridDim.y;
+    if (threadIdx.y == 0) wot[threadIdx.x] = wo && l0 + threadIdx.x < o.k ? wo[l0 + threadIdx.x] : 0.0;
     double ws = 0.0;
     oz2_regs n0, n1;
     long long vt = blockIdx.y;
     if (vt < vtiles) fetch_tile(&n0, o, vt * T32, l0);
     if (vt + G < vtiles) fetch_tile(&n1, o, (vt + G) * T32, l0);
+    double *gp = wo ? gpart : NULL;
     for (; vt < vtiles; vt += 2 * G) {
-        pass1_tile(t, o, &n0, vt, vt + 2 * G, vtiles, l0, E, wpart, &ws);
+        scan_tile(t, wot, o, &n0, vt, vt + 2 * G, vtiles, l0, tbits, CE, CS, gp, wpart != NULL, &ws);
         if (vt + G >= vtiles) break;
-        pass1_tile(t, o, &n1, vt + G, vt + 3 * G, vtiles, l0, E, wpart, &ws);
+        scan_tile(t, wot, o, &n1, vt + G, vt + 3 * G, vtiles, l0, tbits, CE, CS, gp, wpart != NULL,
+                  &ws);
     }
     if (wpart) {
         red[threadIdx.y][threadIdx.x] = ws;
@@ -208,46 +244,81 @@ static __global__ void k_sum_parts(const double *part, long long nb, long long l
     }
 }
 
-/* -------------------------------------------------------------- pass 2 */
+/* ------------------------------------------------------- combine blocks */
+/* Per vector v (32 per block, OZ2_CROWS threads each, thread y taking the
+ * blocks y, y + OZ2_CROWS, ..): E[v] = max of CE, S[v] = sum of
+ * tn_oz2_bound_at(CS, CE, E[v]) (integers: any order), and when gpart:
+ * g[v] = sum of the blocks' gpart, each thread's in its order, then the
+ * threads' in the order of y (fixed). */
+#define OZ2_CROWS 16
+static __global__ void __launch_bounds__(T32 *OZ2_CROWS)
+    k_combine(const int *CE, const unsigned long long *CS, const double *gpart, long long nch,
+              long long nv, int *E, unsigned long long *S, double *g) {
+    __shared__ int re[OZ2_CROWS][T32];
+    __shared__ unsigned long long rs[OZ2_CROWS][T32];
+    __shared__ double rg[OZ2_CROWS][T32];
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    const long long v = (long long)blockIdx.x * T32 + tx;
+    int e = INT_MIN;
+    if (v < nv)
+        for (long long c = ty; c < nch; c += OZ2_CROWS) e = max(e, __ldg(CE + c * nv + v));
+    re[ty][tx] = e;
+    __syncthreads();
+    for (int y = 0; y < OZ2_CROWS; y++) e = max(e, re[y][tx]);
+    unsigned long long s = 0;
+    double gs = 0.0;
+    if (v < nv)
+        for (long long c = ty; c < nch; c += OZ2_CROWS) {
+            s += tn_oz2_bound_at(__ldg(CS + c * nv + v), __ldg(CE + c * nv + v), e);
+            if (gpart) gs = __dadd_rn(gs, __ldg(gpart + c * nv + v));
+        }
+    rs[ty][tx] = s;
+    rg[ty][tx] = gs;
+    __syncthreads();
+    if (ty == 0 && v < nv) {
+        for (int y = 1; y < OZ2_CROWS; y++) {
+            s += rs[y][tx];
+            gs = __dadd_rn(gs, rg[y][tx]);
+        }
+        E[v] = e;
+        S[v] = s;
+        if (gpart) g[v] = gs;
+    }
+}
+
+/* ----------------------------------------------------------- g of DP mode */
 /* w of the columns of tile lt (0 past k), in the registers of row 0 */
 static __device__ __forceinline__ double w_of(const oz2_view &o, const double *w, long long lt) {
     const long long l = lt * T32 + threadIdx.x;
-    return w && threadIdx.y == 0 && l < o.k ? w[l] : 0.0;
+    return threadIdx.y == 0 && l < o.k ? w[l] : 0.0;
 }
 
-/* one tile of pass 2 (the registers r, wr hold it; refilled with tile ln) */
-static __device__ __forceinline__ void pass2_tile(double (*t)[T32 + 1], double *wt,
-                                                  const oz2_view &o, oz2_regs *r, double *wr,
-                                                  long long ln, long long ltiles, long long v0,
-                                                  int e, int tbits, const double *w,
-                                                  unsigned long long *s, double *g) {
+/* one tile of k_gsum (the registers r, wr hold it; refilled with tile ln) */
+static __device__ __forceinline__ void gsum_tile(double (*t)[T32 + 1], double *wt,
+                                                 const oz2_view &o, oz2_regs *r, double *wr,
+                                                 long long ln, long long ltiles, long long v0,
+                                                 const double *w, double *g) {
     const int tid = threadIdx.y * T32 + threadIdx.x, v = tid >> 3, q = tid & 7;
     store_tile(t, o, r);
-    if (w && threadIdx.y == 0) wt[threadIdx.x] = *wr;
+    if (threadIdx.y == 0) wt[threadIdx.x] = *wr;
     __syncthreads();
     if (ln < ltiles) {
         fetch_tile(r, o, v0, ln * T32);
         *wr = w_of(o, w, ln);
     }
-    for (int c = q; c < T32; c += 8) {
-        const double x = t[v][c];
-        if (e > -(1 << 30)) *s += sq_term(x, e, tbits);
-        if (w) *g = __dadd_rn(*g, __dmul_rn(fabs(x), wt[c]));
-    }
+    for (int c = q; c < T32; c += 8) *g = __dadd_rn(*g, __dmul_rn(fabs(t[v][c]), wt[c]));
     __syncthreads();
 }
 
-/* S[v] += integer norm bound terms (atomicAdd: exact, commutes), and when
- * w: gpart[b * nv + v] = sum of |x| w_l over the tiles b, b + 64, ... of l. */
-static __global__ void k_pass2(oz2_view o, const int *E, int tbits, unsigned long long *S,
-                               const double *w, double *gpart) {
+/* The g of the operand read second in DP mode (its w comes from the other
+ * operand's scan, after this one's): gpart[b * nv + v] = sum of |x| w_l
+ * over the tiles b, b + 64, ... of l (one more read of the operand). */
+static __global__ void k_gsum(oz2_view o, const double *w, double *gpart) {
     __shared__ double t[T32][T32 + 1];
     __shared__ double wt[T32]; /* w of the tile's columns (0 past k) */
     const long long v0 = (long long)blockIdx.y * T32, ltiles = (o.k + T32 - 1) / T32;
     const long long G = gridDim.x;
     const int tid = threadIdx.y * T32 + threadIdx.x, v = tid >> 3, q = tid & 7;
-    const int e = v0 + v < o.nv ? E[v0 + v] : INT_MIN;
-    unsigned long long s = 0;
     double g = 0.0, w0 = 0.0, w1 = 0.0;
     oz2_regs n0, n1;
     long long lt = blockIdx.x;
@@ -260,18 +331,12 @@ static __global__ void k_pass2(oz2_view o, const int *E, int tbits, unsigned lon
         w1 = w_of(o, w, lt + G);
     }
     for (; lt < ltiles; lt += 2 * G) {
-        pass2_tile(t, wt, o, &n0, &w0, lt + 2 * G, ltiles, v0, e, tbits, w, &s, &g);
+        gsum_tile(t, wt, o, &n0, &w0, lt + 2 * G, ltiles, v0, w, &g);
         if (lt + G >= ltiles) break;
-        pass2_tile(t, wt, o, &n1, &w1, lt + 3 * G, ltiles, v0, e, tbits, w, &s, &g);
+        gsum_tile(t, wt, o, &n1, &w1, lt + 3 * G, ltiles, v0, w, &g);
     }
-    for (int d = 1; d < 8; d <<= 1) {
-        s += __shfl_xor_sync(0xffffffffu, s, d);
-        g = __dadd_rn(g, __shfl_xor_sync(0xffffffffu, g, d));
-    }
-    if (q == 0 && v0 + v < o.nv) {
-        if (s) atomicAdd(&S[v0 + v], s);
-        if (w) gpart[(long long)blockIdx.x * o.nv + v0 + v] = g;
-    }
+    for (int d = 1; d < 8; d <<= 1) g = __dadd_rn(g, __shfl_xor_sync(0xffffffffu, g, d));
+    if (q == 0 && v0 + v < o.nv) gpart[(long long)blockIdx.x * o.nv + v0 + v] = g;
 }
 
 /* sig[v] as tn_oz2_sigma, *qmax = the largest tn_oz2_scaled_sq at sigma
@@ -713,19 +778,19 @@ static oz2_view view_of(const void *X, int f32, int64_t sv, int64_t sl, int64_t 
     return o;
 }
 
-/* E, and when w != NULL the sums w over the vectors (part: 64 k doubles)
- * and *wn = tn_oz2_norm2(w, k). nv <= 65535 * 32. */
-extern "C" int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv,
-                            int64_t k, int *E, double *part, double *w, double *wn,
-                            cudaStream_t st) {
+/* The scan (k_scan): the block arrays CE, CS (ceil(k / 32) blocks of nv);
+ * when w != NULL the sums w over the vectors (part: 64 k doubles) and
+ * *wn = tn_oz2_norm2(w, k); when wo != NULL (the other operand's sums,
+ * length k) the blocks' parts of g in gpart (ceil(k / 32) nv doubles).
+ * nv <= 65535 * 32. */
+extern "C" int tn_oz2_scan(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
+                           int tbits, int *CE, unsigned long long *CS, double *part, double *w,
+                           double *wn, const double *wo, double *gpart, cudaStream_t st) {
     if (nv <= 0 || k <= 0) return 0;
-    /* 0x80808080 is below -2^30: "no exponent yet" */
-    cudaError_t e = cudaMemsetAsync(E, 0x80, sizeof(int) * (size_t)nv, st);
-    if (e != cudaSuccess) return (int)e;
     const oz2_view o = view_of(X, f32, sv, sl, nv, k);
     const int64_t vt = (nv + T32 - 1) / T32, nb = vt < OZ2_PARTS ? vt : OZ2_PARTS;
-    k_pass1<<<dim3((unsigned)((k + T32 - 1) / T32), (unsigned)nb), dim3(T32, 8), 0, st>>>(
-        o, E, w ? part : NULL);
+    k_scan<<<dim3((unsigned)((k + T32 - 1) / T32), (unsigned)nb), dim3(T32, 8), 0, st>>>(
+        o, tbits, CE, CS, w ? part : NULL, wo, wo ? gpart : NULL);
     if (w) {
         k_sum_parts<<<(unsigned)((k + T32 - 1) / T32), dim3(T32, 8), 0, st>>>(part, nb, k, w);
         k_norm2<<<1, TN_OZ2_NORM_LANES, 0, st>>>(w, k, wn);
@@ -733,26 +798,35 @@ extern "C" int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int6
     return (int)cudaGetLastError();
 }
 
-/* sig from E and the norm bounds, and *qmax (k_sigma); when w != NULL (DP
- * mode) also g = |x| . w (part: 64 nv doubles) and *need from g and
- * *wn = ||w|| (culog2: tn_oz2_dp_culog2). nv <= 65535 * 32. */
-extern "C" int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv,
-                            int64_t k, const int *E, int tbits, unsigned long long *S,
-                            const double *w, const double *wn, int culog2, double *part,
-                            double *g, int *sig, unsigned long long *qmax, int *need, int *bad,
-                            cudaStream_t st) {
+/* g = |x| . w of the operand (k_gsum, then its parts in order; part: 64 nv
+ * doubles). nv <= 65535 * 32. */
+extern "C" int tn_oz2_gsum(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
+                           const double *w, double *part, double *g, cudaStream_t st) {
     if (nv <= 0 || k <= 0) return 0;
-    cudaError_t e = cudaMemsetAsync(S, 0, sizeof(unsigned long long) * (size_t)nv, st);
-    if (e == cudaSuccess) e = cudaMemsetAsync(qmax, 0, sizeof *qmax, st);
-    if (e == cudaSuccess) e = cudaMemsetAsync(need, 0x80, sizeof *need, st); /* below -2^30 */
-    if (e != cudaSuccess) return (int)e;
     const oz2_view o = view_of(X, f32, sv, sl, nv, k);
     const int64_t lt = (k + T32 - 1) / T32, nb = lt < OZ2_PARTS ? lt : OZ2_PARTS;
-    k_pass2<<<dim3((unsigned)nb, (unsigned)((nv + T32 - 1) / T32)), dim3(T32, 8), 0, st>>>(
-        o, E, tbits, S, w, w ? part : NULL);
-    if (w) k_sum_parts<<<(unsigned)((nv + T32 - 1) / T32), dim3(T32, 8), 0, st>>>(part, nb, nv, g);
-    k_sigma<<<(unsigned)((nv + 255) / 256), 256, 0, st>>>(E, S, nv, tbits, sig, w ? g : NULL, wn,
-                                                           culog2, qmax, need, bad);
+    k_gsum<<<dim3((unsigned)nb, (unsigned)((nv + T32 - 1) / T32)), dim3(T32, 8), 0, st>>>(o, w,
+                                                                                         part);
+    k_sum_parts<<<(unsigned)((nv + T32 - 1) / T32), dim3(T32, 8), 0, st>>>(part, nb, nv, g);
+    return (int)cudaGetLastError();
+}
+
+/* From the scan's block arrays (nch blocks): E, S (k_combine; and g from
+ * gpart when gpart != NULL), then sig and *qmax, and in DP mode (g !=
+ * NULL: from gpart, or as tn_oz2_gsum left it) *need from g and *wn =
+ * ||w|| (k_sigma; culog2: tn_oz2_dp_culog2). */
+extern "C" int tn_oz2_vectors(const int *CE, const unsigned long long *CS, const double *gpart,
+                              int64_t nch, int64_t nv, int tbits, int *E, unsigned long long *S,
+                              double *g, const double *wn, int culog2, int *sig,
+                              unsigned long long *qmax, int *need, int *bad, cudaStream_t st) {
+    if (nv <= 0 || nch <= 0) return 0;
+    cudaError_t e = cudaMemsetAsync(qmax, 0, sizeof *qmax, st);
+    if (e == cudaSuccess) e = cudaMemsetAsync(need, 0x80, sizeof *need, st); /* below -2^30 */
+    if (e != cudaSuccess) return (int)e;
+    k_combine<<<(unsigned)((nv + T32 - 1) / T32), dim3(T32, OZ2_CROWS), 0, st>>>(
+        CE, CS, g ? gpart : NULL, nch, nv, E, S, g);
+    k_sigma<<<(unsigned)((nv + 255) / 256), 256, 0, st>>>(E, S, nv, tbits, sig, g, wn, culog2, qmax,
+                                                           need, bad);
     return (int)cudaGetLastError();
 }
 

@@ -16,12 +16,19 @@
 extern "C" {
 #endif
 
-int tn_oz2_pass1(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k, int *E,
-                 double *part, double *w, double *wn, cudaStream_t st);
-int tn_oz2_pass2(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
-                 const int *E, int tbits, unsigned long long *S, const double *w,
-                 const double *wn, int culog2, double *part, double *g, int *sig,
-                 unsigned long long *qmax, int *need, int *bad, cudaStream_t st);
+/* the plan's passes: the scan of an operand (block arrays of its norm
+ * bounds, the sums w, the blocks' parts of g), g of the operand read
+ * second in DP mode, and the per-vector results (E, S, g, sig, the largest
+ * scaled norm bound and need) */
+int tn_oz2_scan(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k, int tbits,
+                int *CE, unsigned long long *CS, double *part, double *w, double *wn,
+                const double *wo, double *gpart, cudaStream_t st);
+int tn_oz2_gsum(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
+                const double *w, double *part, double *g, cudaStream_t st);
+int tn_oz2_vectors(const int *CE, const unsigned long long *CS, const double *gpart, int64_t nch,
+                   int64_t nv, int tbits, int *E, unsigned long long *S, double *g,
+                   const double *wn, int culog2, int *sig, unsigned long long *qmax, int *need,
+                   int *bad, cudaStream_t st);
 /* nvp a multiple of 16, kp of 32, R 4-byte aligned, every |x 2^(h + sig)|
  * below 2^ybits, ybits <= TN_OZ2_YBITS (else cudaErrorInvalidValue) */
 int tn_oz2_residues(const void *X, int f32, int64_t sv, int64_t sl, int64_t nv, int64_t k,
