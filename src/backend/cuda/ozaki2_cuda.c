@@ -30,7 +30,7 @@
  *     bit, and FIXED mode is bitwise the CPU.
  * Device memory at 16384^3 with 16 moduli: 4 + 4 GiB of residues, 1 GiB of
  * INT32 product (not with the fused kernel), 4 GiB of residue products; the
- * plan, before those: 12 bytes per block of TN_OZ2_BLEN elements of op(A)
+ * plan, before those and in the same cached workspace: 12 bytes per block of TN_OZ2_BLEN elements of op(A)
  * and op(B) (8 more of op(A) in DP mode: 0.25 GiB at 16384^2) and
  * O(m + n + k). */
 #include "core/internal.h"
@@ -123,9 +123,11 @@ static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const
     const size_t bytes = al(4 * nvs) + al(8 * nvs) + al(8 * nvs) + 2 * wk + al(sizeof(back_t)) +
                          al(8 * nparts) + al(4 * nch * nvs) + al(8 * nch * nvs) +
                          (dp ? al(8 * nch * (size_t)m) : 0);
-    char *p = NULL;
-    int st = cu(cudaMallocAsync((void **)&p, bytes, s));
-    if (st) return st;
+    /* the handle's cached workspace: free until the residues, kept from
+     * call to call (an allocation per call would map its pages afresh) */
+    char *p = tn_cuda_workspace(c, bytes);
+    if (!p) return TCNLA_ERR_ALLOC;
+    int st;
     int *E = (int *)p;
     unsigned long long *S = (unsigned long long *)(p + al(4 * nvs));
     double *g = (double *)((char *)S + al(8 * nvs));
@@ -159,8 +161,6 @@ static int plan(tcnla_handle_t h, const void *A, int64_t sva, int64_t sla, const
     memset(&hb, 0, sizeof hb);
     if (!st) st = cu(cudaMemcpyAsync(&hb, bk, sizeof hb, cudaMemcpyDeviceToHost, s));
     if (!st) st = cu(cudaStreamSynchronize(s));
-    int st2 = cu(cudaFreeAsync(p, s));
-    if (!st) st = st2;
     if (st) return st;
     if (hb.bad & 1) return TN_OZ2_NONFINITE;
     if (hb.bad & 2) return TCNLA_ERR_RANGE; /* a need beyond any moduli count */

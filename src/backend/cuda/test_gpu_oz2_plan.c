@@ -32,15 +32,10 @@ typedef struct {
     int64_t nv, k;
 } pcase_t;
 
-static uint64_t lcg(uint64_t *s) {
-    *s = *s * 6364136223846793005ull + 1442695040888963407ull;
-    return *s >> 11;
-}
-
 /* element (v, l): per block of 32 an exponent of its own (FP64 down to the
  * subnormals, FP32 within its range), some zero blocks, vector 3 zero */
 static double elem(uint64_t *st, int f32, int64_t v, int64_t l) {
-    const uint64_t r = lcg(st);
+    const uint64_t r = gt_next(st);
     if (v == 3 || (v + l / TN_OZ2_BLEN) % 5 == 4 || r % 9 == 0) return 0.0;
     const int64_t b = l / TN_OZ2_BLEN;
     const int be = f32 ? (int)((v * 7 + b * 13) % 200) - 120
@@ -76,7 +71,7 @@ static int64_t plan_compare(const pcase_t *t, uint64_t seed, int drop_round) {
         if (t->f32) ((float *)hx)[i] = (float)x[i];
         else ((double *)hx)[i] = x[i];
     }
-    for (int64_t l = 0; l < k; l++) wo[l] = ldexp(1.0 + (double)(lcg(&st) & 1023) / 1024.0, -(int)(l % 40));
+    for (int64_t l = 0; l < k; l++) wo[l] = ldexp(1.0 + (double)(gt_next(&st) & 1023) / 1024.0, -(int)(l % 40));
     const size_t np = 64 * (size_t)(nv > k ? nv : k);
     if (cudaMalloc(&dX, es * nx) || cudaMalloc((void **)&dCE, 4 * (size_t)(nch * nv)) ||
         cudaMalloc((void **)&dCS, 8 * (size_t)(nch * nv)) ||
