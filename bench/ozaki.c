@@ -5,7 +5,8 @@
  * (CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT, EAGER strategy), tcnla_dgemm
  * with OZAKI_FP16 and OZAKI_INT8 in DP and CR modes (fast mode on, the
  * library default). Time: median of timed runs (after one warm-up) of the
- * whole call, host-synchronised, including the plan and splits;
+ * whole call, host-synchronised (one cudaDeviceSynchronize after the run's
+ * calls, the same for every row), including the plan and splits;
  * TFLOP/s = 2 n^3 / time. Errors |C - R| / |R| over a sample of
  * rows x cols elements, R the exact product correctly rounded (tcnla_dgemm
  * in CR mode on a CPU handle, on the sampled rows and columns).
@@ -23,6 +24,15 @@
  * --calls C: each timed run queues C calls back to back and waits once, and
  * the time is the run's over C (the per-call time of a loop of products,
  * where the host's part of a call overlaps the GPU's work); default 1.
+ * --rounds: the timed runs in rounds, each timing every method once in turn
+ * (round 0 the warm-up), instead of each method's runs together: the GPU's
+ * drift over the runs (clock, temperature, power) then reaches every method
+ * alike; for methods whose times differ by a few per cent at most (AUTO
+ * against cuBLAS DGEMM at small sizes), where a method's place in the
+ * order otherwise shows (H100, 4096^3 phi 2: AUTO, running cuBLAS DGEMM,
+ * 4 % behind cuBLAS DGEMM timed just before it, in two runs; level with it
+ * in rounds). Without it each method runs in its own steady state, as a
+ * loop of products would.
  * --method-label L: the cuBLAS rows (cublas_dgemm, cublas_fixedpoint_emu,
  * cublas) are named L instead, for a run with another library preloaded
  * in cuBLAS's place (bench/ozaki/gemmul8.sh).
@@ -30,7 +40,8 @@
  * median_rel_err are appended to the CSV.
  *   build/bench_ozaki [--sizes 4096,8192 | --shapes MxNxK,..] [--phis 0.1,1,2]
  *                     [--reps 3] [--sample 32] [--methods NAME[/MODE],..]
- *                     [--calls C] [--method-label L] [--precision double|single]
+ *                     [--calls C] [--rounds] [--method-label L]
+ *                     [--precision double|single]
  *                     [--out bench/results/ozaki.csv] */
 #include "tcnla.h"
 #include "testmat/testdata.h"
@@ -57,6 +68,41 @@ typedef struct {
     tcnla_ozaki_mode_t omode;
     int scheme;
 } meth_t;
+
+/* One call of method M on the device operands (C = A B); its status */
+static int run_once(const meth_t *M, tcnla_handle_t g, cublasHandle_t cb, int64_t m, int64_t n,
+                    int64_t k, void *dA, void *dB, void *dC, tcnla_info_t *info) {
+    const double one = 1.0, zero = 0.0;
+    const int im = (int)m, in = (int)n, ik = (int)k;
+    if (M->kind == 2)
+        return tcnla_dgemm_ex(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0, dA, m, dB, k, 0.0,
+                              dC, m, info);
+    if (M->kind == 3) {
+        const float fone = 1.0f, fzero = 0.0f;
+        return cublasSgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, im, in, ik, &fone, dA, im, dB, ik,
+                           &fzero, dC, im);
+    }
+    if (M->kind == 4)
+        return tcnla_sgemm_ex(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f, dA, m, dB, k,
+                              0.0f, dC, m, info);
+    cublasSetEmulationStrategy(cb, M->kind == 1 ? CUBLAS_EMULATION_STRATEGY_EAGER
+                                                : CUBLAS_EMULATION_STRATEGY_DEFAULT);
+    const int st = cublasGemmEx(
+        cb, CUBLAS_OP_N, CUBLAS_OP_N, im, in, ik, &one, dA, CUDA_R_64F, im, dB, CUDA_R_64F, ik,
+        &zero, dC, CUDA_R_64F, im,
+        M->kind == 1 ? CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT : CUBLAS_COMPUTE_64F,
+        CUBLAS_GEMM_DEFAULT);
+    cublasSetEmulationStrategy(cb, CUBLAS_EMULATION_STRATEGY_DEFAULT);
+    return st;
+}
+
+/* the handle's Ozaki options for method M */
+static void set_opts(tcnla_handle_t g, const meth_t *M) {
+    tcnla_ozaki_opts_t o = tcnla_ozaki_opts_default();
+    o.mode = M->omode;
+    o.scheme = (tcnla_ozaki_scheme_t)M->scheme;
+    tcnla_set_ozaki_opts(g, &o);
+}
 
 /* "name" or "name/mode" in a comma-separated list (NULL: everything) */
 static int wanted(const char *list, const meth_t *M) {
@@ -101,7 +147,7 @@ int main(int argc, char **argv) {
     tcnla_info_t info = {0};
     double sizes[8] = {4096, 8192}, phis[8] = {0.1, 1, 2};
     int64_t shp[3 * MAX_SHAPES];
-    int nsz = 2, nphi = 3, reps = 3, sample = 32, nshapes = 0, calls = 1;
+    int nsz = 2, nphi = 3, reps = 3, sample = 32, nshapes = 0, calls = 1, rounds = 0;
     const char *out = "bench/results/ozaki.csv", *only = NULL, *label = NULL;
     int single = 0;
     for (int i = 1; i < argc; i++) {
@@ -123,13 +169,15 @@ int main(int argc, char **argv) {
         else if (!strcmp(argv[i], "--phis") && i + 1 < argc) nphi = parse_list(argv[++i], phis, 8);
         else if (!strcmp(argv[i], "--reps") && i + 1 < argc) reps = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--calls") && i + 1 < argc) calls = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--rounds")) rounds = 1;
         else if (!strcmp(argv[i], "--sample") && i + 1 < argc) sample = atoi(argv[++i]);
         else if (!strcmp(argv[i], "--out") && i + 1 < argc) out = argv[++i];
         else if (!strcmp(argv[i], "--methods") && i + 1 < argc) only = argv[++i];
         else if (!strcmp(argv[i], "--precision") && i + 1 < argc) single = !strcmp(argv[++i], "single");
         else {
             printf("usage: %s [--sizes N,.. | --shapes MxNxK,..] [--phis P,..] [--reps R]\n"
-                   "       [--calls C] [--sample S] [--methods NAME[/MODE],..] [--method-label L]\n"
+                   "       [--calls C] [--rounds] [--sample S] [--methods NAME[/MODE],..]\n"
+                   "       [--method-label L]\n"
                    "       [--precision double|single] [--out CSV]\n"
                    "methods: cublas_dgemm cublas_fixedpoint_emu ozaki_fp16/DP ozaki_fp16/CR\n"
                    "         ozaki_int8/DP ozaki_int8/CR ozaki_int8_crt/DP ozaki_int8_crt/AUTO\n"
@@ -233,59 +281,45 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "reference failed\n");
                 return 1;
             }
+            /* the timed runs: each method's warm-up and reps in turn (its steady
+             * state), or with --rounds in rounds that time every method once each
+             * (round 0 the warm-up), so that the GPU's drift over the runs (clock,
+             * temperature, power) reaches every method alike */
+            double *ts = malloc(sizeof(double) * (size_t)nm * (size_t)(reps + 1));
+            if (!ts) return 1;
+            int bad[8] = {0};
+            for (int it = 0; it < nm * (reps + 1); it++) {
+                const int mi = rounds ? it % nm : it / (reps + 1);
+                const int r = rounds ? it / nm : it % (reps + 1);
+                const meth_t *M = &ms[mi];
+                if (!wanted(only, M) || bad[mi]) continue;
+                set_opts(g, M);
+                cudaDeviceSynchronize();
+                double t0 = bench_now();
+                for (int q = 0; q < calls && !bad[mi]; q++)
+                    bad[mi] = run_once(M, g, cb, m, n, k, dA, dB, dC, &info);
+                cudaDeviceSynchronize(); /* (every stream, the handle's too: one wait for
+                                            every method, so that they compare) */
+                ts[(size_t)mi * (size_t)(reps + 1) + (size_t)r] = (bench_now() - t0) / calls;
+            }
             for (int mi = 0; mi < nm; mi++) {
                 const meth_t *M = &ms[mi];
                 if (!wanted(only, M)) continue;
-                o = tcnla_ozaki_opts_default();
-                o.mode = M->omode;
-                o.scheme = (tcnla_ozaki_scheme_t)M->scheme;
-                tcnla_set_ozaki_opts(g, &o);
-                double *ts = malloc(sizeof(double) * (size_t)(reps + 1));
-                int bad = 0;
-                const int im = (int)m, in = (int)n, ik = (int)k;
-                for (int r = 0; r <= reps && !bad; r++) {
-                    const double one = 1.0, zero = 0.0;
-                    cudaDeviceSynchronize();
-                    double t0 = bench_now();
-                    for (int q = 0; q < calls && !bad; q++) {
-                        if (M->kind == 2) {
-                            bad = tcnla_dgemm_ex(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0,
-                                                 dA, m, dB, k, 0.0, dC, m, &info);
-                        } else if (M->kind == 3) {
-                            const float fone = 1.0f, fzero = 0.0f;
-                            bad = cublasSgemm(cb, CUBLAS_OP_N, CUBLAS_OP_N, im, in, ik, &fone, dA,
-                                              im, dB, ik, &fzero, dC, im);
-                        } else if (M->kind == 4) {
-                            bad = tcnla_sgemm_ex(g, M->meth, TCNLA_OP_N, TCNLA_OP_N, m, n, k, 1.0f,
-                                                 dA, m, dB, k, 0.0f, dC, m, &info);
-                        } else {
-                            cublasSetEmulationStrategy(
-                                cb, M->kind == 1 ? CUBLAS_EMULATION_STRATEGY_EAGER
-                                                 : CUBLAS_EMULATION_STRATEGY_DEFAULT);
-                            bad = cublasGemmEx(cb, CUBLAS_OP_N, CUBLAS_OP_N, im, in, ik, &one, dA,
-                                               CUDA_R_64F, im, dB, CUDA_R_64F, ik, &zero, dC,
-                                               CUDA_R_64F, im,
-                                               M->kind == 1
-                                                   ? CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT
-                                                   : CUBLAS_COMPUTE_64F,
-                                               CUBLAS_GEMM_DEFAULT);
-                        }
-                    }
-                    tcnla_synchronize(g);
-                    cudaDeviceSynchronize();
-                    ts[r] = (bench_now() - t0) / calls;
-                }
-                cublasSetEmulationStrategy(cb, CUBLAS_EMULATION_STRATEGY_DEFAULT);
                 const int cublas_row = M->kind == 0 || M->kind == 1 || M->kind == 3;
                 const char *name = label && cublas_row ? label : M->name;
-                if (bad) {
-                    printf("%-22s %-4s failed (%d)\n", name, M->mode, bad);
-                    free(ts);
+                /* the method's product (and info) once more, for its errors */
+                if (!bad[mi]) {
+                    set_opts(g, M);
+                    bad[mi] = run_once(M, g, cb, m, n, k, dA, dB, dC, &info);
+                    cudaDeviceSynchronize();
+                }
+                if (bad[mi]) {
+                    printf("%-22s %-4s failed (%d)\n", name, M->mode, bad[mi]);
                     continue;
                 }
-                qsort(ts + 1, (size_t)reps, sizeof(double), cmp_d);
-                double sec = ts[1 + reps / 2];
-                free(ts);
+                double *tm = ts + (size_t)mi * (size_t)(reps + 1);
+                qsort(tm + 1, (size_t)reps, sizeof(double), cmp_d);
+                double sec = tm[1 + reps / 2];
                 tcnla_memcpy(g, C, dC, (single ? 4 : 8) * mn, TCNLA_MEMCPY_HANDLE_TO_HOST);
                 for (int a = 0; a < S; a++)
                     for (int b = 0; b < S; b++) {
@@ -315,6 +349,7 @@ int main(int argc, char **argv) {
                         (long long)k, sl, sec, tf, emax, emed);
                 fflush(f);
             }
+            free(ts);
         }
         free(A), free(B), free(C), free(T), free(As), free(Bs), free(R), free(err), free(ri),
             free(cj);
