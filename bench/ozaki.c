@@ -287,7 +287,9 @@ int main(int argc, char **argv) {
              * temperature, power) reaches every method alike */
             double *ts = malloc(sizeof(double) * (size_t)nm * (size_t)(reps + 1));
             if (!ts) return 1;
-            int bad[8] = {0};
+            int bad[8] = {0}; /* (per method: at most 8) */
+            _Static_assert(sizeof md / sizeof md[0] <= 8 && sizeof msg / sizeof msg[0] <= 8,
+                           "bad[] holds every method");
             for (int it = 0; it < nm * (reps + 1); it++) {
                 const int mi = rounds ? it % nm : it / (reps + 1);
                 const int r = rounds ? it / nm : it % (reps + 1);

@@ -30,9 +30,9 @@
  *     bit, and FIXED mode is bitwise the CPU.
  * Device memory at 16384^3 with 16 moduli: 4 + 4 GiB of residues, 1 GiB of
  * INT32 product (not with the fused kernel), 4 GiB of residue products; the
- * plan, before those and in the same cached workspace: 12 bytes per block of TN_OZ2_BLEN elements of op(A)
- * and op(B) (8 more of op(A) in DP mode: 0.25 GiB at 16384^2) and
- * O(m + n + k). */
+ * plan, before those and in the same cached workspace: 12 bytes per block
+ * of TN_OZ2_BLEN elements of op(A) and op(B) (8 more of op(A) in DP mode:
+ * 0.25 GiB at 16384^2) and O(m + n + k). */
 #include "core/internal.h"
 #include "backend/cuda/tn_cuda.h"
 #include "gemm/ozaki.h"
