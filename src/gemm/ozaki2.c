@@ -204,11 +204,11 @@ static int dp_fits(double na, double nb, double sk, int xa, int xb, int n) {
            (a + sk) * (b + sk) <= prod_moduli(n) * 0.5 * (1.0 - 0x1p-30);
 }
 
-/* the bits of an integer bound: the least t with x + 1 <= 2^t */
+/* the bits of an integer bound x >= 0: the least t with x + 1 <= 2^t */
 static int bits_of(double x) {
-    int t = 0;
-    while (t < 1100 && ldexp(1.0, t) < x + 1.0) t++;
-    return t;
+    int e;
+    const double f = frexp(x + 1.0, &e); /* x + 1 = f 2^e, f in [0.5, 1) */
+    return f == 0.5 ? e - 1 : e;
 }
 
 int tn_oz2_plan(int mode, int n_fixed, int needA, int needB, double qa, double qb, int64_t k,

@@ -13,7 +13,6 @@
 
 #include <math.h>
 #include <stdint.h>
-#include <string.h>
 
 #ifdef __CUDACC__
 #define TN_OZ2_HD __host__ __device__
