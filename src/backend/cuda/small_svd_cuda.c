@@ -169,10 +169,13 @@ static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, doubl
  * onto a cn-dimensional complement is a square random matrix's worth of
  * conditioning, 1e3 or more, which one pass would leave at eps cond^2).
  * Each pass as cholqr64's (orth_cuda.c), from A into B (Y into P, then P
- * into Y): the Gram matrix's upper triangle (DSYRK) into Gm, its factor R
- * (tn_cu_potrf_upper, one cooperative launch; Gm is used up), then, up to
- * TN_TRINV_FULL_MAX columns, B = A R^-1 as one DTRMM by the whole inverse
- * (tn_cu_trinv_full). The inverse costs no order of accuracy: each of its
+ * into Y): the Gram matrix (a DGEMM; potrf reads its upper triangle) into
+ * Gm, its factor R (tn_cu_potrf_upper, one cooperative launch; Gm is used
+ * up), then, up to TN_TRINV_FULL_MAX columns, B = A R^-1 as one DGEMM by
+ * the whole inverse (tn_cu_trinv_full, zeros below its diagonal). At these
+ * sizes (n <= 448 rows) cuBLAS's DSYRK and DTRMM are chains of small
+ * kernels: n = 266, cn = 128, H100, 16 and 69 us against about 7 for
+ * each DGEMM. The inverse costs no order of accuracy: each of its
  * columns satisfies (R + dR_j) x_j = e_j, so the product differs from
  * A R^-1 by columns -(A R^-1) dR_j x_j, at most about cn u kappa(R), the
  * substitution's bound (docs/kernels.md); kappa(R) is the projected start
@@ -201,7 +204,7 @@ static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, 
     }
     double *A = Y, *B = P; /* the pass's input and output */
     for (int pass = 0; pass < 2 && !st; pass++) {
-        st = tn_cublas_st(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, cn, n, &one,
+        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, cn, cn, n, &one, A, n,
                                       A, n, &zero, Gm, cn));
         if (!st)
             st = tn_cuda_err(
@@ -212,9 +215,8 @@ static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, 
         if (!st && cn <= TN_TRINV_FULL_MAX) {
             st = tn_cuda_err((cudaError_t)tn_cu_trinv_full(cn, R, cn, Inv, c->stream));
             if (!st)
-                st = tn_cublas_st(cublasDtrmm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
-                                              CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, cn, &one, Inv,
-                                              cn, A, n, B, n));
+                st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, cn, &one,
+                                              A, n, Inv, cn, &zero, B, n));
             double *t = A;
             A = B, B = t;
         } else if (!st) {
@@ -330,8 +332,8 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
     const double one = 1.0, zero = 0.0;
     int st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, Q, n, S3,
                                       n, &zero, S2, n)); /* Z0 */
-    if (!st) /* F's lower triangle */
-        st = tn_cublas_st(cublasDsyrk(c->cublas, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, n, n, &one,
+    if (!st) /* F (its lower triangle is read; a DGEMM: DSYRK is slower at these sizes) */
+        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, S2, n,
                                       S2, n, &zero, S1, n));
     if (!st)
         st = tn_cuda_err((cudaError_t)tn_cu_syev_reach(n, S1, REPAIR_TOL, REPAIR_FAIL, reach,
