@@ -34,6 +34,10 @@ typedef struct tn_call {
     int bounded;              /* > 0: no path whose workspace grows with an operand */
     int *defer;               /* deferred verdicts: device flags (TN_DEFER_SLOTS ints), or NULL */
     int defer_held;           /* deferral paused (tn_defer_hold) */
+    int redo_deferred;        /* 1 while a driver redoes, waiting, the deferred CholeskyQR in
+                                 FP64 just run on the same matrix, whose verdict failed (the
+                                 matrix as it was): the backend may start from what that one
+                                 left (the same bits) */
     int side;                 /* own kernels (random fills) go to the handle's side stream */
     int side_pending;         /* side work recorded, not yet joined */
     int range_fallback;       /* FP16-based products the split cannot hold run the TF32 variant

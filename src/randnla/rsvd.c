@@ -226,6 +226,19 @@ static int early_verdicts(tn_call_t *cl, int *deferred, int *orth_fail) {
     return TCNLA_SUCCESS;
 }
 
+/* The orthonormalization whose deferred verdict early_verdicts found
+ * failed, redone waiting on its input (still in X): the backend may start
+ * from what the deferred CholeskyQR left (cl->redo_deferred), the same
+ * bits. w: W's basis (w_orth), else A's rows (orth_step). */
+static int orth_redo(tn_call_t *cl, const tcnla_rsvd_opts_t *o, const wsplit *ws, int w,
+                     int64_t rows, int64_t l, float *X, int *fell_back) {
+    cl->redo_deferred = 1;
+    const int st = w ? w_orth(cl, o, ws, 0, rows, l, X) : orth_step(cl, o, 0, 1, rows, l, X,
+                                                                    fell_back);
+    cl->redo_deferred = 0;
+    return st;
+}
+
 /* Algorithm 1 up to B: Y = Q (m x l, orthonormal basis of the range after
  * the power iterations), W = A^T Q (n x l). probes: the projection draws
  * RSVD_PROBES more columns (Om and Y hold l + RSVD_PROBES) and the power
@@ -300,7 +313,7 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
         int orth_fail = 0;
         TRYR(early_verdicts(cl, deferred, &orth_fail));
         *basis_guard = orth_fail;
-        if (orth_fail) TRYR(orth_step(cl, o, 0, 1, m, l, Y, NULL));
+        if (orth_fail) TRYR(orth_redo(cl, o, ws, 0, m, l, Y, NULL));
     }
     if (probes) { /* (W is free until the power iterations) */
         int f16 = 0;
@@ -332,14 +345,14 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
         int orth_fail = 0;
         if (early && *deferred) {
             TRYR(early_verdicts(cl, deferred, &orth_fail));
-            if (orth_fail) TRYR(w_orth(cl, o, ws, 0, n, l, W));
+            if (orth_fail) TRYR(orth_redo(cl, o, ws, 1, n, l, W, NULL));
         }
         if (tb) tn_trust_basis(cl, W, (size_t)n * (size_t)l);
         TRYR(tn_sgemm(cl, pm, N, N, m, l, n, 1.0f, A, lda, W, NULL, n, 0.0f, Y, m));
         TRYR(orth_step(cl, o, *deferred, 1, m, l, Y, NULL));
         if (early && *deferred) {
             TRYR(early_verdicts(cl, deferred, &orth_fail));
-            if (orth_fail) TRYR(orth_step(cl, o, 0, 1, m, l, Y, NULL));
+            if (orth_fail) TRYR(orth_redo(cl, o, ws, 0, m, l, Y, NULL));
         }
     }
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_POWER));

@@ -121,6 +121,7 @@ void tn_cuda_destroy(tcnla_handle_t h) {
 }
 
 void *tn_cuda_workspace(struct tn_cuda_ctx *c, size_t bytes) {
+    c->cq_kept.valid = 0; /* whoever asks may overwrite it */
     if (bytes == 0) bytes = 1;
     if (bytes <= c->ws_bytes) return c->ws;
     /* round up so that slowly growing requests do not reallocate each time */

@@ -1359,6 +1359,71 @@ TEST(gpu_deferred_verdicts_flags_and_bits) {
     tcnla_destroy(g);
 }
 
+/* The redo of a deferred CholeskyQR in FP64 whose verdict failed
+ * (cl.redo_deferred, as tcnla_rsvd redoes it): on Y of condition 3e7 the
+ * single pass factors but fails its loss guard (flag 4), and the waiting
+ * RETRY chain goes on as CholeskyQR2; the redo starts from the deferred
+ * pass's factor and Q (cq_kept.resumed counts it) and gives the bits, the
+ * status and the method of the waiting call on the same Y. On a repeated
+ * column (flag 1: Householder next) the same. Where the workspace was asked
+ * for in between (another orthonormalization), or the redo is of another
+ * matrix, nothing is resumed and the result is still the waiting one. */
+TEST(gpu_deferred_cholqr_redo_resumes) {
+    tcnla_handle_t g = gt_gpu();
+    if (!g) SKIP("no GPU");
+    tn_call_t cl;
+    tn_call_init(&cl, g);
+    enum { M = 700, N = 24 };
+    double sig[N];
+    for (int i = 0; i < N; i++) sig[i] = pow(10.0, -7.5 * i / (N - 1));
+    float *Y0 = malloc(sizeof(float) * M * N), *Yw = malloc(sizeof(float) * M * N),
+          *Y = malloc(sizeof(float) * M * N), *Z = malloc(sizeof(float) * M * N);
+    REQUIRE(tn_testmat_svd_fast(M, N, N, sig, 21, Y0, M) == 0);
+    tn_rand_normal(22, 1, 0, 1, M * N, Z);
+    float *dY = gt_to_dev(g, NULL, M * N), *dZ = gt_to_dev(g, Z, M * N);
+    int fl[TN_DEFER_SLOTS];
+    float *Yc = malloc(sizeof(float) * M * N);
+    for (int c = 0; c < 4; c++) { /* guard only; repeated column; workspace used; other Y */
+        memcpy(Yc, Y0, sizeof(float) * M * N);
+        if (c == 1)
+            for (int i = 0; i < M; i++) Yc[i + 9 * M] = Yc[i + 2 * M];
+        tcnla_orth_t uw = TCNLA_ORTH_CHOLQR_FP64, ur = TCNLA_ORTH_CHOLQR_FP64;
+        tcnla_memcpy(g, dY, Yc, sizeof(float) * M * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        const int stw = tn_orthonormalize(&cl, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_RETRY, M,
+                                          N, dY, M, NULL, 0, &uw);
+        gt_to_host(g, Yw, dY, M * N);
+        tcnla_memcpy(g, dY, Yc, sizeof(float) * M * N, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        REQUIRE(tn_defer_begin(&cl) == 0);
+        REQUIRE(tn_orthonormalize_deferred(&cl, TCNLA_ORTH_CHOLQR_FP64, M, N, dY, M,
+                                           TN_DEFER_ORTH) == 0);
+        REQUIRE(tn_defer_end(&cl, fl) == 0);
+        CHECK_MSG(fl[TN_DEFER_ORTH] == (c == 1 ? 1 : 4), "case %d: flag %d", c, fl[TN_DEFER_ORTH]);
+        if (c == 2) /* another matrix's orthonormalization between: the workspace reused */
+            REQUIRE(tn_orthonormalize(&cl, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_RETRY, M, N, dZ,
+                                      M, NULL, 0, NULL) == 0);
+        if (c == 3) /* the redo of another matrix (the same values at another address) */
+            REQUIRE(tcnla_memcpy(g, dZ, Yc, sizeof(float) * M * N,
+                                 TCNLA_MEMCPY_HOST_TO_HANDLE) == 0);
+        const unsigned before = g->cuda->cq_kept.resumed;
+        cl.redo_deferred = 1;
+        const int str = tn_orthonormalize(&cl, TCNLA_ORTH_CHOLQR_FP64, TCNLA_BREAKDOWN_RETRY, M, N,
+                                          c == 3 ? dZ : dY, M, NULL, 0, &ur);
+        cl.redo_deferred = 0;
+        const unsigned resumed = g->cuda->cq_kept.resumed - before;
+        gt_to_host(g, Y, c == 3 ? dZ : dY, M * N);
+        printf("    case %d: status %d, method %d, resumed %u\n", c, str, (int)ur, resumed);
+        CHECK_EQ_INT(str, stw);
+        CHECK_EQ_INT((int)ur, (int)uw);
+        CHECK_EQ_INT((int)resumed, c < 2);
+        CHECK_EQ_INT((int)uw, c == 1 ? TCNLA_ORTH_HOUSEHOLDER : TCNLA_ORTH_CHOLQR2_FP64);
+        CHECK_MSG(memcmp(Y, Yw, sizeof(float) * M * N) == 0, "case %d: not the waiting bits", c);
+        CHECK(tu_orth_defect(Y, M, N) <= 1e-5);
+    }
+    tcnla_free(g, dY), tcnla_free(g, dZ);
+    free(Y0), free(Yc), free(Yw), free(Y), free(Z);
+    tcnla_destroy(g);
+}
+
 /* RP-HOSVD with its verdicts deferred against the tuning's defer = 0 (each one
  * waited for): the same status and bits on a Tucker tensor; on a tensor
  * of exact multilinear rank 1 (every CholeskyQR2 breaks down and is

@@ -49,6 +49,19 @@ struct tn_cuda_ctx {
     /* device memory of the deferred verdicts (TN_DEFER_SLOTS ints), allocated
      * on first use; a call that defers points its cl->defer here */
     int *defer_mem;
+    /* the last deferred single-pass CholeskyQR (cholqr64, orth_cuda.c): its
+     * input Y (m x n, ld ldy) and the workspace that still holds its
+     * factor, Q in FP64 and its verdict's inputs; valid until the
+     * workspace is next asked for (tn_cuda_workspace clears it), so that
+     * redoing that orthonormalization after its verdict failed
+     * (cl->redo_deferred) starts from them instead of computing them again */
+    struct {
+        const float *Y;
+        int64_t m, n, ldy;
+        const void *ws;
+        int valid;
+        unsigned resumed; /* how many redos started from it (tests read it) */
+    } cq_kept;
     /* the handle's tuning (h->tuning, tcnla_set_tuning): read at each call */
     const tcnla_tuning_t *tune;
     /* what the last small SVD (tn_cuda_small_svd_path) ran: path (a
