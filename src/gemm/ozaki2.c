@@ -172,14 +172,7 @@ uint64_t tn_oz2_bound(const double *x, int64_t stride, int64_t k, int *e) {
     return s;
 }
 
-static int floor_div2(int a) { return a >= 0 ? a / 2 : -((1 - a) / 2); }
-
-int tn_oz2_sigma(int e, uint64_t s, int tbits) {
-    if (s == 0 || e == INT_MIN) return 0;
-    int bl = 64 - __builtin_clzll(s); /* s < 2^bl */
-    /* 2^(2 sv) s 2^(2 (e - 8) - tbits) <= 2^(2 sv + bl + 2 e - 16 - tbits) <= 2^(2 h) */
-    return floor_div2(16 + tbits - bl - 2 * e);
-}
+int tn_oz2_sigma(int e, uint64_t s, int tbits) { return tn_oz2_sigma_of(e, s, tbits); }
 
 int tn_oz2_dp_culog2(int out_prec) { return TN_OZ2_DP_CLOG2 - (out_prec == 32 ? 24 : 53); }
 

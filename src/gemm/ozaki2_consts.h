@@ -42,6 +42,22 @@ static inline TN_OZ2_HD int tn_oz2_shift(double wn, double g, int culog2) {
     return (f == 0.5 ? e - 1 : e) - 1;
 }
 
+/* The shift sigma of a vector with integer norm bound s and largest
+ * exponent e (tn_oz2_sigma, ozaki2.h): the largest sigma with 2^(2 sigma) s
+ * 2^(2 (e - 8) - tbits) <= 2^(2 sigma + bl + 2 e - 16 - tbits) <= 1, bl the
+ * bit length of s (s < 2^bl); 0 for a vector of zeros (s = 0, or e the
+ * "no element" marker INT_MIN). */
+static inline TN_OZ2_HD int tn_oz2_sigma_of(int e, unsigned long long s, int tbits) {
+    if (s == 0 || e <= -(1 << 30)) return 0;
+#ifdef __CUDA_ARCH__
+    const int bl = 64 - __clzll((long long)s);
+#else
+    const int bl = 64 - __builtin_clzll(s);
+#endif
+    const int a = 16 + tbits - bl - 2 * e;
+    return a >= 0 ? a / 2 : -((1 - a) / 2); /* floor(a / 2) */
+}
+
 /* The square of the norm bound of a vector scaled by 2^s: S 2^(2 (s + e - 8)
  * - tbits), with S and e its integer norm bound and largest exponent
  * (tn_oz2_sq_term); 0 for S = 0. S rounds to the nearest double (the plan

@@ -355,13 +355,9 @@ static __global__ void k_sigma(const int *E, const unsigned long long *S, long l
         const int e = E[v];
         if (e > 1024) atomicOr(bad, 1); /* exp_m8 of Inf / NaN: 2047 - 1022 */
         const unsigned long long s = S[v];
-        int sg = 0;
-        if (s != 0 && e > -(1 << 30)) {
-            const int a = 16 + tbits - (64 - __clzll((long long)s)) - 2 * e;
-            sg = a >= 0 ? a / 2 : -((1 - a) / 2);
-            if (e <= 1024)
-                qb = (unsigned long long)__double_as_longlong(tn_oz2_scaled_sq(s, e, sg, tbits));
-        }
+        const int sg = tn_oz2_sigma_of(e, s, tbits);
+        if (s != 0 && e > -(1 << 30) && e <= 1024)
+            qb = (unsigned long long)__double_as_longlong(tn_oz2_scaled_sq(s, e, sg, tbits));
         sig[v] = sg;
         if (g && g[v] > 0.0) { /* as tn_oz2_need */
             const int sh = tn_oz2_shift(*wn, g[v], culog2);
