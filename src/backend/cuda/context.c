@@ -42,6 +42,10 @@ static void ctx_release(struct tn_cuda_ctx *c) {
     if (c->side) cudaStreamDestroy(c->side);
     if (c->ev_fork) cudaEventDestroy(c->ev_fork);
     if (c->ev_join) cudaEventDestroy(c->ev_join);
+    if (c->lane_blas) cublasDestroy(c->lane_blas);
+    if (c->lane) cudaStreamDestroy(c->lane);
+    if (c->lane_fork) cudaEventDestroy(c->lane_fork);
+    if (c->lane_join) cudaEventDestroy(c->lane_join);
     (void)cudaGetLastError();
     free(c);
 }
@@ -248,6 +252,47 @@ int tn_cuda_set_stream(tcnla_handle_t h, void *stream) {
 
 cudaStream_t tn_cuda_call_stream(const tn_call_t *cl) {
     return cl->side ? cl->h->cuda->side : cl->h->cuda->stream;
+}
+
+int tn_cuda_lane_fork(struct tn_cuda_ctx *c) {
+    cudaError_t e = cudaSuccess;
+    if (!c->lane && (e = cudaStreamCreateWithFlags(&c->lane, cudaStreamNonBlocking)) != cudaSuccess)
+        c->lane = NULL;
+    if (e == cudaSuccess && !c->lane_fork &&
+        (e = cudaEventCreateWithFlags(&c->lane_fork, cudaEventDisableTiming)) != cudaSuccess)
+        c->lane_fork = NULL;
+    if (e == cudaSuccess && !c->lane_join &&
+        (e = cudaEventCreateWithFlags(&c->lane_join, cudaEventDisableTiming)) != cudaSuccess)
+        c->lane_join = NULL;
+    if (e != cudaSuccess) return tn_cuda_err(e);
+    if (!c->lane_blas) {
+        if (cublasCreate(&c->lane_blas) != CUBLAS_STATUS_SUCCESS) {
+            c->lane_blas = NULL;
+            return TCNLA_ERR_CUBLAS;
+        }
+        if (cublasSetStream(c->lane_blas, c->lane) != CUBLAS_STATUS_SUCCESS ||
+            cublasSetPointerMode(c->lane_blas, CUBLAS_POINTER_MODE_HOST) !=
+                CUBLAS_STATUS_SUCCESS) {
+            cublasDestroy(c->lane_blas);
+            c->lane_blas = NULL;
+            return TCNLA_ERR_CUBLAS;
+        }
+    }
+    /* the lane starts after what the handle's stream has queued */
+    if ((e = cudaEventRecord(c->lane_fork, c->stream)) == cudaSuccess)
+        e = cudaStreamWaitEvent(c->lane, c->lane_fork, 0);
+    return tn_cuda_err(e);
+}
+
+int tn_cuda_lane_join(struct tn_cuda_ctx *c) {
+    cudaError_t e = cudaEventRecord(c->lane_join, c->lane);
+    if (e == cudaSuccess) e = cudaStreamWaitEvent(c->stream, c->lane_join, 0);
+    if (e != cudaSuccess) { /* nothing to wait for by event: wait here */
+        int st = tn_cuda_err(e);
+        e = cudaStreamSynchronize(c->lane);
+        return st ? st : tn_cuda_err(e);
+    }
+    return TCNLA_SUCCESS;
 }
 
 int tn_cuda_side_begin(tn_call_t *cl) {

@@ -100,16 +100,26 @@ static int eig_verdict(struct tn_cuda_ctx *c, int64_t l, int64_t k, const double
     return st;
 }
 
+/* Doubles of repair_groups' second lane for n: Y, V, P, Gm, H (n x n
+ * each), mu (n), 16 for its flags (the potrf's info and grid barrier, the
+ * groups' verdicts: TN_CLUSTER_MAXG ints and doubles), then its
+ * Rayleigh-Ritz solve's Xf (n x n) and tn_cu_syev_fast_ws(n). */
+static size_t lane_ws(int n) {
+    const size_t nn = (size_t)n * (size_t)n;
+    return 6 * nn + (size_t)n + 16 + tn_cu_syev_fast_ws(n);
+}
+
 /* Doubles of eig_repair's workspace for n at depth (0: the top solve; 1:
  * its Rayleigh-Ritz solve, which repairs only below xr): Zo, Y, V, P, Gm,
  * H (n x n each), mu (n), reach, reach2, the sub-solve's flag and
  * repair_basis's grid barrier (2 n + 2 ints), and at depth 0 the
  * sub-solve's workspace (eig_solve_d's layout with lwork 0: n^2,
- * tn_cu_syev_fast_ws(n), and this at depth 1). */
+ * tn_cu_syev_fast_ws(n), and this at depth 1), then repair_groups' second
+ * lane (lane_ws). */
 static size_t repair_ws(int n, int depth) {
     const size_t nn = (size_t)n * (size_t)n;
     const size_t base = 6 * nn + 2 * (size_t)n + 16;
-    return depth ? base : base + nn + tn_cu_syev_fast_ws(n) + repair_ws(n, 1);
+    return depth ? base : base + nn + tn_cu_syev_fast_ws(n) + repair_ws(n, 1) + lane_ws(n);
 }
 
 /* Doubles of workspace eig_solve needs for n, *lwork of them syevd's. */
@@ -228,65 +238,133 @@ static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, 
     return st;
 }
 
+/* One group of repair_groups on the lane x (the handle's stream and cuBLAS
+ * handle, or the second lane's): start vectors filtered by (T - c_h I) /
+ * ||T|| for every other group h, g[q].passes times (h's share falls by its
+ * half-width over its distance each time), projected off Zo (the columns
+ * outside every group) and orthonormalized (repair_basis): a basis Y of
+ * the group's invariant subspace. Rayleigh-Ritz with the group's shift: H =
+ * Y^T T Y - shift I (positive; its entries of the size of the values'
+ * differences, so that the fast solver resolves them relative to those),
+ * its eigensolution (tn_cu_syev_fast and fast_tail with xr 0; the flag
+ * into *vinfo, the largest value into *vtop, read by the caller), the
+ * group's columns of S2 = Y Z_H and its values H's plus the shift; stage
+ * 0 the basis, stage 1 the rest (so that the caller can queue the first
+ * stage of every group before the second of any). s: the
+ * lane's scratch, Y, V, P, Gm, H (n x n each), mu (n); V, H and mu, free
+ * until the basis is orthonormal, are repair_basis's R, Inv and diag; xf:
+ * the solve's Xf (cn x cn) then tn_cu_syev_fast_ws(cn); dinfo2 and bar
+ * the lane's potrf info and grid barrier. */
+static int repair_group(struct tn_cuda_ctx *x, int n, int ng, const tn_cluster_group_t *g,
+                        int q, int stage, double tnorm, const double *d, const double *e,
+                        const double *Zo, double *S2, double *lam, double *s, double *xf,
+                        int *dinfo2, unsigned *bar, int *vinfo, double *vtop) {
+    const size_t nn = (size_t)n * (size_t)n;
+    double *Y = s, *V = Y + nn, *P = V + nn, *Gm = P + nn, *H = Gm + nn, *mu = H + nn;
+    const double one = 1.0, zero = 0.0, al = 1.0 / tnorm;
+    const int cn = g[q].b - g[q].a + 1;
+    if (!tn_cu_syev_fast_ok(cn, x->cc_major, x->smem_optin)) return EIG_NOREPAIR;
+    int st = TCNLA_SUCCESS;
+    if (stage == 0) { /* the basis */
+        st = tn_cuda_err((cudaError_t)tn_cu_syev_start(n, cn, Y, x->stream));
+        for (int pass = 0; pass < g[q].passes && !st; pass++)
+            for (int h = 0; h < ng && !st; h++) {
+                if (h == q) continue;
+                const double be = -g[h].centre / tnorm; /* Y = (T Y - c_h Y) / ||T|| */
+                st = tn_cuda_err((cudaError_t)tn_cu_syev_tmul(n, d, e, cn, Y, V, x->stream));
+                if (!st)
+                    st = tn_cublas_st(cublasDgeam(x->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, &al,
+                                                  V, n, &be, Y, n, Y, n));
+            }
+        if (!st) st = repair_basis(x, n, cn, Zo, Y, P, Gm, V, H, mu, dinfo2, bar);
+        return st;
+    }
+    /* the Rayleigh-Ritz step */
+    st = tn_cuda_err((cudaError_t)tn_cu_syev_tmul(n, d, e, cn, Y, V, x->stream));
+    if (!st)
+        st = tn_cublas_st(cublasDgemm(x->cublas, CUBLAS_OP_T, CUBLAS_OP_N, cn, cn, n, &one, Y, n,
+                                      V, n, &zero, H, cn));
+    if (!st) st = tn_cuda_err((cudaError_t)tn_cu_syev_diag_sub(cn, H, g[q].shift, x->stream));
+    const size_t cc = (size_t)cn * (size_t)cn;
+    double *Xf = xf, *Q = Xf + cc, *S1 = Q + cc, *T2 = S1 + cc, *T3 = T2 + cc;
+    if (!st) /* (launch refused: the caller's syevd) */
+        st = tn_cu_syev_fast(cn, H, cn, 1, Xf, mu, vinfo, Q, x->smem_optin, x->stream)
+                 ? EIG_NOREPAIR
+                 : TCNLA_SUCCESS;
+    if (!st) st = fast_tail(x, cn, 1, H, Q, Xf, S1, T2, T3, mu, 0.0, Xf, vinfo);
+    if (!st)
+        st = tn_cuda_err(cudaMemcpyAsync(vtop, mu + cn - 1, sizeof(double),
+                                         cudaMemcpyDeviceToDevice, x->stream));
+    if (!st)
+        st = tn_cublas_st(cublasDgemm(x->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, cn, &one, Y, n,
+                                      Xf, cn, &zero, P, n));
+    if (!st)
+        st = tn_cuda_err((cudaError_t)tn_cu_syev_place(n, cn, P, mu, g[q].shift, S2, lam, g[q].a,
+                                                        x->stream));
+    return st;
+}
+
 /* eig_repair's groups away from zero (tn_cluster_groups: equal values, flat
- * tops), one at a time, in the eigenvectors Z0 (S2) of T = tridiag(e, d,
- * e): start vectors filtered by (T - c_h I) / ||T|| for every other group
- * h, g->passes times (h's share falls by its half-width over its distance
- * each time), projected off the columns outside every group and
- * orthonormalized (repair_basis): a basis of the group's invariant
- * subspace. Rayleigh-Ritz with the group's shift: H = Y^T T Y - shift I
- * (positive; its entries of the size of the values' differences, so that
- * the depth-1 solver, eig_solve_d with xr 0, resolves them relative to
- * those), the group's columns of S2 = Y Z_H and its values H's plus the
- * shift. rw: repair_ws's region (Zo, Y, V, P, Gm, H, mu as eig_repair
- * lays them out; V, H and mu, free from one group's Rayleigh-Ritz step to
- * the next group's, are repair_basis's R, Inv and diag), sub the depth-1
- * solve's, dinfo2 and bar eig_repair's. TCNLA_SUCCESS, EIG_NOREPAIR (a
- * sub-solve refused) or an error. */
+ * tops) in the eigenvectors Z0 (S2) of T = tridiag(e, d, e), each by
+ * repair_group. The groups are independent (each reads Zo, d and e and
+ * writes its own columns of S2 and entries of lam), and each is a chain of
+ * small kernels on a few SMs, so the odd ones run on the second lane
+ * (tn_cuda_lane_fork; its own scratch, ln: lane_ws(n)) beside the even
+ * ones on the handle's stream: the same kernels on the same data, so the
+ * same bits either way. Then one read back of every group's verdict
+ * (its fast solver's flag and largest value). rw: repair_ws's region (Zo,
+ * then the handle's stream's scratch as repair_group lays it out), sub:
+ * eig_repair's sub-solve region (here the first lane's Xf and solver
+ * workspace), dinfo2 and bar eig_repair's. TCNLA_SUCCESS, EIG_NOREPAIR (a
+ * group's solve refused) or an error. */
 static int repair_groups(struct tn_cuda_ctx *c, int n, int ng, const tn_cluster_group_t *g,
                          double tnorm, const double *d, const double *e, double *S2, double *rw,
-                         double *sub, double *lam, int *dinfo2, unsigned *bar) {
+                         double *sub, double *ln, double *lam, int *dinfo2, unsigned *bar) {
     const size_t nn = (size_t)n * (size_t)n;
-    double *Zo = rw, *Y = Zo + nn, *V = Y + nn, *P = V + nn, *Gm = P + nn, *H = Gm + nn,
-           *mu = H + nn;
-    const double one = 1.0, zero = 0.0, al = 1.0 / tnorm;
+    double *Zo = rw;
+    double *l1 = ln + 5 * nn + n; /* the second lane's flags */
+    int *dinfo2b = (int *)l1, *vinfo = dinfo2b + 2;
+    unsigned *barb = (unsigned *)(dinfo2b + 1);
+    double *vtop = l1 + 8, *xfb = l1 + 16;
     int st = tn_cuda_err(
         cudaMemcpyAsync(Zo, S2, sizeof(double) * nn, cudaMemcpyDeviceToDevice, c->stream));
     for (int q = 0; q < ng && !st; q++) /* Zo: the columns outside every group */
         st = tn_cuda_err(cudaMemsetAsync(Zo + (size_t)g[q].a * n, 0,
                                          sizeof(double) * (size_t)n * (size_t)(g[q].b - g[q].a + 1),
                                          c->stream));
-    for (int q = 0; q < ng && !st; q++) {
-        const int cn = g[q].b - g[q].a + 1;
-        st = tn_cuda_err((cudaError_t)tn_cu_syev_start(n, cn, Y, c->stream));
-        for (int pass = 0; pass < g[q].passes && !st; pass++)
-            for (int h = 0; h < ng && !st; h++) {
-                if (h == q) continue;
-                const double be = -g[h].centre / tnorm; /* Y = (T Y - c_h Y) / ||T|| */
-                st = tn_cuda_err((cudaError_t)tn_cu_syev_tmul(n, d, e, cn, Y, V, c->stream));
-                if (!st)
-                    st = tn_cublas_st(cublasDgeam(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, &al,
-                                                  V, n, &be, Y, n, Y, n));
+    if (!st) /* (the verdicts' flags: not every path of a solve writes them) */
+        st = tn_cuda_err(cudaMemsetAsync(vinfo, 0, sizeof(int) * TN_CLUSTER_MAXG, c->stream));
+    const int two = !st && ng > 1 && !c->lane_off && tn_cuda_lane_fork(c) == TCNLA_SUCCESS;
+    struct tn_cuda_ctx lc = *c; /* the second lane: its stream and cuBLAS handle */
+    if (two) lc.stream = c->lane, lc.cublas = c->lane_blas;
+    /* by pairs, one group a lane, each stage of the pair queued on both lanes
+     * before the next (the lanes start as early as they can; groups 2 and 3
+     * reuse the scratch of 0 and 1) */
+    const int w = two ? 2 : 1;
+    for (int p = 0; p < ng && !st; p += w)
+        for (int stage = 0; stage < 2 && !st; stage++)
+            for (int q = p; q < p + w && q < ng && !st; q++) {
+                const int b = two && (q & 1);
+                st = b ? repair_group(&lc, n, ng, g, q, stage, tnorm, d, e, Zo, S2, lam, ln, xfb,
+                                      dinfo2b, barb, vinfo + q, vtop + q)
+                       : repair_group(c, n, ng, g, q, stage, tnorm, d, e, Zo, S2, lam, rw + nn,
+                                      sub, dinfo2, bar, vinfo + q, vtop + q);
             }
-        if (!st) st = repair_basis(c, n, cn, Zo, Y, P, Gm, V, H, mu, dinfo2, bar);
-        if (!st) st = tn_cuda_err((cudaError_t)tn_cu_syev_tmul(n, d, e, cn, Y, V, c->stream));
-        if (!st)
-            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, cn, cn, n, &one, Y,
-                                          n, V, n, &zero, H, cn));
-        if (!st) st = tn_cuda_err((cudaError_t)tn_cu_syev_diag_sub(cn, H, g[q].shift, c->stream));
-        double *Zs = NULL;
-        if (!st) {
-            st = eig_solve_d(c, cn, 1, 1, H, &Zs, mu, dinfo2, sub, 0, EIG_FALLBACK, NULL, NULL,
-                             0.0, 1);
-            if (st == EIG_FALLBACK) st = EIG_NOREPAIR;
-        }
-        if (!st)
-            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, cn, &one, Y,
-                                          n, Zs, cn, &zero, P, n));
-        if (!st)
-            st = tn_cuda_err((cudaError_t)tn_cu_syev_place(n, cn, P, mu, g[q].shift, S2, lam,
-                                                            g[q].a, c->stream));
+    if (two) { /* joined whatever happened: the lane's work reads this workspace */
+        const int sj = tn_cuda_lane_join(c);
+        if (!st) st = sj;
     }
+    int hi[TN_CLUSTER_MAXG];
+    double ht[TN_CLUSTER_MAXG];
+    if (!st)
+        st = tn_cuda_err(cudaMemcpyAsync(hi, vinfo, sizeof(int) * (size_t)ng,
+                                         cudaMemcpyDeviceToHost, c->stream));
+    if (!st)
+        st = tn_cuda_err(cudaMemcpyAsync(ht, vtop, sizeof(double) * (size_t)ng,
+                                         cudaMemcpyDeviceToHost, c->stream));
+    if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
+    for (int q = 0; q < ng && !st; q++) /* eig_verdict's test of a solve */
+        if (hi[q] != 0 || !(ht[q] > 0.0) || !isfinite(ht[q])) st = EIG_NOREPAIR;
     return st;
 }
 
@@ -362,7 +440,8 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
     const double top = st || ng ? 0.0 : fmax(fabs(hl[ra]), fabs(hl[rb])); /* the block's largest */
     free(hr);
     if (!st && ng) { /* groups away from zero */
-        st = repair_groups(c, n, ng, grp, tnorm, d, e, S2, rw, sub, lam, dinfo2, bar);
+        st = repair_groups(c, n, ng, grp, tnorm, d, e, S2, rw, sub,
+                           sub + nn + tn_cu_syev_fast_ws(n) + repair_ws(n, 1), lam, dinfo2, bar);
         if (!st) st = tn_cuda_err(cudaMemsetAsync(dinfo, 0, sizeof(int), c->stream));
         if (!st) st = fast_tail(c, n, upper, G, Q, S2, S1, S2, S3, lam, xr, Xf, dinfo);
         return st;

@@ -46,6 +46,16 @@ struct tn_cuda_ctx {
      * highest priority, with its fork and join events */
     cudaStream_t side;
     cudaEvent_t ev_fork, ev_join;
+    /* a second lane inside one call: a stream with its own cuBLAS handle
+     * (so that the two never share a cuBLAS workspace), for independent
+     * chains of small kernels that would leave most of the GPU idle one
+     * after the other (the eigensolver's repair of groups of equal values);
+     * created on first use (tn_cuda_lane_fork / _join); lane_off (tests
+     * only; 0 in use) keeps that work on the handle's stream */
+    cudaStream_t lane;
+    cublasHandle_t lane_blas;
+    cudaEvent_t lane_fork, lane_join;
+    int lane_off;
     /* device memory of the deferred verdicts (TN_DEFER_SLOTS ints), allocated
      * on first use; a call that defers points its cl->defer here */
     int *defer_mem;
@@ -108,6 +118,12 @@ int tn_cuda_memcpy(tcnla_handle_t h, void *dst, const void *src, size_t bytes,
                    tcnla_memcpy_kind_t kind);
 int tn_cuda_set_stream(tcnla_handle_t h, void *stream);
 int tn_cuda_synchronize(tcnla_handle_t h);
+/* The second lane (c->lane): _fork makes it wait for what the handle's
+ * stream has queued (creating it on first use); TCNLA_SUCCESS, or an error
+ * with nothing changed (the caller then keeps to the handle's stream).
+ * _join makes the handle's stream wait for what the lane has queued. */
+int tn_cuda_lane_fork(struct tn_cuda_ctx *c);
+int tn_cuda_lane_join(struct tn_cuda_ctx *c);
 int tn_cuda_side_begin(tn_call_t *cl);
 int tn_cuda_side_end(tn_call_t *cl);
 int tn_cuda_side_join(tn_call_t *cl);
