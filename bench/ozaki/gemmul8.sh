@@ -115,10 +115,12 @@ CSV="$OUTDIR/gemmul8.csv"
 rm -f "$CSV"
 B="$ROOT/build/bench_ozaki"
 common=(--sizes "$SIZES" --phis "$PHIS" --reps 3 --sample 16 --out "$CSV")
-echo "== tcnla and cuBLAS (no preload)"
-timeout 150 "$B" "${common[@]}" --methods cublas_dgemm,ozaki_int8_crt/DP,ozaki_int8_crt/AUTO \
+# (in rounds: each method once per round, so that no method is always timed
+# right after cuBLAS's heavy call, which slows the next call down)
+echo "== tcnla and cuBLAS (no preload, in rounds)"
+timeout 150 "$B" "${common[@]}" --rounds --methods cublas_dgemm,ozaki_int8_crt/DP,ozaki_int8_crt/AUTO \
   >"$OUTDIR/bench_tcnla_d.log" 2>&1; echo "rc=$?"
-timeout 100 "$B" "${common[@]}" --precision single --methods cublas,ozaki_int8_crt/DP \
+timeout 100 "$B" "${common[@]}" --rounds --precision single --methods cublas,ozaki_int8_crt/DP \
   >"$OUTDIR/bench_tcnla_s.log" 2>&1; echo "rc=$?"
 export GEMMUL8_BACKEND_GEMM=INT8 GEMMUL8_BACKEND=INT8 GEMMUL8_SKIP_SCALE_A=0 GEMMUL8_SKIP_SCALE_B=0
 for mode in fast acc; do
