@@ -122,6 +122,16 @@ static size_t repair_ws(int n, int depth) {
     return depth ? base : base + nn + tn_cu_syev_fast_ws(n) + repair_ws(n, 1) + lane_ws(n);
 }
 
+/* The largest size up to n the fast solver takes (0: none), whose solver
+ * and repair workspace eig_ws reserves: a solve of size n or less (a
+ * deflation level below a top size the solver refuses) fits in it. */
+static int fast_max(struct tn_cuda_ctx *c, int n) {
+    if (!c->tune->syev_fast) return 0;
+    int m = n;
+    while (m > 0 && !tn_cu_syev_fast_ok(m, c->cc_major, c->smem_optin)) m--;
+    return m;
+}
+
 /* Doubles of workspace eig_solve needs for n, *lwork of them syevd's. */
 static int eig_ws(struct tn_cuda_ctx *c, int n, size_t *doubles, int *lwork) {
     double *probe = tn_cuda_workspace(c, sizeof(double) * ((size_t)n * n + n) + 64);
@@ -134,7 +144,9 @@ static int eig_ws(struct tn_cuda_ctx *c, int n, size_t *doubles, int *lwork) {
                                                         CUBLAS_FILL_MODE_LOWER, n, probe, n, probe,
                                                         &lw2));
     if (lw2 > *lwork) *lwork = lw2;
-    *doubles = (size_t)*lwork + (size_t)n * n + tn_cu_syev_fast_ws(n) + repair_ws(n, 0) + 8;
+    const int nf = fast_max(c, n);
+    const size_t fast = nf ? tn_cu_syev_fast_ws(nf) + repair_ws(nf, 0) : 0;
+    *doubles = (size_t)*lwork + (size_t)n * n + fast + 8;
     return st;
 }
 
@@ -941,9 +953,18 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
                                               (int)k, &one, Qu, (int)k, Vt, (int)k, &zero, Ww,
                                               (int)k));
             Vf = Ww;
-            if (!st) /* F of V^T as it goes out */
-                st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_T, (int)k, (int)k,
-                                              (int)n, &one, Vf, (int)k, Vf, (int)k, &zero, G,
+            /* F of V^T as it goes out, as Qu^T F Qu: two k x k x k DGEMMs
+             * instead of a k x k x n one. The check is one against failure
+             * (DEFL_ORTH_TOL = 1e-3, NaN), far above the FP64 rounding of
+             * V^T's product by which the two differ (Qv, used up, holds
+             * F Qu) */
+            if (!st)
+                st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)k, (int)k,
+                                              (int)k, &one, G, (int)k, Qu, (int)k, &zero, Qv,
+                                              (int)k));
+            if (!st)
+                st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)k, (int)k,
+                                              (int)k, &one, Qu, (int)k, Qv, (int)k, &zero, G,
                                               (int)k));
         }
         if (!st) st = defl_check(c, k, G, dinfo);
