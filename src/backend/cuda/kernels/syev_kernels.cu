@@ -124,7 +124,7 @@ static __device__ __forceinline__ double frcp(double x) {
 }
 
 /* Rows of A (and of Q in q_rows), column c of a row at lane c % 32, slot c / 32 (NS
- * slots, row stride 32 NS, NS fixed per kernel: 9, 12 or 14): a row's
+ * slots, row stride 32 NS, NS fixed per kernel: 5, 7, 9, 12 or 14): a row's
  * shared-memory loads and stores are at fixed offsets and go out
  * together. Every step runs over whole rows: columns at or left of the
  * diagonal take part where v and w are zero (which leaves them as they
@@ -366,7 +366,14 @@ static __device__ __forceinline__ void tridiag_body(const int NS, const int MR, 
 #endif
 
 /* One kernel per slot count (the loops unrolled over fixed slots), rows
- * per warp for C = 16 and 8 warps: n <= 288, 384 and 448. */
+ * per warp for C = 16 and 8 warps: n <= 160, 224, 288, 384 and 448. The
+ * slots past n hold zeros, whose terms leave every sum as it is: a kernel
+ * of more slots gives the same bits (a probe compared Q, d, e, the vectors
+ * and the values byte for byte for n = 1 .. 448). Fewer slots shorten each
+ * step's chain: H100, bench_small_svd's eigensolution path (the whole
+ * small SVD call), two runs each on one machine, n = 128: 0.36-0.37 ms
+ * against 0.39-0.43 with 9 slots; 138: 0.37-0.43 against 0.43-0.45; 200
+ * (7 slots): 0.60-0.63 against 0.65-0.68. */
 #define SY_KERNEL(NAME, NS, MR, RP)                                                            \
     static __global__ void __launch_bounds__(SY_THREADS)                                       \
         NAME(int n, const double *__restrict__ G, long long ldg, int upper, double *d,         \
@@ -378,6 +385,8 @@ static __device__ __forceinline__ void tridiag_body(const int NS, const int MR, 
 #else
 #define TRIDIAG_BODY(NS, MR, RP)
 #endif
+SY_KERNEL(tridiag5_kernel, 5, 3, 3)
+SY_KERNEL(tridiag7_kernel, 7, 3, 3)
 SY_KERNEL(tridiag9_kernel, 9, 3, 3)
 SY_KERNEL(tridiag12_kernel, 12, 3, 3)
 SY_KERNEL(tridiag14_kernel, 14, 4, 2)
@@ -385,7 +394,9 @@ SY_KERNEL(tridiag14_kernel, 14, 4, 2)
 #undef TRIDIAG_BODY
 
 /* The slots of the kernel for n, and its rows per warp (MR above). */
-static int tridiag_ns(int n) { return n <= 32 * 9 ? 9 : n <= 32 * 12 ? 12 : 14; }
+static int tridiag_ns(int n) {
+    return n <= 32 * 5 ? 5 : n <= 32 * 7 ? 7 : n <= 32 * 9 ? 9 : n <= 32 * 12 ? 12 : 14;
+}
 static int tridiag_mr(int ns) { return ns == 14 ? 4 : 3; }
 
 /* ------------------------------------------------------------- bisection */
@@ -786,7 +797,11 @@ extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, d
     const int ns = tridiag_ns(n);
     void (*tridiag_kernel)(int, const double *, long long, int, double *, double *, double *,
                            double *) =
-        ns == 9 ? tridiag9_kernel : ns == 12 ? tridiag12_kernel : tridiag14_kernel;
+        ns == 5    ? tridiag5_kernel
+        : ns == 7  ? tridiag7_kernel
+        : ns == 9  ? tridiag9_kernel
+        : ns == 12 ? tridiag12_kernel
+                   : tridiag14_kernel;
     if (!err)
         err = cudaFuncSetAttribute(tridiag_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                    (int)smem);
@@ -817,7 +832,11 @@ extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, d
     if (err) return (int)err;
     void (*bq_kernel)(int, const double *, const double *, double *, const double *,
                       const double *, double *) =
-        ns == 9 ? bisect_q_kernel<9> : ns == 12 ? bisect_q_kernel<12> : bisect_q_kernel<14>;
+        ns == 5    ? bisect_q_kernel<5>
+        : ns == 7  ? bisect_q_kernel<7>
+        : ns == 9  ? bisect_q_kernel<9>
+        : ns == 12 ? bisect_q_kernel<12>
+                   : bisect_q_kernel<14>;
     const int qb = (n + BI_THREADS / 32 - 1) / (BI_THREADS / 32);
     const size_t bq_smem = q_rows_smem(n) > 3 * sizeof(double) * n ? q_rows_smem(n)
                                                                      : 3 * sizeof(double) * n;
