@@ -1744,7 +1744,9 @@ TEST(gpu_small_svd_jacobi_refusals) {
 }
 
 /* The safety nets catch planted faults of the kernel (h->cuda->ssvd.fault,
- * as tests/test_small_svd.c plants them in the reference), l = 130: every
+ * as tests/test_small_svd.c plants them in the reference), l = 64 (four
+ * blocks of columns: kept small, since fault 1 runs every sweep there is
+ * and tests/gpu/sanitize.sh runs this test under racecheck): every
  * rotation angle negated (no convergence in TN_JSVD_SWEEPS sweeps: refusal
  * 16) and the convergence test skipped (one sweep, claimed converged: the
  * result check finds Y's columns not orthogonal, bit 2); gesvdj then gives
@@ -1753,10 +1755,10 @@ TEST(gpu_small_svd_jacobi_refusals) {
 TEST(gpu_small_svd_jacobi_planted_faults_fall_back) {
     tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
-    const int l = 130, k = 120;
+    const int l = 64, k = 56;
     const size_t ll = (size_t)l * l;
     double *M = malloc(sizeof(double) * (2 * ll + l)), *sx = M + 2 * ll;
-    float *R = malloc(sizeof(float) * ll), S[130];
+    float *R = malloc(sizeof(float) * ll), S[64];
     REQUIRE(M && R);
     CHECK_EQ_INT(ssvd_graded(l, k, 7.0, l, 3, M), 0);
     ssvd_r32(l, M, R, M + ll);
