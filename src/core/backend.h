@@ -112,6 +112,9 @@ typedef struct tn_backend_ops {
      * for the result) */
     int (*sumsq)(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
                  double *out);
+    /* the same sum into *dev (handle memory), queued: nothing waits for it */
+    int (*sumsq_to)(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                    double *dev);
     /* Whether TCNLA_GEMM_FP16's C = op(A) B (op(B) = B, FP32 B) runs
      * without a copy of A (the drivers' memory bound) */
     int (*f16_in_place)(tcnla_handle_t h, tcnla_op_t ta, int64_t m, int64_t n, int64_t k,
@@ -127,12 +130,15 @@ typedef struct tn_backend_ops {
                          int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
                          const uint16_t *B16, int64_t ldb, float *C, int64_t ldc,
                          const tcnla_gemm_method_t *meths, int nm, int *done);
+    /* the verdict of a gemm_trusting that returned *done = 2 (waits) */
+    int (*trust_settle)(tn_call_t *cl, int *done);
     int (*hosvd_fused_possible)(tcnla_handle_t h, int64_t I1, int64_t J1, int64_t J2);
     int (*hosvd_fused)(tn_call_t *cl, int64_t I1, int64_t I2, int64_t T, const float *A,
                        const float *Q, int64_t J1, const uint16_t *Om, int64_t J2, float *Out,
                        float *W, int *done);
     int (*defer_begin)(tn_call_t *cl);
-    int (*defer_end)(tn_call_t *cl, int *flags);
+    /* (and `bytes` of handle memory at `extra` into `host`, in the same wait) */
+    int (*defer_end)(tn_call_t *cl, int *flags, const void *extra, void *host, size_t bytes);
     int (*side_begin)(tn_call_t *cl);
     int (*side_end)(tn_call_t *cl);
     int (*side_join)(tn_call_t *cl);

@@ -25,6 +25,18 @@ typedef struct {
 int tn_trust_covers(const tn_trust_t *t, int method, uintptr_t X, int64_t ld, int64_t rows,
                     int64_t cols, int64_t stride, int64_t batch, int vcol);
 
+/* A's check folded into a driver's first product with its verdict read
+ * later (tn_gemm_trusting, tn_trust_settle): `allow` set by the driver, the
+ * rest the backend's record of the product while its verdict is out. */
+typedef struct {
+    int allow, pending;
+    tcnla_gemm_method_t method;
+    tcnla_gemm_method_t meths[TCNLA_GEMM_METHOD_COUNT];
+    int nm, sh, shw, idx[TCNLA_GEMM_METHOD_COUNT];
+    const float *A;
+    int64_t lda, arows, acols;
+} tn_late_trust_t;
+
 typedef struct tn_call {
     tcnla_handle_t h;
     /* ---- modes a driver sets for the work it runs (all off at init) */
@@ -43,6 +55,7 @@ typedef struct tn_call {
     int range_fallback;       /* FP16-based products the split cannot hold run the TF32 variant
                                  whatever the handle's range policy (the drivers: never a range
                                  error on finite input) */
+    tn_late_trust_t late_trust;
     int scaling;              /* 1: the backend applies the range policy, never TN_NEEDS_SCALE;
                                  2: besides, the product's FP32 operands are exactly scaled
                                  copies of finite data (src/gemm/scaling.c), which pass every

@@ -453,7 +453,12 @@ int tn_side_begin(tn_call_t *cl) { return cl->h->ops->side_begin(cl); }
 int tn_side_end(tn_call_t *cl) { return cl->h->ops->side_end(cl); }
 int tn_side_join(tn_call_t *cl) { return cl->h->ops->side_join(cl); }
 int tn_defer_begin(tn_call_t *cl) { return cl->h->ops->defer_begin(cl); }
-int tn_defer_end(tn_call_t *cl, int *flags) { return cl->h->ops->defer_end(cl, flags); }
+int tn_defer_end(tn_call_t *cl, int *flags) {
+    return cl->h->ops->defer_end(cl, flags, NULL, NULL, 0);
+}
+int tn_defer_end_read(tn_call_t *cl, int *flags, const void *extra, void *host, size_t bytes) {
+    return cl->h->ops->defer_end(cl, flags, extra, host, bytes);
+}
 void tn_defer_hold(tn_call_t *cl, int hold) { cl->defer_held = cl->defer && hold; }
 
 int tn_hosvd_fused(tn_call_t *cl, int64_t I1, int64_t I2, int64_t T, const float *A,

@@ -124,11 +124,18 @@ void tn_untrust(tn_call_t *cl);
  * tcnla_sgemm would give and A is trusted as tn_trust would trust it;
  * else *done = 0, nothing is trusted and C is undefined (the caller runs
  * tn_trust and the product). The caller calls tn_untrust as after
- * tn_trust. */
+ * tn_trust. With cl->late_trust.allow set while verdicts are deferred
+ * (tn_defer_begin), the backend may queue the product and its check and
+ * return *done = 2 without waiting: nothing is trusted yet and C is
+ * pending until tn_trust_settle (which waits for the handle's work)
+ * says whether it is *done 1 (A trusted, C the product) or 0 (as above);
+ * the work queued meanwhile must not need A trusted, and none of it may
+ * fail on a C that turns out undefined (deferred verdicts only). */
 int tn_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, int64_t m,
                      int64_t n, int64_t k, const float *A, int64_t lda, const float *B,
                      const uint16_t *B16, int64_t ldb, float *C, int64_t ldc,
                      const tcnla_gemm_method_t *meths, int nm, int *done);
+int tn_trust_settle(tn_call_t *cl, int *done);
 /* RP-HOSVD's fused pass, for an order >= 3 tensor A seen as T slabs of
  * I1 x I2 (column-major, dense): where the backend has it (Hopper; A
  * trusted for TCEC_FP16 and SHGEMM_FP16 by tn_trust / tn_gemm_trusting,
@@ -233,6 +240,10 @@ int tn_side_join(tn_call_t *cl);
 #define TN_DEFER_SLOTS 16
 int tn_defer_begin(tn_call_t *cl);
 int tn_defer_end(tn_call_t *cl, int *flags);
+/* tn_defer_end, reading also `bytes` of handle memory at `extra` into
+ * `host` in the same host synchronisation (outside tn_defer_begin / _end:
+ * only those, flags all 0) */
+int tn_defer_end_read(tn_call_t *cl, int *flags, const void *extra, void *host, size_t bytes);
 /* hold = 1: the calls that follow check and wait as without deferral (a
  * product whose redo the caller would not run: RP-HOSVD's projections);
  * hold = 0: deferred again. A no-op outside tn_defer_begin / _end. */

@@ -149,10 +149,19 @@ int tn_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, i
     cl->info.path = 0;
     const int st = cl->h->ops->gemm_trusting(cl, method, ta, m, n, k, A, lda, B, B16, ldb, C, ldc,
                                              meths, nm, done);
-    if (st == TCNLA_SUCCESS && *done) {
+    if (st == TCNLA_SUCCESS && *done == 1) {
         cl->info.method = method;
         tn_call_count(cl, method);
     }
+    return st;
+}
+
+int tn_trust_settle(tn_call_t *cl, int *done) {
+    *done = 1;
+    if (!cl->late_trust.pending) return TCNLA_SUCCESS;
+    const int st = cl->h->ops->trust_settle(cl, done);
+    cl->late_trust.pending = 0;
+    if (st == TCNLA_SUCCESS && *done) tn_call_count(cl, cl->late_trust.method);
     return st;
 }
 

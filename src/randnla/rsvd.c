@@ -114,38 +114,47 @@ static int orth_step(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int deferred, in
  * RSVD_PROBES ||(I - Q Q^T) A||_F^2 for the basis Q of the first l columns
  * (two products of l x RSVD_PROBES in FP32 without the Tensor Cores, whose
  * operand checks would take longer than these products; two sums of
- * squares, each waited for; on several ranks the sums and Q^T Y_G summed
- * over them). Six columns, so that l + 6 columns fit the in-place FP16
- * kernel (272 on Hopper) at the default l = 266: their estimate's relative
- * standard deviation is at most sqrt(2 / 6), against the rule's margin of
- * 100 in squares. Where the projection itself ran in FP16 (below), the
+ * squares, read in one wait, where verdicts are deferred the same as
+ * theirs; on several ranks the sums and Q^T Y_G summed over them). Where
+ * the first basis's CholeskyQR failed (Y = A Omega spans more than FP64's
+ * squared precision, and so will the later bases), no estimate: the
+ * accurate products (where verdicts are deferred, the estimate queued on
+ * that failed basis is dropped: it has overwritten Y_G). Six columns, so
+ * that l + 6 columns fit the in-place FP16 kernel (272 on Hopper) at the
+ * default l = 266: their estimate's relative standard deviation is at most
+ * sqrt(2 / 6), against the rule's margin of 100 in squares. Where the projection itself ran in FP16 (below), the
  * estimate sees fl16(A) = A + E instead of A, E's rounding error adding up
  * to ||E||_F^2 <= u16^2 ||A||_F^2 to each probe's residual (for A in FP16's
  * normal range): the rule subtracts that much, so that rounding alone never
  * tips it towards FP16. */
 #define RSVD_PROBES 6
 
-/* 1 when FP16 power iterations suffice: Pr = Y_G (m x RSVD_PROBES) after
- * Q's orthonormalization, overwritten with (I - Q Q^T) Y_G; Z: l x
- * RSVD_PROBES scratch; f16proj: Y_G = fl16(A) G (the FP16 projection) */
-static int fp16_power_suffices(tn_call_t *cl, int64_t m, int64_t n, int64_t l, const float *Q,
-                               float *Pr, float *Z, int f16proj, int *yes) {
+/* The estimate's two sums queued into sums (handle memory): ||Y_G||_F^2 and
+ * ||(I - Q Q^T) Y_G||_F^2, Pr = Y_G (m x RSVD_PROBES) after Q's
+ * orthonormalization, overwritten with (I - Q Q^T) Y_G; Z: l x RSVD_PROBES
+ * scratch. Nothing waits for them (fp16_power_suffices reads them). */
+static int probe_sums(tn_call_t *cl, int64_t m, int64_t l, const float *Q, float *Pr, float *Z,
+                      double *sums) {
     tcnla_handle_t h = cl->h;
     const int64_t g = RSVD_PROBES;
     const tcnla_gemm_method_t gm = TCNLA_GEMM_NATIVE_FP32;
-    double a2 = 0.0, r2 = 0.0;
-    int st = h->ops->sumsq(h, m, g, Pr, m, &a2);
+    int st = h->ops->sumsq_to(h, m, g, Pr, m, sums);
     if (!st) st = tn_sgemm(cl, gm, TCNLA_OP_T, TCNLA_OP_N, l, g, m, 1.0f, Q, m, Pr, NULL, m, 0.0f,
                            Z, l);
     if (!st) st = tn_dist_sum(cl, Z, l * g, TN_DT_F32);
     if (!st) st = tn_sgemm(cl, gm, TCNLA_OP_N, TCNLA_OP_N, m, g, l, -1.0f, Q, m, Z, NULL, l, 1.0f,
                            Pr, m);
-    if (!st) st = h->ops->sumsq(h, m, g, Pr, m, &r2);
-    if (!st) {
-        double v[2] = {a2, r2};
-        st = tn_dist_reduce_host(cl, v, 2, TN_OP_SUM);
-        a2 = v[0], r2 = v[1];
-    }
+    if (!st) st = h->ops->sumsq_to(h, m, g, Pr, m, sums + 1);
+    return st;
+}
+
+/* *yes = 1 when FP16 power iterations suffice, from probe_sums' sums as
+ * read (v, summed here over the ranks); f16proj: Y_G = fl16(A) G (the FP16
+ * projection) */
+static int fp16_power_suffices(tn_call_t *cl, int64_t n, int64_t l, double v[2], int f16proj,
+                               int *yes) {
+    const int st = tn_dist_reduce_host(cl, v, 2, TN_OP_SUM);
+    const double a2 = v[0], r2 = v[1];
     /* u16^2 (l / n) ||A||^2 <= (r / 10)^2, r^2 less the FP16 projection's
      * rounding; NaN (a breakdown deferred) says no */
     const double u2 = 0x1p-22, bias = f16proj ? u2 * a2 : 0.0;
@@ -205,17 +214,19 @@ static int w_orth(tn_call_t *cl, const tcnla_rsvd_opts_t *o, const wsplit *ws, i
  * failed operand check: everything again without deferral */
 #define RSVD_RESTART 3
 
-/* The deferred verdicts so far, read (one host synchronisation), before the
+/* The deferred verdicts so far, read (one host synchronisation; with them
+ * `bytes` of handle memory at extra into host), before the
  * range finder goes on: RSVD_RESTART where an operand check failed; else
  * *orth_fail says whether an orthonormalization broke down or failed its
  * loss guard. Where one did, the rest runs without deferral (*deferred 0),
  * deciding as it goes, and the caller redoes that orthonormalization on
  * its input, which the deferred CholeskyQR left as it was (the bits of the
  * run without deferral); else deferral goes on. */
-static int early_verdicts(tn_call_t *cl, int *deferred, int *orth_fail) {
+static int early_verdicts(tn_call_t *cl, int *deferred, int *orth_fail, const void *extra,
+                          void *host, size_t bytes) {
     int fl[TN_DEFER_SLOTS], gemm_fail = 0;
     *deferred = 0, *orth_fail = 0;
-    int st = tn_defer_end(cl, fl);
+    int st = tn_defer_end_read(cl, fl, extra, host, bytes);
     if (st) return st;
     for (int i = 0; i < TN_DEFER_SLOTS; i++) {
         if (i < TN_DEFER_ORTH) gemm_fail |= fl[i];
@@ -239,19 +250,47 @@ static int orth_redo(tn_call_t *cl, const tcnla_rsvd_opts_t *o, const wsplit *ws
     return st;
 }
 
+/* A's check folded into the projection with its verdict still out
+ * (*trust_pending 2, tn_gemm_trusting's *done 2, queued while verdicts are
+ * deferred): read now (a wait). *redo 1 where it failed: A has then been
+ * checked on its own (tn_trust) and deferral ended, and the projection and
+ * everything after it must run again (the same bits as the run that waited
+ * for the verdict: it runs tn_trust and the projection after it too). */
+static int settle_trust(tn_call_t *cl, const float *A, int64_t lda, int64_t m, int64_t n,
+                        const tcnla_gemm_method_t *ms, int *trust_pending, int *deferred,
+                        int *redo) {
+    *redo = 0;
+    if (*trust_pending != 2) return TCNLA_SUCCESS;
+    *trust_pending = 0;
+    int done = 0;
+    int st = tn_trust_settle(cl, &done);
+    if (st || done) return st;
+    *redo = 1;
+    if (*deferred) { /* (what it decided was decided on an undefined Y) */
+        int fl[TN_DEFER_SLOTS];
+        st = tn_defer_end(cl, fl);
+        *deferred = 0;
+    }
+    return st ? st : tn_trust(cl, A, lda, m, n, ms, 4);
+}
+
 /* Algorithm 1 up to B: Y = Q (m x l, orthonormal basis of the range after
  * the power iterations), W = A^T Q (n x l). probes: the projection draws
  * RSVD_PROBES more columns (Om and Y hold l + RSVD_PROBES) and the power
- * iterations' method is FP16 or pm (SHGEMM_FP16) from fp16_power_suffices.
+ * iterations' method is FP16 or pm (SHGEMM_FP16) from fp16_power_suffices
+ * (sums: two doubles of handle memory for its sums).
  * With SHGEMM the basis (Q, m x l; Q_W, n x l) is rounded to FP16 by the
  * product itself (tn_sgemm: one pass over the basis, 4 bytes an element
  * read and 2 written, against the 4 m n bytes of A each product reads:
- * 16384^2, l = 266, 26 MB against 1 GiB). */
+ * 16384^2, l = 266, 26 MB against 1 GiB). Where verdicts are deferred, A's
+ * check folded into the projection is read with the first of them
+ * (settle_trust; RSVD_RESTART where it failed), so that the host queues
+ * the first orthonormalization and the probes while the projection runs. */
 static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t n,
                         int64_t l, const float *A, int64_t lda, void *Om, float *Y, float *W,
                         tcnla_gemm_method_t pm, int probes, steptimer *tm, int *deferred,
                         const tcnla_gemm_method_t *ms, int *trust_pending, const wsplit *ws,
-                        int *basis_guard) {
+                        int *basis_guard, double *sums) {
     tcnla_handle_t h = cl->h;
     const int64_t lp = l + (probes ? RSVD_PROBES : 0); /* columns of the projection */
     const int sh = is_shgemm(o->proj_method);
@@ -261,6 +300,8 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
     do {                                                                                       \
         if ((st = (x)) != TCNLA_SUCCESS) return st;                                            \
     } while (0)
+    int redo = 0; /* (a restart: the folded check's verdict, if still out) */
+    TRYR(settle_trust(cl, A, lda, m, n, ms, trust_pending, deferred, &redo));
     /* Y = A Omega */
     if (sh) {
         TRYR(tn_random_fill(cl, o->random_dist, TCNLA_FMT_FP16, 1, o->seed, 0, n, lp, Om, n));
@@ -274,7 +315,7 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
             tn_trust_f16(cl, NULL, 0);
             TRYR(st);
             if (!done) TRYR(tn_trust(cl, A, lda, m, n, ms, 4));
-            *trust_pending = 0;
+            *trust_pending = done == 2 ? 2 : 0;
         }
         if (!done)
             TRYR(tn_sgemm(cl, o->proj_method, N, N, m, lp, n, 1.0f, A, lda, NULL, (uint16_t *)Om,
@@ -287,7 +328,7 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
             TRYR(tn_gemm_trusting(cl, o->proj_method, N, m, lp, n, A, lda, (const float *)Om,
                                   NULL, n, Y, m, ms, 4, &done));
             if (!done) TRYR(tn_trust(cl, A, lda, m, n, ms, 4));
-            *trust_pending = 0;
+            *trust_pending = done == 2 ? 2 : 0;
         }
         if (!done)
             TRYR(tn_sgemm(cl, o->proj_method, N, N, m, lp, n, 1.0f, A, lda, (float *)Om, NULL, n,
@@ -302,25 +343,37 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
      * where A's rank or decay makes them (below), so the verdicts are read
      * as they arise */
     const int acc_power = o->power_iters > 0 && pm != TCNLA_GEMM_FP16;
+    /* the FP16 rule's sums (W is free until the power iterations); not
+     * where the first basis failed (fp16_power_suffices), known here where
+     * the orthonormalization waited, below where it is deferred */
+    const int probe = probes && !*basis_guard;
+    double v[2] = {0.0, 0.0};
+    if (probe) TRYR(probe_sums(cl, m, l, Y, Y + m * l, W, sums));
     if ((probes || acc_power) && *deferred) {
-        /* the verdicts so far, read before the probes use Q (their sums
-         * wait anyway) or the power iterations build on it. Where the
+        /* the verdicts so far (with the probes' sums), read before the
+         * power iterations build on Q. Where the
          * basis's CholeskyQR broke down or failed
          * its loss guard (A of rank below l, or top singular values decaying
          * past FP64's squared precision: the later ones will too), the rest
          * runs without deferral from here (early_verdicts): Y still holds A
          * Omega, so only the projection is not redone. */
         int orth_fail = 0;
-        TRYR(early_verdicts(cl, deferred, &orth_fail));
+        TRYR(early_verdicts(cl, deferred, &orth_fail, probe ? sums : NULL, v,
+                            probe ? sizeof v : 0));
+        TRYR(settle_trust(cl, A, lda, m, n, ms, trust_pending, deferred, &redo));
+        if (redo) return RSVD_RESTART;
         *basis_guard = orth_fail;
         if (orth_fail) TRYR(orth_redo(cl, o, ws, 0, m, l, Y, NULL));
+    } else if (probe) {
+        TRYR(tcnla_memcpy(h, v, sums, sizeof v, TCNLA_MEMCPY_HANDLE_TO_HOST));
     }
-    if (probes) { /* (W is free until the power iterations) */
+    if (probe && !*basis_guard) {
         int f16 = 0;
-        TRYR(fp16_power_suffices(cl, m, n, l, Y, Y + m * l, W, o->proj_method == TCNLA_GEMM_FP16,
-                                 &f16));
+        TRYR(fp16_power_suffices(cl, n, l, v, o->proj_method == TCNLA_GEMM_FP16, &f16));
         if (f16) pm = TCNLA_GEMM_FP16;
     }
+    TRYR(settle_trust(cl, A, lda, m, n, ms, trust_pending, deferred, &redo));
+    if (redo) return RSVD_RESTART;
     cl->info.power_method = o->power_iters > 0 ? pm : TCNLA_GEMM_DEFAULT;
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_ORTH));
     /* the bases Q and Q_W as B of the products after them: orthonormal
@@ -344,14 +397,14 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
         const int early = pm != TCNLA_GEMM_FP16;
         int orth_fail = 0;
         if (early && *deferred) {
-            TRYR(early_verdicts(cl, deferred, &orth_fail));
+            TRYR(early_verdicts(cl, deferred, &orth_fail, NULL, NULL, 0));
             if (orth_fail) TRYR(orth_redo(cl, o, ws, 1, n, l, W, NULL));
         }
         if (tb) tn_trust_basis(cl, W, (size_t)n * (size_t)l);
         TRYR(tn_sgemm(cl, pm, N, N, m, l, n, 1.0f, A, lda, W, NULL, n, 0.0f, Y, m));
         TRYR(orth_step(cl, o, *deferred, 1, m, l, Y, NULL));
         if (early && *deferred) {
-            TRYR(early_verdicts(cl, deferred, &orth_fail));
+            TRYR(early_verdicts(cl, deferred, &orth_fail, NULL, NULL, 0));
             if (orth_fail) TRYR(orth_redo(cl, o, ws, 0, m, l, Y, NULL));
         }
     }
@@ -477,7 +530,8 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
     TRY(tn_scratch_malloc(h, &Om, (size_t)n * (size_t)lp * (sh ? 2 : 4)));
     TRY(tn_scratch_malloc(h, (void **)&Y, sizeof(float) * (size_t)m * (size_t)lp));
     TRY(tn_scratch_malloc(h, (void **)&W, sizeof(float) * (size_t)n * (size_t)l));
-    TRY(tn_scratch_malloc(h, (void **)&R, sizeof(float) * (size_t)l * (size_t)l));
+    /* (R also holds the FP16 rule's two sums, range_and_bt) */
+    TRY(tn_scratch_malloc(h, (void **)&R, sizeof(float) * (size_t)TN_MAX(l * l, 4)));
     TRY(tn_scratch_malloc(h, (void **)&Sm, sizeof(float) * (size_t)(2 * l * k)));
     if (cl->comm && cl->comm->size > 1) { /* W's rows split over the ranks (wsplit) */
         ws.on = 1, ws.P = cl->comm->size, ws.rank = cl->comm->rank;
@@ -510,10 +564,11 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
      * where one came up, everything again, deciding as it goes (with the
      * probes, from the first basis on, range_and_bt) */
     int deferred = !cl->comm && tn_defer_begin(cl) == TCNLA_SUCCESS;
+    cl->late_trust.allow = 1; /* (taken only while deferred: range_and_bt) */
     int basis_guard = 0; /* the first basis's CholeskyQR failed (range_and_bt) */
     for (;;) {
         st = range_and_bt(cl, o, m, n, l, A, lda, Om, Y, W, pm, probes, &tm, &deferred, ms,
-                          &trust_pending, &ws, &basis_guard);
+                          &trust_pending, &ws, &basis_guard, (double *)R);
         if (st == RSVD_RESTART) continue; /* (deferral ended) */
         if (!deferred) break;
         int fl[TN_DEFER_SLOTS], any = 0;

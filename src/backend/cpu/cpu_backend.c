@@ -98,6 +98,13 @@ static int cpu_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op
     return TCNLA_SUCCESS;
 }
 
+/* (gemm_trusting never queues: nothing to settle) */
+static int cpu_trust_settle(tn_call_t *cl, int *done) {
+    (void)cl;
+    *done = 1;
+    return TCNLA_SUCCESS;
+}
+
 static int cpu_hosvd_fused_possible(tcnla_handle_t h, int64_t I1, int64_t J1, int64_t J2) {
     (void)h, (void)I1, (void)J1, (void)J2;
     return 0;
@@ -114,9 +121,11 @@ static int cpu_hosvd_fused(tn_call_t *cl, int64_t I1, int64_t I2, int64_t T, con
 
 static int cpu_defer_begin(tn_call_t *cl) { return (void)cl, TCNLA_ERR_NOT_SUPPORTED; }
 
-static int cpu_defer_end(tn_call_t *cl, int *flags) {
+static int cpu_defer_end(tn_call_t *cl, int *flags, const void *extra, void *host,
+                         size_t bytes) {
     (void)cl;
     memset(flags, 0, sizeof(int) * TN_DEFER_SLOTS);
+    if (bytes) memcpy(host, extra, bytes); /* (handle memory is host memory) */
     return TCNLA_SUCCESS;
 }
 
@@ -153,11 +162,13 @@ const tn_backend_ops tn_cpu_ops = {
     .scale_matrix = tn_cpu_scale_matrix,
     .scale_exponents = tn_cpu_scale_exponents,
     .sumsq = tn_cpu_sumsq,
+    .sumsq_to = tn_cpu_sumsq, /* (handle memory is host memory) */
     .f16_in_place = cpu_f16_in_place,
     .scale_copy = tn_cpu_scale_copy,
     .unscale_update = tn_cpu_unscale_update,
     .trust = cpu_trust,
     .gemm_trusting = cpu_gemm_trusting,
+    .trust_settle = cpu_trust_settle,
     .hosvd_fused_possible = cpu_hosvd_fused_possible,
     .hosvd_fused = cpu_hosvd_fused,
     .defer_begin = cpu_defer_begin,

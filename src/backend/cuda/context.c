@@ -18,6 +18,11 @@ int tn_cuda_err(cudaError_t e) {
     return TCNLA_ERR_CUDA;
 }
 
+/* The pinned buffer's size at the handle's creation: the small SVD's reads
+ * at l <= 256 (its repair reads 16 l bytes; tn_cuda_read_back grows it for
+ * larger l). */
+#define TN_PINNED_BYTES 16384
+
 int tn_cuda_device_count(void) {
     int n = 0;
     cudaError_t e = cudaGetDeviceCount(&n);
@@ -36,6 +41,7 @@ static void ctx_release(struct tn_cuda_ctx *c) {
     if (c->ws) cudaFree(c->ws);
     if (c->defer_mem) cudaFree(c->defer_mem);
     if (c->pinned) cudaFreeHost(c->pinned);
+    if (c->late_pinned) cudaFreeHost(c->late_pinned);
     if (c->cusolver) cusolverDnDestroy(c->cusolver);
     if (c->cublas) cublasDestroy(c->cublas);
     if (c->own_stream) cudaStreamDestroy(c->own_stream);
@@ -98,13 +104,18 @@ int tn_cuda_create(tcnla_handle_t h, int device) {
         st = TCNLA_ERR_CUSOLVER;
         goto fail;
     }
-    c->pinned_bytes = 4096;
+    c->pinned_bytes = TN_PINNED_BYTES;
     if ((e = cudaMallocHost(&c->pinned, c->pinned_bytes)) != cudaSuccess) {
         c->pinned = NULL;
         st = tn_cuda_err(e);
         goto fail;
     }
     memset(c->pinned, 0, c->pinned_bytes);
+    if ((e = cudaMallocHost((void **)&c->late_pinned, 64 * sizeof(int))) != cudaSuccess) {
+        c->late_pinned = NULL;
+        st = tn_cuda_err(e);
+        goto fail;
+    }
     size_t n = strlen(prop.name);
     if (n >= sizeof h->device_name) n = sizeof h->device_name - 1;
     memcpy(h->device_name, prop.name, n);
@@ -352,24 +363,62 @@ int tn_cuda_defer_begin(tn_call_t *cl) {
         c->defer_mem = NULL;
         return tn_cuda_err(e);
     }
-    e = cudaMemsetAsync(c->defer_mem, 0, sizeof(int) * TN_DEFER_SLOTS, c->stream);
+    if (!c->defer_zero)
+        e = cudaMemsetAsync(c->defer_mem, 0, sizeof(int) * TN_DEFER_SLOTS, c->stream);
     if (e != cudaSuccess) return tn_cuda_err(e);
+    c->defer_zero = 0;
     cl->defer = c->defer_mem;
     cl->defer_held = 0;
     return TCNLA_SUCCESS;
 }
 
-int tn_cuda_defer_end(tn_call_t *cl, int *flags) {
+int tn_cuda_defer_end(tn_call_t *cl, int *flags, const void *extra, void *host, size_t bytes) {
     struct tn_cuda_ctx *c = cl->h->cuda;
     memset(flags, 0, sizeof(int) * TN_DEFER_SLOTS);
-    if (!cl->defer) return TCNLA_SUCCESS;
+    tn_cuda_read_t rd[2] = {{host, extra, bytes}, {flags, c->defer_mem, 0}};
+    if (cl->defer) rd[1].bytes = sizeof(int) * TN_DEFER_SLOTS;
     cl->defer = NULL, cl->defer_held = 0;
-    int *hp = (int *)c->pinned;
-    cudaError_t e = cudaMemcpyAsync(hp, c->defer_mem, sizeof(int) * TN_DEFER_SLOTS,
-                                    cudaMemcpyDeviceToHost, c->stream);
+    const int n = (bytes ? 1 : 0) + (rd[1].bytes ? 1 : 0);
+    const int st = n ? tn_cuda_read_back(c, rd + (bytes ? 0 : 1), n) : TCNLA_SUCCESS;
+    if (!st && rd[1].bytes) {
+        int any = 0;
+        for (int i = 0; i < TN_DEFER_SLOTS; i++) any |= flags[i];
+        c->defer_zero = !any;
+    }
+    return st;
+}
+
+int tn_cuda_read_back(struct tn_cuda_ctx *c, const tn_cuda_read_t *r, int n) {
+    size_t total = 0;
+    for (int i = 0; i < n; i++) total += (r[i].bytes + 15) & ~(size_t)15;
+    cudaError_t e = cudaSuccess;
+    if (total > c->pinned_bytes) { /* (every use of the buffer has waited for its copies) */
+        void *p = NULL;
+        if (cudaMallocHost(&p, total) == cudaSuccess) {
+            cudaFreeHost(c->pinned);
+            c->pinned = p, c->pinned_bytes = total;
+        } else { /* keep the buffer; straight into the destinations */
+            (void)cudaGetLastError();
+            for (int i = 0; i < n && e == cudaSuccess; i++)
+                e = cudaMemcpyAsync(r[i].dst, r[i].src, r[i].bytes, cudaMemcpyDeviceToHost,
+                                    c->stream);
+            if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
+            return tn_cuda_err(e);
+        }
+    }
+    char *hp = (char *)c->pinned;
+    size_t off = 0;
+    for (int i = 0; i < n && e == cudaSuccess; i++) {
+        e = cudaMemcpyAsync(hp + off, r[i].src, r[i].bytes, cudaMemcpyDeviceToHost, c->stream);
+        off += (r[i].bytes + 15) & ~(size_t)15;
+    }
     if (e == cudaSuccess) e = cudaStreamSynchronize(c->stream);
     if (e != cudaSuccess) return tn_cuda_err(e);
-    memcpy(flags, hp, sizeof(int) * TN_DEFER_SLOTS);
+    off = 0;
+    for (int i = 0; i < n; i++) {
+        memcpy(r[i].dst, hp + off, r[i].bytes);
+        off += (r[i].bytes + 15) & ~(size_t)15;
+    }
     return TCNLA_SUCCESS;
 }
 

@@ -291,6 +291,43 @@ static int trusted(const tn_call_t *cl, tcnla_gemm_method_t method, const float 
                    int64_t ld, int64_t rows, int64_t cols, int64_t stride, int64_t batch,
                    int vcol);
 
+/* tn_cuda_gemm_trusting's product, recorded for its verdict
+ * (trusting_verdict, now or in tn_cuda_trust_settle) */
+static void late_trust_rec(tn_call_t *cl, tcnla_gemm_method_t method,
+                           const tcnla_gemm_method_t *meths, int nm, int sh, int shw,
+                           const int *idx, const float *A, int64_t lda, int64_t arows,
+                           int64_t acols) {
+    tn_late_trust_t *r = &cl->late_trust;
+    r->method = method, r->nm = nm < TCNLA_GEMM_METHOD_COUNT ? nm : TCNLA_GEMM_METHOD_COUNT;
+    memcpy(r->meths, meths, sizeof(*meths) * (size_t)r->nm);
+    memcpy(r->idx, idx, sizeof r->idx);
+    r->sh = sh, r->shw = shw, r->A = A, r->lda = lda, r->arows = arows, r->acols = acols;
+}
+
+/* The verdict of tn_cuda_gemm_trusting's product from its flags hf (A's
+ * check [0 .. 7], B's [8 .. 10]): 1 where it stands (A trusted, the product
+ * counted as the method's), else 0 (nothing trusted) */
+static int trusting_verdict(tn_call_t *cl, const int *hf) {
+    const tn_late_trust_t *r = &cl->late_trust;
+    const int sh = r->sh, shw = r->shw;
+    if (hf[0] || hf[8] || hf[9] || hf[10] || ((!sh || shw) && (hf[6] || hf[7]))) return 0;
+    /* kinds failing element by element (the bounded pass, FP16 and the
+     * wide SHGEMM: the bound decided their rows and columns, which all
+     * pass) */
+    unsigned need;
+    const unsigned mask = trust_mask(r->meths, r->nm, r->idx, hf, &need);
+    if (sh && !shw && need) return 0;
+    unsigned mvec = 0;
+    for (int mm = 1; mm < TCNLA_GEMM_METHOD_COUNT; mm++)
+        if (r->idx[mm] >= 0 && (need & (1u << r->idx[mm])) &&
+            trust_methods(r->meths, r->nm, (tcnla_gemm_method_t)mm))
+            mvec |= 1u << mm;
+    trust_record(cl, r->A, r->lda, r->arows, r->acols, mask, mvec, mvec);
+    cl->info.method = r->method;
+    cl->info.path = shw ? 4 : sh ? 1 : 5;
+    return 1;
+}
+
 int tn_cuda_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta,
                           int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
                           const float *B, const uint16_t *B16, int64_t ldb, float *C,
@@ -357,29 +394,31 @@ int tn_cuda_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t 
                                 (char *)scratch + al(tn_cu_check_scratch(n)));
     }
     if (e == (int)cudaErrorNotSupported) return TCNLA_SUCCESS; /* the product not queued */
+    if ((st = cu_st(e))) return st;
+    late_trust_rec(cl, method, meths, nm, sh, shw, idx, A, lda, arows, acols);
+    if (cl->late_trust.allow && tn_call_defer(cl)) { /* the verdict read with the driver's next */
+        if ((st = cu_st((int)cudaMemcpyAsync(c->late_pinned, dflags, 11 * sizeof(int),
+                                             cudaMemcpyDeviceToHost, stream))))
+            return st;
+        cl->late_trust.pending = 1;
+        *done = 2;
+        return TCNLA_SUCCESS;
+    }
     int *hf = (int *)c->pinned;
-    if ((st = cu_st(e)) ||
-        (st = cu_st((int)cudaMemcpyAsync(hf, dflags, 11 * sizeof(int), cudaMemcpyDeviceToHost,
+    if ((st = cu_st((int)cudaMemcpyAsync(hf, dflags, 11 * sizeof(int), cudaMemcpyDeviceToHost,
                                          stream))) ||
         (st = cu_st((int)cudaStreamSynchronize(stream))))
         return st;
-    if (hf[0] || hf[8] || hf[9] || hf[10] || ((!sh || shw) && (hf[6] || hf[7])))
-        return TCNLA_SUCCESS;
-    /* kinds failing element by element (the bounded pass, FP16 and the
-     * wide SHGEMM: the bound decided their rows and columns, which all
-     * pass) */
-    unsigned need;
-    const unsigned mask = trust_mask(meths, nm, idx, hf, &need);
-    if (sh && !shw && need) return TCNLA_SUCCESS;
-    unsigned mvec = 0;
-    for (int mm = 1; mm < TCNLA_GEMM_METHOD_COUNT; mm++)
-        if (idx[mm] >= 0 && (need & (1u << idx[mm])) &&
-            trust_methods(meths, nm, (tcnla_gemm_method_t)mm))
-            mvec |= 1u << mm;
-    trust_record(cl, A, lda, arows, acols, mask, mvec, mvec);
-    cl->info.method = method;
-    cl->info.path = shw ? 4 : sh ? 1 : 5;
-    *done = 1;
+    *done = trusting_verdict(cl, hf);
+    return TCNLA_SUCCESS;
+}
+
+int tn_cuda_trust_settle(tn_call_t *cl, int *done) {
+    struct tn_cuda_ctx *c = cl->h->cuda;
+    *done = 0;
+    const int st = cu_st((int)cudaStreamSynchronize(c->stream));
+    if (st) return st;
+    *done = trusting_verdict(cl, c->late_pinned);
     return TCNLA_SUCCESS;
 }
 

@@ -53,8 +53,8 @@ static int householder(tcnla_handle_t h, int64_t m, int64_t n, float *Y, int64_t
         if (st) return st;
     }
     TRY(tn_cusolver_st(cusolverDnSorgqr(c->cusolver, im, in, in, Y, ild, tau, work, lw, dinfo)));
-    TRY(ce(cudaMemcpyAsync(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost, c->stream)));
-    TRY(ce(cudaStreamSynchronize(c->stream)));
+    const tn_cuda_read_t rd = {&info, dinfo, sizeof info};
+    TRY(tn_cuda_read_back(c, &rd, 1));
     st = info == 0 ? TCNLA_SUCCESS : TCNLA_ERR_INTERNAL;
 out:
     return st;
@@ -241,8 +241,8 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
                                                defer ? defer : dflag, !defer, c->stream)));
         if (!defer) {
             int hflag = 0;
-            TRY(ce(cudaMemcpyAsync(&hflag, dflag, sizeof(int), cudaMemcpyDeviceToHost, c->stream)));
-            TRY(ce(cudaStreamSynchronize(c->stream)));
+            const tn_cuda_read_t rd = {&hflag, dflag, sizeof hflag};
+            TRY(tn_cuda_read_back(c, &rd, 1));
             if (hflag & 2) {
                 st = TN_ORTH_NONFINITE;
                 goto out;
@@ -368,8 +368,8 @@ int tn_cuda_orthonormalize(tn_call_t *cl, tcnla_orth_t method, tcnla_breakdown_t
         if (!st)
             st = ce((cudaError_t)tn_cu_check_f32(Y, ldy, m, n, 1, TN_RCHK_NONE, 0, flags,
                                                 (char *)flags + 256, c->stream));
-        if (!st) st = ce(cudaMemcpyAsync(hf, flags, sizeof hf, cudaMemcpyDeviceToHost, c->stream));
-        if (!st) st = ce(cudaStreamSynchronize(c->stream));
+        const tn_cuda_read_t rd = {hf, flags, sizeof hf};
+        if (!st) st = tn_cuda_read_back(c, &rd, 1);
         if (st) return st;
         if (hf[1]) return TCNLA_ERR_NUMERICAL;
     }
@@ -500,17 +500,21 @@ int tn_cuda_scale_copy(tcnla_handle_t h, int64_t rows, int64_t cols, const float
     return ce((cudaError_t)tn_cu_scale_copy(X, ld, rows, cols, er, ec, Y, ldy, h->cuda->stream));
 }
 
+int tn_cuda_sumsq_to(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                     double *dev) {
+    struct tn_cuda_ctx *c = h->cuda;
+    int st = ce(cudaMemsetAsync(dev, 0, sizeof(double), c->stream));
+    if (!st) st = ce((cudaError_t)tn_cu_sumsq(X, ld, rows, cols, dev, c->stream));
+    return st;
+}
+
 int tn_cuda_sumsq(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
                   double *out) {
-    struct tn_cuda_ctx *c = h->cuda;
-    double *d = tn_cuda_workspace(c, 256);
+    double *d = tn_cuda_workspace(h->cuda, 256);
     if (!d) return TCNLA_ERR_ALLOC;
-    int st = ce(cudaMemsetAsync(d, 0, sizeof(double), c->stream));
-    if (!st) st = ce((cudaError_t)tn_cu_sumsq(X, ld, rows, cols, d, c->stream));
-    if (!st) st = ce(cudaMemcpyAsync(c->pinned, d, sizeof(double), cudaMemcpyDeviceToHost,
-                                     c->stream));
-    if (!st) st = ce(cudaStreamSynchronize(c->stream));
-    if (!st) memcpy(out, c->pinned, sizeof(double));
+    const tn_cuda_read_t rd = {out, d, sizeof(double)};
+    int st = tn_cuda_sumsq_to(h, rows, cols, X, ld, d);
+    if (!st) st = tn_cuda_read_back(h->cuda, &rd, 1);
     return st;
 }
 

@@ -76,27 +76,25 @@
  * where info is not 0). */
 static int eig_verdict(struct tn_cuda_ctx *c, int64_t l, int64_t k, const double *lam,
                        const int *dinfo, int fallback, int *info_out, int *xok, double *hlam) {
-    double *hl = malloc(sizeof(double) * (size_t)l + sizeof(int));
-    if (!hl) return TCNLA_ERR_ALLOC;
     if (xok) *xok = 0;
-    int st = tn_cuda_err(cudaMemcpyAsync(hl, lam, sizeof(double) * (size_t)l,
-                                         cudaMemcpyDeviceToHost, c->stream));
-    if (!st)
-        st = tn_cuda_err(cudaMemcpyAsync(hl + l, dinfo, sizeof(int), cudaMemcpyDeviceToHost,
-                                         c->stream));
-    if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
+    double low = 0.0, top = 0.0;
+    int info = 0;
+    /* all the values where hlam is asked for, else lam_k and lam_1 */
+    const tn_cuda_read_t all[2] = {{hlam, lam, sizeof(double) * (size_t)l},
+                                   {&info, dinfo, sizeof info}},
+                         two[3] = {{&low, lam + l - k, sizeof low},
+                                   {&top, lam + l - 1, sizeof top},
+                                   {&info, dinfo, sizeof info}};
+    int st = hlam ? tn_cuda_read_back(c, all, 2) : tn_cuda_read_back(c, two, 3);
     if (!st) {
-        int info;
-        memcpy(&info, hl + l, sizeof info);
+        if (hlam) low = hlam[l - k], top = hlam[l - 1];
         if (info_out) *info_out = info;
-        const double top = hl[l - 1], low = hl[l - k];
         if (xok) *xok = info == 0 && top > 0.0 && isfinite(top);
-        if (hlam) /* (NaN where the solver failed: the deflated path's level rule refuses) */
-            for (int64_t i = 0; i < l; i++) hlam[i] = info == 0 ? hl[i] : NAN;
+        if (hlam && info != 0) /* (NaN: the deflated path's level rule refuses) */
+            for (int64_t i = 0; i < l; i++) hlam[i] = NAN;
         if (info != 0 || !(top > 0.0) || !(low >= EIG_RATIO * top) || !isfinite(top))
             st = fallback;
     }
-    free(hl);
     return st;
 }
 
@@ -368,13 +366,9 @@ static int repair_groups(struct tn_cuda_ctx *c, int n, int ng, const tn_cluster_
     }
     int hi[TN_CLUSTER_MAXG];
     double ht[TN_CLUSTER_MAXG];
-    if (!st)
-        st = tn_cuda_err(cudaMemcpyAsync(hi, vinfo, sizeof(int) * (size_t)ng,
-                                         cudaMemcpyDeviceToHost, c->stream));
-    if (!st)
-        st = tn_cuda_err(cudaMemcpyAsync(ht, vtop, sizeof(double) * (size_t)ng,
-                                         cudaMemcpyDeviceToHost, c->stream));
-    if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
+    const tn_cuda_read_t rd[2] = {{hi, vinfo, sizeof(int) * (size_t)ng},
+                                  {ht, vtop, sizeof(double) * (size_t)ng}};
+    if (!st) st = tn_cuda_read_back(c, rd, 2);
     for (int q = 0; q < ng && !st; q++) /* eig_verdict's test of a solve */
         if (hi[q] != 0 || !(ht[q] > 0.0) || !isfinite(ht[q])) st = EIG_NOREPAIR;
     return st;
@@ -432,13 +426,9 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
     if (!hr) return TCNLA_ERR_ALLOC;
     int *hf = hr + n;
     double *hl = (double *)(hf + n); /* (8-byte aligned: 2 n ints) */
-    if (!st) /* (reach and reach2 adjacent) */
-        st = tn_cuda_err(cudaMemcpyAsync(hr, reach, sizeof(int) * 2 * (size_t)n,
-                                         cudaMemcpyDeviceToHost, c->stream));
-    if (!st)
-        st = tn_cuda_err(cudaMemcpyAsync(hl, lam, sizeof(double) * (size_t)n,
-                                         cudaMemcpyDeviceToHost, c->stream));
-    if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
+    const tn_cuda_read_t rd[2] = {{hr, reach, sizeof(int) * 2 * (size_t)n}, /* (and reach2) */
+                                  {hl, lam, sizeof(double) * (size_t)n}};
+    if (!st) st = tn_cuda_read_back(c, rd, 2);
     double tnorm = 0.0;
     for (int i = 0; i < n; i++) tnorm = fmax(tnorm, fabs(hl[i]));
     const double xcut = xr * tnorm;
@@ -698,9 +688,8 @@ static int defl_check(struct tn_cuda_ctx *c, int64_t k, const double *F, int *di
 /* Reads the check's flag: EIG_FALLBACK where it is set. */
 static int defl_verdict(struct tn_cuda_ctx *c, const int *dinfo) {
     int flag = 0;
-    int st = tn_cuda_err(cudaMemcpyAsync(&flag, dinfo, sizeof flag, cudaMemcpyDeviceToHost,
-                                         c->stream));
-    if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
+    const tn_cuda_read_t rd = {&flag, dinfo, sizeof flag};
+    int st = tn_cuda_read_back(c, &rd, 1);
     if (!st && flag) {
         c->ssvd.defl_refused = 1;
         st = EIG_FALLBACK;
@@ -828,10 +817,8 @@ static int jacobi_path(tcnla_handle_t h, int64_t l, int64_t k, const double *Rd,
     if (!st)
         st = tn_cuda_err((cudaError_t)tn_cu_jsvd_out(n, (int)k, Y, V, s, scale_vk, Uk, Vk, Sk,
                                                      dstate, c->stream));
-    if (!st)
-        st = tn_cuda_err(cudaMemcpyAsync(hstate, dstate, sizeof hstate, cudaMemcpyDeviceToHost,
-                                         c->stream));
-    if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
+    const tn_cuda_read_t rd = {hstate, dstate, sizeof hstate};
+    if (!st) st = tn_cuda_read_back(c, &rd, 1);
     if (st) return st;
     c->ssvd.sweeps = hstate[3];
     c->ssvd.refusal = hstate[5] | (hstate[4] == 1 ? 0 : 16);
@@ -1109,9 +1096,8 @@ static int gesvdj_path(tcnla_handle_t h, int64_t l, int64_t k, const float *R, f
     if (!st && Sk)
         st = tn_cuda_err((cudaError_t)tn_cu_epilogue_f64(1.0f, S, 0.0f, Sk, k, k, 1, c->stream));
     int info = 0;
-    if (!st)
-        st = tn_cuda_err(cudaMemcpyAsync(&info, dinfo, sizeof info, cudaMemcpyDeviceToHost, c->stream));
-    if (!st) st = tn_cuda_err(cudaStreamSynchronize(c->stream));
+    const tn_cuda_read_t rd = {&info, dinfo, sizeof info};
+    if (!st) st = tn_cuda_read_back(c, &rd, 1);
     cusolverDnDestroyGesvdjInfo(params);
     if (!st && info != 0) st = TCNLA_ERR_NUMERICAL; /* did not converge / bad argument */
     return st;

@@ -1171,6 +1171,7 @@ TEST(gpu_gemm_trusting_same_product_and_record) {
     REQUIRE(tcnla_malloc(g, (void **)&dB, sizeof(uint16_t) * (size_t)(k * 274)) == 0);
     REQUIRE(tcnla_malloc(g, (void **)&dBf, sizeof(float) * (size_t)(k * 266)) == 0);
     REQUIRE(tcnla_malloc(g, (void **)&dC, sizeof(float) * (size_t)(m * 274)) == 0);
+    int late_taken[2] = {0, 0}; /* products queued with their verdict read later: failed, held */
     for (int cs = 0; cs < 6; cs++) {
         for (int t = 0; t < (int)(sizeof cf / sizeof cf[0]); t++) {
             const tcnla_gemm_method_t me = cf[t].me;
@@ -1228,6 +1229,38 @@ TEST(gpu_gemm_trusting_same_product_and_record) {
             const tcnla_gemm_method_t ran1 = cl.info.method;
             tcnla_memcpy(g, C1, dC, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HANDLE_TO_HOST);
             tn_untrust(&cl);
+            /* the verdict read later (late_trust.allow, deferred verdicts):
+             * queued (done 2), then tn_trust_settle's verdict, record and
+             * product those of the call that waited */
+            if (sh) tn_trust_f16(&cl, dB, (size_t)(k * n));
+            if (!sh) GT_TUNE(g, sm90_f16, 1);
+            if (shw) GT_TUNE(g, sm90_wide, 1);
+            tcnla_memcpy(g, dC, C0, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HOST_TO_HANDLE);
+            int late = -1, settled = -1, fl[TN_DEFER_SLOTS];
+            cl.late_trust.allow = 1;
+            REQUIRE(tn_defer_begin(&cl) == 0);
+            CHECK(tn_gemm_trusting(&cl, me, ta, m, n, k, dA, arows, sh ? NULL : dBf,
+                                   sh ? dB : NULL, k, dC, m, ms, nms, &late) == 0);
+            const tn_trust_t rq = cl.trust; /* (nothing trusted while the verdict is out) */
+            CHECK(tn_trust_settle(&cl, &settled) == 0);
+            CHECK(tn_defer_end(&cl, fl) == 0);
+            cl.late_trust.allow = 0;
+            GT_TUNE(g, sm90_f16, TCNLA_TUNING_AUTO);
+            GT_TUNE(g, sm90_wide, TCNLA_TUNING_AUTO);
+            CHECK(late == 2 || (late == 0 && done == 0)); /* (0: not queued) */
+            if (late == 2) late_taken[done]++;
+            CHECK(rq.mask == 0 && rq.mask_rows == 0 && rq.mask_cols == 0);
+            CHECK(settled == (late == 2 ? done : 1) && !cl.late_trust.pending);
+            if (late == 2) {
+                CHECK(cl.trust.mask == r1.mask && cl.trust.mask_rows == r1.mask_rows &&
+                      cl.trust.mask_cols == r1.mask_cols && cl.trust.base == r1.base);
+                float *C2 = malloc(sizeof(float) * (size_t)(m * n));
+                tcnla_memcpy(g, C2, dC, sizeof(float) * (size_t)(m * n),
+                             TCNLA_MEMCPY_HANDLE_TO_HOST);
+                if (done) CHECK(memcmp(C1, C2, sizeof(float) * (size_t)(m * n)) == 0);
+                free(C2);
+            }
+            tn_untrust(&cl);
             const int elementwise = (r0.mask & want) == want;
             const tn_trust_t rw = sh && !shw ? r0 : rb; /* the record the fold gives */
             CHECK(done == 0 || done == 1);
@@ -1250,6 +1283,8 @@ TEST(gpu_gemm_trusting_same_product_and_record) {
                    elementwise, (r0.mask_rows & want) == want, (r0.mask_cols & want) == want);
         }
     }
+    printf("    verdict read later: %d products held, %d failed\n", late_taken[1], late_taken[0]);
+    if (hopper) CHECK(late_taken[0] > 0 && late_taken[1] > 0);
     tcnla_free(g, dA), tcnla_free(g, dB), tcnla_free(g, dBf), tcnla_free(g, dC);
     free(A), free(C0), free(C1);
     tcnla_destroy(g);

@@ -38,6 +38,8 @@ struct tn_cuda_ctx {
     size_t ws_bytes;
     void *pinned;               /* small pinned host buffer (flags read back) */
     size_t pinned_bytes;
+    int *late_pinned;           /* pinned: the flags of a check whose verdict is read later
+                                   (tn_cuda_gemm_trusting, tn_cuda_trust_settle) */
     struct tn_i8_state *i8;     /* INT8 products of Ozaki scheme II (i8gemm_cuda.c) */
     cudaMemPool_t pool;         /* the drivers' scratch (tn_scratch_malloc), stream-ordered */
     int have_pool;
@@ -57,8 +59,12 @@ struct tn_cuda_ctx {
     cudaEvent_t lane_fork, lane_join;
     int lane_off;
     /* device memory of the deferred verdicts (TN_DEFER_SLOTS ints), allocated
-     * on first use; a call that defers points its cl->defer here */
+     * on first use; a call that defers points its cl->defer here.
+     * defer_zero: tn_cuda_defer_end read them all 0, and nothing has
+     * written them since (only deferred work does), so the next
+     * tn_cuda_defer_begin need not clear them */
     int *defer_mem;
+    int defer_zero;
     /* the last deferred single-pass CholeskyQR (cholqr64, orth_cuda.c): its
      * input Y (m x n, ld ldy) and the workspace that still holds its
      * factor, Q in FP64 and its verdict's inputs; valid until the
@@ -129,7 +135,7 @@ int tn_cuda_side_end(tn_call_t *cl);
 int tn_cuda_side_join(tn_call_t *cl);
 int tn_cuda_side_fill_blocks(tn_call_t *cl);
 int tn_cuda_defer_begin(tn_call_t *cl);
-int tn_cuda_defer_end(tn_call_t *cl, int *flags);
+int tn_cuda_defer_end(tn_call_t *cl, int *flags, const void *extra, void *host, size_t bytes);
 void tn_cuda_defer_hold(tn_call_t *cl, int hold);
 int tn_cuda_orthonormalize_deferred(tn_call_t *cl, tcnla_orth_t method, int64_t m, int64_t n,
                                      float *Y, int64_t ldy, int slot);
@@ -209,6 +215,8 @@ int tn_cuda_scale_exponents(tcnla_handle_t h, int64_t rows, int64_t cols, const 
                             int64_t ld, int by_col, int *e);
 int tn_cuda_scale_copy(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
                        const int *er, const int *ec, float *Y, int64_t ldy);
+int tn_cuda_sumsq_to(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
+                     double *dev);
 int tn_cuda_sumsq(tcnla_handle_t h, int64_t rows, int64_t cols, const float *X, int64_t ld,
                   double *out);
 int tn_cuda_f16_in_place(tcnla_handle_t h, tcnla_op_t ta, int64_t m, int64_t n, int64_t k,
@@ -229,6 +237,7 @@ int tn_cuda_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t 
                           int64_t m, int64_t n, int64_t k, const float *A, int64_t lda,
                           const float *B, const uint16_t *B16, int64_t ldb, float *C,
                           int64_t ldc, const tcnla_gemm_method_t *meths, int nm, int *done);
+int tn_cuda_trust_settle(tn_call_t *cl, int *done);
 int tn_cuda_hosvd_fused_possible(tcnla_handle_t h, int64_t I1, int64_t J1, int64_t J2);
 int tn_cuda_hosvd_fused(tn_call_t *cl, int64_t I1, int64_t I2, int64_t T, const float *A,
                         const float *Q, int64_t J1, const uint16_t *Om, int64_t J2, float *Out,
@@ -270,6 +279,19 @@ size_t tn_oz_budget(tcnla_handle_t h);
 void *tn_cuda_workspace(struct tn_cuda_ctx *c, size_t bytes);
 /* Maps a failed runtime call to a status (clears the non-sticky error). */
 int tn_cuda_err(cudaError_t e);
+/* One region of device memory to read to the host (tn_cuda_read_back). */
+typedef struct {
+    void *dst;       /* host */
+    const void *src; /* device */
+    size_t bytes;
+} tn_cuda_read_t;
+/* Reads n regions after the work queued on the handle's stream, with one
+ * wait: copied into the handle's pinned buffer (grown where they do not
+ * fit), which queues them back to back, then to their host destinations.
+ * (A copy into pageable memory is staged by the driver, which waits for it:
+ * two of them cost the host a round trip each.) Where the buffer cannot
+ * grow, the copies go to their destinations directly. */
+int tn_cuda_read_back(struct tn_cuda_ctx *c, const tn_cuda_read_t *r, int n);
 /* cuBLAS (cuBLASLt) and cuSOLVER statuses: TCNLA_SUCCESS, TCNLA_ERR_ALLOC
  * when the library could not allocate, else TCNLA_ERR_CUBLAS /
  * TCNLA_ERR_CUSOLVER (cuda_libs.c). */
