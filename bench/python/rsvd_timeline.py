@@ -22,9 +22,15 @@ Files in OUTDIR (gpu name in each row):
   rsvd_timeline_kernels.csv  gpu,spectrum,method,call,op,total_us,count
   rsvd_timeline_gaps.csv     gpu,spectrum,method,call,at_us,gap_us,after,before
                              (gaps over 3 us)
+  rsvd_timeline_host.csv     gpu,spectrum,method,call,at_us,gap_us,launch_us,call_us,api
+                             (with --host: for each gap over 20 us, the CUDA
+                             runtime and driver calls over 2 us that the host
+                             made between launching the operation before the
+                             gap and the one after it: launch_us how long after
+                             the first launch each began, call_us its length)
 
   python bench/python/rsvd_timeline.py [--out OUTDIR] [--m M] [--n N] [--k K]
-      [--spectra exp,deep_decay,...] [--calls C]
+      [--spectra exp,deep_decay,...] [--calls C] [--host]
 
 Methods: tcnla_default (the library's defaults) and tcnla_fastest (every
 product in FP16: proj_method = gemm_method = 'fp16').
@@ -51,10 +57,16 @@ METHODS = {"tcnla_default": {}, "tcnla_fastest": {"proj_method": "fp16", "gemm_m
 OPS = ("kernel", "gpu_memcpy", "gpu_memset")
 
 
-def timeline(fn):
-    """Profile one call of fn; the device operations as (start, dur, name),
-    start relative to the first one, in us."""
-    with profile(activities=[ProfilerActivity.CUDA]) as pr:
+API = ("cuda_runtime", "cuda_driver")
+
+
+def timeline(fn, host=False):
+    """Profile one call of fn; the device operations as (start, dur, name,
+    correlation) with start relative to the first one, in us, and the host's
+    runtime / driver calls as (start, dur, name, correlation) on that clock
+    (host: with the profiler's CPU activity too)."""
+    acts = [ProfilerActivity.CPU, ProfilerActivity.CUDA] if host else [ProfilerActivity.CUDA]
+    with profile(activities=acts) as pr:
         fn()
         torch.cuda.synchronize()
     with tempfile.TemporaryDirectory() as d:
@@ -62,27 +74,41 @@ def timeline(fn):
         pr.export_chrome_trace(path)
         with open(path) as f:
             events = json.load(f)["traceEvents"]
-    ops = sorted((e["ts"], e["dur"], e["name"]) for e in events
-                 if e.get("ph") == "X" and e.get("cat") in OPS)
+    def pick(cats):
+        return sorted((e["ts"], e["dur"], e["name"], e.get("args", {}).get("correlation"))
+                      for e in events if e.get("ph") == "X" and e.get("cat") in cats)
+
+    ops, api = pick(OPS), pick(API)
     if not ops:
         raise RuntimeError("the profiler recorded no device operations")
     t0 = ops[0][0]
-    return [(s - t0, d, n) for s, d, n in ops]
+    return [(s - t0, d, n, c) for s, d, n, c in ops], [(s - t0, d, n, c) for s, d, n, c in api]
+
+
+def host_between(gap, api):
+    """The runtime / driver calls over 2 us between the launches of the
+    operations on either side of gap (at, length, after, before, after's
+    correlation, before's): (launch offset, duration, name)"""
+    launch = {c: s for s, _, _, c in api if c is not None}
+    a, b = launch.get(gap[4]), launch.get(gap[5])
+    if a is None or b is None:
+        return []
+    return [(s - a, d, n) for s, d, n, _ in api if a <= s <= b and d > 2]
 
 
 def analyse(ops):
     """busy, the gaps (at, length, after, before) between runs of overlapping
     operations, and the span"""
     busy, gaps = 0.0, []
-    cur_s, cur_e, last = ops[0][0], ops[0][0] + ops[0][1], ops[0][2]
-    for s, d, n in ops[1:]:
+    cur_s, cur_e, last = ops[0][0], ops[0][0] + ops[0][1], ops[0][2:4]
+    for s, d, n, c in ops[1:]:
         if s > cur_e:
             busy += cur_e - cur_s
-            gaps.append((s, s - cur_e, last, n))
+            gaps.append((s, s - cur_e, last[0], n, last[1], c))
             cur_s, cur_e = s, s + d
         else:
             cur_e = max(cur_e, s + d)
-        last = n if s + d >= cur_e else last
+        last = (n, c) if s + d >= cur_e else last
     busy += cur_e - cur_s
     return busy, gaps, cur_e
 
@@ -95,6 +121,8 @@ def main():
     ap.add_argument("--k", type=int, default=256)
     ap.add_argument("--spectra", default="exp,deep_decay,gap_noise")
     ap.add_argument("--calls", type=int, default=2, help="profiled calls per method (after 3 unprofiled)")
+    ap.add_argument("--host", action="store_true",
+                    help="also rsvd_timeline_host.csv: the host's calls in each gap over 20 us")
     a = ap.parse_args()
     spectra = a.spectra.split(",")
     bad = [s for s in spectra if s not in SPECTRA]
@@ -108,12 +136,15 @@ def main():
     gpu = torch.cuda.get_device_name()
     p, q = 10, 2
     files = {x: open(os.path.join(a.out, f"rsvd_timeline{x}.csv"), "w", newline="")
-             for x in ("", "_kernels", "_gaps")}
+             for x in ("", "_kernels", "_gaps") + (("_host",) if a.host else ())}
     w = {x: csv.writer(f) for x, f in files.items()}
     w[""].writerow(["gpu", "spectrum", "method", "call", "span_us", "busy_us", "idle_us",
                     "idle_after_d2h_us", "gaps", "gaps_over_3us", "ops"])
     w["_kernels"].writerow(["gpu", "spectrum", "method", "call", "op", "total_us", "count"])
     w["_gaps"].writerow(["gpu", "spectrum", "method", "call", "at_us", "gap_us", "after", "before"])
+    if a.host:
+        w["_host"].writerow(["gpu", "spectrum", "method", "call", "at_us", "gap_us", "launch_us",
+                             "call_us", "api"])
     print(f"rsvd_timeline on {gpu}: {a.m} x {a.n}, k {a.k}, p {p}, q {q}", flush=True)
     for name in spectra:
         A, _, _ = test_matrix(a.m, a.n, a.k, name)
@@ -125,22 +156,27 @@ def main():
                 f()
             torch.cuda.synchronize()
             for call in range(a.calls):
-                ops = timeline(f)
+                ops, api = timeline(f, a.host)
                 busy, gaps, end = analyse(ops)
                 idle = end - busy
-                d2h = sum(g for _, g, after, _ in gaps if "DtoH" in after)
+                d2h = sum(g[1] for g in gaps if "DtoH" in g[2])
                 big = [x for x in gaps if x[1] > 3]
                 w[""].writerow([gpu, name, meth, call, f"{end:.1f}", f"{busy:.1f}", f"{idle:.1f}",
                                 f"{d2h:.1f}", len(gaps), len(big), len(ops)])
                 by = collections.defaultdict(lambda: [0.0, 0])
-                for _, d, n in ops:
+                for _, d, n, _ in ops:
                     by[n][0] += d
                     by[n][1] += 1
                 for n, (t, c) in sorted(by.items(), key=lambda x: -x[1][0]):
                     w["_kernels"].writerow([gpu, name, meth, call, n[:120], f"{t:.1f}", c])
-                for at, g, after, before in big:
+                for x in big:
+                    at, g, after, before = x[:4]
                     w["_gaps"].writerow([gpu, name, meth, call, f"{at:.1f}", f"{g:.1f}",
                                          after[:80], before[:80]])
+                    if a.host and g > 20:
+                        for off, d, n in host_between(x, api):
+                            w["_host"].writerow([gpu, name, meth, call, f"{at:.1f}", f"{g:.1f}",
+                                                 f"{off:.1f}", f"{d:.1f}", n[:60]])
                 print(f"{name:10s} {meth:13s} call {call}: span {end:7.0f} us, busy {busy:7.0f}, "
                       f"idle {idle:5.0f} ({d2h:4.0f} after reads to the host), "
                       f"{len(big)} gaps over 3 us, {len(ops)} ops", flush=True)
