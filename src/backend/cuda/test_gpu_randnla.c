@@ -1075,7 +1075,10 @@ TEST(gpu_rsvd_svd_from_gram) {
  * scaled by 1e-6 (case 3: the bounded pass does not decide, the exact one
  * refuses that row for the FP16 kinds, and SHGEMM_FP16 reports
  * TCNLA_ERR_RANGE), and every product in TCNLA_GEMM_FP16 (case 4, the F16
- * kind, where the bounded pass decides): the same bits or status. */
+ * kind, where the bounded pass decides): the same bits or status. Case 5,
+ * both (row 5 small, every product in FP16: no verdict is read before the
+ * end of the range finder, and there the products' checks have failed):
+ * the same bits. */
 TEST(gpu_rsvd_deferred_same_as_waiting) {
     tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
@@ -1086,11 +1089,11 @@ TEST(gpu_rsvd_deferred_same_as_waiting) {
     for (int j = 0; j < 2; j++)
         U[j] = malloc(sizeof(float) * N * k), VT[j] = malloc(sizeof(float) * k * N);
     double *sig = malloc(sizeof(double) * N);
-    for (int c = 0; c < 5; c++) {
+    for (int c = 0; c < 6; c++) {
         if (c == 0 || c >= 3) {
             tn_spectrum(TN_SPEC_EXP, N, k, 1e-3, 0, 0, 0, sig);
             REQUIRE(tn_testmat_svd_fast(N, N, 2 * k + 16, sig, 9, A, N) == 0);
-            if (c == 3)
+            if (c == 3 || c == 5)
                 for (int j = 0; j < N; j++) A[5 + j * N] *= 1e-6f;
         } else { /* rank 5: X Y^T, X's rows past the fifth zero (so are A's and Y's) */
             float *X = malloc(sizeof(float) * N * rank), *Y = malloc(sizeof(float) * N * rank);
@@ -1109,7 +1112,7 @@ TEST(gpu_rsvd_deferred_same_as_waiting) {
         tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
         o.rank = k, o.oversampling = p, o.power_iters = 2;
         o.on_breakdown = c == 2 ? TCNLA_BREAKDOWN_ERROR : TCNLA_BREAKDOWN_RETRY;
-        if (c == 4) o.proj_method = o.gemm_method = o.power_method = TCNLA_GEMM_FP16;
+        if (c >= 4) o.proj_method = o.gemm_method = o.power_method = TCNLA_GEMM_FP16;
         int st[2];
         tcnla_info_t info[2];
         for (int j = 0; j < 2; j++) {
@@ -1133,11 +1136,14 @@ TEST(gpu_rsvd_deferred_same_as_waiting) {
         CHECK(memcmp(U[0], U[1], sizeof(float) * N * k) == 0);
         CHECK(memcmp(VT[0], VT[1], sizeof(float) * N * k) == 0);
         CHECK(memcmp(S[0], S[1], sizeof(float) * k) == 0);
-        for (int j = 0; j < 2; j++) CHECK(c == 3 ? info[j].fallbacks >= 1 : info[j].fallbacks == 0);
+        for (int j = 0; j < 2; j++)
+            CHECK(c == 3 || c == 5 ? info[j].fallbacks >= 1 : info[j].fallbacks == 0);
         const double res = residual(A, N, N, U[0], S[0], VT[0], k);
-        static const char *const what[5] = {"exponential", "rank 5", "", "exponential, row 5 small",
-                                            "exponential, FP16 products"};
-        printf("    %s: residual %.3e, s_1 %.4e s_k %.3e\n", what[c], res, S[0][0], S[0][k - 1]);
+        static const char *const what[6] = {"exponential", "rank 5", "", "exponential, row 5 small",
+                                            "exponential, FP16 products",
+                                            "exponential, row 5 small, FP16 products"};
+        printf("    %s: residual %.3e, s_1 %.4e s_k %.3e, fallbacks %d\n", what[c], res, S[0][0],
+               S[0][k - 1], info[0].fallbacks);
         if (c == 1) CHECK(res < 1e-5);
     }
     for (int j = 0; j < 2; j++) free(U[j]), free(VT[j]);
