@@ -97,8 +97,8 @@ def host_between(gap, api):
 
 
 def analyse(ops):
-    """busy, the gaps (at, length, after, before) between runs of overlapping
-    operations, and the span"""
+    """busy, the gaps (at, length, after, before, after's correlation,
+    before's) between runs of overlapping operations, and the span"""
     busy, gaps = 0.0, []
     cur_s, cur_e, last = ops[0][0], ops[0][0] + ops[0][1], ops[0][2:4]
     for s, d, n, c in ops[1:]:
