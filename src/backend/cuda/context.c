@@ -19,8 +19,8 @@ int tn_cuda_err(cudaError_t e) {
 }
 
 /* The pinned buffer's size at the handle's creation: the small SVD's reads
- * at l <= 256 (its repair reads 16 l bytes; tn_cuda_read_back grows it for
- * larger l). */
+ * up to l = 1024 (the largest, its repair's, 16 l bytes in two regions;
+ * tn_cuda_read_back grows it for larger l). */
 #define TN_PINNED_BYTES 16384
 
 int tn_cuda_device_count(void) {
