@@ -477,8 +477,10 @@ typedef struct {
                                         that error stays below a tenth of the first basis's
                                         residual, estimated from 6 more columns of the
                                         projection, else SHGEMM_FP16 (a tail below FP16's
-                                        resolution); SHGEMM_FP16 where FP16 would need a
-                                        copy; with another gemm_method, gemm_method */
+                                        resolution; with q >= 2 its first product, A^T Q,
+                                        in FP16: A filters that noise by s_i and a whole
+                                        iteration follows); SHGEMM_FP16 where FP16 would
+                                        need a copy; with another gemm_method, gemm_method */
     tcnla_format_t random_format;    /* format of Omega (default FP16; SHGEMM methods need FP16) */
     tcnla_rand_dist_t random_dist;   /* default TCNLA_RAND_GAUSSIAN */
     tcnla_orth_t orth;               /* default TCNLA_ORTH_CHOLQR_FP64 (one pass: for FP32 data

@@ -464,21 +464,22 @@ TEST(rsvd_power_precision_from_the_data) {
  *     run with power_method FP16), residual 1.000013e-2 against TCEC's
  *     9.999999e-3;
  *   deep decay (s_i = 10^(-8 i / k), s_k = 1e-8) and low rank (rank k / 2,
- *     s_i = 10^(-2 i / (k / 2))): the defaults choose SHGEMM_FP16 (bit for
- *     bit the run with power_method SHGEMM_FP16), residual 2.482368e-7 and
- *     2.401566e-7 against TCEC's 2.187282e-7 and 2.318350e-7 (FP32's floor;
- *     FP16 power iterations 4.0e-5 and 3.6e-5). Over six matrices (seeds) of
- *     each: SHGEMM / TCEC residual 0.98 .. 1.14 (deep) and 0.97 .. 1.04
- *     (low rank), FP16 / TCEC 160 .. 185; the largest relative error of the
- *     singular values FP32 resolves (s_i >= 1e-5 s_1) SHGEMM / TCEC 0.27 ..
- *     1.75 (deep, 1e-5 .. 5e-5) and 0.67 .. 1.46 (low rank, 2e-7), FP16 on
- *     the deep decay 0.47 .. 0.50. At 2048 x 1024, rank 64: residual
- *     3.166692e-7 / 3.164329e-7 (deep) and 3.098167e-7 / 3.029120e-7 (low
- *     rank), values' error 2.8e-5 / 1.5e-5 (deep), FP16 4.1e-5 and 0.37.
- * Bounds: residual SHGEMM <= 1.3 x TCEC's, values' error <= 4 x TCEC's
- * (floored at 2^-24: the ratio of two errors that small scatters); the
- * FP16 run on the deep decay breaks both (the bounds have teeth), and so
- * would defaults that chose FP16 there. */
+ *     s_i = 10^(-2 i / (k / 2))): the defaults choose SHGEMM_FP16 (their
+ *     first power product in FP16: rsvd_first_power_product_fp16), residual
+ *     2.482e-7 and 2.310e-7, SHGEMM_FP16 throughout 2.495e-7 and 2.413e-7,
+ *     against TCEC's 2.263e-7 and 2.354e-7 (FP32's floor; FP16 power
+ *     iterations 4.1e-5). Over six matrices of each (seeds 1 + 10 c +
+ *     1000 s): residual / TCEC's 0.996 .. 1.097 for the defaults and 0.962 ..
+ *     1.102 for SHGEMM_FP16 (deep), 0.952 .. 1.075 and 0.958 .. 1.025 (low
+ *     rank), FP16's 154 .. 192; the largest relative error of the singular
+ *     values FP32 resolves (s_i >= 1e-5 s_1) against TCEC's 0.37 .. 1.64 and
+ *     0.58 .. 4.4 (deep, 7e-6 .. 6e-5), 0.98 .. 1.47 and 0.96 .. 1.00 (low
+ *     rank, 2e-7), FP16's on the deep decay 1.7e4 .. 9.3e4 times.
+ * Bounds, for both the defaults and SHGEMM_FP16 throughout: residual <=
+ * 1.3 x TCEC's, values' error <= 4 x TCEC's (floored at 2^-24: the ratio of
+ * two errors that small scatters); the FP16 run on the deep decay breaks
+ * both (the bounds have teeth), and so would defaults that chose FP16
+ * there. */
 static double sv_resolved_err(const float *S, const double *sig, int k) {
     double e = 0;
     for (int i = 0; i < k; i++)
@@ -549,30 +550,33 @@ TEST(rsvd_power_shgemm_as_accurate_as_tcec) {
             sv[v] = sv_resolved_err(R[v].S, sig, k);
             pw[v] = info.power_method;
         }
-        printf("    %s: residual defaults %.6e (power iterations %s), TCEC %.6e", names[c],
-               res[0], tcnla_gemm_method_name(pw[0]), res[2]);
+        printf("    %s: residual defaults %.6e (power iterations %s), %s %.6e, TCEC %.6e",
+               names[c], res[0], tcnla_gemm_method_name(pw[0]), tcnla_gemm_method_name(pms[1]),
+               res[1], res[2]);
         if (nv == 4) printf(", FP16 %.6e", res[3]);
-        printf("; values' error %.3e, %.3e%s", sv[0], sv[2], nv == 4 ? ", " : "\n");
+        printf("; values' error %.3e, %.3e, %.3e%s", sv[0], sv[1], sv[2], nv == 4 ? ", " : "\n");
         if (nv == 4) printf("%.3e\n", sv[3]);
-        /* the choice: the defaults ran what the explicit option runs, bit for
-         * bit (the projection's first l columns do not depend on the probe
-         * columns drawn beside them) */
         CHECK_MSG(pw[0] == pms[1], "%s: power iterations %s", names[c],
                   tcnla_gemm_method_name(pw[0]));
-        CHECK_MSG(memcmp(R[0].S, R[1].S, sizeof(float) * k) == 0 &&
-                      memcmp(R[0].U, R[1].U, sizeof(float) * m * k) == 0 &&
-                      memcmp(R[0].VT, R[1].VT, sizeof(float) * k * n) == 0,
-                  "%s: the defaults differ from power_method %s", names[c],
-                  tcnla_gemm_method_name(pms[1]));
-        if (c == 0) { /* FP16 where it suffices: TCEC's residual within 1 % */
+        if (c == 0) { /* FP16 where it suffices: the run with power_method FP16, bit for bit
+                       * (the projection's first l columns do not depend on the probe
+                       * columns drawn beside them), TCEC's residual within 1 % */
+            CHECK_MSG(memcmp(R[0].S, R[1].S, sizeof(float) * k) == 0 &&
+                          memcmp(R[0].U, R[1].U, sizeof(float) * m * k) == 0 &&
+                          memcmp(R[0].VT, R[1].VT, sizeof(float) * k * n) == 0,
+                      "%s: the defaults differ from power_method fp16", names[c]);
             CHECK_MSG(res[0] <= 1.01 * res[2], "%s: %.6e vs %.6e", names[c], res[0], res[2]);
             continue;
         }
+        /* SHGEMM_FP16 (every power product, v 1; the defaults, v 0, run the
+         * first in FP16: rsvd_first_power_product_fp16) against TCEC */
         const double svb = 4 * fmax(sv[2], 0x1p-24);
-        CHECK_MSG(res[0] <= 1.3 * res[2], "%s: residual %.6e > 1.3 x TCEC's %.6e", names[c],
-                  res[0], res[2]);
-        CHECK_MSG(sv[0] <= svb, "%s: values' error %.3e > 4 x TCEC's %.3e", names[c], sv[0],
-                  sv[2]);
+        for (int v = 0; v < 2; v++) {
+            CHECK_MSG(res[v] <= 1.3 * res[2], "%s, run %d: residual %.6e > 1.3 x TCEC's %.6e",
+                      names[c], v, res[v], res[2]);
+            CHECK_MSG(sv[v] <= svb, "%s, run %d: values' error %.3e > 4 x TCEC's %.3e", names[c],
+                      v, sv[v], sv[2]);
+        }
         if (nv == 4) { /* FP16 there: outside both bounds */
             CHECK_MSG(res[3] > 1.3 * res[2], "%s: FP16 residual %.6e within the bound", names[c],
                       res[3]);
@@ -585,14 +589,86 @@ TEST(rsvd_power_shgemm_as_accurate_as_tcec) {
     tcnla_destroy(h);
 }
 
+/* The defaults' first power product W = A^T Q in FP16 where they run the
+ * accurate method (SHGEMM_FP16) and another iteration follows: its noise
+ * E^T Q (E = fl16(A) - A) reaches Y = A W through A, scaled by s_i along
+ * u_i, and a whole accurate iteration filters it after that. 1024 x 512,
+ * rank 32, p = 10, q = 2, on two full-rank spectra whose residual lies far
+ * above FP32's floor, so that a worse subspace shows in it: the deep decay
+ * over a floor (s_i = max(10^(-8 i / k), 1e-6)) and a slower decay over a
+ * lower floor (max(10^(-5 i / k), 1e-7)). Measured over three matrices of
+ * each: residual within 1.0008x of TCEC's (SHGEMM_FP16 throughout 1.0000x),
+ * the values' error (s_i >= 1e-5 s_1) 0.7 .. 1.4x TCEC's. With the whole
+ * first iteration in FP16 (Y = fl16(A) W too: its noise unscaled) the
+ * residual went 1.0026-1.0042x and the values' error 5 .. 9x TCEC's
+ * (3e-4 .. 5e-4 on the first spectrum): outside the bounds below, residual
+ * <= 1.002x and values' error <= 4x TCEC's. The defaults differ from the
+ * run with power_method SHGEMM_FP16 (that FP16 product ran), and with q = 1
+ * (no accurate iteration after it) equal it bit for bit. */
+TEST(rsvd_first_power_product_fp16) {
+    tcnla_handle_t h = cpu();
+    const int m = 1024, n = 512, k = 32, p = 10;
+    double *sig = malloc(sizeof(double) * n);
+    float *A = malloc(sizeof(float) * m * n);
+    rsvd_out *R = rsvd_outs(3, m, n, k);
+    REQUIRE(sig && A && R);
+    static const char *names[2] = {"deep decay over 1e-6", "decay over 1e-7"};
+    for (int c = 0; c < 2; c++) {
+        for (int i = 0; i < n; i++)
+            sig[i] = c == 0 ? fmax(pow(10.0, -8.0 * i / k), 1e-6) : fmax(pow(10.0, -5.0 * i / k), 1e-7);
+        REQUIRE(tn_testmat_svd_fast(m, n, n, sig, 140 + 10 * c, A, m) == 0);
+        for (int q = 2; q >= 1; q--) {
+            /* v: 0 the defaults, 1 SHGEMM_FP16, 2 TCEC */
+            const tcnla_gemm_method_t pms[3] = {TCNLA_GEMM_DEFAULT, TCNLA_GEMM_SHGEMM_FP16,
+                                                TCNLA_GEMM_TCEC_FP16};
+            double res[3], sv[3];
+            tcnla_gemm_method_t pw = TCNLA_GEMM_DEFAULT;
+            for (int v = 0; v < (q == 2 ? 3 : 2); v++) {
+                tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+                o.rank = k, o.oversampling = p, o.power_iters = q, o.power_method = pms[v];
+                tcnla_info_t info;
+                o.info = &info;
+                REQUIRE(tcnla_rsvd(h, &o, m, n, A, m, R[v].U, m, R[v].S, R[v].VT, k) == 0);
+                res[v] = lowrank_residual(A, m, n, R[v].U, R[v].S, R[v].VT, k);
+                sv[v] = sv_resolved_err(R[v].S, sig, k);
+                if (!v) pw = info.power_method;
+            }
+            const int same = memcmp(R[0].S, R[1].S, sizeof(float) * k) == 0 &&
+                             memcmp(R[0].U, R[1].U, sizeof(float) * m * k) == 0 &&
+                             memcmp(R[0].VT, R[1].VT, sizeof(float) * k * n) == 0;
+            CHECK_MSG(pw == TCNLA_GEMM_SHGEMM_FP16, "%s: power iterations %s", names[c],
+                      tcnla_gemm_method_name(pw));
+            if (q == 1) {
+                printf("    %s, q = 1: the defaults %s SHGEMM_FP16's run\n", names[c],
+                       same ? "equal" : "differ from");
+                CHECK_MSG(same, "%s, q = 1: the defaults differ from SHGEMM_FP16's run", names[c]);
+                continue;
+            }
+            printf("    %s: residual defaults %.6e, SHGEMM_FP16 %.6e, TCEC %.6e (%.5f, %.5f); "
+                   "values' error %.2e, %.2e, %.2e\n",
+                   names[c], res[0], res[1], res[2], res[0] / res[2], res[1] / res[2], sv[0],
+                   sv[1], sv[2]);
+            CHECK_MSG(!same, "%s: the defaults equal SHGEMM_FP16's run bit for bit", names[c]);
+            CHECK_MSG(res[0] <= 1.002 * res[2], "%s: residual %.6e > 1.002 x TCEC's %.6e",
+                      names[c], res[0], res[2]);
+            CHECK_MSG(sv[0] <= 4 * fmax(sv[2], 0x1p-24), "%s: values' error %.3e > 4 x TCEC's %.3e",
+                      names[c], sv[0], sv[2]);
+        }
+    }
+    rsvd_outs_free(R, 3);
+    free(sig), free(A);
+    tcnla_destroy(h);
+}
+
 /* The default projection (proj_method 0): FP16 where power iterations follow
  * (they filter its rounding of A, noise of about u16 ||A||_F in every
  * direction, as they filter Omega's randomness), SHGEMM_FP16 without them.
  * 1024 x 512, rank 32, p = 10, A = U diag(s) V^T with r = 192 (bench/rsvd.c's
  * spectra), q = 2: residual of the defaults against the same run with the
- * projection in SHGEMM_FP16 exp 1.0000, gap_noise 1.0000, deep decay 1.0074,
- * low rank 1.0049 (measured, each with the power iterations' precision the
- * rule chose). Bound 1.05. q = 0: the defaults project in SHGEMM_FP16 (bit
+ * projection in SHGEMM_FP16 exp 1.0000, gap_noise 1.0000, deep decay 1.0125,
+ * low rank 0.9956 (measured, each with the power iterations' precision the
+ * rule chose; on the last two the first power product in FP16, then
+ * SHGEMM_FP16). Bound 1.05. q = 0: the defaults project in SHGEMM_FP16 (bit
  * for bit); an FP16 projection there leaves FP16's noise in the basis (deep
  * decay: residual 1.7e-4 against 3.5e-7), outside the bound. */
 /* The rule for the power iterations' precision after an FP16 projection:
@@ -681,3 +757,4 @@ TEST(rsvd_default_projection_fp16_as_accurate) {
     free(sig), free(A);
     tcnla_destroy(h);
 }
+

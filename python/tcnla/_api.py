@@ -343,7 +343,8 @@ def rsvd(A, rank, *, oversampling=None, power_iters=None, proj_method=None, gemm
       power_method  the power iterations' products ('fp16', 'shgemm_fp16', or any
                     gemm_method but 'shgemm_tf32'), default: with gemm_method
                     'tcec_fp16' chosen from the data ('fp16' or 'shgemm_fp16',
-                    include/tcnla.h), else gemm_method;
+                    whose first product runs in 'fp16' where another iteration
+                    follows; include/tcnla.h), else gemm_method;
       random_format Omega's format, default 'fp16' ('fp32','fp16','bf16','tf32','e4m3','e5m2');
       random_dist   default 'gaussian' ('uniform', 'sparse3', 'sparse_sqrt');
       orth          default 'cholqr_fp64' ('householder','cholqr_fp32','cholqr2_fp64');

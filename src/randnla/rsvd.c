@@ -108,7 +108,8 @@ static int orth_step(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int deferred, in
  * polluted above its own size, as rounding A (noise ~ u16 ||A|| in every
  * direction) does: as accurate as TCEC for the range finder
  * (tests/test_randnla.c rsvd_power_shgemm_as_accurate_as_tcec), in 2
- * products instead of 3. The estimate rides along in the
+ * products instead of 3; with q >= 2 its first product in FP16 all the
+ * same (range_and_bt). The estimate rides along in the
  * projection: RSVD_PROBES more Gaussian columns G, Y_G = A G, and
  * E ||Y_G||_F^2 = RSVD_PROBES ||A||_F^2, E ||(I - Q Q^T) Y_G||_F^2 =
  * RSVD_PROBES ||(I - Q Q^T) A||_F^2 for the basis Q of the first l columns
@@ -349,6 +350,7 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
     const int probe = probes && !*basis_guard;
     double v[2] = {0.0, 0.0};
     if (probe) TRYR(probe_sums(cl, m, l, Y, Y + m * l, W, sums));
+    int orth_fail = -1; /* (-1: not read here) */
     if ((probes || acc_power) && *deferred) {
         /* the verdicts so far (with the probes' sums), read before the
          * power iterations build on Q. Where the
@@ -357,23 +359,24 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
          * past FP64's squared precision: the later ones will too), the rest
          * runs without deferral from here (early_verdicts): Y still holds A
          * Omega, so only the projection is not redone. */
-        int orth_fail = 0;
         TRYR(early_verdicts(cl, deferred, &orth_fail, probe ? sums : NULL, v,
                             probe ? sizeof v : 0));
-        TRYR(settle_trust(cl, A, lda, m, n, ms, trust_pending, deferred, &redo));
-        if (redo) return RSVD_RESTART;
-        *basis_guard = orth_fail;
-        if (orth_fail) TRYR(orth_redo(cl, o, ws, 0, m, l, Y, NULL));
     } else if (probe) {
         TRYR(tcnla_memcpy(h, v, sums, sizeof v, TCNLA_MEMCPY_HANDLE_TO_HOST));
+    }
+    /* A's folded check, if still out: after the read above, a wait of its
+     * own where there was none (the verdicts are then all in) */
+    TRYR(settle_trust(cl, A, lda, m, n, ms, trust_pending, deferred, &redo));
+    if (redo) return RSVD_RESTART;
+    if (orth_fail >= 0) {
+        *basis_guard = orth_fail;
+        if (orth_fail) TRYR(orth_redo(cl, o, ws, 0, m, l, Y, NULL));
     }
     if (probe && !*basis_guard) {
         int f16 = 0;
         TRYR(fp16_power_suffices(cl, n, l, v, o->proj_method == TCNLA_GEMM_FP16, &f16));
         if (f16) pm = TCNLA_GEMM_FP16;
     }
-    TRYR(settle_trust(cl, A, lda, m, n, ms, trust_pending, deferred, &redo));
-    if (redo) return RSVD_RESTART;
     cl->info.power_method = o->power_iters > 0 ? pm : TCNLA_GEMM_DEFAULT;
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_ORTH));
     /* the bases Q and Q_W as B of the products after them: orthonormal
@@ -381,9 +384,18 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
      * without deferral redoes: no range or NaN / Inf check (tn_trust_basis;
      * one rank: over several, a rank's rows of a column may be tiny) */
     const int tb = !cl->comm;
+    /* The first power product in FP16 where the defaults run the accurate
+     * method (the rule chose it, or the first basis failed) and another
+     * iteration follows: its noise E^T Q (E = fl16(A) -
+     * A, about u16 ||A||_F in every direction) reaches Y = A W through A,
+     * its component along u_i scaled by s_i, as SHGEMM's rounding of the
+     * basis is, and a whole accurate iteration filters it after that
+     * (tests/test_randnla.c rsvd_first_power_product_fp16). */
+    const int first16 = probes && o->power_iters >= 2 && pm != TCNLA_GEMM_FP16;
     for (int it = 0; it < o->power_iters; it++) {
+        const tcnla_gemm_method_t pw = it == 0 && first16 ? TCNLA_GEMM_FP16 : pm;
         if (tb) tn_trust_basis(cl, Y, (size_t)m * (size_t)l);
-        TRYR(tn_sgemm(cl, pm, T, N, n, l, m, 1.0f, A, lda, Y, NULL, m, 0.0f, W, n));
+        TRYR(tn_sgemm(cl, pw, T, N, n, l, m, 1.0f, A, lda, Y, NULL, m, 0.0f, W, n));
         TRYR(w_orth(cl, o, ws, *deferred, n, l, W));
         /* Products accurate to FP32 (the tail below FP16's resolution) on A
          * of rank below l, or of values decaying past FP64's squared
@@ -394,16 +406,15 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
          * input still in place) instead of everything, and the rest runs
          * without deferral. FP16 products round A too, which keeps their
          * results away from rank deficiency: not read after them. */
-        const int early = pm != TCNLA_GEMM_FP16;
-        int orth_fail = 0;
-        if (early && *deferred) {
+        orth_fail = 0;
+        if (pw != TCNLA_GEMM_FP16 && *deferred) {
             TRYR(early_verdicts(cl, deferred, &orth_fail, NULL, NULL, 0));
             if (orth_fail) TRYR(orth_redo(cl, o, ws, 1, n, l, W, NULL));
         }
         if (tb) tn_trust_basis(cl, W, (size_t)n * (size_t)l);
         TRYR(tn_sgemm(cl, pm, N, N, m, l, n, 1.0f, A, lda, W, NULL, n, 0.0f, Y, m));
         TRYR(orth_step(cl, o, *deferred, 1, m, l, Y, NULL));
-        if (early && *deferred) {
+        if (pm != TCNLA_GEMM_FP16 && *deferred) {
             TRYR(early_verdicts(cl, deferred, &orth_fail, NULL, NULL, 0));
             if (orth_fail) TRYR(orth_redo(cl, o, ws, 0, m, l, Y, NULL));
         }
