@@ -152,17 +152,22 @@ static int eig_ws(struct tn_cuda_ctx *c, int n, size_t *doubles, int *lwork) {
  * eigenvectors Z (n x n, ld n; may be S2, or Xf itself), S3 = X = Q Z, F =
  * X^T X and its check (S1), one Newton-Schulz step (S2), G X (S1) and the
  * residual check (of the columns |lam_j| >= xr max|lam|), X into Xf; the
- * flag in dinfo (set where a check fails; not zeroed here). */
+ * flag in dinfo (set where a check fails; not zeroed here). drop: the
+ * columns |lam_j| < xr max|lam| are set to zero in X (and S3) first, and the
+ * orthogonality check leaves them out: a caller that needs no span of
+ * them (tn_cuda_svd_from_gram_rows, whose deflated path builds that
+ * span itself, defl_fill) spares their repair. */
 static int fast_tail(struct tn_cuda_ctx *c, int n, int upper, const double *G, const double *Q,
                      const double *Z, double *S1, double *S2, double *S3, const double *lam,
-                     double xr, double *Xf, int *dinfo) {
+                     double xr, double *Xf, int *dinfo, int drop) {
     const double one = 1.0, zero = 0.0;
     int st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, Q, n, Z,
                                       n, &zero, S3, n));
+    if (!st && drop) st = tn_cu_syev_drop(n, S3, lam, xr, c->stream);
     if (!st) /* F = X^T X, then I - (F - I) / 2 */
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, S3, n,
                                       S3, n, &zero, S1, n));
-    if (!st) st = tn_cu_syev_orth_check(n, S1, dinfo, c->stream);
+    if (!st) st = tn_cu_syev_orth_check(n, S1, drop ? lam : NULL, xr, dinfo, c->stream);
     if (!st) /* one Newton-Schulz step */
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, S3, n,
                                       S1, n, &zero, S2, n));
@@ -176,7 +181,7 @@ static int fast_tail(struct tn_cuda_ctx *c, int n, int upper, const double *G, c
 
 static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double *G, double **X,
                        double *lam, int *dinfo, double *ws, int lwork, int fallback, int *xok,
-                       double *hlam, double xr, int depth);
+                       double *hlam, double xr, int depth, int drop);
 
 #define EIG_NOREPAIR 3   /* (not a status) eig_repair: no clusters it takes, or it cannot run */
 #define REPAIR_TOL 1e-8  /* |z_i . z_j| beyond it: i and j in one cluster */
@@ -301,7 +306,7 @@ static int repair_group(struct tn_cuda_ctx *x, int n, int ng, const tn_cluster_g
         st = tn_cu_syev_fast(cn, H, cn, 1, Xf, mu, vinfo, Q, x->smem_optin, x->stream)
                  ? EIG_NOREPAIR
                  : TCNLA_SUCCESS;
-    if (!st) st = fast_tail(x, cn, 1, H, Q, Xf, S1, T2, T3, mu, 0.0, Xf, vinfo);
+    if (!st) st = fast_tail(x, cn, 1, H, Q, Xf, S1, T2, T3, mu, 0.0, Xf, vinfo, 0);
     if (!st)
         st = tn_cuda_err(cudaMemcpyAsync(vtop, mu + cn - 1, sizeof(double),
                                          cudaMemcpyDeviceToDevice, x->stream));
@@ -405,7 +410,8 @@ static int repair_groups(struct tn_cuda_ctx *c, int n, int ng, const tn_cluster_
  * used before the basis is orthonormalized, are repair_basis's R, Inv and
  * diag). */
 static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, double *fws,
-                      double *rw, double *lam, double xr, double *Xf, int *dinfo, int depth) {
+                      double *rw, double *lam, double xr, double *Xf, int *dinfo, int depth,
+                      int drop) {
     const size_t nn = (size_t)n * (size_t)n;
     double *Q = fws, *S1 = Q + nn, *S2 = S1 + nn, *S3 = S2 + nn, *d = S3 + nn, *e = d + n;
     double *Zo = rw, *Y = Zo + nn, *V = Y + nn, *P = V + nn, *Gm = P + nn, *H = Gm + nn,
@@ -445,7 +451,7 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
         st = repair_groups(c, n, ng, grp, tnorm, d, e, S2, rw, sub,
                            sub + nn + tn_cu_syev_fast_ws(n) + repair_ws(n, 1), lam, dinfo2, bar);
         if (!st) st = tn_cuda_err(cudaMemsetAsync(dinfo, 0, sizeof(int), c->stream));
-        if (!st) st = fast_tail(c, n, upper, G, Q, S2, S1, S2, S3, lam, xr, Xf, dinfo);
+        if (!st) st = fast_tail(c, n, upper, G, Q, S2, S1, S2, S3, lam, xr, Xf, dinfo, drop);
         return st;
     }
     if (!st && !below && depth > 0) st = EIG_NOREPAIR;
@@ -466,7 +472,7 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
         if (!st) {
             double *Zs = NULL;
             st = eig_solve_d(c, cn, 1, 1, H, &Zs, mu, dinfo2, sub, 0, EIG_FALLBACK, NULL, NULL,
-                             xcut / top, 1);
+                             xcut / top, 1, 0);
             if (st == EIG_FALLBACK) st = EIG_NOREPAIR;
             if (!st)
                 st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, cn, &one,
@@ -478,7 +484,7 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
         st = tn_cuda_err((cudaError_t)tn_cu_syev_place(n, cn, Zh, below ? NULL : mu, 0.0, S2, lam,
                                                         ra, c->stream));
     if (!st) st = tn_cuda_err(cudaMemsetAsync(dinfo, 0, sizeof(int), c->stream));
-    if (!st) st = fast_tail(c, n, upper, G, Q, S2, S1, S2, S3, lam, xr, Xf, dinfo);
+    if (!st) st = fast_tail(c, n, upper, G, Q, S2, S1, S2, S3, lam, xr, Xf, dinfo, drop);
     return st;
 }
 
@@ -498,17 +504,19 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
  * span their invariant subspace (tn_cuda_syev). depth 1 (the repair's own
  * Rayleigh-Ritz solve; ws: lwork 0, then n^2, tn_cu_syev_fast_ws(n) and
  * repair_ws(n, 1) doubles for the top solve's n): no syevd, `fallback`
- * instead, and a repair only of clusters below xr. */
+ * instead, and a repair only of clusters below xr. drop (fast_tail's): the
+ * fast solver's columns below xr are not asked to span either; they come
+ * out zero (the result of syevd, *X == G, has them as eigenvectors). */
 static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double *G, double **X,
                        double *lam, int *dinfo, double *ws, int lwork, int fallback, int *xok,
-                       double *hlam, double xr, int depth) {
+                       double *hlam, double xr, int depth, int drop) {
     double *work = ws, *Xf = work + lwork, *fws = Xf + (size_t)n * n;
     int info = 0;
     if (c->tune->syev_fast && tn_cu_syev_fast_ok(n, c->cc_major, c->smem_optin)) {
         const size_t nn = (size_t)n * n;
         double *Q = fws, *S1 = Q + nn, *S2 = S1 + nn, *S3 = S2 + nn;
         int st = tn_cu_syev_fast(n, G, n, upper, Xf, lam, dinfo, fws, c->smem_optin, c->stream);
-        if (!st) st = fast_tail(c, n, upper, G, Q, Xf, S1, S2, S3, lam, xr, Xf, dinfo);
+        if (!st) st = fast_tail(c, n, upper, G, Q, Xf, S1, S2, S3, lam, xr, Xf, dinfo, drop);
         if (st) (void)cudaGetLastError(); /* a launch refused: syevd below */
         else {
             st = eig_verdict(c, n, k, lam, dinfo, fallback, &info, xok, hlam);
@@ -517,7 +525,7 @@ static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, doubl
                 return st;
             }
             st = eig_repair(c, n, upper, G, fws, fws + tn_cu_syev_fast_ws(n), lam, xr, Xf, dinfo,
-                            depth);
+                            depth, drop);
             if (st == TCNLA_SUCCESS) {
                 if (depth == 0) c->ssvd.syev_repairs++;
                 st = eig_verdict(c, n, k, lam, dinfo, fallback, &info, xok, hlam);
@@ -544,7 +552,7 @@ static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, doubl
 static int eig_solve(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double *G, double **X,
                      double *lam, int *dinfo, double *ws, int lwork, int fallback, int *xok,
                      double *hlam, double xr) {
-    return eig_solve_d(c, n, k, upper, G, X, lam, dinfo, ws, lwork, fallback, xok, hlam, xr, 0);
+    return eig_solve_d(c, n, k, upper, G, X, lam, dinfo, ws, lwork, fallback, xok, hlam, xr, 0, 0);
 }
 
 /* Doubles of eig_path's workspace (*ews, *lwork: eig_ws's). */
@@ -593,6 +601,41 @@ _Static_assert(TN_DEFL_LEVELS == (int)(sizeof(((struct tn_cuda_ctx *)0)->ssvd.ta
                                        sizeof(int)),
                "ssvd.taken holds a count per level");
 
+/* The span the deflated path's next level needs where level 1's solve
+ * dropped its columns below EIG_XR (fast_tail's drop; zero in X, the
+ * first nd of X's l columns, ascending): start vectors projected off X's
+ * other columns, twice, then orthonormalized by CholeskyQR2 (repair_basis,
+ * as eig_repair's block below xr), in place. Those columns are eigenvectors
+ * the checks passed, so this is a basis of their complement, the trailing
+ * invariant subspace of src/linalg/deflated_svd.h's level 2, with none of
+ * the repair's search for the cluster (two DGEMMs, a read back) or its
+ * second check (five products, a read back). A breakdown leaves Inf / NaN
+ * there, which the next level's verdict refuses. hlam: level 1's values
+ * (host); b: the columns not taken, among which the dropped ones must lie
+ * (else EIG_FALLBACK); ws: l^2 + 2 l nd + 3 nd^2 + nd + 16 doubles. */
+static int defl_fill(struct tn_cuda_ctx *c, int l, int b, double *X, const double *hlam,
+                     double *ws) {
+    const double cut = EIG_XR * fmax(fabs(hlam[0]), fabs(hlam[l - 1]));
+    int nd = 0;
+    while (nd < l && fabs(hlam[nd]) < cut) nd++;
+    for (int j = nd; j < l; j++)
+        if (fabs(hlam[j]) < cut) return EIG_FALLBACK; /* (not the first ones) */
+    if (nd > b) return EIG_FALLBACK;
+    c->ssvd.filled = nd;
+    if (nd == 0) return TCNLA_SUCCESS;
+    const size_t ll = (size_t)l * (size_t)l, ld = (size_t)l * (size_t)nd,
+                 dd = (size_t)nd * (size_t)nd;
+    double *Zo = ws, *P = Zo + ll, *Gm = P + ld, *R = Gm + dd, *Inv = R + dd, *diag = Inv + dd;
+    int *info = (int *)(diag + nd);
+    unsigned *bar = (unsigned *)(info + 4);
+    int st = tn_cuda_err(
+        cudaMemcpyAsync(Zo, X, sizeof(double) * ll, cudaMemcpyDeviceToDevice, c->stream));
+    if (!st) st = tn_cuda_err(cudaMemsetAsync(Zo, 0, sizeof(double) * ld, c->stream));
+    if (!st) st = tn_cuda_err((cudaError_t)tn_cu_syev_start(l, nd, X, c->stream));
+    if (!st) st = repair_basis(c, l, nd, Zo, X, P, Gm, R, Inv, diag, info, bar);
+    return st;
+}
+
 /* Doubles of defl_levels' workspace for l: G_b, T (l x l each), mu (l). */
 static size_t defl_ws(int64_t l) { return 2 * (size_t)l * (size_t)l + (size_t)l + 8; }
 
@@ -606,12 +649,14 @@ static size_t defl_ws(int64_t l) { return 2 * (size_t)l * (size_t)l + (size_t)l 
  * back a level (eig_solve's verdict). Then Xo and lo (device) receive the
  * taken columns and values in ascending order in their last places (at
  * least k of them: tn_cu_eig_to_svd's input). ws: defl_ws(l) doubles.
- * TCNLA_SUCCESS, EIG_FALLBACK (NaN / Inf, the eigensolver failed), or an
- * error; c->ssvd.levels / taken say what ran. */
+ * fill: level 1's solve dropped its columns below EIG_XR (defl_fill builds
+ * their span before level 2, in ew). TCNLA_SUCCESS, EIG_FALLBACK (NaN /
+ * Inf, the eigensolver failed), or an error; c->ssvd.levels / taken /
+ * filled say what ran. */
 static int defl_levels(tcnla_handle_t h, int trans, int64_t m, int l, int64_t k,
                        const double *Md, double *X, double *lam, double *hlam, double *Y,
                        double *P, double *ws, double *ew, int lwork, int *dinfo, double *Xo,
-                       double *lo) {
+                       double *lo, int fill) {
     struct tn_cuda_ctx *c = h->cuda;
     const size_t ll = (size_t)l * (size_t)l;
     double *Gb = ws, *T = Gb + ll, *mu = T + ll;
@@ -625,6 +670,7 @@ static int defl_levels(tcnla_handle_t h, int trans, int64_t m, int l, int64_t k,
         const int lev = c->ssvd.levels;
         if (lev > 0) {
             double *Z = NULL;
+            if (lev == 1 && fill && (st = defl_fill(c, l, b, X, hlam, ew)) != TCNLA_SUCCESS) break;
             if (trans) /* Y_b = Md^T X_b, G_b = Y_b^T Y_b (upper) */
                 st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, l, b, l, &one,
                                               Md, l, X, l, &zero, Y, l));
@@ -724,7 +770,8 @@ static int defl_path(tcnla_handle_t h, int64_t l, int64_t k, float *Uk, float *V
     int st = tn_cuda_err(cudaMemcpyAsync(Xd, X, sizeof(double) * ll, cudaMemcpyDeviceToDevice,
                                          c->stream));
     if (!st)
-        st = defl_levels(h, 1, l, n, k, Rd, Xd, lam, hlam, Y, NULL, lws, ew, lwork, dinfo, Xo, lo);
+        st = defl_levels(h, 1, l, n, k, Rd, Xd, lam, hlam, Y, NULL, lws, ew, lwork, dinfo, Xo, lo,
+                         0);
     if (!st)
         st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(Xo, lo, l, k, scale_vk, Vs, Vk, Sk,
                                                        c->stream));
@@ -865,7 +912,7 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
     const size_t ll = (size_t)l * (size_t)l, nl = (size_t)n * (size_t)l;
     const int64_t nslab = tn_gram64_nslab(n);
     c->ssvd.path = c->ssvd.levels = c->ssvd.defl_refused = 0;
-    c->ssvd.syev_repairs = c->ssvd.syevd_runs = 0;
+    c->ssvd.syev_repairs = c->ssvd.syevd_runs = c->ssvd.filled = 0;
     c->ssvd.from_w = 1;
     /* the deflated path where the span refuses (not with W's rows over ranks) */
     const int defl = c->tune->small_svd_deflate && !dist;
@@ -891,9 +938,12 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
                                                 c->stream));
     if (!st) st = tn_cuda_gram64(h, n, l, Ww, n, P, G, NULL, NULL);
     if (!st && dist) st = tn_dist_gram_sum(dist, G, (int64_t)ll);
+    /* (the deflated path builds the span of the columns below EIG_XR
+     * itself: the fast solver drops them, defl_fill) */
     if (!st)
-        st = eig_solve(c, il, k, 1, G, &X, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN, &xok, hlam,
-                       EIG_XR);
+        st = eig_solve_d(c, il, k, 1, G, &X, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN, &xok, hlam,
+                         EIG_XR, 0, defl);
+    const int dropped = defl && X && X != G;
     double *Xu = X; /* the eigenvectors the outputs come from (ascending), and their values */
     double *lu = lam;
     const int deflating = st == TN_GRAM_NOT_TAKEN && defl && xok;
@@ -903,7 +953,7 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
                                          c->stream));
         if (!st)
             st = defl_levels(h, 0, n, il, k, Ww, Xd, lam, hlam, Vt, P, lws, ew, lwork, dinfo, Xo,
-                             lo);
+                             lo, dropped);
         if (st == EIG_FALLBACK) {
             c->ssvd.defl_refused = 1;
             st = TN_GRAM_NOT_TAKEN;
@@ -971,7 +1021,7 @@ int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double xr, double *X,
     const size_t nn = (size_t)n * n;
     int lwork = 0;
     size_t ews = 0;
-    c->ssvd.syev_repairs = c->ssvd.syevd_runs = 0;
+    c->ssvd.syev_repairs = c->ssvd.syevd_runs = c->ssvd.filled = 0;
     int st = eig_ws(c, n, &ews, &lwork);
     if (st) return st;
     double *ws = tn_cuda_workspace(c, sizeof(double) * (nn + ews) + 64);
@@ -1005,7 +1055,7 @@ int tn_cuda_small_svd_path(tcnla_handle_t h, int path, int64_t l, int64_t k, con
                            float *Uk, float *Vk, float *Sk, int scale_vk) {
     struct tn_cuda_ctx *c = h->cuda;
     c->ssvd.path = c->ssvd.sweeps = c->ssvd.jacobi_refused = c->ssvd.refusal = 0;
-    c->ssvd.syev_repairs = c->ssvd.syevd_runs = 0;
+    c->ssvd.syev_repairs = c->ssvd.syevd_runs = c->ssvd.filled = 0;
     c->ssvd.levels = c->ssvd.defl_refused = c->ssvd.from_w = 0;
     const int kok = k >= 1 && k <= l, jac = kok && l <= TN_JSVD_MAXL;
     const int jpath = path == TN_SSVD_JACOBI || path == TN_SSVD_JACOBI_PLAIN;

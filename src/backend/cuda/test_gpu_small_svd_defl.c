@@ -227,7 +227,9 @@ TEST(gpu_small_svd_deflate_refusals) {
 /* The Gram-on-W form (tn_cuda_svd_from_gram, the randomized SVD's last
  * step without W's QR) on a tall W = Ua diag(s) Vb^T (n = 2048, l = 266,
  * FP32, s_l = 1e-7 and 1e-9 s_1, k = l - 10): it takes the call by the
- * deflated path (ran TN_SSVD_RAN_DEFLATE, from_w), the values to 2^-22 +
+ * deflated path (ran TN_SSVD_RAN_DEFLATE, from_w; on Hopper level 1's
+ * columns below 1e-9 lam_1 dropped and their span built by defl_fill),
+ * the values to 2^-22 +
  * 8 eps s_1 / s_k of the C reference on the widened W and U = Xk (Xk = X,
  * the right vectors of W) and the rows of VT orthonormal to 16 eps s_1 /
  * s_k + 1e-5, W x_j = s_j v_j to 1e-6 s_1; with small_svd_deflate = 0 it
@@ -279,12 +281,16 @@ TEST(gpu_small_svd_deflate_gram_on_w) {
                 }
             }
             const double ratio = sr[0] / sr[k - 1];
-            printf("    W %d x %d, s_l/s_1 1e-%d: ran %d from W %d levels %d (reference %d); "
-                   "values vs reference %.1e; orth %.1e, residual %.1e\n", n, l, dec,
-                   g->cuda->ssvd.path, g->cuda->ssvd.from_w, g->cuda->ssvd.levels, info.levels,
-                   dsr, orth, res);
+            printf("    W %d x %d, s_l/s_1 1e-%d: ran %d from W %d levels %d (reference %d), "
+                   "dropped columns filled %d, repairs %d; values vs reference %.1e; orth %.1e, "
+                   "residual %.1e\n", n, l, dec, g->cuda->ssvd.path, g->cuda->ssvd.from_w,
+                   g->cuda->ssvd.levels, info.levels, g->cuda->ssvd.filled,
+                   g->cuda->ssvd.syev_repairs, dsr, orth, res);
             CHECK_EQ_INT(g->cuda->ssvd.path, TN_SSVD_RAN_DEFLATE);
             CHECK_EQ_INT(g->cuda->ssvd.from_w, 1);
+            /* (values below 1e-9 lam_1: level 1 drops their columns, defl_fill
+             * builds their span) */
+            if (g->cuda->cc_major >= 9) CHECK(g->cuda->ssvd.filled > 0);
             CHECK_MSG(dsr <= 0x1p-22 + 8.0 * EPS * ratio, "1e-%d: values %.2e", dec, dsr);
             CHECK_MSG(orth <= 16.0 * EPS * ratio + 1e-5 && res <= 1e-6,
                       "1e-%d: orth %.2e residual %.2e", dec, orth, res);
@@ -340,12 +346,13 @@ TEST(gpu_rsvd_deflate_spectra) {
         REQUIRE(tn_testmat_svd_fast(m, n, c == 0 ? r : k / 2, sig, 11 + c, A, m) == 0);
         tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)m * n, TCNLA_MEMCPY_HOST_TO_HANDLE);
         double res[2], known[2];
-        int ran[2], from_w[2], lev[2];
+        int ran[2], from_w[2], lev[2], filled = 0;
         for (int j = 0; j < 2; j++) {
             GT_TUNE(g, small_svd_deflate, j == 0);
             const int st = tcnla_rsvd(g, &o, m, n, dA, m, dU, m, dS, dVT, k);
             ran[j] = g->cuda->ssvd.path, from_w[j] = g->cuda->ssvd.from_w;
             lev[j] = g->cuda->ssvd.levels;
+            if (j == 0) filled = g->cuda->ssvd.filled;
             CHECK_MSG(st == 0, "spectrum %d path %d: status %d", c, j, st);
             gt_to_host(g, U, dU, (size_t)m * k), gt_to_host(g, VT, dVT, (size_t)k * n), gt_to_host(g, S[j], dS, k);
             res[j] = rel_residual(A, m, n, U, S[j], VT, k);
@@ -356,13 +363,15 @@ TEST(gpu_rsvd_deflate_spectra) {
         GT_TUNE(g, small_svd_deflate, 1);
         double dv = 0;
         for (int i = 0; i < k; i++) dv = dmax(dv, fabs((double)S[0][i] - S[1][i]) / S[1][0]);
-        printf("    %s: deflated ran %d (from W %d, levels %d), residual %.4e, known values "
-               "%.1e s_1; without: ran %d (from W %d), residual %.4e, known values %.1e s_1; values "
-               "differ by %.1e s_1\n",
-               c ? "low_rank" : "deep_decay", ran[0], from_w[0], lev[0], res[0], known[0], ran[1],
-               from_w[1], res[1], known[1], dv);
+        printf("    %s: deflated ran %d (from W %d, levels %d, filled %d), residual %.4e, known "
+               "values %.1e s_1; without: ran %d (from W %d), residual %.4e, known values %.1e "
+               "s_1; values differ by %.1e s_1\n",
+               c ? "low_rank" : "deep_decay", ran[0], from_w[0], lev[0], filled, res[0], known[0],
+               ran[1], from_w[1], res[1], known[1], dv);
         CHECK_EQ_INT(ran[0], TN_SSVD_RAN_DEFLATE);
         CHECK(ran[1] != TN_SSVD_RAN_DEFLATE);
+        /* (defl_fill built the span, where the Gram path on W took the call) */
+        if (g->cuda->cc_major >= 9) CHECK(!from_w[0] || filled > 0);
         CHECK_MSG(dv <= 1e-6, "spectrum %d: values differ by %.2e s_1", c, dv);
         CHECK_MSG(res[0] <= 1.001 * res[1] + 1e-7, "spectrum %d: residual %.4e against %.4e", c,
                   res[0], res[1]);

@@ -100,6 +100,7 @@ struct tn_cuda_ctx {
          * how many the fast solver's repair of clustered vectors took, how
          * many went to cuSOLVER's syevd */
         int syev_repairs, syevd_runs;
+        int filled; /* the columns the last deflated path's defl_fill built (0: none) */
     } ssvd;
 };
 
@@ -444,7 +445,9 @@ int tn_cu_unscale_update(int64_t m, int64_t n, float alpha, const float *T, int6
  * on the stream, *flag (device) zeroed: G's eigenvectors are Q Z. ws holds
  * _ws(n) doubles, of which ws + n^2, + 2 n^2 and + 3 n^2 (n x n each) are
  * free for the checks once it has run. _orth_check: F = X^T X -> I - (F -
- * I) / 2, flag = 1 where |F - I| > 1e-6. _resid_check: R = G X, flag = 1
+ * I) / 2, flag = 1 where |F - I| > 1e-6, not counting the rows and columns
+ * of dropped columns where lam is not NULL (|lam_j| < xr max|lam|, which
+ * _drop sets to zero in X). _resid_check: R = G X, flag = 1
  * where |R - X diag(lam)| > 32 n eps max|lam| in a column with |lam_j| >=
  * xr max|lam|, or lam is not ascending; X copied to Xout. _ok: 1 where it
  * runs (compute capability 9 or more, n within one cluster's shared
@@ -453,7 +456,9 @@ int tn_cu_syev_fast_ok(int n, int cc_major, size_t smem_optin);
 size_t tn_cu_syev_fast_ws(int n);
 int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, double *Z, double *lam,
                     int *flag, double *ws, size_t smem_optin, cudaStream_t stream);
-int tn_cu_syev_orth_check(int n, double *F, int *flag, cudaStream_t stream);
+int tn_cu_syev_orth_check(int n, double *F, const double *lam, double xr, int *flag,
+                          cudaStream_t stream);
+int tn_cu_syev_drop(int n, double *X, const double *lam, double xr, cudaStream_t stream);
 /* The repair of clustered vectors (eig_repair in small_svd_cuda.c; n x n
  * and n x c matrices ld n, T = tridiag(e, d, e) as tn_cu_syev_fast leaves
  * it in its ws): _reach: reach[j] = the largest i > j with |F_ij| > tol

@@ -738,15 +738,35 @@ static __global__ void diag_sub_kernel(int c, double *H, double s) {
 }
 
 /* ------------------------------------------------------------------ checks */
-/* F = X^T X (n x n) -> I - (F - I) / 2, flag = 1 where |F - I| > 1e-6 (or NaN). */
-static __global__ void orth_check_kernel(int n, double *F, int *flag) {
+/* Column j of the eigensolution is dropped (lam not NULL): |lam_j| < xr
+ * max|lam|, the test of resid_check_kernel. */
+static __device__ __forceinline__ int dropped_col(int n, const double *lam, double xr, int j) {
+    return lam && fabs(lam[j]) < xr * fmax(fabs(lam[0]), fabs(lam[n - 1]));
+}
+
+/* F = X^T X (n x n) -> I - (F - I) / 2, flag = 1 where |F - I| > 1e-6 (or
+ * NaN), not counting the rows and columns of dropped columns (lam not
+ * NULL: zero columns of X, whose I - (F - I) / 2 keeps them zero and
+ * leaves the others as they are). */
+static __global__ void orth_check_kernel(int n, double *F, const double *lam, double xr,
+                                         int *flag) {
     const long long nn = (long long)n * n;
     for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < nn;
          t += (long long)gridDim.x * blockDim.x) {
-        const double id = (t % n == t / n) ? 1.0 : 0.0, f = F[t] - id;
-        if (!(fabs(f) <= 1e-6)) atomicOr(flag, 1);
+        const int i = (int)(t % n), j = (int)(t / n);
+        const double id = i == j ? 1.0 : 0.0, f = F[t] - id;
+        if (!(fabs(f) <= 1e-6) && !dropped_col(n, lam, xr, i) && !dropped_col(n, lam, xr, j))
+            atomicOr(flag, 1);
         F[t] = fma(-0.5, f, id);
     }
+}
+
+/* X's dropped columns (dropped_col) set to zero. */
+static __global__ void drop_cols_kernel(int n, double *X, const double *lam, double xr) {
+    const long long nn = (long long)n * n;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < nn;
+         t += (long long)gridDim.x * blockDim.x)
+        if (dropped_col(n, lam, xr, (int)(t / n))) X[t] = 0.0;
 }
 
 /* R = G X (n x n): flag = 1 where |R - X diag(lam)| > 32 n eps max|lam| in
@@ -853,8 +873,15 @@ extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, d
     return (int)cudaGetLastError();
 }
 
-extern "C" int tn_cu_syev_orth_check(int n, double *F, int *flag, cudaStream_t stream) {
-    orth_check_kernel<<<grid_for((long long)n * n), 256, 0, stream>>>(n, F, flag);
+extern "C" int tn_cu_syev_orth_check(int n, double *F, const double *lam, double xr, int *flag,
+                                     cudaStream_t stream) {
+    orth_check_kernel<<<grid_for((long long)n * n), 256, 0, stream>>>(n, F, lam, xr, flag);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int tn_cu_syev_drop(int n, double *X, const double *lam, double xr,
+                               cudaStream_t stream) {
+    drop_cols_kernel<<<grid_for((long long)n * n), 256, 0, stream>>>(n, X, lam, xr);
     return (int)cudaGetLastError();
 }
 
