@@ -386,11 +386,11 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
     const int tb = !cl->comm;
     /* The first power product in FP16 where the defaults run the accurate
      * method (the rule chose it, or the first basis failed) and another
-     * iteration follows: its noise E^T Q (E = fl16(A) -
-     * A, about u16 ||A||_F in every direction) reaches Y = A W through A,
-     * its component along u_i scaled by s_i, as SHGEMM's rounding of the
-     * basis is, and a whole accurate iteration filters it after that
-     * (tests/test_randnla.c rsvd_first_power_product_fp16). */
+     * iteration follows: its noise E^T Q (E = fl16(A) - A, about u16
+     * ||A||_F in every direction) reaches Y = A W through A, its component
+     * along u_i scaled by s_i, as SHGEMM's rounding of the basis is, and a
+     * whole accurate iteration filters it after that (tests/test_randnla.c
+     * rsvd_first_power_product_fp16). */
     const int first16 = probes && o->power_iters >= 2 && pm != TCNLA_GEMM_FP16;
     for (int it = 0; it < o->power_iters; it++) {
         const tcnla_gemm_method_t pw = it == 0 && first16 ? TCNLA_GEMM_FP16 : pm;
