@@ -120,12 +120,19 @@ def test_torch_svd_lowrank(torch, order):
     assert torch.cuda.memory_allocated() - m0 <= outs + 1024  # no copy of A
     assert U.shape == (2000, 20) and V.shape == (1500, 20) and U.is_cuda
     assert V.t().is_contiguous() or V.is_contiguous()  # V is a view of Vt, not a copy
-    Ut, St, Vt = torch.svd_lowrank(A, q=20, niter=2)
     res = float((A - U @ torch.diag(S) @ V.T).norm())
-    res_t = float((A - Ut @ torch.diag(St) @ Vt.T).norm())
-    # the same sketch size (q columns, no oversampling): residuals within a
-    # few percent of each other (another random matrix)
-    assert res <= 1.05 * res_t
+    # the same sketch size (q columns, no oversampling), another random
+    # matrix: torch's residual moves by several percent from draw to draw
+    # (seeds 0 .. 6 on an H100: 1.011x to 1.068x the optimum, median
+    # 1.045x), so tcnla's, a function of its seed (1.036x; F order, the call
+    # on A^T with another draw, 1.066x), is held to the median of seven
+    # seeded draws of torch's
+    res_t = []
+    for seed in range(7):
+        torch.manual_seed(seed)
+        Ut, St, Vt = torch.svd_lowrank(A, q=20, niter=2)
+        res_t.append(float((A - Ut @ torch.diag(St) @ Vt.T).norm()))
+    assert res <= 1.05 * float(np.median(res_t)), (res, res_t)
     np.testing.assert_allclose(S[:10].cpu().numpy(), SPEC[:10], rtol=1e-5)
 
 
