@@ -612,7 +612,9 @@ _Static_assert(TN_DEFL_LEVELS == (int)(sizeof(((struct tn_cuda_ctx *)0)->ssvd.ta
  * second check (five products, a read back). A breakdown leaves Inf / NaN
  * there, which the next level's verdict refuses. hlam: level 1's values
  * (host); b: the columns not taken, among which the dropped ones must lie
- * (else EIG_FALLBACK); ws: l^2 + 2 l nd + 3 nd^2 + nd + 16 doubles. */
+ * (else EIG_FALLBACK); ws: l^2 + l nd + 3 nd^2 + nd + 16 doubles (the
+ * next level's eig_solve workspace, free until it runs, holds them: the
+ * fast solver, whose region it reserves, is what dropped the columns). */
 static int defl_fill(struct tn_cuda_ctx *c, int l, int b, double *X, const double *hlam,
                      double *ws) {
     const double cut = EIG_XR * fmax(fabs(hlam[0]), fabs(hlam[l - 1]));
