@@ -350,7 +350,7 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
     const int probe = probes && !*basis_guard;
     double v[2] = {0.0, 0.0};
     if (probe) TRYR(probe_sums(cl, m, l, Y, Y + m * l, W, sums));
-    int orth_fail = -1; /* (-1: not read here) */
+    int first_fail = -1; /* the first basis's deferred verdict (-1: not read here) */
     if ((probes || acc_power) && *deferred) {
         /* the verdicts so far (with the probes' sums), read before the
          * power iterations build on Q. Where the
@@ -359,7 +359,7 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
          * past FP64's squared precision: the later ones will too), the rest
          * runs without deferral from here (early_verdicts): Y still holds A
          * Omega, so only the projection is not redone. */
-        TRYR(early_verdicts(cl, deferred, &orth_fail, probe ? sums : NULL, v,
+        TRYR(early_verdicts(cl, deferred, &first_fail, probe ? sums : NULL, v,
                             probe ? sizeof v : 0));
     } else if (probe) {
         TRYR(tcnla_memcpy(h, v, sums, sizeof v, TCNLA_MEMCPY_HANDLE_TO_HOST));
@@ -368,9 +368,9 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
      * own where there was none (the verdicts are then all in) */
     TRYR(settle_trust(cl, A, lda, m, n, ms, trust_pending, deferred, &redo));
     if (redo) return RSVD_RESTART;
-    if (orth_fail >= 0) {
-        *basis_guard = orth_fail;
-        if (orth_fail) TRYR(orth_redo(cl, o, ws, 0, m, l, Y, NULL));
+    if (first_fail >= 0) {
+        *basis_guard = first_fail;
+        if (first_fail) TRYR(orth_redo(cl, o, ws, 0, m, l, Y, NULL));
     }
     if (probe && !*basis_guard) {
         int f16 = 0;
@@ -406,7 +406,7 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
          * input still in place) instead of everything, and the rest runs
          * without deferral. FP16 products round A too, which keeps their
          * results away from rank deficiency: not read after them. */
-        orth_fail = 0;
+        int orth_fail = 0;
         if (pw != TCNLA_GEMM_FP16 && *deferred) {
             TRYR(early_verdicts(cl, deferred, &orth_fail, NULL, NULL, 0));
             if (orth_fail) TRYR(orth_redo(cl, o, ws, 1, n, l, W, NULL));
