@@ -13,7 +13,8 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 STEPS = ["t_random", "t_proj", "t_orth", "t_power", "t_bt", "t_svd"]
-LABELS = ["random", "A*Omega", "orth", "power iterations", "Q^T A", "small SVD + U, V"]
+LABELS = ["random", "A*Omega", "orth", "power iterations", "last product (Q^T A, or A Z)",
+          "small SVD + U, V"]
 BASE = "cusolver_gesvdr"
 
 

@@ -109,6 +109,7 @@ typedef struct {
     tcnla_format_t fmt;
     tcnla_orth_t orth;
     tcnla_gemm_method_t power; /* 0: tcnla_rsvd's default (from the data) */
+    int pass_efficient;        /* 2q + 1 passes over A (tcnla_rsvd_opts_t) */
 } variant;
 
 int main(int argc, char **argv) {
@@ -130,7 +131,9 @@ int main(int argc, char **argv) {
                    "  TCEC), shgemm_fp16+tcec_fp16_chol1_shpower (power iterations in\n"
                    "  SHGEMM_FP16), shgemm_fp16+tcec_fp16_chol1_fp16power (power iterations in FP16),\n"
                    "  fp16+tcec_fp16_chol1_fp16power (the projection\n"
-                   "  too), fp16_chol1 (every product in FP16: B = Q^T A too), shgemm_tf32+tcec_tf32\n");
+                   "  too), fp16_chol1 (every product in FP16: B = Q^T A too), fp16_pass_efficient\n"
+                   "  (fp16_chol1 with 2q + 1 passes over A: opts.pass_efficient),\n"
+                   "  defaults_pass_efficient (the defaults so), shgemm_tf32+tcec_tf32\n");
             return 0;
         } else if (i + 1 < argc && !strcmp(argv[i], "--m")) m = atoll(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--n")) n = atoll(argv[++i]);
@@ -273,18 +276,20 @@ int main(int argc, char **argv) {
     }
 
     const variant vs[] = {
-        {"fp32_pipeline", TCNLA_GEMM_NATIVE_FP32, TCNLA_GEMM_NATIVE_FP32, TCNLA_FMT_FP32, TCNLA_ORTH_HOUSEHOLDER, 0},
-        {"fp32_cholqr2", TCNLA_GEMM_NATIVE_FP32, TCNLA_GEMM_NATIVE_FP32, TCNLA_FMT_FP32, TCNLA_ORTH_CHOLQR2_FP64, 0},
-        {"tf32", TCNLA_GEMM_TF32, TCNLA_GEMM_TF32, TCNLA_FMT_FP32, TCNLA_ORTH_CHOLQR2_FP64, 0},
-        {"shgemm_fp16+tcec_fp16", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR2_FP64, 0},
-        {"defaults", TCNLA_GEMM_DEFAULT, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0},
-        {"shgemm_fp16+tcec_fp16_chol1", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0},
-        {"shgemm_fp16+tcec_fp16_chol1_tcecpower", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_TCEC_FP16},
-        {"shgemm_fp16+tcec_fp16_chol1_shpower", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_SHGEMM_FP16},
-        {"shgemm_fp16+tcec_fp16_chol1_fp16power", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_FP16},
-        {"fp16+tcec_fp16_chol1_fp16power", TCNLA_GEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_FP16},
-        {"fp16_chol1", TCNLA_GEMM_FP16, TCNLA_GEMM_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0},
-        {"shgemm_tf32+tcec_tf32", TCNLA_GEMM_SHGEMM_TF32, TCNLA_GEMM_TCEC_TF32, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR2_FP64, 0},
+        {"fp32_pipeline", TCNLA_GEMM_NATIVE_FP32, TCNLA_GEMM_NATIVE_FP32, TCNLA_FMT_FP32, TCNLA_ORTH_HOUSEHOLDER, 0, 0},
+        {"fp32_cholqr2", TCNLA_GEMM_NATIVE_FP32, TCNLA_GEMM_NATIVE_FP32, TCNLA_FMT_FP32, TCNLA_ORTH_CHOLQR2_FP64, 0, 0},
+        {"tf32", TCNLA_GEMM_TF32, TCNLA_GEMM_TF32, TCNLA_FMT_FP32, TCNLA_ORTH_CHOLQR2_FP64, 0, 0},
+        {"shgemm_fp16+tcec_fp16", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR2_FP64, 0, 0},
+        {"defaults", TCNLA_GEMM_DEFAULT, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0, 0},
+        {"shgemm_fp16+tcec_fp16_chol1", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0, 0},
+        {"shgemm_fp16+tcec_fp16_chol1_tcecpower", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_TCEC_FP16, 0},
+        {"shgemm_fp16+tcec_fp16_chol1_shpower", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_SHGEMM_FP16, 0},
+        {"shgemm_fp16+tcec_fp16_chol1_fp16power", TCNLA_GEMM_SHGEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_FP16, 0},
+        {"fp16+tcec_fp16_chol1_fp16power", TCNLA_GEMM_FP16, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, TCNLA_GEMM_FP16, 0},
+        {"fp16_chol1", TCNLA_GEMM_FP16, TCNLA_GEMM_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0, 0},
+        {"fp16_pass_efficient", TCNLA_GEMM_FP16, TCNLA_GEMM_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0, 1},
+        {"defaults_pass_efficient", TCNLA_GEMM_DEFAULT, TCNLA_GEMM_TCEC_FP16, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR_FP64, 0, 1},
+        {"shgemm_tf32+tcec_tf32", TCNLA_GEMM_SHGEMM_TF32, TCNLA_GEMM_TCEC_TF32, TCNLA_FMT_FP16, TCNLA_ORTH_CHOLQR2_FP64, 0, 0},
     };
     for (size_t v = 0; v < sizeof vs / sizeof vs[0]; v++) {
         if (!bench_in_list(only, vs[v].name)) continue;
@@ -296,6 +301,7 @@ int main(int argc, char **argv) {
         o.rank = k, o.oversampling = p, o.power_iters = q;
         o.proj_method = vs[v].proj, o.gemm_method = vs[v].gemm, o.power_method = vs[v].power;
         o.random_format = vs[v].fmt, o.orth = vs[v].orth;
+        o.pass_efficient = vs[v].pass_efficient && q >= 1;
         double ts[64], steps[TCNLA_RSVD_STEPS], stepsum[TCNLA_RSVD_STEPS] = {0};
         int st = 0;
         cudaEvent_t e0, e1;

@@ -2,7 +2,8 @@
 # The randomized SVD across five spectra on a GPU machine, cuSOLVER and
 # torch.svd_lowrank beside tcnla in the same command: bench_rsvd at
 # 16384^2, rank 256, p = 10, q = 2 (cusolver_gesvdr, the defaults,
-# fp16_chol1) on exp, poly_slow, gap_noise, deep_decay and low_rank, then
+# defaults_pass_efficient, fp16_chol1, fp16_pass_efficient) on exp,
+# poly_slow, gap_noise, deep_decay and low_rank, then
 # bench/python/rsvd_spectra.py through tests/gpu/python_run.sh (builds and
 # installs the Python package). Under OUTDIR: rsvd_spectra_gesvdr.csv,
 # bench_rsvd.log and the Python driver's files (rsvd_spectra_peers.csv).
@@ -16,6 +17,6 @@ make -j16 CUDA=1 all build/bench_rsvd >"$OUT/build.log" 2>&1 || { tail -30 "$OUT
 rm -f "$OUT/rsvd_spectra_gesvdr.csv"
 for S in exp poly_slow gap_noise deep_decay low_rank; do
   timeout 300 ./build/bench_rsvd --spectrum "$S" --reps 3 --csv "$OUT/rsvd_spectra_gesvdr.csv" \
-    --variants cusolver_gesvdr,defaults,fp16_chol1 2>&1 | tee -a "$OUT/bench_rsvd.log"
+    --variants cusolver_gesvdr,defaults,defaults_pass_efficient,fp16_chol1,fp16_pass_efficient 2>&1 | tee -a "$OUT/bench_rsvd.log"
 done
 bash tests/gpu/python_run.sh "$OUT" spectra

@@ -493,6 +493,17 @@ typedef struct {
                                         step (synchronizing after each; [Ootomo & Yokota
                                         2023] Fig. 8) */
     tcnla_info_t *info;              /* optional (default NULL): the products the call ran */
+    int pass_efficient;              /* 0 (default): 2q + 2 passes over A, the last W = A^T Q
+                                        after the last basis Q = orth(A Z). 1: 2q + 1 passes
+                                        ([Bjarkason 2019]): the last power iteration stops at
+                                        Y = A Z (its product gemm_method) with Z = orth(A^T Q)
+                                        orthonormal, and A ~ Y Z^T; one orthonormalization
+                                        fewer too. Its residual is at most that of q - 1
+                                        iterations with the default (the same Omega; exact
+                                        arithmetic), above that of q by one power of the
+                                        singular values fewer in the filter
+                                        (bench/results/rsvd_pass_model.csv: slow decay 1.031
+                                        against 1.020x optimal at q = 2). Needs q >= 1 */
 } tcnla_rsvd_opts_t;
 
 /* The steps tcnla_rsvd times when opts->timings is set. */
@@ -501,9 +512,9 @@ enum {
     TCNLA_RSVD_STEP_PROJ = 1,   /* Y = A Omega */
     TCNLA_RSVD_STEP_ORTH = 2,   /* Q = orth(Y) */
     TCNLA_RSVD_STEP_POWER = 3,  /* the power iterations, their products and orthonormalizations */
-    TCNLA_RSVD_STEP_BT = 4,     /* W = A^T Q */
+    TCNLA_RSVD_STEP_BT = 4,     /* the last product: W = A^T Q (pass_efficient: Y = A Z) */
     TCNLA_RSVD_STEP_SVD = 5,    /* the l x l SVD of B = W^T (from W's QR, or on the GPU
-                                 * from W^T W), U and VT */
+                                 * from W^T W; pass_efficient: of Y), U and VT */
     TCNLA_RSVD_STEPS = 6
 };
 

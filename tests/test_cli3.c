@@ -634,3 +634,34 @@ TEST(cli3_rsvd_power_reported_as_run) {
             }
         }
 }
+
+/* tcnla rsvd --pass-efficient: refused without power iterations (naming
+ * the options, exit 2); with them reported ("pass_efficient": 1 in --json,
+ * the text run says so) and between the residuals of Q - 1 and Q
+ * iterations of the default on the same generated matrix and seed. */
+TEST(cli3_rsvd_pass_efficient) {
+    if (!tu_have_bin()) SKIP("build/tcnla not built");
+    int st = tu_run("rsvd --backend cpu --m 64 --n 64 --rank 4 --pass-efficient --power-iters 0",
+                    buf, sizeof buf);
+    CHECK_MSG(st == 2 && strstr(buf, "--pass-efficient") && strstr(buf, "--power-iters"),
+              "exit %d: %s", st, buf);
+    const char *base = "rsvd --backend cpu --m 160 --n 128 --rank 8 --oversampling 2 "
+                       "--spectrum poly --no-baseline";
+    char args[512], v[64];
+    double res[3];
+    for (int r = 0; r < 3; r++) { /* q = 1, pass-efficient q = 2, q = 2 */
+        snprintf(args, sizeof args, "%s --json --power-iters %d%s", base, r ? 2 : 1,
+                 r == 1 ? " --pass-efficient" : "");
+        REQUIRE(tu_run(args, buf, sizeof buf) == 0);
+        json_field(buf, "pass_efficient", v, sizeof v);
+        CHECK_MSG(!strcmp(v, r == 1 ? "1" : "0"), "run %d: pass_efficient '%s'", r, v);
+        json_field(buf, "rel_residual", v, sizeof v);
+        res[r] = atof(v);
+    }
+    printf("    residual q = 1 %.6e, pass-efficient q = 2 %.6e, q = 2 %.6e\n", res[0], res[1],
+           res[2]);
+    CHECK(res[1] <= res[0] * (1 + 1e-6) && res[1] >= res[2] * (1 - 1e-6));
+    snprintf(args, sizeof args, "%s --power-iters 2 --pass-efficient", base);
+    REQUIRE(tu_run(args, buf, sizeof buf) == 0);
+    CHECK_MSG(strstr(buf, "pass-efficient: 2q + 1 passes"), "%s", buf);
+}

@@ -43,6 +43,7 @@ static void rsvd_rank(rank_job *j) {
         else if (c->bad_kind == 1) o.seed += 1;     /* options unlike the others' */
         else if (c->bad_kind == 2) A[mr / 2] = NAN; /* a bad block */
         else if (c->bad_kind == 3) Ap = NULL;
+        else if (c->bad_kind == 4) o.pass_efficient = 1; /* options unlike the others' */
     }
     j->status = tcnla_dist_rsvd(j->comm, &o, mr, c->n, Ap, lda, U, mr, c->S[j->rank],
                                 c->VT[j->rank], c->k);
@@ -73,8 +74,9 @@ static float *spectrum_matrix(int64_t m, int64_t n, int64_t r, const double *sig
 }
 
 /* The defaults (SHGEMM_FP16 projection, TCEC_FP16 products, the power
- * iterations' precision from the data) and the FP32 pipeline, on 1, 2 and
- * 3 ranks, against tcnla_rsvd on one handle: one rank gives its bits, more
+ * iterations' precision from the data), the FP32 pipeline and the defaults
+ * with pass_efficient (U from Y's rows on each rank, VT from the whole Z
+ * on every rank), on 1, 2 and 3 ranks, against tcnla_rsvd on one handle: one rank gives its bits, more
  * ranks (another order of the sums over rows) its residual to 1e-6
  * relative and its singular values to FP32's rounding of the largest,
  * |dS_i| <= 2^-24 S_1 (measured: 4.2e-7, and 2.98e-8 S_1, half an ulp of S_1; relative to S_i
@@ -85,10 +87,11 @@ TEST(dist_rsvd_matches_single_rank) {
     for (int i = 0; i < r; i++) sig[i] = pow(0.5, i); /* residual about 2^-12 */
     float *A = spectrum_matrix(m, n, r, sig, 77);
     REQUIRE(A);
-    for (int variant = 0; variant < 2; variant++) {
+    for (int variant = 0; variant < 3; variant++) {
         tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
         o.rank = k;
         o.oversampling = 8;
+        o.pass_efficient = variant == 2;
         if (variant == 1) {
             o.proj_method = o.gemm_method = TCNLA_GEMM_NATIVE_FP32;
             o.random_format = TCNLA_FMT_FP32;
@@ -119,7 +122,8 @@ TEST(dist_rsvd_matches_single_rank) {
                 }
                 printf("    %s, %d rank(s): residual %.9e (one handle %.9e, rel. diff %.2e), "
                        "max |dS_i| %.2e S_1 (%.2e S_i)\n",
-                       variant ? "FP32 pipeline" : "defaults", P, res, res1,
+                       variant == 2 ? "pass-efficient" : variant ? "FP32 pipeline" : "defaults",
+                       P, res, res1,
                        fabs(res / res1 - 1), dsv, dsr);
                 if (P == 1) {
                     CHECK(memcmp(c.S[0], S1, sizeof S1) == 0);
@@ -175,9 +179,10 @@ TEST(dist_rsvd_ranks_with_fewer_rows_than_l) {
 }
 
 /* A failing rank makes every rank return the same status, and none hangs:
- * a bad leading dimension (-6), options unlike the others' (TCNLA_ERR_COMM),
- * a NaN in one block (the status one handle gives for that matrix), A NULL
- * on one rank (-5); each planted on the last rank and on rank 0. */
+ * a bad leading dimension (-6), options unlike the others' (TCNLA_ERR_COMM:
+ * another seed, or pass_efficient on one rank only), a NaN in one block
+ * (the status one handle gives for that matrix), A NULL on one rank (-5);
+ * each planted on the last rank and on rank 0. */
 TEST(dist_rsvd_failing_rank_same_status_everywhere) {
     const int64_t m = 90, n = 60, k = 6, r = 30;
     double sig[30];
@@ -198,8 +203,8 @@ TEST(dist_rsvd_failing_rank_same_status_everywhere) {
     const int st_nan = tcnla_rsvd(h, &o, m, n, An, m, U1, m, S1, VT1, k);
     tcnla_destroy(h);
     CHECK(st_nan != 0);
-    const int expect[4] = {-6, TCNLA_ERR_COMM, st_nan, -5};
-    for (int kind = 0; kind < 4; kind++)
+    const int expect[5] = {-6, TCNLA_ERR_COMM, st_nan, -5, TCNLA_ERR_COMM};
+    for (int kind = 0; kind < 5; kind++)
         for (int who = 0; who < 2; who++) {
             rsvd_ctx c = {.m = m, .n = n, .k = k, .A = A, .o = o};
             c.bad_rank = who ? 0 : 2, c.bad_kind = kind;

@@ -399,6 +399,17 @@ TEST(rsvd_invalid_arguments) {
     o.power_method = TCNLA_GEMM_SHGEMM_FP16; /* taken: the basis rounded to FP16 */
     CHECK_EQ_INT(tcnla_rsvd(h, &o, 64, 64, A, 64, U, 64, S, VT, 8), 0);
     o.power_method = TCNLA_GEMM_DEFAULT;
+    o.pass_efficient = 1; /* 2q + 1 passes: q >= 1 */
+    o.power_iters = 0;
+    CHECK_EQ_INT(tcnla_rsvd(h, &o, 64, 64, A, 64, U, 64, S, VT, 8), -2);
+    o.power_iters = 2;
+    o.pass_efficient = 2;
+    CHECK_EQ_INT(tcnla_rsvd(h, &o, 64, 64, A, 64, U, 64, S, VT, 8), -2);
+    o.pass_efficient = -1;
+    CHECK_EQ_INT(tcnla_rsvd(h, &o, 64, 64, A, 64, U, 64, S, VT, 8), -2);
+    o.pass_efficient = 1;
+    CHECK_EQ_INT(tcnla_rsvd(h, &o, 64, 64, A, 64, U, 64, S, VT, 8), 0);
+    o.pass_efficient = 0;
     /* rank + oversampling beyond int64: the options are wrong (-2), found
      * without a signed overflow */
     o = tcnla_rsvd_opts_default();
@@ -758,3 +769,81 @@ TEST(rsvd_default_projection_fp16_as_accurate) {
     tcnla_destroy(h);
 }
 
+
+/* pass_efficient ([Bjarkason 2019]): the last power iteration stops at
+ * Y = A Z (Z = orth(A^T Q)) and A ~ Y Z^T, 2q + 1 passes over A. With the
+ * same Omega, in exact arithmetic, the rank-k residuals are ordered
+ * standard(q) <= pass-efficient(q) <= standard(q - 1): Y spans the
+ * standard's last basis Q, whose truncation is the best rank-k
+ * approximation with columns in that span, and Z spans W = A^T Q of the
+ * standard run with q - 1, the pass-efficient truncation being the best
+ * one with rows in that span. Tall and wide A, a slow polynomial decay
+ * (where each step of the order is strict) and an exponential one; every
+ * product in FP32, so that the order holds to FP32's rounding. One product
+ * fewer than the standard run's; U, V orthonormal, S descending. The
+ * defaults (the power iterations' precision from the data) keep the order
+ * to 1e-3. */
+TEST(rsvd_pass_efficient_between_q_and_q_minus_1) {
+    tcnla_handle_t h = cpu();
+    const int k = 16, p = 4;
+    for (int c = 0; c < 3; c++) {
+        const int m = c == 1 ? 384 : 512, n = c == 1 ? 512 : 384, mn = m < n ? m : n;
+        const int r = c == 2 ? 4 * k + 64 : mn;
+        double *sig = calloc((size_t)mn, sizeof(double));
+        float *A = malloc(sizeof(float) * m * n);
+        rsvd_out *R = rsvd_outs(1, m, n, k);
+        REQUIRE(sig && A && R);
+        for (int i = 0; i < r; i++)
+            sig[i] = c == 2 ? spectrum_value(SP_EXP, i, k) : 1.0 / sqrt(i + 1.0);
+        REQUIRE(tn_testmat_svd_fast(m, n, r, sig, 91 + c, A, m) == 0);
+        for (int dflt = 0; dflt < 2; dflt++) {
+            if (dflt && c != 0) continue;
+            for (int q = 1; q <= 2; q++) {
+                double res[3];
+                int prods[3];
+                for (int v = 0; v < 3; v++) { /* standard q - 1, pass-efficient q, standard q */
+                    tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+                    o.rank = k, o.oversampling = p, o.seed = 5;
+                    o.power_iters = v == 0 ? q - 1 : q;
+                    o.pass_efficient = v == 1;
+                    if (!dflt) {
+                        o.proj_method = o.gemm_method = TCNLA_GEMM_NATIVE_FP32;
+                        o.random_format = TCNLA_FMT_FP32;
+                    }
+                    tcnla_info_t info;
+                    o.info = &info;
+                    REQUIRE(tcnla_rsvd(h, &o, m, n, A, m, R->U, m, R->S, R->VT, k) == 0);
+                    res[v] = lowrank_residual(A, m, n, R->U, R->S, R->VT, k);
+                    prods[v] = info.products;
+                    if (v != 1) continue;
+                    double ou = 0, ov = 0;
+                    for (int a = 0; a < k; a++)
+                        for (int b = 0; b <= a; b++) {
+                            double su = 0, sv = 0;
+                            for (int i = 0; i < m; i++) su += (double)R->U[i + a * m] * R->U[i + b * m];
+                            for (int j = 0; j < n; j++) sv += (double)R->VT[a + j * k] * R->VT[b + j * k];
+                            ou = fmax(ou, fabs(su - (a == b))), ov = fmax(ov, fabs(sv - (a == b)));
+                        }
+                    CHECK_MSG(ou < 1e-5 && ov < 1e-5, "U^T U - I %.1e, V^T V - I %.1e", ou, ov);
+                    for (int i = 1; i < k; i++) CHECK(R->S[i] <= R->S[i - 1]);
+                }
+                printf("    %s %dx%d%s, q = %d: standard q-1 %.6e, pass-efficient %.6e, standard q "
+                       "%.6e (products %d, %d, %d)\n",
+                       c == 2 ? "exp" : "poly", m, n, dflt ? " defaults" : "", q, res[0], res[1],
+                       res[2], prods[0], prods[1], prods[2]);
+                const double tol = dflt ? 1e-3 : 1e-6;
+                CHECK_MSG(res[1] <= res[0] * (1 + tol), "pass-efficient %.6e > q-1's %.6e",
+                          res[1], res[0]);
+                CHECK_MSG(res[1] >= res[2] * (1 - tol), "pass-efficient %.6e < q's %.6e", res[1],
+                          res[2]);
+                CHECK_EQ_INT(prods[1], prods[2] - 1);
+                if (c < 2 && !dflt) /* strict on the slow decay */
+                    CHECK_MSG(res[1] < res[0] * (1 - 1e-3) && res[1] > res[2] * (1 + 1e-4),
+                              "%.6e not strictly between %.6e and %.6e", res[1], res[0], res[2]);
+            }
+        }
+        rsvd_outs_free(R, 1);
+        free(sig), free(A);
+    }
+    tcnla_destroy(h);
+}

@@ -30,6 +30,11 @@ static void help(void) {
         "  --rank K          target rank [256]\n"
         "  --oversampling P  [10]\n"
         "  --power-iters Q   [2]\n"
+        "  --pass-efficient  2Q + 1 passes over A instead of 2Q + 2 (needs Q >= 1): the last\n"
+        "                    power iteration stops at Y = A Z, Z = orth(A^T Q), and A ~ Y Z^T,\n"
+        "                    one product and one orthonormalization fewer; the residual lies\n"
+        "                    between those of Q - 1 and Q iterations ([Bjarkason 2019]; slow\n"
+        "                    decay at Q = 2: 1.031 against 1.020 x optimal)\n"
         "  --proj M          GEMM of A*Omega: shgemm_fp16, shgemm_tf32, tcec_fp16, tcec_tf32,\n"
         "                    native_fp32, tf32, fp16, ... [on a GPU: fp16 where power iterations\n"
         "                    follow (they filter its rounding of A) and it needs no copy of A,\n"
@@ -43,9 +48,10 @@ static void help(void) {
         "                    shgemm_fp16, its first product fp16 where another iteration\n"
         "                    follows (printed as auto:...); else as --gemm]\n"
         "                    fp16 for --proj, --gemm or --power is the fastest (--proj fp16\n"
-        "                    --gemm fp16: 10x cuSOLVER's gesvdr on an H200 at 16384^2, rank\n"
-        "                    256) but rounds A to FP16 in every product (a relative error of\n"
-        "                    about 3e-4 per product): for residuals well above that only\n"
+        "                    --gemm fp16: 11.5x cuSOLVER's gesvdr on an H100 at 16384^2,\n"
+        "                    rank 256, 13.4x with --pass-efficient) but rounds A to FP16 in\n"
+        "                    every product (a relative error of about 3e-4 per product): for\n"
+        "                    residuals well above that only\n"
         "  --orth O          householder, cholqr_fp32, cholqr_fp64, cholqr2_fp64 [cholqr_fp64]\n"
         "  --random-format F fp32, fp16, bf16, tf32, e4m3, e5m2 [fp16]\n"
         "  --reps N          timed runs after a warm-up, median reported [3 on a GPU, 1 on the CPU]\n"
@@ -171,6 +177,7 @@ int cmd_rsvd(int argc, char **argv) {
             help();
             return EXIT_OK;
         } else if (!strcmp(a, "--no-baseline")) baseline = 0;
+        else if (!strcmp(a, "--pass-efficient")) o.pass_efficient = 1;
         else if (!cli_takes_value(a, value_opts)) return cli_unknown_opt("rsvd", a);
         else if (!(v = cli_value(argc, argv, &i))) return EXIT_USAGE;
         else if (!strcmp(a, "--input")) input = v;
@@ -236,6 +243,11 @@ int cmd_rsvd(int argc, char **argv) {
         fprintf(stderr, "tcnla rsvd: --gemm %s: SHGEMM needs an FP16 operand, which only the "
                 "random matrix of --proj and the basis of --power are\n",
                 tcnla_gemm_method_name(o.gemm_method));
+        return EXIT_USAGE;
+    }
+    if (o.pass_efficient && o.power_iters < 1) {
+        fprintf(stderr, "tcnla rsvd: --pass-efficient needs --power-iters 1 or more (it stops "
+                "the last power iteration early)\n");
         return EXIT_USAGE;
     }
     if (o.power_method == TCNLA_GEMM_SHGEMM_TF32) {
@@ -424,6 +436,7 @@ int cmd_rsvd(int argc, char **argv) {
         cli_jint(&j, "rank", k);
         cli_jint(&j, "oversampling", o.oversampling);
         cli_jint(&j, "power_iters", o.power_iters);
+        cli_jint(&j, "pass_efficient", o.pass_efficient);
         cli_jstr(&j, "proj", cli_rsvd_proj(&o, &info));
         cli_jstr(&j, "gemm", tcnla_gemm_method_name(o.gemm_method));
         cli_jstr(&j, "power", cli_rsvd_power(&o, &info));
@@ -437,12 +450,13 @@ int cmd_rsvd(int argc, char **argv) {
         cli_jend(&j);
     } else {
         printf("tcnla rsvd on %s (%s backend): %lld x %lld %s, rank %lld, oversampling %lld, "
-               "%d power iterations\n",
+               "%d power iterations%s\n",
                dev, cli_backend_name(be), (long long)m, (long long)n,
                input ? input : (!strcmp(spectrum, "exp") ? "matrix, exponentially decaying spectrum"
                                 : !strcmp(spectrum, "linear") ? "matrix, linearly decaying spectrum"
                                                               : "matrix, spectrum (i+1)^-2"),
-               (long long)k, (long long)o.oversampling, o.power_iters);
+               (long long)k, (long long)o.oversampling, o.power_iters,
+               o.pass_efficient ? " (pass-efficient: 2q + 1 passes over A)" : "");
         printf("  methods: A*Omega %s, power iterations %s, Q^T A %s, Omega in %s\n",
                cli_rsvd_proj(&o, &info),
                cli_rsvd_power(&o, &info), tcnla_gemm_method_name(o.gemm_method),

@@ -256,7 +256,7 @@ _RSVD_ARGS = ("handle", "opts", "m", "n", "A", "lda", "U", "ldu", "S", "VT", "ld
 
 
 def _rsvd_opts(fn, rank, oversampling, power_iters, proj_method, gemm_method, power_method,
-               random_format, random_dist, orth, on_breakdown, seed):
+               random_format, random_dist, orth, on_breakdown, seed, pass_efficient=None):
     o = L.lib().tcnla_rsvd_opts_default()
     o.rank = _int(rank, "rank", fn, 1)
     if oversampling is not None:
@@ -268,6 +268,14 @@ def _rsvd_opts(fn, rank, oversampling, power_iters, proj_method, gemm_method, po
     _set_opts(o, fn, proj_method=proj_method, gemm_method=gemm_method,
               power_method=power_method, random_format=random_format, random_dist=random_dist,
               orth=orth, on_breakdown=on_breakdown, seed=seed)
+    if pass_efficient is not None:
+        if not isinstance(pass_efficient, (bool, np.bool_)):
+            raise TcnlaValueError(f"{fn}: pass_efficient must be True or False, got "
+                                  f"{pass_efficient!r}", argument="pass_efficient")
+        o.pass_efficient = int(bool(pass_efficient))
+        if o.pass_efficient and o.power_iters < 1:
+            raise TcnlaValueError(f"{fn}: pass_efficient needs at least one power iteration "
+                                  f"(2q + 1 passes over A)", argument="pass_efficient")
     return o
 
 
@@ -318,7 +326,8 @@ def _rsvd_run(fn, a, o, device, timings):
 
 def rsvd(A, rank, *, oversampling=None, power_iters=None, proj_method=None, gemm_method=None,
          power_method=None, random_format=None, random_dist=None, orth=None,
-         on_breakdown=None, seed=None, timings=False, device=None, return_info=False):
+         on_breakdown=None, seed=None, pass_efficient=None, timings=False, device=None,
+         return_info=False):
     """Rank-`rank` randomized SVD, A ~ U @ diag(S) @ Vt, by tcnla_rsvd
     ([Ootomo & Yokota 2023] Algorithm 1): the product A Omega with an FP16
     Gaussian Omega, power iterations re-orthonormalized at every step, the
@@ -350,6 +359,12 @@ def rsvd(A, rank, *, oversampling=None, power_iters=None, proj_method=None, gemm
       orth          default 'cholqr_fp64' ('householder','cholqr_fp32','cholqr2_fp64');
       on_breakdown  default 'retry' ('error');
       seed          default 1 (the result is a function of the seed);
+      pass_efficient default False: 2q + 2 passes over A. True: 2q + 1 (needs q >= 1;
+                    [Bjarkason 2019]): the last power iteration stops at Y = A Z,
+                    Z = orth(A^T Q), and A ~ Y Z^T, one product and one
+                    orthonormalization fewer; the residual lies between those of
+                    q - 1 and q iterations (1.031 against 1.020 x optimal on a slow
+                    decay at q = 2, docs/design.md);
       timings       True: Info.timings holds seconds per step (synchronizing
                     after each step: slower);
       device        for host arrays: 'cpu', 'cuda', 'cuda:N' or None (the GPU when
@@ -359,14 +374,15 @@ def rsvd(A, rank, *, oversampling=None, power_iters=None, proj_method=None, gemm
     product); the residual ||A - U S Vt||_F is that of a rank-l randomized
     range finder with q power iterations (close to the optimal
     sqrt(sum_{i>k} s_i^2) for a decaying spectrum). Cost: (2q + 2) products
-    of m x n x l (3 Tensor Core products each for TCEC, 2 for SHGEMM),
-    q + 1 orthonormalizations of m x l / n x l, one l x l SVD; device memory
+    of m x n x l (2q + 1 with pass_efficient; 3 Tensor Core products each
+    for TCEC, 2 for SHGEMM), 2q + 1 orthonormalizations of m x l / n x l
+    (2q with pass_efficient), one l x l SVD; device memory
     beside A and the outputs about (m + n) l floats (the handle's pool,
     kept for the next call)."""
     fn = "rsvd"
     a = _matrix(A, "A", fn, batched=True)
     o = _rsvd_opts(fn, rank, oversampling, power_iters, proj_method, gemm_method, power_method,
-                   random_format, random_dist, orth, on_breakdown, seed)
+                   random_format, random_dist, orth, on_breakdown, seed, pass_efficient)
     U, S, Vt, info = _rsvd_run(fn, a, o, device, timings)
     return _finish((U.obj, S.obj, Vt.obj), info, return_info)
 
@@ -397,7 +413,7 @@ def svd_lowrank(A, q=6, niter=2, M=None, *, device=None, return_info=False, **op
     timings = options.pop("timings", False)
     o = _rsvd_opts(fn, q, options.pop("oversampling"), niter, *(options.pop(k, None) for k in (
         "proj_method", "gemm_method", "power_method", "random_format", "random_dist", "orth",
-        "on_breakdown", "seed")))
+        "on_breakdown", "seed", "pass_efficient")))
     if options:
         raise TypeError(f"{fn}: unexpected keyword arguments {sorted(options)}")
     U, S, Vt, info = _rsvd_run(fn, a32, o, device, timings)
@@ -459,7 +475,7 @@ def randomized_svd(M, n_components, *, n_oversamples=10, n_iter="auto",
     timings = options.pop("timings", False)
     o = _rsvd_opts(fn, k, n_oversamples, n_iter, *(options.pop(x, None) for x in (
         "proj_method", "gemm_method", "power_method", "random_format", "random_dist", "orth",
-        "on_breakdown")), seed)
+        "on_breakdown")), seed, options.pop("pass_efficient", None))
     if options:
         raise TypeError(f"{fn}: unexpected keyword arguments {sorted(options)}")
     U, S, Vt, info = _rsvd_run(fn, a32, o, device, timings)

@@ -75,7 +75,8 @@ class RsvdOpts(C.Structure):
                 ("proj_method", C.c_int), ("gemm_method", C.c_int), ("power_method", C.c_int),
                 ("random_format", C.c_int), ("random_dist", C.c_int), ("orth", C.c_int),
                 ("on_breakdown", C.c_int), ("seed", C.c_uint64),
-                ("timings", C.POINTER(C.c_double)), ("info", C.POINTER(Info))]
+                ("timings", C.POINTER(C.c_double)), ("info", C.POINTER(Info)),
+                ("pass_efficient", C.c_int)]
 
 
 class LraOpts(C.Structure):

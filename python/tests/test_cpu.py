@@ -317,10 +317,41 @@ def test_rsvd_options_by_name():
     assert np.array_equal(a1, tcnla.rsvd(A, 10, seed=3, device=DEV)[0])
 
 
+@pytest.mark.parametrize("order", ["C", "F"])
+def test_rsvd_pass_efficient_between_q_minus_1_and_q(order):
+    # 2q + 1 passes: the residual between those of q - 1 and q iterations
+    # (the same Omega; every product in FP32 here), in both layouts, and
+    # through svd_lowrank's and randomized_svd's keywords
+    spec = 1.0 / np.sqrt(np.arange(1.0, 151.0))
+    A = np.asarray(spectrum_matrix(240, 150, spec, seed=12), np.float32, order=order)
+    kw = dict(proj_method="native_fp32", gemm_method="native_fp32", random_format="fp32",
+              device=DEV)
+    res = []
+    for q, pe in ((1, False), (2, True), (2, False)):
+        U, S, Vt, info = tcnla.rsvd(A, 8, oversampling=2, power_iters=q, pass_efficient=pe,
+                                    return_info=True, **kw)
+        res.append(np.linalg.norm(A - (U * S) @ Vt))
+        np.testing.assert_allclose(U.T @ U, np.eye(8), atol=1e-5)
+        np.testing.assert_allclose(Vt @ Vt.T, np.eye(8), atol=1e-5)
+        if pe:
+            products, S_pe = info.products, S
+    assert res[2] * (1 - 1e-5) <= res[1] <= res[0] * (1 + 1e-5)
+    assert res[1] < res[0] * (1 - 1e-3)  # strict on the slow decay
+    assert products == info.products - 1
+    _, S2, _ = tcnla.svd_lowrank(A, q=8, niter=2, oversampling=2, seed=1, pass_efficient=True,
+                                 **kw)
+    _, S3, _ = tcnla.randomized_svd(A, 8, n_oversamples=2, n_iter=2, random_state=1,
+                                    pass_efficient=True, **kw)
+    np.testing.assert_allclose(S2, S3, rtol=1e-6)
+    np.testing.assert_allclose(S2, S_pe, rtol=1e-6)  # (the same seed)
+
+
 def test_rsvd_bad_inputs():
     A = np.ones((30, 20), np.float32)
     for kw in ({"orth": "gram_schmidt"}, {"random_dist": "cauchy"}, {"proj_method": "x"},
-               {"oversampling": -1}, {"power_iters": 101}, {"seed": -1}):
+               {"oversampling": -1}, {"power_iters": 101}, {"seed": -1},
+               {"pass_efficient": 1}, {"pass_efficient": "yes"},
+               {"pass_efficient": True, "power_iters": 0}):
         with pytest.raises(ValueError):
             tcnla.rsvd(A, 2, device=DEV, **kw)
     with pytest.raises(ValueError):

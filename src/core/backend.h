@@ -69,9 +69,10 @@ typedef struct tn_backend_ops {
                        float *Vk, float *Sk, int scale_vk);
     /* RSVD's last step from the eigensolution of W^T W: TN_NOT_TAKEN where
      * the backend has no such path or it does not apply. cl->dist_rows: W's
-     * rows are distributed (the Gram matrices summed, VT this rank's columns) */
+     * rows are distributed (the Gram matrices summed, VT this rank's columns).
+     * trans: VT written transposed (n x k, ld ldvt >= n) */
     int (*svd_from_gram)(tn_call_t *cl, int64_t n, int64_t l, int64_t k, const float *W,
-                         int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt);
+                         int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt, int trans);
 
     /* ---- random matrices and element-wise work */
     int (*random_fill)(tn_call_t *cl, tcnla_rand_dist_t dist, tcnla_format_t fmt, int f16,

@@ -71,7 +71,7 @@ int tcnla_dist_orthonormalize(tcnla_comm_t comm, tcnla_orth_t method,
 
 /* The options' digest: every field that steers the computation */
 static uint64_t rsvd_key(const tcnla_rsvd_opts_t *o, int64_t n) {
-    const uint64_t w[12] = {(uint64_t)n,
+    const uint64_t w[13] = {(uint64_t)n,
                             (uint64_t)o->rank,
                             (uint64_t)o->oversampling,
                             (uint64_t)o->power_iters,
@@ -82,8 +82,9 @@ static uint64_t rsvd_key(const tcnla_rsvd_opts_t *o, int64_t n) {
                             (uint64_t)o->random_dist,
                             (uint64_t)o->orth,
                             (uint64_t)o->on_breakdown,
-                            o->seed};
-    return tn_dist_key(w, 12);
+                            o->seed,
+                            (uint64_t)o->pass_efficient};
+    return tn_dist_key(w, 13);
 }
 
 int tcnla_dist_rsvd(tcnla_comm_t comm, const tcnla_rsvd_opts_t *o, int64_t m_local, int64_t n,

@@ -9,6 +9,9 @@
  *   Q = orth(Y)
  *   repeat q times: Z = orth(A^T Q); Q = orth(A Z)          power_method (0: below)
  *   W = A^T Q  (n x l, = B^T)                 gemm_method
+ *   (pass_efficient, [Bjarkason 2019]: the last iteration ends at Y = A Z,
+ *   gemm_method, and A ~ Y Z^T takes the place of Q W^T below, the roles of
+ *   the two factors exchanged: 2q + 1 passes over A instead of 2q + 2)
  *   W = Qw Rw                                 orth, with R
  *   Rw^T = Ur S Vr^T                          l x l, FP64 (CPU: dgesdd; GPU: small_svd_cuda.c)
  *   U = Q Ur(:, 1:k),  VT = Vr(:, 1:k)^T Qw^T
@@ -276,7 +279,9 @@ static int settle_trust(tn_call_t *cl, const float *A, int64_t lda, int64_t m, i
 }
 
 /* Algorithm 1 up to B: Y = Q (m x l, orthonormal basis of the range after
- * the power iterations), W = A^T Q (n x l). probes: the projection draws
+ * the power iterations), W = A^T Q (n x l); pass_efficient: W = Z (n x l,
+ * orthonormal) and Y = A Z, the last power iteration's orthonormalization
+ * and the product after it left out (A ~ Y Z^T). probes: the projection draws
  * RSVD_PROBES more columns (Om and Y hold l + RSVD_PROBES) and the power
  * iterations' method is FP16 or pm (SHGEMM_FP16) from fp16_power_suffices
  * (sums: two doubles of handle memory for its sums).
@@ -412,6 +417,15 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
             if (orth_fail) TRYR(orth_redo(cl, o, ws, 1, n, l, W, NULL));
         }
         if (tb) tn_trust_basis(cl, W, (size_t)n * (size_t)l);
+        if (o->pass_efficient && it == o->power_iters - 1) {
+            /* the last product Y = A Z (Z = W orthonormal): A ~ Y Z^T */
+            TRYR(mark(h, tm, TCNLA_RSVD_STEP_POWER));
+            TRYR(tn_sgemm(cl, o->gemm_method, N, N, m, l, n, 1.0f, A, lda, W, NULL, n, 0.0f, Y,
+                          m));
+            tn_trust_basis(cl, NULL, 0);
+            TRYR(mark(h, tm, TCNLA_RSVD_STEP_BT));
+            return TCNLA_SUCCESS;
+        }
         TRYR(tn_sgemm(cl, pm, N, N, m, l, n, 1.0f, A, lda, W, NULL, n, 0.0f, Y, m));
         TRYR(orth_step(cl, o, *deferred, 1, m, l, Y, NULL));
         if (pm != TCNLA_GEMM_FP16 && *deferred) {
@@ -428,6 +442,36 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_BT));
 #undef TRYR
     return TCNLA_SUCCESS;
+}
+
+/* The last step where pass_efficient: A ~ Y Z^T (Y = A Z, m x l, on
+ * several ranks this rank's rows of it; Z n x l, orthonormal, whole on
+ * every rank), the roles of Q and W in tn_rsvd_run exchanged. The
+ * eigensolution of Y^T Y = X diag(s^2) X^T (the backend's, the Gram
+ * matrices summed over the ranks) gives U = Y X diag(1 / s) (its VT,
+ * written transposed); else Y = Qy Ry and Ry^T = Ur S Vr^T give U = Qy Vr.
+ * Then VT = X^T Z^T (X = Ur). R: l x l, Sm: 2 l k floats of handle memory;
+ * basis_guard as in tn_rsvd_run. */
+static int svd_of_yz(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t n,
+                     int64_t l, int64_t k, float *Y, const float *Z, float *R, float *Sm,
+                     int basis_guard, float *U, int64_t ldu, float *S, float *VT, int64_t ldvt) {
+    tcnla_handle_t h = cl->h;
+    const tcnla_op_t N = TCNLA_OP_N, T = TCNLA_OP_T;
+    const tcnla_gemm_method_t f32 = TCNLA_GEMM_NATIVE_FP32;
+    if (cl->comm) cl->dist_rows++;
+    int st = basis_guard ? TN_GRAM_NOT_TAKEN
+                         : h->ops->svd_from_gram(cl, m, l, k, Y, m, Sm, S, U, ldu, 1);
+    if (cl->comm) cl->dist_rows--;
+    if (st == TN_GRAM_NOT_TAKEN) {
+        st = tn_orthonormalize_dist(cl, o->orth, o->on_breakdown, m, l, Y, m, R, l, NULL, NULL,
+                                    0);
+        /* Ry^T = Ur S Vr^T; Sm holds Ur_k then Vr_k */
+        if (!st) st = tn_small_svd_t(h, l, k, R, Sm, Sm + l * k, S, 0);
+        if (!st)
+            st = tn_sgemm(cl, f32, N, N, m, k, l, 1.0f, Y, m, Sm + l * k, NULL, l, 0.0f, U, ldu);
+    }
+    if (!st) st = tn_sgemm(cl, f32, T, T, k, n, l, 1.0f, Sm, l, Z, NULL, n, 0.0f, VT, ldvt);
+    return st;
 }
 
 int tn_rsvd_check_opts(const tcnla_rsvd_opts_t *o, int64_t m, int64_t n) {
@@ -450,6 +494,8 @@ int tn_rsvd_check_opts(const tcnla_rsvd_opts_t *o, int64_t m, int64_t n) {
     if ((int)o->random_format < 0 || (int)o->random_format > (int)TCNLA_FMT_E5M2) return -2;
     if ((int)o->random_dist < 0 || (int)o->random_dist > (int)TCNLA_RAND_SPARSE_SQRT) return -2;
     if ((int)o->orth < 0 || (int)o->orth > (int)TCNLA_ORTH_CHOLQR2_FP64) return -2;
+    /* 2q + 1 passes: the last power iteration's Y = A Z is the last product */
+    if (o->pass_efficient != 0 && (o->pass_efficient != 1 || o->power_iters < 1)) return -2;
     return 0;
 }
 
@@ -590,12 +636,16 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
         if (st != TCNLA_SUCCESS || !any) break;
     }
     if (st) goto out;
+    if (o->pass_efficient) { /* A ~ Y Z^T (Y m x l, this rank's rows; Z = W, n x l) */
+        TRY(svd_of_yz(cl, o, m, n, l, k, Y, W, R, Sm, basis_guard, U, ldu, S, VT, ldvt));
+        goto last;
+    }
     /* where the backend has it (the GPU's): the eigensolution of W^T W,
      * without W's QR, where the k values are well enough separated from
      * zero (Sm: Xk, VT written) */
     if (ws.on) { /* this rank's rows Wb of W: its columns of VT, then all of them */
         cl->dist_rows++;
-        st = h->ops->svd_from_gram(cl, ws.nb, l, k, ws.Wb, ws.nb, Sm, S, VTb, k);
+        st = h->ops->svd_from_gram(cl, ws.nb, l, k, ws.Wb, ws.nb, Sm, S, VTb, k, 0);
         cl->dist_rows--;
         if (st == TN_GRAM_NOT_TAKEN) {
             TRY(tn_orthonormalize_dist(cl, o->orth, o->on_breakdown, ws.nb, l, ws.Wb, ws.nb, R, l,
@@ -615,7 +665,7 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
          * do the top k values, which the Gram path refuses after forming
          * it; the QR path below is right either way) */
         st = basis_guard ? TN_GRAM_NOT_TAKEN
-                         : h->ops->svd_from_gram(cl, n, l, k, W, n, Sm, S, VT, ldvt);
+                         : h->ops->svd_from_gram(cl, n, l, k, W, n, Sm, S, VT, ldvt, 0);
     }
     if (st == TN_GRAM_NOT_TAKEN) {
         TRY(tn_orthonormalize(cl, o->orth, o->on_breakdown, n, l, W, n, R, l, NULL));
@@ -630,6 +680,7 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
     /* U = Q Ur(:, 1:k) (Ur = Xk on the Gram path) */
     TRY(tn_sgemm(cl, TCNLA_GEMM_NATIVE_FP32, N, N, m, k, l, 1.0f, Y, m, Sm, NULL, l, 0.0f, U,
                  ldu));
+last:
     TRY(mark(h, &tm, TCNLA_RSVD_STEP_SVD));
 #undef TRY
 out:

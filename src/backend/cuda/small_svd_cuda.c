@@ -899,14 +899,16 @@ static int jacobi_path(tcnla_handle_t h, int64_t l, int64_t k, const double *Rd,
  * small_svd_jacobi = 1, to compare) turns it off. */
 int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
                           int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt) {
-    return tn_cuda_svd_from_gram_rows(h, n, l, k, W, ldw, Xk, Sk, VT, ldvt, NULL);
+    return tn_cuda_svd_from_gram_rows(h, n, l, k, W, ldw, Xk, Sk, VT, ldvt, 0, NULL);
 }
 
-/* dist (the call, or NULL): W's rows are distributed over the ranks of
- * dist->comm; G is the sum of their Gram matrices, V^T this rank's columns */
+/* trans: V^T written transposed, as V (n x k, ld ldvt; the pass-efficient
+ * randomized SVD's U from Y = A Z). dist (the call, or NULL): W's rows are
+ * distributed over the ranks of dist->comm; G is the sum of their Gram
+ * matrices, V^T this rank's columns */
 int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k,
                                const float *W, int64_t ldw, float *Xk, float *Sk, float *VT,
-                               int64_t ldvt, tn_call_t *dist) {
+                               int64_t ldvt, int trans, tn_call_t *dist) {
     struct tn_cuda_ctx *c = h->cuda;
     if (!c->tune->rsvd_gram || c->tune->small_svd_jacobi || k < 1 || k > l)
         return TN_GRAM_NOT_TAKEN;
@@ -1010,9 +1012,17 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
         if (!st) st = defl_verdict(c, dinfo);
         if (st == EIG_FALLBACK) st = TN_GRAM_NOT_TAKEN; /* (Xk, Sk written: the QR path's too) */
     }
-    if (!st)
+    if (!st && trans) { /* V = (V^T)^T (n x k), in the room of Ww or Vt, whichever is free */
+        double *Vn = Vf == Vt ? Ww : Vt;
+        st = tn_cublas_st(cublasDgeam(c->cublas, CUBLAS_OP_T, CUBLAS_OP_T, (int)n, (int)k, &one,
+                                      Vf, (int)k, &zero, Vf, (int)k, Vn, (int)n));
+        if (!st)
+            st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Vn, n, VT, ldvt, n,
+                                                        k, NULL, c->stream));
+    } else if (!st) {
         st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Vf, k, VT, ldvt, k, n,
                                                     NULL, c->stream));
+    }
     if (!st) c->ssvd.path = deflating ? TN_SSVD_RAN_DEFLATE : TN_SSVD_RAN_EIG;
     return st;
 }

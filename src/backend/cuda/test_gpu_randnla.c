@@ -640,6 +640,97 @@ static double residual(const float *A, int m, int n, const float *U, const float
     return sqrt(num / den);
 }
 
+/* pass_efficient on the GPU (2048 x 1536, k = 64, p = 10, q = 2): the
+ * CPU test's order standard(q) <= pass-efficient(q) <= standard(q - 1)
+ * (tests/test_randnla.c, exact arithmetic) to 1e-5 with every product
+ * FP32-accurate (SHGEMM_FP16 projection, TCEC_FP16 after it), strict on
+ * a slow decay (s_i = (i + 1)^-1/2); one product fewer; the last step
+ * from the eigensolution of Y^T Y (from_w) and, with the tuning's
+ * rsvd_gram = 0, from Y's QR: the same residual to 1e-5 and the values to
+ * 1e-5 s_1. On the deep decay to 1e-8 with the defaults (the deflated
+ * path, on R as the standard run's where the first basis's CholeskyQR
+ * failed): the values to 1e-5 s_1 of the known ones, the residual within
+ * 1e-3 of the standard q - 1's. U and V orthonormal to 1e-5. */
+TEST(gpu_rsvd_pass_efficient) {
+    tcnla_handle_t g = gt_gpu();
+    if (!g) SKIP("no GPU");
+    const int m = 2048, n = 1536, k = 64, p = 10, r = 4 * k + 64;
+    double *sig = calloc(n, sizeof(double));
+    float *A = malloc(sizeof(float) * m * n), *U = malloc(sizeof(float) * m * k),
+          *VT = malloc(sizeof(float) * k * n), S[64], Spe[64];
+    REQUIRE(sig && A && U && VT);
+    float *dA = gt_to_dev(g, NULL, (size_t)m * n), *dU = gt_to_dev(g, NULL, (size_t)m * k),
+          *dVT = gt_to_dev(g, NULL, (size_t)k * n), *dS = gt_to_dev(g, NULL, k);
+    for (int c = 0; c < 2; c++) {
+        for (int i = 0; i < (c ? r : n); i++)
+            sig[i] = c ? pow(10.0, -8.0 * i / k) : 1.0 / sqrt(i + 1.0);
+        REQUIRE(tn_testmat_svd_fast(m, n, c ? r : n, sig, 41 + c, A, m) == 0);
+        tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)m * n, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        /* standard q - 1, pass-efficient q, standard q, pass-efficient q by Y's QR */
+        double res[4], known = 0, dv = 0;
+        int prods[4], ran[4], from_w[4];
+        for (int v = 0; v < 4; v++) {
+            tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+            o.rank = k, o.oversampling = p, o.power_iters = v == 0 ? 1 : 2;
+            o.pass_efficient = v == 1 || v == 3;
+            if (c == 0)
+                o.proj_method = TCNLA_GEMM_SHGEMM_FP16, o.power_method = TCNLA_GEMM_TCEC_FP16;
+            tcnla_info_t info;
+            o.info = &info;
+            GT_TUNE(g, rsvd_gram, v != 3);
+            REQUIRE(tcnla_rsvd(g, &o, m, n, dA, m, dU, m, dS, dVT, k) == 0);
+            GT_TUNE(g, rsvd_gram, 1);
+            prods[v] = info.products, ran[v] = g->cuda->ssvd.path, from_w[v] = g->cuda->ssvd.from_w;
+            gt_to_host(g, U, dU, (size_t)m * k), gt_to_host(g, VT, dVT, (size_t)k * n);
+            gt_to_host(g, S, dS, k);
+            res[v] = residual(A, m, n, U, S, VT, k);
+            if (v == 1) {
+                for (int i = 0; i < k; i++) known = fmax(known, fabs(S[i] - sig[i]) / sig[0]);
+                memcpy(Spe, S, sizeof S);
+            }
+            if (v == 3)
+                for (int i = 0; i < k; i++) dv = fmax(dv, fabs((double)S[i] - Spe[i]) / Spe[0]);
+            if (v != 1 && v != 3) continue;
+            double ou = 0, ov = 0;
+            for (int a = 0; a < k; a++)
+                for (int b = 0; b <= a; b++) {
+                    double su = 0, sv = 0;
+                    for (int i = 0; i < m; i++) su += (double)U[i + a * m] * U[i + b * m];
+                    for (int j = 0; j < n; j++) sv += (double)VT[a + j * k] * VT[b + j * k];
+                    ou = fmax(ou, fabs(su - (a == b))), ov = fmax(ov, fabs(sv - (a == b)));
+                }
+            CHECK_MSG(ou < 1e-5 && ov < 1e-5, "run %d: U^T U - I %.1e, V^T V - I %.1e", v, ou, ov);
+        }
+        printf("    %s: standard q-1 %.6e, pass-efficient %.6e (ran %d, from Y %d; by Y's QR "
+               "%.6e, ran %d, values differ by %.1e s_1), standard q %.6e (from W %d); products %d, %d, %d; "
+               "known values %.1e s_1\n",
+               c ? "deep decay, defaults" : "slow decay, TCEC", res[0], res[1], ran[1],
+               from_w[1], res[3], ran[3], dv, res[2], from_w[2], prods[0], prods[1], prods[2],
+               known);
+        const double tol = c ? 1e-3 : 1e-5;
+        CHECK_MSG(res[1] <= res[0] * (1 + tol) + (c ? 1e-7 : 0.0), "%.6e > q-1's %.6e", res[1],
+                  res[0]);
+        CHECK_MSG(res[1] >= res[2] * (1 - tol), "%.6e < q's %.6e", res[1], res[2]);
+        CHECK_EQ_INT(prods[1], prods[2] - 1);
+        /* (on the deep decay the first basis's CholeskyQR fails, and the
+         * last step takes the QR path there, as the standard run's does) */
+        CHECK_EQ_INT(from_w[1], c ? from_w[2] : 1);
+        CHECK_EQ_INT(ran[1], c ? TN_SSVD_RAN_DEFLATE : TN_SSVD_RAN_EIG);
+        CHECK_EQ_INT(from_w[3], 0);
+        CHECK_MSG(fabs(res[3] / res[1] - 1) <= 1e-5 + (c ? 1e-7 / res[1] : 0.0),
+                  "by Y's QR %.6e, from Y^T Y %.6e", res[3], res[1]);
+        CHECK_MSG(dv <= 1e-5, "values differ by %.2e s_1", dv);
+        if (c == 0)
+            CHECK_MSG(res[1] < res[0] * (1 - 1e-3) && res[1] > res[2] * (1 + 1e-4),
+                      "%.6e not strictly between %.6e and %.6e", res[1], res[0], res[2]);
+        else
+            CHECK_MSG(known <= 1e-5, "known values %.2e s_1", known);
+    }
+    tcnla_free(g, dA), tcnla_free(g, dU), tcnla_free(g, dVT), tcnla_free(g, dS);
+    free(sig), free(A), free(U), free(VT);
+    tcnla_destroy(g);
+}
+
 TEST(gpu_rsvd_tensor_core_matches_fp32_and_bound) {
     tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
@@ -1054,6 +1145,16 @@ TEST(gpu_rsvd_svd_from_gram) {
         CHECK(orth_v < 1e-5 && orth_x < 1e-5);
         for (int i = 1; i < l; i++) CHECK(S[i] <= S[i - 1]);
         CHECK(S[l - 1] > 0);
+        /* trans (the pass-efficient SVD's U): VT transposed, bit for bit */
+        float *V = malloc(sizeof(float) * n * l);
+        REQUIRE(V);
+        REQUIRE(tn_cuda_svd_from_gram_rows(g, n, l, l, dW, n, dX, dS, dVT, n, 1, NULL) == 0);
+        gt_to_host(g, V, dVT, (size_t)l * n);
+        int same = 1;
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < l; i++) same &= V[j + i * n] == VT[i + j * l];
+        CHECK(same);
+        free(V);
     }
     tcnla_free(g, dW), tcnla_free(g, dX), tcnla_free(g, dVT), tcnla_free(g, dS);
     free(W), free(X), free(VT);

@@ -294,6 +294,16 @@ TEST(gpu_small_svd_deflate_gram_on_w) {
             CHECK_MSG(dsr <= 0x1p-22 + 8.0 * EPS * ratio, "1e-%d: values %.2e", dec, dsr);
             CHECK_MSG(orth <= 16.0 * EPS * ratio + 1e-5 && res <= 1e-6,
                       "1e-%d: orth %.2e residual %.2e", dec, orth, res);
+            /* trans (the pass-efficient SVD's U): VT transposed, bit for bit */
+            float *V = malloc(sizeof(float) * nl);
+            REQUIRE(V);
+            REQUIRE(tn_cuda_svd_from_gram_rows(g, n, l, k, dW, n, dX, dS, dVT, n, 1, NULL) == 0);
+            gt_to_host(g, V, dVT, (size_t)k * n);
+            int same = 1;
+            for (int i = 0; i < n; i++)
+                for (int j = 0; j < k; j++) same &= V[i + (size_t)j * n] == VT[j + (size_t)i * k];
+            CHECK_MSG(same, "1e-%d: V not VT transposed", dec);
+            free(V);
         }
     }
     GT_TUNE(g, small_svd_deflate, 0);

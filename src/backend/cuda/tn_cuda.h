@@ -176,12 +176,13 @@ int tn_cuda_small_svd_path(tcnla_handle_t h, int path, int64_t l, int64_t k, con
  * below s_k = 1e-4 s_1 the deflated Gram path (not with dist);
  * TN_GRAM_NOT_TAKEN where that is off or refuses, or the eigensolver fails
  * (nothing written but, where the deflated path's check refused, Xk and
- * Sk): the QR path then runs. */
+ * Sk): the QR path then runs. _rows: trans, VT written transposed (n x k,
+ * ldvt >= n); dist, W's rows over the ranks of dist->comm. */
 int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
                           int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt);
 int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k,
                                const float *W, int64_t ldw, float *Xk, float *Sk, float *VT,
-                               int64_t ldvt, tn_call_t *dist);
+                               int64_t ldvt, int trans, tn_call_t *dist);
 /* The small SVD's symmetric eigensolver (eig_solve in small_svd_cuda.c)
  * on the n x n G (handle memory, upper triangle, ld n; not written): lam
  * (n, ascending) and X (n x n) in handle memory; *fast = 1 where the
