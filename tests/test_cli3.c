@@ -637,8 +637,9 @@ TEST(cli3_rsvd_power_reported_as_run) {
 
 /* tcnla rsvd --pass-efficient: refused without power iterations (naming
  * the options, exit 2); with them reported ("pass_efficient": 1 in --json,
- * the text run says so) and between the residuals of Q - 1 and Q
- * iterations of the default on the same generated matrix and seed. */
+ * the text run says so, its last product named) and between the residuals
+ * of Q - 1 and Q iterations of the default on the same generated matrix
+ * and seed; over two ranks (--ranks 2) reported the same way. */
 TEST(cli3_rsvd_pass_efficient) {
     if (!tu_have_bin()) SKIP("build/tcnla not built");
     int st = tu_run("rsvd --backend cpu --m 64 --n 64 --rank 4 --pass-efficient --power-iters 0",
@@ -663,5 +664,10 @@ TEST(cli3_rsvd_pass_efficient) {
     CHECK(res[1] <= res[0] * (1 + 1e-6) && res[1] >= res[2] * (1 - 1e-6));
     snprintf(args, sizeof args, "%s --power-iters 2 --pass-efficient", base);
     REQUIRE(tu_run(args, buf, sizeof buf) == 0);
-    CHECK_MSG(strstr(buf, "pass-efficient: 2q + 1 passes"), "%s", buf);
+    CHECK_MSG(strstr(buf, "pass-efficient: 2q + 1 passes") && strstr(buf, "the last A Z"), "%s",
+              buf);
+    REQUIRE(tu_run("rsvd --backend cpu --ranks 2 --m 160 --n 128 --rank 8 --oversampling 2 "
+                   "--power-iters 2 --pass-efficient --json", buf, sizeof buf) == 0);
+    json_field(buf, "pass_efficient", v, sizeof v);
+    CHECK_MSG(!strcmp(v, "1"), "--ranks 2: pass_efficient '%s'", v);
 }

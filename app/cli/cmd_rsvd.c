@@ -457,9 +457,9 @@ int cmd_rsvd(int argc, char **argv) {
                                                               : "matrix, spectrum (i+1)^-2"),
                (long long)k, (long long)o.oversampling, o.power_iters,
                o.pass_efficient ? " (pass-efficient: 2q + 1 passes over A)" : "");
-        printf("  methods: A*Omega %s, power iterations %s, Q^T A %s, Omega in %s\n",
-               cli_rsvd_proj(&o, &info),
-               cli_rsvd_power(&o, &info), tcnla_gemm_method_name(o.gemm_method),
+        printf("  methods: A*Omega %s, power iterations %s, %s %s, Omega in %s\n",
+               cli_rsvd_proj(&o, &info), cli_rsvd_power(&o, &info),
+               o.pass_efficient ? "the last A Z" : "Q^T A", tcnla_gemm_method_name(o.gemm_method),
                cli_format_names[o.random_format]);
         printf("  ||A - U S V^T||_F / ||A||_F   %.4e", res);
         if (opt > 0) printf("   (optimal rank-%lld: %.4e, ratio %.4f)", (long long)k, opt, res / opt);

@@ -513,6 +513,7 @@ static void report(const rctx *R, double res, double t, const double *steps, dou
         } else {
             cli_jint(&j, "oversampling", ro->oversampling);
             cli_jint(&j, "power_iters", ro->power_iters);
+            cli_jint(&j, "pass_efficient", ro->pass_efficient);
             cli_jstr(&j, "proj", cli_rsvd_proj(ro, info));
             cli_jstr(&j, "gemm", tcnla_gemm_method_name(ro->gemm_method));
             cli_jstr(&j, "power", power);
@@ -552,8 +553,9 @@ static void report(const rctx *R, double res, double t, const double *steps, dou
     if (cfg->is_lra)
         printf(", rank %lld, oversampling %lld\n", (long long)D->k, (long long)lo->oversampling);
     else
-        printf(", rank %lld, oversampling %lld, %d power iterations\n", (long long)D->k,
-               (long long)ro->oversampling, ro->power_iters);
+        printf(", rank %lld, oversampling %lld, %d power iterations%s\n", (long long)D->k,
+               (long long)ro->oversampling, ro->power_iters,
+               ro->pass_efficient ? " (pass-efficient: 2q + 1 passes over A)" : "");
     int64_t r0, n0, r1, n1;
     tcnla_dist_rows(D->m, D->P, 0, &r0, &n0);
     tcnla_dist_rows(D->m, D->P, D->P - 1, &r1, &n1);
@@ -569,8 +571,8 @@ static void report(const rctx *R, double res, double t, const double *steps, dou
                lo->refine && lo->recompress ? ", recompressed" : "");
         printf("  ||A - X Y^T||_F / ||A||_F     %.4e", res);
     } else {
-        printf("  methods: A*Omega %s, power iterations %s, Q^T A %s, Omega in %s, orth %s\n",
-               cli_rsvd_proj(ro, info), power,
+        printf("  methods: A*Omega %s, power iterations %s, %s %s, Omega in %s, orth %s\n",
+               cli_rsvd_proj(ro, info), power, ro->pass_efficient ? "the last A Z" : "Q^T A",
                tcnla_gemm_method_name(ro->gemm_method), cli_format_names[ro->random_format],
                cli_orth_names[ro->orth]);
         printf("  ||A - U S V^T||_F / ||A||_F   %.4e", res);
