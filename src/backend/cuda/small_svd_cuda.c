@@ -150,8 +150,8 @@ static int eig_ws(struct tn_cuda_ctx *c, int n, size_t *doubles, int *lwork) {
 
 /* The fast solver's result checked (tn_cu_syev_fast's step 4): from T's
  * eigenvectors Z (n x n, ld n; may be S2, or Xf itself), S3 = X = Q Z, F =
- * X^T X and its check (S1), one Newton-Schulz step (S2), G X (S1) and the
- * residual check (of the columns |lam_j| >= xr max|lam|), X into Xf; the
+ * X^T X and its check (S1), one Newton-Schulz step (S2), G X (in Xf;
+ * G made whole in S1) and the residual check (of the columns |lam_j| >= xr max|lam|), X into Xf; the
  * flag in dinfo (set where a check fails; not zeroed here). drop: the
  * columns |lam_j| < xr max|lam| are set to zero in X (and S3) first, and the
  * orthogonality check leaves them out: a caller that needs no span of
@@ -171,11 +171,15 @@ static int fast_tail(struct tn_cuda_ctx *c, int n, int upper, const double *G, c
     if (!st) /* one Newton-Schulz step */
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, S3, n,
                                       S1, n, &zero, S2, n));
+    /* G X into Xf (Z, which it may be, is used up) as a DGEMM on G made
+     * whole in S1 (free after the step): H100, n = 266, about 3 + 7 us
+     * against cuBLAS's DSYMM's 25; the check then reads each entry of it
+     * before writing X's over it. S3 stays X for eig_repair. */
+    if (!st) st = tn_cu_syev_sym_full(n, G, n, upper, S1, c->stream);
     if (!st)
-        st = tn_cublas_st(cublasDsymm(c->cublas, CUBLAS_SIDE_LEFT,
-                                      upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER, n,
-                                      n, &one, G, n, S2, n, &zero, S1, n));
-    if (!st) st = tn_cu_syev_resid_check(n, S1, S2, lam, xr, Xf, dinfo, c->stream);
+        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, S1, n,
+                                      S2, n, &zero, Xf, n));
+    if (!st) st = tn_cu_syev_resid_check(n, Xf, S2, lam, xr, Xf, dinfo, c->stream);
     return st;
 }
 
@@ -190,35 +194,43 @@ static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, doubl
 /* (tests/test_cluster_block.c takes the same cap) */
 
 /* Y (n x cn) projected off Zo's columns (n x n; Y -= Zo (Zo^T Y), twice),
- * then orthonormalized by CholeskyQR2 (the projection of cn random vectors
- * onto a cn-dimensional complement is a square random matrix's worth of
- * conditioning, 1e3 or more, which one pass would leave at eps cond^2).
- * Each pass as cholqr64's (orth_cuda.c), from A into B (Y into P, then P
- * into Y): the Gram matrix (a DGEMM; potrf reads its upper triangle) into
- * Gm, its factor R (tn_cu_potrf_upper, one cooperative launch; Gm is used
- * up), then, up to TN_TRINV_FULL_MAX columns, B = A R^-1 as one DGEMM by
- * the whole inverse (tn_cu_trinv_full, zeros below its diagonal). At these
- * sizes (n <= 448 rows) cuBLAS's DSYRK and DTRMM are chains of small
- * kernels: n = 266, cn = 128, H100, 16 and 69 us against about 7 for
- * each DGEMM. The inverse costs no order of accuracy: each of its
- * columns satisfies (R + dR_j) x_j = e_j, so the product differs from
- * A R^-1 by columns -(A R^-1) dR_j x_j, at most about cn u kappa(R), the
- * substitution's bound (docs/kernels.md); kappa(R) is the projected start
- * vectors' condition, and the second pass restores the orthogonality.
- * Past TN_TRINV_FULL_MAX columns (the fast solver goes to n = 448) A R^-1
- * by DTRSM in place, without the swap: after the two passes A is Y either
- * way. info (potrf's) is not read: the caller's checks judge the result.
- * R is zeroed before each factorization, so that where the factorization
- * breaks down (it stops, leaving R's later columns unwritten) the solve
- * meets zero pivots and Y comes out with Inf / NaN, which those checks
- * refuse, instead of values from whatever the scratch held. Scratch
- * (device memory): P (n x cn); Gm, R and Inv (cn x cn each, ld cn); diag
- * (cn doubles, R's diagonal); info (one int); bar (one unsigned, the
+ * then orthonormalized: one CholeskyQR pass, then two Newton-Schulz steps
+ * X <- X (3 I - X^T X) / 2. The projection of cn random vectors onto a
+ * cn-dimensional complement is a square random matrix's worth of
+ * conditioning, 1e3 or more, which the pass leaves at an orthogonality
+ * error d of about eps cond^2; a step takes d to about (3 / 4) d^2 (plus
+ * eps), so two take d <= 1e-4 to FP64's rounding and d = 1e-2 to 4e-9
+ * (the checks after every caller refuse what stays above 1e-6). The steps
+ * replace CholeskyQR2's second pass, whose factorization and inverse are
+ * two chains of serial launches (H100, cn = 121 .. 144: 46-61 us and
+ * 17-22 us); a step is two products and a copy. The pass as
+ * cholqr64's (orth_cuda.c), from Y into P: the Gram matrix (a DGEMM; potrf
+ * reads its upper triangle) into Gm, its factor R (tn_cu_potrf_upper, one
+ * cooperative launch; Gm is used up), then, up to TN_TRINV_FULL_MAX
+ * columns, P = Y R^-1 as one DGEMM by the whole inverse (tn_cu_trinv_full,
+ * zeros below its diagonal). At these sizes (n <= 448 rows) cuBLAS's DSYRK
+ * and DTRMM are chains of small kernels: n = 266, cn = 128, H100, 16 and
+ * 69 us against about 7 for each DGEMM. The inverse costs no order of
+ * accuracy: each of its columns satisfies (R + dR_j) x_j = e_j, so the
+ * product differs from Y R^-1 by columns -(Y R^-1) dR_j x_j, at most about
+ * cn u kappa(R), the substitution's bound (docs/kernels.md); kappa(R) is
+ * the projected start vectors' condition, which the steps' orthogonality
+ * takes in as d. Past TN_TRINV_FULL_MAX columns (the fast solver goes to
+ * n = 448) Y R^-1 by DTRSM in place. The steps go from wherever the pass
+ * left Q to the other buffer and back, ending in Y. info (potrf's) is not
+ * read: the caller's checks judge the result. R is zeroed before the
+ * factorization, so that where it breaks down (it stops, leaving R's
+ * later columns unwritten) the solve meets zero pivots and Y comes out
+ * with Inf / NaN, which those checks refuse, instead of values from
+ * whatever the scratch held (the steps carry them along). Scratch (device
+ * memory): P (n x cn); Gm, R and Inv (cn x cn each, ld cn); diag (cn
+ * doubles, R's diagonal); info (one int); bar (one unsigned, the
  * factorization's grid barrier). */
 static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, double *Y,
                         double *P, double *Gm, double *R, double *Inv, double *diag, int *info,
                         unsigned *bar) {
-    const double one = 1.0, zero = 0.0, mone = -1.0;
+    const double one = 1.0, zero = 0.0, mone = -1.0, mhalf = -0.5, three_halves = 1.5;
+    const size_t ny = sizeof(double) * (size_t)n * (size_t)cn;
     int st = TCNLA_SUCCESS;
     for (int pass = 0; pass < 2 && !st; pass++) {
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, cn, n, &one, Zo, n,
@@ -227,29 +239,39 @@ static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, 
             st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, n, &mone, Zo,
                                           n, P, n, &one, Y, n));
     }
-    double *A = Y, *B = P; /* the pass's input and output */
-    for (int pass = 0; pass < 2 && !st; pass++) {
+    double *A = Y, *B = P; /* Q after the pass, and the other buffer */
+    if (!st)
+        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, cn, cn, n, &one, Y, n,
+                                      Y, n, &zero, Gm, cn));
+    if (!st)
+        st = tn_cuda_err(cudaMemsetAsync(R, 0, sizeof(double) * (size_t)cn * (size_t)cn, c->stream));
+    if (!st)
+        st = tn_cuda_err((cudaError_t)tn_cu_potrf_upper(cn, Gm, cn, R, diag, info, bar,
+                                                         c->sm_count, c->stream));
+    if (!st && cn <= TN_TRINV_FULL_MAX) {
+        st = tn_cuda_err((cudaError_t)tn_cu_trinv_full(cn, R, cn, Inv, c->stream));
+        if (!st)
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, cn, &one, Y,
+                                          n, Inv, cn, &zero, P, n));
+        A = P, B = Y;
+    } else if (!st) {
+        st = tn_cublas_st(cublasDtrsm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
+                                      CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, cn, &one, R, cn, Y,
+                                      n));
+    }
+    /* the Newton-Schulz steps, B = (3 A - A (A^T A)) / 2 as B <- A, then
+     * B = 1.5 B - 0.5 A (A^T A) */
+    for (int step = 0; step < 2 && !st; step++) {
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, cn, cn, n, &one, A, n,
                                       A, n, &zero, Gm, cn));
+        if (!st) st = tn_cuda_err(cudaMemcpyAsync(B, A, ny, cudaMemcpyDeviceToDevice, c->stream));
         if (!st)
-            st = tn_cuda_err(
-                cudaMemsetAsync(R, 0, sizeof(double) * (size_t)cn * (size_t)cn, c->stream));
-        if (!st)
-            st = tn_cuda_err((cudaError_t)tn_cu_potrf_upper(cn, Gm, cn, R, diag, info, bar,
-                                                             c->sm_count, c->stream));
-        if (!st && cn <= TN_TRINV_FULL_MAX) {
-            st = tn_cuda_err((cudaError_t)tn_cu_trinv_full(cn, R, cn, Inv, c->stream));
-            if (!st)
-                st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, cn, &one,
-                                              A, n, Inv, cn, &zero, B, n));
-            double *t = A;
-            A = B, B = t;
-        } else if (!st) {
-            st = tn_cublas_st(cublasDtrsm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
-                                          CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, cn, &one, R, cn, A,
-                                          n));
-        }
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, cn, &mhalf,
+                                          A, n, Gm, cn, &three_halves, B, n));
+        double *t = A;
+        A = B, B = t;
     }
+    if (!st && A != Y) st = tn_cuda_err(cudaMemcpyAsync(Y, A, ny, cudaMemcpyDeviceToDevice, c->stream));
     return st;
 }
 
@@ -604,7 +626,7 @@ _Static_assert(TN_DEFL_LEVELS == (int)(sizeof(((struct tn_cuda_ctx *)0)->ssvd.ta
 /* The span the deflated path's next level needs where level 1's solve
  * dropped its columns below EIG_XR (fast_tail's drop; zero in X, the
  * first nd of X's l columns, ascending): start vectors projected off X's
- * other columns, twice, then orthonormalized by CholeskyQR2 (repair_basis,
+ * other columns, twice, then orthonormalized (repair_basis: CholeskyQR, two Newton-Schulz steps;
  * as eig_repair's block below xr), in place. Those columns are eigenvectors
  * the checks passed, so this is a basis of their complement, the trailing
  * invariant subspace of src/linalg/deflated_svd.h's level 2, with none of

@@ -450,7 +450,8 @@ int tn_cu_unscale_update(int64_t m, int64_t n, float alpha, const float *T, int6
  * of dropped columns where lam is not NULL (|lam_j| < xr max|lam|, which
  * _drop sets to zero in X). _resid_check: R = G X, flag = 1
  * where |R - X diag(lam)| > 32 n eps max|lam| in a column with |lam_j| >=
- * xr max|lam|, or lam is not ascending; X copied to Xout. _ok: 1 where it
+ * xr max|lam|, or lam is not ascending; X copied to Xout (which may be R:
+ * each entry is read before it is written). _ok: 1 where it
  * runs (compute capability 9 or more, n within one cluster's shared
  * memory). */
 int tn_cu_syev_fast_ok(int n, int cc_major, size_t smem_optin);
@@ -466,7 +467,9 @@ int tn_cu_syev_drop(int n, double *X, const double *lam, double xr, cudaStream_t
  * (F's lower triangle), else j, reach2 the same at tol2. _start: Y (n x c) = fixed start
  * vectors. _tmul: V = T Y. _place: Z's columns a .. a + c - 1 = P's (n x
  * c), lam[a + j] = mu[j] + shift (mu not NULL). _diag_sub: H (c x c, ld c)
- * minus s on its diagonal. */
+ * minus s on its diagonal. _sym_full: S (n x n, ld n) the whole symmetric
+ * matrix of G's upper (or lower) triangle (ld ldg), for a DGEMM where
+ * cuBLAS's DSYMM is slower at these sizes. */
 int tn_cu_syev_reach(int n, const double *F, double tol, double tol2, int *reach, int *reach2,
                      cudaStream_t stream);
 int tn_cu_syev_start(int n, int c, double *Y, cudaStream_t stream);
@@ -475,6 +478,8 @@ int tn_cu_syev_tmul(int n, const double *d, const double *e, int c, const double
 int tn_cu_syev_place(int n, int c, const double *P, const double *mu, double shift, double *Z,
                      double *lam, int a, cudaStream_t stream);
 int tn_cu_syev_diag_sub(int c, double *H, double s, cudaStream_t stream);
+int tn_cu_syev_sym_full(int n, const double *G, int64_t ldg, int upper, double *S,
+                        cudaStream_t stream);
 /* The one-sided Jacobi path's kernels (src/backend/cuda/kernels/jacobi_svd.cu,
  * the algorithm of src/linalg/jacobi_svd.h). Y, V: l x L (ld l, L = TN_JSVD_W
  * tn_jsvd_nblocks(l), columns past l zero), rotated in place until Y's

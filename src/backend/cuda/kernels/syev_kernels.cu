@@ -737,6 +737,18 @@ static __global__ void diag_sub_kernel(int c, double *H, double s) {
         H[j + (size_t)j * c] -= s;
 }
 
+/* S (n x n, ld n) = the symmetric matrix whose upper (or lower) triangle G
+ * (ld ldg) holds: each entry copied from the triangle, no arithmetic. */
+static __global__ void sym_full_kernel(int n, const double *G, long long ldg, int upper,
+                                       double *S) {
+    const long long nn = (long long)n * n;
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < nn;
+         t += (long long)gridDim.x * blockDim.x) {
+        const int i = (int)(t % n), j = (int)(t / n), lo = min(i, j), hi = max(i, j);
+        S[t] = upper ? G[lo + hi * ldg] : G[hi + lo * ldg];
+    }
+}
+
 /* ------------------------------------------------------------------ checks */
 /* Column j of the eigensolution is dropped (lam not NULL): |lam_j| < xr
  * max|lam|, the test of resid_check_kernel. */
@@ -771,7 +783,8 @@ static __global__ void drop_cols_kernel(int n, double *X, const double *lam, dou
 
 /* R = G X (n x n): flag = 1 where |R - X diag(lam)| > 32 n eps max|lam| in
  * a column whose |lam_j| >= xr max|lam|, or lam not finite and ascending;
- * X copied to Xout. */
+ * X copied to Xout (which may be R: a thread reads its entry of R before
+ * it writes that entry of Xout). */
 static __global__ void resid_check_kernel(int n, const double *R, const double *X,
                                           const double *lam, double xr, double *Xout, int *flag) {
     const double lmax = fmax(fabs(lam[0]), fabs(lam[n - 1]));
@@ -917,5 +930,12 @@ extern "C" int tn_cu_syev_place(int n, int c, const double *P, const double *mu,
 
 extern "C" int tn_cu_syev_diag_sub(int c, double *H, double s, cudaStream_t stream) {
     diag_sub_kernel<<<(c + 255) / 256, 256, 0, stream>>>(c, H, s);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int tn_cu_syev_sym_full(int n, const double *G, int64_t ldg, int upper, double *S,
+                                   cudaStream_t stream) {
+    sym_full_kernel<<<grid_for((long long)n * n), 256, 0, stream>>>(n, G, (long long)ldg, upper,
+                                                                    S);
     return (int)cudaGetLastError();
 }
