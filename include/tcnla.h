@@ -479,7 +479,9 @@ typedef struct {
                                         projection, else SHGEMM_FP16 (a tail below FP16's
                                         resolution; with q >= 2 its first product, A^T Q,
                                         in FP16: A filters that noise by s_i and a whole
-                                        iteration follows); SHGEMM_FP16 where FP16 would
+                                        iteration follows; up to 1% more residual where
+                                        that tail decays slowly, docs/results.md: set
+                                        SHGEMM_FP16 there); SHGEMM_FP16 where FP16 would
                                         need a copy; with another gemm_method, gemm_method */
     tcnla_format_t random_format;    /* format of Omega (default FP16; SHGEMM methods need FP16) */
     tcnla_rand_dist_t random_dist;   /* default TCNLA_RAND_GAUSSIAN */
