@@ -150,13 +150,13 @@ static int eig_ws(struct tn_cuda_ctx *c, int n, size_t *doubles, int *lwork) {
 
 /* The fast solver's result checked (tn_cu_syev_fast's step 4): from T's
  * eigenvectors Z (n x n, ld n; may be S2, or Xf itself), S3 = X = Q Z, F =
- * X^T X and its check (S1), one Newton-Schulz step (S2), G X (in Xf;
- * G made whole in S1) and the residual check (of the columns |lam_j| >= xr max|lam|), X into Xf; the
- * flag in dinfo (set where a check fails; not zeroed here). drop: the
- * columns |lam_j| < xr max|lam| are set to zero in X (and S3) first, and the
- * orthogonality check leaves them out: a caller that needs no span of
- * them (tn_cuda_svd_from_gram_rows, whose deflated path builds that
- * span itself, defl_fill) spares their repair. */
+ * X^T X and its check (S1), one Newton-Schulz step (S2), G X (in Xf; G
+ * made whole in S1) and the residual check (of the columns |lam_j| >= xr
+ * max|lam|), X into Xf; the flag in dinfo (set where a check fails; not
+ * zeroed here). drop: the columns |lam_j| < xr max|lam| are set to zero in
+ * X (and S3) first, and the orthogonality check leaves them out: a caller
+ * that needs no span of them (tn_cuda_svd_from_gram_rows, whose deflated
+ * path builds that span itself, defl_fill) spares their repair. */
 static int fast_tail(struct tn_cuda_ctx *c, int n, int upper, const double *G, const double *Q,
                      const double *Z, double *S1, double *S2, double *S3, const double *lam,
                      double xr, double *Xf, int *dinfo, int drop) {
@@ -244,7 +244,8 @@ static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, 
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, cn, cn, n, &one, Y, n,
                                       Y, n, &zero, Gm, cn));
     if (!st)
-        st = tn_cuda_err(cudaMemsetAsync(R, 0, sizeof(double) * (size_t)cn * (size_t)cn, c->stream));
+        st = tn_cuda_err(
+            cudaMemsetAsync(R, 0, sizeof(double) * (size_t)cn * (size_t)cn, c->stream));
     if (!st)
         st = tn_cuda_err((cudaError_t)tn_cu_potrf_upper(cn, Gm, cn, R, diag, info, bar,
                                                          c->sm_count, c->stream));
@@ -271,7 +272,8 @@ static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, 
         double *t = A;
         A = B, B = t;
     }
-    if (!st && A != Y) st = tn_cuda_err(cudaMemcpyAsync(Y, A, ny, cudaMemcpyDeviceToDevice, c->stream));
+    if (!st && A != Y)
+        st = tn_cuda_err(cudaMemcpyAsync(Y, A, ny, cudaMemcpyDeviceToDevice, c->stream));
     return st;
 }
 
@@ -626,17 +628,18 @@ _Static_assert(TN_DEFL_LEVELS == (int)(sizeof(((struct tn_cuda_ctx *)0)->ssvd.ta
 /* The span the deflated path's next level needs where level 1's solve
  * dropped its columns below EIG_XR (fast_tail's drop; zero in X, the
  * first nd of X's l columns, ascending): start vectors projected off X's
- * other columns, twice, then orthonormalized (repair_basis: CholeskyQR, two Newton-Schulz steps;
- * as eig_repair's block below xr), in place. Those columns are eigenvectors
- * the checks passed, so this is a basis of their complement, the trailing
- * invariant subspace of src/linalg/deflated_svd.h's level 2, with none of
- * the repair's search for the cluster (two DGEMMs, a read back) or its
- * second check (five products, a read back). A breakdown leaves Inf / NaN
- * there, which the next level's verdict refuses. hlam: level 1's values
- * (host); b: the columns not taken, among which the dropped ones must lie
- * (else EIG_FALLBACK); ws: l^2 + l nd + 3 nd^2 + nd + 16 doubles (the
- * next level's eig_solve workspace, free until it runs, holds them: the
- * fast solver, whose region it reserves, is what dropped the columns). */
+ * other columns, twice, then orthonormalized (repair_basis: CholeskyQR and
+ * two Newton-Schulz steps, as eig_repair's block below xr), in place.
+ * Those columns are eigenvectors the checks passed, so this is a basis of
+ * their complement, the trailing invariant subspace of
+ * src/linalg/deflated_svd.h's level 2, with none of the repair's search
+ * for the cluster (two DGEMMs, a read back) or its second check (five
+ * products, a read back). A breakdown leaves Inf / NaN there, which the
+ * next level's verdict refuses. hlam: level 1's values (host); b: the
+ * columns not taken, among which the dropped ones must lie (else
+ * EIG_FALLBACK); ws: l^2 + l nd + 3 nd^2 + nd + 16 doubles (the next
+ * level's eig_solve workspace, free until it runs, holds them: the fast
+ * solver, whose region it reserves, is what dropped the columns). */
 static int defl_fill(struct tn_cuda_ctx *c, int l, int b, double *X, const double *hlam,
                      double *ws) {
     const double cut = EIG_XR * fmax(fabs(hlam[0]), fabs(hlam[l - 1]));
