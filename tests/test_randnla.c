@@ -600,6 +600,30 @@ TEST(rsvd_power_shgemm_as_accurate_as_tcec) {
     tcnla_destroy(h);
 }
 
+/* tcnla_rsvd on A (m x n) at rank k, oversampling p, q power iterations,
+ * with power_method v = 0 the default, 1 SHGEMM_FP16, 2 TCEC_FP16 for v <
+ * nv, into R[v]: res[v] the residual, sv[v] (sv not NULL) the values' error
+ * against sig (sv_resolved_err), *pw the method the defaults chose; *ok 1
+ * where every call succeeded. */
+static void power_variants(tcnla_handle_t h, int m, int n, int k, int p, int q, const float *A,
+                           const double *sig, int nv, rsvd_out *R, double *res, double *sv,
+                           tcnla_gemm_method_t *pw, int *ok) {
+    const tcnla_gemm_method_t pms[3] = {TCNLA_GEMM_DEFAULT, TCNLA_GEMM_SHGEMM_FP16,
+                                        TCNLA_GEMM_TCEC_FP16};
+    *ok = 0;
+    for (int v = 0; v < nv; v++) {
+        tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+        o.rank = k, o.oversampling = p, o.power_iters = q, o.power_method = pms[v];
+        tcnla_info_t info;
+        o.info = &info;
+        REQUIRE(tcnla_rsvd(h, &o, m, n, A, m, R[v].U, m, R[v].S, R[v].VT, k) == 0);
+        res[v] = lowrank_residual(A, m, n, R[v].U, R[v].S, R[v].VT, k);
+        if (sv) sv[v] = sv_resolved_err(R[v].S, sig, k);
+        if (!v) *pw = info.power_method;
+    }
+    *ok = 1;
+}
+
 /* The defaults' first power product W = A^T Q in FP16 where they run the
  * accurate method (SHGEMM_FP16) and another iteration follows: its noise
  * E^T Q (E = fl16(A) - A) reaches Y = A W through A, scaled by s_i along
@@ -615,7 +639,18 @@ TEST(rsvd_power_shgemm_as_accurate_as_tcec) {
  * (3e-4 .. 5e-4 on the first spectrum): outside the bounds below, residual
  * <= 1.002x and values' error <= 4x TCEC's. The defaults differ from the
  * run with power_method SHGEMM_FP16 (that FP16 product ran), and with q = 1
- * (no accurate iteration after it) equal it bit for bit. */
+ * (no accurate iteration after it) equal it bit for bit. Where it costs
+ * accuracy: a tail below FP16's resolution that decays slowly, so that the
+ * accurate iteration after it filters its noise weakly. Three more
+ * full-rank spectra, q = 2, s_i (i from 0): (a) 1 for i < 16, then 1e-5
+ * (i - 15)^-0.3; (b) 10^(-i / 32) for i < 16, then 1e-4 (i - 15)^-0.5;
+ * (c) 1 for i < 16, 1e-5 up to i = 36, then 0.7e-5. The rule takes
+ * SHGEMM_FP16 on all three. Measured: the
+ * defaults' residual 1.00755x, 1.00329x and 1.00259x TCEC power
+ * iterations' (docs/results.md: up to 1.0104x on other matrices of (a)),
+ * SHGEMM_FP16 throughout (the remedy docs/results.md names) 1.00000x.
+ * Bounds 1.02x and 1.002x. The whole first iteration in FP16 (Y = fl16(A)
+ * W too) gave 1.02321x, 1.00698x, 1.00495x: past the bound on (a). */
 TEST(rsvd_first_power_product_fp16) {
     tcnla_handle_t h = cpu();
     const int m = 1024, n = 512, k = 32, p = 10;
@@ -630,20 +665,11 @@ TEST(rsvd_first_power_product_fp16) {
         REQUIRE(tn_testmat_svd_fast(m, n, n, sig, 140 + 10 * c, A, m) == 0);
         for (int q = 2; q >= 1; q--) {
             /* v: 0 the defaults, 1 SHGEMM_FP16, 2 TCEC */
-            const tcnla_gemm_method_t pms[3] = {TCNLA_GEMM_DEFAULT, TCNLA_GEMM_SHGEMM_FP16,
-                                                TCNLA_GEMM_TCEC_FP16};
             double res[3], sv[3];
             tcnla_gemm_method_t pw = TCNLA_GEMM_DEFAULT;
-            for (int v = 0; v < (q == 2 ? 3 : 2); v++) {
-                tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
-                o.rank = k, o.oversampling = p, o.power_iters = q, o.power_method = pms[v];
-                tcnla_info_t info;
-                o.info = &info;
-                REQUIRE(tcnla_rsvd(h, &o, m, n, A, m, R[v].U, m, R[v].S, R[v].VT, k) == 0);
-                res[v] = lowrank_residual(A, m, n, R[v].U, R[v].S, R[v].VT, k);
-                sv[v] = sv_resolved_err(R[v].S, sig, k);
-                if (!v) pw = info.power_method;
-            }
+            int ok = 0;
+            power_variants(h, m, n, k, p, q, A, sig, q == 2 ? 3 : 2, R, res, sv, &pw, &ok);
+            REQUIRE(ok);
             const int same = memcmp(R[0].S, R[1].S, sizeof(float) * k) == 0 &&
                              memcmp(R[0].U, R[1].U, sizeof(float) * m * k) == 0 &&
                              memcmp(R[0].VT, R[1].VT, sizeof(float) * k * n) == 0;
@@ -666,29 +692,7 @@ TEST(rsvd_first_power_product_fp16) {
                       names[c], sv[0], sv[2]);
         }
     }
-    rsvd_outs_free(R, 3);
-    free(sig), free(A);
-    tcnla_destroy(h);
-}
-
-/* Where the defaults' first FP16 power product costs accuracy: a tail below
- * FP16's resolution that decays slowly, so that the accurate iteration after
- * it filters its noise weakly. 1024 x 512 (full rank), rank 32, p = 10, q =
- * 2, s_i (i from 0): (a) 1 for i < 16, then 1e-5 (i - 15)^-0.3; (b) 10^(-i /
- * 32) for i < 16, then 1e-4 (i - 15)^-0.5; (c) 1 for i < 16, 1e-5 up to i =
- * 36, then 0.7e-5. The rule takes SHGEMM_FP16 on all three. Measured: the
- * defaults' residual 1.00755x, 1.00329x and 1.00259x TCEC power
- * iterations' (docs/results.md: up to 1.0104x on other matrices of (a)),
- * SHGEMM_FP16 throughout (the remedy docs/results.md names) 1.00000x.
- * Bounds 1.02x and 1.002x. The whole first iteration in FP16 (Y = fl16(A)
- * W too) gave 1.02321x, 1.00698x, 1.00495x: past the bound on (a). */
-TEST(rsvd_first_power_product_fp16_slow_tail) {
-    tcnla_handle_t h = cpu();
-    const int m = 1024, n = 512, k = 32, p = 10;
-    double *sig = malloc(sizeof(double) * n);
-    float *A = malloc(sizeof(float) * m * n);
-    rsvd_out *R = rsvd_outs(3, m, n, k);
-    REQUIRE(sig && A && R);
+    /* the slow tails (above) */
     for (int c = 0; c < 3; c++) {
         for (int i = 0; i < n; i++)
             sig[i] = c == 0   ? (i < 16 ? 1.0 : 1e-5 * pow(i - 15, -0.3))
@@ -696,19 +700,11 @@ TEST(rsvd_first_power_product_fp16_slow_tail) {
                               : (i < 16 ? 1.0 : i <= 36 ? 1e-5 : 0.7e-5);
         REQUIRE(tn_testmat_svd_fast(m, n, n, sig, 170 + 10 * c, A, m) == 0);
         /* v: 0 the defaults, 1 SHGEMM_FP16, 2 TCEC */
-        const tcnla_gemm_method_t pms[3] = {TCNLA_GEMM_DEFAULT, TCNLA_GEMM_SHGEMM_FP16,
-                                            TCNLA_GEMM_TCEC_FP16};
         double res[3];
         tcnla_gemm_method_t pw = TCNLA_GEMM_DEFAULT;
-        for (int v = 0; v < 3; v++) {
-            tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
-            o.rank = k, o.oversampling = p, o.power_iters = 2, o.power_method = pms[v];
-            tcnla_info_t info;
-            o.info = &info;
-            REQUIRE(tcnla_rsvd(h, &o, m, n, A, m, R[v].U, m, R[v].S, R[v].VT, k) == 0);
-            res[v] = lowrank_residual(A, m, n, R[v].U, R[v].S, R[v].VT, k);
-            if (!v) pw = info.power_method;
-        }
+        int ok = 0;
+        power_variants(h, m, n, k, p, 2, A, NULL, 3, R, res, NULL, &pw, &ok);
+        REQUIRE(ok);
         printf("    spectrum %c: residual defaults %.6e, SHGEMM_FP16 %.6e, TCEC %.6e (%.5f, "
                "%.5f)\n",
                'a' + c, res[0], res[1], res[2], res[0] / res[2], res[1] / res[2]);
@@ -723,6 +719,7 @@ TEST(rsvd_first_power_product_fp16_slow_tail) {
     free(sig), free(A);
     tcnla_destroy(h);
 }
+
 
 /* The default projection (proj_method 0): FP16 where power iterations follow
  * (they filter its rounding of A, noise of about u16 ||A||_F in every
