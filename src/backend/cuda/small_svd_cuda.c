@@ -203,8 +203,8 @@ static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, doubl
  * (the checks after every caller refuse what stays above 1e-6). The steps
  * replace CholeskyQR2's second pass, whose factorization and inverse are
  * two chains of serial launches (H100, cn = 121 .. 144: 46-61 us and
- * 17-22 us); a step is two products and a copy. The pass as
- * cholqr64's (orth_cuda.c), from Y into P: the Gram matrix (a DGEMM; potrf
+ * 17-22 us); a step is two products and fast_tail's small kernel. The
+ * pass as cholqr64's (orth_cuda.c), from Y into P: the Gram matrix (a DGEMM; potrf
  * reads its upper triangle) into Gm, its factor R (tn_cu_potrf_upper, one
  * cooperative launch; Gm is used up), then, up to TN_TRINV_FULL_MAX
  * columns, P = Y R^-1 as one DGEMM by the whole inverse (tn_cu_trinv_full,
@@ -217,20 +217,19 @@ static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, doubl
  * the projected start vectors' condition, which the steps' orthogonality
  * takes in as d. Past TN_TRINV_FULL_MAX columns (the fast solver goes to
  * n = 448) Y R^-1 by DTRSM in place. The steps go from wherever the pass
- * left Q to the other buffer and back, ending in Y. info (potrf's) is not
- * read: the caller's checks judge the result. R is zeroed before the
- * factorization, so that where it breaks down (it stops, leaving R's
- * later columns unwritten) the solve meets zero pivots and Y comes out
- * with Inf / NaN, which those checks refuse, instead of values from
- * whatever the scratch held (the steps carry them along). Scratch (device
- * memory): P (n x cn); Gm, R and Inv (cn x cn each, ld cn); diag (cn
- * doubles, R's diagonal); info (one int); bar (one unsigned, the
- * factorization's grid barrier). */
+ * left Q to the other buffer and back, ending in Y. info (potrf's, then
+ * the steps' flags) is not read: the caller's checks judge the result. R
+ * is zeroed before the factorization, so that where it breaks down (it
+ * stops, leaving R's later columns unwritten) the solve meets zero pivots
+ * and Y comes out with Inf / NaN, which those checks refuse, instead of
+ * values from whatever the scratch held (the steps carry them along).
+ * Scratch (device memory): P (n x cn); Gm, R and Inv (cn x cn each, ld
+ * cn); diag (cn doubles, R's diagonal); info (one int); bar (one
+ * unsigned, the factorization's grid barrier). */
 static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, double *Y,
                         double *P, double *Gm, double *R, double *Inv, double *diag, int *info,
                         unsigned *bar) {
-    const double one = 1.0, zero = 0.0, mone = -1.0, mhalf = -0.5, three_halves = 1.5;
-    const size_t ny = sizeof(double) * (size_t)n * (size_t)cn;
+    const double one = 1.0, zero = 0.0, mone = -1.0;
     int st = TCNLA_SUCCESS;
     for (int pass = 0; pass < 2 && !st; pass++) {
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, cn, n, &one, Zo, n,
@@ -260,20 +259,24 @@ static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, 
                                       CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, cn, &one, R, cn, Y,
                                       n));
     }
-    /* the Newton-Schulz steps, B = (3 A - A (A^T A)) / 2 as B <- A, then
-     * B = 1.5 B - 0.5 A (A^T A) */
+    /* the Newton-Schulz steps as fast_tail's: F = A^T A, F -> I - (F - I) / 2
+     * (tn_cu_syev_orth_check; its flag goes to info, which nothing reads),
+     * B = A F */
     for (int step = 0; step < 2 && !st; step++) {
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, cn, cn, n, &one, A, n,
                                       A, n, &zero, Gm, cn));
-        if (!st) st = tn_cuda_err(cudaMemcpyAsync(B, A, ny, cudaMemcpyDeviceToDevice, c->stream));
         if (!st)
-            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, cn, &mhalf,
-                                          A, n, Gm, cn, &three_halves, B, n));
+            st = tn_cuda_err(
+                (cudaError_t)tn_cu_syev_orth_check(cn, Gm, NULL, 0.0, info, c->stream));
+        if (!st)
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, cn, &one, A,
+                                          n, Gm, cn, &zero, B, n));
         double *t = A;
         A = B, B = t;
     }
     if (!st && A != Y)
-        st = tn_cuda_err(cudaMemcpyAsync(Y, A, ny, cudaMemcpyDeviceToDevice, c->stream));
+        st = tn_cuda_err(cudaMemcpyAsync(Y, A, sizeof(double) * (size_t)n * (size_t)cn,
+                                         cudaMemcpyDeviceToDevice, c->stream));
     return st;
 }
 
