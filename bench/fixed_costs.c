@@ -1,4 +1,4 @@
-/* Two fixed costs of the randomized SVD on the GPU, each alone (internal
+/* Fixed costs of the randomized SVD on the GPU, each alone (internal
  * entry points: src/ headers), timed with CUDA events on the handle's
  * stream, median of --reps after warm-up runs:
  *   trust   tn_cu_trust_check (tn_cuda_trust's one pass over A, util.cu) on
@@ -12,19 +12,33 @@
  *           (FP64, Y uniform 2n x n), n = 266, 512, 1024 (--sizes), G
  *           copied in before each run (outside the timing); info and an
  *           FNV-1a hash of R's upper triangle and diagonal (the same bits
- *           give the same hash);
+ *           give the same hash); up to TN_TRINV_FULL_MAX also with the whole
+ *           inverse: tn_cu_potrf_upper then tn_cu_trinv_full
+ *           ("potrf_trinv"), and tn_cu_potrf_inv_cluster's one launch
+ *           ("potrf_inv_cluster", Hopper, up to TN_POTRF_CLUSTER_MAX);
  *   cholqr  tcnla_orthonormalize(TCNLA_ORTH_CHOLQR_FP64) of a Gaussian
  *           16384 x n Y (the randomized SVD's l = 266 and the other sizes):
- *           Gram matrix, verdict, factorization and solve, the whole call.
+ *           Gram matrix, verdict, factorization and solve, the whole call;
+ *   syev    tn_cu_syev_fast (syev_kernels.cu: tridiagonalization,
+ *           bisection with Q, twisted vectors) on the Gram matrix of a
+ *           2n x n Gaussian Y whose column j is scaled by 10^(-4 j / n),
+ *           n = 137, 160, 266 (--syev-sizes; the sizes of the randomized
+ *           SVD's top solve and of its deflation levels and repairs);
+ *           checked against LAPACK's dsyevd on the host: X = Q Z, the
+ *           largest |lam - lam_dsyevd| / lam_max, |X^T X - I| and
+ *           |G X - X diag(lam)| / lam_max (elementwise maxima), and an
+ *           FNV-1a hash of lam.
  * CSV (bench/results/fixed_costs.csv unless --csv):
  *   gpu,kernel,case,m,n,us,gbps,reps,check
- *   build/bench_fixed_costs [--csv FILE] [--reps R] [--m M] [--sizes 266,512,1024] */
+ *   build/bench_fixed_costs [--csv FILE] [--reps R] [--m M] [--sizes 266,512,1024]
+ *                           [--syev-sizes 137,160,266] */
 #define BENCH_NAME "bench_fixed_costs"
 #include "bench_util.h"
 #include "tcnla.h"
 
 #ifdef TCNLA_HAVE_CUDA
 #include "backend/cuda/tn_cuda.h"
+#include "linalg/lapack.h"
 
 #include <math.h>
 
@@ -161,6 +175,33 @@ static void bench_potrf(tcnla_handle_t h, int n, int reps) {
     char check[64];
     snprintf(check, sizeof check, "info=%d hash=%016llx", info, (unsigned long long)hs);
     row("potrf", "gram_2n", n, n, median_us(t, reps), 0.0, reps, check);
+    if (n <= TN_TRINV_FULL_MAX) { /* with the inverse: two launches, and the cluster's one */
+        double *dI;
+        CHK(tcnla_malloc(h, (void **)&dI, sizeof(double) * nn), "malloc");
+        for (int cl = 0; cl < 2; cl++) {
+            if (cl && !tn_cu_potrf_inv_ok(n, c->cc_major, c->smem_optin)) break;
+            for (int r = -3; r < reps; r++) {
+                CHK(cudaMemcpyAsync(dG, dG0, sizeof(double) * nn, cudaMemcpyDeviceToDevice, s),
+                    "memcpy");
+                CHK(cudaEventRecord(e0, s), "event");
+                if (cl) {
+                    CHK(tn_cu_potrf_inv_cluster(n, dG, n, dR, n, ddg, dinfo, dI, s), "cluster");
+                } else {
+                    CHK(tn_cu_potrf_upper(n, dG, n, dR, ddg, dinfo, dbar, c->sm_count, s),
+                        "potrf");
+                    CHK(tn_cu_trinv_full(n, dR, n, dI, s), "trinv");
+                }
+                CHK(cudaEventRecord(e1, s), "event");
+                CHK(cudaEventSynchronize(e1), "event");
+                if (r >= 0) CHK(cudaEventElapsedTime(&t[r], e0, e1), "event");
+            }
+            CHK(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost), "memcpy");
+            snprintf(check, sizeof check, "info=%d", info);
+            row(cl ? "potrf_inv_cluster" : "potrf_trinv", "gram_2n", n, n, median_us(t, reps),
+                0.0, reps, check);
+        }
+        tcnla_free(h, dI);
+    }
     cudaEventDestroy(e0), cudaEventDestroy(e1);
     tcnla_free(h, dG0), tcnla_free(h, dG), tcnla_free(h, dR), tcnla_free(h, ddg);
     tcnla_free(h, dinfo), tcnla_free(h, dbar);
@@ -197,6 +238,91 @@ static void bench_cholqr(tcnla_handle_t h, int64_t m, int64_t n, int reps) {
     free(t);
 }
 
+static uint64_t fnv_bytes(uint64_t hs, const void *p, size_t nbytes) {
+    const unsigned char *b = p;
+    for (size_t q = 0; q < nbytes; q++) hs = (hs ^ b[q]) * 1099511628211ULL;
+    return hs;
+}
+
+static void bench_syev(tcnla_handle_t h, int n, int reps) {
+    struct tn_cuda_ctx *c = h->cuda;
+    cudaStream_t s = c->stream;
+    if (!tn_cu_syev_fast_ok(n, c->cc_major, c->smem_optin)) {
+        row("syev", "gram_graded", n, n, 0.0, 0.0, 0, "not_taken");
+        return;
+    }
+    const int m = 2 * n;
+    const size_t nn = (size_t)n * (size_t)n, wsn = tn_cu_syev_fast_ws(n);
+    float *Yf = malloc(sizeof(float) * (size_t)m * n), *t = malloc(sizeof(float) * (size_t)reps);
+    double *G = calloc(nn, sizeof(double)), *E = malloc(sizeof(double) * nn);
+    double *Q = malloc(sizeof(double) * nn), *Z = malloc(sizeof(double) * nn);
+    double *X = malloc(sizeof(double) * nn), *lam = malloc(sizeof(double) * (size_t)n);
+    double *lref = malloc(sizeof(double) * (size_t)n);
+    if (!Yf || !t || !G || !E || !Q || !Z || !X || !lam || !lref) exit(1);
+    CHK(tcnla_rand_normal(13, (uint64_t)n, 0.0f, 1.0f, (int64_t)m * n, Yf), "normal");
+    for (int j = 0; j < n; j++) /* the upper triangle of Y^T Y, Y's columns graded */
+        for (int i = 0; i <= j; i++) {
+            double a = 0.0;
+            for (int p = 0; p < m; p++)
+                a += (double)Yf[p + (size_t)i * m] * (double)Yf[p + (size_t)j * m];
+            G[i + (size_t)j * n] = a * pow(10.0, -4.0 * (i + j) / (2.0 * n));
+        }
+    double *dG, *dZ, *dlam, *dws;
+    int *dflag;
+    CHK(tcnla_malloc(h, (void **)&dG, sizeof(double) * nn), "malloc");
+    CHK(tcnla_malloc(h, (void **)&dZ, sizeof(double) * nn), "malloc");
+    CHK(tcnla_malloc(h, (void **)&dlam, sizeof(double) * (size_t)n), "malloc");
+    CHK(tcnla_malloc(h, (void **)&dws, sizeof(double) * wsn), "malloc");
+    CHK(tcnla_malloc(h, (void **)&dflag, sizeof(int)), "malloc");
+    CHK(cudaMemcpy(dG, G, sizeof(double) * nn, cudaMemcpyHostToDevice), "memcpy");
+    cudaEvent_t e0, e1;
+    CHK(cudaEventCreate(&e0), "event");
+    CHK(cudaEventCreate(&e1), "event");
+    for (int r = -3; r < reps; r++) {
+        CHK(cudaEventRecord(e0, s), "event");
+        CHK(tn_cu_syev_fast(n, dG, n, 1, dZ, dlam, dflag, dws, c->smem_optin, s), "syev_fast");
+        CHK(cudaEventRecord(e1, s), "event");
+        CHK(cudaEventSynchronize(e1), "event");
+        if (r >= 0) CHK(cudaEventElapsedTime(&t[r], e0, e1), "event");
+    }
+    CHK(cudaMemcpy(Z, dZ, sizeof(double) * nn, cudaMemcpyDeviceToHost), "memcpy");
+    CHK(cudaMemcpy(Q, dws, sizeof(double) * nn, cudaMemcpyDeviceToHost), "memcpy");
+    CHK(cudaMemcpy(lam, dlam, sizeof(double) * (size_t)n, cudaMemcpyDeviceToHost), "memcpy");
+    const double one = 1.0, zero = 0.0;
+    dgemm_("N", "N", &n, &n, &n, &one, Q, &n, Z, &n, &zero, X, &n); /* X = Q Z */
+    memcpy(E, G, sizeof(double) * nn);
+    int lwork = -1, liwork = -1, iwq = 0, info = 0;
+    double wq = 0.0;
+    dsyevd_("N", "U", &n, E, &n, lref, &wq, &lwork, &iwq, &liwork, &info);
+    lwork = (int)wq + 1, liwork = iwq > 1 ? iwq : 1;
+    double *work = malloc(sizeof(double) * (size_t)lwork);
+    int *iwork = malloc(sizeof(int) * (size_t)liwork);
+    if (!work || !iwork) exit(1);
+    dsyevd_("N", "U", &n, E, &n, lref, work, &lwork, iwork, &liwork, &info);
+    const double lmax = fmax(fabs(lref[0]), fabs(lref[n - 1]));
+    double dl = 0.0, orth = 0.0, res = 0.0;
+    for (int j = 0; j < n; j++) dl = fmax(dl, fabs(lam[j] - lref[j]) / lmax);
+    dgemm_("T", "N", &n, &n, &n, &one, X, &n, X, &n, &zero, E, &n);
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++) orth = fmax(orth, fabs(E[i + (size_t)j * n] - (i == j)));
+    for (int j = 0; j < n; j++) /* G whole from its upper triangle */
+        for (int i = j + 1; i < n; i++) G[i + (size_t)j * n] = G[j + (size_t)i * n];
+    dgemm_("N", "N", &n, &n, &n, &one, G, &n, X, &n, &zero, E, &n);
+    for (int j = 0; j < n; j++)
+        for (int i = 0; i < n; i++)
+            res = fmax(res, fabs(E[i + (size_t)j * n] - X[i + (size_t)j * n] * lam[j]) / lmax);
+    char check[160];
+    snprintf(check, sizeof check, "info=%d dlam=%.2e orth=%.2e resid=%.2e hash=%016llx", info, dl,
+             orth, res, (unsigned long long)fnv_bytes(1469598103934665603ULL, lam,
+                                                      sizeof(double) * (size_t)n));
+    row("syev", "gram_graded", n, n, median_us(t, reps), 0.0, reps, check);
+    cudaEventDestroy(e0), cudaEventDestroy(e1);
+    tcnla_free(h, dG), tcnla_free(h, dZ), tcnla_free(h, dlam), tcnla_free(h, dws);
+    tcnla_free(h, dflag);
+    free(Yf), free(t), free(G), free(E), free(Q), free(Z), free(X), free(lam), free(lref);
+    free(work), free(iwork);
+}
+
 static int parse_list(const char *s, int *v, int max) {
     int n = 0;
     while (s && *s && n < max) {
@@ -209,22 +335,33 @@ static int parse_list(const char *s, int *v, int max) {
 
 int main(int argc, char **argv) {
     const char *csv = "bench/results/fixed_costs.csv";
-    int reps = 20, sizes[8] = {266, 512, 1024}, ns = 3;
+    int reps = 20, sizes[8] = {266, 512, 1024}, ns = 3, esizes[8] = {137, 160, 266}, nes = 3;
     int64_t m = 16384;
     for (int i = 1; i < argc; i++) {
         if (i + 1 < argc && !strcmp(argv[i], "--csv")) csv = argv[++i];
         else if (i + 1 < argc && !strcmp(argv[i], "--reps")) reps = atoi(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--m")) m = atoll(argv[++i]);
         else if (i + 1 < argc && !strcmp(argv[i], "--sizes")) ns = parse_list(argv[++i], sizes, 8);
+        else if (i + 1 < argc && !strcmp(argv[i], "--syev-sizes"))
+            nes = parse_list(argv[++i], esizes, 8);
         else {
-            fprintf(stderr, "usage: %s [--csv FILE] [--reps R] [--m M] [--sizes N,..]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--csv FILE] [--reps R] [--m M] [--sizes N,..] "
+                    "[--syev-sizes N,..]\n",
+                    argv[0]);
             return 2;
         }
     }
-    if (reps < 1 || reps > 1000 || m < 1 || m > 32768 || ns < 1) {
-        fprintf(stderr, "%s: --reps 1..1000, --m 1..32768, a non-empty --sizes\n", BENCH_NAME);
+    if (reps < 1 || reps > 1000 || m < 1 || m > 32768 || ns < 1 || nes < 1) {
+        fprintf(stderr, "%s: --reps 1..1000, --m 1..32768, non-empty --sizes and --syev-sizes\n",
+                BENCH_NAME);
         return 2;
     }
+    for (int i = 0; i < nes; i++)
+        if (esizes[i] < 2 || esizes[i] > 448) {
+            fprintf(stderr, "%s: syev sizes 2..448\n", BENCH_NAME);
+            return 2;
+        }
     for (int i = 0; i < ns; i++)
         if (sizes[i] < 1 || sizes[i] > 4096 || sizes[i] > m) {
             fprintf(stderr, "%s: sizes 1..4096, at most m\n", BENCH_NAME);
@@ -244,6 +381,7 @@ int main(int argc, char **argv) {
     bench_trust(h, m, reps);
     for (int i = 0; i < ns; i++) bench_potrf(h, sizes[i], reps);
     for (int i = 0; i < ns; i++) bench_cholqr(h, m, sizes[i], reps);
+    for (int i = 0; i < nes; i++) bench_syev(h, esizes[i], reps);
     fclose(csv_out);
     tcnla_destroy(h);
     return 0;

@@ -108,6 +108,20 @@ out:
     return st;
 }
 
+int tn_cuda_potrf_inv(struct tn_cuda_ctx *c, int n, double *G, double *R, double *diag,
+                      int *info, unsigned *bar, double *Inv) {
+    if (n > TN_TRINV_FULL_MAX) return TCNLA_ERR_INTERNAL;
+    if (tn_cu_potrf_inv_ok(n, c->cc_major, c->smem_optin)) {
+        if (tn_cu_potrf_inv_cluster(n, G, n, R, n, diag, info, Inv, c->stream) == 0)
+            return TCNLA_SUCCESS;
+        (void)cudaGetLastError(); /* (a launch refused: the two launches below) */
+    }
+    int st = ce((cudaError_t)tn_cu_potrf_upper(n, G, n, R, diag, info, bar, c->sm_count,
+                                               c->stream));
+    if (!st) st = ce((cudaError_t)tn_cu_trinv_full(n, R, n, Inv, c->stream));
+    return st;
+}
+
 /* Returned (positive, not a status) by cholqr64 when Y holds NaN or Inf:
  * the Gram matrix's diagonal is then not finite. */
 #define TN_ORTH_NONFINITE 2
@@ -118,8 +132,9 @@ out:
  * Gram matrix as a strided batch of DGEMMs over row slabs plus their sum
  * (tn_cu_gram_reduce, which also writes the probe rows), the factorization
  * (tn_cu_potrf_upper, one cooperative launch), then Qw = Yw R^-1 (from
- * 129 to TN_TRINV_FULL_MAX columns one DTRMM by R^-1, tn_cu_trinv_full;
- * else in 128-column blocks, a DGEMM for the earlier blocks and a DGEMM by
+ * 129 to TN_TRINV_FULL_MAX columns one DTRMM by R^-1, the factor and its
+ * inverse from tn_cuda_potrf_inv: one cluster launch up to
+ * TN_POTRF_CLUSTER_MAX columns on Hopper; else in 128-column blocks, a DGEMM for the earlier blocks and a DGEMM by
  * the inverse of R's diagonal block, tn_cu_trinv_blocks; the probe rows
  * come along as 8 more rows), then the verdict on the device (tn_cu_chol_verdict: the
  * breakdown test of tn_chol_ok, where NaN / Inf in Y show as a non-finite
@@ -203,8 +218,12 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
                                    c->stream)));
             TRY(ce((cudaError_t)tn_cu_gram_reduce(P, 1, n, G, dg, Yw + m, mp, c->stream)));
         }
-        TRY(ce((cudaError_t)tn_cu_potrf_upper(in, G, n, Rf, dg + n, dinfo, bar, c->sm_count,
-                                              c->stream)));
+        /* (from 129 to TN_TRINV_FULL_MAX columns R^-1 with it) */
+        if (whole)
+            TRY(tn_cuda_potrf_inv(c, in, G, Rf, dg + n, dinfo, bar, Inv));
+        else
+            TRY(ce((cudaError_t)tn_cu_potrf_upper(in, G, n, Rf, dg + n, dinfo, bar, c->sm_count,
+                                                  c->stream)));
         /* R: the first factor kept (CholeskyQR2) */
         if (twice && !last && R)
             TRY(ce((cudaError_t)tn_cu_upper_copy(n, Rf, n, R1, n, NULL, 0, c->stream)));
@@ -216,7 +235,6 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
          * a randLRA call at k = 256 take 10 DGEMMs, 211 us on an H200;
          * 64-column blocks would take 21 DGEMMs of 12 us each, 253 us.) */
         if (whole) {
-            TRY(ce((cudaError_t)tn_cu_trinv_full(in, Rf, n, Inv, c->stream)));
             TRY(tn_cublas_st(cublasDtrmm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
                                          CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, (int)mp, in, &one, Inv,
                                          in, Yw, (int)mp, Qw, (int)mp)));

@@ -205,10 +205,11 @@ static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, doubl
  * two chains of serial launches (H100, cn = 121 .. 144: 46-61 us and
  * 17-22 us); a step is two products and fast_tail's small kernel. The
  * pass as cholqr64's (orth_cuda.c), from Y into P: the Gram matrix (a DGEMM; potrf
- * reads its upper triangle) into Gm, its factor R (tn_cu_potrf_upper, one
- * cooperative launch; Gm is used up), then, up to TN_TRINV_FULL_MAX
- * columns, P = Y R^-1 as one DGEMM by the whole inverse (tn_cu_trinv_full,
- * zeros below its diagonal). At these sizes (n <= 448 rows) cuBLAS's DSYRK
+ * reads its upper triangle) into Gm, then, up to TN_TRINV_FULL_MAX
+ * columns, its factor R and the whole inverse (tn_cuda_potrf_inv: one
+ * cluster launch up to TN_POTRF_CLUSTER_MAX columns on Hopper; Gm may be
+ * used up) and P = Y R^-1 as one DGEMM by that inverse (zeros below its
+ * diagonal). At these sizes (n <= 448 rows) cuBLAS's DSYRK
  * and DTRMM are chains of small kernels: n = 266, cn = 128, H100, 16 and
  * 69 us against about 7 for each DGEMM. The inverse costs no order of
  * accuracy: each of its columns satisfies (R + dR_j) x_j = e_j, so the
@@ -218,11 +219,12 @@ static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, doubl
  * takes in as d. Past TN_TRINV_FULL_MAX columns (the fast solver goes to
  * n = 448) Y R^-1 by DTRSM in place. The steps go from wherever the pass
  * left Q to the other buffer and back, ending in Y. info (potrf's, then
- * the steps' flags) is not read: the caller's checks judge the result. R
- * is zeroed before the factorization, so that where it breaks down (it
- * stops, leaving R's later columns unwritten) the solve meets zero pivots
- * and Y comes out with Inf / NaN, which those checks refuse, instead of
- * values from whatever the scratch held (the steps carry them along).
+ * the steps' flags) is not read: the caller's checks judge the result.
+ * Where the factorization breaks down the product comes out with Inf /
+ * NaN, which those checks refuse, instead of values from whatever the
+ * scratch held (the steps carry them along): the cluster launch writes an
+ * inverse of NaN; the other factorization stops, leaving R's later columns
+ * as they were, so R is zeroed before it and the solve meets zero pivots.
  * Scratch (device memory): P (n x cn); Gm, R and Inv (cn x cn each, ld
  * cn); diag (cn doubles, R's diagonal); info (one int); bar (one
  * unsigned, the factorization's grid barrier). */
@@ -245,17 +247,17 @@ static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, 
     if (!st)
         st = tn_cuda_err(
             cudaMemsetAsync(R, 0, sizeof(double) * (size_t)cn * (size_t)cn, c->stream));
-    if (!st)
-        st = tn_cuda_err((cudaError_t)tn_cu_potrf_upper(cn, Gm, cn, R, diag, info, bar,
-                                                         c->sm_count, c->stream));
     if (!st && cn <= TN_TRINV_FULL_MAX) {
-        st = tn_cuda_err((cudaError_t)tn_cu_trinv_full(cn, R, cn, Inv, c->stream));
+        st = tn_cuda_potrf_inv(c, cn, Gm, R, diag, info, bar, Inv);
         if (!st)
             st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, cn, &one, Y,
                                           n, Inv, cn, &zero, P, n));
         A = P, B = Y;
     } else if (!st) {
-        st = tn_cublas_st(cublasDtrsm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
+        st = tn_cuda_err((cudaError_t)tn_cu_potrf_upper(cn, Gm, cn, R, diag, info, bar,
+                                                         c->sm_count, c->stream));
+        if (!st)
+            st = tn_cublas_st(cublasDtrsm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
                                       CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, cn, &one, R, cn, Y,
                                       n));
     }

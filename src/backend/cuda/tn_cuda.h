@@ -199,6 +199,16 @@ int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double xr, double *X,
 int64_t tn_gram64_nslab(int64_t m);
 int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, int64_t ldw,
                    double *P, double *G, double *dg, double *probe);
+/* The factor R of G = R^T R and Inv = R^-1 (src/backend/cuda/orth_cuda.c;
+ * n x n each, ld n, n <= TN_TRINV_FULL_MAX): one cluster launch
+ * (tn_cu_potrf_inv_cluster) where it runs, else tn_cu_potrf_upper then
+ * tn_cu_trinv_full. G's upper triangle is read (and may be used up); R's
+ * strictly lower part is not written; diag, info and bar as
+ * tn_cu_potrf_upper's. Where the factorization breaks down (info != 0)
+ * Inv holds NaN (the cluster launch) or the inverse of R as far as it was
+ * written. */
+int tn_cuda_potrf_inv(struct tn_cuda_ctx *c, int n, double *G, double *R, double *diag,
+                      int *info, unsigned *bar, double *Inv);
 int tn_cuda_add_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const float *A,
                        int64_t lda, const float *E, int64_t lde, float *D, uint16_t *D16,
                        int64_t ldd);
@@ -520,6 +530,18 @@ int tn_cu_gram_reduce(const double *P, int64_t nslab, int64_t n, double *G, doub
  * potrf); bar is one unsigned of device memory for the grid barrier. */
 int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *R, double *diag, int *info,
                       unsigned *bar, int sm_count, cudaStream_t stream);
+/* G = R^T R and S = R^-1 in one launch of one cluster of ceil(n / 32)
+ * blocks (kernels/potrf_cluster.cu), n <= TN_POTRF_CLUSTER_MAX, where
+ * tn_cu_potrf_inv_ok (compute capability 9 or more, the shared memory): G
+ * read only (its upper triangle, ld), R's upper triangle (ld ldr; its
+ * strictly lower part untouched), diag and info as tn_cu_potrf_upper, Inv
+ * = R^-1 as tn_cu_trinv_full writes it (ld n, zeros below the diagonal;
+ * all NaN where info != 0). A CUDA error where the launch is refused
+ * (tn_cuda_potrf_inv then runs tn_cu_potrf_upper and tn_cu_trinv_full). */
+#define TN_POTRF_CLUSTER_MAX 288
+int tn_cu_potrf_inv_ok(int n, int cc_major, size_t smem_optin);
+int tn_cu_potrf_inv_cluster(int n, const double *G, int64_t ld, double *R, int64_t ldr,
+                            double *diag, int *info, double *Inv, cudaStream_t stream);
 /* CholeskyQR's breakdown test (tn_chol_ok) on the device: gdiag[0 .. n)
  * the Gram matrix's diagonal, gdiag[n .. 2n) the factor's, *info potrf's;
  * flag |= 2 when a Gram diagonal element is not finite, |= 1 when the
