@@ -62,11 +62,13 @@ namespace cg = cooperative_groups;
 #define PC_THREADS 256  /* 8 warps: two 8 x 8 tiles each of a 32 x 32 block product */
 #define PC_BB (PC_NB * PC_NB) /* doubles per block */
 
-/* Shared memory for nb block columns: X (nb blocks: G's block column,
- * then R's), S (nb blocks: R^-1's block row), the staging area (nb
- * blocks: one for S_pp, nb - 1 for R blocks), the verdict. */
+/* Shared memory for nb block columns: X and S (nb + 1 blocks: block b's
+ * column of G, then of R, takes blocks 0 .. b, its row of R^-1 blocks b +
+ * 1 .. nb, so that S's block j is block j + 1), the staging area (nb
+ * blocks: one for a diagonal block, nb - 1 for R blocks), the pivots'
+ * scratch, the verdict. */
 static size_t pc_smem(int nb) {
-    return sizeof(double) * ((size_t)PC_BB * (size_t)(3 * nb) + 5 * PC_NB) + 16;
+    return sizeof(double) * ((size_t)PC_BB * (size_t)(2 * nb + 1) + 5 * PC_NB) + 16;
 }
 
 #if S9_ON
@@ -310,7 +312,7 @@ static __global__ void __launch_bounds__(PC_THREADS)
     extern __shared__ double pc_sm[];
     /* X: block column b (G's upper part, then R's); S: block row b of R^-1
      * (blocks b .. nb - 1, each first holding its sum T); staging */
-    double *X = pc_sm, *S = X + (size_t)nb * PC_BB, *Ist = S + (size_t)nb * PC_BB;
+    double *X = pc_sm, *S = X + PC_BB, *Ist = X + (size_t)(nb + 1) * PC_BB;
     double *Rst = Ist + PC_BB;
     double *rps = Ist + (size_t)nb * PC_BB; /* the pivots' 1 / r_kk */
     int *fl = (int *)(rps + 5 * PC_NB);
