@@ -134,7 +134,8 @@ int tn_cuda_potrf_inv(struct tn_cuda_ctx *c, int n, double *G, double *R, double
  * (tn_cu_potrf_upper, one cooperative launch), then Qw = Yw R^-1 (from
  * 129 to TN_TRINV_FULL_MAX columns one DTRMM by R^-1, the factor and its
  * inverse from tn_cuda_potrf_inv: one cluster launch up to
- * TN_POTRF_CLUSTER_MAX columns on Hopper; else in 128-column blocks, a DGEMM for the earlier blocks and a DGEMM by
+ * TN_POTRF_CLUSTER_MAX columns on Hopper; else in 128-column blocks, a
+ * DGEMM for the earlier blocks and a DGEMM by
  * the inverse of R's diagonal block, tn_cu_trinv_blocks; the probe rows
  * come along as 8 more rows), then the verdict on the device (tn_cu_chol_verdict: the
  * breakdown test of tn_chol_ok, where NaN / Inf in Y show as a non-finite
