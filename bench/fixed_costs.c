@@ -179,7 +179,7 @@ static void bench_potrf(tcnla_handle_t h, int n, int reps) {
         double *dI;
         CHK(tcnla_malloc(h, (void **)&dI, sizeof(double) * nn), "malloc");
         for (int cl = 0; cl < 2; cl++) {
-            if (cl && !tn_cu_potrf_inv_ok(n, c->cc_major, c->smem_optin)) break;
+            if (cl && !tn_cu_potrf_inv_ok(n, tn_cuda_cc(c), c->smem_optin)) break;
             for (int r = -3; r < reps; r++) {
                 CHK(cudaMemcpyAsync(dG, dG0, sizeof(double) * nn, cudaMemcpyDeviceToDevice, s),
                     "memcpy");
@@ -247,7 +247,7 @@ static uint64_t fnv_bytes(uint64_t hs, const void *p, size_t nbytes) {
 static void bench_syev(tcnla_handle_t h, int n, int reps) {
     struct tn_cuda_ctx *c = h->cuda;
     cudaStream_t s = c->stream;
-    if (!tn_cu_syev_fast_ok(n, c->cc_major, c->smem_optin)) {
+    if (!tn_cu_syev_fast_ok(n, tn_cuda_cc(c), c->smem_optin)) {
         row("syev", "gram_graded", n, n, 0.0, 0.0, 0, "not_taken");
         return;
     }

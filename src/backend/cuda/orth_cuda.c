@@ -111,7 +111,7 @@ out:
 int tn_cuda_potrf_inv(struct tn_cuda_ctx *c, int n, double *G, double *R, double *diag,
                       int *info, unsigned *bar, double *Inv) {
     if (n > TN_TRINV_FULL_MAX) return TCNLA_ERR_INTERNAL;
-    if (tn_cu_potrf_inv_ok(n, c->cc_major, c->smem_optin)) {
+    if (tn_cu_potrf_inv_ok(n, tn_cuda_cc(c), c->smem_optin)) {
         if (tn_cu_potrf_inv_cluster(n, G, n, R, n, diag, info, Inv, c->stream) == 0)
             return TCNLA_SUCCESS;
         (void)cudaGetLastError(); /* (a launch refused: the two launches below) */

@@ -126,7 +126,7 @@ static size_t repair_ws(int n, int depth) {
 static int fast_max(struct tn_cuda_ctx *c, int n) {
     if (!c->tune->syev_fast) return 0;
     int m = n;
-    while (m > 0 && !tn_cu_syev_fast_ok(m, c->cc_major, c->smem_optin)) m--;
+    while (m > 0 && !tn_cu_syev_fast_ok(m, tn_cuda_cc(c), c->smem_optin)) m--;
     return m;
 }
 
@@ -307,7 +307,7 @@ static int repair_group(struct tn_cuda_ctx *x, int n, int ng, const tn_cluster_g
     double *Y = s, *V = Y + nn, *P = V + nn, *Gm = P + nn, *H = Gm + nn, *mu = H + nn;
     const double one = 1.0, zero = 0.0, al = 1.0 / tnorm;
     const int cn = g[q].b - g[q].a + 1;
-    if (!tn_cu_syev_fast_ok(cn, x->cc_major, x->smem_optin)) return EIG_NOREPAIR;
+    if (!tn_cu_syev_fast_ok(cn, tn_cuda_cc(x), x->smem_optin)) return EIG_NOREPAIR;
     int st = TCNLA_SUCCESS;
     if (stage == 0) { /* the basis */
         st = tn_cuda_err((cudaError_t)tn_cu_syev_start(n, cn, Y, x->stream));
@@ -541,7 +541,7 @@ static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, doubl
                        double *hlam, double xr, int depth, int drop) {
     double *work = ws, *Xf = work + lwork, *fws = Xf + (size_t)n * n;
     int info = 0;
-    if (c->tune->syev_fast && tn_cu_syev_fast_ok(n, c->cc_major, c->smem_optin)) {
+    if (c->tune->syev_fast && tn_cu_syev_fast_ok(n, tn_cuda_cc(c), c->smem_optin)) {
         const size_t nn = (size_t)n * n;
         double *Q = fws, *S1 = Q + nn, *S2 = S1 + nn, *S3 = S2 + nn;
         int st = tn_cu_syev_fast(n, G, n, upper, Xf, lam, dinfo, fws, c->smem_optin, c->stream);

@@ -103,6 +103,10 @@ struct tn_cuda_ctx {
         int filled; /* the columns the last deflated path's defl_fill built (0: none) */
     } ssvd;
 };
+/* 10 major + minor of the handle's device: 90 is where the sm_90a code
+ * (the kernels guarded by S9_ON) runs; elsewhere those kernels' bodies
+ * are empty, so their _ok tests take this, not major >= 9. */
+static inline int tn_cuda_cc(const struct tn_cuda_ctx *c) { return 10 * c->cc_major + c->cc_minor; }
 
 /* The stream a call's own kernels of the kind tn_side_begin moves go to. */
 cudaStream_t tn_cuda_call_stream(const tn_call_t *cl);
@@ -462,9 +466,8 @@ int tn_cu_unscale_update(int64_t m, int64_t n, float alpha, const float *T, int6
  * where |R - X diag(lam)| > 32 n eps max|lam| in a column with |lam_j| >=
  * xr max|lam|, or lam is not ascending; X copied to Xout (which may be R:
  * each entry is read before it is written). _ok: 1 where it
- * runs (compute capability 9 or more, n within one cluster's shared
- * memory). */
-int tn_cu_syev_fast_ok(int n, int cc_major, size_t smem_optin);
+ * runs (cc = tn_cuda_cc 90, n within one cluster's shared memory). */
+int tn_cu_syev_fast_ok(int n, int cc, size_t smem_optin);
 size_t tn_cu_syev_fast_ws(int n);
 int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, double *Z, double *lam,
                     int *flag, double *ws, size_t smem_optin, cudaStream_t stream);
@@ -532,14 +535,14 @@ int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *R, double *diag, int
                       unsigned *bar, int sm_count, cudaStream_t stream);
 /* G = R^T R and S = R^-1 in one launch of one cluster of ceil(n / 32)
  * blocks (kernels/potrf_cluster.cu), n <= TN_POTRF_CLUSTER_MAX, where
- * tn_cu_potrf_inv_ok (compute capability 9 or more, the shared memory): G
+ * tn_cu_potrf_inv_ok (cc = tn_cuda_cc 90, the shared memory): G
  * read only (its upper triangle, ld), R's upper triangle (ld ldr; its
  * strictly lower part untouched), diag and info as tn_cu_potrf_upper, Inv
  * = R^-1 as tn_cu_trinv_full writes it (ld n, zeros below the diagonal;
  * all NaN where info != 0). A CUDA error where the launch is refused
  * (tn_cuda_potrf_inv then runs tn_cu_potrf_upper and tn_cu_trinv_full). */
 #define TN_POTRF_CLUSTER_MAX 288
-int tn_cu_potrf_inv_ok(int n, int cc_major, size_t smem_optin);
+int tn_cu_potrf_inv_ok(int n, int cc, size_t smem_optin);
 int tn_cu_potrf_inv_cluster(int n, const double *G, int64_t ld, double *R, int64_t ldr,
                             double *diag, int *info, double *Inv, cudaStream_t stream);
 /* CholeskyQR's breakdown test (tn_chol_ok) on the device: gdiag[0 .. n)

@@ -423,8 +423,8 @@ static __global__ void __launch_bounds__(PC_THREADS)
 #endif
 }
 
-extern "C" int tn_cu_potrf_inv_ok(int n, int cc_major, size_t smem_optin) {
-    return cc_major >= 9 && n >= 1 && n <= TN_POTRF_CLUSTER_MAX &&
+extern "C" int tn_cu_potrf_inv_ok(int n, int cc, size_t smem_optin) {
+    return cc == 90 && n >= 1 && n <= TN_POTRF_CLUSTER_MAX &&
            pc_smem((n + PC_NB - 1) / PC_NB) <= smem_optin;
 }
 

@@ -814,8 +814,8 @@ static int cluster_for(int n, size_t smem_optin) {
     return n <= 32 * SY_NS_MAX && tridiag_smem(n, 16) <= smem_optin ? 16 : 0;
 }
 
-extern "C" int tn_cu_syev_fast_ok(int n, int cc_major, size_t smem_optin) {
-    return cc_major >= 9 && n >= 1 && cluster_for(n, smem_optin) > 0;
+extern "C" int tn_cu_syev_fast_ok(int n, int cc, size_t smem_optin) {
+    return cc == 90 && n >= 1 && cluster_for(n, smem_optin) > 0;
 }
 
 extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, double *X,
