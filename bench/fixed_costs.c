@@ -116,6 +116,13 @@ static void bench_trust(tcnla_handle_t h, int64_t m, int reps) {
     free(X), free(t);
 }
 
+/* FNV-1a of nbytes at p, continuing from hs (1469598103934665603 to start) */
+static uint64_t fnv_bytes(uint64_t hs, const void *p, size_t nbytes) {
+    const unsigned char *b = p;
+    for (size_t q = 0; q < nbytes; q++) hs = (hs ^ b[q]) * 1099511628211ULL;
+    return hs;
+}
+
 static void bench_potrf(tcnla_handle_t h, int n, int reps) {
     struct tn_cuda_ctx *c = h->cuda;
     cudaStream_t s = c->stream;
@@ -160,18 +167,9 @@ static void bench_potrf(tcnla_handle_t h, int n, int reps) {
     CHK(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost), "memcpy");
     CHK(cudaMemcpy(R, dR, sizeof(double) * nn, cudaMemcpyDeviceToHost), "memcpy");
     CHK(cudaMemcpy(dg, ddg, sizeof(double) * (size_t)n, cudaMemcpyDeviceToHost), "memcpy");
-    uint64_t hs = 1469598103934665603ULL; /* FNV-1a: R's upper triangle by columns, then diag */
-    for (int j = 0; j < n; j++)
-        for (int i = 0; i <= j; i++) {
-            unsigned char b[8];
-            memcpy(b, &R[i + (size_t)j * n], 8);
-            for (int q = 0; q < 8; q++) hs = (hs ^ b[q]) * 1099511628211ULL;
-        }
-    for (int j = 0; j < n; j++) {
-        unsigned char b[8];
-        memcpy(b, &dg[j], 8);
-        for (int q = 0; q < 8; q++) hs = (hs ^ b[q]) * 1099511628211ULL;
-    }
+    uint64_t hs = 1469598103934665603ULL; /* R's upper triangle by columns, then diag */
+    for (int j = 0; j < n; j++) hs = fnv_bytes(hs, &R[(size_t)j * n], sizeof(double) * (j + 1));
+    hs = fnv_bytes(hs, dg, sizeof(double) * (size_t)n);
     char check[64];
     snprintf(check, sizeof check, "info=%d hash=%016llx", info, (unsigned long long)hs);
     row("potrf", "gram_2n", n, n, median_us(t, reps), 0.0, reps, check);
@@ -236,12 +234,6 @@ static void bench_cholqr(tcnla_handle_t h, int64_t m, int64_t n, int reps) {
     cudaEventDestroy(e0), cudaEventDestroy(e1);
     tcnla_free(h, dY0), tcnla_free(h, dY);
     free(t);
-}
-
-static uint64_t fnv_bytes(uint64_t hs, const void *p, size_t nbytes) {
-    const unsigned char *b = p;
-    for (size_t q = 0; q < nbytes; q++) hs = (hs ^ b[q]) * 1099511628211ULL;
-    return hs;
 }
 
 static void bench_syev(tcnla_handle_t h, int n, int reps) {

@@ -720,7 +720,6 @@ TEST(rsvd_first_power_product_fp16) {
     tcnla_destroy(h);
 }
 
-
 /* The default projection (proj_method 0): FP16 where power iterations follow
  * (they filter its rounding of A, noise of about u16 ||A||_F in every
  * direction, as they filter Omega's randomness), SHGEMM_FP16 without them.
