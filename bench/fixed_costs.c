@@ -272,7 +272,7 @@ static void bench_syev(tcnla_handle_t h, int n, int reps) {
     CHK(cudaEventCreate(&e1), "event");
     for (int r = -3; r < reps; r++) {
         CHK(cudaEventRecord(e0, s), "event");
-        CHK(tn_cu_syev_fast(n, dG, n, 1, dZ, dlam, dflag, dws, c->smem_optin, s), "syev_fast");
+        CHK(tn_cu_syev_fast(n, dG, n, 1, dZ, dlam, dflag, dws, 1, c->smem_optin, s), "syev_fast");
         CHK(cudaEventRecord(e1, s), "event");
         CHK(cudaEventSynchronize(e1), "event");
         if (r >= 0) CHK(cudaEventElapsedTime(&t[r], e0, e1), "event");

@@ -332,7 +332,8 @@ static int repair_group(struct tn_cuda_ctx *x, int n, int ng, const tn_cluster_g
     const size_t cc = (size_t)cn * (size_t)cn;
     double *Xf = xf, *Q = Xf + cc, *S1 = Q + cc, *T2 = S1 + cc, *T3 = T2 + cc;
     if (!st) /* (launch refused: the caller's syevd) */
-        st = tn_cu_syev_fast(cn, H, cn, 1, Xf, mu, vinfo, Q, x->smem_optin, x->stream)
+        st = tn_cu_syev_fast(cn, H, cn, 1, Xf, mu, vinfo, Q, !x->mr_off, x->smem_optin,
+                                 x->stream)
                  ? EIG_NOREPAIR
                  : TCNLA_SUCCESS;
     if (!st) st = fast_tail(x, cn, 1, H, Q, Xf, S1, T2, T3, mu, 0.0, Xf, vinfo, 0);
@@ -544,7 +545,8 @@ static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, doubl
     if (c->tune->syev_fast && tn_cu_syev_fast_ok(n, tn_cuda_cc(c), c->smem_optin)) {
         const size_t nn = (size_t)n * n;
         double *Q = fws, *S1 = Q + nn, *S2 = S1 + nn, *S3 = S2 + nn;
-        int st = tn_cu_syev_fast(n, G, n, upper, Xf, lam, dinfo, fws, c->smem_optin, c->stream);
+        int st = tn_cu_syev_fast(n, G, n, upper, Xf, lam, dinfo, fws, !c->mr_off, c->smem_optin,
+                                 c->stream);
         if (!st) st = fast_tail(c, n, upper, G, Q, Xf, S1, S2, S3, lam, xr, Xf, dinfo, drop);
         if (st) (void)cudaGetLastError(); /* a launch refused: syevd below */
         else {

@@ -1092,13 +1092,17 @@ TEST(gpu_rsvd_small_svd_paths_agree) {
  * on V diag(lam) V^T with clusters (kind 3: two halves at 1 and 1e-4, each
  * spread by 1e-9 of its value; 4: values 1 .. 1e-8 and a half at 1e-17
  * noise; 5: 1 .. 1e-16 geometric; 6: three values, each n / 3 times; 7:
- * as 4; 8: a flat top, a half at 1 spread by 1e-12, and 1e-5 .. 1e-6
- * below it; in 5 and 7 the columns of values below 1e-9 lam_max are asked
- * only to span theirs, xr), where the fast solver's twisted vectors are
- * not orthogonal: the clusters near zero (4, 5, 7) and the groups away
- * from it (3, 6, 8: filtered start vectors, shifted Rayleigh-Ritz steps)
- * repaired (once, no syevd; 2, 2 I + u u^T, by the fast solver, repaired
- * or not): the
+ * as 4; 8: a flat top, a half at 1 spread by 1e-12, and 1e-4 .. 1e-6
+ * below it; 9: gap_noise's Gram matrix as the randomized SVD meets it,
+ * 128 values at 1.0002 and 138 at 1.02e-4, spread by 6e-8 and 6e-6 of
+ * their values; in 5 and 7 the columns of values below 1e-9 lam_max are
+ * asked only to span theirs, xr), where T's twisted vectors are not
+ * orthogonal: the clusters near zero (4, 5, 7) repaired (once, no syevd);
+ * the groups away from zero (3, 6, 8, 9) from their child representations,
+ * with no repair, and (3, 6, 8) without them (the test hook mr_off)
+ * repaired (filtered start vectors, shifted Rayleigh-Ritz steps; on one
+ * lane and two the same bits) (2, 2 I + u u^T, by the fast solver,
+ * repaired or not): the
  * eigenvalues agree with syevd's (the tuning's syev_fast = 0) to 1e-12 lam_max, X
  * is orthonormal and G X = X diag(lam) to 1e-11 (lam_max; kind 5: in the
  * columns above xr lam_max); the fast solver
@@ -1115,7 +1119,7 @@ TEST(gpu_syev_fast_matches_syevd) {
         {266, 1e-3, 0}, {440, 1e-2, 0}, {1, 1, 0}, {2, 0.5, 0}, {3, 0.5, 0}, {33, 0.1, 0},
         {266, 1e-7, 0}, {100, 0, 1}, {64, 0, 2}, {288, 1e-2, 0}, {289, 1e-2, 0}, {448, 1e-2, 0},
         {266, 0, 2}, {266, 0, 3}, {266, 0, 4}, {266, 0, 5}, {300, 0, 6}, {266, 0, 7},
-        {266, 0, 8}};
+        {266, 0, 8}, {266, 0, 9}};
     for (size_t ci = 0; ci < sizeof cs / sizeof cs[0]; ci++) {
         const int n = cs[ci].n, m = 2 * n + 40;
         double *G = calloc((size_t)n * n, sizeof(double)), *X = malloc(sizeof(double) * n * n),
@@ -1154,7 +1158,9 @@ TEST(gpu_syev_fast_matches_syevd) {
                         : cs[ci].kind == 5 ? pow(10.0, -16.0 * x)
                         : cs[ci].kind == 8
                             ? (i < n / 2 ? 1.0 + 1e-12 * r[i] : pow(10.0, -4.0 - 2.0 * x))
-                                           : (i % 3 == 0 ? 1.0 : i % 3 == 1 ? 0.5 : 0.25);
+                        : cs[ci].kind == 9
+                            ? (i < 128 ? 1.0002 * (1.0 + 6e-8 * r[i]) : 1.02e-4 * (1.0 + 6e-6 * r[i]))
+                            : (i % 3 == 0 ? 1.0 : i % 3 == 1 ? 0.5 : 0.25);
             }
             for (int j = 0; j < n; j++) G[j + j * n] = lv[j];
             for (int h = 1; h <= 3; h++) { /* G <- H G H, H = I - 2 v v^T / v^T v */
@@ -1190,55 +1196,63 @@ TEST(gpu_syev_fast_matches_syevd) {
         REQUIRE(tn_cuda_syev(g, n, dG, 0.0, dX, dl, &fref) == 0);
         GT_TUNE(g, syev_fast, 1);
         tcnla_memcpy(g, lref, dl, sizeof(double) * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
-        REQUIRE(tn_cuda_syev(g, n, dG, xr, dX, dl, &fast) == 0);
-        tcnla_memcpy(g, lam, dl, sizeof(double) * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
-        tcnla_memcpy(g, X, dX, sizeof(double) * n * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
-        const double lmax = fmax(fabs(lam[0]), fabs(lam[n - 1]));
-        double dlam = 0, orth = 0, res = 0;
-        for (int j = 0; j < n; j++) dlam = fmax(dlam, fabs(lam[j] - lref[j]) / lmax);
-        for (int a = 0; a < n; a++)
-            for (int b = 0; b <= a; b++) {
-                double sv = 0;
-                for (int i = 0; i < n; i++) sv += X[i + a * n] * X[i + b * n];
-                orth = fmax(orth, fabs(sv - (a == b)));
+        /* the groups away from zero (3, 6, 8, 9) also without their children
+         * (mr_off): repaired, the same bits on one lane and two */
+        const int grp = cs[ci].kind == 3 || cs[ci].kind == 6 || cs[ci].kind == 8 ||
+                        cs[ci].kind == 9;
+        for (int off = 0; off <= (grp && cs[ci].kind != 9); off++) {
+            g->cuda->mr_off = off;
+            const int st = tn_cuda_syev(g, n, dG, xr, dX, dl, &fast);
+            g->cuda->mr_off = 0;
+            REQUIRE(st == 0);
+            tcnla_memcpy(g, lam, dl, sizeof(double) * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
+            tcnla_memcpy(g, X, dX, sizeof(double) * n * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
+            const double lmax = fmax(fabs(lam[0]), fabs(lam[n - 1]));
+            double dlam = 0, orth = 0, res = 0;
+            for (int j = 0; j < n; j++) dlam = fmax(dlam, fabs(lam[j] - lref[j]) / lmax);
+            for (int a = 0; a < n; a++)
+                for (int b = 0; b <= a; b++) {
+                    double sv = 0;
+                    for (int i = 0; i < n; i++) sv += X[i + a * n] * X[i + b * n];
+                    orth = fmax(orth, fabs(sv - (a == b)));
+                }
+            for (int j = 0; j < n; j++)
+                for (int i = 0; i < n && !(fabs(lam[j]) < xr * lmax); i++) {
+                    double sv = 0;
+                    for (int t = 0; t < n; t++) sv += G[i + t * n] * X[t + j * n];
+                    res = fmax(res, fabs(sv - lam[j] * X[i + j * n]) / lmax);
+                }
+            const int repairs = g->cuda->ssvd.syev_repairs;
+            printf("    n %3d kind %d span %.0e%s: %s%s, lam vs syevd %.1e, X^T X - I %.1e, "
+                   "G X - X lam %.1e\n", n, cs[ci].kind, cs[ci].span,
+                   off ? " (no children)" : "", fast ? "fast solver" : "syevd",
+                   repairs ? " (clusters repaired)" : "", dlam, orth, res);
+            CHECK_EQ_INT(fref, 0);
+            CHECK(dlam <= 1e-12 && orth <= 1e-11 && res <= 1e-11);
+            if (major >= 9 && (cs[ci].kind == 1 || (cs[ci].kind == 0 && cs[ci].span >= 1e-3)))
+                CHECK_EQ_INT(fast, 1);
+            const int bottom = cs[ci].kind == 4 || cs[ci].kind == 5 || cs[ci].kind == 7;
+            if (major >= 9 && bottom) { /* the cluster near zero: repaired, not syevd */
+                CHECK_EQ_INT(fast, 1);
+                CHECK_EQ_INT(repairs, 1);
             }
-        for (int j = 0; j < n; j++)
-            for (int i = 0; i < n && !(fabs(lam[j]) < xr * lmax); i++) {
-                double sv = 0;
-                for (int t = 0; t < n; t++) sv += G[i + t * n] * X[t + j * n];
-                res = fmax(res, fabs(sv - lam[j] * X[i + j * n]) / lmax);
+            if (major >= 9 && (grp || cs[ci].kind == 2)) { /* groups: not syevd */
+                CHECK_EQ_INT(fast, 1);
+                if (grp) CHECK_EQ_INT(repairs, off); /* (with their children: no repair) */
             }
-        const int repairs = g->cuda->ssvd.syev_repairs;
-        printf("    n %3d kind %d span %.0e: %s%s, lam vs syevd %.1e, X^T X - I %.1e, "
-               "G X - X lam %.1e\n", n, cs[ci].kind, cs[ci].span,
-               fast ? "fast solver" : "syevd", repairs ? " (clusters repaired)" : "", dlam, orth,
-               res);
-        CHECK_EQ_INT(fref, 0);
-        CHECK(dlam <= 1e-12 && orth <= 1e-11 && res <= 1e-11);
-        if (major >= 9 && (cs[ci].kind == 1 || (cs[ci].kind == 0 && cs[ci].span >= 1e-3)))
-            CHECK_EQ_INT(fast, 1);
-        const int bottom = cs[ci].kind == 4 || cs[ci].kind == 5 || cs[ci].kind == 7;
-        if (major >= 9 && bottom) { /* the cluster near zero: repaired, not syevd */
-            CHECK_EQ_INT(fast, 1);
-            CHECK_EQ_INT(repairs, 1);
-        }
-        const int away = cs[ci].kind == 3 || cs[ci].kind == 6 || cs[ci].kind == 8;
-        if (major >= 9 && (away || cs[ci].kind == 2)) { /* groups away from zero: not syevd */
-            CHECK_EQ_INT(fast, 1);
-            if (away) CHECK_EQ_INT(repairs, 1);
-        }
-        if (major >= 9 && away) { /* the groups all on the handle's stream: the same bits */
-            double *X1 = malloc(sizeof(double) * n * n), *l1 = malloc(sizeof(double) * n);
-            g->cuda->lane_off = 1;
-            REQUIRE(tn_cuda_syev(g, n, dG, xr, dX, dl, &fast) == 0);
-            g->cuda->lane_off = 0;
-            tcnla_memcpy(g, l1, dl, sizeof(double) * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
-            tcnla_memcpy(g, X1, dX, sizeof(double) * n * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
-            CHECK_MSG(memcmp(X1, X, sizeof(double) * n * n) == 0 &&
-                          memcmp(l1, lam, sizeof(double) * n) == 0,
-                      "n %d kind %d: one lane and two differ", n, cs[ci].kind);
-            CHECK_EQ_INT(g->cuda->ssvd.syev_repairs, 1);
-            free(X1), free(l1);
+            if (major >= 9 && off) { /* the groups all on the handle's stream: the same bits */
+                double *X1 = malloc(sizeof(double) * n * n), *l1 = malloc(sizeof(double) * n);
+                g->cuda->lane_off = 1, g->cuda->mr_off = 1;
+                REQUIRE(tn_cuda_syev(g, n, dG, xr, dX, dl, &fast) == 0);
+                g->cuda->lane_off = 0, g->cuda->mr_off = 0;
+                tcnla_memcpy(g, l1, dl, sizeof(double) * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
+                tcnla_memcpy(g, X1, dX, sizeof(double) * n * n, TCNLA_MEMCPY_HANDLE_TO_HOST);
+                CHECK_MSG(memcmp(X1, X, sizeof(double) * n * n) == 0 &&
+                              memcmp(l1, lam, sizeof(double) * n) == 0,
+                          "n %d kind %d: one lane and two differ", n, cs[ci].kind);
+                CHECK_EQ_INT(g->cuda->ssvd.syev_repairs, 1);
+                free(X1), free(l1);
+            }
         }
         tcnla_free(g, dG), tcnla_free(g, dX), tcnla_free(g, dl);
         free(G), free(X), free(lam), free(lref);

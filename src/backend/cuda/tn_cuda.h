@@ -58,6 +58,10 @@ struct tn_cuda_ctx {
     cublasHandle_t lane_blas;
     cudaEvent_t lane_fork, lane_join;
     int lane_off;
+    /* (tests only; 0 in use) 1: the eigensolver makes no child
+     * representations for groups of close values (tn_cu_syev_fast's
+     * children 0), so that its repair meets them */
+    int mr_off;
     /* device memory of the deferred verdicts (TN_DEFER_SLOTS ints), allocated
      * on first use; a call that defers points its cl->defer here.
      * defer_zero: tn_cuda_defer_end read them all 0, and nothing has
@@ -457,7 +461,9 @@ int tn_cu_unscale_update(int64_t m, int64_t n, float alpha, const float *T, int6
  * eig_solve in src/backend/cuda/small_svd_cuda.c). _fast: the n x n G (its upper
  * or lower triangle, ldg; not written) = Q T Q^T, lam (ascending) T's
  * eigenvalues and Z (n x n, ld n) its eigenvectors, Q (n x n, ld n) at ws,
- * on the stream, *flag (device) zeroed: G's eigenvectors are Q Z. ws holds
+ * on the stream, *flag (device) zeroed: G's eigenvectors are Q Z; with
+ * children 1 the vectors of groups of close values away from zero from
+ * child representations (src/linalg/mrrr_child.h). ws holds
  * _ws(n) doubles, of which ws + n^2, + 2 n^2 and + 3 n^2 (n x n each) are
  * free for the checks once it has run. _orth_check: F = X^T X -> I - (F -
  * I) / 2, flag = 1 where |F - I| > 1e-6, not counting the rows and columns
@@ -470,7 +476,7 @@ int tn_cu_unscale_update(int64_t m, int64_t n, float alpha, const float *T, int6
 int tn_cu_syev_fast_ok(int n, int cc, size_t smem_optin);
 size_t tn_cu_syev_fast_ws(int n);
 int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, double *Z, double *lam,
-                    int *flag, double *ws, size_t smem_optin, cudaStream_t stream);
+                    int *flag, double *ws, int children, size_t smem_optin, cudaStream_t stream);
 int tn_cu_syev_orth_check(int n, double *F, const double *lam, double xr, int *flag,
                           cudaStream_t stream);
 int tn_cu_syev_drop(int n, double *X, const double *lam, double xr, cudaStream_t stream);

@@ -23,13 +23,16 @@
  *     cost more (below).
  *  3. T's eigenvectors Z, one thread per eigenvalue, from a twisted
  *     factorization of T - lam I (Dhillon & Parlett): the twist index with
- *     the smallest |gamma_r|, z_r = 1, then z by products only.
+ *     the smallest |gamma_r|, z_r = 1, then z by products only. Those of
+ *     eigenvalues closer than about 1e-10 ||T|| are not orthogonal to each
+ *     other: for groups of close values away from zero, a child
+ *     representation L D L^T = T - sig I (one level of MRRR's
+ *     representation tree, src/linalg/mrrr_child.h) gives vectors that
+ *     are (mr_child_kernel, below).
  *  4. (small_svd_cuda.c) X = Q Z by DGEMM, then the checks, all on the
  *     device: F = X^T X - I at most 1e-6 elementwise, one Newton-Schulz
- *     step X <- X (I - F / 2) (the twisted vectors of eigenvalues closer
- *     than about 1e-10 ||T|| are not orthogonal to each other, which
- *     MRRR's representation tree would fix; the step mixes vectors only
- *     among such close eigenvalues, so their residuals stay at eps ||T||),
+ *     step X <- X (I - F / 2) (it mixes vectors only among close
+ *     eigenvalues, so their residuals stay at eps ||T||),
  *     then G X - X diag(lam) at most 32 n eps max|lam| elementwise and lam
  *     ascending. Any failure sets the flag; nothing is decided on the host
  *     before the caller's one read of the eigenvalues and the flag. On a
@@ -37,12 +40,11 @@
  *     kernels under "cluster repair" below) and checks again, or runs
  *     syevd.
  *
- * Equal eigenvalues (which T's Householder reduction splits apart,
- * e_i = 0) come out as twice the same vector: the orthogonality check
- * refuses them, as it refuses clusters closer than about 1e-10 ||T|| (the
- * Gram matrix of columns spanning 1e-7, test gpu_syev_fast_matches_syevd);
- * the caller's repair takes those near zero, or groups of them away from
- * zero where there are none near it; syevd the others.
+ * Clusters near zero (a rank-deficient Gram matrix, a spectrum decaying
+ * through FP64's resolution: the Gram matrix of columns spanning 1e-7,
+ * test gpu_syev_fast_matches_syevd) get no child: the orthogonality check
+ * refuses their vectors and the caller's repair takes them, as it takes
+ * groups away from zero whose child fails; syevd the others.
  *
  * H200, l = 266, with Q formed inside the loop: tridiagonalization 0.65 ms
  * (Nsight Compute in bench_rsvd; 1.09 ms with two cluster barriers per
@@ -58,6 +60,7 @@
  * l = 266, in a probe). */
 #include "backend/cuda/kernels/sm90_common.cuh"
 #include "backend/cuda/tn_cuda.h"
+#include "linalg/mrrr_child.h"
 
 #include <cooperative_groups.h>
 #include <float.h>
@@ -660,6 +663,107 @@ static __global__ void twisted_kernel(int n, const double *d_g, const double *e_
     for (int j = 0; j < n; j++) z[j] *= sc;
 }
 
+/* --------------------------------------------- children of close groups */
+/* Groups of close eigenvalues away from zero get their vectors from a
+ * child representation L D L^T = T - sig I (src/linalg/mrrr_child.h, one
+ * level of MRRR's representation tree): T's twisted vectors for values
+ * closer than about 1e-10 ||T|| are not orthogonal, the child's are (its
+ * values refined to relative accuracy). One launch after twisted_kernel,
+ * a block of BI_THREADS per eigenvalue k, lam, d and e in its shared
+ * memory:
+ *  1. k's run of neighbours closer than TN_MR_GTOL max|lam| (the nearest
+ *     wider gaps below and above k, by reductions over the block); where
+ *     tn_mr_take refuses it (a single value, near or across zero), a value
+ *     is not finite or they descend, the block returns (about 5 us at
+ *     n = 266 where no block goes on);
+ *  2. the run's child (tn_mr_child, thread 0; every member's block makes
+ *     the same one), NaN sig: return;
+ *  3. the child's eigenvalue k to relative accuracy: the bracket of
+ *     tn_mr_bracket around lam[k] - sig (16 eps max|lam|, widened as it
+ *     asks; its two counts on two threads), then rounds of BI_THREADS
+ *     points as bisect_block's, to tn_mr_narrow's width;
+ *  4. column k of Z overwritten with the child's twisted vector
+ *     (tn_mr_vector, thread 0).
+ * Where it returns early, twisted_kernel's vector stays (and the checks
+ * judge it, as without children). */
+static size_t mr_smem(int n) { return sizeof(double) * 7 * (size_t)n; }
+static __global__ void __launch_bounds__(BI_THREADS)
+    mr_child_kernel(int n, const double *d_g, const double *e_g, const double *lam_g,
+                    double *Z) {
+    extern __shared__ double cs[];
+    __shared__ int ired[3][BI_THREADS / 32], firsts[BI_THREADS / 32], cnt[2];
+    __shared__ double dred[BI_THREADS / 32], sig_s;
+    double *lam = cs, *d = lam + n, *e = d + n, *D = e + n, *L = D + n, *lp = L + n,
+           *su = lp + n;
+    const int k = blockIdx.x, t = threadIdx.x, lane = t & 31, warp = t >> 5;
+    for (int i = t; i < n; i += BI_THREADS) {
+        lam[i] = lam_g[i];
+        d[i] = d_g[i];
+        e[i] = i < n - 1 ? e_g[i] : 0.0;
+    }
+    __syncthreads();
+    const double gtol = TN_MR_GTOL * fmax(fabs(lam[0]), fabs(lam[n - 1]));
+    /* the widest gap below k (after index am) and at or above it (after bm) */
+    int am = -1, bm = n - 1, bad = 0;
+    double emax = 0.0;
+    for (int i = t; i < n; i += BI_THREADS) {
+        bad |= !isfinite(lam[i]) || (i > 0 && lam[i] < lam[i - 1]);
+        emax = fmax(emax, e[i] * e[i]);
+        if (i < n - 1 && !(lam[i + 1] - lam[i] < gtol)) { /* a run ends at i */
+            if (i < k) am = max(am, i);
+            else bm = min(bm, i);
+        }
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        am = max(am, __shfl_xor_sync(0xffffffffu, am, o));
+        bm = min(bm, __shfl_xor_sync(0xffffffffu, bm, o));
+        bad |= __shfl_xor_sync(0xffffffffu, bad, o);
+        emax = fmax(emax, __shfl_xor_sync(0xffffffffu, emax, o));
+    }
+    if (lane == 0) ired[0][warp] = am, ired[1][warp] = bm, ired[2][warp] = bad, dred[warp] = emax;
+    __syncthreads();
+    for (int w = 0; w < BI_THREADS / 32; w++) {
+        am = max(am, ired[0][w]);
+        bm = min(bm, ired[1][w]);
+        bad |= ired[2][w];
+        emax = fmax(emax, dred[w]);
+    }
+    const int a = am + 1, b = bm;
+    if (bad || !tn_mr_take(n, lam, a, b)) return; /* (the same in every thread) */
+    const double pivmin = DBL_MIN * fmax(1.0, emax); /* tn_mr_pivmin */
+    if (t == 0) sig_s = tn_mr_child(n, d, e, lam, a, b, pivmin, D, L);
+    __syncthreads();
+    const double sig = sig_s, c = lam[k] - sig;
+    if (!isfinite(sig)) return;
+    double r = 16.0 * DBL_EPSILON * fmax(fabs(lam[0]), fabs(lam[n - 1])), lo = c, hi = c;
+    int held = 0;
+    for (int tr = 0; tr < 24 && !held; tr++, r *= 4.0) { /* tn_mr_bracket, its counts on two threads */
+        lo = c - r, hi = c + r;
+        if (t < 2) cnt[t] = tn_mr_negcount(n, D, L, t ? hi : lo, pivmin);
+        __syncthreads();
+        held = cnt[0] <= k && cnt[1] > k;
+        __syncthreads(); /* cnt is written again next time */
+    }
+    if (!held) return;
+    const double inv = 1.0 / (BI_THREADS + 1), cx = (double)(t + 1) * inv;
+    for (int round = 0; round < 64 && !tn_mr_narrow(lo, hi); round++) {
+        const double w = hi - lo;
+        const int cn = tn_mr_negcount(n, D, L, fma(w, cx, lo), pivmin);
+        const unsigned bl = __ballot_sync(0xffffffffu, cn > k);
+        if (lane == 0) firsts[warp] = bl ? warp * 32 + __ffs(bl) - 1 : BI_THREADS;
+        __syncthreads();
+        int first = BI_THREADS;
+        for (int q = BI_THREADS / 32 - 1; q >= 0; q--) first = min(first, firsts[q]);
+        __syncthreads(); /* firsts is written again next round */
+        const double nlo = first > 0 ? fma(w, (double)first * inv, lo) : lo;
+        const double nhi = first < BI_THREADS ? fma(w, (double)(first + 1) * inv, lo) : hi;
+        if (nlo == lo && nhi == hi) break;
+        lo = nlo;
+        hi = nhi;
+    }
+    if (t == 0) tn_mr_vector(n, D, L, 0.5 * (lo + hi), pivmin, lp, su, 1, Z + (size_t)k * n);
+}
+
 /* ------------------------------------------------------- cluster repair */
 /* The kernels of the repair of clustered vectors (eig_repair in
  * small_svd_cuda.c). */
@@ -819,8 +923,8 @@ extern "C" int tn_cu_syev_fast_ok(int n, int cc, size_t smem_optin) {
 }
 
 extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, double *X,
-                               double *lam, int *flag, double *ws, size_t smem_optin,
-                               cudaStream_t stream) {
+                               double *lam, int *flag, double *ws, int children,
+                               size_t smem_optin, cudaStream_t stream) {
     const int C = cluster_for(n, smem_optin);
     if (C == 0) return (int)cudaErrorInvalidValue;
     const size_t nn = (size_t)n * n;
@@ -883,6 +987,9 @@ extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, d
                                (int)twisted_smem(n, tw));
     if (err) return (int)err;
     twisted_kernel<<<(n + tw - 1) / tw, tw, twisted_smem(n, tw), stream>>>(n, d, e, lam, X);
+    if (!children || n < 2) return (int)cudaGetLastError();
+    /* the groups' members from their children */
+    mr_child_kernel<<<n, BI_THREADS, mr_smem(n), stream>>>(n, d, e, lam, X);
     return (int)cudaGetLastError();
 }
 
