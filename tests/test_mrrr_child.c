@@ -202,7 +202,8 @@ static outcome solve(int n, double *G, int fault) {
         for (int k = ga[g]; k <= gb[g]; k++) gid[k] = g;
     const double pivmin = tn_mr_pivmin(n, e), tn = fmax(fabs(lam[0]), fabs(lam[n - 1]));
     for (int g = 0; g < o.groups && fault != FAULT_NO_CHILD; g++) {
-        double *D = S, *L = S + n, *lp = S + 2 * n, *su = S + 3 * n;
+        double *D = S, *L = S + n, *lp = S + 2 * n, *sv = S + 3 * n, *um = S + 4 * n,
+               *pv = S + 5 * n;
         const double sig = tn_mr_child(n, d, e, lam, ga[g], gb[g], pivmin, D, L);
         if (!isfinite(sig)) continue;
         o.children++;
@@ -210,10 +211,10 @@ static outcome solve(int n, double *G, int fault) {
             const double c = lam[k] - sig;
             double lo, hi, mu = c;
             if (fault != FAULT_UNREFINED) {
-                if (!tn_mr_bracket(n, D, L, pivmin, k, c, 16.0 * EPS * tn, &lo, &hi)) continue;
-                mu = tn_mr_refine(n, D, L, pivmin, k, lo, hi);
+                if (!tn_mr_bracket(n, D, L, k, c, 16.0 * EPS * tn, &lo, &hi)) continue;
+                mu = tn_mr_refine(n, D, L, k, lo, hi);
             }
-            tn_mr_vector(n, D, L, mu, pivmin, lp, su, 1, Z + (size_t)k * n);
+            tn_mr_vector(n, D, L, mu, pivmin, lp, sv, um, pv, 1, Z + (size_t)k * n);
         }
     }
     for (int a = 0; a < n; a++) {
@@ -367,17 +368,17 @@ TEST(mrrr_child_counts_match_sturm) {
     for (int k = 1; k < n; k++) { /* midpoints between well-separated values */
         if (lam[k] - lam[k - 1] < 1e-6) continue;
         const double x = 0.5 * (lam[k] + lam[k - 1]);
-        bad += tn_mr_negcount(n, D, L, x - sig, pivmin) != sturm(n, d, e, x);
+        bad += tn_mr_negcount(n, D, L, x - sig) != sturm(n, d, e, x);
     }
     CHECK_EQ_INT(bad, 0);
     const double tn = fmax(fabs(lam[0]), fabs(lam[n - 1]));
     for (int k = ga[0]; k <= gb[0]; k += 7) {
         double lo, hi;
-        REQUIRE(tn_mr_bracket(n, D, L, pivmin, k, lam[k] - sig, 16.0 * EPS * tn, &lo, &hi));
-        const double mu = tn_mr_refine(n, D, L, pivmin, k, lo, hi);
+        REQUIRE(tn_mr_bracket(n, D, L, k, lam[k] - sig, 16.0 * EPS * tn, &lo, &hi));
+        const double mu = tn_mr_refine(n, D, L, k, lo, hi);
         CHECK(fabs(mu + sig - lam[k]) <= 8.0 * EPS * tn);
-        CHECK(tn_mr_negcount(n, D, L, mu - 8 * EPS * fabs(mu), pivmin) <= k);
-        CHECK(tn_mr_negcount(n, D, L, mu + 8 * EPS * fabs(mu), pivmin) > k);
+        CHECK(tn_mr_negcount(n, D, L, mu - 8 * EPS * fabs(mu)) <= k);
+        CHECK(tn_mr_negcount(n, D, L, mu + 8 * EPS * fabs(mu)) > k);
     }
     free(G), free(w);
 }

@@ -164,25 +164,24 @@ TN_MR_FN double tn_mr_pow2_inv(double a, double b) {
  * dlaneg, dlar1v) without a division on its chain: with s_i = sn / sd,
  * D+_i = D_i + s_i = P / sd, P = D_i sd + sn, and s_{i+1} = s_i L_i^2 D_i
  * / D+_i - mu = (sn L_i^2 D_i - mu P) / P; so the pair (sn, sd) <- (sn
- * L_i^2 D_i - mu P, P), P = D_i sd + sn, rescaled every 4 steps (P are
- * the leading minors of L D L^T - mu I). Its roundings fall on D_i, on
- * L_i^2 D_i and on mu, a relative eps each: on mu that perturbs the
- * matrix by eps |mu|, relative to the eigenvalues near mu the counts and
- * vectors are asked about, as the division's rounding is. A zero pivot
- * is taken as -pivmin, as the solver's other recurrences take it. The
+ * L_i^2 D_i - mu P, P), rescaled every 4 steps. The P are the leading
+ * minors of L D L^T - mu I (times a power of two). Its roundings fall on
+ * D_i, on L_i^2 D_i and on mu, a relative eps each: on mu that perturbs
+ * the matrix by eps |mu|, relative to the eigenvalues near mu the counts
+ * and vectors are asked about, as the division's rounding is. The
  * progressive transform from the bottom has the same form. */
-#define TN_MR_PIVOT(P, den, pivmin) ((P) == 0.0 ? -(pivmin) * (den) : (P))
 
 /* The number of eigenvalues of L D L^T below mu: D+_j < 0, the sign
- * changes of consecutive minors. */
-TN_MR_FN int tn_mr_negcount(int n, const double *D, const double *L, double mu, double pivmin) {
+ * changes of consecutive minors. A zero minor counts as positive, which
+ * gives one change across it (the next is -L_j^2 D_j^2 times the one
+ * before), as a zero pivot taken as -pivmin does. */
+TN_MR_FN int tn_mr_negcount(int n, const double *D, const double *L, double mu) {
     double sn = -mu, sd = 1.0;
     int c = 0;
     TN_MR_UNROLL
-    for (int j = 0; j < n; j++) {
-        const double P = TN_MR_PIVOT(fma(D[j], sd, sn), sd, pivmin);
+    for (int j = 0; j < n - 1; j++) {
+        const double P = fma(D[j], sd, sn);
         c += (P < 0.0) != (sd < 0.0);
-        if (j == n - 1) break;
         sn = fma(sn, L[j] * L[j] * D[j], -mu * P);
         sd = P;
         if ((j & 3) == 3) {
@@ -191,17 +190,18 @@ TN_MR_FN int tn_mr_negcount(int n, const double *D, const double *L, double mu, 
             sd *= sc;
         }
     }
-    return c;
+    const double P = fma(D[n - 1], sd, sn);
+    return c + ((P < 0.0) != (sd < 0.0));
 }
 
 /* The bracket of the eigenvalue k (ascending, of all n) of L D L^T near
  * c: [c - r, c + r], r widened fourfold until count(lo) <= k < count(hi)
  * (at most 24 times). Returns 1 with *lo, *hi set, or 0. */
-TN_MR_FN int tn_mr_bracket(int n, const double *D, const double *L, double pivmin, int k,
-                           double c, double r, double *lo, double *hi) {
+TN_MR_FN int tn_mr_bracket(int n, const double *D, const double *L, int k, double c, double r,
+                           double *lo, double *hi) {
     for (int t = 0; t < 24; t++, r *= 4.0) {
         const double a = c - r, b = c + r;
-        if (tn_mr_negcount(n, D, L, a, pivmin) <= k && tn_mr_negcount(n, D, L, b, pivmin) > k) {
+        if (tn_mr_negcount(n, D, L, a) <= k && tn_mr_negcount(n, D, L, b) > k) {
             *lo = a;
             *hi = b;
             return 1;
@@ -220,33 +220,38 @@ TN_MR_FN int tn_mr_narrow(double lo, double hi) {
 /* The eigenvalue k of L D L^T to relative accuracy from its bracket
  * (tn_mr_bracket), by halving (the CPU's form; the GPU's kernel cuts the
  * bracket into 129 pieces per round, to the same width). */
-TN_MR_FN double tn_mr_refine(int n, const double *D, const double *L, double pivmin, int k,
-                             double lo, double hi) {
+TN_MR_FN double tn_mr_refine(int n, const double *D, const double *L, int k, double lo,
+                             double hi) {
     while (!tn_mr_narrow(lo, hi)) {
         const double mid = 0.5 * (lo + hi);
-        if (tn_mr_negcount(n, D, L, mid, pivmin) > k) hi = mid;
+        if (tn_mr_negcount(n, D, L, mid) > k) hi = mid;
         else lo = mid;
     }
     return 0.5 * (lo + hi);
 }
 
-/* The eigenvector z (n, normalized) of L D L^T for its eigenvalue mu from
- * the twisted factorization of L D L^T - mu I (LAPACK's dlar1v without
- * its refinements): the stationary transform from the top (L+ and s),
- * the progressive one from the bottom (U- and p), both in the form of
- * tn_mr_negcount (their divisions off the chains), the twist index r of
- * least |gamma_r| = |s_r + p_r + mu|, z_r = 1, z_i = -L+_i z_{i+1} above
- * r and z_{i+1} = -U-_i z_i below. Scratch lp (L+) and su (s, then U-
- * where s has been used): n each, element i at [i * st]. */
-TN_MR_FN void tn_mr_vector(int n, const double *D, const double *L, double mu, double pivmin,
-                           double *lp, double *su, long st, double *z) {
+/* The eigenvector of L D L^T for its eigenvalue mu from the twisted
+ * factorization of L D L^T - mu I (LAPACK's dlar1v without its
+ * refinements), in pieces that the GPU runs side by side: the stationary
+ * transform from the top (L+ and s) and the progressive one from the
+ * bottom (U- and p), both in the form of tn_mr_negcount (their divisions
+ * off the chains, as reciprocals; pivots below pivmin taken as -pivmin),
+ * the twist index r of least |gamma_r| = |s_r + p_r + mu| (ties: the
+ * largest r), z_r = 1, z_i = -L+_i z_{i+1} above r and z_{i+1} = -U-_i z_i
+ * below. Arrays of n, element i at [i * st]. */
+#define TN_MR_PIVOT(P, den, pivmin)                                                            \
+    (fabs(P) < (pivmin) * fabs(den) ? -(pivmin) * (den) : (P))
+
+/* lp[i] = L+_i (i < n - 1), s[i] = s_i (i < n) */
+TN_MR_FN void tn_mr_stationary(int n, const double *D, const double *L, double mu,
+                               double pivmin, double *lp, double *s, long st) {
     double sn = -mu, sd = 1.0;
     TN_MR_UNROLL
     for (int i = 0; i < n - 1; i++) {
         const double ld = L[i] * D[i];
         const double P = TN_MR_PIVOT(fma(D[i], sd, sn), sd, pivmin); /* D+_i sd */
-        su[i * st] = sn / sd;                                       /* s_i */
-        lp[i * st] = ld * (sd / P);                                 /* L+_i */
+        s[i * st] = sn * tn_mr_rcp(sd);
+        lp[i * st] = ld * (sd * tn_mr_rcp(P));
         sn = fma(sn, L[i] * ld, -mu * P);
         sd = P;
         if ((i & 3) == 3) {
@@ -255,47 +260,79 @@ TN_MR_FN void tn_mr_vector(int n, const double *D, const double *L, double mu, d
             sd *= sc;
         }
     }
-    const double s_last = sn / sd;
-    /* p = pn / pd: D-_{i+1} = L_i^2 D_i + p_{i+1} = Q / pd, Q = L_i^2 D_i pd
-     * + pn; p_i = p_{i+1} D_i / D-_{i+1} - mu = (pn D_i - mu Q) / Q; U-_i =
-     * L_i D_i / D-_{i+1} */
-    double pn = D[n - 1] - mu, pd = 1.0, best = fabs(s_last + pn + mu);
-    int r = n - 1;
+    s[(long)(n - 1) * st] = sn * tn_mr_rcp(sd);
+}
+
+/* um[i] = U-_i (i < n - 1), p[i] = p_i (i < n): p = pn / pd, D-_{i+1} =
+ * L_i^2 D_i + p_{i+1} = Q / pd, Q = L_i^2 D_i pd + pn, p_i = p_{i+1} D_i /
+ * D-_{i+1} - mu = (pn D_i - mu Q) / Q, U-_i = L_i D_i / D-_{i+1} */
+TN_MR_FN void tn_mr_progressive(int n, const double *D, const double *L, double mu,
+                                double pivmin, double *um, double *p, long st) {
+    double pn = D[n - 1] - mu, pd = 1.0;
+    p[(long)(n - 1) * st] = pn;
     TN_MR_UNROLL
     for (int i = n - 2; i >= 0; i--) {
-        const double ld = L[i] * D[i], si = su[i * st];
+        const double ld = L[i] * D[i];
         const double Q = TN_MR_PIVOT(fma(L[i] * ld, pd, pn), pd, pivmin);
-        su[i * st] = ld * (pd / Q); /* U-_i */
+        um[i * st] = ld * (pd * tn_mr_rcp(Q));
         pn = fma(pn, D[i], -mu * Q);
         pd = Q;
-        const double g = fabs(si + pn / pd + mu);
-        if (g < best) {
-            best = g;
-            r = i;
-        }
+        p[i * st] = pn * tn_mr_rcp(pd);
         if ((i & 3) == 0) {
             const double sc = tn_mr_pow2_inv(pn, pd);
             pn *= sc;
             pd *= sc;
         }
     }
-    double zi = 1.0, ss = 1.0;
-    z[r] = 1.0;
+}
+
+/* Whether twist candidate (g, i) beats (gb, ib): smaller |gamma|, ties the
+ * larger index */
+TN_MR_FN int tn_mr_better(double g, int i, double gb, int ib) {
+    return g < gb || (g == gb && i > ib);
+}
+
+/* z_i for i < r from z_r = 1 (z_i = -L+_i z_{i+1}); returns their sum of
+ * squares */
+TN_MR_FN double tn_mr_up(int r, const double *lp, long st, double *z) {
+    double zi = 1.0, ss = 0.0;
     TN_MR_UNROLL
     for (int i = r - 1; i >= 0; i--) {
         zi = -lp[i * st] * zi;
         z[i] = zi;
         ss = fma(zi, zi, ss);
     }
-    zi = 1.0;
+    return ss;
+}
+
+/* z_i for i > r from z_r = 1 (z_{i+1} = -U-_i z_i); returns their sum of
+ * squares */
+TN_MR_FN double tn_mr_down(int n, int r, const double *um, long st, double *z) {
+    double zi = 1.0, ss = 0.0;
     TN_MR_UNROLL
     for (int i = r; i < n - 1; i++) {
-        zi = -su[i * st] * zi;
+        zi = -um[i * st] * zi;
         z[i + 1] = zi;
         ss = fma(zi, zi, ss);
     }
+    return ss;
+}
+
+/* The whole of it, serially (the CPU's form): z (n) normalized; scratch
+ * lp, s, um, p (n each, stride st). */
+TN_MR_FN void tn_mr_vector(int n, const double *D, const double *L, double mu, double pivmin,
+                           double *lp, double *s, double *um, double *p, long st, double *z) {
+    tn_mr_stationary(n, D, L, mu, pivmin, lp, s, st);
+    tn_mr_progressive(n, D, L, mu, pivmin, um, p, st);
+    double gb = INFINITY;
+    int r = 0;
+    for (int i = 0; i < n; i++) {
+        const double g = fabs(s[i * st] + p[i * st] + mu);
+        if (tn_mr_better(g, i, gb, r)) gb = g, r = i;
+    }
+    z[r] = 1.0;
+    const double ss = 1.0 + tn_mr_up(r, lp, st, z) + tn_mr_down(n, r, um, st, z);
     const double sc = 1.0 / sqrt(ss);
-    TN_MR_UNROLL
     for (int i = 0; i < n; i++) z[i] *= sc;
 }
 

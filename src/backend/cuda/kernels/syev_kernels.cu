@@ -682,19 +682,23 @@ static __global__ void twisted_kernel(int n, const double *d_g, const double *e_
  *     tn_mr_bracket around lam[k] - sig (16 eps max|lam|, widened as it
  *     asks; its two counts on two threads), then rounds of BI_THREADS
  *     points as bisect_block's, to tn_mr_narrow's width;
- *  4. column k of Z overwritten with the child's twisted vector
- *     (tn_mr_vector, thread 0).
+ *  4. column k of Z overwritten with the child's twisted vector, its
+ *     pieces side by side (src/linalg/mrrr_child.h): the stationary
+ *     transform on warp 0's first thread, the progressive one on warp 1's,
+ *     the twist index by a reduction over the block, z above and below it
+ *     on the same two threads.
  * Where it returns early, twisted_kernel's vector stays (and the checks
- * judge it, as without children). */
-static size_t mr_smem(int n) { return sizeof(double) * 7 * (size_t)n; }
+ * judge it, as without children). Shared memory: lam, d, e, D, L, then
+ * the vector's L+, s (then z), U- and p: 10 n doubles. */
+static size_t mr_smem(int n) { return sizeof(double) * 10 * (size_t)n; }
 static __global__ void __launch_bounds__(BI_THREADS)
     mr_child_kernel(int n, const double *d_g, const double *e_g, const double *lam_g,
                     double *Z) {
     extern __shared__ double cs[];
-    __shared__ int ired[3][BI_THREADS / 32], firsts[BI_THREADS / 32], cnt[2];
-    __shared__ double dred[BI_THREADS / 32], sig_s;
+    __shared__ int ired[3][BI_THREADS / 32], firsts[BI_THREADS / 32], cnt[2], r_s;
+    __shared__ double dred[BI_THREADS / 32], sig_s, ss_s[2];
     double *lam = cs, *d = lam + n, *e = d + n, *D = e + n, *L = D + n, *lp = L + n,
-           *su = lp + n;
+           *sv = lp + n, *um = sv + n, *pv = um + n, *z = sv;
     const int k = blockIdx.x, t = threadIdx.x, lane = t & 31, warp = t >> 5;
     for (int i = t; i < n; i += BI_THREADS) {
         lam[i] = lam_g[i];
@@ -739,7 +743,7 @@ static __global__ void __launch_bounds__(BI_THREADS)
     int held = 0;
     for (int tr = 0; tr < 24 && !held; tr++, r *= 4.0) { /* tn_mr_bracket, its counts on two threads */
         lo = c - r, hi = c + r;
-        if (t < 2) cnt[t] = tn_mr_negcount(n, D, L, t ? hi : lo, pivmin);
+        if (t < 2) cnt[t] = tn_mr_negcount(n, D, L, t ? hi : lo);
         __syncthreads();
         held = cnt[0] <= k && cnt[1] > k;
         __syncthreads(); /* cnt is written again next time */
@@ -748,7 +752,7 @@ static __global__ void __launch_bounds__(BI_THREADS)
     const double inv = 1.0 / (BI_THREADS + 1), cx = (double)(t + 1) * inv;
     for (int round = 0; round < 64 && !tn_mr_narrow(lo, hi); round++) {
         const double w = hi - lo;
-        const int cn = tn_mr_negcount(n, D, L, fma(w, cx, lo), pivmin);
+        const int cn = tn_mr_negcount(n, D, L, fma(w, cx, lo));
         const unsigned bl = __ballot_sync(0xffffffffu, cn > k);
         if (lane == 0) firsts[warp] = bl ? warp * 32 + __ffs(bl) - 1 : BI_THREADS;
         __syncthreads();
@@ -761,7 +765,36 @@ static __global__ void __launch_bounds__(BI_THREADS)
         lo = nlo;
         hi = nhi;
     }
-    if (t == 0) tn_mr_vector(n, D, L, 0.5 * (lo + hi), pivmin, lp, su, 1, Z + (size_t)k * n);
+    const double mu = 0.5 * (lo + hi);
+    if (t == 0) tn_mr_stationary(n, D, L, mu, pivmin, lp, sv, 1);
+    if (t == 32) tn_mr_progressive(n, D, L, mu, pivmin, um, pv, 1);
+    __syncthreads();
+    double gb = INFINITY; /* the twist index */
+    int rt = 0;
+    for (int i = t; i < n; i += BI_THREADS) {
+        const double g = fabs(sv[i] + pv[i] + mu);
+        if (tn_mr_better(g, i, gb, rt)) gb = g, rt = i;
+    }
+    for (int o = 16; o > 0; o >>= 1) {
+        const double go = __shfl_xor_sync(0xffffffffu, gb, o);
+        const int ro = __shfl_xor_sync(0xffffffffu, rt, o);
+        if (tn_mr_better(go, ro, gb, rt)) gb = go, rt = ro;
+    }
+    if (lane == 0) dred[warp] = gb, ired[0][warp] = rt;
+    __syncthreads();
+    if (t == 0) {
+        for (int w = 1; w < BI_THREADS / 32; w++)
+            if (tn_mr_better(dred[w], ired[0][w], gb, rt)) gb = dred[w], rt = ired[0][w];
+        r_s = rt;
+    }
+    __syncthreads(); /* (s is read above and z written below in its place) */
+    rt = r_s;
+    if (t == 0) ss_s[0] = tn_mr_up(rt, lp, 1, z);
+    if (t == 32) ss_s[1] = tn_mr_down(n, rt, um, 1, z);
+    if (t == 0) z[rt] = 1.0;
+    __syncthreads();
+    const double sc = 1.0 / sqrt(1.0 + ss_s[0] + ss_s[1]);
+    for (int i = t; i < n; i += BI_THREADS) Z[(size_t)k * n + i] = z[i] * sc;
 }
 
 /* ------------------------------------------------------- cluster repair */
