@@ -115,16 +115,6 @@ static __device__ __forceinline__ void st_async1(unsigned raddr, double a, unsig
 }
 #endif
 
-/* 1 / x for normal, finite x without the division's slow-path branch: the
- * hardware approximation and two Newton steps (within an ulp or two). */
-static __device__ __forceinline__ double frcp(double x) {
-    double r;
-    asm("rcp.approx.ftz.f64 %0, %1;" : "=d"(r) : "d"(x));
-    double e = fma(-x, r, 1.0);
-    r = fma(r, e, r);
-    e = fma(-x, r, 1.0);
-    return fma(r, e, r);
-}
 
 /* Rows of A (and of Q in q_rows), column c of a row at lane c % 32, slot c / 32 (NS
  * slots, row stride 32 NS, NS fixed per kernel: 5, 7, 9, 12 or 14): a row's
@@ -169,8 +159,8 @@ static __device__ __forceinline__ double reflector(const int NS, int ca, const d
     double t = 0.0, beta = alpha, scal = 0.0;
     if (ss != 0.0) {
         beta = -copysign(sqrt(fma(alpha, alpha, ss)), alpha);
-        t = (beta - alpha) * frcp(beta);
-        scal = frcp(alpha - beta);
+        t = (beta - alpha) * tn_mr_rcp(beta);
+        scal = tn_mr_rcp(alpha - beta);
     }
 #pragma unroll
     for (int k = 0; k < NS; k++) {
@@ -463,6 +453,29 @@ static __device__ __forceinline__ int sturm(const double *d, const double *e2, i
 }
 #undef STURM_STEP
 
+/* One round of a block's bisection for the eigenvalue k: thread t's point
+ * lo + (t + 1) w / (BI_THREADS + 1), w = hi - lo, has more than k values
+ * below it where `above`; [lo, hi] becomes the piece between the last
+ * point without and the first with (the ends where none or all have).
+ * The same [lo, hi] in every thread; 0 where it did not move. */
+static __device__ __forceinline__ int bisect_round(int above, int *firsts, double inv,
+                                                   double *lo, double *hi) {
+    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    const double w = *hi - *lo;
+    const unsigned b = __ballot_sync(0xffffffffu, above);
+    if (lane == 0) firsts[warp] = b ? warp * 32 + __ffs(b) - 1 : BI_THREADS;
+    __syncthreads();
+    int first = BI_THREADS;
+    for (int q = BI_THREADS / 32 - 1; q >= 0; q--) first = min(first, firsts[q]);
+    __syncthreads(); /* firsts is written again next round */
+    const double nlo = first > 0 ? fma(w, (double)first * inv, *lo) : *lo;
+    const double nhi = first < BI_THREADS ? fma(w, (double)(first + 1) * inv, *lo) : *hi;
+    if (nlo == *lo && nhi == *hi) return 0;
+    *lo = nlo;
+    *hi = nhi;
+    return 1;
+}
+
 /* lam[k] (ascending), one block of BI_THREADS per k, one point per thread:
  * the interval [lo, hi] with count(lo) <= k < count(hi) cut into
  * BI_THREADS + 1 pieces per round: 77 us at n = 266 on an H200. (A warp
@@ -480,7 +493,7 @@ static __device__ __forceinline__ void bisect_block(int n, const double *d_g, co
         e2[j] = ej * ej;
     }
     __syncthreads();
-    const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, k = blockIdx.x;
+    const int lane = threadIdx.x & 31, k = blockIdx.x;
     double lo, hi, pivmin;
     gersh(d, e, n, &lo, &hi, &pivmin, lane); /* the same in every warp */
     const double atol = 2.0 * DBL_EPSILON * fmax(fabs(lo), fabs(hi));
@@ -489,19 +502,7 @@ static __device__ __forceinline__ void bisect_block(int n, const double *d_g, co
     for (int round = 0; round < 64; round++) { /* lo, hi: the same in every thread */
         const double w = hi - lo;
         if (!(w > fmax(atol, 2.0 * DBL_EPSILON * fmax(fabs(lo), fabs(hi))))) break;
-        const int c = sturm(d, e2, n, fma(w, cx, lo));
-        /* the first point with more than k eigenvalues below it */
-        const unsigned b = __ballot_sync(0xffffffffu, c > k);
-        if (lane == 0) firsts[warp] = b ? warp * 32 + __ffs(b) - 1 : BI_THREADS;
-        __syncthreads();
-        int first = BI_THREADS;
-        for (int q = BI_THREADS / 32 - 1; q >= 0; q--) first = min(first, firsts[q]);
-        __syncthreads(); /* firsts is written again next round */
-        const double nlo = first > 0 ? fma(w, (double)first * inv, lo) : lo;
-        const double nhi = first < BI_THREADS ? fma(w, (double)(first + 1) * inv, lo) : hi;
-        if (nlo == lo && nhi == hi) break;
-        lo = nlo;
-        hi = nhi;
+        if (!bisect_round(sturm(d, e2, n, fma(w, cx, lo)) > k, firsts, inv, &lo, &hi)) break;
     }
     if (threadIdx.x == 0) lam[k] = 0.5 * (lo + hi);
 }
@@ -625,7 +626,7 @@ static __global__ void twisted_kernel(int n, const double *d_g, const double *e_
     for (int j = 0; j < n - 1; j++) {
         if (fabs(dp) < pivmin) dp = -pivmin;
         Dk[(size_t)j * tw] = dp;
-        dp = (d[j + 1] - lk) - e[j] * (e[j] * frcp(dp));
+        dp = (d[j + 1] - lk) - e[j] * (e[j] * tn_mr_rcp(dp));
     }
     if (fabs(dp) < pivmin) dp = -pivmin;
     double best = fabs(dp); /* gamma_{n-1} = D+_{n-1} */
@@ -634,7 +635,7 @@ static __global__ void twisted_kernel(int n, const double *d_g, const double *e_
 #pragma unroll 8
     for (int j = n - 2; j >= 0; j--) {
         if (fabs(dm) < pivmin) dm = -pivmin;
-        const double u = e[j] * frcp(dm), aj = d[j] - lk;
+        const double u = e[j] * tn_mr_rcp(dm), aj = d[j] - lk;
         Uk[(size_t)j * tw] = u;
         dm = aj - u * e[j];
         const double g = fabs(Dk[(size_t)j * tw] + dm - aj);
@@ -647,7 +648,7 @@ static __global__ void twisted_kernel(int n, const double *d_g, const double *e_
     z[r] = 1.0;
 #pragma unroll 8
     for (int j = r - 1; j >= 0; j--) { /* z_j = -l_j z_{j+1}, l_j = e_j / D+_j */
-        zj = -(e[j] * frcp(Dk[(size_t)j * tw])) * zj;
+        zj = -(e[j] * tn_mr_rcp(Dk[(size_t)j * tw])) * zj;
         z[j] = zj;
         ss = fma(zj, zj, ss);
     }
@@ -750,21 +751,10 @@ static __global__ void __launch_bounds__(BI_THREADS)
     }
     if (!held) return;
     const double inv = 1.0 / (BI_THREADS + 1), cx = (double)(t + 1) * inv;
-    for (int round = 0; round < 64 && !tn_mr_narrow(lo, hi); round++) {
-        const double w = hi - lo;
-        const int cn = tn_mr_negcount(n, D, L, fma(w, cx, lo));
-        const unsigned bl = __ballot_sync(0xffffffffu, cn > k);
-        if (lane == 0) firsts[warp] = bl ? warp * 32 + __ffs(bl) - 1 : BI_THREADS;
-        __syncthreads();
-        int first = BI_THREADS;
-        for (int q = BI_THREADS / 32 - 1; q >= 0; q--) first = min(first, firsts[q]);
-        __syncthreads(); /* firsts is written again next round */
-        const double nlo = first > 0 ? fma(w, (double)first * inv, lo) : lo;
-        const double nhi = first < BI_THREADS ? fma(w, (double)(first + 1) * inv, lo) : hi;
-        if (nlo == lo && nhi == hi) break;
-        lo = nlo;
-        hi = nhi;
-    }
+    for (int round = 0; round < 64 && !tn_mr_narrow(lo, hi); round++)
+        if (!bisect_round(tn_mr_negcount(n, D, L, fma(hi - lo, cx, lo)) > k, firsts, inv, &lo,
+                          &hi))
+            break;
     const double mu = 0.5 * (lo + hi);
     if (t == 0) tn_mr_stationary(n, D, L, mu, pivmin, lp, sv, 1);
     if (t == 32) tn_mr_progressive(n, D, L, mu, pivmin, um, pv, 1);
