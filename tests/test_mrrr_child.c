@@ -21,10 +21,11 @@
 
 #define EPS DBL_EPSILON
 
-/* Measured on these spectra: the groups' vectors orthogonal to 2e-13
- * (gap_noise) .. 1.8e-12 (a flat top spread by 1e-9 of its value, whose
- * smallest gaps are 2e-4 of the child's values), residuals below 3 eps
- * ||T||: the bounds leave a factor of 3 to 4. The other pairs (T's own
+/* Measured on these spectra: the groups' vectors orthogonal to 1.9e-13 ..
+ * 4.2e-13 (gap_noise, a flat top spread by 1e-12) and 2.8e-12 (a flat top
+ * spread by 1e-9 of its value, whose smallest gaps are 2e-4 of the
+ * child's values), residuals below 4 eps ||T||: the bounds leave a factor
+ * of about 3. The other pairs (T's own
  * vectors, or one of them and a child's, or two children's) are
  * orthogonal to about eps ||T|| / gap, the gap at least TN_MR_GTOL ||T||. */
 #define ORTH_BOUND 8e-12

@@ -22,15 +22,17 @@
  * 1 / count of the values or more (1e-3 .. 1e-2 at 128 values). The
  * twisted factorizations of L D L^T - mu I, with mu refined by bisection
  * on the representation's own counts to relative accuracy, then give
- * vectors orthogonal to about n eps / relgap: 1e-13 on gap_noise's groups
- * of 128 values (tests/test_mrrr_child.c).
+ * vectors orthogonal to about n eps / relgap: 2e-13 .. 4e-13 on
+ * gap_noise's groups of 128 values (tests/test_mrrr_child.c).
  *
  * Groups (tn_mr_groups): runs of ascending values whose neighbours are
  * closer than TN_MR_GTOL max|lam|, every value at least TN_MR_CAP max|lam|
  * from zero (clusters near zero, a rank-deficient Gram matrix, are the
  * solver's repair's: there the values themselves are rounding noise).
- * Exactly equal values stay equal in the child too; their vectors are
- * refused by the check as before, and the repair takes them. */
+ * A multiple eigenvalue of the matrix that T reduces comes out of the
+ * reduction spread by about eps ||T||, which a child resolves
+ * (gpu_syev_fast_matches_syevd's values repeated 100 times); where a
+ * child's vectors fail the solver's check anyway, its repair takes them. */
 #ifndef TCNLA_MRRR_CHILD_H
 #define TCNLA_MRRR_CHILD_H
 
