@@ -115,7 +115,6 @@ static __device__ __forceinline__ void st_async1(unsigned raddr, double a, unsig
 }
 #endif
 
-
 /* Rows of A (and of Q in q_rows), column c of a row at lane c % 32, slot c / 32 (NS
  * slots, row stride 32 NS, NS fixed per kernel: 5, 7, 9, 12 or 14): a row's
  * shared-memory loads and stores are at fixed offsets and go out
@@ -675,8 +674,8 @@ static __global__ void twisted_kernel(int n, const double *d_g, const double *e_
  *  1. k's run of neighbours closer than TN_MR_GTOL max|lam| (the nearest
  *     wider gaps below and above k, by reductions over the block); where
  *     tn_mr_take refuses it (a single value, near or across zero), a value
- *     is not finite or they descend, the block returns (about 5 us at
- *     n = 266 where no block goes on);
+ *     is not finite or they descend, the block returns (the launch costs
+ *     2-7 us at n = 137 and 266 on an H100 where no block goes on);
  *  2. the run's child (tn_mr_child, thread 0; every member's block makes
  *     the same one), NaN sig: return;
  *  3. the child's eigenvalue k to relative accuracy: the bracket of
