@@ -25,9 +25,9 @@
  * 4.2e-13 (gap_noise, a flat top spread by 1e-12) and 2.8e-12 (a flat top
  * spread by 1e-9 of its value, whose smallest gaps are 2e-4 of the
  * child's values), residuals below 4 eps ||T||: the bounds leave a factor
- * of about 3. The other pairs (T's own
- * vectors, or one of them and a child's, or two children's) are
- * orthogonal to about eps ||T|| / gap, the gap at least TN_MR_GTOL ||T||. */
+ * of about 3. The other pairs (T's own vectors, or one of them and a
+ * child's, or two children's) are orthogonal to about eps ||T|| / gap, the
+ * gap at least TN_MR_GTOL ||T||. */
 #define ORTH_BOUND 8e-12
 #define ORTH_T_BOUND (8.0 * EPS / TN_MR_GTOL)
 #define RES_BOUND (8.0 * EPS)
@@ -194,7 +194,7 @@ static outcome solve(int n, double *G, int fault) {
     tridiag(n, G, d, e);
     tvalues(n, d, e, lam);
     for (int k = 0; k < n; k++) tvector(n, d, e, lam[k], w1, w2, Z + (size_t)k * n);
-    int *ga = malloc(sizeof(int) * n), *gb = ga + n / 2 + 1;
+    int *ga = malloc(sizeof(int) * (n + 2)), *gb = ga + n / 2 + 1; /* (n / 2 + 1 each) */
     outcome o = {0, 0, 0, 0, 0};
     o.groups = tn_mr_groups(n, lam, ga, gb);
     int *gid = malloc(sizeof(int) * n);
