@@ -99,7 +99,8 @@ static void tridiag(int n, double *G, double *d, double *e) {
         }
         const double beta = -copysign(sqrt(alpha * alpha + ss), alpha);
         const double tau = (beta - alpha) / beta, scal = 1.0 / (alpha - beta);
-        for (int i = 0; i < n; i++) v[i] = i < j + 1 ? 0.0 : i == j + 1 ? 1.0 : G[i + (size_t)j * n] * scal;
+        for (int i = 0; i < n; i++)
+            v[i] = i < j + 1 ? 0.0 : i == j + 1 ? 1.0 : G[i + (size_t)j * n] * scal;
         e[j] = beta;
         /* p = tau G v, w = p - (tau / 2) (p^T v) v, G -= v w^T + w v^T */
         double pv = 0;

@@ -741,7 +741,8 @@ static __global__ void __launch_bounds__(BI_THREADS)
     if (!isfinite(sig)) return;
     double r = 16.0 * DBL_EPSILON * fmax(fabs(lam[0]), fabs(lam[n - 1])), lo = c, hi = c;
     int held = 0;
-    for (int tr = 0; tr < 24 && !held; tr++, r *= 4.0) { /* tn_mr_bracket, its counts on two threads */
+    /* tn_mr_bracket, its two counts on two threads */
+    for (int tr = 0; tr < 24 && !held; tr++, r *= 4.0) {
         lo = c - r, hi = c + r;
         if (t < 2) cnt[t] = tn_mr_negcount(n, D, L, t ? hi : lo);
         __syncthreads();
