@@ -193,56 +193,48 @@ static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, doubl
 #define REPAIR_CAP 1e-6  /* clusters within this of zero (times ||T||): one block */
 /* (tests/test_cluster_block.c takes the same cap) */
 
-/* Y (n x cn) projected off Zo's columns (n x n; Y -= Zo (Zo^T Y), twice),
- * then orthonormalized: one CholeskyQR pass, then two Newton-Schulz steps
- * X <- X (3 I - X^T X) / 2. The projection of cn random vectors onto a
- * cn-dimensional complement is a square random matrix's worth of
- * conditioning, 1e3 or more, which the pass leaves at an orthogonality
- * error d of about eps cond^2; a step takes d to about (3 / 4) d^2 (plus
- * eps), so two take d <= 1e-4 to FP64's rounding and d = 1e-2 to 4e-9
- * (the checks after every caller refuse what stays above 1e-6). The steps
- * replace CholeskyQR2's second pass, whose factorization and inverse are
- * two chains of serial launches (H100, cn = 121 .. 144: 46-61 us and
- * 17-22 us); a step is two products and fast_tail's small kernel. The
- * pass as cholqr64's (orth_cuda.c), from Y into P: the Gram matrix (a DGEMM; potrf
- * reads its upper triangle) into Gm, then, up to TN_TRINV_FULL_MAX
- * columns, its factor R and the whole inverse (tn_cuda_potrf_inv: one
- * cluster launch up to TN_POTRF_CLUSTER_MAX columns on Hopper; Gm may be
- * used up) and P = Y R^-1 as one DGEMM by that inverse (zeros below its
- * diagonal). At these sizes (n <= 448 rows) cuBLAS's DSYRK
- * and DTRMM are chains of small kernels: n = 266, cn = 128, H100, 16 and
- * 69 us against about 7 for each DGEMM. The inverse costs no order of
- * accuracy: each of its columns satisfies (R + dR_j) x_j = e_j, so the
- * product differs from Y R^-1 by columns -(Y R^-1) dR_j x_j, at most about
- * cn u kappa(R), the substitution's bound (docs/kernels.md); kappa(R) is
- * the projected start vectors' condition, which the steps' orthogonality
- * takes in as d. Past TN_TRINV_FULL_MAX columns (the fast solver goes to
- * n = 448) Y R^-1 by DTRSM in place. The steps go from wherever the pass
- * left Q to the other buffer and back, ending in Y. info (potrf's, then
- * the steps' flags) is not read: the caller's checks judge the result.
- * Where the factorization breaks down the product comes out with Inf /
- * NaN, which those checks refuse, instead of values from whatever the
- * scratch held (the steps carry them along): the cluster launch writes an
- * inverse of NaN; the other factorization stops, leaving R's later columns
- * as they were, so R is zeroed before it and the solve meets zero pivots.
- * Scratch (device memory): P (n x cn); Gm, R and Inv (cn x cn each, ld
- * cn); diag (cn doubles, R's diagonal); info (one int); bar (one
- * unsigned, the factorization's grid barrier). */
-static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, double *Y,
-                        double *P, double *Gm, double *R, double *Inv, double *diag, int *info,
-                        unsigned *bar) {
-    const double one = 1.0, zero = 0.0, mone = -1.0;
-    int st = TCNLA_SUCCESS;
-    for (int pass = 0; pass < 2 && !st; pass++) {
-        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, cn, n, &one, Zo, n,
-                                      Y, n, &zero, P, n));
-        if (!st)
-            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, n, &mone, Zo,
-                                          n, P, n, &one, Y, n));
-    }
+/* Y (n x cn, ld n) orthonormalized into out (n x cn, ld n; may be Y): one
+ * CholeskyQR pass, then two Newton-Schulz steps X <- X (3 I - X^T X) / 2.
+ * Its callers' Y are random vectors projected onto a cn-dimensional
+ * complement, a square random matrix's worth of conditioning, 1e3 or
+ * more, which the pass leaves at an orthogonality error d of about eps
+ * cond^2; a step takes d to about (3 / 4) d^2 (plus eps), so two take d <=
+ * 1e-4 to FP64's rounding and d = 1e-2 to 4e-9 (the checks after every
+ * caller refuse what stays above 1e-6). The steps replace CholeskyQR2's
+ * second pass, whose factorization and inverse are two chains of serial
+ * launches (H100, cn = 121 .. 144: 46-61 us and 17-22 us); a step is two
+ * products and fast_tail's small kernel. The pass as cholqr64's
+ * (orth_cuda.c), from Y into P: the Gram matrix (a DGEMM; potrf reads its
+ * upper triangle) into Gm, then, up to TN_TRINV_FULL_MAX columns, its
+ * factor R and the whole inverse (tn_cuda_potrf_inv: one cluster launch up
+ * to TN_POTRF_CLUSTER_MAX columns on Hopper; Gm may be used up) and P = Y
+ * R^-1 as one DGEMM by that inverse (zeros below its diagonal). At these
+ * sizes (n <= 448 rows) cuBLAS's DSYRK and DTRMM are chains of small
+ * kernels: n = 266, cn = 128, H100, 16 and 69 us against about 7 for each
+ * DGEMM. The inverse costs no order of accuracy: each of its columns
+ * satisfies (R + dR_j) x_j = e_j, so the product differs from Y R^-1 by
+ * columns -(Y R^-1) dR_j x_j, at most about cn u kappa(R), the
+ * substitution's bound (docs/kernels.md); kappa(R) is the projected start
+ * vectors' condition, which the steps' orthogonality takes in as d. Past
+ * TN_TRINV_FULL_MAX columns (the fast solver goes to n = 448) Y R^-1 by
+ * DTRSM in place. The steps go from wherever the pass left Q to the other
+ * buffer and back, the last one into out (where that is the buffer it
+ * reads, into the other and then copied). info (potrf's, then the steps'
+ * flags) is not read: the caller's checks judge the result. Where the
+ * factorization breaks down the product comes out with Inf / NaN, which
+ * those checks refuse, instead of values from whatever the scratch held
+ * (the steps carry them along): the cluster launch writes an inverse of
+ * NaN; the other factorization stops, leaving R's later columns as they
+ * were, so R is zeroed before it and the solve meets zero pivots. Scratch
+ * (device memory): P (n x cn); Gm, R and Inv (cn x cn each, ld cn); diag
+ * (cn doubles, R's diagonal); info (one int); bar (one unsigned, the
+ * factorization's grid barrier). Y is used up. */
+static int orth_basis(struct tn_cuda_ctx *c, int n, int cn, double *Y, double *P, double *Gm,
+                      double *R, double *Inv, double *diag, int *info, unsigned *bar,
+                      double *out) {
+    const double one = 1.0, zero = 0.0;
     double *A = Y, *B = P; /* Q after the pass, and the other buffer */
-    if (!st)
-        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, cn, cn, n, &one, Y, n,
+    int st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, cn, cn, n, &one, Y, n,
                                       Y, n, &zero, Gm, cn));
     if (!st)
         st = tn_cuda_err(
@@ -263,23 +255,41 @@ static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, 
     }
     /* the Newton-Schulz steps as fast_tail's: F = A^T A, F -> I - (F - I) / 2
      * (tn_cu_syev_orth_check; its flag goes to info, which nothing reads),
-     * B = A F */
+     * then A F into B, the last one into out unless out is A */
     for (int step = 0; step < 2 && !st; step++) {
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, cn, cn, n, &one, A, n,
                                       A, n, &zero, Gm, cn));
         if (!st)
             st = tn_cuda_err(
                 (cudaError_t)tn_cu_syev_orth_check(cn, Gm, NULL, 0.0, info, c->stream));
+        double *dst = step == 1 && out != A ? out : B;
         if (!st)
             st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, cn, &one, A,
-                                          n, Gm, cn, &zero, B, n));
-        double *t = A;
-        A = B, B = t;
+                                          n, Gm, cn, &zero, dst, n));
+        B = A, A = dst;
     }
-    if (!st && A != Y)
-        st = tn_cuda_err(cudaMemcpyAsync(Y, A, sizeof(double) * (size_t)n * (size_t)cn,
+    if (!st && A != out)
+        st = tn_cuda_err(cudaMemcpyAsync(out, A, sizeof(double) * (size_t)n * (size_t)cn,
                                          cudaMemcpyDeviceToDevice, c->stream));
     return st;
+}
+
+/* Y (n x cn) projected off Zo's columns (n x n; Y -= Zo (Zo^T Y), twice),
+ * then orthonormalized in place (orth_basis; P, Gm, R, Inv, diag, info,
+ * bar its scratch). */
+static int repair_basis(struct tn_cuda_ctx *c, int n, int cn, const double *Zo, double *Y,
+                        double *P, double *Gm, double *R, double *Inv, double *diag, int *info,
+                        unsigned *bar) {
+    const double one = 1.0, zero = 0.0, mone = -1.0;
+    int st = TCNLA_SUCCESS;
+    for (int pass = 0; pass < 2 && !st; pass++) {
+        st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, n, cn, n, &one, Zo, n,
+                                      Y, n, &zero, P, n));
+        if (!st)
+            st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, n, &mone, Zo,
+                                          n, P, n, &one, Y, n));
+    }
+    return st ? st : orth_basis(c, n, cn, Y, P, Gm, R, Inv, diag, info, bar, Y);
 }
 
 /* One group of repair_groups on the lane x (the handle's stream and cuBLAS
@@ -635,18 +645,23 @@ _Static_assert(TN_DEFL_LEVELS == (int)(sizeof(((struct tn_cuda_ctx *)0)->ssvd.ta
 /* The span the deflated path's next level needs where level 1's solve
  * dropped its columns below EIG_XR (fast_tail's drop; zero in X, the
  * first nd of X's l columns, ascending): start vectors projected off X's
- * other columns, twice, then orthonormalized (repair_basis: CholeskyQR and
- * two Newton-Schulz steps, as eig_repair's block below xr), in place.
+ * other columns, twice (tn_cu_syev_start_proj: one launch, a block per
+ * vector), then orthonormalized into those nd columns (orth_basis:
+ * CholeskyQR and two Newton-Schulz steps, as eig_repair's block below xr).
  * Those columns are eigenvectors the checks passed, so this is a basis of
  * their complement, the trailing invariant subspace of
  * src/linalg/deflated_svd.h's level 2, with none of the repair's search
  * for the cluster (two DGEMMs, a read back) or its second check (five
- * products, a read back). A breakdown leaves Inf / NaN there, which the
- * next level's verdict refuses. hlam: level 1's values (host); b: the
- * columns not taken, among which the dropped ones must lie (else
- * EIG_FALLBACK); ws: l^2 + l nd + 3 nd^2 + nd + 16 doubles (the next
- * level's eig_solve workspace, free until it runs, holds them: the fast
- * solver, whose region it reserves, is what dropped the columns). */
+ * products, a read back). The host queues this right after level 1's
+ * read back, with the device idle, so its launches are what it costs: the
+ * projections as one kernel instead of four DGEMMs and a start kernel,
+ * without a copy of X, and the last step writing into X, take it from 18
+ * launches to 11. A breakdown leaves Inf / NaN there, which the next
+ * level's verdict refuses. hlam: level 1's values (host); b: the columns
+ * not taken, among which the dropped ones must lie (else EIG_FALLBACK);
+ * ws: 2 l nd + 3 nd^2 + nd + 16 doubles (the next level's eig_solve
+ * workspace, free until it runs, holds them: the fast solver, whose
+ * region it reserves, is what dropped the columns). */
 static int defl_fill(struct tn_cuda_ctx *c, int l, int b, double *X, const double *hlam,
                      double *ws) {
     const double cut = EIG_XR * fmax(fabs(hlam[0]), fabs(hlam[l - 1]));
@@ -657,16 +672,12 @@ static int defl_fill(struct tn_cuda_ctx *c, int l, int b, double *X, const doubl
     if (nd > b) return EIG_FALLBACK;
     c->ssvd.filled = nd;
     if (nd == 0) return TCNLA_SUCCESS;
-    const size_t ll = (size_t)l * (size_t)l, ld = (size_t)l * (size_t)nd,
-                 dd = (size_t)nd * (size_t)nd;
-    double *Zo = ws, *P = Zo + ll, *Gm = P + ld, *R = Gm + dd, *Inv = R + dd, *diag = Inv + dd;
+    const size_t ld = (size_t)l * (size_t)nd, dd = (size_t)nd * (size_t)nd;
+    double *Y = ws, *P = Y + ld, *Gm = P + ld, *R = Gm + dd, *Inv = R + dd, *diag = Inv + dd;
     int *info = (int *)(diag + nd);
     unsigned *bar = (unsigned *)(info + 4);
-    int st = tn_cuda_err(
-        cudaMemcpyAsync(Zo, X, sizeof(double) * ll, cudaMemcpyDeviceToDevice, c->stream));
-    if (!st) st = tn_cuda_err(cudaMemsetAsync(Zo, 0, sizeof(double) * ld, c->stream));
-    if (!st) st = tn_cuda_err((cudaError_t)tn_cu_syev_start(l, nd, X, c->stream));
-    if (!st) st = repair_basis(c, l, nd, Zo, X, P, Gm, R, Inv, diag, info, bar);
+    int st = tn_cuda_err((cudaError_t)tn_cu_syev_start_proj(l, nd, X, nd, Y, c->stream));
+    if (!st) st = orth_basis(c, l, nd, Y, P, Gm, R, Inv, diag, info, bar, X);
     return st;
 }
 

@@ -492,6 +492,10 @@ int tn_cu_syev_drop(int n, double *X, const double *lam, double xr, cudaStream_t
 int tn_cu_syev_reach(int n, const double *F, double tol, double tol2, int *reach, int *reach2,
                      cudaStream_t stream);
 int tn_cu_syev_start(int n, int c, double *Y, cudaStream_t stream);
+/* Y (n x c, ld n, n <= 448) = _start's vectors, each projected twice off
+ * Zo's columns z0 .. n - 1 (n x n, ld n; orthonormal), one block a column. */
+int tn_cu_syev_start_proj(int n, int c, const double *Zo, int z0, double *Y,
+                          cudaStream_t stream);
 int tn_cu_syev_tmul(int n, const double *d, const double *e, int c, const double *Y, double *V,
                     cudaStream_t stream);
 int tn_cu_syev_place(int n, int c, const double *P, const double *mu, double shift, double *Z,

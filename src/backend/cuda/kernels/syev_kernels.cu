@@ -818,18 +818,67 @@ static __global__ void reach_kernel(int n, const double *F, double tol, double t
     }
 }
 
-/* Y (n x c, ld n): fixed start vectors, uniform in [-1, 1) from (column,
- * row) by splitmix64. */
+/* Entry t of the fixed start vectors (column-major, ld n: t = row + n
+ * column): uniform in [-1, 1) by splitmix64. */
+static __device__ __forceinline__ double start_value(long long t) {
+    unsigned long long x = (unsigned long long)t + 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    x ^= x >> 31;
+    return (double)(x >> 11) * 0x1p-52 - 1.0;
+}
+
+/* Y (n x c, ld n): the fixed start vectors. */
 static __global__ void start_kernel(int n, int c, double *Y) {
     const long long nc = (long long)n * c;
     for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < nc;
-         t += (long long)gridDim.x * blockDim.x) {
-        unsigned long long x = (unsigned long long)t + 0x9E3779B97F4A7C15ull;
-        x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-        x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-        x ^= x >> 31;
-        Y[t] = (double)(x >> 11) * 0x1p-52 - 1.0;
+         t += (long long)gridDim.x * blockDim.x)
+        Y[t] = start_value(t);
+}
+
+#define SP_THREADS 256 /* start_proj_kernel's block */
+
+/* Y's column j (block j; Y n x c, ld n) = the start vector j projected off
+ * Zo's columns z0 .. n - 1 (ld n, orthonormal) twice, y <- y - Zo (Zo^T y)
+ * as classical Gram-Schmidt with its second pass: the vector in shared
+ * memory, each projection coefficient a warp's dot product, each updated
+ * entry a thread's sum over the columns in ascending order (the same bits
+ * on every run). One launch in place of the start kernel and four DGEMMs. */
+static __global__ void __launch_bounds__(SP_THREADS)
+    start_proj_kernel(int n, int c, const double *__restrict__ Zo, int z0, double *Y) {
+    extern __shared__ double sp_sm[];
+    double *y = sp_sm, *p = sp_sm + n;
+    const int j = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+    const int nw = SP_THREADS / 32;
+    for (int i = tid; i < n; i += SP_THREADS) y[i] = start_value((long long)j * n + i);
+    __syncthreads();
+    for (int pass = 0; pass < 2; pass++) {
+        for (int q = z0 + warp; q < n; q += nw) { /* p_q = Zo(:, q)^T y */
+            const double *zq = Zo + (size_t)q * n;
+            double s = 0.0;
+            for (int i = lane; i < n; i += 32) s = fma(zq[i], y[i], s);
+            for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
+            if (lane == 0) p[q] = s;
+        }
+        __syncthreads();
+        double u[(448 + SP_THREADS - 1) / SP_THREADS]; /* y_i - sum_q Zo(i, q) p_q */
+#pragma unroll
+        for (int h = 0; h < (448 + SP_THREADS - 1) / SP_THREADS; h++) {
+            const int i = tid + h * SP_THREADS;
+            double s = 0.0;
+            if (i < n)
+                for (int q = z0; q < n; q++) s = fma(Zo[i + (size_t)q * n], p[q], s);
+            u[h] = i < n ? y[i] - s : 0.0;
+        }
+        __syncthreads(); /* (every read of y before the writes) */
+#pragma unroll
+        for (int h = 0; h < (448 + SP_THREADS - 1) / SP_THREADS; h++) {
+            const int i = tid + h * SP_THREADS;
+            if (i < n) y[i] = u[h];
+        }
+        __syncthreads();
     }
+    for (int i = tid; i < n; i += SP_THREADS) Y[i + (size_t)j * n] = y[i];
 }
 
 /* V = T Y (n x c, ld n each), T = tridiag(e, d, e). */
@@ -1043,6 +1092,13 @@ extern "C" int tn_cu_syev_reach(int n, const double *F, double tol, double tol2,
 
 extern "C" int tn_cu_syev_start(int n, int c, double *Y, cudaStream_t stream) {
     start_kernel<<<grid_for((long long)n * c), 256, 0, stream>>>(n, c, Y);
+    return (int)cudaGetLastError();
+}
+
+extern "C" int tn_cu_syev_start_proj(int n, int c, const double *Zo, int z0, double *Y,
+                                     cudaStream_t stream) {
+    if (n > 448 || c < 1) return (int)cudaErrorInvalidValue;
+    start_proj_kernel<<<c, SP_THREADS, 2 * sizeof(double) * (size_t)n, stream>>>(n, c, Zo, z0, Y);
     return (int)cudaGetLastError();
 }
 
