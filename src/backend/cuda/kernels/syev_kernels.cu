@@ -10,10 +10,10 @@
  *     refused and the rows fit) of 256 threads: A in their shared memory,
  *     rows dealt round-robin, full rows of A kept up to date. Each warp
  *     keeps its rows for the whole loop and holds the step's vectors in
- *     registers; the blocks exchange p = tau A v, the next column's
- *     entries and the parts of p^T v by stores that count their bytes on
- *     the receiver's mbarrier (no cluster barrier, no block barrier in the
- *     loop). The reflectors (v, tau) go to global memory.
+ *     registers; the blocks exchange p = tau A v and the next column's
+ *     entries by stores that count their bytes on the receiver's mbarrier
+ *     (no cluster barrier, no block barrier in the loop), and each warp
+ *     sums p^T v itself. The reflectors (v, tau) go to global memory.
  *  2. T's eigenvalues by bisection, one block per eigenvalue, 128 points
  *     per round (one per thread), to 2 eps ||T|| absolute; the Sturm counts from the signs of
  *     the leading minors of T - x I (no division), rescaled every 4 steps.
@@ -52,7 +52,9 @@
  * l = 440: 1.76 ms (2.40 ms with the barriers). H100, the whole of
  * tn_cu_syev_fast, Q formed beside the bisection against inside the loop
  * (same bits): 681 against 798 us at l = 266, 1587 against 2021 at
- * l = 440 (the tridiagonalization 527 us at l = 266). What a step costs is instructions
+ * l = 440 (the tridiagonalization 527 us at l = 266; with each warp
+ * summing p^T v itself, below, the whole 610 us at 266 and 260 at 137,
+ * bench_fixed_costs). What a step costs is instructions
  * and latency in the warps: cluster.sync compiles to a GPU-scope fence,
  * an L1 invalidation and the barrier (the mbarrier exchange instead is
  * 10% faster), and bounds per slot on the columns cost more than the FP64
@@ -70,7 +72,6 @@ namespace cg = cooperative_groups;
 #define SY_THREADS 256 /* per block of the tridiagonalization */
 #define SY_MR_MAX 4    /* rows of A per warp, at most */
 #define SY_RP_MAX 3    /* rows a warp takes at a time, at most */
-#define SY_MAXC 16     /* largest cluster */
 #define BI_THREADS 128 /* bisection points per round, one per thread */
 
 /* ----------------------------------------------------- tridiagonalization */
@@ -78,13 +79,11 @@ namespace cg = cooperative_groups;
  * addresses are local offsets), ld = 32 NS: step i's {p_r, A(r, i + 1)}
  * (two parities, ld double2 each), two mbarriers, A (rmax x ld,
  * rmax = ceil(n / C): the block's rows rank, rank + C, ...), column
- * 0 (ld), the warps' parts of p^T v (two parities, SY_MAXC x warps), d and
- * e of the own rows (rmax each). */
+ * 0 (ld), d and e of the own rows (rmax each). */
 static int tridiag_ns(int n);
 static size_t tridiag_smem(int n, int C) {
     const size_t rmax = (size_t)(n + C - 1) / C, ld = 32 * (size_t)tridiag_ns(n);
-    return sizeof(double) *
-           (rmax * ld + 5 * ld + 2 * rmax + 2 * SY_MAXC * (SY_THREADS / 32) + 2);
+    return sizeof(double) * (rmax * ld + 5 * ld + 2 * rmax + 2);
 }
 
 #if S9_ON /* (used by the cluster kernel only) */
@@ -106,12 +105,6 @@ static __device__ __forceinline__ void st_async2(unsigned raddr, double a, doubl
             raddr),
         "l"(__double_as_longlong(a)), "l"(__double_as_longlong(b)), "r"(rbar)
         : "memory");
-}
-static __device__ __forceinline__ void st_async1(unsigned raddr, double a, unsigned rbar) {
-    asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];" ::"r"(
-                     raddr),
-                 "l"(__double_as_longlong(a)), "r"(rbar)
-                 : "memory");
 }
 #endif
 
@@ -176,24 +169,27 @@ static __device__ __forceinline__ double reflector(const int NS, int ca, const d
  * Warp w keeps the block's rows s = w, w + nw, ... of A for the whole
  * loop, so that nothing but the exchange between blocks orders the warps:
  * no block barrier in the loop. Iteration i ends step i (the wait for
- * every block's p and parts of p^T v; w; the update of the own rows) and,
- * on the same rows still in registers, begins step j = i + 1: column j
- * below the diagonal from what was exchanged, H_j (its v and tau stored
- * for q_rows by the first warp of block 0), p_r = tau A(r, :) v and
- * A(r, j + 1) sent to every block, each warp's part of p^T v sent to
- * every block. Each warp forms the vectors itself (no barrier to share
- * them); for its own rows r it keeps v_r (vr) as a scalar, formed as the
- * slots form it. */
+ * every block's p; p^T v, which every warp sums itself from the whole p
+ * and its v in the same order, so that all get the same bits; w; the
+ * update of the own rows) and, on the same rows still in registers,
+ * begins step j = i + 1: column j below the diagonal from what was
+ * exchanged, H_j (its v and tau stored for q_rows by the first warp of
+ * block 0), p_r = tau A(r, :) v and A(r, j + 1) sent to every block. Each
+ * warp forms the vectors itself (no barrier to share them); for its own
+ * rows r it keeps v_r (vr) as a scalar, formed as the slots form it. The
+ * sum p^T v from the exchanged p, instead of a part per warp sent to
+ * every block and summed on arrival, spares each block 128 stores a step
+ * and the wait for them: H100, the whole tn_cu_syev_fast 272 against 301
+ * us at n = 137, 646 against 688 at 266 (bench_fixed_costs). */
 static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR, const int RP,
                                                      int n, int C, int rank, int rows, double *A,
                                                      double *Vg, double *taug, double2 *pcb,
-                                                     const double *x0,
-                                                     double *db, double *dd, double *ee,
+                                                     const double *x0, double *dd, double *ee,
                                                      unsigned long long *bar) {
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = SY_THREADS / 32;
-    const int ld = 32 * NS, nd = C * nw; /* the parts of p^T v of a step */
-    /* lane c < C sends to block c: pcb, db and bar there (offsets carry over) */
-    const unsigned rpc = s9_mapa(s9_smem_u32(pcb), lane % C), rdb = s9_mapa(s9_smem_u32(db), lane % C),
+    const int ld = 32 * NS;
+    /* lane c < C sends to block c: pcb and bar there (offsets carry over) */
+    const unsigned rpc = s9_mapa(s9_smem_u32(pcb), lane % C),
                    rbar = s9_mapa(s9_smem_u32(bar), lane % C);
     /* v of step i in slots (vn: of step j) */
     double v[SY_NS_MAX], vn[SY_NS_MAX], w[SY_NS_MAX], vr[SY_MR_MAX], t = 0.0;
@@ -205,9 +201,10 @@ static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR,
         double K = 0.0, w1 = 0.0, tn = 0.0, sn = 0.0;
         if (i >= 0) { /* w = p + K v, K = -(tau / 2) p^T v */
             mbar_wait(s9_smem_u32(bar + par), (unsigned)(i >> 1) & 1u);
-            const double *dots = db + par * SY_MAXC * nw;
+            /* p^T v (v zero at rows <= i, whose entries of pc are earlier steps') */
             double sd = 0.0;
-            for (int q = lane; q < nd; q += 32) sd += dots[q];
+#pragma unroll
+            for (int k = 0; k < NS; k++) sd = fma(v[k], pc[lane + 32 * k].x, sd);
             K = -0.5 * t * warp_sum(sd);
             w1 = K + pc[i + 1].x;
 #pragma unroll
@@ -215,7 +212,7 @@ static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR,
                 w[k] = lane + 32 * k > i ? fma(K, v[k], pc[lane + 32 * k].x) : 0.0;
         }
         if (next) { /* column j below the diagonal (rows >= j + 1), then H_j */
-            if (tid == 0) mbar_expect_tx(s9_smem_u32(bar + jpar), 16u * (n - 1 - j) + 8u * nd);
+            if (tid == 0) mbar_expect_tx(s9_smem_u32(bar + jpar), 16u * (n - 1 - j));
             double x[SY_NS_MAX];
 #pragma unroll
             for (int k = 0; k < NS; k++) {
@@ -231,7 +228,6 @@ static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR,
                 if (lane == 0) taug[j] = tn;
             }
         }
-        double part = 0.0;
         /* the own rows of A, RP at a time */
 #pragma unroll
         for (int h = 0; h < MR; h += RP) {
@@ -290,13 +286,9 @@ static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR,
                 const double xr =
                     i < 0 ? x0[r[u]] : pc[r[u]].y - fma(vr[hu], w1, fma(K, vr[hu], pc[r[u]].x));
                 vr[hu] = r[u] == j + 1 ? 1.0 : xr * sn;
-                part = fma(pv, vr[hu], part);
             }
         }
-        if (next) { /* the warp's part of p^T v to every block */
-            if (lane < C)
-                st_async1(rdb + 8u * (unsigned)(jpar * SY_MAXC * nw + rank * nw + warp), part,
-                          rbar + 8u * jpar);
+        if (next) {
 #pragma unroll
             for (int k = 0; k < NS; k++) v[k] = vn[k];
             t = tn;
@@ -309,8 +301,8 @@ static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR,
  * cluster of C blocks, rows dealt round-robin (row r in block r % C);
  * tridiag_steps has the loop. Between blocks per step: a 16-byte store
  * per row and block (p_r and the row's entry in the next column, from
- * the row's owner) and a double per warp and block, stores that count
- * their bytes on the receiver's mbarrier (two, one per parity of the
+ * the row's owner), stores that count their bytes on the receiver's
+ * mbarrier (two, one per parity of the
  * step: a block writes step i + 1's only after its wait for step i,
  * which every block passes only after its reads of step i - 1's). */
 static __device__ __forceinline__ void tridiag_body(const int NS, const int MR, const int RP,
@@ -323,8 +315,7 @@ static __device__ __forceinline__ void tridiag_body(const int NS, const int MR, 
     extern __shared__ double2 sm2[];
     double2 *pcb = sm2;
     unsigned long long *bar = (unsigned long long *)(pcb + 2 * ld);
-    double *A = (double *)(bar + 2), *x0 = A + (size_t)rmax * ld,
-           *db = x0 + ld, *dd = db + 2 * SY_MAXC * (SY_THREADS / 32), *ee = dd + rmax;
+    double *A = (double *)(bar + 2), *x0 = A + (size_t)rmax * ld, *dd = x0 + ld, *ee = dd + rmax;
     const int tid = threadIdx.x;
 
     for (int idx = tid; idx < rows * ld; idx += SY_THREADS) {
@@ -344,7 +335,7 @@ static __device__ __forceinline__ void tridiag_body(const int NS, const int MR, 
     }
     if (rank == 0 && tid == 0) dd[0] = A[0];
     cl.sync();
-    tridiag_steps(NS, MR, RP, n, C, rank, rows, A, V, tau, pcb, x0, db, dd, ee, bar);
+    tridiag_steps(NS, MR, RP, n, C, rank, rows, A, V, tau, pcb, x0, dd, ee, bar);
     /* every warp's last stores into dd and ee (the last row's diagonal
      * entry comes in the loop's last iteration) before they are read */
     __syncthreads();
