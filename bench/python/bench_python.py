@@ -20,6 +20,7 @@ and OUTDIR/python_bench.png when matplotlib is present.
 import argparse
 import csv
 import ctypes as C
+import gc
 import os
 import statistics
 import sys
@@ -36,17 +37,27 @@ MIB = 1 << 20
 
 
 def cuda_time(fn, reps):
-    """Median seconds of fn() by CUDA events on the current stream (one warm-up)."""
+    """Median seconds of fn() by CUDA events on the current stream (one warm-up),
+    with Python's garbage collector paused while timing, as timeit does: a
+    collection inside a call that waits on the device (tcnla's read backs)
+    leaves the device idle for its duration, milliseconds at times."""
     fn()
     torch.cuda.synchronize()
     ts = []
-    for _ in range(reps):
-        e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-        e0.record()
-        fn()
-        e1.record()
-        e1.synchronize()
-        ts.append(e0.elapsed_time(e1) / 1e3)
+    was = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        for _ in range(reps):
+            e0, e1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            e0.record()
+            fn()
+            e1.record()
+            e1.synchronize()
+            ts.append(e0.elapsed_time(e1) / 1e3)
+    finally:
+        if was:
+            gc.enable()
     return statistics.median(ts)
 
 
