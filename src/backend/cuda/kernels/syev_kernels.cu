@@ -833,8 +833,11 @@ static __global__ void start_kernel(int n, int c, double *Y) {
  * Zo's columns z0 .. n - 1 (ld n, orthonormal) twice, y <- y - Zo (Zo^T y)
  * as classical Gram-Schmidt with its second pass: the vector in shared
  * memory, each projection coefficient a warp's dot product, each updated
- * entry a thread's sum over the columns in ascending order (the same bits
- * on every run). One launch in place of the start kernel and four DGEMMs. */
+ * entry a thread's sum over the columns, in a fixed order (the same bits
+ * on every run). Zo comes from L2, so the loops are unrolled for their
+ * loads to be in flight together (a rolled loop waits a load's latency
+ * per term). One launch in place of the start kernel and four DGEMMs. */
+#define SP_SLOTS 14 /* 32 SP_SLOTS >= 448 rows */
 static __global__ void __launch_bounds__(SP_THREADS)
     start_proj_kernel(int n, int c, const double *__restrict__ Zo, int z0, double *Y) {
     extern __shared__ double sp_sm[];
@@ -846,8 +849,20 @@ static __global__ void __launch_bounds__(SP_THREADS)
     for (int pass = 0; pass < 2; pass++) {
         for (int q = z0 + warp; q < n; q += nw) { /* p_q = Zo(:, q)^T y */
             const double *zq = Zo + (size_t)q * n;
-            double s = 0.0;
-            for (int i = lane; i < n; i += 32) s = fma(zq[i], y[i], s);
+            double z[SP_SLOTS], s0 = 0.0, s1 = 0.0;
+#pragma unroll
+            for (int h = 0; h < SP_SLOTS; h++) {
+                const int i = lane + 32 * h;
+                z[h] = i < n ? __ldg(zq + i) : 0.0;
+            }
+#pragma unroll
+            for (int h = 0; h < SP_SLOTS; h++) {
+                const int i = lane + 32 * h;
+                const double t = i < n ? y[i] : 0.0;
+                if (h & 1) s1 = fma(z[h], t, s1);
+                else s0 = fma(z[h], t, s0);
+            }
+            double s = s0 + s1;
             for (int o = 16; o > 0; o >>= 1) s += __shfl_xor_sync(0xffffffffu, s, o);
             if (lane == 0) p[q] = s;
         }
@@ -856,10 +871,19 @@ static __global__ void __launch_bounds__(SP_THREADS)
 #pragma unroll
         for (int h = 0; h < (448 + SP_THREADS - 1) / SP_THREADS; h++) {
             const int i = tid + h * SP_THREADS;
-            double s = 0.0;
-            if (i < n)
-                for (int q = z0; q < n; q++) s = fma(Zo[i + (size_t)q * n], p[q], s);
-            u[h] = i < n ? y[i] - s : 0.0;
+            double s[4] = {0.0, 0.0, 0.0, 0.0};
+            if (i < n) {
+                int q = z0;
+                for (; q + 8 <= n; q += 8) { /* eight loads in flight */
+                    double z[8];
+#pragma unroll
+                    for (int e = 0; e < 8; e++) z[e] = __ldg(Zo + i + (size_t)(q + e) * n);
+#pragma unroll
+                    for (int e = 0; e < 8; e++) s[e & 3] = fma(z[e], p[q + e], s[e & 3]);
+                }
+                for (; q < n; q++) s[0] = fma(__ldg(Zo + i + (size_t)q * n), p[q], s[0]);
+            }
+            u[h] = i < n ? y[i] - ((s[0] + s[1]) + (s[2] + s[3])) : 0.0;
         }
         __syncthreads(); /* (every read of y before the writes) */
 #pragma unroll
