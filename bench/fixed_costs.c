@@ -18,7 +18,14 @@
  *           ("potrf_inv_cluster", Hopper, up to TN_POTRF_CLUSTER_MAX);
  *   cholqr  tcnla_orthonormalize(TCNLA_ORTH_CHOLQR_FP64) of a Gaussian
  *           16384 x n Y (the randomized SVD's l = 266 and the other sizes):
- *           Gram matrix, verdict, factorization and solve, the whole call;
+ *           Gram matrix, verdict, factorization and solve, the whole call
+ *           ("cholqr_fp64", which waits for its verdict), and its single
+ *           pass with the verdict deferred ("cholqr_fp64_deferred", the
+ *           randomized SVD's); kernel "cholqr_step": the products alone,
+ *           on Hopper's FP64 Tensor Cores from the FP32 Y ("gram_dmma_f32"
+ *           with the partials' sum, "trmm_dmma_f32": Y R^-1 in place) and
+ *           the FP64 path's cuBLAS steps ("widen_f64", "gram_dgemm_batched"
+ *           with the sum, "dtrmm", "narrow_f32");
  *   syev    tn_cu_syev_fast (syev_kernels.cu: tridiagonalization,
  *           bisection with Q, twisted vectors) on the Gram matrix of a
  *           2n x n Gaussian Y whose column j is scaled by 10^(-4 j / n),
@@ -231,6 +238,80 @@ static void bench_cholqr(tcnla_handle_t h, int64_t m, int64_t n, int reps) {
     char check[32];
     snprintf(check, sizeof check, "used=%d", (int)used);
     row("cholqr", "cholqr_fp64", m, n, median_us(t, reps), 0.0, reps, check);
+    /* the single pass with its verdict deferred (the randomized SVD's) */
+    tn_call_t cl;
+    tn_call_init(&cl, h);
+    int flags[TN_DEFER_SLOTS] = {0};
+    for (int r = -3; r < reps; r++) {
+        CHK(cudaMemcpyAsync(dY, dY0, sizeof(float) * (size_t)(m * n), cudaMemcpyDeviceToDevice, s),
+            "memcpy");
+        CHK(tn_defer_begin(&cl), "defer_begin");
+        CHK(cudaEventRecord(e0, s), "event");
+        CHK(tn_orthonormalize_deferred(&cl, TCNLA_ORTH_CHOLQR_FP64, m, n, dY, m, TN_DEFER_ORTH),
+            "tn_orthonormalize_deferred");
+        CHK(cudaEventRecord(e1, s), "event");
+        CHK(tn_defer_end(&cl, flags), "defer_end");
+        if (r >= 0) CHK(cudaEventElapsedTime(&t[r], e0, e1), "event");
+    }
+    snprintf(check, sizeof check, "flag=%d", flags[TN_DEFER_ORTH]);
+    row("cholqr", "cholqr_fp64_deferred", m, n, median_us(t, reps), 0.0, reps, check);
+    /* its products alone: on Hopper's FP64 Tensor Cores from the FP32 Y
+     * (what the single pass runs there), and the FP64 path's (Y widened, a
+     * strided batch of DGEMMs over the slabs, the DTRMM by R^-1, Q narrowed) */
+    struct tn_cuda_ctx *c = h->cuda;
+    const int64_t nslab = tn_gram64_nslab(m), slab = m / nslab;
+    const size_t nn = (size_t)(n * n);
+    double *dW, *dQ, *dP, *dG, *dI;
+    CHK(tcnla_malloc(h, (void **)&dW, sizeof(double) * (size_t)(m * n)), "malloc");
+    CHK(tcnla_malloc(h, (void **)&dQ, sizeof(double) * (size_t)(m * n)), "malloc");
+    CHK(tcnla_malloc(h, (void **)&dP, sizeof(double) * nn * (size_t)nslab), "malloc");
+    CHK(tcnla_malloc(h, (void **)&dG, sizeof(double) * nn), "malloc");
+    CHK(tcnla_malloc(h, (void **)&dI, sizeof(double) * nn), "malloc");
+    CHK(cudaMemsetAsync(dI, 0, sizeof(double) * nn, s), "memset");
+    const double one = 1.0, zero = 0.0;
+    const int dm = tn_cu_dmma_ok(tn_cuda_cc(c)) && n <= TN_DMMA_TRMM_MAX;
+    for (int step = 0; step < 6; step++) {
+        if (step < 2 && !dm) continue;
+        for (int r = -3; r < reps; r++) {
+            CHK(cudaEventRecord(e0, s), "event");
+            switch (step) {
+            case 0: /* Gram partials from FP32, summed */
+                CHK(tn_cu_gram_dmma(dY0, 0, m, m, n, nslab, dP, s), "gram_dmma");
+                CHK(tn_cu_gram_reduce(dP, nslab, n, dG, NULL, NULL, 0, s), "gram_reduce");
+                break;
+            case 1: /* Y R^-1 in place, FP32 out */
+                CHK(tn_cu_trmm_dmma(dY, m, m, n, dI, NULL, s), "trmm_dmma");
+                break;
+            case 2:
+                CHK(tn_cu_convert(TN_CONV_F32_TO_F64, dY0, m, dW, m, m, n, NULL, s), "widen");
+                break;
+            case 3:
+                CHK(cublasDgemmStridedBatched(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, (int)n, (int)n,
+                                              (int)slab, &one, dW, (int)m, (long long)slab, dW,
+                                              (int)m, (long long)slab, &zero, dP, (int)n,
+                                              (long long)nn, (int)nslab),
+                    "dgemm_batched");
+                CHK(tn_cu_gram_reduce(dP, nslab, n, dG, NULL, NULL, 0, s), "gram_reduce");
+                break;
+            case 4:
+                CHK(cublasDtrmm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                CUBLAS_DIAG_NON_UNIT, (int)m, (int)n, &one, dI, (int)n, dW,
+                                (int)m, dQ, (int)m),
+                    "dtrmm");
+                break;
+            default:
+                CHK(tn_cu_convert(TN_CONV_F64_TO_F32, dQ, m, dY, m, m, n, NULL, s), "narrow");
+            }
+            CHK(cudaEventRecord(e1, s), "event");
+            CHK(cudaEventSynchronize(e1), "event");
+            if (r >= 0) CHK(cudaEventElapsedTime(&t[r], e0, e1), "event");
+        }
+        static const char *names[] = {"gram_dmma_f32", "trmm_dmma_f32", "widen_f64",
+                                      "gram_dgemm_batched", "dtrmm", "narrow_f32"};
+        row("cholqr_step", names[step], m, n, median_us(t, reps), 0.0, reps, "");
+    }
+    tcnla_free(h, dW), tcnla_free(h, dQ), tcnla_free(h, dP), tcnla_free(h, dG);
+    tcnla_free(h, dI);
     cudaEventDestroy(e0), cudaEventDestroy(e1);
     tcnla_free(h, dY0), tcnla_free(h, dY);
     free(t);

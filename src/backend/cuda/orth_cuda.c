@@ -71,10 +71,13 @@ int64_t tn_gram64_nslab(int64_t m) {
 }
 
 /* The upper triangle of G = Yw^T Yw (zeros below it) for Yw m x n in FP64
- * (leading dimension ldw), on the handle's stream: a strided batch of DGEMMs
- * over tn_gram64_nslab(m) row slabs into P (that many n x n partials), then
+ * (leading dimension ldw), on the handle's stream: the partials of
+ * tn_gram64_nslab(m) row slabs into P (that many n x n partials), then
  * their sum in a fixed order (tn_cu_gram_reduce; dg, when not NULL, gets
- * G's diagonal, probe the FP64 guard's probe rows). Above TN_GRAM_SQUARE
+ * G's diagonal, probe the FP64 guard's probe rows). The partials: on
+ * Hopper one launch on the FP64 Tensor Cores (tn_cu_gram_dmma, the same
+ * kernel and bits as cholqr64's single pass from FP32; H100, 16384 x 266:
+ * see docs/kernels.md); elsewhere a strided batch of DGEMMs. Above TN_GRAM_SQUARE
  * columns only the blocks (0, 0), (0, 1), (1, 1) of the columns 0 .. h - 1
  * and h .. n - 1 are formed (3/4 of the products, three launches); up to
  * it the whole square in one launch, which is faster there (H100, 16 slabs
@@ -89,6 +92,11 @@ int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, int
     const size_t nn = (size_t)n * (size_t)n;
     const double one = 1.0, zero = 0.0;
     int st = TCNLA_SUCCESS;
+    if (tn_cu_dmma_ok(tn_cuda_cc(c))) { /* the upper tiles, on the FP64 Tensor Cores */
+        TRY(ce((cudaError_t)tn_cu_gram_dmma(Yw, 1, ldw, m, n, nslab, P, c->stream)));
+        TRY(ce((cudaError_t)tn_cu_gram_reduce(P, nslab, n, G, dg, probe, ldw, c->stream)));
+        return TCNLA_SUCCESS;
+    }
     const int hc = n > TN_GRAM_SQUARE ? (in / 2 + 7) / 8 * 8 : in;
     for (int blk = 0; blk < (hc < in ? 3 : 1); blk++) {
         const int c0 = blk == 2 ? hc : 0, c1 = blk == 0 ? 0 : hc; /* rows, columns of G */
@@ -204,10 +212,63 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
     unsigned *bar = (unsigned *)(ws + o_i + 64);
     int st = TCNLA_SUCCESS;
     const double one = 1.0, zero = 0.0, mone = -1.0;
-    if (!resume)
+    int pass0 = 0; /* 1: the single pass below went on as CholeskyQR2 */
+    if (!twice && !Y16 && !dist && whole && n <= TN_DMMA_TRMM_MAX &&
+        tn_cu_dmma_ok(tn_cuda_cc(c))) {
+        /* The single pass from the FP32 Y itself (kernels/cholqr_dmma.cu):
+         * the Gram partials, the factor and R^-1 (in P and Inv, kept for a
+         * resume), the verdict with the probe rows solved by R^-1 in its
+         * launch, then R (where asked) and Y <- Y R^-1 in place unless the
+         * verdict (deferred: *defer) failed. The Gram matrix's bits are those of the FP64
+         * path (the same kernel on the widened Y), so that going on as
+         * CholeskyQR2 below gives the bits of CholeskyQR2 started afresh. */
+        if (!resume) {
+            TRY(ce((cudaError_t)tn_cu_gram_dmma(Y, 0, ldy, m, n, nslab, P, c->stream)));
+            TRY(ce((cudaError_t)tn_cu_gram_reduce(P, nslab, n, G, dg, NULL, 0, c->stream)));
+            TRY(tn_cuda_potrf_inv(c, in, G, P, dg + n, dinfo, bar, Inv));
+        }
+        TRY(ce((cudaError_t)tn_cu_chol_verdict(dg, dinfo, in, 0x1p-53, NULL, 0, Inv,
+                                               defer ? defer : dflag, !defer, c->stream)));
+        if (!defer) {
+            int hflag = 0;
+            const tn_cuda_read_t rd = {&hflag, dflag, sizeof hflag};
+            TRY(tn_cuda_read_back(c, &rd, 1));
+            if (hflag & 2) {
+                st = TN_ORTH_NONFINITE;
+                goto out;
+            }
+            if (hflag == 4 && cont && *cont) {
+                /* only the loss guard failed: CholeskyQR2's second pass on
+                 * this pass's Q in FP64 (Yw R^-1 as the FP64 path forms it) */
+                TRY(ce((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, Y, ldy, Qw, mp, m, n, NULL,
+                                                  c->stream)));
+                TRY(ce(cudaMemset2DAsync(Qw + m, sizeof(double) * (size_t)mp, 0,
+                                         sizeof(double) * TN_CHOL_PROBES, (size_t)n, c->stream)));
+                TRY(tn_cublas_st(cublasDtrmm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
+                                             CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, (int)mp, in, &one,
+                                             Inv, in, Qw, (int)mp, Yw, (int)mp)));
+                if (R) TRY(ce((cudaError_t)tn_cu_upper_copy(n, P, n, R1, n, NULL, 0, c->stream)));
+                twice = 1, pass0 = 1, *cont = 2;
+            } else if (hflag) {
+                if ((hflag & 1) && cont && *cont) *cont = 3; /* as below */
+                st = TCNLA_ERR_NUMERICAL;
+                goto out;
+            }
+        }
+        if (!pass0) {
+            if (R) TRY(ce((cudaError_t)tn_cu_upper_copy(n, P, n, NULL, 0, R, ldr, c->stream)));
+            TRY(ce((cudaError_t)tn_cu_trmm_dmma(Y, ldy, m, n, Inv, defer, c->stream)));
+            if (defer) { /* for a redo after its verdict (cq_kept) */
+                c->cq_kept.Y = Y, c->cq_kept.m = m, c->cq_kept.n = n, c->cq_kept.ldy = ldy;
+                c->cq_kept.ws = ws, c->cq_kept.valid = 1;
+            }
+            goto out;
+        }
+    } else if (!resume) {
         TRY(ce((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, Y, ldy, Yw, mp, m, n, NULL,
                                           c->stream)));
-    for (int pass = 0, npass = twice ? 2 : 1; pass < npass; pass++) {
+    }
+    for (int pass = pass0, npass = twice ? 2 : 1; pass < npass; pass++) {
         const int last = pass == npass - 1;
         /* the factor goes to the first partial's place (Rf), G is used up */
         double *Rf = P;
@@ -257,7 +318,7 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
          * guard on the probe rows of Qw */
     verdict:
         TRY(ce((cudaError_t)tn_cu_chol_verdict(dg, dinfo, in, 0x1p-53, last ? Qw + m : NULL, mp,
-                                               defer ? defer : dflag, !defer, c->stream)));
+                                               NULL, defer ? defer : dflag, !defer, c->stream)));
         if (!defer) {
             int hflag = 0;
             const tn_cuda_read_t rd = {&hflag, dflag, sizeof hflag};

@@ -606,6 +606,123 @@ TEST(gpu_trinv_full_same_bits_as_host) {
     CHECK(tn_cu_trinv_full(TN_TRINV_FULL_MAX + 1, NULL, 1, NULL, c->stream) != 0);
     tcnla_destroy(g);
 }
+
+/* CholeskyQR's products on the FP64 Tensor Cores (kernels/cholqr_dmma.cu),
+ * against long double on the host, Y with graded columns (10^(-3 j / n)),
+ * odd m, n and ld. The Gram partials summed by tn_cu_gram_reduce: within
+ * (slab + nslab) u64 sum_k |y_ki y_kj| of the exact G, elementwise (each
+ * entry is a chain of at most that many roundings), the FP64 input (Y
+ * widened) giving the FP32 input's bits. Y <- Y Inv in place: each entry
+ * within u32 |q| + 2 n u64 sum_k |y_k inv_kj| of the exact product (one
+ * FP32 rounding of an FP64 sum), the rows past m in ld untouched; with the
+ * flag set, Y untouched. Where the hardware has no such path, skipped. */
+TEST(gpu_cholqr_dmma_products) {
+    tcnla_handle_t g = gt_gpu();
+    if (!g) SKIP("no GPU");
+    struct tn_cuda_ctx *c = g->cuda;
+    if (!tn_cu_dmma_ok(tn_cuda_cc(c))) {
+        tcnla_destroy(g);
+        SKIP("no FP64 mma path (Hopper)");
+    }
+    const int cases[][3] = {{1000, 129, 1003}, {16384, 266, 16384}, {777, 266, 779},
+                            {130, 300, 131},   {257, 384, 260},     {4100, 1, 4100},
+                            {200, 63, 201}};
+    for (size_t cs = 0; cs < sizeof cases / sizeof cases[0]; cs++) {
+        const int m = cases[cs][0], n = cases[cs][1], ld = cases[cs][2];
+        const size_t ny = (size_t)ld * n, nn = (size_t)n * n;
+        const int64_t nslab = tn_gram64_nslab(m), slab = m / nslab;
+        float *Y = malloc(sizeof(float) * ny), *Q = malloc(sizeof(float) * ny);
+        double *Yd = malloc(sizeof(double) * ny), *G = malloc(sizeof(double) * nn);
+        double *G2 = malloc(sizeof(double) * nn), *Inv = malloc(sizeof(double) * nn);
+        float *u = malloc(sizeof(float) * (ny > nn ? ny : nn));
+        tn_rand_uniform(31, (uint64_t)cs, -1.0f, 1.0f, (int64_t)ny, Y);
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < ld; i++) {
+                float *y = &Y[i + (size_t)j * ld];
+                *y = i < m ? (float)(*y * pow(10.0, -3.0 * j / n)) : 7.0f; /* (7: past m) */
+                Yd[i + (size_t)j * ld] = *y;
+            }
+        tn_rand_uniform(32, (uint64_t)cs, -1.0f, 1.0f, (int64_t)nn, u);
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < n; i++)
+                Inv[i + (size_t)j * n] = i < j ? u[i + (size_t)j * n] : i == j ? 1.5 + 0.5 * u[i + (size_t)j * n] : 0.0;
+        float *dY;
+        double *dYd, *dP, *dG, *dI;
+        int *dflag;
+        CHECK(tcnla_malloc(g, (void **)&dY, sizeof(float) * ny) == 0);
+        CHECK(tcnla_malloc(g, (void **)&dYd, sizeof(double) * ny) == 0);
+        CHECK(tcnla_malloc(g, (void **)&dP, sizeof(double) * nn * (size_t)nslab) == 0);
+        CHECK(tcnla_malloc(g, (void **)&dG, sizeof(double) * nn) == 0);
+        CHECK(tcnla_malloc(g, (void **)&dI, sizeof(double) * nn) == 0);
+        CHECK(tcnla_malloc(g, (void **)&dflag, sizeof(int)) == 0);
+        CHECK(cudaMemcpy(dY, Y, sizeof(float) * ny, cudaMemcpyHostToDevice) == cudaSuccess);
+        CHECK(cudaMemcpy(dYd, Yd, sizeof(double) * ny, cudaMemcpyHostToDevice) == cudaSuccess);
+        CHECK(cudaMemcpy(dI, Inv, sizeof(double) * nn, cudaMemcpyHostToDevice) == cudaSuccess);
+        /* the Gram matrix, from FP32 and from FP64 */
+        for (int f64 = 0; f64 < 2; f64++) {
+            CHECK(cudaMemset(dP, 0xff, sizeof(double) * nn * (size_t)nslab) == cudaSuccess);
+            CHECK(tn_cu_gram_dmma(f64 ? (const void *)dYd : (const void *)dY, f64, ld, m, n, nslab,
+                                  dP, c->stream) == 0);
+            CHECK(tn_cu_gram_reduce(dP, nslab, n, dG, NULL, NULL, 0, c->stream) == 0);
+            CHECK(cudaStreamSynchronize(c->stream) == cudaSuccess);
+            CHECK(cudaMemcpy(f64 ? G2 : G, dG, sizeof(double) * nn, cudaMemcpyDeviceToHost) ==
+                  cudaSuccess);
+        }
+        CHECK_MSG(memcmp(G, G2, sizeof(double) * nn) == 0, "m %d n %d: FP64 input, other bits", m,
+                  n);
+        double worst = 0.0;
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i <= j; i++) {
+                long double e = 0.0L, a = 0.0L;
+                for (int k = 0; k < m; k++) {
+                    const long double p = (long double)Y[k + (size_t)i * ld] * Y[k + (size_t)j * ld];
+                    e += p, a += fabsl(p);
+                }
+                const double bound = (double)(slab + nslab) * 0x1p-53 * (double)a;
+                const double err = fabs((double)((long double)G[i + (size_t)j * n] - e));
+                worst = fmax(worst, bound > 0 ? err / bound : err > 0 ? INFINITY : 0.0);
+            }
+        CHECK_MSG(worst <= 1.0, "m %d n %d: Gram error at %.3g of (slab + nslab) u64 |Y|^T |Y|", m,
+                  n, worst);
+        /* Y <- Y Inv, and nothing where the flag is set */
+        const int one = 1;
+        CHECK(cudaMemcpy(dflag, &one, sizeof one, cudaMemcpyHostToDevice) == cudaSuccess);
+        CHECK(tn_cu_trmm_dmma(dY, ld, m, n, dI, dflag, c->stream) == 0);
+        CHECK(cudaStreamSynchronize(c->stream) == cudaSuccess);
+        CHECK(cudaMemcpy(Q, dY, sizeof(float) * ny, cudaMemcpyDeviceToHost) == cudaSuccess);
+        CHECK_MSG(memcmp(Q, Y, sizeof(float) * ny) == 0, "m %d n %d: Y written under the flag", m, n);
+        CHECK(cudaMemset(dflag, 0, sizeof(int)) == cudaSuccess);
+        CHECK(tn_cu_trmm_dmma(dY, ld, m, n, dI, dflag, c->stream) == 0);
+        CHECK(cudaStreamSynchronize(c->stream) == cudaSuccess);
+        CHECK(cudaMemcpy(Q, dY, sizeof(float) * ny, cudaMemcpyDeviceToHost) == cudaSuccess);
+        worst = 0.0;
+        int past = 0;
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < ld; i++) {
+                if (i >= m) {
+                    past += Q[i + (size_t)j * ld] != 7.0f;
+                    continue;
+                }
+                long double e = 0.0L, a = 0.0L;
+                for (int k = 0; k <= j; k++) {
+                    const long double p = (long double)Y[i + (size_t)k * ld] * Inv[k + (size_t)j * n];
+                    e += p, a += fabsl(p);
+                }
+                const double bound = 0x1p-24 * fabs((double)e) + 2.0 * n * 0x1p-53 * (double)a;
+                const double err = fabs((double)((long double)Q[i + (size_t)j * ld] - e));
+                worst = fmax(worst, bound > 0 ? err / bound : err > 0 ? INFINITY : 0.0);
+            }
+        CHECK_MSG(worst <= 1.0, "m %d n %d: Y Inv at %.3g of u32 |q| + 2 n u64 |Y| |Inv|", m, n,
+                  worst);
+        CHECK_MSG(past == 0, "m %d n %d: %d entries past m written", m, n, past);
+        tcnla_free(g, dY), tcnla_free(g, dYd), tcnla_free(g, dP), tcnla_free(g, dG);
+        tcnla_free(g, dI), tcnla_free(g, dflag);
+        free(Y), free(Q), free(Yd), free(G), free(G2), free(Inv), free(u);
+    }
+    CHECK(tn_cu_trmm_dmma(NULL, 1, 1, TN_DMMA_TRMM_MAX + 1, NULL, NULL, c->stream) != 0);
+    CHECK(tn_cu_gram_dmma(NULL, 0, 1, 0, 1, 1, NULL, c->stream) != 0);
+    tcnla_destroy(g);
+}
 #endif
 
 /* The FP64 CholeskyQR guard on the CUDA backend (src/linalg/cholguard.h),

@@ -559,13 +559,28 @@ int tn_cu_potrf_inv_cluster(int n, const double *G, int64_t ld, double *R, int64
  * the Gram matrix's diagonal, gdiag[n .. 2n) the factor's, *info potrf's;
  * flag |= 2 when a Gram diagonal element is not finite, |= 1 when the
  * factor is not usable, and with probe (the solve's TN_CHOL_PROBES probe
- * rows, ld ldp; NULL: not checked) |= 4 when Q is too far from orthonormal
+ * rows, ld ldp), or with inv (R^-1, ld n, n <= TN_TRINV_FULL_MAX: the
+ * probe rows formed and solved here; probe NULL), |= 4 when Q is too far from orthonormal
  * (tn_chol64_loss_within) though the factor passed (and the flag held
  * nothing before). assign: *flag = those bits instead of ORing
  * them in. One small launch, no host synchronisation. */
 int tn_cu_chol_verdict(const double *gdiag, const int *info, int n, double u,
-                       const double *probe, int64_t ldp, int *flag, int assign,
-                       cudaStream_t stream);
+                       const double *probe, int64_t ldp, const double *inv, int *flag,
+                       int assign, cudaStream_t stream);
+/* CholeskyQR's products on the FP64 Tensor Cores (kernels/cholqr_dmma.cu),
+ * where tn_cu_dmma_ok(tn_cuda_cc): the slab partials of Y^T Y (Y m x n,
+ * FP32, or FP64 where f64; ld ldy) over nslab row slabs (slab s: rows s
+ * (m / nslab) .., the last one to m) into P as tn_cu_gram_reduce reads
+ * them (on and above the diagonal); and Y <- Y Inv in place (Y FP32, Inv
+ * n x n upper triangular, ld n, zeros below the diagonal, FP64
+ * accumulation, n <= TN_DMMA_TRMM_MAX), nothing written where flag is not
+ * NULL and *flag is not 0 when the kernel runs. */
+#define TN_DMMA_TRMM_MAX 384
+int tn_cu_dmma_ok(int cc);
+int tn_cu_gram_dmma(const void *Y, int f64, int64_t ldy, int64_t m, int64_t n, int64_t nslab,
+                    double *P, cudaStream_t stream);
+int tn_cu_trmm_dmma(float *Y, int64_t ldy, int64_t m, int64_t n, const double *Inv,
+                    const int *flag, cudaStream_t stream);
 /* The inverses of the diagonal blocks of the n x n upper triangular R (ld
  * ldr), TN_TRINV_NB x TN_TRINV_NB each: block b (rows and columns b NB ..)
  * at Inv + b NB^2 with ld NB, zeros below its diagonal and past n. */

@@ -395,16 +395,21 @@ extern "C" int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *R, double
 /* ------------------------------------------------ breakdown test */
 /* tn_chol_ok (src/linalg/orth.c) on the device, the same arithmetic, and
  * (probe not NULL) the loss guard tn_chol64_loss_within on the solve's
- * probe rows (TN_CHOL_PROBES x n, ld ldp): one block; flag |= 2 for a
+ * probe rows (TN_CHOL_PROBES x n, ld ldp), or (inv not NULL) on the probe
+ * rows z_k(j) sqrt(G_jj) times R^-1 (inv, ld n, zeros below the diagonal)
+ * formed here, for the solve that writes no probe rows
+ * (cholqr_dmma.cu): one block; flag |= 2 for a
  * non-finite Gram diagonal (the host path's TN_ORTH_NONFINITE), |= 1 for
  * an unusable factor, |= 4 for a Q too far from orthonormal from a usable
  * one (while the flag holds nothing else). assign: the flag is written (0
  * when all pass), else ORed into. */
 #define CV_THREADS 256
+#define CV_INV_MAX TN_TRINV_FULL_MAX /* columns of inv, at most */
 static __global__ void __launch_bounds__(CV_THREADS)
     chol_verdict_kernel(const double *gd, const int *info, int n, double u, const double *probe,
-                        long long ldp, int *flag, int assign) {
+                        long long ldp, const double *inv, int *flag, int assign) {
     __shared__ double part[CV_THREADS];
+    __shared__ double zd[TN_CHOL_PROBES][CV_INV_MAX]; /* z_k(j) sqrt(G_jj), for inv */
     int bad = 0;
     for (int i = threadIdx.x; i < n; i += blockDim.x) {
         const double g = gd[i], r = gd[n + i];
@@ -419,6 +424,22 @@ static __global__ void __launch_bounds__(CV_THREADS)
             const double v = probe[e % TN_CHOL_PROBES + (e / TN_CHOL_PROBES) * ldp];
             s = __fma_rn(v, v, s);
         }
+    if (inv) { /* (n <= CV_INV_MAX) */
+        for (int j = threadIdx.x; j < n; j += blockDim.x) {
+            const double d = __dsqrt_rn(gd[j]);
+            for (int k = 0; k < TN_CHOL_PROBES; k++) zd[k][j] = __dmul_rn(tn_chol_probe(k, j), d);
+        }
+        __syncthreads();
+        for (int j = threadIdx.x; j < n; j += blockDim.x) { /* column j of the probe rows */
+            double x[TN_CHOL_PROBES];
+            for (int k = 0; k < TN_CHOL_PROBES; k++) x[k] = 0.0;
+            for (int i = 0; i <= j; i++) {
+                const double r = inv[i + (long long)j * n];
+                for (int k = 0; k < TN_CHOL_PROBES; k++) x[k] = __fma_rn(zd[k][i], r, x[k]);
+            }
+            for (int k = 0; k < TN_CHOL_PROBES; k++) s = __fma_rn(x[k], x[k], s);
+        }
+    }
     part[threadIdx.x] = s;
     bad = __syncthreads_or(bad & 1) | (__syncthreads_or(bad & 2) ? 2 : 0);
     for (int w = CV_THREADS / 2; w > 0; w /= 2) {
@@ -427,17 +448,19 @@ static __global__ void __launch_bounds__(CV_THREADS)
     }
     if (threadIdx.x == 0) {
         /* (only where the factor was usable, in this pass and before) */
-        if (probe && !bad && !(!assign && *flag) && !tn_chol64_loss_within(part[0])) bad |= 4;
+        if ((probe || inv) && !bad && !(!assign && *flag) && !tn_chol64_loss_within(part[0]))
+            bad |= 4;
         if (assign) *flag = bad;
         else if (bad) atomicOr(flag, bad);
     }
 }
 
 extern "C" int tn_cu_chol_verdict(const double *gdiag, const int *info, int n, double u,
-                                  const double *probe, int64_t ldp, int *flag, int assign,
-                                  cudaStream_t stream) {
+                                  const double *probe, int64_t ldp, const double *inv, int *flag,
+                                  int assign, cudaStream_t stream) {
+    if (inv && (probe || n > CV_INV_MAX)) return (int)cudaErrorInvalidValue;
     chol_verdict_kernel<<<1, CV_THREADS, 0, stream>>>(gdiag, info, n, u, probe, (long long)ldp,
-                                                      flag, assign);
+                                                      inv, flag, assign);
     return (int)cudaGetLastError();
 }
 

@@ -1,0 +1,272 @@
+/* CholeskyQR's two products on Hopper's FP64 Tensor Cores (mma.sync
+ * m16n8k8 .f64, sm_90a), reading the FP32 Y itself
+ * (src/backend/cuda/orth_cuda.c, cholqr64's single pass):
+ *
+ *  - the Gram matrix's slab partials (tn_cu_gram_dmma): P_s = Y_s^T Y_s
+ *    for the row slabs Y_s of Y, on and above the diagonal, one block per
+ *    64 x 64 tile of the upper triangle and slab, in the layout that
+ *    tn_cu_gram_reduce sums (n x n each, packed). Y (FP32 or FP64) is
+ *    read 32 rows at a time, widened into shared memory (exact) and
+ *    multiplied there, the next chunk's loads in flight meanwhile;
+ *  - Q = Y R^-1 in place (tn_cu_trmm_dmma): each block stages 64 whole
+ *    rows of Y in shared memory (FP32), multiplies them by the upper
+ *    triangular R^-1 (FP64, from L2) with FP64 accumulation, and writes
+ *    the rows back rounded to FP32, unless *flag (CholeskyQR's deferred
+ *    verdict) is set. The block owns its rows, so in place is safe.
+ *
+ * These replace, on the single pass, the widening of Y into FP64, the
+ * strided batch of DGEMMs and the DTRMM with its narrowing: FP64 products
+ * of FP32 data, exact products and FP64 sums as before (the order of the
+ * sums differs). The mma's FP64 products and sums are IEEE FP64 (fused
+ * multiply-add per term). Throughput measured on an H100 (a probe of the
+ * shapes, 8 warps per SM): m16n8k4 / k8 / k16 65-66 TFLOPS, m8n8k4 33. */
+#include "backend/cuda/kernels/sm90_common.cuh"
+#include "backend/cuda/tn_cuda.h"
+
+#if S9_ON
+/* c += a b, one m16n8k8 FP64 product: a_q at (g + 8 (q % 2), t + 4 (q / 2)),
+ * b_q at (t + 4 q, g), c_0,1 at (g, 2 t + 0,1), c_2,3 at (g + 8, 2 t + 0,1),
+ * g = lane / 4, t = lane % 4 */
+static __device__ __forceinline__ void dmma8(double (&c)[4], const double (&a)[4],
+                                             const double (&b)[2]) {
+    asm volatile("mma.sync.aligned.m16n8k8.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, "
+                 "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+                 : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+                 : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+}
+#endif
+
+/* ------------------------------------------------------------ Gram */
+#define GD_T 64       /* tile of G */
+#define GD_KC 32      /* rows of Y per chunk */
+#define GD_S 36       /* a tile column's stride in shared memory (doubles): conflict-free */
+#define GD_THREADS 128 /* 4 warps, 32 x 32 of the tile each */
+#define GD_LD (GD_T * GD_KC / GD_THREADS) /* elements a thread loads per operand and chunk */
+
+static size_t gram_dmma_smem(void) { return sizeof(double) * 2 * 2 * GD_T * GD_S; }
+
+template <typename T>
+static __global__ void __launch_bounds__(GD_THREADS)
+    gram_dmma_kernel(const T *__restrict__ Y, long long ldy, long long m, int n, long long slab,
+                     int nslab, double *__restrict__ P) {
+#if S9_ON
+    extern __shared__ double gsm[];
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
+    const int nt = (n + GD_T - 1) / GD_T;
+    int p = blockIdx.x, I = 0; /* the tile (I, J), I <= J */
+    while (p >= nt - I) p -= nt - I, I++;
+    const int J = I + p, s = blockIdx.y, diag = I == J;
+    const long long r0 = (long long)s * slab, r1 = s == nslab - 1 ? m : r0 + slab;
+    const int nch = (int)((r1 - r0 + GD_KC - 1) / GD_KC);
+    double *sa = gsm, *sb = diag ? gsm : gsm + 2 * GD_T * GD_S; /* [buf][col][row] */
+    /* what this thread loads: column c = e / 32, row e % 32 (a warp reads 32 rows of one column) */
+    T ra[GD_LD], rb[GD_LD];
+    auto load = [&](int ch) {
+        const long long rr = r0 + (long long)ch * GD_KC + lane;
+#pragma unroll
+        for (int q = 0; q < GD_LD; q++) {
+            const int c = warp + 4 * q;
+            const int ca = I * GD_T + c, cb = J * GD_T + c;
+            const int ok = rr < r1;
+            ra[q] = ok && ca < n ? Y[rr + (long long)ca * ldy] : (T)0;
+            if (!diag) rb[q] = ok && cb < n ? Y[rr + (long long)cb * ldy] : (T)0;
+        }
+    };
+    auto store = [&](int buf) {
+#pragma unroll
+        for (int q = 0; q < GD_LD; q++) {
+            const int c = warp + 4 * q;
+            sa[(buf * GD_T + c) * GD_S + lane] = (double)ra[q];
+            if (!diag) sb[(buf * GD_T + c) * GD_S + lane] = (double)rb[q];
+        }
+    };
+    /* the warp's 32 x 32: rows (of G) wi * 32 .., columns wj * 32 .. of the tile */
+    const int wi = warp & 1, wj = warp >> 1;
+    const int i0 = I * GD_T + wi * 32, j0 = J * GD_T + wj * 32;
+    const int live = i0 < n && j0 < n && !(diag && wi > wj); /* (the lower quarter of a diagonal tile is not read) */
+    double acc[2][4][4];
+#pragma unroll
+    for (int a = 0; a < 2; a++)
+#pragma unroll
+        for (int b = 0; b < 4; b++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) acc[a][b][q] = 0.0;
+    load(0);
+    store(0);
+    __syncthreads();
+    for (int ch = 0; ch < nch; ch++) {
+        const int buf = ch & 1;
+        if (ch + 1 < nch) load(ch + 1);
+        if (live) {
+#pragma unroll
+            for (int ks = 0; ks < GD_KC / 8; ks++) {
+                double fa[2][4], fb[4][2];
+#pragma unroll
+                for (int mb = 0; mb < 2; mb++)
+#pragma unroll
+                    for (int q = 0; q < 4; q++)
+                        fa[mb][q] = sa[(buf * GD_T + wi * 32 + mb * 16 + g + 8 * (q & 1)) * GD_S +
+                                       ks * 8 + t + 4 * (q >> 1)];
+#pragma unroll
+                for (int nb = 0; nb < 4; nb++)
+#pragma unroll
+                    for (int q = 0; q < 2; q++)
+                        fb[nb][q] = sb[(buf * GD_T + wj * 32 + nb * 8 + g) * GD_S + ks * 8 + t + 4 * q];
+#pragma unroll
+                for (int mb = 0; mb < 2; mb++)
+#pragma unroll
+                    for (int nb = 0; nb < 4; nb++) dmma8(acc[mb][nb], fa[mb], fb[nb]);
+            }
+        }
+        if (ch + 1 < nch) store(buf ^ 1);
+        __syncthreads();
+    }
+    if (!live) return;
+    double *Ps = P + (long long)s * n * n;
+#pragma unroll
+    for (int mb = 0; mb < 2; mb++)
+#pragma unroll
+        for (int nb = 0; nb < 4; nb++)
+#pragma unroll
+            for (int q = 0; q < 4; q++) {
+                const int i = i0 + mb * 16 + g + 8 * (q >> 1), j = j0 + nb * 8 + 2 * t + (q & 1);
+                if (i < n && j < n && i <= j) Ps[i + (long long)j * n] = acc[mb][nb][q];
+            }
+#endif
+}
+
+extern "C" int tn_cu_dmma_ok(int cc) { return cc == 90; }
+
+extern "C" int tn_cu_gram_dmma(const void *Y, int f64, int64_t ldy, int64_t m, int64_t n,
+                               int64_t nslab, double *P, cudaStream_t stream) {
+    if (m < 1 || n < 1 || nslab < 1 || nslab > m || n > 4096) return (int)cudaErrorInvalidValue;
+    const int nt = (int)((n + GD_T - 1) / GD_T);
+    const dim3 grid((unsigned)(nt * (nt + 1) / 2), (unsigned)nslab);
+    const size_t smem = gram_dmma_smem();
+    const long long slab = m / nslab;
+    cudaError_t err;
+    if (f64) {
+        err = cudaFuncSetAttribute(gram_dmma_kernel<double>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        if (!err)
+            gram_dmma_kernel<double><<<grid, GD_THREADS, smem, stream>>>(
+                (const double *)Y, (long long)ldy, (long long)m, (int)n, slab, (int)nslab, P);
+    } else {
+        err = cudaFuncSetAttribute(gram_dmma_kernel<float>,
+                                   cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        if (!err)
+            gram_dmma_kernel<float><<<grid, GD_THREADS, smem, stream>>>(
+                (const float *)Y, (long long)ldy, (long long)m, (int)n, slab, (int)nslab, P);
+    }
+    return err ? (int)err : (int)cudaGetLastError();
+}
+
+/* ------------------------------------------------ Q = Y R^-1 in place */
+#define TQ_RB 64       /* rows of Y per block */
+#define TQ_THREADS 256 /* 8 warps: 2 row halves x 4 column classes */
+#define TQ_S 72        /* a column's stride in shared memory (floats): conflict-free */
+#define TQ_NBP 5       /* n8 column blocks a warp holds at a time */
+#define TQ_KG 32       /* columns of Y staged per group */
+
+static size_t trmm_dmma_smem(int n) {
+    return sizeof(float) * (size_t)((n + TQ_KG - 1) / TQ_KG * TQ_KG) * TQ_S;
+}
+
+static __global__ void __launch_bounds__(TQ_THREADS, 2)
+    trmm_dmma_kernel(float *Y, long long ldy, long long m, int n, const double *__restrict__ Inv,
+                     const int *flag) {
+#if S9_ON
+    if (flag && *(volatile const int *)flag) return; /* a verdict failed: Y stays as it is */
+    extern __shared__ float tsm[]; /* [column][row] */
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
+    const long long r0 = (long long)blockIdx.x * TQ_RB;
+    const int nb8 = (n + 7) / 8, ngr = (n + TQ_KG - 1) / TQ_KG;
+    /* staging: group gr = columns 32 gr .. 32 gr + 31, 64 rows each: the
+     * thread takes rows 2 x (lane) of columns warp + 8 q */
+    float ry[8];
+    auto load = [&](int gr) {
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const int c = gr * TQ_KG + warp + 8 * q;
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const long long r = r0 + lane + 32 * h;
+                ry[2 * q + h] = c < n && r < m ? Y[r + (long long)c * ldy] : 0.0f;
+            }
+        }
+    };
+    auto store = [&](int gr) {
+#pragma unroll
+        for (int q = 0; q < 4; q++) {
+            const int c = gr * TQ_KG + warp + 8 * q;
+#pragma unroll
+            for (int h = 0; h < 2; h++) tsm[c * TQ_S + lane + 32 * h] = ry[2 * q + h];
+        }
+    };
+    load(0);
+    store(0);
+    for (int gr = 1; gr < ngr; gr++) { /* all of the block's rows staged before any write */
+        load(gr);
+        store(gr);
+    }
+    __syncthreads();
+    const int wr = warp & 1, wc = warp >> 1; /* rows wr * 32 ..; column blocks wc + 4 x */
+    const int nmine = (nb8 - wc + 3) / 4;
+    for (int x0 = 0; x0 < nmine; x0 += TQ_NBP) {
+        double acc[2][TQ_NBP][4];
+#pragma unroll
+        for (int a = 0; a < 2; a++)
+#pragma unroll
+            for (int b = 0; b < TQ_NBP; b++)
+#pragma unroll
+                for (int q = 0; q < 4; q++) acc[a][b][q] = 0.0;
+        const int blast = wc + 4 * min(x0 + TQ_NBP - 1, nmine - 1); /* the last block held */
+        for (int ks = 0; ks <= blast; ks++) { /* R^-1's rows 8 ks .. (zero below the diagonal) */
+            double fa[2][4];
+#pragma unroll
+            for (int mb = 0; mb < 2; mb++)
+#pragma unroll
+                for (int q = 0; q < 4; q++)
+                    fa[mb][q] = (double)tsm[(ks * 8 + t + 4 * (q >> 1)) * TQ_S + wr * 32 + mb * 16 +
+                                            g + 8 * (q & 1)];
+            double fb[TQ_NBP][2];
+#pragma unroll
+            for (int b = 0; b < TQ_NBP; b++) {
+                const int j = (wc + 4 * (x0 + b)) * 8 + g, k = ks * 8 + t;
+                const int on = x0 + b < nmine && wc + 4 * (x0 + b) >= ks;
+                fb[b][0] = on && j < n && k < n ? __ldg(Inv + k + (long long)j * n) : 0.0;
+                fb[b][1] = on && j < n && k + 4 < n ? __ldg(Inv + k + 4 + (long long)j * n) : 0.0;
+            }
+#pragma unroll
+            for (int b = 0; b < TQ_NBP; b++)
+                if (x0 + b < nmine && wc + 4 * (x0 + b) >= ks)
+#pragma unroll
+                    for (int mb = 0; mb < 2; mb++) dmma8(acc[mb][b], fa[mb], fb[b]);
+        }
+#pragma unroll
+        for (int b = 0; b < TQ_NBP; b++) {
+            if (x0 + b >= nmine) continue;
+#pragma unroll
+            for (int mb = 0; mb < 2; mb++)
+#pragma unroll
+                for (int q = 0; q < 4; q++) {
+                    const long long r = r0 + wr * 32 + mb * 16 + g + 8 * (q >> 1);
+                    const int j = (wc + 4 * (x0 + b)) * 8 + 2 * t + (q & 1);
+                    if (r < m && j < n) Y[r + (long long)j * ldy] = (float)acc[mb][b][q];
+                }
+        }
+    }
+#endif
+}
+
+extern "C" int tn_cu_trmm_dmma(float *Y, int64_t ldy, int64_t m, int64_t n, const double *Inv,
+                               const int *flag, cudaStream_t stream) {
+    if (m < 1 || n < 1 || n > TN_DMMA_TRMM_MAX) return (int)cudaErrorInvalidValue;
+    const size_t smem = trmm_dmma_smem((int)n);
+    cudaError_t err = cudaFuncSetAttribute(trmm_dmma_kernel,
+                                           cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+    if (!err)
+        trmm_dmma_kernel<<<(unsigned)((m + TQ_RB - 1) / TQ_RB), TQ_THREADS, smem, stream>>>(
+            Y, (long long)ldy, (long long)m, (int)n, Inv, flag);
+    return err ? (int)err : (int)cudaGetLastError();
+}
