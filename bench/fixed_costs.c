@@ -25,7 +25,8 @@
  *           on Hopper's FP64 Tensor Cores from the FP32 Y ("gram_dmma_f32"
  *           with the partials' sum, "trmm_dmma_f32": Y R^-1 in place) and
  *           the FP64 path's cuBLAS steps ("widen_f64", "gram_dgemm_batched"
- *           with the sum, "dtrmm", "narrow_f32");
+ *           with the sum, "dtrmm", "narrow_f32"), and the Gram partials
+ *           from the widened Y ("gram_dmma_f64", as the small SVD's);
  *   syev    tn_cu_syev_fast (syev_kernels.cu: tridiagonalization,
  *           bisection with Q, twisted vectors) on the Gram matrix of a
  *           2n x n Gaussian Y whose column j is scaled by 10^(-4 j / n),
@@ -270,8 +271,9 @@ static void bench_cholqr(tcnla_handle_t h, int64_t m, int64_t n, int reps) {
     CHK(cudaMemsetAsync(dI, 0, sizeof(double) * nn, s), "memset");
     const double one = 1.0, zero = 0.0;
     const int dm = tn_cu_dmma_ok(tn_cuda_cc(c)) && n <= TN_DMMA_TRMM_MAX;
-    for (int step = 0; step < 6; step++) {
-        if (step < 2 && !dm) continue;
+    CHK(tn_cu_convert(TN_CONV_F32_TO_F64, dY0, m, dW, m, m, n, NULL, s), "widen");
+    for (int step = 0; step < 7; step++) {
+        if ((step < 2 || step == 6) && !dm) continue;
         for (int r = -3; r < reps; r++) {
             CHK(cudaEventRecord(e0, s), "event");
             switch (step) {
@@ -299,15 +301,20 @@ static void bench_cholqr(tcnla_handle_t h, int64_t m, int64_t n, int reps) {
                                 (int)m, dQ, (int)m),
                     "dtrmm");
                 break;
-            default:
+            case 5:
                 CHK(tn_cu_convert(TN_CONV_F64_TO_F32, dQ, m, dY, m, m, n, NULL, s), "narrow");
+                break;
+            default: /* Gram partials from FP64 (the small SVD's), summed */
+                CHK(tn_cu_gram_dmma(dW, 1, m, m, n, nslab, dP, s), "gram_dmma");
+                CHK(tn_cu_gram_reduce(dP, nslab, n, dG, NULL, NULL, 0, s), "gram_reduce");
             }
             CHK(cudaEventRecord(e1, s), "event");
             CHK(cudaEventSynchronize(e1), "event");
             if (r >= 0) CHK(cudaEventElapsedTime(&t[r], e0, e1), "event");
         }
         static const char *names[] = {"gram_dmma_f32", "trmm_dmma_f32", "widen_f64",
-                                      "gram_dgemm_batched", "dtrmm", "narrow_f32"};
+                                      "gram_dgemm_batched", "dtrmm", "narrow_f32",
+                                      "gram_dmma_f64"};
         row("cholqr_step", names[step], m, n, median_us(t, reps), 0.0, reps, "");
     }
     tcnla_free(h, dW), tcnla_free(h, dQ), tcnla_free(h, dP), tcnla_free(h, dG);

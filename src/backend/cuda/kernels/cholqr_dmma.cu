@@ -9,8 +9,9 @@
  *    read 32 rows at a time, widened into shared memory (exact) and
  *    multiplied there, the next chunk's loads in flight meanwhile;
  *  - Q = Y R^-1 in place (tn_cu_trmm_dmma): each block stages 64 whole
- *    rows of Y in shared memory (FP32), multiplies them by the upper
- *    triangular R^-1 (FP64, from L2) with FP64 accumulation, and writes
+ *    rows of Y in shared memory (FP32, cp.async), multiplies them by the
+ *    upper triangular R^-1 (FP64, from L2, a step ahead) with FP64
+ *    accumulation, and writes
  *    the rows back rounded to FP32, unless *flag (CholeskyQR's deferred
  *    verdict) is set. The block owns its rows, so in place is safe.
  *
@@ -19,7 +20,17 @@
  * of FP32 data, exact products and FP64 sums as before (the order of the
  * sums differs). The mma's FP64 products and sums are IEEE FP64 (fused
  * multiply-add per term). Throughput measured on an H100 (a probe of the
- * shapes, 8 warps per SM): m16n8k4 / k8 / k16 65-66 TFLOPS, m8n8k4 33. */
+ * shapes, 8 warps per SM): m16n8k4 / k8 / k16 65-66 TFLOPS, m8n8k4 33.
+ *
+ * H100, bench/fixed_costs.c, 16384 x 266 (the randomized SVD's): the Gram
+ * partials with their sum 72 us against 100 for the FP64 path's widening
+ * and batch of DGEMMs (24 + 76), Y R^-1 49 us against 99 for its DTRMM
+ * and narrowing (75 + 24); the deferred single pass 256 us. What bounds
+ * the Gram kernel: 15 tiles x 16 slabs = 240 blocks of unequal work (the
+ * last block column holds 10 of 64 columns), at most two resident per
+ * SM (226 registers), and the L2 traffic of reading each column block
+ * once per tile (126 MB). Staging the chunks by cp.async of single
+ * elements instead of the loads into registers took 118 us. */
 #include "backend/cuda/kernels/sm90_common.cuh"
 #include "backend/cuda/tn_cuda.h"
 
@@ -33,6 +44,22 @@ static __device__ __forceinline__ void dmma8(double (&c)[4], const double (&a)[4
                  "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
                  : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
                  : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(b[0]), "d"(b[1]));
+}
+#endif
+
+#if S9_ON
+/* cp.async of one element (4 or 8 bytes), zero-filled where !ok */
+template <typename T>
+static __device__ __forceinline__ void cp_elem(T *dst, const T *src, int ok) {
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;" ::"r"(s9_smem_u32(dst)), "l"(src),
+                 "n"(sizeof(T)), "r"(ok ? (int)sizeof(T) : 0)
+                 : "memory");
+}
+static __device__ __forceinline__ void cp_commit(void) {
+    asm volatile("cp.async.commit_group;" ::: "memory");
+}
+template <int N> static __device__ __forceinline__ void cp_wait(void) {
+    asm volatile("cp.async.wait_group %0;" ::"n"(N) : "memory");
 }
 #endif
 
@@ -84,6 +111,7 @@ static __global__ void __launch_bounds__(GD_THREADS)
     const int wi = warp & 1, wj = warp >> 1;
     const int i0 = I * GD_T + wi * 32, j0 = J * GD_T + wj * 32;
     const int live = i0 < n && j0 < n && !(diag && wi > wj); /* (the lower quarter of a diagonal tile is not read) */
+    const int nbl = min(4, (n - j0 + 7) / 8); /* n8 blocks before n */
     double acc[2][4][4];
 #pragma unroll
     for (int a = 0; a < 2; a++)
@@ -113,9 +141,10 @@ static __global__ void __launch_bounds__(GD_THREADS)
                     for (int q = 0; q < 2; q++)
                         fb[nb][q] = sb[(buf * GD_T + wj * 32 + nb * 8 + g) * GD_S + ks * 8 + t + 4 * q];
 #pragma unroll
-                for (int mb = 0; mb < 2; mb++)
+                for (int nb = 0; nb < 4; nb++)
+                    if (nb < nbl)
 #pragma unroll
-                    for (int nb = 0; nb < 4; nb++) dmma8(acc[mb][nb], fa[mb], fb[nb]);
+                        for (int mb = 0; mb < 2; mb++) dmma8(acc[mb][nb], fa[mb], fb[nb]);
             }
         }
         if (ch + 1 < nch) store(buf ^ 1);
@@ -165,12 +194,9 @@ extern "C" int tn_cu_gram_dmma(const void *Y, int f64, int64_t ldy, int64_t m, i
 #define TQ_RB 64       /* rows of Y per block */
 #define TQ_THREADS 256 /* 8 warps: 2 row halves x 4 column classes */
 #define TQ_S 72        /* a column's stride in shared memory (floats): conflict-free */
-#define TQ_NBP 5       /* n8 column blocks a warp holds at a time */
-#define TQ_KG 32       /* columns of Y staged per group */
+#define TQ_NBP 3       /* n8 column blocks a warp holds at a time */
 
-static size_t trmm_dmma_smem(int n) {
-    return sizeof(float) * (size_t)((n + TQ_KG - 1) / TQ_KG * TQ_KG) * TQ_S;
-}
+static size_t trmm_dmma_smem(int n) { return sizeof(float) * (size_t)((n + 7) / 8 * 8) * TQ_S; }
 
 static __global__ void __launch_bounds__(TQ_THREADS, 2)
     trmm_dmma_kernel(float *Y, long long ldy, long long m, int n, const double *__restrict__ Inv,
@@ -180,35 +206,18 @@ static __global__ void __launch_bounds__(TQ_THREADS, 2)
     extern __shared__ float tsm[]; /* [column][row] */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
     const long long r0 = (long long)blockIdx.x * TQ_RB;
-    const int nb8 = (n + 7) / 8, ngr = (n + TQ_KG - 1) / TQ_KG;
-    /* staging: group gr = columns 32 gr .. 32 gr + 31, 64 rows each: the
-     * thread takes rows 2 x (lane) of columns warp + 8 q */
-    float ry[8];
-    auto load = [&](int gr) {
+    const int nb8 = (n + 7) / 8;
+    /* all of the block's rows staged (before any write: in place), the
+     * thread copying rows lane and lane + 32 of columns warp + 8 q */
+    for (int c = warp; c < 8 * nb8; c += TQ_THREADS / 32) /* (zeros past n and m) */
 #pragma unroll
-        for (int q = 0; q < 4; q++) {
-            const int c = gr * TQ_KG + warp + 8 * q;
-#pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const long long r = r0 + lane + 32 * h;
-                ry[2 * q + h] = c < n && r < m ? Y[r + (long long)c * ldy] : 0.0f;
-            }
+        for (int h = 0; h < 2; h++) {
+            const long long r = r0 + lane + 32 * h;
+            const int ok = r < m && c < n;
+            cp_elem(tsm + c * TQ_S + lane + 32 * h, ok ? Y + r + (long long)c * ldy : Y, ok);
         }
-    };
-    auto store = [&](int gr) {
-#pragma unroll
-        for (int q = 0; q < 4; q++) {
-            const int c = gr * TQ_KG + warp + 8 * q;
-#pragma unroll
-            for (int h = 0; h < 2; h++) tsm[c * TQ_S + lane + 32 * h] = ry[2 * q + h];
-        }
-    };
-    load(0);
-    store(0);
-    for (int gr = 1; gr < ngr; gr++) { /* all of the block's rows staged before any write */
-        load(gr);
-        store(gr);
-    }
+    cp_commit();
+    cp_wait<0>();
     __syncthreads();
     const int wr = warp & 1, wc = warp >> 1; /* rows wr * 32 ..; column blocks wc + 4 x */
     const int nmine = (nb8 - wc + 3) / 4;
@@ -221,7 +230,22 @@ static __global__ void __launch_bounds__(TQ_THREADS, 2)
 #pragma unroll
                 for (int q = 0; q < 4; q++) acc[a][b][q] = 0.0;
         const int blast = wc + 4 * min(x0 + TQ_NBP - 1, nmine - 1); /* the last block held */
-        for (int ks = 0; ks <= blast; ks++) { /* R^-1's rows 8 ks .. (zero below the diagonal) */
+        /* R^-1's rows 8 ks .. of the blocks held (zero below the diagonal), a step ahead */
+        double fb[TQ_NBP][2], fn[TQ_NBP][2];
+        auto load_b = [&](int ks, double (&f)[TQ_NBP][2]) {
+#pragma unroll
+            for (int b = 0; b < TQ_NBP; b++) {
+                const int j = (wc + 4 * (x0 + b)) * 8 + g, k = ks * 8 + t;
+                const int on = x0 + b < nmine && wc + 4 * (x0 + b) >= ks && j < n;
+                f[b][0] = on && k < n ? __ldg(Inv + k + (long long)j * n) : 0.0;
+                f[b][1] = on && k + 4 < n ? __ldg(Inv + k + 4 + (long long)j * n) : 0.0;
+            }
+        };
+        load_b(0, fn);
+        for (int ks = 0; ks <= blast; ks++) {
+#pragma unroll
+            for (int b = 0; b < TQ_NBP; b++) fb[b][0] = fn[b][0], fb[b][1] = fn[b][1];
+            if (ks < blast) load_b(ks + 1, fn);
             double fa[2][4];
 #pragma unroll
             for (int mb = 0; mb < 2; mb++)
@@ -229,14 +253,6 @@ static __global__ void __launch_bounds__(TQ_THREADS, 2)
                 for (int q = 0; q < 4; q++)
                     fa[mb][q] = (double)tsm[(ks * 8 + t + 4 * (q >> 1)) * TQ_S + wr * 32 + mb * 16 +
                                             g + 8 * (q & 1)];
-            double fb[TQ_NBP][2];
-#pragma unroll
-            for (int b = 0; b < TQ_NBP; b++) {
-                const int j = (wc + 4 * (x0 + b)) * 8 + g, k = ks * 8 + t;
-                const int on = x0 + b < nmine && wc + 4 * (x0 + b) >= ks;
-                fb[b][0] = on && j < n && k < n ? __ldg(Inv + k + (long long)j * n) : 0.0;
-                fb[b][1] = on && j < n && k + 4 < n ? __ldg(Inv + k + 4 + (long long)j * n) : 0.0;
-            }
 #pragma unroll
             for (int b = 0; b < TQ_NBP; b++)
                 if (x0 + b < nmine && wc + 4 * (x0 + b) >= ks)
