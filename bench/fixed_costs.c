@@ -270,7 +270,7 @@ static void bench_cholqr(tcnla_handle_t h, int64_t m, int64_t n, int reps) {
     CHK(tcnla_malloc(h, (void **)&dI, sizeof(double) * nn), "malloc");
     CHK(cudaMemsetAsync(dI, 0, sizeof(double) * nn, s), "memset");
     const double one = 1.0, zero = 0.0;
-    const int dm = tn_cu_dmma_ok(tn_cuda_cc(c)) && n <= TN_DMMA_TRMM_MAX;
+    const int dm = tn_cu_dmma_ok(tn_cuda_cc(c)) && n <= TN_DMMA_GEMM_MAX;
     CHK(tn_cu_convert(TN_CONV_F32_TO_F64, dY0, m, dW, m, m, n, NULL, s), "widen");
     for (int step = 0; step < 7; step++) {
         if ((step < 2 || step == 6) && !dm) continue;
@@ -282,7 +282,7 @@ static void bench_cholqr(tcnla_handle_t h, int64_t m, int64_t n, int reps) {
                 CHK(tn_cu_gram_reduce(dP, nslab, n, dG, NULL, NULL, 0, s), "gram_reduce");
                 break;
             case 1: /* Y R^-1 in place, FP32 out */
-                CHK(tn_cu_trmm_dmma(dY, m, m, n, dI, NULL, s), "trmm_dmma");
+                CHK(tn_cu_gemm_dmma(dY, m, m, n, n, dI, n, 1, dY, m, 0, NULL, s), "gemm_dmma");
                 break;
             case 2:
                 CHK(tn_cu_convert(TN_CONV_F32_TO_F64, dY0, m, dW, m, m, n, NULL, s), "widen");

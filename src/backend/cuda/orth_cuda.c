@@ -71,13 +71,13 @@ int64_t tn_gram64_nslab(int64_t m) {
 }
 
 /* The upper triangle of G = Yw^T Yw (zeros below it) for Yw m x n in FP64
- * (leading dimension ldw), on the handle's stream: the partials of
- * tn_gram64_nslab(m) row slabs into P (that many n x n partials), then
+ * (leading dimension ldw), on the handle's stream: a strided batch of DGEMMs
+ * over tn_gram64_nslab(m) row slabs into P (that many n x n partials), then
  * their sum in a fixed order (tn_cu_gram_reduce; dg, when not NULL, gets
- * G's diagonal, probe the FP64 guard's probe rows). The partials: on
- * Hopper one launch on the FP64 Tensor Cores (tn_cu_gram_dmma, the same
- * kernel and bits as cholqr64's single pass from FP32; H100, 16384 x 266:
- * see docs/kernels.md); elsewhere a strided batch of DGEMMs. Above TN_GRAM_SQUARE
+ * G's diagonal, probe the FP64 guard's probe rows). (On FP64 input the
+ * FP64 Tensor Core kernel of cholqr64's single pass, tn_cu_gram_dmma, is
+ * no faster: H100, 16384 rows, 76 against 76 us at n = 266, 57 against
+ * 46 at 137, 74 against 58 at 200.) Above TN_GRAM_SQUARE
  * columns only the blocks (0, 0), (0, 1), (1, 1) of the columns 0 .. h - 1
  * and h .. n - 1 are formed (3/4 of the products, three launches); up to
  * it the whole square in one launch, which is faster there (H100, 16 slabs
@@ -92,11 +92,6 @@ int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, int
     const size_t nn = (size_t)n * (size_t)n;
     const double one = 1.0, zero = 0.0;
     int st = TCNLA_SUCCESS;
-    if (tn_cu_dmma_ok(tn_cuda_cc(c))) { /* the upper tiles, on the FP64 Tensor Cores */
-        TRY(ce((cudaError_t)tn_cu_gram_dmma(Yw, 1, ldw, m, n, nslab, P, c->stream)));
-        TRY(ce((cudaError_t)tn_cu_gram_reduce(P, nslab, n, G, dg, probe, ldw, c->stream)));
-        return TCNLA_SUCCESS;
-    }
     const int hc = n > TN_GRAM_SQUARE ? (in / 2 + 7) / 8 * 8 : in;
     for (int blk = 0; blk < (hc < in ? 3 : 1); blk++) {
         const int c0 = blk == 2 ? hc : 0, c1 = blk == 0 ? 0 : hc; /* rows, columns of G */
@@ -165,11 +160,13 @@ int tn_cuda_potrf_inv(struct tn_cuda_ctx *c, int n, double *G, double *R, double
  * ORs into *defer, and the last pass writes Y only while *defer is still 0
  * (the caller reads it later, tn_cuda_defer_end). cont (waiting, single
  * pass; may be NULL): where *cont is 1 and only the loss guard failed, the
- * call goes on as CholeskyQR2 from the Q it has (the next method of the
- * RETRY chain, the same bits as starting it afresh, one pass instead of
- * two) and sets *cont = 2; where the first pass's factor is unusable (a
- * breakdown, which CholeskyQR2's first pass would repeat bit for bit) it
- * sets *cont = 3, for the chain to skip CholeskyQR2. dist (the call, or NULL): Y's rows are
+ * call goes on as CholeskyQR2 (the next method of the RETRY chain: from
+ * the Q it has, the same bits as starting it afresh, one pass instead of
+ * two; after the single pass on the FP64 Tensor Cores, afresh) and sets
+ * *cont = 2; where the first pass's factor is unusable (a breakdown, which
+ * CholeskyQR2's first pass would repeat: bit for bit, or after the Tensor
+ * Core pass up to the Gram matrix's rounding) it sets *cont = 3, for the
+ * chain to skip CholeskyQR2. dist (the call, or NULL): Y's rows are
  * distributed over the ranks of dist->comm, whose Gram matrices are summed
  * (the factor, the verdicts and R then the same on every rank).
  * A deferred single pass leaves its record in c->cq_kept (the workspace
@@ -212,16 +209,16 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
     unsigned *bar = (unsigned *)(ws + o_i + 64);
     int st = TCNLA_SUCCESS;
     const double one = 1.0, zero = 0.0, mone = -1.0;
-    int pass0 = 0; /* 1: the single pass below went on as CholeskyQR2 */
-    if (!twice && !Y16 && !dist && whole && n <= TN_DMMA_TRMM_MAX &&
+    int fresh = 0; /* 1: the single pass below goes on as CholeskyQR2 afresh */
+    if (!twice && !Y16 && !dist && whole && n <= TN_DMMA_GEMM_MAX &&
         tn_cu_dmma_ok(tn_cuda_cc(c))) {
-        /* The single pass from the FP32 Y itself (kernels/cholqr_dmma.cu):
-         * the Gram partials, the factor and R^-1 (in P and Inv, kept for a
-         * resume), the verdict with the probe rows solved by R^-1 in its
-         * launch, then R (where asked) and Y <- Y R^-1 in place unless the
-         * verdict (deferred: *defer) failed. The Gram matrix's bits are those of the FP64
-         * path (the same kernel on the widened Y), so that going on as
-         * CholeskyQR2 below gives the bits of CholeskyQR2 started afresh. */
+        /* The single pass from the FP32 Y itself on Hopper's FP64 Tensor
+         * Cores (kernels/cholqr_dmma.cu): the Gram partials, the factor
+         * and R^-1 (in P and Inv, kept for a resume), the verdict with the
+         * probe rows solved by R^-1 in its launch, then R (where asked) and
+         * Y <- Y R^-1 in place unless the verdict (deferred: *defer)
+         * failed. Where only the loss guard failed, CholeskyQR2 starts
+         * afresh from the untouched Y below (the FP64 path: its bits). */
         if (!resume) {
             TRY(ce((cudaError_t)tn_cu_gram_dmma(Y, 0, ldy, m, n, nslab, P, c->stream)));
             TRY(ce((cudaError_t)tn_cu_gram_reduce(P, nslab, n, G, dg, NULL, 0, c->stream)));
@@ -237,38 +234,30 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
                 st = TN_ORTH_NONFINITE;
                 goto out;
             }
-            if (hflag == 4 && cont && *cont) {
-                /* only the loss guard failed: CholeskyQR2's second pass on
-                 * this pass's Q in FP64 (Yw R^-1 as the FP64 path forms it) */
-                TRY(ce((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, Y, ldy, Qw, mp, m, n, NULL,
-                                                  c->stream)));
-                TRY(ce(cudaMemset2DAsync(Qw + m, sizeof(double) * (size_t)mp, 0,
-                                         sizeof(double) * TN_CHOL_PROBES, (size_t)n, c->stream)));
-                TRY(tn_cublas_st(cublasDtrmm(c->cublas, CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER,
-                                             CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, (int)mp, in, &one,
-                                             Inv, in, Qw, (int)mp, Yw, (int)mp)));
-                if (R) TRY(ce((cudaError_t)tn_cu_upper_copy(n, P, n, R1, n, NULL, 0, c->stream)));
-                twice = 1, pass0 = 1, *cont = 2;
+            if (hflag == 4 && cont && *cont) { /* only the loss guard failed: CholeskyQR2 */
+                twice = 1, fresh = 1, *cont = 2;
             } else if (hflag) {
                 if ((hflag & 1) && cont && *cont) *cont = 3; /* as below */
                 st = TCNLA_ERR_NUMERICAL;
                 goto out;
             }
         }
-        if (!pass0) {
+        if (!fresh) {
             if (R) TRY(ce((cudaError_t)tn_cu_upper_copy(n, P, n, NULL, 0, R, ldr, c->stream)));
-            TRY(ce((cudaError_t)tn_cu_trmm_dmma(Y, ldy, m, n, Inv, defer, c->stream)));
+            TRY(ce((cudaError_t)tn_cu_gemm_dmma(Y, ldy, m, n, n, Inv, n, 1, Y, ldy, 0, defer,
+                                                c->stream)));
             if (defer) { /* for a redo after its verdict (cq_kept) */
                 c->cq_kept.Y = Y, c->cq_kept.m = m, c->cq_kept.n = n, c->cq_kept.ldy = ldy;
                 c->cq_kept.ws = ws, c->cq_kept.valid = 1;
             }
             goto out;
         }
-    } else if (!resume) {
+    }
+    if (!resume || fresh)
         TRY(ce((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, Y, ldy, Yw, mp, m, n, NULL,
                                           c->stream)));
-    }
-    for (int pass = pass0, npass = twice ? 2 : 1; pass < npass; pass++) {
+    if (fresh) resume = 0;
+    for (int pass = 0, npass = twice ? 2 : 1; pass < npass; pass++) {
         const int last = pass == npass - 1;
         /* the factor goes to the first partial's place (Rf), G is used up */
         double *Rf = P;

@@ -981,9 +981,22 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
            *lo = Xo + (defl ? ll : 0), *lws = lo + (defl ? l : 0),
            *ew = lws + (defl ? defl_ws(l) : 0), *X = NULL;
     int *dinfo = (int *)(ew + ews), xok = 0;
-    st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, W, ldw, Ww, n, n, l, NULL,
-                                                c->stream));
-    if (!st) st = tn_cuda_gram64(h, n, l, Ww, n, P, G, NULL, NULL);
+    /* On Hopper's FP64 Tensor Cores from W itself (kernels/cholqr_dmma.cu):
+     * the Gram partials, and V^T where no level follows; W widened only
+     * where the deflated path needs it (H100, 16384 x 266: the Gram 72 us
+     * against 24 + 76 for the widening and the DGEMMs) */
+    const int dm = l > TN_TRINV_NB && l <= TN_DMMA_GEMM_MAX && tn_cu_dmma_ok(tn_cuda_cc(c));
+    int wide = !dm;
+    if (dm) {
+        st = tn_cuda_err((cudaError_t)tn_cu_gram_dmma(W, 0, ldw, n, l, nslab, P, c->stream));
+        if (!st)
+            st = tn_cuda_err((cudaError_t)tn_cu_gram_reduce(P, nslab, l, G, NULL, NULL, 0,
+                                                            c->stream));
+    } else {
+        st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, W, ldw, Ww, n, n, l, NULL,
+                                                    c->stream));
+        if (!st) st = tn_cuda_gram64(h, n, l, Ww, n, P, G, NULL, NULL);
+    }
     if (!st && dist) st = tn_dist_gram_sum(dist, G, (int64_t)ll);
     /* (the deflated path builds the span of the columns below EIG_XR
      * itself: the fast solver drops them, defl_fill) */
@@ -996,8 +1009,13 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
     const int deflating = st == TN_GRAM_NOT_TAKEN && defl && xok;
     if (deflating) { /* the levels after the first, Y_b in V^T's place */
         c->ssvd.defl_refused = 0;
-        st = tn_cuda_err(cudaMemcpyAsync(Xd, X, sizeof(double) * ll, cudaMemcpyDeviceToDevice,
-                                         c->stream));
+        if (!wide)
+            st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, W, ldw, Ww, n, n, l,
+                                                        NULL, c->stream));
+        wide = 1;
+        if (!st)
+            st = tn_cuda_err(cudaMemcpyAsync(Xd, X, sizeof(double) * ll,
+                                             cudaMemcpyDeviceToDevice, c->stream));
         if (!st)
             st = defl_levels(h, 0, n, il, k, Ww, Xd, lam, hlam, Vt, P, lws, ew, lwork, dinfo, Xo,
                              lo, dropped);
@@ -1014,6 +1032,12 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
     /* Xs = X(:, 1:k) / s, Xk = X(:, 1:k), Sk = s(1:k), in descending order */
     st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(Xu, lu, l, k, 0, Xs, Xk, Sk, c->stream));
     const double one = 1.0, zero = 0.0;
+    if (!st && !wide) { /* V^T = (W Xs)^T (k x n, or V where trans), rounded once */
+        st = tn_cuda_err((cudaError_t)tn_cu_gemm_dmma(W, ldw, n, l, k, Xs, l, 0, VT, ldvt, !trans,
+                                                      NULL, c->stream));
+        if (!st) c->ssvd.path = TN_SSVD_RAN_EIG;
+        return st;
+    }
     if (!st) /* V^T = Xs^T Ww^T (k x n) */
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_T, (int)k, (int)n, il, &one,
                                       Xs, il, Ww, (int)n, &zero, Vt, (int)k));

@@ -615,7 +615,9 @@ TEST(gpu_trinv_full_same_bits_as_host) {
  * widened) giving the FP32 input's bits. Y <- Y Inv in place: each entry
  * within u32 |q| + 2 n u64 sum_k |y_k inv_kj| of the exact product (one
  * FP32 rounding of an FP64 sum), the rows past m in ld untouched; with the
- * flag set, Y untouched. Where the hardware has no such path, skipped. */
+ * flag set, Y untouched. C^T = (Y B)^T (B full, fewer columns than rows)
+ * into its own room within the same bound, its padding untouched. Where
+ * the hardware has no such path, skipped. */
 TEST(gpu_cholqr_dmma_products) {
     tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
@@ -687,12 +689,12 @@ TEST(gpu_cholqr_dmma_products) {
         /* Y <- Y Inv, and nothing where the flag is set */
         const int one = 1;
         CHECK(cudaMemcpy(dflag, &one, sizeof one, cudaMemcpyHostToDevice) == cudaSuccess);
-        CHECK(tn_cu_trmm_dmma(dY, ld, m, n, dI, dflag, c->stream) == 0);
+        CHECK(tn_cu_gemm_dmma(dY, ld, m, n, n, dI, n, 1, dY, ld, 0, dflag, c->stream) == 0);
         CHECK(cudaStreamSynchronize(c->stream) == cudaSuccess);
         CHECK(cudaMemcpy(Q, dY, sizeof(float) * ny, cudaMemcpyDeviceToHost) == cudaSuccess);
         CHECK_MSG(memcmp(Q, Y, sizeof(float) * ny) == 0, "m %d n %d: Y written under the flag", m, n);
         CHECK(cudaMemset(dflag, 0, sizeof(int)) == cudaSuccess);
-        CHECK(tn_cu_trmm_dmma(dY, ld, m, n, dI, dflag, c->stream) == 0);
+        CHECK(tn_cu_gemm_dmma(dY, ld, m, n, n, dI, n, 1, dY, ld, 0, dflag, c->stream) == 0);
         CHECK(cudaStreamSynchronize(c->stream) == cudaSuccess);
         CHECK(cudaMemcpy(Q, dY, sizeof(float) * ny, cudaMemcpyDeviceToHost) == cudaSuccess);
         worst = 0.0;
@@ -715,11 +717,54 @@ TEST(gpu_cholqr_dmma_products) {
         CHECK_MSG(worst <= 1.0, "m %d n %d: Y Inv at %.3g of u32 |q| + 2 n u64 |Y| |Inv|", m, n,
                   worst);
         CHECK_MSG(past == 0, "m %d n %d: %d entries past m written", m, n, past);
+        /* C^T = (Y B)^T into its own room (the small SVD's V^T = Xs^T W^T):
+         * B full, l = n x kc, ld n + 1; C^T kc x m, ld kc + 2 (its padding
+         * untouched) */
+        {
+            const int kc = n > 10 ? n - 10 : n, ldb = n + 1, ldc = kc + 2;
+            const size_t nb = (size_t)ldb * kc, nc = (size_t)ldc * m;
+            double *Bf = malloc(sizeof(double) * nb);
+            float *Ct = malloc(sizeof(float) * nc), *ub = malloc(sizeof(float) * nb);
+            tn_rand_uniform(33, (uint64_t)cs, -1.0f, 1.0f, (int64_t)nb, ub);
+            for (size_t e = 0; e < nb; e++) Bf[e] = ub[e];
+            double *dB;
+            float *dC;
+            CHECK(tcnla_malloc(g, (void **)&dB, sizeof(double) * nb) == 0);
+            CHECK(tcnla_malloc(g, (void **)&dC, sizeof(float) * nc) == 0);
+            CHECK(cudaMemcpy(dB, Bf, sizeof(double) * nb, cudaMemcpyHostToDevice) == cudaSuccess);
+            CHECK(cudaMemset(dC, 0, sizeof(float) * nc) == cudaSuccess);
+            CHECK(cudaMemcpy(dY, Y, sizeof(float) * ny, cudaMemcpyHostToDevice) == cudaSuccess);
+            CHECK(tn_cu_gemm_dmma(dY, ld, m, n, kc, dB, ldb, 0, dC, ldc, 1, NULL, c->stream) == 0);
+            CHECK(cudaStreamSynchronize(c->stream) == cudaSuccess);
+            CHECK(cudaMemcpy(Ct, dC, sizeof(float) * nc, cudaMemcpyDeviceToHost) == cudaSuccess);
+            worst = 0.0, past = 0;
+            for (int i = 0; i < m; i++)
+                for (int j = 0; j < ldc; j++) {
+                    const float got = Ct[j + (size_t)i * ldc];
+                    if (j >= kc) {
+                        past += got != 0.0f;
+                        continue;
+                    }
+                    long double e = 0.0L, a = 0.0L;
+                    for (int q = 0; q < n; q++) {
+                        const long double p = (long double)Y[i + (size_t)q * ld] * Bf[q + (size_t)j * ldb];
+                        e += p, a += fabsl(p);
+                    }
+                    const double bound = 0x1p-24 * fabs((double)e) + 2.0 * n * 0x1p-53 * (double)a;
+                    const double err = fabs((double)((long double)got - e));
+                    worst = fmax(worst, bound > 0 ? err / bound : err > 0 ? INFINITY : 0.0);
+                }
+            CHECK_MSG(worst <= 1.0, "m %d l %d k %d: (Y B)^T at %.3g of the bound", m, n, kc, worst);
+            CHECK_MSG(past == 0, "m %d l %d k %d: %d entries of C's padding written", m, n, kc, past);
+            tcnla_free(g, dB), tcnla_free(g, dC);
+            free(Bf), free(Ct), free(ub);
+        }
         tcnla_free(g, dY), tcnla_free(g, dYd), tcnla_free(g, dP), tcnla_free(g, dG);
         tcnla_free(g, dI), tcnla_free(g, dflag);
         free(Y), free(Q), free(Yd), free(G), free(G2), free(Inv), free(u);
     }
-    CHECK(tn_cu_trmm_dmma(NULL, 1, 1, TN_DMMA_TRMM_MAX + 1, NULL, NULL, c->stream) != 0);
+    CHECK(tn_cu_gemm_dmma(NULL, 1, 1, TN_DMMA_GEMM_MAX + 1, 1, NULL, TN_DMMA_GEMM_MAX + 1, 0, NULL,
+                          1, 0, NULL, c->stream) != 0);
     CHECK(tn_cu_gram_dmma(NULL, 0, 1, 0, 1, 1, NULL, c->stream) != 0);
     tcnla_destroy(g);
 }

@@ -567,19 +567,21 @@ int tn_cu_potrf_inv_cluster(int n, const double *G, int64_t ld, double *R, int64
 int tn_cu_chol_verdict(const double *gdiag, const int *info, int n, double u,
                        const double *probe, int64_t ldp, const double *inv, int *flag,
                        int assign, cudaStream_t stream);
-/* CholeskyQR's products on the FP64 Tensor Cores (kernels/cholqr_dmma.cu),
- * where tn_cu_dmma_ok(tn_cuda_cc): the slab partials of Y^T Y (Y m x n,
- * FP32, or FP64 where f64; ld ldy) over nslab row slabs (slab s: rows s
- * (m / nslab) .., the last one to m) into P as tn_cu_gram_reduce reads
- * them (on and above the diagonal); and Y <- Y Inv in place (Y FP32, Inv
- * n x n upper triangular, ld n, zeros below the diagonal, FP64
- * accumulation, n <= TN_DMMA_TRMM_MAX), nothing written where flag is not
- * NULL and *flag is not 0 when the kernel runs. */
-#define TN_DMMA_TRMM_MAX 384
+/* Products on the FP64 Tensor Cores (kernels/cholqr_dmma.cu), where
+ * tn_cu_dmma_ok(tn_cuda_cc): the slab partials of Y^T Y (Y m x n, FP32, or
+ * FP64 where f64; ld ldy) over nslab row slabs (slab s: rows s (m /
+ * nslab) .., the last one to m) into P as tn_cu_gram_reduce reads them (on
+ * and above the diagonal); and C = A B (A m x l FP32, lda; B l x k FP64,
+ * ldb, upper: zero below the diagonal, not read there; C FP32, m x k, or
+ * k x m where transc, ldc; C may be A where k = l and !transc: Y <- Y
+ * R^-1 in place), FP64 accumulation, l and k <= TN_DMMA_GEMM_MAX, nothing
+ * written where flag is not NULL and *flag is not 0 when the kernel runs. */
+#define TN_DMMA_GEMM_MAX 384
 int tn_cu_dmma_ok(int cc);
 int tn_cu_gram_dmma(const void *Y, int f64, int64_t ldy, int64_t m, int64_t n, int64_t nslab,
                     double *P, cudaStream_t stream);
-int tn_cu_trmm_dmma(float *Y, int64_t ldy, int64_t m, int64_t n, const double *Inv,
+int tn_cu_gemm_dmma(const float *A, int64_t lda, int64_t m, int64_t l, int64_t k,
+                    const double *B, int64_t ldb, int upper, float *C, int64_t ldc, int transc,
                     const int *flag, cudaStream_t stream);
 /* The inverses of the diagonal blocks of the n x n upper triangular R (ld
  * ldr), TN_TRINV_NB x TN_TRINV_NB each: block b (rows and columns b NB ..)

@@ -8,12 +8,13 @@
  *    tn_cu_gram_reduce sums (n x n each, packed). Y (FP32 or FP64) is
  *    read 32 rows at a time, widened into shared memory (exact) and
  *    multiplied there, the next chunk's loads in flight meanwhile;
- *  - Q = Y R^-1 in place (tn_cu_trmm_dmma): each block stages 64 whole
- *    rows of Y in shared memory (FP32, cp.async), multiplies them by the
- *    upper triangular R^-1 (FP64, from L2, a step ahead) with FP64
- *    accumulation, and writes
- *    the rows back rounded to FP32, unless *flag (CholeskyQR's deferred
- *    verdict) is set. The block owns its rows, so in place is safe.
+ *  - C = A B with A FP32 and B FP64 (tn_cu_gemm_dmma): Q = Y R^-1 in
+ *    place (B = R^-1, upper triangular), and the small SVD's V^T = Xs^T
+ *    W^T. Each block stages 64 whole rows of A in shared memory (FP32,
+ *    cp.async), multiplies them by B (from L2, a step ahead) with FP64
+ *    accumulation, and writes C's rows (or C^T's columns) rounded to
+ *    FP32, unless *flag (CholeskyQR's deferred verdict) is set. The block
+ *    owns its rows, so in place is safe.
  *
  * These replace, on the single pass, the widening of Y into FP64, the
  * strided batch of DGEMMs and the DTRMM with its narrowing: FP64 products
@@ -190,31 +191,36 @@ extern "C" int tn_cu_gram_dmma(const void *Y, int f64, int64_t ldy, int64_t m, i
     return err ? (int)err : (int)cudaGetLastError();
 }
 
-/* ------------------------------------------------ Q = Y R^-1 in place */
-#define TQ_RB 64       /* rows of Y per block */
+/* -------------------------------------- C = A B (Q = Y R^-1 in place) */
+#define TQ_RB 64       /* rows of A per block */
 #define TQ_THREADS 256 /* 8 warps: 2 row halves x 4 column classes */
 #define TQ_S 72        /* a column's stride in shared memory (floats): conflict-free */
 #define TQ_NBP 3       /* n8 column blocks a warp holds at a time */
 
-static size_t trmm_dmma_smem(int n) { return sizeof(float) * (size_t)((n + 7) / 8 * 8) * TQ_S; }
+static size_t gemm_dmma_smem(int l) { return sizeof(float) * (size_t)((l + 7) / 8 * 8) * TQ_S; }
 
+/* Each block: rows r0 .. r0 + 63 of A (m x l, FP32) staged whole (before
+ * any write, so that C may be A), times B (l x k, FP64; upper: zero below
+ * the diagonal, its zero blocks skipped), the products m16n8k8 in FP64
+ * (warp: rows wr * 32 .., the n8 blocks wc, wc + 4, ..., TQ_NBP at a
+ * time), C in FP32 (transc: C^T, k x m) */
 static __global__ void __launch_bounds__(TQ_THREADS, 2)
-    trmm_dmma_kernel(float *Y, long long ldy, long long m, int n, const double *__restrict__ Inv,
-                     const int *flag) {
+    gemm_dmma_kernel(const float *A, long long lda, long long m, int l, int k,
+                     const double *__restrict__ B, long long ldb, int upper, float *C,
+                     long long ldc, int transc, const int *flag) {
 #if S9_ON
-    if (flag && *(volatile const int *)flag) return; /* a verdict failed: Y stays as it is */
+    if (flag && *(volatile const int *)flag) return; /* a verdict failed: C stays as it is */
     extern __shared__ float tsm[]; /* [column][row] */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
     const long long r0 = (long long)blockIdx.x * TQ_RB;
-    const int nb8 = (n + 7) / 8;
-    /* all of the block's rows staged (before any write: in place), the
-     * thread copying rows lane and lane + 32 of columns warp + 8 q */
-    for (int c = warp; c < 8 * nb8; c += TQ_THREADS / 32) /* (zeros past n and m) */
+    const int nb8 = (k + 7) / 8, nks = (l + 7) / 8;
+    /* the thread copies rows lane and lane + 32 of columns warp + 8 q (zeros past l and m) */
+    for (int c = warp; c < 8 * nks; c += TQ_THREADS / 32)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const long long r = r0 + lane + 32 * h;
-            const int ok = r < m && c < n;
-            cp_elem(tsm + c * TQ_S + lane + 32 * h, ok ? Y + r + (long long)c * ldy : Y, ok);
+            const int ok = r < m && c < l;
+            cp_elem(tsm + c * TQ_S + lane + 32 * h, ok ? A + r + (long long)c * lda : A, ok);
         }
     cp_commit();
     cp_wait<0>();
@@ -229,23 +235,23 @@ static __global__ void __launch_bounds__(TQ_THREADS, 2)
             for (int b = 0; b < TQ_NBP; b++)
 #pragma unroll
                 for (int q = 0; q < 4; q++) acc[a][b][q] = 0.0;
-        const int blast = wc + 4 * min(x0 + TQ_NBP - 1, nmine - 1); /* the last block held */
-        /* R^-1's rows 8 ks .. of the blocks held (zero below the diagonal), a step ahead */
+        /* B's rows 8 ks .. (upper: up to the last block held), a step ahead */
+        const int kend = upper ? min(nks - 1, wc + 4 * min(x0 + TQ_NBP - 1, nmine - 1)) : nks - 1;
         double fb[TQ_NBP][2], fn[TQ_NBP][2];
         auto load_b = [&](int ks, double (&f)[TQ_NBP][2]) {
 #pragma unroll
             for (int b = 0; b < TQ_NBP; b++) {
-                const int j = (wc + 4 * (x0 + b)) * 8 + g, k = ks * 8 + t;
-                const int on = x0 + b < nmine && wc + 4 * (x0 + b) >= ks && j < n;
-                f[b][0] = on && k < n ? __ldg(Inv + k + (long long)j * n) : 0.0;
-                f[b][1] = on && k + 4 < n ? __ldg(Inv + k + 4 + (long long)j * n) : 0.0;
+                const int j = (wc + 4 * (x0 + b)) * 8 + g, kk = ks * 8 + t;
+                const int on = x0 + b < nmine && (!upper || wc + 4 * (x0 + b) >= ks) && j < k;
+                f[b][0] = on && kk < l ? __ldg(B + kk + (long long)j * ldb) : 0.0;
+                f[b][1] = on && kk + 4 < l ? __ldg(B + kk + 4 + (long long)j * ldb) : 0.0;
             }
         };
         load_b(0, fn);
-        for (int ks = 0; ks <= blast; ks++) {
+        for (int ks = 0; ks <= kend; ks++) {
 #pragma unroll
             for (int b = 0; b < TQ_NBP; b++) fb[b][0] = fn[b][0], fb[b][1] = fn[b][1];
-            if (ks < blast) load_b(ks + 1, fn);
+            if (ks < kend) load_b(ks + 1, fn);
             double fa[2][4];
 #pragma unroll
             for (int mb = 0; mb < 2; mb++)
@@ -255,7 +261,7 @@ static __global__ void __launch_bounds__(TQ_THREADS, 2)
                                             g + 8 * (q & 1)];
 #pragma unroll
             for (int b = 0; b < TQ_NBP; b++)
-                if (x0 + b < nmine && wc + 4 * (x0 + b) >= ks)
+                if (x0 + b < nmine && (!upper || wc + 4 * (x0 + b) >= ks))
 #pragma unroll
                     for (int mb = 0; mb < 2; mb++) dmma8(acc[mb][b], fa[mb], fb[b]);
         }
@@ -268,21 +274,26 @@ static __global__ void __launch_bounds__(TQ_THREADS, 2)
                 for (int q = 0; q < 4; q++) {
                     const long long r = r0 + wr * 32 + mb * 16 + g + 8 * (q >> 1);
                     const int j = (wc + 4 * (x0 + b)) * 8 + 2 * t + (q & 1);
-                    if (r < m && j < n) Y[r + (long long)j * ldy] = (float)acc[mb][b][q];
+                    if (r < m && j < k)
+                        C[transc ? j + r * ldc : r + (long long)j * ldc] = (float)acc[mb][b][q];
                 }
         }
     }
 #endif
 }
 
-extern "C" int tn_cu_trmm_dmma(float *Y, int64_t ldy, int64_t m, int64_t n, const double *Inv,
-                               const int *flag, cudaStream_t stream) {
-    if (m < 1 || n < 1 || n > TN_DMMA_TRMM_MAX) return (int)cudaErrorInvalidValue;
-    const size_t smem = trmm_dmma_smem((int)n);
-    cudaError_t err = cudaFuncSetAttribute(trmm_dmma_kernel,
+extern "C" int tn_cu_gemm_dmma(const float *A, int64_t lda, int64_t m, int64_t l, int64_t k,
+                               const double *B, int64_t ldb, int upper, float *C, int64_t ldc,
+                               int transc, const int *flag, cudaStream_t stream) {
+    if (m < 1 || l < 1 || k < 1 || l > TN_DMMA_GEMM_MAX || k > TN_DMMA_GEMM_MAX || ldb < l ||
+        (C == A && (transc || k != l)))
+        return (int)cudaErrorInvalidValue;
+    const size_t smem = gemm_dmma_smem((int)l);
+    cudaError_t err = cudaFuncSetAttribute(gemm_dmma_kernel,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (!err)
-        trmm_dmma_kernel<<<(unsigned)((m + TQ_RB - 1) / TQ_RB), TQ_THREADS, smem, stream>>>(
-            Y, (long long)ldy, (long long)m, (int)n, Inv, flag);
+        gemm_dmma_kernel<<<(unsigned)((m + TQ_RB - 1) / TQ_RB), TQ_THREADS, smem, stream>>>(
+            A, (long long)lda, (long long)m, (int)l, (int)k, B, (long long)ldb, upper, C,
+            (long long)ldc, transc, flag);
     return err ? (int)err : (int)cudaGetLastError();
 }
