@@ -1,6 +1,7 @@
 /* Orthonormalization on the CUDA backend: Householder QR through cuSOLVER
  * (geqrf + orgqr), CholeskyQR in FP64 entirely on the GPU (cholqr64, with the
- * kernels of cholqr_kernels.cu) and CholeskyQR in FP32 with the small n x n
+ * kernels of cholqr_kernels.cu, and on Hopper its single pass on the FP64
+ * Tensor Cores, cholqr_dmma.cu) and CholeskyQR in FP32 with the small n x n
  * Cholesky factorization on the host (LAPACK). The breakdown test of
  * src/linalg/orth.c runs on the factor's numbers (CholeskyQR in FP64: on
  * the device, with the loss guard of src/linalg/cholguard.h). Y is written

@@ -2,7 +2,8 @@
  *
  *  - the Gram matrix's slab partials summed (tn_cu_gram_reduce, the upper
  *    triangle; zeros below it): the
- *    product Y^T Y runs as a strided batch of DGEMMs over row slabs of Y, so
+ *    product Y^T Y runs as a strided batch of DGEMMs over row slabs of Y (on
+ *    Hopper's single pass, tn_cu_gram_dmma in cholqr_dmma.cu), so
  *    that a 16384 x 256 Y keeps the whole GPU busy (one DSYRK / DGEMM of
  *    that shape has a few dozen tiles), in a fixed order (deterministic);
  *  - the Cholesky factorization G = R^T R of the n x n Gram matrix
