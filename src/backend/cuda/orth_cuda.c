@@ -130,6 +130,14 @@ int tn_cuda_potrf_inv(struct tn_cuda_ctx *c, int n, double *G, double *R, double
  * the Gram matrix's diagonal is then not finite. */
 #define TN_ORTH_NONFINITE 2
 
+/* The verdict's flag read back (waiting path): TN_ORTH_NONFINITE where Y
+ * held NaN or Inf, else its bits in *hflag */
+static int verdict_read(struct tn_cuda_ctx *c, const int *dflag, int *hflag) {
+    const tn_cuda_read_t rd = {hflag, dflag, sizeof *hflag};
+    const int st = tn_cuda_read_back(c, &rd, 1);
+    return st ? st : (*hflag & 2) ? TN_ORTH_NONFINITE : TCNLA_SUCCESS;
+}
+
 /* CholeskyQR in FP64 ([Baboulin et al. 2024] Algorithm 3; `twice`: CholeskyQR2), all of
  * it on the GPU: Y widened once into the workspace (Yw, with the guard's
  * TN_CHOL_PROBES probe rows below it: ld m + TN_CHOL_PROBES), per pass the
@@ -229,12 +237,7 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
                                                defer ? defer : dflag, !defer, c->stream)));
         if (!defer) {
             int hflag = 0;
-            const tn_cuda_read_t rd = {&hflag, dflag, sizeof hflag};
-            TRY(tn_cuda_read_back(c, &rd, 1));
-            if (hflag & 2) {
-                st = TN_ORTH_NONFINITE;
-                goto out;
-            }
+            TRY(verdict_read(c, dflag, &hflag));
             if (hflag == 4 && cont && *cont) { /* only the loss guard failed: CholeskyQR2 */
                 twice = 1, fresh = 1, *cont = 2;
             } else if (hflag) {
@@ -311,12 +314,7 @@ static int cholqr64(tcnla_handle_t h, int twice, int64_t m, int64_t n, float *Y,
                                                NULL, defer ? defer : dflag, !defer, c->stream)));
         if (!defer) {
             int hflag = 0;
-            const tn_cuda_read_t rd = {&hflag, dflag, sizeof hflag};
-            TRY(tn_cuda_read_back(c, &rd, 1));
-            if (hflag & 2) {
-                st = TN_ORTH_NONFINITE;
-                goto out;
-            }
+            TRY(verdict_read(c, dflag, &hflag));
             if (hflag == 4 && cont && *cont && !twice) {
                 /* only the loss guard failed: one more pass on this Q is
                  * what CholeskyQR2, the next method, would compute (its
