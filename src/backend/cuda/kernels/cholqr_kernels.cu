@@ -433,11 +433,32 @@ static __global__ void __launch_bounds__(CV_THREADS)
         __syncthreads();
         for (int j = threadIdx.x; j < n; j += blockDim.x) { /* column j of the probe rows */
             double x[TN_CHOL_PROBES];
+#pragma unroll
             for (int k = 0; k < TN_CHOL_PROBES; k++) x[k] = 0.0;
-            for (int i = 0; i <= j; i++) {
-                const double r = inv[i + (long long)j * n];
-                for (int k = 0; k < TN_CHOL_PROBES; k++) x[k] = __fma_rn(zd[k][i], r, x[k]);
+            /* R^-1's column 8 rows at a time, the next 8 loaded while these
+             * are used (the sums in ascending i all the same) */
+            const double *col = inv + (long long)j * n;
+            const int i8 = (j + 1) & ~7;
+            double r[8], rn[8];
+#pragma unroll
+            for (int q = 0; q < 8; q++) rn[q] = q < i8 ? col[q] : 0.0;
+            for (int i = 0; i < i8; i += 8) {
+#pragma unroll
+                for (int q = 0; q < 8; q++) r[q] = rn[q];
+#pragma unroll
+                for (int q = 0; q < 8; q++) rn[q] = i + 8 + q < i8 ? col[i + 8 + q] : 0.0;
+#pragma unroll
+                for (int q = 0; q < 8; q++)
+#pragma unroll
+                    for (int k = 0; k < TN_CHOL_PROBES; k++)
+                        x[k] = __fma_rn(zd[k][i + q], r[q], x[k]);
             }
+            for (int i = i8; i <= j; i++) {
+                const double ri = col[i];
+#pragma unroll
+                for (int k = 0; k < TN_CHOL_PROBES; k++) x[k] = __fma_rn(zd[k][i], ri, x[k]);
+            }
+#pragma unroll
             for (int k = 0; k < TN_CHOL_PROBES; k++) s = __fma_rn(x[k], x[k], s);
         }
     }
