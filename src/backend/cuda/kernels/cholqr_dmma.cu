@@ -26,7 +26,7 @@
  * H100, bench/fixed_costs.c, 16384 x 266 (the randomized SVD's): the Gram
  * partials with their sum 72 us against 100 for the FP64 path's widening
  * and batch of DGEMMs (24 + 76), Y R^-1 49 us against 99 for its DTRMM
- * and narrowing (75 + 24); the deferred single pass 256 us. What bounds
+ * and narrowing (75 + 24); the deferred single pass 254-259 us. What bounds
  * the Gram kernel: 15 tiles x 16 slabs = 240 blocks of unequal work (the
  * last block column holds 10 of 64 columns), at most two resident per
  * SM (226 registers), and the L2 traffic of reading each column block
