@@ -572,7 +572,8 @@ int tn_cu_chol_verdict(const double *gdiag, const int *info, int n, double u,
  * FP64 where f64; ld ldy) over nslab row slabs (slab s: rows s (m /
  * nslab) .., the last one to m) into P as tn_cu_gram_reduce reads them (on
  * and above the diagonal); and C = A B (A m x l FP32, lda; B l x k FP64,
- * ldb, upper: zero below the diagonal, not read there; C FP32, m x k, or
+ * ldb; upper: B zero below its diagonal, its 8 x 8 blocks wholly below it
+ * not read; C FP32, m x k, or
  * k x m where transc, ldc; C may be A where k = l and !transc: Y <- Y
  * R^-1 in place), FP64 accumulation, l and k <= TN_DMMA_GEMM_MAX, nothing
  * written where flag is not NULL and *flag is not 0 when the kernel runs. */

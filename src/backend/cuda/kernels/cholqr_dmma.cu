@@ -1,6 +1,7 @@
-/* CholeskyQR's two products on Hopper's FP64 Tensor Cores (mma.sync
- * m16n8k8 .f64, sm_90a), reading the FP32 Y itself
- * (src/backend/cuda/orth_cuda.c, cholqr64's single pass):
+/* CholeskyQR's two products and the small SVD's V^T on Hopper's FP64
+ * Tensor Cores (mma.sync m16n8k8 .f64, sm_90a), reading the FP32 matrix
+ * itself (src/backend/cuda/orth_cuda.c, cholqr64's single pass;
+ * small_svd_cuda.c, tn_cuda_svd_from_gram_rows):
  *
  *  - the Gram matrix's slab partials (tn_cu_gram_dmma): P_s = Y_s^T Y_s
  *    for the row slabs Y_s of Y, on and above the diagonal, one block per
@@ -19,8 +20,8 @@
  * These replace, on the single pass, the widening of Y into FP64, the
  * strided batch of DGEMMs and the DTRMM with its narrowing: FP64 products
  * of FP32 data, exact products and FP64 sums as before (the order of the
- * sums differs). The mma's FP64 products and sums are IEEE FP64 (fused
- * multiply-add per term). Throughput measured on an H100 (a probe of the
+ * sums differs; test gpu_cholqr_dmma_products holds them to FP64
+ * summation bounds). Throughput measured on an H100 (a probe of the
  * shapes, 8 warps per SM): m16n8k4 / k8 / k16 65-66 TFLOPS, m8n8k4 33.
  *
  * H100, bench/fixed_costs.c, 16384 x 266 (the randomized SVD's): the Gram
