@@ -985,7 +985,7 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
      * the Gram partials, and V^T where no level follows; W widened only
      * where the deflated path needs it (H100, 16384 x 266: the Gram 72 us
      * against 24 + 76 for the widening and the DGEMMs) */
-    const int dm = l > TN_TRINV_NB && l <= TN_DMMA_GEMM_MAX && tn_cu_dmma_ok(tn_cuda_cc(c));
+    const int dm = tn_cuda_dmma_cols(c, l);
     int wide = !dm;
     if (dm) {
         st = tn_cuda_err((cudaError_t)tn_cu_gram_dmma(W, 0, ldw, n, l, nslab, P, c->stream));

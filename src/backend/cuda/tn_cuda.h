@@ -205,6 +205,10 @@ int tn_cuda_syev(tcnla_handle_t h, int n, const double *G, double xr, double *X,
  * tn_gram64_nslab(m) n x n partials in P; dg (may be NULL) its diagonal;
  * probe (may be NULL, ld ldw): the FP64 guard's probe rows (cholguard.h) */
 int64_t tn_gram64_nslab(int64_t m);
+/* Whether CholeskyQR's single pass and the small SVD take n columns to
+ * the FP64 Tensor Core kernels (tn_cu_gram_dmma, tn_cu_gemm_dmma): Hopper,
+ * from TN_TRINV_NB + 1 to TN_DMMA_GEMM_MAX columns (orth_cuda.c). */
+int tn_cuda_dmma_cols(const struct tn_cuda_ctx *c, int64_t n);
 int tn_cuda_gram64(tcnla_handle_t h, int64_t m, int64_t n, const double *Yw, int64_t ldw,
                    double *P, double *G, double *dg, double *probe);
 /* The factor R of G = R^T R and Inv = R^-1 (src/backend/cuda/orth_cuda.c;
