@@ -15,7 +15,8 @@
  *           give the same hash); up to TN_TRINV_FULL_MAX also with the whole
  *           inverse: tn_cu_potrf_upper then tn_cu_trinv_full
  *           ("potrf_trinv"), and tn_cu_potrf_inv_cluster's one launch
- *           ("potrf_inv_cluster", Hopper, up to TN_POTRF_CLUSTER_MAX);
+ *           ("potrf_inv_cluster", Hopper, up to TN_POTRF_CLUSTER_MAX),
+ *           each with a hash of R's upper triangle and the inverse;
  *   cholqr  tcnla_orthonormalize(TCNLA_ORTH_CHOLQR_FP64) of a Gaussian
  *           16384 x n Y (the randomized SVD's l = 266 and the other sizes):
  *           Gram matrix, verdict, factorization and solve, the whole call
@@ -202,7 +203,15 @@ static void bench_potrf(tcnla_handle_t h, int n, int reps) {
                 if (r >= 0) CHK(cudaEventElapsedTime(&t[r], e0, e1), "event");
             }
             CHK(cudaMemcpy(&info, dinfo, sizeof(int), cudaMemcpyDeviceToHost), "memcpy");
-            snprintf(check, sizeof check, "info=%d", info);
+            /* R's upper triangle, then the whole inverse (the same bits,
+             * the same hash) */
+            CHK(cudaMemcpy(R, dR, sizeof(double) * nn, cudaMemcpyDeviceToHost), "memcpy");
+            uint64_t hi = 1469598103934665603ULL;
+            for (int j = 0; j < n; j++)
+                hi = fnv_bytes(hi, &R[(size_t)j * n], sizeof(double) * (j + 1));
+            CHK(cudaMemcpy(R, dI, sizeof(double) * nn, cudaMemcpyDeviceToHost), "memcpy");
+            hi = fnv_bytes(hi, R, sizeof(double) * nn);
+            snprintf(check, sizeof check, "info=%d hash=%016llx", info, (unsigned long long)hi);
             row(cl ? "potrf_inv_cluster" : "potrf_trinv", "gram_2n", n, n, median_us(t, reps),
                 0.0, reps, check);
         }

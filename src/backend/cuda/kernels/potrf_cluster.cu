@@ -30,12 +30,16 @@
  * the same bits on every run). The last block column's diagonal block is
  * padded with the identity past n, so that no step tests bounds.
  *
- * H100, bench/fixed_costs.c (median of 30 launches): n = 266, 111.0 us
- * against 143.3 for tn_cu_potrf_upper and tn_cu_trinv_full (103.2 for the
- * factorization alone); n = 137, 63.5 against 77.8. A step (a diagonal
- * block) takes about 10.5 us: pc_chol about 6.5 (32 pivots, each an
- * rsqrt and a shuffle on the chain), phase B about 3.4 with the copies
- * and barriers. Why it is written so (measured on the H100):
+ * H100, bench/fixed_costs.c (median of 30 launches, four machine
+ * sessions): n = 266, 100-105 us against 143-147 for tn_cu_potrf_upper
+ * and tn_cu_trinv_full (106-107 for the factorization alone); n = 137, 58
+ * against 80. A step (a diagonal block) is mostly pc_chol's 32 pivots
+ * (each a shuffle and an rsqrt on the chain) and phase B (about 3.4 us
+ * with the copies and barriers). Why it is written so (measured on the
+ * H100):
+ *  - the next pivot's 1 / sqrt overlaps the update of the other rows
+ *    (chol_pivots): 10-15 us less at n = 266, 7 at 137, than with row
+ *    k + 1's update and the 1 / sqrt ahead of it, the same bits;
  *  - the diagonal factorization and the substitutions fully unrolled make
  *    half a megabyte of code, which each block runs once from a cold
  *    instruction cache: about 12 us per diagonal block; so the pivot
@@ -167,8 +171,13 @@ static __device__ __forceinline__ double pc_rsqrt(double d) {
  * rps; f: the 1-based column of the first pivot that is not positive. The
  * update runs over whole columns: the entries below the diagonal (and
  * past the block) it changes are never read. d, rp: pivot k's diagonal
- * entry and its 1 / sqrt, on entry and on exit for the next pivot (row
- * k + 1 first, so that the next rsqrt starts before the other rows). */
+ * entry and its 1 / sqrt, on entry and on exit for the next pivot.
+ * The chain from one pivot to the next is r_k,k+1 and the next diagonal
+ * entry in lane k + 1 (its own values: no shuffle), their broadcast, and
+ * the next 1 / sqrt, which the warp computes while it issues the update
+ * of the other rows (placed after the row's exchange, in the same
+ * straight-line code): the same operations and bits as an update of row
+ * k + 1 first and the 1 / sqrt after it. */
 template <int L>
 static __device__ __forceinline__ void chol_pivots(double (&h)[PC_NB], int k0, int k1, double *D,
                                                    double *rrow, double *rps, int lane, int &f,
@@ -177,19 +186,19 @@ static __device__ __forceinline__ void chol_pivots(double (&h)[PC_NB], int k0, i
     for (int k = k0; k < k1; k++) {
         f = !(d > 0.0) && !f ? k + 1 : f;
         const double rkj = lane < k ? 0.0 : lane == k ? d * rp : h[0] * rp;
+        const int k1n = (k + 1) & (PC_NB - 1);
+        /* lane k + 1: r_k,k+1 is its own rkj (unused after the last pivot) */
+        const double dn = __shfl_sync(0xffffffffu, fma(-rkj, rkj, h[1]), k1n);
         D[sw(k, lane)] = rkj; /* (zero below the diagonal) */
         double *rw = rrow + 64 * (k & 1);
         rw[lane] = rkj;
         if (lane == k) rps[k] = rp;
-        const int k1n = (k + 1) & (PC_NB - 1);
-        const double h1 = fma(-__shfl_sync(0xffffffffu, rkj, k1n), rkj, h[1]);
-        d = __shfl_sync(0xffffffffu, h1, k1n); /* (the next pivot's; unused after the last) */
-        rp = pc_rsqrt(d);
         __syncwarp(); /* row k whole in rw */
-        h[0] = h1;
         const double *rk = rw + k; /* r_k,k+i at rk[i] (zero past the block) */
 #pragma unroll
-        for (int i = 2; i <= L; i++) h[i - 1] = fma(-rk[i], rkj, h[i]);
+        for (int i = 1; i <= L; i++) h[i - 1] = fma(-rk[i], rkj, h[i]);
+        d = dn;
+        rp = pc_rsqrt(dn);
     }
 }
 
