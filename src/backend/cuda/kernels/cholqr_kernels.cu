@@ -403,72 +403,89 @@ extern "C" int tn_cu_potrf_upper(int n, double *G, int64_t ld, double *R, double
  * non-finite Gram diagonal (the host path's TN_ORTH_NONFINITE), |= 1 for
  * an unusable factor, |= 4 for a Q too far from orthonormal from a usable
  * one (while the flag holds nothing else). assign: the flag is written (0
- * when all pass), else ORed into. */
-#define CV_THREADS 256
+ * when all pass), else ORed into.
+ * The probe rows' solve Z R^-1 (Z: the TN_CHOL_PROBES x n rows z_k(i)
+ * sqrt(G_ii)) on the FP64 MMA m8n8k4: a warp per 8 columns of R^-1 at a
+ * time, its rows 4 at a time (a load of 4 rows x 8 columns: whole 32-byte
+ * sectors), Z's 8 x 4 block from shared memory; the MMA sums in the
+ * hardware's fixed order, then the squares of each warp's results and the
+ * block's tree: the same bits on every run. H100, the randomized SVD's
+ * n = 266 (PyTorch's profiler): 11 us a launch; a thread per column that
+ * read its column's rows one after the other (a separate sector per
+ * element and lane) took 22. */
+#define CV_THREADS 512
 #define CV_INV_MAX TN_TRINV_FULL_MAX /* columns of inv, at most */
-static __global__ void __launch_bounds__(CV_THREADS)
+#define CV_ZLD (CV_INV_MAX + 4)      /* Z's row stride: 4 mod 16, no bank conflicts */
+#define CV_STEPS 8                   /* loads in flight per warp */
+static_assert(TN_CHOL_PROBES == 8, "the probes are the MMA's 8 rows");
+
+/* d (8 x 8, lane: row lane / 4, columns 2 (lane % 4) + {0, 1}) += a (8 x
+ * 4, lane: row lane / 4, column lane % 4) b (4 x 8, lane: row lane % 4,
+ * column lane / 4) */
+static __device__ __forceinline__ void cv_dmma(double (&d)[2], double a, double b) {
+    asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};"
+                 : "+d"(d[0]), "+d"(d[1])
+                 : "d"(a), "d"(b));
+}
+
+/* (one block: the registers of a block per SM, so that the loads of a
+ * batch go out together instead of one before each MMA) */
+static __global__ void __launch_bounds__(CV_THREADS, 1)
     chol_verdict_kernel(const double *gd, const int *info, int n, double u, const double *probe,
                         long long ldp, const double *inv, int *flag, int assign) {
     __shared__ double part[CV_THREADS];
-    __shared__ double zd[TN_CHOL_PROBES][CV_INV_MAX]; /* z_k(j) sqrt(G_jj), for inv */
+    __shared__ double zd[TN_CHOL_PROBES * CV_ZLD]; /* Z, for inv (zeros past n) */
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
     int bad = 0;
-    for (int i = threadIdx.x; i < n; i += blockDim.x) {
+    for (int i = tid; i < n; i += blockDim.x) {
         const double g = gd[i], r = gd[n + i];
         if (!isfinite(g)) bad |= 2;
         if (!(r > 0) || !isfinite(r) || !(g > 0) || __dmul_rn(r, r) < __dmul_rn(__dmul_rn((double)n, u), g))
             bad |= 1;
     }
-    if (threadIdx.x == 0 && *info != 0) bad |= 1;
+    if (tid == 0 && *info != 0) bad |= 1;
     double s = 0.0; /* the sum of squares, in a fixed order */
     if (probe)
-        for (long long e = threadIdx.x; e < (long long)TN_CHOL_PROBES * n; e += blockDim.x) {
+        for (long long e = tid; e < (long long)TN_CHOL_PROBES * n; e += blockDim.x) {
             const double v = probe[e % TN_CHOL_PROBES + (e / TN_CHOL_PROBES) * ldp];
             s = __fma_rn(v, v, s);
         }
     if (inv) { /* (n <= CV_INV_MAX) */
-        for (int j = threadIdx.x; j < n; j += blockDim.x) {
-            const double d = __dsqrt_rn(gd[j]);
-            for (int k = 0; k < TN_CHOL_PROBES; k++) zd[k][j] = __dmul_rn(tn_chol_probe(k, j), d);
+        const int n4 = (n + 3) & ~3;
+        for (int i = tid; i < n4; i += blockDim.x) {
+            const double d = i < n ? __dsqrt_rn(gd[i]) : 0.0;
+            for (int k = 0; k < TN_CHOL_PROBES; k++)
+                zd[k * CV_ZLD + i] = i < n ? __dmul_rn(tn_chol_probe(k, i), d) : 0.0;
         }
         __syncthreads();
-        for (int j = threadIdx.x; j < n; j += blockDim.x) { /* column j of the probe rows */
-            double x[TN_CHOL_PROBES];
+        const int kr = lane >> 2, ic = lane & 3; /* a's row (probe) and column (row of R^-1) */
+        for (int j0 = 8 * warp; j0 < n; j0 += 8 * (CV_THREADS / 32)) {
+            const int jb = j0 + kr; /* b's column */
+            const int steps = (min(j0 + 8, n) + 3) >> 2; /* R^-1's rows up to the tile's last column */
+            const double *col = inv + (long long)min(jb, n - 1) * n;
+            double acc[2] = {0.0, 0.0};
+            for (int t0 = 0; t0 < steps; t0 += CV_STEPS) {
+                double b[CV_STEPS], a[CV_STEPS];
 #pragma unroll
-            for (int k = 0; k < TN_CHOL_PROBES; k++) x[k] = 0.0;
-            /* R^-1's column 8 rows at a time, the next 8 loaded while these
-             * are used (the sums in ascending i all the same) */
-            const double *col = inv + (long long)j * n;
-            const int i8 = (j + 1) & ~7;
-            double r[8], rn[8];
+                for (int q = 0; q < CV_STEPS; q++) {
+                    const int i = 4 * (t0 + q) + ic;
+                    b[q] = t0 + q < steps && i < n && jb < n ? __ldcg(col + i) : 0.0;
+                    a[q] = t0 + q < steps ? zd[kr * CV_ZLD + i] : 0.0;
+                }
 #pragma unroll
-            for (int q = 0; q < 8; q++) rn[q] = q < i8 ? col[q] : 0.0;
-            for (int i = 0; i < i8; i += 8) {
-#pragma unroll
-                for (int q = 0; q < 8; q++) r[q] = rn[q];
-#pragma unroll
-                for (int q = 0; q < 8; q++) rn[q] = i + 8 + q < i8 ? col[i + 8 + q] : 0.0;
-#pragma unroll
-                for (int q = 0; q < 8; q++)
-#pragma unroll
-                    for (int k = 0; k < TN_CHOL_PROBES; k++)
-                        x[k] = __fma_rn(zd[k][i + q], r[q], x[k]);
+                for (int q = 0; q < CV_STEPS; q++) cv_dmma(acc, a[q], b[q]);
             }
-            for (int i = i8; i <= j; i++) {
-                const double ri = col[i];
-#pragma unroll
-                for (int k = 0; k < TN_CHOL_PROBES; k++) x[k] = __fma_rn(zd[k][i], ri, x[k]);
-            }
-#pragma unroll
-            for (int k = 0; k < TN_CHOL_PROBES; k++) s = __fma_rn(x[k], x[k], s);
+            s = __fma_rn(acc[0], acc[0], s); /* (columns past n: zeros) */
+            s = __fma_rn(acc[1], acc[1], s);
         }
     }
-    part[threadIdx.x] = s;
+    part[tid] = s;
     bad = __syncthreads_or(bad & 1) | (__syncthreads_or(bad & 2) ? 2 : 0);
     for (int w = CV_THREADS / 2; w > 0; w /= 2) {
-        if (threadIdx.x < w) part[threadIdx.x] = __dadd_rn(part[threadIdx.x], part[threadIdx.x + w]);
+        if (tid < w) part[tid] = __dadd_rn(part[tid], part[tid + w]);
         __syncthreads();
     }
-    if (threadIdx.x == 0) {
+    if (tid == 0) {
         /* (only where the factor was usable, in this pass and before) */
         if ((probe || inv) && !bad && !(!assign && *flag) && !tn_chol64_loss_within(part[0]))
             bad |= 4;
