@@ -827,7 +827,7 @@ static __global__ void start_kernel(int n, int c, double *Y) {
         Y[t] = start_value(t);
 }
 
-#define SP_THREADS 256 /* start_proj_kernel's block */
+#define SP_THREADS 512 /* start_proj_kernel's block: a thread per row (n <= 448) */
 
 /* Y's column j (block j; Y n x c, ld n) = the start vector j projected off
  * Zo's columns z0 .. n - 1 (ld n, orthonormal) twice, y <- y - Zo (Zo^T y)
@@ -836,9 +836,13 @@ static __global__ void start_kernel(int n, int c, double *Y) {
  * entry a thread's sum over the columns, in a fixed order (the same bits
  * on every run). Zo comes from L2, so the loops are unrolled for their
  * loads to be in flight together (a rolled loop waits a load's latency
- * per term). One launch in place of the start kernel and four DGEMMs. */
+ * per term; the bounds let each thread have the registers for them). One
+ * launch in place of the start kernel and four DGEMMs. H100, the
+ * randomized SVD's deep_decay (126 vectors of 266, PyTorch's profiler):
+ * 20 us; 50 with 256 threads (rows 256 and on a second pass) and the
+ * compiler's register budget for several blocks per SM. */
 #define SP_SLOTS 14 /* 32 SP_SLOTS >= 448 rows */
-static __global__ void __launch_bounds__(SP_THREADS)
+static __global__ void __launch_bounds__(SP_THREADS, 1)
     start_proj_kernel(int n, int c, const double *__restrict__ Zo, int z0, double *Y) {
     extern __shared__ double sp_sm[];
     double *y = sp_sm, *p = sp_sm + n;
