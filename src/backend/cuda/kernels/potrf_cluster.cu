@@ -32,8 +32,8 @@
  *
  * H100, bench/fixed_costs.c (median of 30 launches, four machine
  * sessions): n = 266, 100-105 us against 143-147 for tn_cu_potrf_upper
- * and tn_cu_trinv_full (106-107 for the factorization alone); n = 137, 58
- * against 80. A step (a diagonal block) is mostly pc_chol's 32 pivots
+ * and tn_cu_trinv_full (102-107 for the factorization alone); n = 137,
+ * 54-58 against 76-81. A step (a diagonal block) is mostly pc_chol's 32 pivots
  * (each a shuffle and an rsqrt on the chain) and phase B (about 3.4 us
  * with the copies and barriers). Why it is written so (measured on the
  * H100):
