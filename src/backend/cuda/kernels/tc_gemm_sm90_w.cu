@@ -521,6 +521,14 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
              * above (an element's wgmma sums do not depend on N), in
              * 72 + 72 + 36 + some 30 registers instead of 3 NC / 2. */
             const int H0 = NC - 72; /* the first part's columns: 64 or 72 */
+            /* TCEC: the corrections of a k-tile in two groups, the second
+             * left in flight over the next k-tile's first wgmma group, so
+             * that the Tensor Core has work queued while the warpgroup adds
+             * hi*hi into the result (H100, 16384 x 266 x 16384, op N:
+             * 821-876 against 906-912 us). SHGEMM, with half the
+             * corrections, keeps one group and waits for it (split, its
+             * wgmma were serialized: ptxas C7511). */
+            const int PIPE = !SH;
             const int cw = wg - NSW; /* columns n0 + NC cw .. + NC - 1 of the tile */
             const int issuer = tid == NSW * 128;
             if (issuer)
@@ -533,6 +541,33 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
             }
 #pragma unroll
             for (int i = 0; i < 36; i++) tmp[i] = 0.0f;
+/* the corrections of k-steps ks0 .. ks1 - 1 of the k-tile (cAh, cAl,
+ * cBh, cBl in scope) as one group: dA*Bhi, and Ahi*dB for TCEC, in the
+ * order of the k-steps, so each element sums the same products in the
+ * same order whatever the grouping */
+#define W_CORR(ks0, ks1)                                                                       \
+    do {                                                                                       \
+        _Pragma("unroll") for (int ks = (ks0); ks < (ks1); ks++) {                             \
+            if (NC == 144) {                                                                   \
+                W_WGMMA_N144(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128), 1); \
+                if (!SH)                                                                       \
+                    W_WGMMA_N144(corr, wg_desc(cAh + 32 * ks, 128), wg_desc(cBl + 32 * ks, 128), 1); \
+            } else {                                                                           \
+                W_WGMMA_N136(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128), 1); \
+                if (!SH)                                                                       \
+                    W_WGMMA_N136(corr, wg_desc(cAh + 32 * ks, 128), wg_desc(cBl + 32 * ks, 128), 1); \
+            }                                                                                  \
+        }                                                                                      \
+        wgmma_commit();                                                                        \
+    } while (0)
+/* k-tile t's stages back to the split warpgroups and the B issuer, once
+ * every wgmma that reads them has completed */
+#define W_RELEASE(t)                                                                           \
+    do {                                                                                       \
+        mbar_arrive(CONV_EMPTY((t) % NCONV));                                                  \
+        __syncwarp();                                                                          \
+        if ((tid & 31) == 0) mbar_arrive(B_EMPTY((t) % NB));                                   \
+    } while (0)
             for (int kt = 0; kt < KT; kt++) {
                 const int s = kt % NCONV, b = kt % NB;
                 mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
@@ -551,44 +586,46 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
                                     ks > 0 ? 1 : 0);
                 }
                 wgmma_commit();
-#pragma unroll
-                for (int ks = 0; ks < 4; ks++) {
-                    if (NC == 144) {
-                        W_WGMMA_N144(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128), 1);
-                        if (!SH)
-                            W_WGMMA_N144(corr, wg_desc(cAh + 32 * ks, 128), wg_desc(cBl + 32 * ks, 128), 1);
-                    } else {
-                        W_WGMMA_N136(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128), 1);
-                        if (!SH)
-                            W_WGMMA_N136(corr, wg_desc(cAh + 32 * ks, 128), wg_desc(cBl + 32 * ks, 128), 1);
-                    }
-                }
-                wgmma_commit();
-                wgmma_wait1(); /* the first part's hi*hi */
+                W_CORR(0, PIPE ? 2 : 4);
+                /* the first part's hi*hi (PIPE: and the corrections of
+                 * k-tile kt - 1, whose stages go back to their producers) */
+                wgmma_wait1();
                 w_reg_fence<36>(tmp);
 #pragma unroll
                 for (int i = 0; i < H0 / 2; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+                if (PIPE && kt > 0) W_RELEASE(kt - 1);
                 wgmma_fence();
 #pragma unroll
                 for (int ks = 0; ks < 4; ks++)
                     W_WGMMA_N72(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh1 + 32 * ks, 128),
                                 ks > 0 ? 1 : 0);
                 wgmma_commit();
+                if (PIPE) W_CORR(2, 4);
                 /* refill the B stage of k-tile kt - 1 (released by all 8 warps) */
                 if (issuer && kt > 0 && kt - 1 + NB < KT) {
                     const int tt = kt - 1, sl = tt % NB;
                     mbar_wait(B_EMPTY(sl), (uint32_t)((tt / NB) & 1));
                     W_ISSUE_B(tt + NB, sl);
                 }
-                wgmma_wait0();
+                /* the second part's hi*hi (PIPE: the last corrections of
+                 * k-tile kt stay in flight into the next k-tile) */
+                if (PIPE)
+                    wgmma_wait1();
+                else
+                    wgmma_wait0();
                 w_reg_fence<36>(tmp);
-                w_reg_fence<NC / 2>(corr);
+                if (!PIPE) w_reg_fence<NC / 2>(corr);
 #pragma unroll
                 for (int i = 0; i < 36; i++) acc[H0 / 2 + i] = __fadd_rn(acc[H0 / 2 + i], tmp[i]);
-                mbar_arrive(CONV_EMPTY(s));
-                __syncwarp();
-                if ((tid & 31) == 0) mbar_arrive(B_EMPTY(b));
+                if (!PIPE) W_RELEASE(kt);
             }
+            if (PIPE) {
+                wgmma_wait0();
+                w_reg_fence<NC / 2>(corr);
+                if (KT > 0) W_RELEASE(KT - 1);
+            }
+#undef W_CORR
+#undef W_RELEASE
             (void)CHK;
             s9_epilogue(acc, corr, NC / 8, tid, 0, m0, n0 + NC * cw, M, N, alpha, beta, C, ldc, P);
         }
