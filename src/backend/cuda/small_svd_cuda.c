@@ -690,10 +690,12 @@ static size_t defl_ws(int64_t l) { return 2 * (size_t)l * (size_t)l + (size_t)l 
  * ld l: level 1's eigenvectors), lam (device) and hlam (host: level 1's
  * eigenvalues, ascending, finite, lam_1 > 0) are updated level by level:
  * Y_b = M X_b (Y: m x l doubles), G_b = Y_b^T Y_b = Z diag(mu) Z^T
- * (eig_solve: ew, lwork, dinfo), X_b <- X_b Z, lam_b <- mu, with one read
- * back a level (eig_solve's verdict). Then Xo and lo (device) receive the
- * taken columns and values in ascending order in their last places (at
- * least k of them: tn_cu_eig_to_svd's input). ws: defl_ws(l) doubles.
+ * (eig_solve: ew, lwork, dinfo), X_b <- X_b Z, lam_b <- mu (the last
+ * level's X_b Z and mu stay in T and mu: X and lam do not receive them),
+ * with one read back a level (eig_solve's verdict). Then Xo and lo (device)
+ * receive the taken columns and values in ascending order in their last
+ * places (at least k of them: tn_cu_eig_to_svd's input), in one launch
+ * (tn_cu_defl_merge). ws: defl_ws(l) doubles.
  * fill: level 1's solve dropped its columns below EIG_XR (defl_fill builds
  * their span before level 2, in ew). TCNLA_SUCCESS, EIG_FALLBACK (NaN /
  * Inf, the eigensolver failed), or an error; c->ssvd.levels / taken /
@@ -710,6 +712,7 @@ static int defl_levels(tcnla_handle_t h, int trans, int64_t m, int l, int64_t k,
     const double lam1 = hlam[l - 1], one = 1.0, zero = 0.0;
     const int im = (int)m;
     int st = TCNLA_SUCCESS, b = l, taken = 0;
+    int bt = 0; /* the columns 0 .. bt - 1 of the last level, in T and mu (not yet in X, lam) */
     c->ssvd.levels = 0;
     for (;;) {
         const int lev = c->ssvd.levels;
@@ -732,15 +735,11 @@ static int defl_levels(tcnla_handle_t h, int trans, int64_t m, int l, int64_t k,
                 st = eig_solve(c, b, 1, 1, Gb, &Z, mu, dinfo, ew, lwork, EIG_FALLBACK, NULL, hlam,
                                lev + 1 == TN_DEFL_LEVELS ? 0.0 : EIG_XR);
             if (st == EIG_FALLBACK) st = TCNLA_SUCCESS;
-            if (!st && isfinite(hlam[b - 1])) { /* X_b <- X_b Z, lam_b <- mu */
+            bt = 0;
+            if (!st && isfinite(hlam[b - 1])) { /* X_b Z into T, mu: X_b's, lam_b's values */
                 st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, l, b, b, &one, X,
                                               l, Z, b, &zero, T, l));
-                if (!st)
-                    st = tn_cuda_err(cudaMemcpyAsync(X, T, sizeof(double) * (size_t)l * b,
-                                                     cudaMemcpyDeviceToDevice, c->stream));
-                if (!st)
-                    st = tn_cuda_err(cudaMemcpyAsync(lam, mu, sizeof(double) * (size_t)b,
-                                                     cudaMemcpyDeviceToDevice, c->stream));
+                bt = b;
             }
             if (st) break;
         }
@@ -752,18 +751,45 @@ static int defl_levels(tcnla_handle_t h, int trans, int64_t m, int l, int64_t k,
         c->ssvd.taken[c->ssvd.levels++] = t;
         b -= t, taken += t;
         if (taken >= k || b == 0) break;
-    }
-    if (!st) { /* the merge: runs of columns in order, each one copy */
-        tn_defl_order(hlam, l, taken, perm);
-        for (int j0 = 0, j1; j0 < taken && !st; j0 = j1 + 1) {
-            for (j1 = j0; j1 + 1 < taken && perm[j1 + 1] == perm[j1] - 1;) j1++;
-            const size_t nc = (size_t)(j1 - j0 + 1), src = (size_t)perm[j1],
-                         dst = (size_t)(l - 1 - j1);
-            st = tn_cuda_err(cudaMemcpyAsync(Xo + dst * l, X + src * l, sizeof(double) * nc * l,
+        if (bt) { /* X_b <- X_b Z, lam_b <- mu: the next level starts from them */
+            st = tn_cuda_err(cudaMemcpyAsync(X, T, sizeof(double) * (size_t)l * bt,
                                              cudaMemcpyDeviceToDevice, c->stream));
             if (!st)
-                st = tn_cuda_err(cudaMemcpyAsync(lo + dst, lam + src, sizeof(double) * nc,
+                st = tn_cuda_err(cudaMemcpyAsync(lam, mu, sizeof(double) * (size_t)bt,
                                                  cudaMemcpyDeviceToDevice, c->stream));
+            bt = 0;
+            if (st) break;
+        }
+    }
+    if (!st) { /* the merge, one launch: the last level's columns from T and mu */
+        tn_defl_order(hlam, l, taken, perm);
+        tn_defl_runs_t runs = {0, {0}, {0}};
+        for (int j = 0; j < taken && runs.n <= TN_DEFL_RUNS; j++)
+            if (j == 0 || perm[j] != perm[j - 1] - 1) {
+                if (runs.n < TN_DEFL_RUNS) runs.j0[runs.n] = j, runs.src[runs.n] = perm[j];
+                runs.n++;
+            }
+        if (runs.n <= TN_DEFL_RUNS) {
+            st = tn_cuda_err((cudaError_t)tn_cu_defl_merge(l, taken, &runs, X, lam, T, mu, bt, Xo,
+                                                           lo, c->stream));
+        } else { /* (values interleaved across levels: each run one copy) */
+            if (bt)
+                st = tn_cuda_err(cudaMemcpyAsync(X, T, sizeof(double) * (size_t)l * bt,
+                                                 cudaMemcpyDeviceToDevice, c->stream));
+            if (!st && bt)
+                st = tn_cuda_err(cudaMemcpyAsync(lam, mu, sizeof(double) * (size_t)bt,
+                                                 cudaMemcpyDeviceToDevice, c->stream));
+            for (int j0 = 0, j1; j0 < taken && !st; j0 = j1 + 1) {
+                for (j1 = j0; j1 + 1 < taken && perm[j1 + 1] == perm[j1] - 1;) j1++;
+                const size_t nc = (size_t)(j1 - j0 + 1), src = (size_t)perm[j1],
+                             dst = (size_t)(l - 1 - j1);
+                st = tn_cuda_err(cudaMemcpyAsync(Xo + dst * l, X + src * l,
+                                                 sizeof(double) * nc * l,
+                                                 cudaMemcpyDeviceToDevice, c->stream));
+                if (!st)
+                    st = tn_cuda_err(cudaMemcpyAsync(lo + dst, lam + src, sizeof(double) * nc,
+                                                     cudaMemcpyDeviceToDevice, c->stream));
+            }
         }
     }
     free(perm);

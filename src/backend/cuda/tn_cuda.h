@@ -435,6 +435,19 @@ int tn_cu_scale(float beta, float *C, int64_t ldc, int64_t m, int64_t n, cudaStr
  * all l x k, leading dimension l. */
 int tn_cu_eig_to_svd(const double *W, const double *lam, int64_t l, int64_t k, int scale,
                      double *Vs, float *Vk, float *Sk, cudaStream_t stream);
+/* The deflated small SVD's merge (small_svd_cuda.c defl_levels): for j <
+ * taken, column l - 1 - j of Xo (l x l, ld l) and lo[l - 1 - j] from column
+ * p of the level-ordered eigenvectors and values, those of T and mu (the
+ * last level's, ld l) where p < bt, else of X and lam; p = src[r] - (j -
+ * j0[r]) for the run r that holds j (j0 ascending from 0). */
+#define TN_DEFL_RUNS 16
+typedef struct {
+    int n;
+    int j0[TN_DEFL_RUNS], src[TN_DEFL_RUNS];
+} tn_defl_runs_t;
+int tn_cu_defl_merge(int l, int taken, const tn_defl_runs_t *runs, const double *X,
+                     const double *lam, const double *T, const double *mu, int bt, double *Xo,
+                     double *lo, cudaStream_t stream);
 /* *flag (device) |= 1 where |F - I| > tol or NaN, F n x n (ld n).
  * _defl_refine: the deflated path's refinement (kernels/util.cu): from F =
  * U^T U (k x k) and lam (l, ascending: s_i = sqrt(lam[l - 1 - i])) the

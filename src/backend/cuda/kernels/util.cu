@@ -403,6 +403,31 @@ extern "C" int tn_cu_eig_to_svd(const double *W, const double *lam, int64_t l, i
     return (int)cudaGetLastError();
 }
 
+/* The deflated path's merge (tn_cu_defl_merge): block j copies merged
+ * column j */
+static __global__ void defl_merge_kernel(int l, const tn_defl_runs_t runs, const double *X,
+                                         const double *lam, const double *T, const double *mu,
+                                         int bt, double *Xo, double *lo) {
+    const int j = blockIdx.x;
+    int r = 0;
+    while (r + 1 < runs.n && runs.j0[r + 1] <= j) r++;
+    const int p = runs.src[r] - (j - runs.j0[r]), d = l - 1 - j;
+    const double *S = p < bt ? T : X;
+    for (int i = threadIdx.x; i < l; i += blockDim.x)
+        Xo[i + (size_t)d * l] = S[i + (size_t)p * l];
+    if (threadIdx.x == 0) lo[d] = p < bt ? mu[p] : lam[p];
+}
+
+extern "C" int tn_cu_defl_merge(int l, int taken, const tn_defl_runs_t *runs, const double *X,
+                                const double *lam, const double *T, const double *mu, int bt,
+                                double *Xo, double *lo, cudaStream_t stream) {
+    if (taken <= 0) return 0;
+    if (runs->n < 1 || runs->n > TN_DEFL_RUNS || runs->j0[0] != 0 || taken > l)
+        return (int)cudaErrorInvalidValue;
+    defl_merge_kernel<<<(unsigned)taken, 128, 0, stream>>>(l, *runs, X, lam, T, mu, bt, Xo, lo);
+    return (int)cudaGetLastError();
+}
+
 /* flag |= 1 where |F - I| > tol or NaN (F n x n, ld n): the deflated small
  * SVD's orthogonality check (small_svd_cuda.c) */
 static __global__ void orth_tol_kernel(long long n, const double *F, double tol, int *flag) {
