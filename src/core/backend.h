@@ -140,6 +140,11 @@ typedef struct tn_backend_ops {
     int (*defer_begin)(tn_call_t *cl);
     /* (and `bytes` of handle memory at `extra` into `host`, in the same wait) */
     int (*defer_end)(tn_call_t *cl, int *flags, const void *extra, void *host, size_t bytes);
+    /* the flags so far copied out behind the work queued until now, no wait
+     * (TCNLA_ERR_NOT_SUPPORTED: not deferring, or no such copy), and the
+     * wait for that copy alone */
+    int (*defer_mark)(tn_call_t *cl);
+    int (*defer_marked)(tn_call_t *cl, int *flags);
     int (*side_begin)(tn_call_t *cl);
     int (*side_end)(tn_call_t *cl);
     int (*side_join)(tn_call_t *cl);

@@ -244,6 +244,15 @@ int tn_defer_end(tn_call_t *cl, int *flags);
  * `host` in the same host synchronisation (outside tn_defer_begin / _end:
  * only those, flags all 0) */
 int tn_defer_end_read(tn_call_t *cl, int *flags, const void *extra, void *host, size_t bytes);
+/* The flags so far, read without ending deferral and without waiting for
+ * work queued after the mark: tn_defer_mark queues their copy (no wait;
+ * TCNLA_ERR_NOT_SUPPORTED outside tn_defer_begin / _end or on the CPU
+ * backend), tn_defer_marked waits for that copy only and returns them, so
+ * that the caller may queue the work that follows before it decides. One
+ * mark at a time; flags set after the mark are read by the next one or by
+ * tn_defer_end. */
+int tn_defer_mark(tn_call_t *cl);
+int tn_defer_marked(tn_call_t *cl, int *flags);
 /* hold = 1: the calls that follow check and wait as without deferral (a
  * product whose redo the caller would not run: RP-HOSVD's projections);
  * hold = 0: deferred again. A no-op outside tn_defer_begin / _end. */

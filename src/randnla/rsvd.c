@@ -254,6 +254,63 @@ static int orth_redo(tn_call_t *cl, const tcnla_rsvd_opts_t *o, const wsplit *ws
     return st;
 }
 
+/* A product of the range finder, described so that it can be queued
+ * where it is needed or ahead of the verdicts of the basis it reads
+ * (verdicts_behind): C = op(A) B (op: N or T), B an orthonormal basis
+ * (rows x l, trusted as such where tb) */
+typedef struct {
+    tcnla_gemm_method_t method;
+    tcnla_op_t ta;
+    int64_t m, n, k;
+    const float *A;
+    int64_t lda;
+    const float *B;
+    int64_t ldb, brows;
+    float *C;
+    int64_t ldc;
+    int tb;
+} rsvd_product;
+
+static int product_run(tn_call_t *cl, const rsvd_product *p) {
+    if (p->tb) tn_trust_basis(cl, p->B, (size_t)p->brows * (size_t)p->n);
+    return tn_sgemm(cl, p->method, p->ta, TCNLA_OP_N, p->m, p->n, p->k, 1.0f, p->A, p->lda, p->B,
+                    NULL, p->ldb, 0.0f, p->C, p->ldc);
+}
+
+/* early_verdicts after an accurate product's basis X (w: W's, else A's
+ * rows), with the product that reads X (next) queued before the host waits:
+ * the flags so far are copied out behind X's CholeskyQR (tn_defer_mark) and
+ * the host waits for that copy alone, so the GPU runs the product while the
+ * host decides, instead of waiting for the host's launches after the read.
+ * All clear: the product stands and deferral goes on (*ran 1). Otherwise
+ * early_verdicts decides as it does (the flags read again, with any the
+ * product set), X's orthonormalization is redone where it failed, and the
+ * product, which read a basis that failed its verdict (trusted all the
+ * same: its result is not used), is for the caller to run again (*ran 0).
+ * A redo then computes X's CholeskyQR afresh (the product took the
+ * workspace that kept its first pass). */
+static int verdicts_behind(tn_call_t *cl, const tcnla_rsvd_opts_t *o, const wsplit *ws, int w,
+                           int64_t rows, int64_t l, float *X, int *deferred,
+                           const rsvd_product *next, int *ran) {
+    *ran = 0;
+    int st = tn_defer_mark(cl);
+    if (st == TCNLA_SUCCESS) {
+        int fl[TN_DEFER_SLOTS], any = 0;
+        if ((st = product_run(cl, next)) != TCNLA_SUCCESS) return st;
+        if ((st = tn_defer_marked(cl, fl)) != TCNLA_SUCCESS) return st;
+        for (int i = 0; i < TN_DEFER_SLOTS; i++) any |= fl[i];
+        if (!any) {
+            *ran = 1;
+            return TCNLA_SUCCESS;
+        }
+    } else if (st != TCNLA_ERR_NOT_SUPPORTED) {
+        return st;
+    }
+    int orth_fail = 0;
+    if ((st = early_verdicts(cl, deferred, &orth_fail, NULL, NULL, 0)) != TCNLA_SUCCESS) return st;
+    return orth_fail ? orth_redo(cl, o, ws, w, rows, l, X, NULL) : TCNLA_SUCCESS;
+}
+
 /* A's check folded into the projection with its verdict still out
  * (*trust_pending 2, tn_gemm_trusting's *done 2, queued while verdicts are
  * deferred): read now (a wait). *redo 1 where it failed: A has then been
@@ -397,10 +454,22 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
      * whole accurate iteration filters it after that (tests/test_randnla.c
      * rsvd_first_power_product_fp16). */
     const int first16 = probes && o->power_iters >= 2 && pm != TCNLA_GEMM_FP16;
+    /* the products: W = A^T Q (power iterations: Q = Y; last: B^T), Y = A W */
+    const rsvd_product pw_t = {pm, T, n, l, m, A, lda, Y, m, m, W, n, tb};
+    const rsvd_product py = {pm, N, m, l, n, A, lda, W, n, n, Y, m, tb};
+    rsvd_product last_bt = pw_t, last_y = py;
+    last_bt.method = last_y.method = o->gemm_method;
+    int queued = 0; /* W = A^T Q already queued behind the last basis's verdicts */
+    int power_marked = 0;
     for (int it = 0; it < o->power_iters; it++) {
         const tcnla_gemm_method_t pw = it == 0 && first16 ? TCNLA_GEMM_FP16 : pm;
-        if (tb) tn_trust_basis(cl, Y, (size_t)m * (size_t)l);
-        TRYR(tn_sgemm(cl, pw, T, N, n, l, m, 1.0f, A, lda, Y, NULL, m, 0.0f, W, n));
+        const int pe_last = o->pass_efficient && it == o->power_iters - 1;
+        if (!queued) {
+            rsvd_product p = pw_t;
+            p.method = pw;
+            TRYR(product_run(cl, &p));
+        }
+        queued = 0;
         TRYR(w_orth(cl, o, ws, *deferred, n, l, W));
         /* Products accurate to FP32 (the tail below FP16's resolution) on A
          * of rank below l, or of values decaying past FP64's squared
@@ -409,34 +478,42 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
          * its rank): with them the verdicts are read after each
          * orthonormalization, so that a breakdown redoes only that one (its
          * input still in place) instead of everything, and the rest runs
-         * without deferral. FP16 products round A too, which keeps their
-         * results away from rank deficiency: not read after them. */
-        int orth_fail = 0;
+         * without deferral; the product that follows is queued before the
+         * host waits (verdicts_behind). FP16 products round A too, which
+         * keeps their results away from rank deficiency: not read after
+         * them. */
+        int ran = 0;
         if (pw != TCNLA_GEMM_FP16 && *deferred) {
-            TRYR(early_verdicts(cl, deferred, &orth_fail, NULL, NULL, 0));
-            if (orth_fail) TRYR(orth_redo(cl, o, ws, 1, n, l, W, NULL));
+            if (pe_last) {
+                TRYR(mark(h, tm, TCNLA_RSVD_STEP_POWER));
+                power_marked = 1;
+            }
+            TRYR(verdicts_behind(cl, o, ws, 1, n, l, W, deferred, pe_last ? &last_y : &py,
+                                 &ran));
         }
-        if (tb) tn_trust_basis(cl, W, (size_t)n * (size_t)l);
-        if (o->pass_efficient && it == o->power_iters - 1) {
+        if (pe_last) {
             /* the last product Y = A Z (Z = W orthonormal): A ~ Y Z^T */
-            TRYR(mark(h, tm, TCNLA_RSVD_STEP_POWER));
-            TRYR(tn_sgemm(cl, o->gemm_method, N, N, m, l, n, 1.0f, A, lda, W, NULL, n, 0.0f, Y,
-                          m));
+            if (!power_marked) TRYR(mark(h, tm, TCNLA_RSVD_STEP_POWER));
+            if (!ran) TRYR(product_run(cl, &last_y));
             tn_trust_basis(cl, NULL, 0);
             TRYR(mark(h, tm, TCNLA_RSVD_STEP_BT));
             return TCNLA_SUCCESS;
         }
-        TRYR(tn_sgemm(cl, pm, N, N, m, l, n, 1.0f, A, lda, W, NULL, n, 0.0f, Y, m));
+        if (!ran) TRYR(product_run(cl, &py));
         TRYR(orth_step(cl, o, *deferred, 1, m, l, Y, NULL));
         if (pm != TCNLA_GEMM_FP16 && *deferred) {
-            TRYR(early_verdicts(cl, deferred, &orth_fail, NULL, NULL, 0));
-            if (orth_fail) TRYR(orth_redo(cl, o, ws, 0, m, l, Y, NULL));
+            const int last = it == o->power_iters - 1;
+            if (last) {
+                TRYR(mark(h, tm, TCNLA_RSVD_STEP_POWER));
+                power_marked = 1;
+            }
+            TRYR(verdicts_behind(cl, o, ws, 0, m, l, Y, deferred, last ? &last_bt : &pw_t,
+                                 &queued));
         }
     }
-    TRYR(mark(h, tm, TCNLA_RSVD_STEP_POWER));
+    if (!power_marked) TRYR(mark(h, tm, TCNLA_RSVD_STEP_POWER));
     /* W = A^T Q = B^T */
-    if (tb) tn_trust_basis(cl, Y, (size_t)m * (size_t)l);
-    TRYR(tn_sgemm(cl, o->gemm_method, T, N, n, l, m, 1.0f, A, lda, Y, NULL, m, 0.0f, W, n));
+    if (!queued) TRYR(product_run(cl, &last_bt));
     tn_trust_basis(cl, NULL, 0);
     TRYR(ws->on ? w_scatter(cl, ws, n, l, W) : tn_dist_sum(cl, W, n * l, TN_DT_F32));
     TRYR(mark(h, tm, TCNLA_RSVD_STEP_BT));

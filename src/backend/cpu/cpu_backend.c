@@ -130,6 +130,14 @@ static int cpu_defer_end(tn_call_t *cl, int *flags, const void *extra, void *hos
     return TCNLA_SUCCESS;
 }
 
+static int cpu_defer_mark(tn_call_t *cl) { return (void)cl, TCNLA_ERR_NOT_SUPPORTED; }
+
+static int cpu_defer_marked(tn_call_t *cl, int *flags) {
+    (void)cl;
+    memset(flags, 0, sizeof(int) * TN_DEFER_SLOTS);
+    return TCNLA_ERR_NOT_SUPPORTED;
+}
+
 static int cpu_side(tn_call_t *cl) { return (void)cl, TCNLA_SUCCESS; }
 
 const tn_backend_ops tn_cpu_ops = {
@@ -174,6 +182,8 @@ const tn_backend_ops tn_cpu_ops = {
     .hosvd_fused = cpu_hosvd_fused,
     .defer_begin = cpu_defer_begin,
     .defer_end = cpu_defer_end,
+    .defer_mark = cpu_defer_mark,
+    .defer_marked = cpu_defer_marked,
     .side_begin = cpu_side,
     .side_end = cpu_side,
     .side_join = cpu_side,

@@ -42,6 +42,8 @@ static void ctx_release(struct tn_cuda_ctx *c) {
     if (c->defer_mem) cudaFree(c->defer_mem);
     if (c->pinned) cudaFreeHost(c->pinned);
     if (c->late_pinned) cudaFreeHost(c->late_pinned);
+    if (c->mark_pinned) cudaFreeHost(c->mark_pinned);
+    if (c->ev_mark) cudaEventDestroy(c->ev_mark);
     if (c->cusolver) cusolverDnDestroy(c->cusolver);
     if (c->cublas) cublasDestroy(c->cublas);
     if (c->own_stream) cudaStreamDestroy(c->own_stream);
@@ -386,6 +388,39 @@ int tn_cuda_defer_end(tn_call_t *cl, int *flags, const void *extra, void *host, 
         c->defer_zero = !any;
     }
     return st;
+}
+
+int tn_cuda_defer_mark(tn_call_t *cl) {
+    struct tn_cuda_ctx *c = cl->h->cuda;
+    if (!cl->defer) return TCNLA_ERR_NOT_SUPPORTED;
+    cudaError_t e = cudaSuccess;
+    if (!c->mark_pinned &&
+        (e = cudaMallocHost((void **)&c->mark_pinned, sizeof(int) * TN_DEFER_SLOTS)) !=
+            cudaSuccess) {
+        c->mark_pinned = NULL;
+        return tn_cuda_err(e);
+    }
+    if (!c->ev_mark && (e = cudaEventCreateWithFlags(&c->ev_mark, cudaEventDisableTiming)) !=
+                           cudaSuccess) {
+        c->ev_mark = NULL;
+        return tn_cuda_err(e);
+    }
+    e = cudaMemcpyAsync(c->mark_pinned, c->defer_mem, sizeof(int) * TN_DEFER_SLOTS,
+                        cudaMemcpyDeviceToHost, c->stream);
+    if (e == cudaSuccess) e = cudaEventRecord(c->ev_mark, c->stream);
+    return tn_cuda_err(e);
+}
+
+int tn_cuda_defer_marked(tn_call_t *cl, int *flags) {
+    struct tn_cuda_ctx *c = cl->h->cuda;
+    memset(flags, 0, sizeof(int) * TN_DEFER_SLOTS);
+    if (!c->ev_mark || !c->mark_pinned) return TCNLA_ERR_INTERNAL;
+    const cudaError_t e = cudaEventSynchronize(c->ev_mark);
+    if (e != cudaSuccess) return tn_cuda_err(e);
+    memcpy(flags, c->mark_pinned, sizeof(int) * TN_DEFER_SLOTS);
+    if (c->mark_fault) flags[TN_DEFER_ORTH] |= 1;
+    c->marks++;
+    return TCNLA_SUCCESS;
 }
 
 int tn_cuda_read_back(struct tn_cuda_ctx *c, const tn_cuda_read_t *r, int n) {

@@ -2423,3 +2423,69 @@ TEST(gpu_rsvd_power_shgemm_deep_decay) {
     free(sig), free(A), free(U), free(VT), free(S);
     tcnla_destroy(g);
 }
+
+/* The accurate power iterations read their bases' deferred verdicts with
+ * the next product already queued (rsvd.c verdicts_behind: the flags copied
+ * out behind the CholeskyQR, the product, then the wait for that copy
+ * alone). On the deep decay above (SHGEMM_FP16 power iterations, q = 2:
+ * three such reads), against the same call waiting for every verdict (the
+ * tuning's defer = 0) and against the same call told by the test hook
+ * mark_fault that every read found a failed verdict (the path of a
+ * failure: the verdicts read again in full, and the queued product, which
+ * read the basis, run again): the same bits all three. */
+TEST(gpu_rsvd_verdicts_behind_product) {
+    tcnla_handle_t g = gt_gpu();
+    if (!g) SKIP("no GPU");
+    const int64_t m = 4096, n = 2048, k = 128, p = 10, r = 4 * k + 64;
+    const int hopper = g->cuda->cc_major == 9 && g->cuda->cc_minor == 0;
+    if (hopper) GT_TUNE(g, sm90_f16, 1);
+    double *sig = calloc((size_t)n, sizeof(double));
+    float *A = malloc(sizeof(float) * (size_t)(m * n)), *U[3], *VT[3], *S[3];
+    REQUIRE(sig && A);
+    for (int j = 0; j < 3; j++) {
+        U[j] = malloc(sizeof(float) * (size_t)(m * k)), VT[j] = malloc(sizeof(float) * (size_t)(k * n));
+        S[j] = malloc(sizeof(float) * (size_t)k);
+        REQUIRE(U[j] && VT[j] && S[j]);
+    }
+    for (int64_t i = 0; i < r; i++) sig[i] = pow(10.0, -8.0 * (double)i / (double)k);
+    REQUIRE(tn_testmat_svd_fast(m, n, r, sig, 11, A, m) == 0);
+    float *dA = gt_to_dev(g, A, (size_t)(m * n)), *dU = gt_to_dev(g, NULL, (size_t)(m * k)),
+          *dVT = gt_to_dev(g, NULL, (size_t)(k * n)), *dS = gt_to_dev(g, NULL, (size_t)k);
+    REQUIRE(dA && dU && dVT && dS);
+    unsigned marks[3] = {0, 0, 0};
+    tcnla_gemm_method_t pw = TCNLA_GEMM_DEFAULT;
+    for (int j = 0; j < 3; j++) { /* 0 as in use, 1 every read told of a failure, 2 waiting */
+        tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
+        o.rank = k, o.oversampling = p, o.power_iters = 2;
+        tcnla_info_t info;
+        o.info = &info;
+        GT_TUNE(g, defer, j != 2);
+        g->cuda->mark_fault = j == 1;
+        const unsigned before = g->cuda->marks;
+        CHECK_EQ_INT(tcnla_rsvd(g, &o, m, n, dA, m, dU, m, dS, dVT, k), 0);
+        marks[j] = g->cuda->marks - before;
+        g->cuda->mark_fault = 0;
+        GT_TUNE(g, defer, 1);
+        if (j == 0) pw = info.power_method;
+        gt_to_host(g, U[j], dU, (size_t)(m * k)), gt_to_host(g, VT[j], dVT, (size_t)(k * n));
+        gt_to_host(g, S[j], dS, (size_t)k);
+    }
+    printf("    power iterations %s; verdicts read behind the next product: %u, %u (told of "
+           "failures), %u (waiting)\n",
+           tcnla_gemm_method_name(pw), marks[0], marks[1], marks[2]);
+    CHECK(pw == TCNLA_GEMM_SHGEMM_FP16);
+    CHECK_EQ_INT((int)marks[0], 3); /* after W's basis (iteration 2), Y's (both) */
+    CHECK_EQ_INT((int)marks[1], 3);
+    CHECK_EQ_INT((int)marks[2], 0);
+    for (int j = 1; j < 3; j++) {
+        CHECK_MSG(memcmp(S[0], S[j], sizeof(float) * (size_t)k) == 0, "run %d: S differs", j);
+        CHECK_MSG(memcmp(U[0], U[j], sizeof(float) * (size_t)(m * k)) == 0, "run %d: U differs", j);
+        CHECK_MSG(memcmp(VT[0], VT[j], sizeof(float) * (size_t)(k * n)) == 0, "run %d: VT differs",
+                  j);
+    }
+    if (hopper) GT_TUNE(g, sm90_f16, TCNLA_TUNING_AUTO);
+    tcnla_free(g, dA), tcnla_free(g, dU), tcnla_free(g, dVT), tcnla_free(g, dS);
+    for (int j = 0; j < 3; j++) free(U[j]), free(VT[j]), free(S[j]);
+    free(sig), free(A);
+    tcnla_destroy(g);
+}

@@ -69,6 +69,15 @@ struct tn_cuda_ctx {
      * tn_cuda_defer_begin need not clear them */
     int *defer_mem;
     int defer_zero;
+    /* tn_cuda_defer_mark's copy of them (pinned, TN_DEFER_SLOTS ints) and
+     * the event recorded behind it; created on first use */
+    int *mark_pinned;
+    cudaEvent_t ev_mark;
+    /* (tests only; 0 in use) 1: tn_cuda_defer_marked reports an
+     * orthonormalization's flag as set, whatever the device holds, so that
+     * its caller takes the path of a failed verdict */
+    int mark_fault;
+    unsigned marks; /* tn_cuda_defer_marked's reads (tests) */
     /* the last deferred single-pass CholeskyQR (cholqr64, orth_cuda.c): its
      * input Y (m x n, ld ldy) and the workspace that still holds its
      * factor, Q in FP64 and its verdict's inputs; valid until the
@@ -145,6 +154,8 @@ int tn_cuda_side_join(tn_call_t *cl);
 int tn_cuda_side_fill_blocks(tn_call_t *cl);
 int tn_cuda_defer_begin(tn_call_t *cl);
 int tn_cuda_defer_end(tn_call_t *cl, int *flags, const void *extra, void *host, size_t bytes);
+int tn_cuda_defer_mark(tn_call_t *cl);
+int tn_cuda_defer_marked(tn_call_t *cl, int *flags);
 void tn_cuda_defer_hold(tn_call_t *cl, int hold);
 int tn_cuda_orthonormalize_deferred(tn_call_t *cl, tcnla_orth_t method, int64_t m, int64_t n,
                                      float *Y, int64_t ldy, int slot);
