@@ -370,6 +370,7 @@ static __device__ __forceinline__ void tridiag_body(const int NS, const int MR, 
 #endif
 SY_KERNEL(tridiag5_kernel, 5, 3, 3)
 SY_KERNEL(tridiag7_kernel, 7, 3, 3)
+SY_KERNEL(tridiag5r2_kernel, 5, 2, 2)
 SY_KERNEL(tridiag9_kernel, 9, 3, 3)
 SY_KERNEL(tridiag12_kernel, 12, 3, 3)
 SY_KERNEL(tridiag14_kernel, 14, 4, 2)
@@ -381,6 +382,16 @@ static int tridiag_ns(int n) {
     return n <= 32 * 5 ? 5 : n <= 32 * 7 ? 7 : n <= 32 * 9 ? 9 : n <= 32 * 12 ? 12 : 14;
 }
 static int tridiag_mr(int ns) { return ns == 14 ? 4 : 3; }
+/* Where a block's rows fit two per warp, the kernel of 5 slots (n <= 160,
+ * C = 16) takes them two at a time: each step's row loop then carries two
+ * rows' loads, updates and reductions instead of three, the third empty in
+ * most warps (the same operations per element, the same bits). H100,
+ * bench_fixed_costs' tn_cu_syev_fast: 248 against 263 us at n = 137, 292
+ * against 308 at 160; 7 slots two rows at a time measured slower (428-430
+ * against 421-424 us at 200). */
+static int tridiag_two_rows(int n, int ns, int C) {
+    return ns == 5 && (n + C - 1) / C <= 2 * (SY_THREADS / 32);
+}
 
 /* ------------------------------------------------------------- bisection */
 /* T's Gershgorin interval [*gl, *gu] widened as dstebz does, its norm and
@@ -1030,12 +1041,15 @@ extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, d
         : ns == 9  ? tridiag9_kernel
         : ns == 12 ? tridiag12_kernel
                    : tridiag14_kernel;
-    if (!err)
-        err = cudaFuncSetAttribute(tridiag_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   (int)smem);
-    if (!err)
-        err = cudaFuncSetAttribute(tridiag_kernel,
-                                   cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    void (*tridiag_r2)(int, const double *, long long, int, double *, double *, double *,
+                       double *) = tridiag5r2_kernel;
+    for (int i = 0; i < 2 && !err; i++) {
+        void (*kf)(int, const double *, long long, int, double *, double *, double *, double *) =
+            i ? tridiag_r2 : tridiag_kernel;
+        if (i && !tridiag_two_rows(n, ns, C)) break;
+        err = cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        if (!err) err = cudaFuncSetAttribute(kf, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+    }
     if (err) return (int)err;
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[1];
@@ -1053,7 +1067,8 @@ extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, d
         if (cfg.dynamicSmemBytes > smem_optin ||
             (n + c - 1) / c > tridiag_mr(ns) * (SY_THREADS / 32))
             break; /* (or a block's rows beyond its warps' registers) */
-        err = cudaLaunchKernelEx(&cfg, tridiag_kernel, n, G, (long long)ldg, upper, d, e, V, tau);
+        err = cudaLaunchKernelEx(&cfg, tridiag_two_rows(n, ns, c) ? tridiag_r2 : tridiag_kernel, n,
+                                 G, (long long)ldg, upper, d, e, V, tau);
         if (!err) break;
         (void)cudaGetLastError();
     }
