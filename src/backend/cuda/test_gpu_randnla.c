@@ -2330,6 +2330,25 @@ static double residual_cols(const float *A, int64_t m, int64_t n, const float *U
     return sqrt(num / den);
 }
 
+/* The power iterations' tests below: A 4096 x 2048 (PW_M x PW_N), rank PW_K
+ * = 128, s_i = 10^(-decades i / PW_K) for i < PW_R = 4 PW_K + 64 (else 0),
+ * A = U diag(s) V^T from seed, into sig (PW_N) and A; 0 on success. On
+ * Hopper the tuning's sm90_f16 = 1 (FP16 in place at this size, which the
+ * precision rule's probes need): pw_hopper says whether it set it. */
+#define PW_M 4096
+#define PW_N 2048
+#define PW_K 128
+#define PW_R (4 * PW_K + 64)
+static int pw_matrix(double decades, int seed, double *sig, float *A) {
+    for (int64_t i = 0; i < PW_R; i++) sig[i] = pow(10.0, -decades * (double)i / (double)PW_K);
+    return tn_testmat_svd_fast(PW_M, PW_N, PW_R, sig, seed, A, PW_M);
+}
+static int pw_hopper(tcnla_handle_t g) {
+    const int hopper = g->cuda->cc_major == 9 && g->cuda->cc_minor == 0;
+    if (hopper) GT_TUNE(g, sm90_f16, 1);
+    return hopper;
+}
+
 /* The defaults' power iterations on a tail below FP16's resolution:
  * SHGEMM_FP16 (only the basis rounded to FP16), with TCEC's residual
  * (tests/test_randnla.c rsvd_power_shgemm_as_accurate_as_tcec: the same
@@ -2345,9 +2364,8 @@ static double residual_cols(const float *A, int64_t m, int64_t n, const float *U
 TEST(gpu_rsvd_power_shgemm_deep_decay) {
     tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
-    const int64_t m = 4096, n = 2048, k = 128, p = 10, r = 4 * k + 64;
-    const int hopper = g->cuda->cc_major == 9 && g->cuda->cc_minor == 0;
-    if (hopper) GT_TUNE(g, sm90_f16, 1);
+    const int64_t m = PW_M, n = PW_N, k = PW_K, p = 10;
+    const int hopper = pw_hopper(g);
     double *sig = calloc((size_t)n, sizeof(double));
     float *A = malloc(sizeof(float) * (size_t)(m * n)), *U = malloc(sizeof(float) * (size_t)(m * k)),
           *VT = malloc(sizeof(float) * (size_t)(k * n)), *S = malloc(sizeof(float) * (size_t)k);
@@ -2356,9 +2374,7 @@ TEST(gpu_rsvd_power_shgemm_deep_decay) {
           *dVT = gt_to_dev(g, NULL, (size_t)(k * n)), *dS = gt_to_dev(g, NULL, (size_t)k);
     REQUIRE(dA && dU && dVT && dS);
     for (int c = 0; c < (hopper ? 2 : 1); c++) { /* 0 deep decay, 1 easy */
-        for (int64_t i = 0; i < r; i++)
-            sig[i] = pow(10.0, (c ? -2.0 : -8.0) * (double)i / (double)k);
-        REQUIRE(tn_testmat_svd_fast(m, n, r, sig, 11 + c, A, m) == 0);
+        REQUIRE(pw_matrix(c ? 2.0 : 8.0, 11 + c, sig, A) == 0);
         tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)(m * n), TCNLA_MEMCPY_HOST_TO_HANDLE);
         /* v: 0 the defaults, 1 SHGEMM_FP16, 2 TCEC_FP16, 3 FP16 power
          * iterations, 4 the defaults with the projection in TCEC_FP16 */
@@ -2436,9 +2452,8 @@ TEST(gpu_rsvd_power_shgemm_deep_decay) {
 TEST(gpu_rsvd_verdicts_behind_product) {
     tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
-    const int64_t m = 4096, n = 2048, k = 128, p = 10, r = 4 * k + 64;
-    const int hopper = g->cuda->cc_major == 9 && g->cuda->cc_minor == 0;
-    if (hopper) GT_TUNE(g, sm90_f16, 1);
+    const int64_t m = PW_M, n = PW_N, k = PW_K;
+    const int hopper = pw_hopper(g);
     double *sig = calloc((size_t)n, sizeof(double));
     float *A = malloc(sizeof(float) * (size_t)(m * n)), *U[3], *VT[3], *S[3];
     REQUIRE(sig && A);
@@ -2447,8 +2462,7 @@ TEST(gpu_rsvd_verdicts_behind_product) {
         S[j] = malloc(sizeof(float) * (size_t)k);
         REQUIRE(U[j] && VT[j] && S[j]);
     }
-    for (int64_t i = 0; i < r; i++) sig[i] = pow(10.0, -8.0 * (double)i / (double)k);
-    REQUIRE(tn_testmat_svd_fast(m, n, r, sig, 11, A, m) == 0);
+    REQUIRE(pw_matrix(8.0, 11, sig, A) == 0);
     float *dA = gt_to_dev(g, A, (size_t)(m * n)), *dU = gt_to_dev(g, NULL, (size_t)(m * k)),
           *dVT = gt_to_dev(g, NULL, (size_t)(k * n)), *dS = gt_to_dev(g, NULL, (size_t)k);
     REQUIRE(dA && dU && dVT && dS);
@@ -2456,7 +2470,7 @@ TEST(gpu_rsvd_verdicts_behind_product) {
     tcnla_gemm_method_t pw = TCNLA_GEMM_DEFAULT;
     for (int j = 0; j < 3; j++) { /* 0 as in use, 1 every read told of a failure, 2 waiting */
         tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
-        o.rank = k, o.oversampling = p, o.power_iters = 2;
+        o.rank = k, o.oversampling = 10, o.power_iters = 2;
         tcnla_info_t info;
         o.info = &info;
         GT_TUNE(g, defer, j != 2);
