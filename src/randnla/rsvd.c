@@ -293,8 +293,8 @@ static int verdicts_behind(tn_call_t *cl, const tcnla_rsvd_opts_t *o, const wspl
                            int64_t rows, int64_t l, float *X, int *deferred,
                            const rsvd_product *next, int *ran) {
     *ran = 0;
-    int st = tn_defer_mark(cl);
-    if (st == TCNLA_SUCCESS) {
+    int st;
+    if (tn_defer_mark(cl) == TCNLA_SUCCESS) { /* (else the full read below says what failed) */
         int fl[TN_DEFER_SLOTS], any = 0;
         if ((st = product_run(cl, next)) != TCNLA_SUCCESS) return st;
         if ((st = tn_defer_marked(cl, fl)) != TCNLA_SUCCESS) return st;
@@ -303,8 +303,6 @@ static int verdicts_behind(tn_call_t *cl, const tcnla_rsvd_opts_t *o, const wspl
             *ran = 1;
             return TCNLA_SUCCESS;
         }
-    } else if (st != TCNLA_ERR_NOT_SUPPORTED) {
-        return st;
     }
     int orth_fail = 0;
     if ((st = early_verdicts(cl, deferred, &orth_fail, NULL, NULL, 0)) != TCNLA_SUCCESS) return st;
