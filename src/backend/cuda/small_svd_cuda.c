@@ -681,6 +681,18 @@ static int defl_fill(struct tn_cuda_ctx *c, int l, int b, double *X, const doubl
     return st;
 }
 
+/* X_b <- T (l x bt, ld l), lam_b <- mu (bt): a level's X_b Z and values
+ * into the level-ordered X and lam (defl_levels) */
+static int defl_copy_back(struct tn_cuda_ctx *c, int l, int bt, double *X, double *lam,
+                          const double *T, const double *mu) {
+    int st = tn_cuda_err(cudaMemcpyAsync(X, T, sizeof(double) * (size_t)l * bt,
+                                         cudaMemcpyDeviceToDevice, c->stream));
+    if (!st)
+        st = tn_cuda_err(cudaMemcpyAsync(lam, mu, sizeof(double) * (size_t)bt,
+                                         cudaMemcpyDeviceToDevice, c->stream));
+    return st;
+}
+
 /* Doubles of defl_levels' workspace for l: G_b, T (l x l each), mu (l). */
 static size_t defl_ws(int64_t l) { return 2 * (size_t)l * (size_t)l + (size_t)l + 8; }
 
@@ -752,11 +764,7 @@ static int defl_levels(tcnla_handle_t h, int trans, int64_t m, int l, int64_t k,
         b -= t, taken += t;
         if (taken >= k || b == 0) break;
         if (bt) { /* X_b <- X_b Z, lam_b <- mu: the next level starts from them */
-            st = tn_cuda_err(cudaMemcpyAsync(X, T, sizeof(double) * (size_t)l * bt,
-                                             cudaMemcpyDeviceToDevice, c->stream));
-            if (!st)
-                st = tn_cuda_err(cudaMemcpyAsync(lam, mu, sizeof(double) * (size_t)bt,
-                                                 cudaMemcpyDeviceToDevice, c->stream));
+            st = defl_copy_back(c, l, bt, X, lam, T, mu);
             bt = 0;
             if (st) break;
         }
@@ -773,12 +781,7 @@ static int defl_levels(tcnla_handle_t h, int trans, int64_t m, int l, int64_t k,
             st = tn_cuda_err((cudaError_t)tn_cu_defl_merge(l, taken, &runs, X, lam, T, mu, bt, Xo,
                                                            lo, c->stream));
         } else { /* (values interleaved across levels: each run one copy) */
-            if (bt)
-                st = tn_cuda_err(cudaMemcpyAsync(X, T, sizeof(double) * (size_t)l * bt,
-                                                 cudaMemcpyDeviceToDevice, c->stream));
-            if (!st && bt)
-                st = tn_cuda_err(cudaMemcpyAsync(lam, mu, sizeof(double) * (size_t)bt,
-                                                 cudaMemcpyDeviceToDevice, c->stream));
+            if (bt) st = defl_copy_back(c, l, bt, X, lam, T, mu);
             for (int j0 = 0, j1; j0 < taken && !st; j0 = j1 + 1) {
                 for (j1 = j0; j1 + 1 < taken && perm[j1 + 1] == perm[j1] - 1;) j1++;
                 const size_t nc = (size_t)(j1 - j0 + 1), src = (size_t)perm[j1],

@@ -1041,15 +1041,6 @@ extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, d
         : ns == 9  ? tridiag9_kernel
         : ns == 12 ? tridiag12_kernel
                    : tridiag14_kernel;
-    void (*tridiag_r2)(int, const double *, long long, int, double *, double *, double *,
-                       double *) = tridiag5r2_kernel;
-    for (int i = 0; i < 2 && !err; i++) {
-        void (*kf)(int, const double *, long long, int, double *, double *, double *, double *) =
-            i ? tridiag_r2 : tridiag_kernel;
-        if (i && !tridiag_two_rows(n, ns, C)) break;
-        err = cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
-        if (!err) err = cudaFuncSetAttribute(kf, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
-    }
     if (err) return (int)err;
     cudaLaunchConfig_t cfg = {};
     cudaLaunchAttribute at[1];
@@ -1067,8 +1058,12 @@ extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, d
         if (cfg.dynamicSmemBytes > smem_optin ||
             (n + c - 1) / c > tridiag_mr(ns) * (SY_THREADS / 32))
             break; /* (or a block's rows beyond its warps' registers) */
-        err = cudaLaunchKernelEx(&cfg, tridiag_two_rows(n, ns, c) ? tridiag_r2 : tridiag_kernel, n,
-                                 G, (long long)ldg, upper, d, e, V, tau);
+        void (*kf)(int, const double *, long long, int, double *, double *, double *, double *) =
+            tridiag_two_rows(n, ns, c) ? tridiag5r2_kernel : tridiag_kernel;
+        err = cudaFuncSetAttribute(kf, cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
+        if (!err) err = cudaFuncSetAttribute(kf, cudaFuncAttributeNonPortableClusterSizeAllowed, 1);
+        if (err) return (int)err;
+        err = cudaLaunchKernelEx(&cfg, kf, n, G, (long long)ldg, upper, d, e, V, tau);
         if (!err) break;
         (void)cudaGetLastError();
     }
