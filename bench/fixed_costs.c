@@ -26,8 +26,13 @@
  *           on Hopper's FP64 Tensor Cores from the FP32 Y ("gram_dmma_f32"
  *           with the partials' sum, "trmm_dmma_f32": Y R^-1 in place) and
  *           the FP64 path's cuBLAS steps ("widen_f64", "gram_dgemm_batched"
- *           with the sum, "dtrmm", "narrow_f32"), and the Gram partials
- *           from the widened Y ("gram_dmma_f64", as the small SVD's);
+ *           with the sum, "dtrmm", "narrow_f32"), the Gram partials
+ *           from the widened Y ("gram_dmma_f64"), and the small SVD's
+ *           products from W = Y: V^T = (W X)^T, n - 10 columns of X, from
+ *           the FP32 W rounded to FP32 ("vt_dmma_f32") or in FP64
+ *           ("vt_dmma_f64") and by cuBLAS from the widened W ("vt_dgemm"),
+ *           and a deflation level's Y_b = W X_b, n / 2 + 4 columns, in FP64
+ *           ("yb_dmma_f64", "yb_dgemm");
  *   syev    tn_cu_syev_fast (syev_kernels.cu: tridiagonalization,
  *           bisection with Q, twisted vectors) on the Gram matrix of a
  *           2n x n Gaussian Y whose column j is scaled by 10^(-4 j / n),
@@ -281,8 +286,12 @@ static void bench_cholqr(tcnla_handle_t h, int64_t m, int64_t n, int reps) {
     const double one = 1.0, zero = 0.0;
     const int dm = tn_cu_dmma_ok(tn_cuda_cc(c)) && n <= TN_DMMA_GEMM_MAX;
     CHK(tn_cu_convert(TN_CONV_F32_TO_F64, dY0, m, dW, m, m, n, NULL, s), "widen");
-    for (int step = 0; step < 7; step++) {
-        if ((step < 2 || step == 6) && !dm) continue;
+    /* the small SVD's products from W (m x n): V^T (k = n - 10 columns of
+     * X / s) and a deflation level's Y_b (b = n / 2 + 4 columns) */
+    const int kv = n > 10 ? (int)n - 10 : (int)n;
+    const int kb = (int)n / 2 + 4 < n ? (int)n / 2 + 4 : (int)n;
+    for (int step = 0; step < 12; step++) {
+        if ((step < 2 || step == 6 || step == 7 || step == 8 || step == 10) && !dm) continue;
         for (int r = -3; r < reps; r++) {
             CHK(cudaEventRecord(e0, s), "event");
             switch (step) {
@@ -313,9 +322,28 @@ static void bench_cholqr(tcnla_handle_t h, int64_t m, int64_t n, int reps) {
             case 5:
                 CHK(tn_cu_convert(TN_CONV_F64_TO_F32, dQ, m, dY, m, m, n, NULL, s), "narrow");
                 break;
-            default: /* Gram partials from FP64 (the small SVD's), summed */
+            case 6: /* Gram partials from FP64, summed */
                 CHK(tn_cu_gram_dmma(dW, 1, m, m, n, nslab, dP, s), "gram_dmma");
                 CHK(tn_cu_gram_reduce(dP, nslab, n, dG, NULL, NULL, 0, s), "gram_reduce");
+                break;
+            case 7: /* V^T = (W X)^T from the FP32 W, FP32 out */
+                CHK(tn_cu_gemm_dmma(dY0, m, m, n, kv, dI, n, 0, dY, kv, 1, NULL, s), "gemm_dmma");
+                break;
+            case 8: /* the same in FP64 */
+                CHK(tn_cu_gemm_dmma64(dY0, m, m, n, kv, dI, n, dQ, kv, 1, s), "gemm_dmma64");
+                break;
+            case 9: /* the same by cuBLAS from the widened W */
+                CHK(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_T, kv, (int)m, (int)n, &one, dI,
+                                (int)n, dW, (int)m, &zero, dQ, kv),
+                    "dgemm");
+                break;
+            case 10: /* Y_b = W X_b from the FP32 W, FP64 out */
+                CHK(tn_cu_gemm_dmma64(dY0, m, m, n, kb, dI, n, dQ, m, 0, s), "gemm_dmma64");
+                break;
+            default: /* the same by cuBLAS from the widened W */
+                CHK(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, (int)m, kb, (int)n, &one, dW,
+                                (int)m, dI, (int)n, &zero, dQ, (int)m),
+                    "dgemm");
             }
             CHK(cudaEventRecord(e1, s), "event");
             CHK(cudaEventSynchronize(e1), "event");
@@ -323,7 +351,8 @@ static void bench_cholqr(tcnla_handle_t h, int64_t m, int64_t n, int reps) {
         }
         static const char *names[] = {"gram_dmma_f32", "trmm_dmma_f32", "widen_f64",
                                       "gram_dgemm_batched", "dtrmm", "narrow_f32",
-                                      "gram_dmma_f64"};
+                                      "gram_dmma_f64", "vt_dmma_f32", "vt_dmma_f64",
+                                      "vt_dgemm", "yb_dmma_f64", "yb_dgemm"};
         row("cholqr_step", names[step], m, n, median_us(t, reps), 0.0, reps, "");
     }
     tcnla_free(h, dW), tcnla_free(h, dQ), tcnla_free(h, dP), tcnla_free(h, dG);

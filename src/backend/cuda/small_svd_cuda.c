@@ -698,7 +698,10 @@ static size_t defl_ws(int64_t l) { return 2 * (size_t)l * (size_t)l + (size_t)l 
 
 /* The levels after the first on M (m x l, FP64): M = Md^T (Md l x l, ld l,
  * m = l) where trans (the R form), else M = Md (m x l, ld m: W, whose level
- * Gram matrices tn_cuda_gram64 forms with the slab partials P). X (l x l,
+ * Gram matrices tn_cuda_gram64 forms with the slab partials P), or where Mf
+ * is not NULL M = Mf (FP32 W itself, ld ldf; Md unused), Y_b on the FP64
+ * Tensor Cores (tn_cu_gemm_dmma64: W's entries exact in FP64, FP64 sums as
+ * the DGEMM's). X (l x l,
  * ld l: level 1's eigenvectors), lam (device) and hlam (host: level 1's
  * eigenvalues, ascending, finite, lam_1 > 0) are updated level by level:
  * Y_b = M X_b (Y: m x l doubles), G_b = Y_b^T Y_b = Z diag(mu) Z^T
@@ -713,7 +716,8 @@ static size_t defl_ws(int64_t l) { return 2 * (size_t)l * (size_t)l + (size_t)l 
  * Inf, the eigensolver failed), or an error; c->ssvd.levels / taken /
  * filled say what ran. */
 static int defl_levels(tcnla_handle_t h, int trans, int64_t m, int l, int64_t k,
-                       const double *Md, double *X, double *lam, double *hlam, double *Y,
+                       const double *Md, const float *Mf, int64_t ldf, double *X, double *lam,
+                       double *hlam, double *Y,
                        double *P, double *ws, double *ew, int lwork, int *dinfo, double *Xo,
                        double *lo, int fill) {
     struct tn_cuda_ctx *c = h->cuda;
@@ -734,6 +738,9 @@ static int defl_levels(tcnla_handle_t h, int trans, int64_t m, int l, int64_t k,
             if (trans) /* Y_b = Md^T X_b, G_b = Y_b^T Y_b (upper) */
                 st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_N, l, b, l, &one,
                                               Md, l, X, l, &zero, Y, l));
+            else if (Mf)
+                st = tn_cuda_err((cudaError_t)tn_cu_gemm_dmma64(Mf, ldf, m, l, b, X, l, Y, m, 0,
+                                                                c->stream));
             else
                 st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, im, b, l, &one,
                                               Md, im, X, l, &zero, Y, im));
@@ -844,8 +851,8 @@ static int defl_path(tcnla_handle_t h, int64_t l, int64_t k, float *Uk, float *V
     int st = tn_cuda_err(cudaMemcpyAsync(Xd, X, sizeof(double) * ll, cudaMemcpyDeviceToDevice,
                                          c->stream));
     if (!st)
-        st = defl_levels(h, 1, l, n, k, Rd, Xd, lam, hlam, Y, NULL, lws, ew, lwork, dinfo, Xo, lo,
-                         0);
+        st = defl_levels(h, 1, l, n, k, Rd, NULL, 0, Xd, lam, hlam, Y, NULL, lws, ew, lwork,
+                         dinfo, Xo, lo, 0);
     if (!st)
         st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(Xo, lo, l, k, scale_vk, Vs, Vk, Sk,
                                                        c->stream));
@@ -948,10 +955,11 @@ static int jacobi_path(tcnla_handle_t h, int64_t l, int64_t k, const double *Rd,
 
 /* The last step of the randomized SVD from W = B^T = A^T Q (n x l) without
  * W's QR (tn_cuda_svd_from_gram in internal.h): the eigensolution of the
- * Gram matrix G = W^T W = X diag(lam) X^T in FP64 (W widened once, the Gram
- * product of CholeskyQR, tn_cuda_gram64, then syevd), s = sqrt(lam),
+ * Gram matrix G = W^T W = X diag(lam) X^T in FP64 (on Hopper's FP64 Tensor
+ * Cores from W itself, else W widened once and the Gram product of
+ * CholeskyQR, tn_cuda_gram64; then eig_solve), s = sqrt(lam),
  * Xk = X(:, 1:k) (FP32, for U = Q Xk), and V^T = diag(1 / s) Xk^T W^T as
- * one DGEMM on the widened W, rounded to FP32 once. The QR path it
+ * one FP64 product, rounded to FP32 once. The QR path it
  * replaces, W = Qw R then the eigensolution of R R^T (eig_path above), has
  * the same conditioning (R^T R = G): errors of about eps64 (s_1 / s_i)^2 in
  * s_i and in V's orthogonality, hence the same threshold, s_k >= 1e-4 s_1.
@@ -1011,11 +1019,10 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
            *ew = lws + (defl ? defl_ws(l) : 0), *X = NULL;
     int *dinfo = (int *)(ew + ews), xok = 0;
     /* On Hopper's FP64 Tensor Cores from W itself (kernels/cholqr_dmma.cu):
-     * the Gram partials, and V^T where no level follows; W widened only
-     * where the deflated path needs it (H100, 16384 x 266: the Gram 72 us
-     * against 24 + 76 for the widening and the DGEMMs) */
+     * the Gram partials, V^T, and the deflated path's Y_b, without
+     * widening W (H100, 16384 x 266: the Gram 72 us against 24 + 76 for the
+     * widening and the DGEMMs) */
     const int dm = tn_cuda_dmma_cols(c, l);
-    int wide = !dm;
     if (dm) {
         st = tn_cuda_err((cudaError_t)tn_cu_gram_dmma(W, 0, ldw, n, l, nslab, P, c->stream));
         if (!st)
@@ -1038,16 +1045,12 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
     const int deflating = st == TN_GRAM_NOT_TAKEN && defl && xok;
     if (deflating) { /* the levels after the first, Y_b in V^T's place */
         c->ssvd.defl_refused = 0;
-        if (!wide)
-            st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, W, ldw, Ww, n, n, l,
-                                                        NULL, c->stream));
-        wide = 1;
+        st = tn_cuda_err(cudaMemcpyAsync(Xd, X, sizeof(double) * ll, cudaMemcpyDeviceToDevice,
+                                         c->stream));
+        /* (on the FP64 Tensor Cores from W itself: Ww is only room below) */
         if (!st)
-            st = tn_cuda_err(cudaMemcpyAsync(Xd, X, sizeof(double) * ll,
-                                             cudaMemcpyDeviceToDevice, c->stream));
-        if (!st)
-            st = defl_levels(h, 0, n, il, k, Ww, Xd, lam, hlam, Vt, P, lws, ew, lwork, dinfo, Xo,
-                             lo, dropped);
+            st = defl_levels(h, 0, n, il, k, Ww, dm ? W : NULL, ldw, Xd, lam, hlam, Vt, P, lws, ew,
+                             lwork, dinfo, Xo, lo, dropped);
         if (st == EIG_FALLBACK) {
             c->ssvd.defl_refused = 1;
             st = TN_GRAM_NOT_TAKEN;
@@ -1061,13 +1064,16 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
     /* Xs = X(:, 1:k) / s, Xk = X(:, 1:k), Sk = s(1:k), in descending order */
     st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(Xu, lu, l, k, 0, Xs, Xk, Sk, c->stream));
     const double one = 1.0, zero = 0.0;
-    if (!st && !wide) { /* V^T = (W Xs)^T (k x n, or V where trans), rounded once */
+    if (!st && dm && !deflating) { /* V^T = (W Xs)^T (k x n, or V where trans), rounded once */
         st = tn_cuda_err((cudaError_t)tn_cu_gemm_dmma(W, ldw, n, l, k, Xs, l, 0, VT, ldvt, !trans,
                                                       NULL, c->stream));
         if (!st) c->ssvd.path = TN_SSVD_RAN_EIG;
         return st;
     }
-    if (!st) /* V^T = Xs^T Ww^T (k x n) */
+    if (!st && dm) /* V^T = (W Xs)^T (k x n, FP64) */
+        st = tn_cuda_err((cudaError_t)tn_cu_gemm_dmma64(W, ldw, n, l, k, Xs, l, Vt, k, 1,
+                                                        c->stream));
+    else if (!st) /* V^T = Xs^T Ww^T (k x n) */
         st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_T, CUBLAS_OP_T, (int)k, (int)n, il, &one,
                                       Xs, il, Ww, (int)n, &zero, Vt, (int)k));
     double *Vf = Vt; /* V^T as it goes out */

@@ -616,7 +616,9 @@ TEST(gpu_trinv_full_same_bits_as_host) {
  * within u32 |q| + 2 n u64 sum_k |y_k inv_kj| of the exact product (one
  * FP32 rounding of an FP64 sum), the rows past m in ld untouched; with the
  * flag set, Y untouched. C^T = (Y B)^T (B full, fewer columns than rows)
- * into its own room within the same bound, its padding untouched. Where
+ * into its own room within the same bound, its padding untouched; in FP64
+ * (C^T and C) within 2 n u64 sum_k |y_k b_kj|, rounding to the FP32
+ * result's bits. Where
  * the hardware has no such path, skipped. */
 TEST(gpu_cholqr_dmma_products) {
     tcnla_handle_t g = gt_gpu();
@@ -737,6 +739,10 @@ TEST(gpu_cholqr_dmma_products) {
             CHECK(tn_cu_gemm_dmma(dY, ld, m, n, kc, dB, ldb, 0, dC, ldc, 1, NULL, c->stream) == 0);
             CHECK(cudaStreamSynchronize(c->stream) == cudaSuccess);
             CHECK(cudaMemcpy(Ct, dC, sizeof(float) * nc, cudaMemcpyDeviceToHost) == cudaSuccess);
+            /* the exact products and their sums of magnitudes, kept for the FP64 runs */
+            long double *Ex = malloc(sizeof(long double) * (size_t)m * kc);
+            long double *Ab = malloc(sizeof(long double) * (size_t)m * kc);
+            REQUIRE(Ex && Ab);
             worst = 0.0, past = 0;
             for (int i = 0; i < m; i++)
                 for (int j = 0; j < ldc; j++) {
@@ -750,14 +756,53 @@ TEST(gpu_cholqr_dmma_products) {
                         const long double p = (long double)Y[i + (size_t)q * ld] * Bf[q + (size_t)j * ldb];
                         e += p, a += fabsl(p);
                     }
+                    Ex[i + (size_t)j * m] = e, Ab[i + (size_t)j * m] = a;
                     const double bound = 0x1p-24 * fabs((double)e) + 2.0 * n * 0x1p-53 * (double)a;
                     const double err = fabs((double)((long double)got - e));
                     worst = fmax(worst, bound > 0 ? err / bound : err > 0 ? INFINITY : 0.0);
                 }
             CHECK_MSG(worst <= 1.0, "m %d l %d k %d: (Y B)^T at %.3g of the bound", m, n, kc, worst);
             CHECK_MSG(past == 0, "m %d l %d k %d: %d entries of C's padding written", m, n, kc, past);
+            /* in FP64 (tn_cu_gemm_dmma64: the deflated path's V^T and Y_b),
+             * as C^T (ld kc + 2) and as C (ld m + 3): the sums the FP32
+             * result rounds (its bits, rounded), within 2 n u64 sum |y b|,
+             * the padding untouched */
+            for (int tr = 0; tr < 2; tr++) {
+                const int ld64 = tr ? ldc : m + 3;
+                const size_t n64 = (size_t)ld64 * (tr ? m : kc);
+                double *C64 = malloc(sizeof(double) * n64), *dC64;
+                CHECK(tcnla_malloc(g, (void **)&dC64, sizeof(double) * n64) == 0);
+                CHECK(cudaMemset(dC64, 0, sizeof(double) * n64) == cudaSuccess);
+                CHECK(tn_cu_gemm_dmma64(dY, ld, m, n, kc, dB, ldb, dC64, ld64, tr, c->stream) == 0);
+                CHECK(cudaStreamSynchronize(c->stream) == cudaSuccess);
+                CHECK(cudaMemcpy(C64, dC64, sizeof(double) * n64, cudaMemcpyDeviceToHost) ==
+                      cudaSuccess);
+                int other = 0;
+                worst = 0.0, past = 0;
+                for (int i = 0; i < m; i++)
+                    for (int j = 0; j < kc; j++) {
+                        const double got = C64[tr ? j + (size_t)i * ld64 : i + (size_t)j * ld64];
+                        other += (float)got != Ct[j + (size_t)i * ldc];
+                        const long double e = Ex[i + (size_t)j * m], a = Ab[i + (size_t)j * m];
+                        const double bound = 2.0 * n * 0x1p-53 * (double)a;
+                        const double err = fabs((double)((long double)got - e));
+                        worst = fmax(worst, bound > 0 ? err / bound : err > 0 ? INFINITY : 0.0);
+                    }
+                for (size_t e = 0; e < n64; e++) {
+                    const size_t i = tr ? e / ld64 : e % ld64, j = tr ? e % ld64 : e / ld64;
+                    past += (i >= (size_t)m || j >= (size_t)kc) && C64[e] != 0.0;
+                }
+                CHECK_MSG(worst <= 1.0, "m %d l %d k %d trans %d: FP64 Y B at %.3g of the bound", m,
+                          n, kc, tr, worst);
+                CHECK_MSG(other == 0, "m %d l %d k %d trans %d: %d not rounding to the FP32 result",
+                          m, n, kc, tr, other);
+                CHECK_MSG(past == 0, "m %d l %d k %d trans %d: %d padding entries written", m, n,
+                          kc, tr, past);
+                tcnla_free(g, dC64);
+                free(C64);
+            }
             tcnla_free(g, dB), tcnla_free(g, dC);
-            free(Bf), free(Ct), free(ub);
+            free(Bf), free(Ct), free(ub), free(Ex), free(Ab);
         }
         tcnla_free(g, dY), tcnla_free(g, dYd), tcnla_free(g, dP), tcnla_free(g, dG);
         tcnla_free(g, dI), tcnla_free(g, dflag);
@@ -765,6 +810,8 @@ TEST(gpu_cholqr_dmma_products) {
     }
     CHECK(tn_cu_gemm_dmma(NULL, 1, 1, TN_DMMA_GEMM_MAX + 1, 1, NULL, TN_DMMA_GEMM_MAX + 1, 0, NULL,
                           1, 0, NULL, c->stream) != 0);
+    CHECK(tn_cu_gemm_dmma64(NULL, 1, 1, TN_DMMA_GEMM_MAX + 1, 1, NULL, TN_DMMA_GEMM_MAX + 1,
+                            NULL, 1, 0, c->stream) != 0);
     CHECK(tn_cu_gram_dmma(NULL, 0, 1, 0, 1, 1, NULL, c->stream) != 0);
     tcnla_destroy(g);
 }

@@ -226,18 +226,18 @@ TEST(gpu_small_svd_deflate_refusals) {
 
 /* The Gram-on-W form (tn_cuda_svd_from_gram, the randomized SVD's last
  * step without W's QR) on a tall W = Ua diag(s) Vb^T (n = 2048, l = 266,
- * FP32, s_l = 1e-7 and 1e-9 s_1, k = l - 10): it takes the call by the
- * deflated path (ran TN_SSVD_RAN_DEFLATE, from_w; on Hopper level 1's
+ * and l = 120, whose products, below the FP64 Tensor Core kernels' 129
+ * columns, run on the widened W; FP32, s_l = 1e-7 and 1e-9 s_1, k = l -
+ * 10): it takes the call by the deflated path (ran TN_SSVD_RAN_DEFLATE,
+ * from_w; on Hopper level 1's
  * columns below 1e-9 lam_1 dropped and their span built by defl_fill),
  * the values to 2^-22 +
  * 8 eps s_1 / s_k of the C reference on the widened W and U = Xk (Xk = X,
  * the right vectors of W) and the rows of VT orthonormal to 16 eps s_1 /
  * s_k + 1e-5, W x_j = s_j v_j to 1e-6 s_1; with small_svd_deflate = 0 it
  * refuses (TN_GRAM_NOT_TAKEN). */
-TEST(gpu_small_svd_deflate_gram_on_w) {
-    tcnla_handle_t g = gt_gpu();
-    if (!g) SKIP("no GPU");
-    const int n = 2048, l = 266, k = l - 10;
+static void gram_on_w_case(tcnla_handle_t g, int l) {
+    const int n = 2048, k = l - 10;
     const size_t nl = (size_t)n * l;
     double *M = malloc(sizeof(double) * (2 * nl + 2 * (size_t)l * l + 2 * (size_t)l)),
            *Mw = M + nl, *Ur = Mw + nl, *Vr = Ur + (size_t)l * l, *sr = Vr + (size_t)l * l,
@@ -257,7 +257,8 @@ TEST(gpu_small_svd_deflate_gram_on_w) {
                                 &info) == TCNLA_SUCCESS);
         tcnla_memcpy(g, dW, W, sizeof(float) * nl, TCNLA_MEMCPY_HOST_TO_HANDLE);
         const int st = tn_cuda_svd_from_gram(g, n, l, k, dW, n, dX, dS, dVT, k);
-        CHECK_MSG(st == TCNLA_SUCCESS, "1e-%d: status %d", dec, st);
+        CHECK_MSG(st == TCNLA_SUCCESS, "l %d 1e-%d: status %d (ran %d, levels %d, refused %d)", l,
+                  dec, st, g->cuda->ssvd.path, g->cuda->ssvd.levels, g->cuda->ssvd.defl_refused);
         if (st == TCNLA_SUCCESS) {
             gt_to_host(g, Xk, dX, (size_t)l * k), gt_to_host(g, Sk, dS, k), gt_to_host(g, VT, dVT, (size_t)k * n);
             double dsr = 0, orth = 0, res = 0;
@@ -291,9 +292,9 @@ TEST(gpu_small_svd_deflate_gram_on_w) {
             /* (values below 1e-9 lam_1: level 1 drops their columns, defl_fill
              * builds their span) */
             if (tn_cuda_cc(g->cuda) == 90) CHECK(g->cuda->ssvd.filled > 0);
-            CHECK_MSG(dsr <= 0x1p-22 + 8.0 * EPS * ratio, "1e-%d: values %.2e", dec, dsr);
+            CHECK_MSG(dsr <= 0x1p-22 + 8.0 * EPS * ratio, "l %d 1e-%d: values %.2e", l, dec, dsr);
             CHECK_MSG(orth <= 16.0 * EPS * ratio + 1e-5 && res <= 1e-6,
-                      "1e-%d: orth %.2e residual %.2e", dec, orth, res);
+                      "l %d 1e-%d: orth %.2e residual %.2e", l, dec, orth, res);
             /* trans (the pass-efficient SVD's U): VT transposed, bit for bit */
             float *V = malloc(sizeof(float) * nl);
             REQUIRE(V);
@@ -302,7 +303,7 @@ TEST(gpu_small_svd_deflate_gram_on_w) {
             int same = 1;
             for (int i = 0; i < n; i++)
                 for (int j = 0; j < k; j++) same &= V[i + (size_t)j * n] == VT[j + (size_t)i * k];
-            CHECK_MSG(same, "1e-%d: V not VT transposed", dec);
+            CHECK_MSG(same, "l %d 1e-%d: V not VT transposed", l, dec);
             free(V);
         }
     }
@@ -311,6 +312,13 @@ TEST(gpu_small_svd_deflate_gram_on_w) {
     GT_TUNE(g, small_svd_deflate, 1);
     tcnla_free(g, dW), tcnla_free(g, dX), tcnla_free(g, dS), tcnla_free(g, dVT);
     free(M), free(Ub), free(W);
+}
+
+TEST(gpu_small_svd_deflate_gram_on_w) {
+    tcnla_handle_t g = gt_gpu();
+    if (!g) SKIP("no GPU");
+    gram_on_w_case(g, 266);
+    gram_on_w_case(g, 120);
     tcnla_destroy(g);
 }
 

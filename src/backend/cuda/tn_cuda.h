@@ -612,6 +612,10 @@ int tn_cu_gram_dmma(const void *Y, int f64, int64_t ldy, int64_t m, int64_t n, i
 int tn_cu_gemm_dmma(const float *A, int64_t lda, int64_t m, int64_t l, int64_t k,
                     const double *B, int64_t ldb, int upper, float *C, int64_t ldc, int transc,
                     const int *flag, cudaStream_t stream);
+/* tn_cu_gemm_dmma with C in FP64 (C is not A; B full; no flag) */
+int tn_cu_gemm_dmma64(const float *A, int64_t lda, int64_t m, int64_t l, int64_t k,
+                      const double *B, int64_t ldb, double *C, int64_t ldc, int transc,
+                      cudaStream_t stream);
 /* The inverses of the diagonal blocks of the n x n upper triangular R (ld
  * ldr), TN_TRINV_NB x TN_TRINV_NB each: block b (rows and columns b NB ..)
  * at Inv + b NB^2 with ld NB, zeros below its diagonal and past n. */

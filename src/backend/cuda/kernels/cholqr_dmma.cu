@@ -15,7 +15,9 @@
  *    cp.async), multiplies them by B (from L2, a step ahead) with FP64
  *    accumulation, and writes C's rows (or C^T's columns) rounded to
  *    FP32, unless *flag (CholeskyQR's deferred verdict) is set. The block
- *    owns its rows, so in place is safe.
+ *    owns its rows, so in place is safe. tn_cu_gemm_dmma64 writes C in
+ *    FP64: the small SVD's deflated path, Y_b = W X_b and V^T = Xs^T W^T
+ *    from the FP32 W without widening it.
  *
  * These replace, on the single pass, the widening of Y into FP64, the
  * strided batch of DGEMMs and the DTRMM with its narrowing: FP64 products
@@ -204,10 +206,11 @@ static size_t gemm_dmma_smem(int l) { return sizeof(float) * (size_t)((l + 7) / 
  * any write, so that C may be A), times B (l x k, FP64; upper: zero below
  * the diagonal, its zero blocks skipped), the products m16n8k8 in FP64
  * (warp: rows wr * 32 .., the n8 blocks wc, wc + 4, ..., TQ_NBP at a
- * time), C in FP32 (transc: C^T, k x m) */
+ * time), C in TC, FP32 or FP64 (transc: C^T, k x m) */
+template <typename TC>
 static __global__ void __launch_bounds__(TQ_THREADS, 2)
     gemm_dmma_kernel(const float *A, long long lda, long long m, int l, int k,
-                     const double *__restrict__ B, long long ldb, int upper, float *C,
+                     const double *__restrict__ B, long long ldb, int upper, TC *C,
                      long long ldc, int transc, const int *flag) {
 #if S9_ON
     if (flag && *(volatile const int *)flag) return; /* a verdict failed: C stays as it is */
@@ -276,25 +279,38 @@ static __global__ void __launch_bounds__(TQ_THREADS, 2)
                     const long long r = r0 + wr * 32 + mb * 16 + g + 8 * (q >> 1);
                     const int j = (wc + 4 * (x0 + b)) * 8 + 2 * t + (q & 1);
                     if (r < m && j < k)
-                        C[transc ? j + r * ldc : r + (long long)j * ldc] = (float)acc[mb][b][q];
+                        C[transc ? j + r * ldc : r + (long long)j * ldc] = (TC)acc[mb][b][q];
                 }
         }
     }
 #endif
 }
 
-extern "C" int tn_cu_gemm_dmma(const float *A, int64_t lda, int64_t m, int64_t l, int64_t k,
-                               const double *B, int64_t ldb, int upper, float *C, int64_t ldc,
-                               int transc, const int *flag, cudaStream_t stream) {
+template <typename TC>
+static int gemm_dmma_launch(const float *A, int64_t lda, int64_t m, int64_t l, int64_t k,
+                            const double *B, int64_t ldb, int upper, TC *C, int64_t ldc,
+                            int transc, const int *flag, cudaStream_t stream) {
     if (m < 1 || l < 1 || k < 1 || l > TN_DMMA_GEMM_MAX || k > TN_DMMA_GEMM_MAX || ldb < l ||
-        (C == A && (transc || k != l)))
+        ((const void *)C == (const void *)A && (transc || k != l || sizeof(TC) != sizeof(float))))
         return (int)cudaErrorInvalidValue;
     const size_t smem = gemm_dmma_smem((int)l);
-    cudaError_t err = cudaFuncSetAttribute(gemm_dmma_kernel,
+    cudaError_t err = cudaFuncSetAttribute(gemm_dmma_kernel<TC>,
                                            cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
     if (!err)
-        gemm_dmma_kernel<<<(unsigned)((m + TQ_RB - 1) / TQ_RB), TQ_THREADS, smem, stream>>>(
+        gemm_dmma_kernel<TC><<<(unsigned)((m + TQ_RB - 1) / TQ_RB), TQ_THREADS, smem, stream>>>(
             A, (long long)lda, (long long)m, (int)l, (int)k, B, (long long)ldb, upper, C,
             (long long)ldc, transc, flag);
     return err ? (int)err : (int)cudaGetLastError();
+}
+
+extern "C" int tn_cu_gemm_dmma(const float *A, int64_t lda, int64_t m, int64_t l, int64_t k,
+                               const double *B, int64_t ldb, int upper, float *C, int64_t ldc,
+                               int transc, const int *flag, cudaStream_t stream) {
+    return gemm_dmma_launch(A, lda, m, l, k, B, ldb, upper, C, ldc, transc, flag, stream);
+}
+
+extern "C" int tn_cu_gemm_dmma64(const float *A, int64_t lda, int64_t m, int64_t l, int64_t k,
+                                 const double *B, int64_t ldb, double *C, int64_t ldc, int transc,
+                                 cudaStream_t stream) {
+    return gemm_dmma_launch(A, lda, m, l, k, B, ldb, 0, C, ldc, transc, (const int *)NULL, stream);
 }
