@@ -1047,7 +1047,8 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
         c->ssvd.defl_refused = 0;
         st = tn_cuda_err(cudaMemcpyAsync(Xd, X, sizeof(double) * ll, cudaMemcpyDeviceToDevice,
                                          c->stream));
-        /* (on the FP64 Tensor Cores from W itself: Ww is only room below) */
+        /* (dm: Y_b from W itself on the FP64 Tensor Cores, Ww only room
+         * below; else from Ww, widened above) */
         if (!st)
             st = defl_levels(h, 0, n, il, k, Ww, dm ? W : NULL, ldw, Xd, lam, hlam, Vt, P, lws, ew,
                              lwork, dinfo, Xo, lo, dropped);
