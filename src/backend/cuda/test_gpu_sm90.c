@@ -249,6 +249,120 @@ TEST(gpu_sm90_wide_matches_rega) {
     s9_path_identity(ms, 2, 1, shapes, 10);
 }
 
+/* The wide-tile kernel where op(A) needs no check (vmx NULL: the lean
+ * kernel at 136 columns per consumer, whose fresh hi*hi accumulator spans
+ * them all) against the same kernel checking op(A) on the way (vmx set:
+ * the split warpgroups' check, two hi*hi parts): the same C, bit for bit,
+ * for SHGEMM_FP16 (B FP16 as given) and TCEC_FP16 (Bhi / Blo from the
+ * pre-split pass), on 128, 136 and 144 columns per consumer (n = 200,
+ * 260, 266, 272, 280), tails in m and k, op(A) = A and A^T, ld > rows,
+ * beta 0 and 1.5, the product into P, grids of more than one wave, and
+ * rows of op(A) spread over 2^-20 .. 2^10 (the lo parts of small and
+ * large elements). */
+TEST(gpu_sm90_wide_lean_matches_checked) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+#ifdef TCNLA_HAVE_CUDA
+    if (!tn_cu_sm90_available(TN_KMODE_SHGEMM_F16) || !tn_cu_sm90_available(TN_KMODE_TCEC_F16)) {
+        tcnla_destroy(g);
+        SKIP("no sm_90a kernels on this device");
+    }
+    static const int64_t shapes[][3] = {{300, 200, 96},  {129, 266, 257}, {700, 260, 300},
+                                        {5700, 266, 1100}, {65, 272, 480},  {1100, 280, 700}};
+    int ran = 0;
+    for (int si = 0; si < 6; si++)
+        for (int t = 0; t < 8; t++) {
+            const int mode = (t & 4) ? TN_KMODE_TCEC_F16 : TN_KMODE_SHGEMM_F16;
+            const int ta = t & 1, usep = (t & 3) == 2 && si == 1;
+            const int64_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+            const int64_t arows = ta ? k : m, acols = ta ? m : k;
+            const int64_t lda = (arows + 3) / 4 * 4 + ((t & 2) ? 4 : 0);
+            const int64_t ldb = (k + 7) / 8 * 8, ldc = m + ((t & 2) ? 3 : 0);
+            const float alpha = 0.75f, beta = (t & 3) == 1 ? 0.0f : 1.5f;
+            float *A = malloc(sizeof(float) * (size_t)(lda * acols));
+            float *Bf = malloc(sizeof(float) * (size_t)(ldb * n));
+            uint16_t *B = malloc(sizeof(uint16_t) * (size_t)(ldb * n));
+            float *C0 = malloc(sizeof(float) * (size_t)(ldc * n));
+            float *C1 = malloc(sizeof(float) * (size_t)(ldc * n));
+            float *C2 = malloc(sizeof(float) * (size_t)(ldc * n));
+            gt_uniform(9100 + si * 8 + t, -1, 1, lda * acols, A);
+            for (int64_t i = 0; i < m; i += 3) /* row i of op(A) scaled by 2^(i % 31 - 20) */
+                for (int64_t p = 0; p < k; p++)
+                    A[ta ? p + i * lda : i + p * lda] *= ldexpf(1.0f, (int)(i % 31) - 20);
+            gt_uniform(9200 + si * 8 + t, -1, 1, ldb * n, Bf);
+            for (int64_t i = 0; i < ldb * n; i++) B[i] = tcnla_f32_to_f16(Bf[i], TCNLA_ROUND_RN);
+            gt_uniform(9300 + si * 8 + t, -1, 1, ldc * n, C0);
+            const size_t wsb = tn_cu_sm90_ps_bytes(mode, 0, 0, n, k);
+            float *dA = NULL, *dBf = NULL, *dC1 = NULL, *dC2 = NULL, *dP1 = NULL, *dP2 = NULL;
+            uint16_t *dB = NULL;
+            uint32_t *vmx = NULL;
+            double *verr = NULL;
+            void *ws = NULL;
+            int *fl = NULL;
+            int ok = cudaMalloc((void **)&dA, sizeof(float) * (size_t)(lda * acols)) == 0 &&
+                     cudaMalloc((void **)&dB, sizeof(uint16_t) * (size_t)(ldb * n)) == 0 &&
+                     cudaMalloc((void **)&dBf, sizeof(float) * (size_t)(ldb * n)) == 0 &&
+                     cudaMalloc((void **)&dC1, sizeof(float) * (size_t)(ldc * n)) == 0 &&
+                     cudaMalloc((void **)&dC2, sizeof(float) * (size_t)(ldc * n)) == 0 &&
+                     cudaMalloc((void **)&vmx, sizeof(uint32_t) * (size_t)m) == 0 &&
+                     cudaMalloc((void **)&verr, sizeof(double) * (size_t)m) == 0 &&
+                     cudaMalloc(&ws, wsb) == 0 && cudaMalloc((void **)&fl, 64) == 0;
+            if (ok && usep)
+                ok = cudaMalloc((void **)&dP1, sizeof(float) * (size_t)(m * n)) == 0 &&
+                     cudaMalloc((void **)&dP2, sizeof(float) * (size_t)(m * n)) == 0;
+            CHECK(ok);
+            if (ok) {
+                cudaMemcpy(dA, A, sizeof(float) * (size_t)(lda * acols), cudaMemcpyHostToDevice);
+                cudaMemcpy(dB, B, sizeof(uint16_t) * (size_t)(ldb * n), cudaMemcpyHostToDevice);
+                cudaMemcpy(dBf, Bf, sizeof(float) * (size_t)(ldb * n), cudaMemcpyHostToDevice);
+                cudaMemcpy(dC1, C0, sizeof(float) * (size_t)(ldc * n), cudaMemcpyHostToDevice);
+                cudaMemcpy(dC2, C0, sizeof(float) * (size_t)(ldc * n), cudaMemcpyHostToDevice);
+                cudaMemset(vmx, 0, sizeof(uint32_t) * (size_t)m);
+                cudaMemset(verr, 0, sizeof(double) * (size_t)m);
+                cudaMemset(fl, 0, 64);
+                const uint16_t *Bh = dB, *Bl = NULL;
+                int64_t ldbh = ldb;
+                int e0 = 0;
+                if (mode == TN_KMODE_TCEC_F16) { /* Bhi / Blo as gemm_wide makes them */
+                    e0 = tn_cu_sm90_ps_split(mode, 1, 0, 0, n, k, dBf, ldb, ws, TN_RCHK_HALFHALF,
+                                             20, fl, NULL, g->cuda->sm_count, 0);
+                    void *ph, *pl;
+                    tn_cu_sm90_ps_b_parts(mode, n, k, ws, &ph, &pl, &ldbh);
+                    Bh = ph, Bl = pl;
+                }
+                const int e1 = tn_cu_tc_gemm_sm90_w(mode, ta, m, n, k, alpha, dA, lda, Bh, Bl,
+                                                    ldbh, beta, dC1, ldc, dP1, NULL, NULL,
+                                                    TN_RCHK_HALFHALF, 20, g->cuda->smem_optin, 0,
+                                                    NULL, NULL, NULL, NULL);
+                const int e2 = tn_cu_tc_gemm_sm90_w(mode, ta, m, n, k, alpha, dA, lda, Bh, Bl,
+                                                    ldbh, beta, dC2, ldc, dP2, vmx, verr,
+                                                    TN_RCHK_HALFHALF, 20, g->cuda->smem_optin, 0,
+                                                    NULL, NULL, NULL, NULL);
+                CHECK_MSG(e0 == 0 && e1 == 0 && e2 == 0 && cudaDeviceSynchronize() == 0,
+                          "m=%lld n=%lld k=%lld t=%d: %d %d %d", (long long)m, (long long)n,
+                          (long long)k, t, e0, e1, e2);
+                const float *x1 = usep ? dP1 : dC1, *x2 = usep ? dP2 : dC2;
+                const int64_t ld = usep ? m : ldc;
+                cudaMemcpy(C1, x1, sizeof(float) * (size_t)(ld * n), cudaMemcpyDeviceToHost);
+                cudaMemcpy(C2, x2, sizeof(float) * (size_t)(ld * n), cudaMemcpyDeviceToHost);
+                int64_t diff = 0;
+                for (int64_t j = 0; j < n; j++)
+                    for (int64_t i = 0; i < m; i++)
+                        diff += memcmp(&C1[i + j * ld], &C2[i + j * ld], sizeof(float)) != 0;
+                CHECK_MSG(diff == 0, "%s m=%lld n=%lld k=%lld t=%d%s: %lld elements differ",
+                          mode == TN_KMODE_TCEC_F16 ? "TCEC_FP16" : "SHGEMM_FP16", (long long)m,
+                          (long long)n, (long long)k, t, usep ? " (P)" : "", (long long)diff);
+                ran++;
+            }
+            cudaFree(dA), cudaFree(dB), cudaFree(dBf), cudaFree(dC1), cudaFree(dC2);
+            cudaFree(dP1), cudaFree(dP2), cudaFree(vmx), cudaFree(verr), cudaFree(ws), cudaFree(fl);
+            free(A), free(Bf), free(B), free(C0), free(C1), free(C2);
+        }
+    CHECK(ran == 48);
+#endif
+    tcnla_destroy(g);
+}
+
 /* The wide-tile path folds op(A)'s check into the product and reads every
  * check's flags afterwards: clean operands stay on it (path 4), and so
  * does an element below FP16's normal range in a row of numbers near 1,

@@ -27,6 +27,9 @@
  *     kernels in the same order (hi*hi in a fresh accumulator per chunk of
  *     64 or 128 products, added with RN at its end; Alo*Bhi, and Ahi*Blo
  *     for TCEC, in the correction accumulator): the same bits.
+ *   Where op(A) needs no check (vmx NULL, no fold) at NC = 136, the lean
+ *   kernel: split warpgroups at 40 registers, consumers at 216 with the
+ *   fresh hi*hi accumulator over all NC columns (below).
  * The check (vmx / verr, NULL when op(A) is trusted): each split thread
  * takes, per k-tile, the extremes of its 32 |fp16(x)| on the FP16 his it
  * has just made (two at a time, DPX min / max of u16 pairs). A fast kind
@@ -305,7 +308,7 @@ static __device__ __forceinline__ void fold_finish(const w_fold_t &fd, unsigned 
 
 extern __shared__ unsigned char w_smem_raw[];
 
-template <int MODE, int NSW, int NC, int FOLD>
+template <int MODE, int NSW, int NC, int FOLD, int LEAN>
 static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUtensorMap *tmBh,
                                               const CUtensorMap *tmBl, int ak, int M, int N,
                                               int K, float alpha, float beta,
@@ -347,7 +350,10 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
 
     if (wg < NSW) {
         /* ------------------------------------------ split warpgroups */
-        asm volatile("setmaxnreg.dec.sync.aligned.u32 48;");
+        if (LEAN) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
+        else asm volatile("setmaxnreg.dec.sync.aligned.u32 48;");
+        if (LEAN) vmx = NULL; /* (the host picks the lean kernel only where vmx is NULL:
+                               * the check's code goes, and the registers fit 40) */
         const int t = tid & 127, rr = t & 63; /* this thread's row of the tile */
         /* the check (vmx): on the magnitude bits |h| of the FP16 his, two
          * per register, this k-tile's largest |h| and smallest |h| - 1
@@ -455,8 +461,9 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
         }
     } else {
         /* ---------------------------------------------- consumers */
-        /* 64 K registers: 2 x 128 x 208 + 256 x 48 */
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
+        /* 64 K registers: 2 x 128 x 208 + 256 x 48 (lean: 216 + 40) */
+        if (LEAN) asm volatile("setmaxnreg.inc.sync.aligned.u32 216;");
+        else asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
         if constexpr (NC == 128) {
             const int cw = wg - NSW; /* columns n0 + 128 cw .. + 127 of the tile */
             const int issuer = tid == NSW * 128;
@@ -511,6 +518,66 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
                 if ((tid & 31) == 0) mbar_arrive(B_EMPTY(b));
             }
             s9_epilogue(acc, corr, 16, tid, 0, m0, n0 + 128 * cw, M, N, alpha, beta, C, ldc, P);
+        } else if constexpr (LEAN && NC == 136) {
+            /* The lean kernel (NC = 136, op(A) unchecked, SHGEMM or TCEC):
+             * the fresh hi*hi accumulator spans the NC columns too (3 NC /
+             * 2 = 204 registers of accumulators, which fit beside the rest
+             * with the split warpgroups at 40), so that each k-step reads
+             * Ahi once instead of once per part; the corrections of the
+             * k-tile (one group, in the order of the k-steps) run while
+             * the fresh accumulator is added into the result. The same
+             * products and sums per element as below: the same bits. */
+            const int cw = wg - NSW;
+            const int issuer = tid == NSW * 128;
+            if (issuer)
+                for (int kt = 0; kt < NB && kt < KT; kt++) W_ISSUE_B(kt, kt);
+            float acc[NC / 2], corr[NC / 2], tmp[NC / 2];
+#pragma unroll
+            for (int i = 0; i < NC / 2; i++) {
+                acc[i] = 0.0f;
+                corr[i] = 0.0f;
+                tmp[i] = 0.0f;
+            }
+            for (int kt = 0; kt < KT; kt++) {
+                const int s = kt % NCONV, b = kt % NB;
+                mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
+                mbar_wait(B_FULL(b), (uint32_t)((kt / NB) & 1));
+                const uint32_t cAh = conv_s + (uint32_t)(s * 2 * W_CT), cAl = cAh + W_CT;
+                const uint32_t cBh = b_s + (uint32_t)(b * BST) + (uint32_t)(cw * NC * 128);
+                const uint32_t cBl = cBh + BT;
+                wgmma_fence();
+#pragma unroll
+                for (int ks = 0; ks < 4; ks++)
+                    W_WGMMA_N136(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
+                                 ks > 0 ? 1 : 0);
+                wgmma_commit();
+#pragma unroll
+                for (int ks = 0; ks < 4; ks++) {
+                    const uint64_t bh = wg_desc(cBh + 32 * ks, 128);
+                    W_WGMMA_N136(corr, wg_desc(cAl + 32 * ks, 128), bh, 1);
+                    if (!SH)
+                        W_WGMMA_N136(corr, wg_desc(cAh + 32 * ks, 128),
+                                     wg_desc(cBl + 32 * ks, 128), 1);
+                }
+                wgmma_commit();
+                if (issuer && kt > 0 && kt - 1 + NB < KT) {
+                    const int tt = kt - 1, sl = tt % NB;
+                    mbar_wait(B_EMPTY(sl), (uint32_t)((tt / NB) & 1));
+                    W_ISSUE_B(tt + NB, sl);
+                }
+                wgmma_wait1();
+                w_reg_fence<NC / 2>(tmp);
+#pragma unroll
+                for (int i = 0; i < NC / 2; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+                wgmma_wait0();
+                w_reg_fence<NC / 2>(corr);
+                w_reg_fence<NC / 2>(tmp);
+                mbar_arrive(CONV_EMPTY(s));
+                __syncwarp();
+                if ((tid & 31) == 0) mbar_arrive(B_EMPTY(b));
+            }
+            (void)CHK;
+            s9_epilogue(acc, corr, NC / 8, tid, 0, m0, n0 + NC * cw, M, N, alpha, beta, C, ldc, P);
         } else {
             /* NC = 136 / 144: the result and correction accumulators span
              * the NC columns (NC / 2 registers each); the fresh hi*hi
@@ -639,15 +706,16 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
 }
 
 /* two split warpgroups, NC columns per consumer; FOLD: the bounded pass
- * can be folded (fd.fl non-NULL) */
-template <int MODE, int NC, int FOLD>
+ * can be folded (fd.fl non-NULL); LEAN (NC = 136, no fold, vmx NULL): the
+ * consumers' fresh hi*hi accumulator over all NC columns */
+template <int MODE, int NC, int FOLD, int LEAN = 0>
 static __global__ void __launch_bounds__(512, 1)
     tn_sm90w(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmBh,
              const __grid_constant__ CUtensorMap tmBl, int ak, int M, int N, int K, float alpha,
              float beta, float *C, long long ldc, float *P, int chk, uint32_t *vmx, double *verr,
              int kind, int fast, const __grid_constant__ w_fold_t fd) {
-    w_body<MODE, 2, NC, FOLD>(&tmA, &tmBh, &tmBl, ak, M, N, K, alpha, beta, C, ldc, P, chk, vmx, verr,
-                        kind, fast, fd);
+    w_body<MODE, 2, NC, FOLD, LEAN>(&tmA, &tmBh, &tmBl, ak, M, N, K, alpha, beta, C, ldc, P,
+                                    chk, vmx, verr, kind, fast, fd);
 }
 
 /* ===================================================================
@@ -881,7 +949,11 @@ static int w_nc(int64_t n) {
 
 extern "C" int tn_cu_sm90_w_cols(int64_t n) { return 2 * w_nc(n); }
 
-static w_kernel_t w_kernel(int mode, int nc, int fold) {
+static w_kernel_t w_kernel(int mode, int nc, int fold, int lean) {
+    if (!fold && lean && nc == 136)
+        return mode == TN_KMODE_TCEC_F16     ? tn_sm90w<0, 136, 0, 1>
+               : mode == TN_KMODE_SHGEMM_F16 ? tn_sm90w<2, 136, 0, 1>
+                                             : NULL;
     if (mode == TN_KMODE_TCEC_F16 && !fold)
         return nc == 128   ? tn_sm90w<0, 128, 0>
                : nc == 136 ? tn_sm90w<0, 136, 0>
@@ -910,7 +982,7 @@ static w_kernel_t w_kernel(int mode, int nc, int fold) {
 extern "C" int tn_cu_sm90_w_wanted(int mode, int64_t m, int64_t n, int64_t k, int sms,
                                    int force) {
     (void)sms;
-    if (!w_kernel(mode, 128, 0) || m <= 0 || n <= 0 || k <= 0) return 0;
+    if (!w_kernel(mode, 128, 0, 0) || m <= 0 || n <= 0 || k <= 0) return 0;
     if (m > 0x7fffffffLL || n > 0x7fffffffLL || k > 0x7fffffffLL) return 0;
     if (force >= 0) return force;
     const int64_t cols = (n + 255) / 256 * 256;
@@ -931,7 +1003,8 @@ extern "C" int tn_cu_tc_gemm_sm90_w(int mode, int transa, int64_t m, int64_t n, 
     const int chk = tn_cu_sm90_chunk(mode);
     if (chk != 2 && chk != 4) return (int)cudaErrorNotSupported; /* 64 or 128 products */
     const int nc = chk == 2 ? w_nc(n) : 128; /* (NC > 128: chunks of one k-tile) */
-    w_kernel_t kern = w_kernel(mode, nc, aflags != NULL);
+    /* (op(A) unchecked at NC = 136: the lean kernel) */
+    w_kernel_t kern = w_kernel(mode, nc, aflags != NULL, !vmx && !aflags);
     if (!kern || !tn_cu_sm90_available(mode) || (!s9_sh(mode) && !Bl))
         return (int)cudaErrorNotSupported;
     const size_t smem = (size_t)w_smem(mode, nc);
