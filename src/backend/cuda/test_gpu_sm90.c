@@ -363,6 +363,88 @@ TEST(gpu_sm90_wide_lean_matches_checked) {
     tcnla_destroy(g);
 }
 
+/* TCNLA_GEMM_FP16 with op(A) rounded inside the kernel: the tall tiles (128
+ * rows, where op(A) is not checked in the product: aflags NULL, n <= 272)
+ * against the 64-row tiles (the bounded check folded in, aflags set): the
+ * same C, bit for bit (each element's sum is the same sequence of k-steps),
+ * on tails in m (65, 129, 1100, 4100 rows) and k, n = 200 and 266, op(A) = A
+ * and A^T, ld > rows, beta 0 and 1.5. */
+TEST(gpu_sm90_f16_tall_matches_rows64) {
+    tcnla_handle_t g = gt_gpu();
+    NEED_GPU(g);
+#ifdef TCNLA_HAVE_CUDA
+    if (!(g->cuda->cc_major == 9 && g->cuda->cc_minor == 0)) {
+        tcnla_destroy(g);
+        SKIP("not compute capability 9.0");
+    }
+    static const int64_t shapes[][3] = {{65, 266, 480}, {129, 266, 257}, {1100, 200, 1030},
+                                        {4100, 266, 700}};
+    int ran = 0;
+    for (int si = 0; si < 4; si++)
+        for (int t = 0; t < 4; t++) {
+            const int ta = t & 1;
+            const int64_t m = shapes[si][0], n = shapes[si][1], k = shapes[si][2];
+            const int64_t arows = ta ? k : m, acols = ta ? m : k;
+            const int64_t lda = (arows + 3) / 4 * 4 + ((t & 2) ? 4 : 0);
+            const int64_t ldb = (k + 7) / 8 * 8, ldc = m + ((t & 2) ? 3 : 0);
+            const float alpha = 0.75f, beta = t == 1 ? 0.0f : 1.5f;
+            float *A = malloc(sizeof(float) * (size_t)(lda * acols));
+            float *Bf = malloc(sizeof(float) * (size_t)(ldb * n));
+            uint16_t *B = malloc(sizeof(uint16_t) * (size_t)(ldb * n));
+            float *C0 = malloc(sizeof(float) * (size_t)(ldc * n));
+            float *C1 = malloc(sizeof(float) * (size_t)(ldc * n));
+            float *C2 = malloc(sizeof(float) * (size_t)(ldc * n));
+            gt_uniform(9400 + si * 4 + t, -2, 2, lda * acols, A);
+            gt_uniform(9500 + si * 4 + t, -1, 1, ldb * n, Bf);
+            for (int64_t i = 0; i < ldb * n; i++) B[i] = tcnla_f32_to_f16(Bf[i], TCNLA_ROUND_RN);
+            gt_uniform(9600 + si * 4 + t, -1, 1, ldc * n, C0);
+            const size_t scb = tn_cu_gemm_f16_sm90_fold_scratch(k);
+            float *dA = NULL, *dC1 = NULL, *dC2 = NULL;
+            uint16_t *dB = NULL;
+            int *fl = NULL;
+            void *sc = NULL;
+            int ok = cudaMalloc((void **)&dA, sizeof(float) * (size_t)(lda * acols)) == 0 &&
+                     cudaMalloc((void **)&dB, sizeof(uint16_t) * (size_t)(ldb * n)) == 0 &&
+                     cudaMalloc((void **)&dC1, sizeof(float) * (size_t)(ldc * n)) == 0 &&
+                     cudaMalloc((void **)&dC2, sizeof(float) * (size_t)(ldc * n)) == 0 &&
+                     cudaMalloc((void **)&fl, 64) == 0 && cudaMalloc(&sc, scb) == 0;
+            CHECK(ok);
+            if (ok) {
+                cudaMemcpy(dA, A, sizeof(float) * (size_t)(lda * acols), cudaMemcpyHostToDevice);
+                cudaMemcpy(dB, B, sizeof(uint16_t) * (size_t)(ldb * n), cudaMemcpyHostToDevice);
+                cudaMemcpy(dC1, C0, sizeof(float) * (size_t)(ldc * n), cudaMemcpyHostToDevice);
+                cudaMemcpy(dC2, C0, sizeof(float) * (size_t)(ldc * n), cudaMemcpyHostToDevice);
+                cudaMemset(fl, 0, 64);
+                tn_elem_kinds_t kk;
+                memset(&kk, 0, sizeof kk);
+                kk.n = 1, kk.kind[0] = TN_RCHK_F16, kk.fast[0] = 1;
+                const int tolb[1] = {10};
+                const int e1 = tn_cu_gemm_f16_sm90(ta, m, n, k, alpha, dA, lda, dB, ldb, beta, dC1,
+                                                   ldc, g->cuda->smem_optin, 0, NULL, NULL, NULL,
+                                                   NULL);
+                const int e2 = tn_cu_gemm_f16_sm90(ta, m, n, k, alpha, dA, lda, dB, ldb, beta, dC2,
+                                                   ldc, g->cuda->smem_optin, 0, &kk, tolb, fl, sc);
+                CHECK_MSG(e1 == 0 && e2 == 0 && cudaDeviceSynchronize() == 0,
+                          "m=%lld n=%lld k=%lld t=%d: %d %d", (long long)m, (long long)n,
+                          (long long)k, t, e1, e2);
+                cudaMemcpy(C1, dC1, sizeof(float) * (size_t)(ldc * n), cudaMemcpyDeviceToHost);
+                cudaMemcpy(C2, dC2, sizeof(float) * (size_t)(ldc * n), cudaMemcpyDeviceToHost);
+                int64_t diff = 0;
+                for (int64_t j = 0; j < n; j++)
+                    for (int64_t i = 0; i < ldc; i++) /* (the padding rows too: untouched) */
+                        diff += memcmp(&C1[i + j * ldc], &C2[i + j * ldc], sizeof(float)) != 0;
+                CHECK_MSG(diff == 0, "m=%lld n=%lld k=%lld t=%d: %lld elements differ",
+                          (long long)m, (long long)n, (long long)k, t, (long long)diff);
+                ran++;
+            }
+            cudaFree(dA), cudaFree(dB), cudaFree(dC1), cudaFree(dC2), cudaFree(fl), cudaFree(sc);
+            free(A), free(Bf), free(B), free(C0), free(C1), free(C2);
+        }
+    CHECK(ran == 16);
+#endif
+    tcnla_destroy(g);
+}
+
 /* The wide-tile path folds op(A)'s check into the product and reads every
  * check's flags afterwards: clean operands stay on it (path 4), and so
  * does an element below FP16's normal range in a row of numbers near 1,

@@ -134,13 +134,14 @@ static __host__ __device__ __forceinline__ int w_smem(int mode, int nc) {
 }
 
 #if S9_ON
-/* 8 consecutive k values (8q .. 8q+7, q < 8) of row r (< 64) of a raw
- * FP32 A tile: K-major (two TMA boxes of 32 k, 128-byte swizzle, rows of
- * 32 floats, 8 KB apart) or MN-major (no swizzle, [64 k][64 m]). */
+/* 8 consecutive k values (8q .. 8q+7, q < 8) of row r (< bm, the tile's
+ * rows: 64, or 128 in the FP16 kernel's tall tiles) of a raw FP32 A tile:
+ * K-major (two TMA boxes of 32 k, 128-byte swizzle, rows of 32 floats,
+ * 128 bm bytes apart) or MN-major (no swizzle, [64 k][bm m]). */
 static __device__ __forceinline__ void w_read8(const unsigned char *st, int kmaj, int r, int q,
-                                               float *x) {
+                                               float *x, const int bm = W_BM) {
     if (kmaj) {
-        st += (q >> 2) * (W_BM * 128);
+        st += (q >> 2) * (bm * 128);
         q &= 3;
         float4 v0 = *(const float4 *)(st + r * 128 + (((2 * q) ^ (r & 7)) << 4));
         float4 v1 = *(const float4 *)(st + r * 128 + (((2 * q + 1) ^ (r & 7)) << 4));
@@ -149,7 +150,7 @@ static __device__ __forceinline__ void w_read8(const unsigned char *st, int kmaj
     } else {
         const float *s = (const float *)st;
 #pragma unroll
-        for (int e = 0; e < 8; e++) x[e] = s[(8 * q + e) * W_BM + r];
+        for (int e = 0; e < 8; e++) x[e] = s[(8 * q + e) * bm + r];
     }
 }
 
@@ -175,15 +176,15 @@ static __device__ __forceinline__ void w_tile_of(int pid, int M, int N, int bn, 
 #endif
 
 /* Both kernels' shared memory, from the dynamic array raw aligned to 1024
- * bytes: [NRAW raw A stages][converted A stages, conv_bytes][B stages]
- * [barriers at bar_off] (NRAW in scope): base / base_s, conv / conv_s, b_s,
- * bar_s as locals of the body. */
+ * bytes: [NRAW raw A stages of RAWB bytes][converted A stages, conv_bytes]
+ * [B stages][barriers at bar_off] (NRAW, RAWB in scope): base / base_s,
+ * conv / conv_s, b_s, bar_s as locals of the body. */
 #define W_RINGS(raw, conv_bytes, bar_off)                                                     \
     const uint32_t raw_s = s9_smem_u32(raw);                                                   \
     const uint32_t base_s = (raw_s + 1023u) & ~1023u;                                          \
     unsigned char *base = (raw) + (base_s - raw_s);                                            \
-    unsigned char *conv = base + NRAW * W_RAW;                                                 \
-    const uint32_t conv_s = base_s + NRAW * W_RAW;                                             \
+    unsigned char *conv = base + NRAW * RAWB;                                                  \
+    const uint32_t conv_s = base_s + NRAW * RAWB;                                              \
     const uint32_t b_s = conv_s + (uint32_t)(conv_bytes);                                      \
     const uint32_t bar_s = base_s + (uint32_t)(bar_off)
 
@@ -214,14 +215,14 @@ static __device__ __forceinline__ void w_tile_of(int pid, int M, int N, int bn, 
         }                                                                                      \
         __syncthreads();                                                                       \
     } while (0)
-/* the FP32 A tile of k-tile t into raw stage s */
+/* the FP32 A tile (ABM rows, RAWB bytes) of k-tile t into raw stage s */
 #define W_ISSUE_A(t, s)                                                                        \
     do {                                                                                       \
-        const uint32_t dst_ = base_s + (uint32_t)((s) * W_RAW);                                \
-        mbar_expect_tx(RAW_FULL(s), (uint32_t)W_RAW);                                          \
+        const uint32_t dst_ = base_s + (uint32_t)((s) * RAWB);                                 \
+        mbar_expect_tx(RAW_FULL(s), (uint32_t)RAWB);                                           \
         if (ak) {                                                                              \
             tma_load_2d(dst_, tmA, (t) * W_BK, m0, RAW_FULL(s));                               \
-            tma_load_2d(dst_ + W_BM * 128, tmA, (t) * W_BK + 32, m0, RAW_FULL(s));             \
+            tma_load_2d(dst_ + ABM * 128, tmA, (t) * W_BK + 32, m0, RAW_FULL(s));              \
         } else {                                                                               \
             tma_load_2d(dst_, tmA, m0, (t) * W_BK, RAW_FULL(s));                               \
         }                                                                                      \
@@ -321,7 +322,7 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
     const int SH = s9_sh(MODE);
     const int NRAW = w_nraw(MODE, NC), NCONV = w_nconv(MODE, NC), NB = w_nb(MODE, NC);
     const int BST = w_bstage(MODE, NC), BT = w_bt(NC);
-    const int CHK = chk;
+    const int CHK = chk, RAWB = W_RAW, ABM = W_BM;
     if (!s9_dsmem_ok(w_smem(MODE, NC))) return;
     const int tid = threadIdx.x, wg = tid >> 7;
 
@@ -367,7 +368,7 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
             const int r = kt % NRAW, s = kt % NCONV;
             mbar_wait(RAW_FULL(r), (uint32_t)((kt / NRAW) & 1));
             mbar_wait(CONV_EMPTY(s), (uint32_t)(((kt / NCONV) & 1) ^ 1));
-            const unsigned char *ra = base + r * W_RAW;
+            const unsigned char *ra = base + r * RAWB;
             unsigned char *hi = conv + s * 2 * W_CT, *lo = hi + W_CT;
             uint32_t tmax = 0, tmin = 0xffffffffu;
             unsigned tiny = 0u, big = 0u; /* fd.fl: this k-tile's column masks */
@@ -730,8 +731,10 @@ static __global__ void __launch_bounds__(512, 1)
  * FP16 into the wgmma K-major layout with 128-byte swizzle) and two consumer
  * warpgroups on the same 64 rows, each on NC columns (64 or 136, so one
  * 64 x 272 tile covers n = 266, the randomized SVD's k + p), both operands
- * of wgmma from shared memory. Only the rounding of the operands is fixed
- * by the method; the order of the sum differs from cuBLAS's. */
+ * of wgmma from shared memory; or, where op(A) is not checked here and one
+ * column tile covers n, tall tiles of 128 rows (tn_sm90h_136t, below). Only
+ * the rounding of the operands is fixed by the method; the order of the
+ * sum differs from cuBLAS's. */
 /* ring depths: 4 raw A (16 KB) + 3 FP16 A (8 KB) + NB = 4 B stages (2 NC
  * rows of 128 bytes: 34 KB at NC = 136, 16 KB at NC = 64): 225 KB at NC =
  * 136. The B stages, read from L2 by every row tile, need the lead: H200,
@@ -739,31 +742,43 @@ static __global__ void __launch_bounds__(512, 1)
  * 367-378, 4 / 2 / 4 348-353, 6 / 4 / 2 546-551, 2 / 3 / 4 374-379 (a
  * probe of the kernel alone, means of 10; with the trust check folded,
  * below: 421-429 us against 429-443 at 4 / 4 / 3) */
-#define H_NRAW 4
-#define H_NCONV 3
-static __host__ __device__ __forceinline__ int h_nb(int nc) { (void)nc; return 4; }
+/* Tall tiles (BM = 128 rows, op(A) unchecked: no fold), each consumer on
+ * 64 rows and all 2 NC columns: a B stage serves twice the products, so
+ * that B's stores into shared memory and reads from L2 per product halve;
+ * 2 raw (32 KB) + 3 FP16 A (16 KB) + 3 B stages (220 KB), about the lead
+ * in time of the 64-row rings. The same sums per element: the same bits.
+ * H200, 16384^2 x 266: 297-313 against 329-342 us (probe, the same run). */
+static __host__ __device__ __forceinline__ int h_nraw(int bm) { return bm == 128 ? 2 : 4; }
+static __host__ __device__ __forceinline__ int h_nconv(int bm) { (void)bm; return 3; }
+static __host__ __device__ __forceinline__ int h_nb(int bm) { return bm == 128 ? 3 : 4; }
 static __host__ __device__ __forceinline__ int h_bstage(int nc) { return 2 * nc * 128; }
-static __host__ __device__ __forceinline__ int h_bar_off(int nc) {
-    return H_NRAW * W_RAW + H_NCONV * W_CT + h_nb(nc) * h_bstage(nc);
+static __host__ __device__ __forceinline__ int h_bar_off(int nc, int bm) {
+    return h_nraw(bm) * bm * W_BK * 4 + h_nconv(bm) * bm * W_BK * 2 + h_nb(bm) * h_bstage(nc);
 }
-static __host__ __device__ __forceinline__ int h_smem(int nc) { return h_bar_off(nc) + 256 + 1024; }
+static __host__ __device__ __forceinline__ int h_smem(int nc, int bm) {
+    return h_bar_off(nc, bm) + 256 + 1024;
+}
 
 extern __shared__ unsigned char h_smem_raw[];
 
-static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *tmA,
+static __device__ __forceinline__ void h_body(const int NC, const int BM, const CUtensorMap *tmA,
                                               const CUtensorMap *tmB, int ak, int M, int N,
                                               int K, float alpha, float beta,
                                               float *__restrict__ C, long long ldc,
                                               const w_fold_t &fd) {
 #if S9_ON
-    const int NRAW = H_NRAW, NCONV = H_NCONV, NB = h_nb(NC), BST = h_bstage(NC), TN = 2 * NC;
-    if (!s9_dsmem_ok(h_smem(NC))) return;
+    const int NRAW = h_nraw(BM), NCONV = h_nconv(BM), NB = h_nb(BM), BST = h_bstage(NC);
+    const int TN = 2 * NC, RAWB = BM * W_BK * 4, CT = BM * W_BK * 2, ABM = BM;
+    if (!s9_dsmem_ok(h_smem(NC, BM))) return;
     const int tid = threadIdx.x, wg = tid >> 7;
     int m0, n0;
-    w_tile_of(blockIdx.x, M, N, TN, &m0, &n0);
+    if (BM == 128) /* one column tile (the host's condition) */
+        m0 = blockIdx.x * BM, n0 = 0;
+    else
+        w_tile_of(blockIdx.x, M, N, TN, &m0, &n0);
     const int KT = (K + W_BK - 1) / W_BK;
 
-    W_RINGS(h_smem_raw, NCONV * W_CT, h_bar_off(NC)); /* FP16 A stages */
+    W_RINGS(h_smem_raw, NCONV * CT, h_bar_off(NC, BM)); /* FP16 A stages */
     __shared__ uint32_t rowmax[W_BM]; /* fd.fl: the rows' largest |x| (bits) */
     if (tid < W_BM) rowmax[tid] = 0u;
     W_INIT_BARS();
@@ -780,9 +795,10 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
     if (wg < 2) {
         /* ---------------------------------------- converter warpgroups */
         asm volatile("setmaxnreg.dec.sync.aligned.u32 48;");
-        const int t = tid & 127, rr = t & 63;
-        /* fd.fl: the thread's largest |x| (its part of row rr's) and least
-         * |x| - 1 (0 wraps to the top), as bits */
+        /* the thread's row rr, k 8q .. 8q + 7 for q = q0 + QS j */
+        const int t = tid & 127, rr = t & (BM - 1), q0 = t / BM, QS = 128 / BM;
+        /* fd.fl (BM = 64): the thread's largest |x| (its part of row rr's)
+         * and least |x| - 1 (0 wraps to the top), as bits */
         unsigned hi = 0u, lo = 0xffffffffu;
         if (t == 0)
             for (int kt = wg; kt < NRAW && kt < KT; kt += 2) W_ISSUE_A(kt, kt);
@@ -790,14 +806,14 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
             const int r = kt % NRAW, s = kt % NCONV;
             mbar_wait(RAW_FULL(r), (uint32_t)((kt / NRAW) & 1));
             mbar_wait(CONV_EMPTY(s), (uint32_t)(((kt / NCONV) & 1) ^ 1));
-            const unsigned char *ra = base + r * W_RAW;
-            unsigned char *hic = conv + s * W_CT;
+            const unsigned char *ra = base + r * RAWB;
+            unsigned char *hic = conv + s * CT;
             unsigned tiny = 0u, big = 0u; /* fd.fl: this k-tile's column masks */
 #pragma unroll
-            for (int j = 0; j < 4; j++) {
-                const int q = (t >> 6) + 2 * j; /* k 8q .. 8q + 7 */
+            for (int j = 0; j < 8 / QS; j++) {
+                const int q = q0 + QS * j; /* k 8q .. 8q + 7 */
                 float x[8];
-                w_read8(ra, ak, rr, q, x);
+                w_read8(ra, ak, rr, q, x, BM);
                 uint32_t h[4];
 #pragma unroll
                 for (int e = 0; e < 4; e++) {
@@ -805,15 +821,72 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
                     h[e] = *(const uint32_t *)&v;
                 }
                 *(uint4 *)(hic + rr * 128 + ((q ^ (rr & 7)) << 4)) = make_uint4(h[0], h[1], h[2], h[3]);
-                if (fd.fl) fold8(fd, x, j, hi, lo, tiny, big);
+                if (BM == 64 && fd.fl) fold8(fd, x, j, hi, lo, tiny, big);
             }
             fence_async_smem(); /* generic stores -> wgmma (async proxy) reads */
             mbar_arrive(CONV_FULL(s));
             asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory"); /* raw stage read */
             if (t == 0 && kt + NRAW < KT) W_ISSUE_A(kt + NRAW, r);
-            if (fd.fl) fold_ktile(fd, kt, KT, t >> 6, tiny, big);
+            if (BM == 64 && fd.fl) fold_ktile(fd, kt, KT, t >> 6, tiny, big);
         }
-        if (fd.fl) fold_finish(fd, hi, lo, rr, rowmax);
+        if (BM == 64 && fd.fl) fold_finish(fd, hi, lo, rr, rowmax);
+    } else if (BM == 128) {
+        /* ------------------------------------ consumers, tall tiles */
+        asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
+        const int cw = wg - 2; /* rows m0 + 64 cw .. + 63, all 2 NC columns */
+        const int issuer = tid == 256;
+        if (issuer)
+            for (int kt = 0; kt < NB && kt < KT; kt++) H_ISSUE_B(kt, kt);
+        float acc0[68], acc1[68]; /* columns 0 .. NC - 1, NC .. 2 NC - 1 (NC = 136) */
+        for (int kt = 0; kt < KT; kt++) {
+            const int s = kt % NCONV, b = kt % NB;
+            mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
+            mbar_wait(B_FULL(b), (uint32_t)((kt / NB) & 1));
+            const uint32_t cA = conv_s + (uint32_t)(s * CT) + (uint32_t)(cw * 64 * 128);
+            const uint32_t cB = b_s + (uint32_t)(b * BST);
+            wgmma_fence();
+#pragma unroll
+            for (int ks = 0; ks < 4; ks++) {
+                const int scd = kt > 0 || ks > 0;
+                const uint64_t da = wg_desc(cA + 32 * ks, 128);
+                W_WGMMA_N136(acc0, da, wg_desc(cB + 32 * ks, 128), scd);
+                W_WGMMA_N136(acc1, da, wg_desc(cB + NC * 128 + 32 * ks, 128), scd);
+            }
+            wgmma_commit();
+            /* k-tile kt - 1's group is done: its stages go back */
+            wgmma_wait1();
+            if (kt > 0) {
+                const int tt = kt - 1, sl = tt % NB;
+                mbar_arrive(CONV_EMPTY(tt % NCONV));
+                __syncwarp();
+                if ((tid & 31) == 0) mbar_arrive(B_EMPTY(sl));
+                if (issuer && tt + NB < KT) {
+                    mbar_wait(B_EMPTY(sl), (uint32_t)((tt / NB) & 1));
+                    H_ISSUE_B(tt + NB, sl);
+                }
+            }
+        }
+        wgmma_wait0();
+        const int lane = tid & 31, w = (tid >> 5) & 3;
+        const int row0 = m0 + 64 * cw + 16 * w + (lane >> 2), col0 = n0 + 2 * (lane & 3);
+#pragma unroll
+        for (int hf = 0; hf < 2; hf++)
+#pragma unroll
+            for (int i = 0; i < NC / 8; i++)
+#pragma unroll
+                for (int hh = 0; hh < 2; hh++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const int gi = row0 + 8 * hh, gj = col0 + NC * hf + 8 * i + e;
+                        if (gi < M && gj < N) {
+                            float *p = C + gi + (long long)gj * ldc;
+                            const int x = 4 * i + 2 * hh + e;
+                            const float a = hf ? acc1[x] : acc0[x];
+                            float v = __fmul_rn(alpha, a);
+                            if (beta != 0.0f) v = __fadd_rn(v, __fmul_rn(beta, *p));
+                            *p = v;
+                        }
+                    }
     } else {
         /* -------------------------------------------------- consumers */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
@@ -826,7 +899,7 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
             const int s = kt % NCONV, b = kt % NB;
             mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
             mbar_wait(B_FULL(b), (uint32_t)((kt / NB) & 1));
-            const uint32_t cA = conv_s + (uint32_t)(s * W_CT);
+            const uint32_t cA = conv_s + (uint32_t)(s * CT);
             const uint32_t cB = b_s + (uint32_t)(b * BST) + (uint32_t)(cw * NC * 128);
             wgmma_fence();
 #pragma unroll
@@ -872,20 +945,20 @@ static __device__ __forceinline__ void h_body(const int NC, const CUtensorMap *t
 #undef H_ISSUE_B
 #else
     (void)NC, (void)tmA, (void)tmB, (void)ak, (void)M, (void)N, (void)K, (void)alpha;
-    (void)beta, (void)C, (void)ldc, (void)fd;
+    (void)beta, (void)C, (void)ldc, (void)fd, (void)BM;
 #endif
 }
 
-#define H_KERNEL(NC)                                                                           \
+#define H_KERNEL(NC, BM, NAME)                                                                 \
     static __global__ void __launch_bounds__(512, 1)                                           \
-        tn_sm90h_##NC(const __grid_constant__ CUtensorMap tmA,                                 \
-                      const __grid_constant__ CUtensorMap tmB, int ak, int M, int N, int K,    \
-                      float alpha, float beta, float *C, long long ldc,                        \
-                      const __grid_constant__ w_fold_t fd) {                                   \
-        h_body(NC, &tmA, &tmB, ak, M, N, K, alpha, beta, C, ldc, fd);                          \
+        NAME(const __grid_constant__ CUtensorMap tmA, const __grid_constant__ CUtensorMap tmB, \
+             int ak, int M, int N, int K, float alpha, float beta, float *C, long long ldc,    \
+             const __grid_constant__ w_fold_t fd) {                                            \
+        h_body(NC, BM, &tmA, &tmB, ak, M, N, K, alpha, beta, C, ldc, fd);                      \
     }
-H_KERNEL(64)
-H_KERNEL(136)
+H_KERNEL(64, 64, tn_sm90h_64)
+H_KERNEL(136, 64, tn_sm90h_136)
+H_KERNEL(136, 128, tn_sm90h_136t)
 #undef W_INIT_BARS
 #undef W_RINGS
 #undef W_ISSUE_A
@@ -1071,30 +1144,33 @@ extern "C" int tn_cu_gemm_f16_sm90(int transa, int64_t m, int64_t n, int64_t k, 
     const int nc = h_nc(n);
     w_fold_t fd;
     if (fold_setup(kk, tol_bits, aflags, scratch, &fd)) return (int)cudaErrorNotSupported;
-    h_kernel_t kern = nc == 64 ? tn_sm90h_64 : tn_sm90h_136;
+    /* tall tiles (128 rows) where op(A) is not checked here and one
+     * column tile of 272 covers n */
+    const int bm = !aflags && nc == 136 && n <= 2 * nc && m > W_BM ? 128 : W_BM;
+    h_kernel_t kern = nc == 64 ? tn_sm90h_64 : bm == 128 ? tn_sm90h_136t : tn_sm90h_136;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, (const void *)kern) != cudaSuccess) {
         cudaGetLastError();
         return (int)cudaErrorNotSupported;
     }
     if (attr.binaryVersion != 90 || !s9_encoder()) return (int)cudaErrorNotSupported;
-    const size_t smem = (size_t)h_smem(nc);
+    const size_t smem = (size_t)h_smem(nc, bm);
     if (smem > smem_limit) return (int)cudaErrorNotSupported;
     if (((uintptr_t)A & 15u) || ((uintptr_t)B16 & 15u) || (lda * 4) % 16 || (ldb * 2) % 16)
         return (int)cudaErrorNotSupported;
     if (m > 0x7fffffffLL || n > 0x7fffffffLL || k > 0x7fffffffLL)
         return (int)cudaErrorNotSupported;
-    const int64_t tiles = ((m + W_BM - 1) / W_BM) * ((n + 2 * nc - 1) / (2 * nc));
+    const int64_t tiles = ((m + bm - 1) / bm) * ((n + 2 * nc - 1) / (2 * nc));
     if (tiles > 0x7fffffffLL) return (int)cudaErrorNotSupported;
     s9_encode_fn enc = s9_encoder();
     CUtensorMap mA, mB;
     const int ak = transa != 0;
     int bad = 0;
-    if (ak) /* A is k x m, K contiguous: boxes of 32 k x 64 rows, 128-byte swizzle */
-        bad |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, k, m, lda, 32, W_BM,
+    if (ak) /* A is k x m, K contiguous: boxes of 32 k x bm rows, 128-byte swizzle */
+        bad |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, k, m, lda, 32, bm,
                       CU_TENSOR_MAP_SWIZZLE_128B);
-    else /* m x k, M contiguous: [64 k][64 m] */
-        bad |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, m, k, lda, W_BM, W_BK,
+    else /* m x k, M contiguous: [64 k][bm m] */
+        bad |= s9_map(&mA, enc, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 4, A, m, k, lda, bm, W_BK,
                       CU_TENSOR_MAP_SWIZZLE_NONE);
     /* B16: k x n, K contiguous: nc rows of 64 k (128 bytes), 128-byte swizzle */
     bad |= s9_map(&mB, enc, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, B16, k, n, ldb, W_BK, nc,
