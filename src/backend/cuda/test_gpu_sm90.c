@@ -364,11 +364,15 @@ TEST(gpu_sm90_wide_lean_matches_checked) {
 }
 
 /* TCNLA_GEMM_FP16 with op(A) rounded inside the kernel: the tall tiles (128
- * rows, where op(A) is not checked in the product: aflags NULL, n <= 272)
- * against the 64-row tiles (the bounded check folded in, aflags set): the
- * same C, bit for bit (each element's sum is the same sequence of k-steps),
- * on tails in m (65, 129, 1100, 4100 rows) and k, n = 200 and 266, op(A) = A
- * and A^T, ld > rows, beta 0 and 1.5. */
+ * rows, n <= 272) against the 64-row tiles, each with and without the
+ * bounded check folded in (aflags): the same C, bit for bit (each
+ * element's sum is the same sequence of k-steps), and the same flags from
+ * both tile heights, on tails in m (65, 129, 1100, 4100 rows) and k, n =
+ * 200 and 266, op(A) = A and A^T, ld > rows, beta 0 and 1.5; op(A) with
+ * small elements (2^-20, below the kind's bound) in a row and a whole
+ * column, and one element above FP16's range in one case, so that the
+ * flags (0 < |x| < bound, |x| >= 65504, a column the bound leaves
+ * undecided) are set as they should be. */
 TEST(gpu_sm90_f16_tall_matches_rows64) {
     tcnla_handle_t g = gt_gpu();
     NEED_GPU(g);
@@ -395,6 +399,12 @@ TEST(gpu_sm90_f16_tall_matches_rows64) {
             float *C1 = malloc(sizeof(float) * (size_t)(ldc * n));
             float *C2 = malloc(sizeof(float) * (size_t)(ldc * n));
             gt_uniform(9400 + si * 4 + t, -2, 2, lda * acols, A);
+            /* small elements: in row 3 of op(A), and all of column 13 (a column
+             * the bound leaves undecided: flags[7]; bit 5 of the k-tile's second
+             * mask word) */
+            for (int64_t p = 0; p < k; p += 7) A[ta ? p + 3 * lda : 3 + p * lda] = 0x1p-20f;
+            for (int64_t i = 0; i < m; i++) A[ta ? 13 + i * lda : i + 13 * lda] = -0x1p-21f;
+            if (t == 3) A[ta ? 1 + (m - 1) * lda : (m - 1) + lda] = 7e4f; /* above FP16's range */
             gt_uniform(9500 + si * 4 + t, -1, 1, ldb * n, Bf);
             for (int64_t i = 0; i < ldb * n; i++) B[i] = tcnla_f32_to_f16(Bf[i], TCNLA_ROUND_RN);
             gt_uniform(9600 + si * 4 + t, -1, 1, ldc * n, C0);
@@ -412,29 +422,38 @@ TEST(gpu_sm90_f16_tall_matches_rows64) {
             if (ok) {
                 cudaMemcpy(dA, A, sizeof(float) * (size_t)(lda * acols), cudaMemcpyHostToDevice);
                 cudaMemcpy(dB, B, sizeof(uint16_t) * (size_t)(ldb * n), cudaMemcpyHostToDevice);
-                cudaMemcpy(dC1, C0, sizeof(float) * (size_t)(ldc * n), cudaMemcpyHostToDevice);
-                cudaMemcpy(dC2, C0, sizeof(float) * (size_t)(ldc * n), cudaMemcpyHostToDevice);
-                cudaMemset(fl, 0, 64);
                 tn_elem_kinds_t kk;
                 memset(&kk, 0, sizeof kk);
                 kk.n = 1, kk.kind[0] = TN_RCHK_F16, kk.fast[0] = 1;
                 const int tolb[1] = {10};
-                const int e1 = tn_cu_gemm_f16_sm90(ta, m, n, k, alpha, dA, lda, dB, ldb, beta, dC1,
-                                                   ldc, g->cuda->smem_optin, 0, NULL, NULL, NULL,
-                                                   NULL);
-                const int e2 = tn_cu_gemm_f16_sm90(ta, m, n, k, alpha, dA, lda, dB, ldb, beta, dC2,
-                                                   ldc, g->cuda->smem_optin, 0, &kk, tolb, fl, sc);
-                CHECK_MSG(e1 == 0 && e2 == 0 && cudaDeviceSynchronize() == 0,
-                          "m=%lld n=%lld k=%lld t=%d: %d %d", (long long)m, (long long)n,
-                          (long long)k, t, e1, e2);
-                cudaMemcpy(C1, dC1, sizeof(float) * (size_t)(ldc * n), cudaMemcpyDeviceToHost);
-                cudaMemcpy(C2, dC2, sizeof(float) * (size_t)(ldc * n), cudaMemcpyDeviceToHost);
-                int64_t diff = 0;
-                for (int64_t j = 0; j < n; j++)
-                    for (int64_t i = 0; i < ldc; i++) /* (the padding rows too: untouched) */
-                        diff += memcmp(&C1[i + j * ldc], &C2[i + j * ldc], sizeof(float)) != 0;
-                CHECK_MSG(diff == 0, "m=%lld n=%lld k=%lld t=%d: %lld elements differ",
-                          (long long)m, (long long)n, (long long)k, t, (long long)diff);
+                int hf[2][16];
+                /* v: tile rows 128 / 64, without / with the fold; C1 from v = 0 */
+                for (int v = 0; v < 4; v++) {
+                    const int rows = (v & 1) ? 64 : 128, fold = v >> 1;
+                    cudaMemcpy(dC2, C0, sizeof(float) * (size_t)(ldc * n), cudaMemcpyHostToDevice);
+                    cudaMemset(fl, 0, 64);
+                    const int e = tn_cu_gemm_f16_sm90(ta, m, n, k, alpha, dA, lda, dB, ldb, beta,
+                                                      dC2, ldc, g->cuda->smem_optin, 0,
+                                                      fold ? &kk : NULL, fold ? tolb : NULL,
+                                                      fold ? fl : NULL, fold ? sc : NULL, rows);
+                    CHECK_MSG(e == 0 && cudaDeviceSynchronize() == 0,
+                              "m=%lld n=%lld k=%lld t=%d v=%d: %d", (long long)m, (long long)n,
+                              (long long)k, t, v, e);
+                    cudaMemcpy(v ? C2 : C1, dC2, sizeof(float) * (size_t)(ldc * n),
+                               cudaMemcpyDeviceToHost);
+                    if (fold) cudaMemcpy(hf[v & 1], fl, 64, cudaMemcpyDeviceToHost);
+                    int64_t diff = 0;
+                    for (int64_t j = 0; v && j < n; j++)
+                        for (int64_t i = 0; i < ldc; i++) /* (the padding rows: untouched) */
+                            diff += memcmp(&C1[i + j * ldc], &C2[i + j * ldc], sizeof(float)) != 0;
+                    CHECK_MSG(diff == 0, "m=%lld n=%lld k=%lld t=%d v=%d: %lld elements differ",
+                              (long long)m, (long long)n, (long long)k, t, v, (long long)diff);
+                }
+                CHECK_MSG(!memcmp(hf[0], hf[1], sizeof hf[0]) && hf[0][1] && hf[0][7] &&
+                              hf[0][6] == (t == 3),
+                          "m=%lld n=%lld k=%lld t=%d: flags %d %d %d / %d %d %d", (long long)m,
+                          (long long)n, (long long)k, t, hf[0][1], hf[0][6], hf[0][7], hf[1][1],
+                          hf[1][6], hf[1][7]);
                 ran++;
             }
             cudaFree(dA), cudaFree(dB), cudaFree(dC1), cudaFree(dC2), cudaFree(fl), cudaFree(sc);

@@ -290,16 +290,16 @@ static __device__ __forceinline__ void fold_ktile(const w_fold_t &fd, int kt, in
 
 /* The flags from the 256 converter threads (threads 0 .. 255, named
  * barrier 3): the thread's extremes, and each row's largest |x| through
- * rowmax (shared, W_BM rows, zeroed before the ring's barriers; rr: the
+ * rowmax (shared, bm rows, zeroed before the ring's barriers; rr: the
  * thread's row) */
 static __device__ __forceinline__ void fold_finish(const w_fold_t &fd, unsigned hi, unsigned lo,
-                                                   int rr, uint32_t *rowmax) {
+                                                   int rr, uint32_t *rowmax, const int bm = W_BM) {
     const int tid = threadIdx.x;
     unsigned bad = (unsigned)(hi >= 0x7f800000u) | (unsigned)(hi >= 0x477fe000u) << 6;
     for (int j = 0; j < fd.n; j++) bad |= (unsigned)(lo < fd.thr[j] - 1u) << (1 + j);
-    atomicMax(&rowmax[rr], hi); /* 4 threads per row: both halves, both warpgroups */
+    atomicMax(&rowmax[rr], hi); /* per row: both warpgroups (and both halves where bm = 64) */
     asm volatile("bar.sync 3, 256;" ::: "memory");
-    if (tid < W_BM) bad |= (unsigned)(rowmax[tid] - 1u < fd.thrmax - 1u) << 7;
+    if (tid < bm) bad |= (unsigned)(rowmax[tid] - 1u < fd.thrmax - 1u) << 7;
     bad = __reduce_or_sync(0xffffffffu, bad);
     if ((tid & 31) == 0 && bad)
         for (int i = 0; i < 8; i++)
@@ -731,8 +731,8 @@ static __global__ void __launch_bounds__(512, 1)
  * FP16 into the wgmma K-major layout with 128-byte swizzle) and two consumer
  * warpgroups on the same 64 rows, each on NC columns (64 or 136, so one
  * 64 x 272 tile covers n = 266, the randomized SVD's k + p), both operands
- * of wgmma from shared memory; or, where op(A) is not checked here and one
- * column tile covers n, tall tiles of 128 rows (tn_sm90h_136t, below). Only
+ * of wgmma from shared memory; or, where one column tile covers n, tall
+ * tiles of 128 rows (tn_sm90h_136t, below). Only
  * the rounding of the operands is fixed by the method; the order of the
  * sum differs from cuBLAS's. */
 /* ring depths: 4 raw A (16 KB) + 3 FP16 A (8 KB) + NB = 4 B stages (2 NC
@@ -742,7 +742,7 @@ static __global__ void __launch_bounds__(512, 1)
  * 367-378, 4 / 2 / 4 348-353, 6 / 4 / 2 546-551, 2 / 3 / 4 374-379 (a
  * probe of the kernel alone, means of 10; with the trust check folded,
  * below: 421-429 us against 429-443 at 4 / 4 / 3) */
-/* Tall tiles (BM = 128 rows, op(A) unchecked: no fold), each consumer on
+/* Tall tiles (BM = 128 rows), each consumer on
  * 64 rows and all 2 NC columns: a B stage serves twice the products, so
  * that B's stores into shared memory and reads from L2 per product halve;
  * 2 raw (32 KB) + 3 FP16 A (16 KB) + 3 B stages (220 KB), about the lead
@@ -779,8 +779,8 @@ static __device__ __forceinline__ void h_body(const int NC, const int BM, const 
     const int KT = (K + W_BK - 1) / W_BK;
 
     W_RINGS(h_smem_raw, NCONV * CT, h_bar_off(NC, BM)); /* FP16 A stages */
-    __shared__ uint32_t rowmax[W_BM]; /* fd.fl: the rows' largest |x| (bits) */
-    if (tid < W_BM) rowmax[tid] = 0u;
+    __shared__ uint32_t rowmax[128]; /* fd.fl: the rows' largest |x| (bits) */
+    if (tid < BM) rowmax[tid] = 0u;
     W_INIT_BARS();
 
 /* the B rows of both consumers (NC each, one box per consumer) */
@@ -797,8 +797,8 @@ static __device__ __forceinline__ void h_body(const int NC, const int BM, const 
         asm volatile("setmaxnreg.dec.sync.aligned.u32 48;");
         /* the thread's row rr, k 8q .. 8q + 7 for q = q0 + QS j */
         const int t = tid & 127, rr = t & (BM - 1), q0 = t / BM, QS = 128 / BM;
-        /* fd.fl (BM = 64): the thread's largest |x| (its part of row rr's)
-         * and least |x| - 1 (0 wraps to the top), as bits */
+        /* fd.fl: the thread's largest |x| (its part of row rr's) and least
+         * |x| - 1 (0 wraps to the top), as bits */
         unsigned hi = 0u, lo = 0xffffffffu;
         if (t == 0)
             for (int kt = wg; kt < NRAW && kt < KT; kt += 2) W_ISSUE_A(kt, kt);
@@ -808,7 +808,10 @@ static __device__ __forceinline__ void h_body(const int NC, const int BM, const 
             mbar_wait(CONV_EMPTY(s), (uint32_t)(((kt / NCONV) & 1) ^ 1));
             const unsigned char *ra = base + r * RAWB;
             unsigned char *hic = conv + s * CT;
-            unsigned tiny = 0u, big = 0u; /* fd.fl: this k-tile's column masks */
+            /* fd.fl: this k-tile's column masks, words 0 and 1 of cbits'
+             * pair (k 8 (h + 2 j') + e at bit 8 j' + e of word h); BM = 64:
+             * word t >> 6 alone */
+            unsigned tiny[2] = {0u, 0u}, big[2] = {0u, 0u};
 #pragma unroll
             for (int j = 0; j < 8 / QS; j++) {
                 const int q = q0 + QS * j; /* k 8q .. 8q + 7 */
@@ -821,15 +824,25 @@ static __device__ __forceinline__ void h_body(const int NC, const int BM, const 
                     h[e] = *(const uint32_t *)&v;
                 }
                 *(uint4 *)(hic + rr * 128 + ((q ^ (rr & 7)) << 4)) = make_uint4(h[0], h[1], h[2], h[3]);
-                if (BM == 64 && fd.fl) fold8(fd, x, j, hi, lo, tiny, big);
+                if (fd.fl) {
+                    if (BM == 64) fold8(fd, x, j, hi, lo, tiny[0], big[0]);
+                    else fold8(fd, x, j >> 1, hi, lo, tiny[j & 1], big[j & 1]);
+                }
             }
             fence_async_smem(); /* generic stores -> wgmma (async proxy) reads */
             mbar_arrive(CONV_FULL(s));
             asm volatile("bar.sync %0, 128;" ::"r"(1 + wg) : "memory"); /* raw stage read */
             if (t == 0 && kt + NRAW < KT) W_ISSUE_A(kt + NRAW, r);
-            if (BM == 64 && fd.fl) fold_ktile(fd, kt, KT, t >> 6, tiny, big);
+            if (fd.fl) {
+                if (BM == 64) {
+                    fold_ktile(fd, kt, KT, t >> 6, tiny[0], big[0]);
+                } else {
+                    fold_ktile(fd, kt, KT, 0, tiny[0], big[0]);
+                    fold_ktile(fd, kt, KT, 1, tiny[1], big[1]);
+                }
+            }
         }
-        if (BM == 64 && fd.fl) fold_finish(fd, hi, lo, rr, rowmax);
+        if (fd.fl) fold_finish(fd, hi, lo, rr, rowmax, BM);
     } else if (BM == 128) {
         /* ------------------------------------ consumers, tall tiles */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
@@ -1140,13 +1153,16 @@ extern "C" int tn_cu_gemm_f16_sm90(int transa, int64_t m, int64_t n, int64_t k, 
                                    const float *A, int64_t lda, const uint16_t *B16, int64_t ldb,
                                    float beta, float *C, int64_t ldc, size_t smem_limit,
                                    cudaStream_t stream, const tn_elem_kinds_t *kk,
-                                   const int *tol_bits, int *aflags, void *scratch) {
+                                   const int *tol_bits, int *aflags, void *scratch,
+                                   int tile_rows) {
     const int nc = h_nc(n);
     w_fold_t fd;
     if (fold_setup(kk, tol_bits, aflags, scratch, &fd)) return (int)cudaErrorNotSupported;
-    /* tall tiles (128 rows) where op(A) is not checked here and one
-     * column tile of 272 covers n */
-    const int bm = !aflags && nc == 136 && n <= 2 * nc && m > W_BM ? 128 : W_BM;
+    /* tall tiles (128 rows) where one column tile of 272 covers n */
+    const int tall_ok = nc == 136 && n <= 2 * nc && m > W_BM;
+    if ((tile_rows != 0 && tile_rows != 64 && tile_rows != 128) || (tile_rows == 128 && !tall_ok))
+        return (int)cudaErrorNotSupported;
+    const int bm = tall_ok && tile_rows != 64 ? 128 : W_BM;
     h_kernel_t kern = nc == 64 ? tn_sm90h_64 : bm == 128 ? tn_sm90h_136t : tn_sm90h_136;
     cudaFuncAttributes attr;
     if (cudaFuncGetAttributes(&attr, (const void *)kern) != cudaSuccess) {
