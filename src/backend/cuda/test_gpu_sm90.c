@@ -249,6 +249,48 @@ TEST(gpu_sm90_wide_matches_rega) {
     s9_path_identity(ms, 2, 1, shapes, 10);
 }
 
+#ifdef TCNLA_HAVE_CUDA
+/* The host side of a kernel-level case: op(A)'s storage A (lda x acols,
+ * uniform(-amax, amax)), B (ldb x n, uniform(-1, 1)) in FP32 (Bf) and
+ * rounded to FP16 (B), C0 (ldc x n, uniform(-1, 1)), and C1, C2 for two
+ * results; seeds seed, seed + 100, seed + 200. 0 where memory ran out. */
+typedef struct {
+    float *A, *Bf, *C0, *C1, *C2;
+    uint16_t *B;
+} s9_case_t;
+
+static void s9_case_free(s9_case_t *c) {
+    free(c->A), free(c->Bf), free(c->B), free(c->C0), free(c->C1), free(c->C2);
+}
+
+static int s9_case_make(s9_case_t *c, uint64_t seed, float amax, int64_t lda, int64_t acols,
+                        int64_t ldb, int64_t n, int64_t ldc) {
+    const size_t na = (size_t)(lda * acols), nb = (size_t)(ldb * n), nc = (size_t)(ldc * n);
+    c->A = malloc(sizeof(float) * na), c->Bf = malloc(sizeof(float) * nb);
+    c->B = malloc(sizeof(uint16_t) * nb), c->C0 = malloc(sizeof(float) * nc);
+    c->C1 = malloc(sizeof(float) * nc), c->C2 = malloc(sizeof(float) * nc);
+    if (!c->A || !c->Bf || !c->B || !c->C0 || !c->C1 || !c->C2) {
+        s9_case_free(c);
+        return 0;
+    }
+    gt_uniform(seed, -amax, amax, (int64_t)na, c->A);
+    gt_uniform(seed + 100, -1, 1, (int64_t)nb, c->Bf);
+    for (size_t i = 0; i < nb; i++) c->B[i] = tcnla_f32_to_f16(c->Bf[i], TCNLA_ROUND_RN);
+    gt_uniform(seed + 200, -1, 1, (int64_t)nc, c->C0);
+    return 1;
+}
+
+/* the elements (rows x n, column stride ld) whose bits differ */
+static int64_t s9_bits_differ(const float *x, const float *y, int64_t rows, int64_t ld,
+                              int64_t n) {
+    int64_t d = 0;
+    for (int64_t j = 0; j < n; j++)
+        for (int64_t i = 0; i < rows; i++)
+            d += memcmp(&x[i + j * ld], &y[i + j * ld], sizeof(float)) != 0;
+    return d;
+}
+#endif
+
 /* The wide-tile kernel where op(A) needs no check (vmx NULL: the lean
  * kernel at 136 columns per consumer, whose fresh hi*hi accumulator spans
  * them all) against the same kernel checking op(A) on the way (vmx set:
@@ -279,19 +321,13 @@ TEST(gpu_sm90_wide_lean_matches_checked) {
             const int64_t lda = (arows + 3) / 4 * 4 + ((t & 2) ? 4 : 0);
             const int64_t ldb = (k + 7) / 8 * 8, ldc = m + ((t & 2) ? 3 : 0);
             const float alpha = 0.75f, beta = (t & 3) == 1 ? 0.0f : 1.5f;
-            float *A = malloc(sizeof(float) * (size_t)(lda * acols));
-            float *Bf = malloc(sizeof(float) * (size_t)(ldb * n));
-            uint16_t *B = malloc(sizeof(uint16_t) * (size_t)(ldb * n));
-            float *C0 = malloc(sizeof(float) * (size_t)(ldc * n));
-            float *C1 = malloc(sizeof(float) * (size_t)(ldc * n));
-            float *C2 = malloc(sizeof(float) * (size_t)(ldc * n));
-            gt_uniform(9100 + si * 8 + t, -1, 1, lda * acols, A);
+            s9_case_t h;
+            REQUIRE(s9_case_make(&h, 9100 + si * 8 + t, 1.0f, lda, acols, ldb, n, ldc));
+            float *A = h.A, *Bf = h.Bf, *C0 = h.C0, *C1 = h.C1, *C2 = h.C2;
+            const uint16_t *B = h.B;
             for (int64_t i = 0; i < m; i += 3) /* row i of op(A) scaled by 2^(i % 31 - 20) */
                 for (int64_t p = 0; p < k; p++)
                     A[ta ? p + i * lda : i + p * lda] *= ldexpf(1.0f, (int)(i % 31) - 20);
-            gt_uniform(9200 + si * 8 + t, -1, 1, ldb * n, Bf);
-            for (int64_t i = 0; i < ldb * n; i++) B[i] = tcnla_f32_to_f16(Bf[i], TCNLA_ROUND_RN);
-            gt_uniform(9300 + si * 8 + t, -1, 1, ldc * n, C0);
             const size_t wsb = tn_cu_sm90_ps_bytes(mode, 0, 0, n, k);
             float *dA = NULL, *dBf = NULL, *dC1 = NULL, *dC2 = NULL, *dP1 = NULL, *dP2 = NULL;
             uint16_t *dB = NULL;
@@ -345,10 +381,7 @@ TEST(gpu_sm90_wide_lean_matches_checked) {
                 const int64_t ld = usep ? m : ldc;
                 cudaMemcpy(C1, x1, sizeof(float) * (size_t)(ld * n), cudaMemcpyDeviceToHost);
                 cudaMemcpy(C2, x2, sizeof(float) * (size_t)(ld * n), cudaMemcpyDeviceToHost);
-                int64_t diff = 0;
-                for (int64_t j = 0; j < n; j++)
-                    for (int64_t i = 0; i < m; i++)
-                        diff += memcmp(&C1[i + j * ld], &C2[i + j * ld], sizeof(float)) != 0;
+                const int64_t diff = s9_bits_differ(C1, C2, m, ld, n);
                 CHECK_MSG(diff == 0, "%s m=%lld n=%lld k=%lld t=%d%s: %lld elements differ",
                           mode == TN_KMODE_TCEC_F16 ? "TCEC_FP16" : "SHGEMM_FP16", (long long)m,
                           (long long)n, (long long)k, t, usep ? " (P)" : "", (long long)diff);
@@ -356,7 +389,7 @@ TEST(gpu_sm90_wide_lean_matches_checked) {
             }
             cudaFree(dA), cudaFree(dB), cudaFree(dBf), cudaFree(dC1), cudaFree(dC2);
             cudaFree(dP1), cudaFree(dP2), cudaFree(vmx), cudaFree(verr), cudaFree(ws), cudaFree(fl);
-            free(A), free(Bf), free(B), free(C0), free(C1), free(C2);
+            s9_case_free(&h);
         }
     CHECK(ran == 48);
 #endif
@@ -392,22 +425,16 @@ TEST(gpu_sm90_f16_tall_matches_rows64) {
             const int64_t lda = (arows + 3) / 4 * 4 + ((t & 2) ? 4 : 0);
             const int64_t ldb = (k + 7) / 8 * 8, ldc = m + ((t & 2) ? 3 : 0);
             const float alpha = 0.75f, beta = t == 1 ? 0.0f : 1.5f;
-            float *A = malloc(sizeof(float) * (size_t)(lda * acols));
-            float *Bf = malloc(sizeof(float) * (size_t)(ldb * n));
-            uint16_t *B = malloc(sizeof(uint16_t) * (size_t)(ldb * n));
-            float *C0 = malloc(sizeof(float) * (size_t)(ldc * n));
-            float *C1 = malloc(sizeof(float) * (size_t)(ldc * n));
-            float *C2 = malloc(sizeof(float) * (size_t)(ldc * n));
-            gt_uniform(9400 + si * 4 + t, -2, 2, lda * acols, A);
+            s9_case_t h;
+            REQUIRE(s9_case_make(&h, 9400 + si * 4 + t, 2.0f, lda, acols, ldb, n, ldc));
+            float *A = h.A, *C0 = h.C0, *C1 = h.C1, *C2 = h.C2;
+            const uint16_t *B = h.B;
             /* small elements: in row 3 of op(A), and all of column 13 (a column
              * the bound leaves undecided: flags[7]; bit 5 of the k-tile's second
              * mask word) */
             for (int64_t p = 0; p < k; p += 7) A[ta ? p + 3 * lda : 3 + p * lda] = 0x1p-20f;
             for (int64_t i = 0; i < m; i++) A[ta ? 13 + i * lda : i + 13 * lda] = -0x1p-21f;
             if (t == 3) A[ta ? 1 + (m - 1) * lda : (m - 1) + lda] = 7e4f; /* above FP16's range */
-            gt_uniform(9500 + si * 4 + t, -1, 1, ldb * n, Bf);
-            for (int64_t i = 0; i < ldb * n; i++) B[i] = tcnla_f32_to_f16(Bf[i], TCNLA_ROUND_RN);
-            gt_uniform(9600 + si * 4 + t, -1, 1, ldc * n, C0);
             const size_t scb = tn_cu_gemm_f16_sm90_fold_scratch(k);
             float *dA = NULL, *dC1 = NULL, *dC2 = NULL;
             uint16_t *dB = NULL;
@@ -442,10 +469,8 @@ TEST(gpu_sm90_f16_tall_matches_rows64) {
                     cudaMemcpy(v ? C2 : C1, dC2, sizeof(float) * (size_t)(ldc * n),
                                cudaMemcpyDeviceToHost);
                     if (fold) cudaMemcpy(hf[v & 1], fl, 64, cudaMemcpyDeviceToHost);
-                    int64_t diff = 0;
-                    for (int64_t j = 0; v && j < n; j++)
-                        for (int64_t i = 0; i < ldc; i++) /* (the padding rows: untouched) */
-                            diff += memcmp(&C1[i + j * ldc], &C2[i + j * ldc], sizeof(float)) != 0;
+                    /* (the padding rows too: untouched) */
+                    const int64_t diff = v ? s9_bits_differ(C1, C2, ldc, ldc, n) : 0;
                     CHECK_MSG(diff == 0, "m=%lld n=%lld k=%lld t=%d v=%d: %lld elements differ",
                               (long long)m, (long long)n, (long long)k, t, v, (long long)diff);
                 }
@@ -457,7 +482,7 @@ TEST(gpu_sm90_f16_tall_matches_rows64) {
                 ran++;
             }
             cudaFree(dA), cudaFree(dB), cudaFree(dC1), cudaFree(dC2), cudaFree(fl), cudaFree(sc);
-            free(A), free(Bf), free(B), free(C0), free(C1), free(C2);
+            s9_case_free(&h);
         }
     CHECK(ran == 16);
 #endif

@@ -465,70 +465,17 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
         /* 64 K registers: 2 x 128 x 208 + 256 x 48 (lean: 216 + 40) */
         if (LEAN) asm volatile("setmaxnreg.inc.sync.aligned.u32 216;");
         else asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
-        if constexpr (NC == 128) {
-            const int cw = wg - NSW; /* columns n0 + 128 cw .. + 127 of the tile */
-            const int issuer = tid == NSW * 128;
-            if (issuer)
-                for (int kt = 0; kt < NB && kt < KT; kt++) W_ISSUE_B(kt, kt);
-            float acc[64], corr[64], tmp[64];
-    #pragma unroll
-            for (int i = 0; i < 64; i++) {
-                acc[i] = 0.0f;
-                corr[i] = 0.0f;
-                tmp[i] = 0.0f;
-            }
-            for (int kt = 0; kt < KT; kt++) {
-                const int s = kt % NCONV, b = kt % NB;
-                /* chunks of CHK 32-deep k-tiles: 2 (one k-tile here) or 4 */
-                const int cfirst = CHK == 2 || (kt & 1) == 0;
-                const int clast = CHK == 2 || (kt & 1) == 1 || kt == KT - 1;
-                mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
-                mbar_wait(B_FULL(b), (uint32_t)((kt / NB) & 1));
-                const uint32_t cAh = conv_s + (uint32_t)(s * 2 * W_CT), cAl = cAh + W_CT;
-                const uint32_t cBh = b_s + (uint32_t)(b * BST) + (uint32_t)(cw * 128 * 128);
-                const uint32_t cBl = cBh + BT;
-                wgmma_fence();
-    #pragma unroll
-                for (int ks = 0; ks < 4; ks++)
-                    S9_WGMMA_F16(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
-                                 (ks > 0 || !cfirst) ? 1 : 0);
-                wgmma_commit();
-    #pragma unroll
-                for (int ks = 0; ks < 4; ks++) {
-                    S9_WGMMA_F16(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128), 1);
-                    if (!SH)
-                        S9_WGMMA_F16(corr, wg_desc(cAh + 32 * ks, 128), wg_desc(cBl + 32 * ks, 128), 1);
-                }
-                wgmma_commit();
-                /* refill the B stage of k-tile kt - 1 (released by all 8 warps) */
-                if (issuer && kt > 0 && kt - 1 + NB < KT) {
-                    const int tt = kt - 1, sl = tt % NB;
-                    mbar_wait(B_EMPTY(sl), (uint32_t)((tt / NB) & 1));
-                    W_ISSUE_B(tt + NB, sl);
-                }
-                wgmma_wait1();
-                if (clast) {
-                    reg_fence(tmp);
-    #pragma unroll
-                    for (int i = 0; i < 64; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
-                }
-                wgmma_wait0();
-                reg_fence(corr);
-                mbar_arrive(CONV_EMPTY(s));
-                __syncwarp();
-                if ((tid & 31) == 0) mbar_arrive(B_EMPTY(b));
-            }
-            s9_epilogue(acc, corr, 16, tid, 0, m0, n0 + 128 * cw, M, N, alpha, beta, C, ldc, P);
-        } else if constexpr (LEAN && NC == 136) {
-            /* The lean kernel (NC = 136, op(A) unchecked, SHGEMM or TCEC):
-             * the fresh hi*hi accumulator spans the NC columns too (3 NC /
-             * 2 = 204 registers of accumulators, which fit beside the rest
-             * with the split warpgroups at 40), so that each k-step reads
-             * Ahi once instead of once per part; the corrections of the
-             * k-tile (one group, in the order of the k-steps) run while
-             * the fresh accumulator is added into the result. The same
-             * products and sums per element as below: the same bits. */
-            const int cw = wg - NSW;
+        if constexpr (NC == 128 || (LEAN && NC == 136)) {
+            /* The three accumulators over all NC columns: NC = 128, and
+             * the lean kernel (NC = 136, op(A) unchecked, SHGEMM or TCEC;
+             * 3 NC / 2 = 204 registers of accumulators, which fit beside
+             * the rest with the split warpgroups at 40), whose k-steps
+             * then read Ahi once instead of once per part of the NC = 136
+             * kernel below (the same products and sums per element: the
+             * same bits). The corrections of a k-tile (one group, in the
+             * order of the k-steps) run while the fresh accumulator is
+             * added into the result. */
+            const int cw = wg - NSW; /* columns n0 + NC cw .. + NC - 1 of the tile */
             const int issuer = tid == NSW * 128;
             if (issuer)
                 for (int kt = 0; kt < NB && kt < KT; kt++) W_ISSUE_B(kt, kt);
@@ -539,8 +486,17 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
                 corr[i] = 0.0f;
                 tmp[i] = 0.0f;
             }
+/* wgmma m64 x NC x k16, both operands from shared memory */
+#define W_MMA(d, da, db, scd)                                                                  \
+    do {                                                                                       \
+        if (NC == 128) S9_WGMMA_F16(d, da, db, scd);                                           \
+        else W_WGMMA_N136(d, da, db, scd);                                                     \
+    } while (0)
             for (int kt = 0; kt < KT; kt++) {
                 const int s = kt % NCONV, b = kt % NB;
+                /* chunks of CHK 32-deep k-tiles: 2 (one k-tile here) or 4 */
+                const int cfirst = CHK == 2 || (kt & 1) == 0;
+                const int clast = CHK == 2 || (kt & 1) == 1 || kt == KT - 1;
                 mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
                 mbar_wait(B_FULL(b), (uint32_t)((kt / NB) & 1));
                 const uint32_t cAh = conv_s + (uint32_t)(s * 2 * W_CT), cAl = cAh + W_CT;
@@ -549,35 +505,35 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
                 wgmma_fence();
 #pragma unroll
                 for (int ks = 0; ks < 4; ks++)
-                    W_WGMMA_N136(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
-                                 ks > 0 ? 1 : 0);
+                    W_MMA(tmp, wg_desc(cAh + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128),
+                          (ks > 0 || !cfirst) ? 1 : 0);
                 wgmma_commit();
 #pragma unroll
                 for (int ks = 0; ks < 4; ks++) {
-                    const uint64_t bh = wg_desc(cBh + 32 * ks, 128);
-                    W_WGMMA_N136(corr, wg_desc(cAl + 32 * ks, 128), bh, 1);
+                    W_MMA(corr, wg_desc(cAl + 32 * ks, 128), wg_desc(cBh + 32 * ks, 128), 1);
                     if (!SH)
-                        W_WGMMA_N136(corr, wg_desc(cAh + 32 * ks, 128),
-                                     wg_desc(cBl + 32 * ks, 128), 1);
+                        W_MMA(corr, wg_desc(cAh + 32 * ks, 128), wg_desc(cBl + 32 * ks, 128), 1);
                 }
                 wgmma_commit();
+                /* refill the B stage of k-tile kt - 1 (released by all 8 warps) */
                 if (issuer && kt > 0 && kt - 1 + NB < KT) {
                     const int tt = kt - 1, sl = tt % NB;
                     mbar_wait(B_EMPTY(sl), (uint32_t)((tt / NB) & 1));
                     W_ISSUE_B(tt + NB, sl);
                 }
                 wgmma_wait1();
-                w_reg_fence<NC / 2>(tmp);
+                if (clast) {
+                    w_reg_fence<NC / 2>(tmp);
 #pragma unroll
-                for (int i = 0; i < NC / 2; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+                    for (int i = 0; i < NC / 2; i++) acc[i] = __fadd_rn(acc[i], tmp[i]);
+                }
                 wgmma_wait0();
                 w_reg_fence<NC / 2>(corr);
-                w_reg_fence<NC / 2>(tmp);
                 mbar_arrive(CONV_EMPTY(s));
                 __syncwarp();
                 if ((tid & 31) == 0) mbar_arrive(B_EMPTY(b));
             }
-            (void)CHK;
+#undef W_MMA
             s9_epilogue(acc, corr, NC / 8, tid, 0, m0, n0 + NC * cw, M, N, alpha, beta, C, ldc, P);
         } else {
             /* NC = 136 / 144: the result and correction accumulators span
@@ -843,83 +799,31 @@ static __device__ __forceinline__ void h_body(const int NC, const int BM, const 
             }
         }
         if (fd.fl) fold_finish(fd, hi, lo, rr, rowmax, BM);
-    } else if (BM == 128) {
-        /* ------------------------------------ consumers, tall tiles */
+    } else {
+        /* -------------------------------------------------- consumers */
+        /* BM = 64: columns n0 + NC cw .. + NC - 1 (acc0); BM = 128: rows
+         * m0 + 64 cw .. + 63, both column halves (acc0: 0 .. NC - 1, acc1:
+         * NC .. 2 NC - 1) */
         asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
-        const int cw = wg - 2; /* rows m0 + 64 cw .. + 63, all 2 NC columns */
+        const int cw = wg - 2;
         const int issuer = tid == 256;
         if (issuer)
             for (int kt = 0; kt < NB && kt < KT; kt++) H_ISSUE_B(kt, kt);
-        float acc0[68], acc1[68]; /* columns 0 .. NC - 1, NC .. 2 NC - 1 (NC = 136) */
+        float acc0[68], acc1[68];
         for (int kt = 0; kt < KT; kt++) {
             const int s = kt % NCONV, b = kt % NB;
             mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
             mbar_wait(B_FULL(b), (uint32_t)((kt / NB) & 1));
-            const uint32_t cA = conv_s + (uint32_t)(s * CT) + (uint32_t)(cw * 64 * 128);
-            const uint32_t cB = b_s + (uint32_t)(b * BST);
+            const uint32_t cA = conv_s + (uint32_t)(s * CT + (BM == 128 ? cw * 64 * 128 : 0));
+            const uint32_t cB = b_s + (uint32_t)(b * BST + (BM == 128 ? 0 : cw * NC * 128));
             wgmma_fence();
 #pragma unroll
             for (int ks = 0; ks < 4; ks++) {
                 const int scd = kt > 0 || ks > 0;
                 const uint64_t da = wg_desc(cA + 32 * ks, 128);
-                W_WGMMA_N136(acc0, da, wg_desc(cB + 32 * ks, 128), scd);
-                W_WGMMA_N136(acc1, da, wg_desc(cB + NC * 128 + 32 * ks, 128), scd);
-            }
-            wgmma_commit();
-            /* k-tile kt - 1's group is done: its stages go back */
-            wgmma_wait1();
-            if (kt > 0) {
-                const int tt = kt - 1, sl = tt % NB;
-                mbar_arrive(CONV_EMPTY(tt % NCONV));
-                __syncwarp();
-                if ((tid & 31) == 0) mbar_arrive(B_EMPTY(sl));
-                if (issuer && tt + NB < KT) {
-                    mbar_wait(B_EMPTY(sl), (uint32_t)((tt / NB) & 1));
-                    H_ISSUE_B(tt + NB, sl);
-                }
-            }
-        }
-        wgmma_wait0();
-        const int lane = tid & 31, w = (tid >> 5) & 3;
-        const int row0 = m0 + 64 * cw + 16 * w + (lane >> 2), col0 = n0 + 2 * (lane & 3);
-#pragma unroll
-        for (int hf = 0; hf < 2; hf++)
-#pragma unroll
-            for (int i = 0; i < NC / 8; i++)
-#pragma unroll
-                for (int hh = 0; hh < 2; hh++)
-#pragma unroll
-                    for (int e = 0; e < 2; e++) {
-                        const int gi = row0 + 8 * hh, gj = col0 + NC * hf + 8 * i + e;
-                        if (gi < M && gj < N) {
-                            float *p = C + gi + (long long)gj * ldc;
-                            const int x = 4 * i + 2 * hh + e;
-                            const float a = hf ? acc1[x] : acc0[x];
-                            float v = __fmul_rn(alpha, a);
-                            if (beta != 0.0f) v = __fadd_rn(v, __fmul_rn(beta, *p));
-                            *p = v;
-                        }
-                    }
-    } else {
-        /* -------------------------------------------------- consumers */
-        asm volatile("setmaxnreg.inc.sync.aligned.u32 208;");
-        const int cw = wg - 2; /* columns n0 + NC cw .. + NC - 1 */
-        const int issuer = tid == 256;
-        if (issuer)
-            for (int kt = 0; kt < NB && kt < KT; kt++) H_ISSUE_B(kt, kt);
-        float acc[68];
-        for (int kt = 0; kt < KT; kt++) {
-            const int s = kt % NCONV, b = kt % NB;
-            mbar_wait(CONV_FULL(s), (uint32_t)((kt / NCONV) & 1));
-            mbar_wait(B_FULL(b), (uint32_t)((kt / NB) & 1));
-            const uint32_t cA = conv_s + (uint32_t)(s * CT);
-            const uint32_t cB = b_s + (uint32_t)(b * BST) + (uint32_t)(cw * NC * 128);
-            wgmma_fence();
-#pragma unroll
-            for (int ks = 0; ks < 4; ks++) {
-                const int scd = kt > 0 || ks > 0;
-                if (NC == 136) W_WGMMA_N136(acc, wg_desc(cA + 32 * ks, 128), wg_desc(cB + 32 * ks, 128), scd);
-                else W_WGMMA_N64(acc, wg_desc(cA + 32 * ks, 128), wg_desc(cB + 32 * ks, 128), scd);
+                if (NC == 136) W_WGMMA_N136(acc0, da, wg_desc(cB + 32 * ks, 128), scd);
+                else W_WGMMA_N64(acc0, da, wg_desc(cB + 32 * ks, 128), scd);
+                if (BM == 128) W_WGMMA_N136(acc1, da, wg_desc(cB + NC * 128 + 32 * ks, 128), scd);
             }
             wgmma_commit();
             /* k-tile kt - 1's group is done: its stages go back */
@@ -937,23 +841,27 @@ static __device__ __forceinline__ void h_body(const int NC, const int BM, const 
         }
         wgmma_wait0();
         /* C = alpha acc + beta C; acc[4 i + 2 h + e]: row 16 w + l / 4 + 8 h,
-         * column 8 i + 2 (l % 4) + e of the warpgroup's 64 x NC block */
+         * column 8 i + 2 (l % 4) + e of the warpgroup's 64 x NC block(s) */
         const int lane = tid & 31, w = (tid >> 5) & 3;
-        const int row0 = m0 + 16 * w + (lane >> 2), col0 = n0 + cw * NC + 2 * (lane & 3);
+        const int row0 = m0 + (BM == 128 ? 64 * cw : 0) + 16 * w + (lane >> 2);
+        const int col0 = n0 + (BM == 128 ? 0 : cw * NC) + 2 * (lane & 3);
 #pragma unroll
-        for (int i = 0; i < NC / 8; i++)
+        for (int hf = 0; hf < BM / 64; hf++)
 #pragma unroll
-            for (int hh = 0; hh < 2; hh++)
+            for (int i = 0; i < NC / 8; i++)
 #pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int gi = row0 + 8 * hh, gj = col0 + 8 * i + e;
-                    if (gi < M && gj < N) {
-                        float *p = C + gi + (long long)gj * ldc;
-                        float v = __fmul_rn(alpha, acc[4 * i + 2 * hh + e]);
-                        if (beta != 0.0f) v = __fadd_rn(v, __fmul_rn(beta, *p));
-                        *p = v;
+                for (int hh = 0; hh < 2; hh++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const int gi = row0 + 8 * hh, gj = col0 + NC * hf + 8 * i + e;
+                        if (gi < M && gj < N) {
+                            float *p = C + gi + (long long)gj * ldc;
+                            const int x = 4 * i + 2 * hh + e;
+                            float v = __fmul_rn(alpha, hf ? acc1[x] : acc0[x]);
+                            if (beta != 0.0f) v = __fadd_rn(v, __fmul_rn(beta, *p));
+                            *p = v;
+                        }
                     }
-                }
     }
 #undef H_ISSUE_B
 #else
