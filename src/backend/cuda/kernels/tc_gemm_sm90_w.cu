@@ -353,8 +353,9 @@ static __device__ __forceinline__ void w_body(const CUtensorMap *tmA, const CUte
         /* ------------------------------------------ split warpgroups */
         if (LEAN) asm volatile("setmaxnreg.dec.sync.aligned.u32 40;");
         else asm volatile("setmaxnreg.dec.sync.aligned.u32 48;");
-        if (LEAN) vmx = NULL; /* (the host picks the lean kernel only where vmx is NULL:
-                               * the check's code goes, and the registers fit 40) */
+        /* (the host picks the lean kernel only where vmx is NULL: without
+         * the check's code the registers fit 40) */
+        if (LEAN) vmx = NULL;
         const int t = tid & 127, rr = t & 63; /* this thread's row of the tile */
         /* the check (vmx): on the magnitude bits |h| of the FP16 his, two
          * per register, this k-tile's largest |h| and smallest |h| - 1
@@ -688,9 +689,9 @@ static __global__ void __launch_bounds__(512, 1)
  * warpgroups on the same 64 rows, each on NC columns (64 or 136, so one
  * 64 x 272 tile covers n = 266, the randomized SVD's k + p), both operands
  * of wgmma from shared memory; or, where one column tile covers n, tall
- * tiles of 128 rows (tn_sm90h_136t, below). Only
- * the rounding of the operands is fixed by the method; the order of the
- * sum differs from cuBLAS's. */
+ * tiles of 128 rows (tn_sm90h_136t, below). Only the rounding of the
+ * operands is fixed by the method; the order of the sum differs from
+ * cuBLAS's. */
 /* ring depths: 4 raw A (16 KB) + 3 FP16 A (8 KB) + NB = 4 B stages (2 NC
  * rows of 128 bytes: 34 KB at NC = 136, 16 KB at NC = 64): 225 KB at NC =
  * 136. The B stages, read from L2 by every row tile, need the lead: H200,
@@ -698,12 +699,12 @@ static __global__ void __launch_bounds__(512, 1)
  * 367-378, 4 / 2 / 4 348-353, 6 / 4 / 2 546-551, 2 / 3 / 4 374-379 (a
  * probe of the kernel alone, means of 10; with the trust check folded,
  * below: 421-429 us against 429-443 at 4 / 4 / 3) */
-/* Tall tiles (BM = 128 rows), each consumer on
- * 64 rows and all 2 NC columns: a B stage serves twice the products, so
- * that B's stores into shared memory and reads from L2 per product halve;
- * 2 raw (32 KB) + 3 FP16 A (16 KB) + 3 B stages (220 KB), about the lead
- * in time of the 64-row rings. The same sums per element: the same bits.
- * H200, 16384^2 x 266: 297-313 against 329-342 us (probe, the same run). */
+/* Tall tiles (BM = 128 rows), each consumer on 64 rows and all 2 NC
+ * columns: a B stage serves twice the products, so that B's stores into
+ * shared memory and reads from L2 per product halve; 2 raw (32 KB) + 3
+ * FP16 A (16 KB) + 3 B stages (220 KB), about the lead in time of the
+ * 64-row rings. The same sums per element: the same bits. H200, 16384^2
+ * x 266: 297-313 against 329-342 us (probe, the same run). */
 static __host__ __device__ __forceinline__ int h_nraw(int bm) { return bm == 128 ? 2 : 4; }
 static __host__ __device__ __forceinline__ int h_nconv(int bm) { (void)bm; return 3; }
 static __host__ __device__ __forceinline__ int h_nb(int bm) { return bm == 128 ? 3 : 4; }
