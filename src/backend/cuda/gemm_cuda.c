@@ -391,7 +391,8 @@ int tn_cuda_gemm_trusting(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t 
             return st;
         e = tn_cu_gemm_f16_sm90(tra, m, n, k, 1.0f, A, lda, b16, ldb16, 0.0f, C, ldc,
                                 c->smem_optin, stream, &kk, tolb, dflags,
-                                (char *)scratch + al(tn_cu_check_scratch(n)), 0);
+                                (char *)scratch + al(tn_cu_check_scratch(n)),
+                                tn_cu_gemm_f16_sm90_rows(m, n, c->sm_count));
     }
     if (e == (int)cudaErrorNotSupported) return TCNLA_SUCCESS; /* the product not queued */
     if ((st = cu_st(e))) return st;
@@ -843,7 +844,8 @@ int tn_cuda_gemm(tn_call_t *cl, tcnla_gemm_method_t method, tcnla_op_t ta, tcnla
                 return st;
             const int e = tn_cu_gemm_f16_sm90(ta == TCNLA_OP_T, m, n, k, alpha, A, lda, b16, ldb16,
                                               beta, C, ldc, c->smem_optin, stream, NULL, NULL,
-                                              NULL, NULL, 0);
+                                              NULL, NULL,
+                                              tn_cu_gemm_f16_sm90_rows(m, n, c->sm_count));
             if (e != (int)cudaErrorNotSupported) {
                 cl->info.path = 5;
                 return cu_st(e);

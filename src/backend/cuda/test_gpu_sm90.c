@@ -414,6 +414,14 @@ TEST(gpu_sm90_f16_tall_matches_rows64) {
         tcnla_destroy(g);
         SKIP("not compute capability 9.0");
     }
+    /* the drivers' choice (tn_cu_gemm_f16_sm90_rows): tall tiles where they
+     * fill the 64-row tiles' waves, on 132 SMs */
+    CHECK(tn_cu_gemm_f16_sm90_rows(16384, 266, 132) == 128);
+    CHECK(tn_cu_gemm_f16_sm90_rows(32768, 272, 132) == 128);
+    CHECK(tn_cu_gemm_f16_sm90_rows(8448, 266, 132) == 64);   /* one wave of 64-row tiles */
+    CHECK(tn_cu_gemm_f16_sm90_rows(20000, 266, 132) == 64);  /* 3 waves against 2 x 2 */
+    CHECK(tn_cu_gemm_f16_sm90_rows(16384, 128, 132) == 64);  /* the NC = 64 kernel */
+    CHECK(tn_cu_gemm_f16_sm90_rows(16384, 273, 132) == 64);  /* two column tiles */
     static const int64_t shapes[][3] = {{65, 266, 480}, {129, 266, 257}, {1100, 200, 1030},
                                         {4100, 266, 700}};
     int ran = 0;

@@ -1058,6 +1058,20 @@ extern "C" int tn_cu_gemm_f16_sm90_wanted(int64_t m, int64_t n, int64_t k, int s
     return n <= 272 && (m + W_BM - 1) / W_BM >= sms && k >= 512;
 }
 
+/* one 272-column tile covers n, and more than one 64-row tile m */
+static int h_tall_ok(int64_t m, int64_t n) { return h_nc(n) == 136 && n <= 272 && m > W_BM; }
+
+/* A tall tile takes about as long as two 64-row tiles (less: B's traffic
+ * halves), so tall tiles pay where twice their waves are at most the
+ * 64-row tiles' waves; elsewhere they leave SMs idle (m <= 64 sms: one
+ * wave of 64-row tiles against one of tall tiles; 20000 rows on 132 SMs:
+ * 3 waves against 2 x 2) */
+extern "C" int tn_cu_gemm_f16_sm90_rows(int64_t m, int64_t n, int sms) {
+    if (!h_tall_ok(m, n) || sms < 1) return W_BM;
+    const int64_t w64 = ((m + 63) / 64 + sms - 1) / sms, w128 = ((m + 127) / 128 + sms - 1) / sms;
+    return 2 * w128 <= w64 ? 128 : W_BM;
+}
+
 extern "C" int tn_cu_gemm_f16_sm90(int transa, int64_t m, int64_t n, int64_t k, float alpha,
                                    const float *A, int64_t lda, const uint16_t *B16, int64_t ldb,
                                    float beta, float *C, int64_t ldc, size_t smem_limit,
@@ -1068,7 +1082,7 @@ extern "C" int tn_cu_gemm_f16_sm90(int transa, int64_t m, int64_t n, int64_t k, 
     w_fold_t fd;
     if (fold_setup(kk, tol_bits, aflags, scratch, &fd)) return (int)cudaErrorNotSupported;
     /* tall tiles (128 rows) where one column tile of 272 covers n */
-    const int tall_ok = nc == 136 && n <= 2 * nc && m > W_BM;
+    const int tall_ok = h_tall_ok(m, n);
     if ((tile_rows != 0 && tile_rows != 64 && tile_rows != 128) || (tile_rows == 128 && !tall_ok))
         return (int)cudaErrorNotSupported;
     const int bm = tall_ok && tile_rows != 64 ? 128 : W_BM;

@@ -147,11 +147,13 @@ int tn_cu_sm90_w_cols(int64_t n);
  * else cudaErrorNotSupported), in the converter warpgroups: its
  * flags[0 .. 7] (flags[7] for a row or a column of op(A) that the bound
  * does not decide), with scratch of tn_cu_gemm_f16_sm90_fold_scratch(k)
- * bytes of device memory. tile_rows: 64 or 128 (tall tiles: n <= 272,
- * m > 64), 0 for whichever the shape allows (128 where it can); the same
- * bits either way.
+ * bytes of device memory. tile_rows: 64 or 128 (tall tiles: 128 < n <= 272,
+ * m > 64), 0 for 128 wherever the shape allows; the same bits either way.
+ * _rows: the tile rows that take least time on sms SMs (tall tiles where
+ * they fill the waves of the 64-row tiles, which they halve).
  * cudaErrorNotSupported: not run, nothing written. */
 int tn_cu_gemm_f16_sm90_wanted(int64_t m, int64_t n, int64_t k, int sms, int force);
+int tn_cu_gemm_f16_sm90_rows(int64_t m, int64_t n, int sms);
 int tn_cu_gemm_f16_sm90(int transa, int64_t m, int64_t n, int64_t k, float alpha, const float *A,
                         int64_t lda, const uint16_t *B16, int64_t ldb, float beta, float *C,
                         int64_t ldc, size_t smem_limit, cudaStream_t stream,
