@@ -120,14 +120,15 @@ static __device__ __forceinline__ void st_async2(unsigned raddr, double a, doubl
 #define SY_NS_MAX 14 /* n up to 448 */
 
 #if S9_ON /* (used by the cluster kernel only) */
-/* Element c of a vector kept in slots (every lane gets it); the selects in
- * asm, which the compiler would otherwise turn into an indexed load from
- * local memory. */
-static __device__ __forceinline__ double slot_pick(const int NS, const double *a, int c) {
+/* Element c of a vector kept in slots K0 .. NS - 1 (every lane gets it;
+ * c / 32 >= K0); the selects in asm, which the compiler would otherwise
+ * turn into an indexed load from local memory. */
+static __device__ __forceinline__ double slot_pick(const int NS, const int K0, const double *a,
+                                                  int c) {
     const int kk = c >> 5;
     double t = 0.0;
 #pragma unroll
-    for (int k = 0; k < NS; k++)
+    for (int k = K0; k < NS; k++)
         asm("{\n.reg .pred p;\nsetp.eq.s32 p, %2, %3;\nselp.f64 %0, %1, %0, p;\n}"
             : "+d"(t)
             : "d"(a[k]), "r"(kk), "r"(k));
@@ -137,18 +138,20 @@ static __device__ __forceinline__ double slot_pick(const int NS, const double *a
 /* The reflector I - tau v v^T that maps x (in slots, rows c >= ca; its
  * other entries ignored) to beta e_ca, as LAPACK's dlarfg: v in slots
  * (v_ca = 1, zero left of ca, x_c * *scale below), *tau (0 where x below
- * ca is zero). */
-static __device__ __forceinline__ double reflector(const int NS, int ca, const double *x,
-                                                  double *v, double *tau, double *scale) {
+ * ca is zero). Slots below K0 (all their rows left of ca) are neither
+ * read nor written. */
+static __device__ __forceinline__ double reflector(const int NS, const int K0, int ca,
+                                                  const double *x, double *v, double *tau,
+                                                  double *scale) {
     const int lane = threadIdx.x & 31;
     double ss0 = 0.0, ss1 = 0.0;
 #pragma unroll
-    for (int k = 0; k < NS; k++) {
+    for (int k = K0; k < NS; k++) {
         const double y = lane + 32 * k > ca ? x[k] : 0.0;
         if (k & 1) ss1 = fma(y, y, ss1);
         else ss0 = fma(y, y, ss0);
     }
-    const double ss = warp_sum(ss0 + ss1), alpha = slot_pick(NS, x, ca);
+    const double ss = warp_sum(ss0 + ss1), alpha = slot_pick(NS, K0, x, ca);
     double t = 0.0, beta = alpha, scal = 0.0;
     if (ss != 0.0) {
         beta = -copysign(sqrt(fma(alpha, alpha, ss)), alpha);
@@ -156,13 +159,124 @@ static __device__ __forceinline__ double reflector(const int NS, int ca, const d
         scal = tn_mr_rcp(alpha - beta);
     }
 #pragma unroll
-    for (int k = 0; k < NS; k++) {
+    for (int k = K0; k < NS; k++) {
         const int c = lane + 32 * k;
         v[k] = c == ca ? 1.0 : c > ca ? x[k] * scal : 0.0;
     }
     *tau = t;
     *scale = scal;
     return beta;
+}
+
+/* Iteration i of tridiag_steps with K0 = (i + 1) / 32: v and w of step i
+ * are zero at rows <= i, v of step j at rows <= j, and the columns <= i of
+ * the rows still changing are final, so slots below K0 take no part (their
+ * terms would add exact zeros, in front of the sums: the same bits). */
+static __device__ __forceinline__ void tridiag_step(
+    const int NS, const int MR, const int RP, const int K0, int i, int n, int C, int rank,
+    int rows, double *A, double *Vg, double *taug, double2 *pcb, const double *x0, double *dd,
+    double *ee, unsigned long long *bar, unsigned rpc, unsigned rbar, double (&v)[SY_NS_MAX],
+    double (&vr)[SY_MR_MAX], double &t) {
+    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = SY_THREADS / 32;
+    const int ld = 32 * NS;
+    const int j = i + 1, par = i & 1, jpar = j & 1, next = j < n - 1; /* step j exists */
+    const double2 *pc = pcb + par * ld; /* step i's {p_r, A(r, i + 1)}, rows r > i */
+    double vn[SY_NS_MAX], w[SY_NS_MAX];
+    double K = 0.0, w1 = 0.0, tn = 0.0, sn = 0.0;
+    if (i >= 0) { /* w = p + K v, K = -(tau / 2) p^T v */
+        mbar_wait(s9_smem_u32(bar + par), (unsigned)(i >> 1) & 1u);
+        /* p^T v (v zero at rows <= i, whose entries of pc are earlier steps') */
+        double sd = 0.0;
+#pragma unroll
+        for (int k = K0; k < NS; k++) sd = fma(v[k], pc[lane + 32 * k].x, sd);
+        K = -0.5 * t * warp_sum(sd);
+        w1 = K + pc[i + 1].x;
+#pragma unroll
+        for (int k = K0; k < NS; k++)
+            w[k] = lane + 32 * k > i ? fma(K, v[k], pc[lane + 32 * k].x) : 0.0;
+    }
+    if (next) { /* column j below the diagonal (rows >= j + 1), then H_j */
+        if (tid == 0) mbar_expect_tx(s9_smem_u32(bar + jpar), 16u * (n - 1 - j));
+        double x[SY_NS_MAX];
+#pragma unroll
+        for (int k = K0; k < NS; k++) {
+            const int c = lane + 32 * k;
+            x[k] = i < 0 ? x0[c] : pc[c].y - fma(v[k], w1, w[k]);
+        }
+        const double beta = reflector(NS, K0, j + 1, x, vn, &tn, &sn);
+        if (j % C == rank && tid == 0) ee[j / C] = beta;
+        if (rank == 0 && warp == 0) { /* H_j for q_rows: v (ld n, zero above j + 1) and tau */
+#pragma unroll
+            for (int k = 0; k < NS; k++)
+                if (lane + 32 * k < n) Vg[(size_t)j * n + lane + 32 * k] = k < K0 ? 0.0 : vn[k];
+            if (lane == 0) taug[j] = tn;
+        }
+    }
+    /* the own rows of A, RP at a time */
+#pragma unroll
+    for (int h = 0; h < MR; h += RP) {
+        double a[SY_RP_MAX][SY_NS_MAX], f2[SY_RP_MAX], acc[SY_RP_MAX];
+        double *ar[SY_RP_MAX];
+        int s[SY_RP_MAX], r[SY_RP_MAX], upd[SY_RP_MAX], dot[SY_RP_MAX];
+#pragma unroll
+        for (int u = 0; u < RP; u++) {
+            const int hu = h + u;
+            s[u] = warp + hu * nw;
+            r[u] = rank + s[u] * C;
+            upd[u] = s[u] < rows && i >= 0 && r[u] > i;
+            dot[u] = s[u] < rows && next && r[u] > j;
+            ar[u] = A + (size_t)min(s[u], rows - 1) * ld;
+            f2[u] = upd[u] ? fma(K, vr[hu], pc[r[u]].x) : 0.0;
+            if (upd[u] || dot[u])
+#pragma unroll
+                for (int k = K0; k < NS; k++) a[u][k] = ar[u][lane + 32 * k];
+        }
+#pragma unroll
+        for (int u = 0; u < RP; u++)
+            if (upd[u]) { /* a_c - (v_r w_c + w_r v_c) */
+                const double f1 = vr[h + u];
+#pragma unroll
+                for (int k = K0; k < NS; k++) {
+                    a[u][k] = a[u][k] - fma(f1, w[k], f2[u] * v[k]);
+                    ar[u][lane + 32 * k] = a[u][k];
+                }
+            }
+        __syncwarp(); /* the stores above before the reads of single entries below */
+#pragma unroll
+        for (int u = 0; u < RP; u++) {
+            double c0 = 0.0, c1 = 0.0;
+            if (dot[u])
+#pragma unroll
+                for (int k = K0; k < NS; k++) {
+                    if (k & 1) c1 = fma(a[u][k], vn[k], c1);
+                    else c0 = fma(a[u][k], vn[k], c0);
+                }
+            acc[u] = c0 + c1;
+        }
+#pragma unroll
+        for (int o = 16; o > 0; o >>= 1)
+#pragma unroll
+            for (int u = 0; u < RP; u++) acc[u] += __shfl_xor_sync(0xffffffffu, acc[u], o);
+#pragma unroll
+        for (int u = 0; u < RP; u++) {
+            const int hu = h + u;
+            if (upd[u] && r[u] == i + 1 && lane == 0) dd[s[u]] = ar[u][i + 1]; /* final */
+            if (!dot[u]) continue;
+            /* p_r and A(r, j + 1) to every block; v_r of step j */
+            const double pv = tn * acc[u];
+            if (lane < C)
+                st_async2(rpc + 16u * (unsigned)(jpar * ld + r[u]), pv, ar[u][j + 1],
+                          rbar + 8u * jpar);
+            const double xr =
+                i < 0 ? x0[r[u]] : pc[r[u]].y - fma(vr[hu], w1, fma(K, vr[hu], pc[r[u]].x));
+            vr[hu] = r[u] == j + 1 ? 1.0 : xr * sn;
+        }
+    }
+    if (next) {
+#pragma unroll
+        for (int k = K0; k < NS; k++) v[k] = vn[k];
+        t = tn;
+    }
 }
 
 /* The steps of tridiag_kernel, inlined with constant NS, MR (rows of A
@@ -181,120 +295,31 @@ static __device__ __forceinline__ double reflector(const int NS, int ca, const d
  * sum p^T v from the exchanged p, instead of a part per warp sent to
  * every block and summed on arrival, spares each block 128 stores a step
  * and the wait for them: H100, the whole tn_cu_syev_fast 272 against 301
- * us at n = 137, 646 against 688 at 266 (bench_fixed_costs). */
+ * us at n = 137, 646 against 688 at 266 (bench_fixed_costs). The loop
+ * runs in NS pieces of 32 iterations, piece K0 on slots K0 .. NS - 1
+ * only (tridiag_step), so that the work per step shrinks with the
+ * trailing matrix: H200, the whole tn_cu_syev_fast 531 against 598-604 us
+ * at n = 266, 220 against 242 at 137, 1208-1215 against 1484-1490 at 440,
+ * the same bits (bench_fixed_costs' hash of the values). */
 static __device__ __forceinline__ void tridiag_steps(const int NS, const int MR, const int RP,
                                                      int n, int C, int rank, int rows, double *A,
                                                      double *Vg, double *taug, double2 *pcb,
                                                      const double *x0, double *dd, double *ee,
                                                      unsigned long long *bar) {
-    const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, nw = SY_THREADS / 32;
-    const int ld = 32 * NS;
+    const int lane = threadIdx.x & 31;
     /* lane c < C sends to block c: pcb and bar there (offsets carry over) */
     const unsigned rpc = s9_mapa(s9_smem_u32(pcb), lane % C),
                    rbar = s9_mapa(s9_smem_u32(bar), lane % C);
-    /* v of step i in slots (vn: of step j) */
-    double v[SY_NS_MAX], vn[SY_NS_MAX], w[SY_NS_MAX], vr[SY_MR_MAX], t = 0.0;
+    /* v of step i in slots */
+    double v[SY_NS_MAX], vr[SY_MR_MAX], t = 0.0;
 #pragma unroll
     for (int h = 0; h < MR; h++) vr[h] = 0.0;
-    for (int i = -1; i < n - 1; i++) {
-        const int j = i + 1, par = i & 1, jpar = j & 1, next = j < n - 1; /* step j exists */
-        const double2 *pc = pcb + par * ld; /* step i's {p_r, A(r, i + 1)}, rows r > i */
-        double K = 0.0, w1 = 0.0, tn = 0.0, sn = 0.0;
-        if (i >= 0) { /* w = p + K v, K = -(tau / 2) p^T v */
-            mbar_wait(s9_smem_u32(bar + par), (unsigned)(i >> 1) & 1u);
-            /* p^T v (v zero at rows <= i, whose entries of pc are earlier steps') */
-            double sd = 0.0;
+    int i = -1;
 #pragma unroll
-            for (int k = 0; k < NS; k++) sd = fma(v[k], pc[lane + 32 * k].x, sd);
-            K = -0.5 * t * warp_sum(sd);
-            w1 = K + pc[i + 1].x;
-#pragma unroll
-            for (int k = 0; k < NS; k++)
-                w[k] = lane + 32 * k > i ? fma(K, v[k], pc[lane + 32 * k].x) : 0.0;
-        }
-        if (next) { /* column j below the diagonal (rows >= j + 1), then H_j */
-            if (tid == 0) mbar_expect_tx(s9_smem_u32(bar + jpar), 16u * (n - 1 - j));
-            double x[SY_NS_MAX];
-#pragma unroll
-            for (int k = 0; k < NS; k++) {
-                const int c = lane + 32 * k;
-                x[k] = i < 0 ? x0[c] : pc[c].y - fma(v[k], w1, w[k]);
-            }
-            const double beta = reflector(NS, j + 1, x, vn, &tn, &sn);
-            if (j % C == rank && tid == 0) ee[j / C] = beta;
-            if (rank == 0 && warp == 0) { /* H_j for q_rows: v (ld n) and tau */
-#pragma unroll
-                for (int k = 0; k < NS; k++)
-                    if (lane + 32 * k < n) Vg[(size_t)j * n + lane + 32 * k] = vn[k];
-                if (lane == 0) taug[j] = tn;
-            }
-        }
-        /* the own rows of A, RP at a time */
-#pragma unroll
-        for (int h = 0; h < MR; h += RP) {
-            double a[SY_RP_MAX][SY_NS_MAX], f2[SY_RP_MAX], acc[SY_RP_MAX];
-            double *ar[SY_RP_MAX];
-            int s[SY_RP_MAX], r[SY_RP_MAX], upd[SY_RP_MAX], dot[SY_RP_MAX];
-#pragma unroll
-            for (int u = 0; u < RP; u++) {
-                const int hu = h + u;
-                s[u] = warp + hu * nw;
-                r[u] = rank + s[u] * C;
-                upd[u] = s[u] < rows && i >= 0 && r[u] > i;
-                dot[u] = s[u] < rows && next && r[u] > j;
-                ar[u] = A + (size_t)min(s[u], rows - 1) * ld;
-                f2[u] = upd[u] ? fma(K, vr[hu], pc[r[u]].x) : 0.0;
-                if (upd[u] || dot[u])
-#pragma unroll
-                    for (int k = 0; k < NS; k++) a[u][k] = ar[u][lane + 32 * k];
-            }
-#pragma unroll
-            for (int u = 0; u < RP; u++)
-                if (upd[u]) { /* a_c - (v_r w_c + w_r v_c) */
-                    const double f1 = vr[h + u];
-#pragma unroll
-                    for (int k = 0; k < NS; k++) {
-                        a[u][k] = a[u][k] - fma(f1, w[k], f2[u] * v[k]);
-                        ar[u][lane + 32 * k] = a[u][k];
-                    }
-                }
-            __syncwarp(); /* the stores above before the reads of single entries below */
-#pragma unroll
-            for (int u = 0; u < RP; u++) {
-                double c0 = 0.0, c1 = 0.0;
-                if (dot[u])
-#pragma unroll
-                    for (int k = 0; k < NS; k++) {
-                        if (k & 1) c1 = fma(a[u][k], vn[k], c1);
-                        else c0 = fma(a[u][k], vn[k], c0);
-                    }
-                acc[u] = c0 + c1;
-            }
-#pragma unroll
-            for (int o = 16; o > 0; o >>= 1)
-#pragma unroll
-                for (int u = 0; u < RP; u++) acc[u] += __shfl_xor_sync(0xffffffffu, acc[u], o);
-#pragma unroll
-            for (int u = 0; u < RP; u++) {
-                const int hu = h + u;
-                if (upd[u] && r[u] == i + 1 && lane == 0) dd[s[u]] = ar[u][i + 1]; /* final */
-                if (!dot[u]) continue;
-                /* p_r and A(r, j + 1) to every block; v_r of step j */
-                const double pv = tn * acc[u];
-                if (lane < C)
-                    st_async2(rpc + 16u * (unsigned)(jpar * ld + r[u]), pv, ar[u][j + 1],
-                              rbar + 8u * jpar);
-                const double xr =
-                    i < 0 ? x0[r[u]] : pc[r[u]].y - fma(vr[hu], w1, fma(K, vr[hu], pc[r[u]].x));
-                vr[hu] = r[u] == j + 1 ? 1.0 : xr * sn;
-            }
-        }
-        if (next) {
-#pragma unroll
-            for (int k = 0; k < NS; k++) v[k] = vn[k];
-            t = tn;
-        }
-    }
+    for (int K0 = 0; K0 < NS; K0++) /* iterations i with (i + 1) / 32 = K0 */
+        for (const int iend = min(n - 1, 32 * K0 + 31); i < iend; i++)
+            tridiag_step(NS, MR, RP, K0, i, n, C, rank, rows, A, Vg, taug, pcb, x0, dd, ee, bar,
+                         rpc, rbar, v, vr, t);
 }
 
 /* T = Q^T G Q: d (n), e (n - 1) and Q's reflectors H_j = I - tau_j v_j
