@@ -60,7 +60,11 @@
  * an L1 invalidation and the barrier (the mbarrier exchange instead is
  * 10% faster), and bounds per slot on the columns cost more than the FP64
  * work on columns left of the diagonal they save (851 against 679 us at
- * l = 266, in a probe). */
+ * l = 266, in a probe); whole slots left of the step's column dropped per
+ * piece of 32 steps, with the piece's first slot a constant of the code
+ * (tridiag_step), save it without bounds (H200, the whole
+ * tn_cu_syev_fast 531 against 598-604 us at l = 266; with the rows
+ * done before each piece dropped too, 514-520 against 535-538). */
 #include "backend/cuda/kernels/sm90_common.cuh"
 #include "backend/cuda/tn_cuda.h"
 #include "linalg/mrrr_child.h"
@@ -212,7 +216,10 @@ static __device__ __forceinline__ void tridiag_step(
             if (lane == 0) taug[j] = tn;
         }
     }
-    /* the own rows of A, RP at a time */
+    /* the own rows of A, RP at a time; a row of slot hu < HU0 = K0 / 4 has
+     * r < 8 C (hu + 1) <= 32 K0 (C <= 16 blocks of 8 warps): r <= i, done,
+     * so those take no part */
+    const int HU0 = K0 / 4;
 #pragma unroll
     for (int h = 0; h < MR; h += RP) {
         double a[SY_RP_MAX][SY_NS_MAX], f2[SY_RP_MAX], acc[SY_RP_MAX];
@@ -223,8 +230,8 @@ static __device__ __forceinline__ void tridiag_step(
             const int hu = h + u;
             s[u] = warp + hu * nw;
             r[u] = rank + s[u] * C;
-            upd[u] = s[u] < rows && i >= 0 && r[u] > i;
-            dot[u] = s[u] < rows && next && r[u] > j;
+            upd[u] = hu >= HU0 && s[u] < rows && i >= 0 && r[u] > i;
+            dot[u] = hu >= HU0 && s[u] < rows && next && r[u] > j;
             ar[u] = A + (size_t)min(s[u], rows - 1) * ld;
             f2[u] = upd[u] ? fma(K, vr[hu], pc[r[u]].x) : 0.0;
             if (upd[u] || dot[u])
@@ -256,7 +263,8 @@ static __device__ __forceinline__ void tridiag_step(
 #pragma unroll
         for (int o = 16; o > 0; o >>= 1)
 #pragma unroll
-            for (int u = 0; u < RP; u++) acc[u] += __shfl_xor_sync(0xffffffffu, acc[u], o);
+            for (int u = 0; u < RP; u++)
+                if (h + u >= HU0) acc[u] += __shfl_xor_sync(0xffffffffu, acc[u], o);
 #pragma unroll
         for (int u = 0; u < RP; u++) {
             const int hu = h + u;
