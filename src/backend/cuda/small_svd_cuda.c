@@ -1115,17 +1115,11 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
         if (!st) st = defl_verdict(c, dinfo);
         if (st == EIG_FALLBACK) st = TN_GRAM_NOT_TAKEN; /* (Xk, Sk written: the QR path's too) */
     }
-    if (!st && trans) { /* V = (V^T)^T (n x k), in the room of Ww or Vt, whichever is free */
-        double *Vn = Vf == Vt ? Ww : Vt;
-        st = tn_cublas_st(cublasDgeam(c->cublas, CUBLAS_OP_T, CUBLAS_OP_T, (int)n, (int)k, &one,
-                                      Vf, (int)k, &zero, Vf, (int)k, Vn, (int)n));
-        if (!st)
-            st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Vn, n, VT, ldvt, n,
-                                                        k, NULL, c->stream));
-    } else if (!st) {
+    if (!st && trans) /* V = (V^T)^T (n x k), rounded as it is transposed */
+        st = tn_cuda_err((cudaError_t)tn_cu_f64_to_f32_t(Vf, k, VT, ldvt, k, n, c->stream));
+    else if (!st)
         st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Vf, k, VT, ldvt, k, n,
                                                     NULL, c->stream));
-    }
     if (!st) c->ssvd.path = deflating ? TN_SSVD_RAN_DEFLATE : TN_SSVD_RAN_EIG;
     return st;
 }

@@ -322,6 +322,57 @@ TEST(gpu_small_svd_deflate_gram_on_w) {
     tcnla_destroy(g);
 }
 
+/* tn_cu_f64_to_f32_t (the trans form's V = (V^T)^T as it is rounded): on
+ * shapes that cut the 32 x 32 tiles (37 x 45, 1 x 70, 256 x 1000) with
+ * padded leading dimensions, each entry the host's round to nearest of
+ * src's, bit for bit (values that tie in FP32, below its normal range,
+ * past its largest: Inf), dst's padding as it was; lds < rows or ldd < cols
+ * refused with nothing written. */
+TEST(gpu_f64_to_f32_transposed) {
+    tcnla_handle_t g = gt_gpu();
+    if (!g) SKIP("no GPU");
+    const int shapes[3][2] = {{37, 45}, {1, 70}, {256, 1000}};
+    for (int t = 0; t < 3; t++) {
+        const int rows = shapes[t][0], cols = shapes[t][1], lds = rows + 3, ldd = cols + 5;
+        const size_t ns = (size_t)lds * cols, nd = (size_t)ldd * rows;
+        double *src = malloc(sizeof(double) * ns);
+        float *dst = malloc(sizeof(float) * nd);
+        REQUIRE(src && dst);
+        uint64_t seed = 7 + (uint64_t)t;
+        for (size_t i = 0; i < ns; i++) {
+            const double u = (double)(gt_next(&seed) >> 11) * 0x1p-53 - 0.5;
+            const int kind = (int)(i % 5);
+            src[i] = kind == 0   ? u
+                     : kind == 1 ? (1.0 + 0x1.8p-23) * (i & 8 ? -1 : 1) /* a tie: to even */
+                     : kind == 2 ? u * 0x1p-140                        /* FP32 subnormal */
+                     : kind == 3 ? u * 0x1p130                         /* past FLT_MAX */
+                                 : u * 1e3;
+        }
+        for (size_t i = 0; i < nd; i++) dst[i] = -7.0f;
+        double *dsrc = NULL;
+        float *ddst = gt_to_dev(g, dst, nd);
+        REQUIRE(tcnla_malloc(g, (void **)&dsrc, sizeof(double) * ns) == 0 && ddst);
+        tcnla_memcpy(g, dsrc, src, sizeof(double) * ns, TCNLA_MEMCPY_HOST_TO_HANDLE);
+        CHECK_EQ_INT(tn_cu_f64_to_f32_t(dsrc, rows - 1, ddst, ldd, rows, cols, g->cuda->stream),
+                     (int)cudaErrorInvalidValue);
+        CHECK_EQ_INT(tn_cu_f64_to_f32_t(dsrc, lds, ddst, cols - 1, rows, cols, g->cuda->stream),
+                     (int)cudaErrorInvalidValue);
+        CHECK_EQ_INT(tn_cu_f64_to_f32_t(dsrc, lds, ddst, ldd, rows, cols, g->cuda->stream), 0);
+        gt_to_host(g, dst, ddst, nd);
+        int bad = 0;
+        for (int r = 0; r < rows; r++)
+            for (int c = 0; c < ldd; c++) {
+                const float want = c < cols ? (float)src[r + (size_t)c * lds] : -7.0f;
+                const float got = dst[c + (size_t)r * ldd];
+                bad += memcmp(&want, &got, sizeof want) != 0;
+            }
+        CHECK_MSG(bad == 0, "%d x %d: %d entries differ", rows, cols, bad);
+        tcnla_free(g, dsrc), tcnla_free(g, ddst);
+        free(src), free(dst);
+    }
+    tcnla_destroy(g);
+}
+
 static double rel_residual(const float *A, int m, int n, const float *U, const float *S,
                            const float *VT, int k) {
     double num = 0, den = 0;

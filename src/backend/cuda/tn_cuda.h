@@ -394,6 +394,10 @@ enum {
 };
 int tn_cu_convert(int op, const void *src, int64_t lds, void *dst, int64_t ldd, int64_t rows,
                   int64_t cols, int *flag, cudaStream_t stream);
+/* dst = (float)src^T, round to nearest: src rows x cols FP64 (ld lds), dst
+ * cols x rows FP32 (ld ldd), through shared memory in 32 x 32 tiles */
+int tn_cu_f64_to_f32_t(const double *src, int64_t lds, float *dst, int64_t ldd, int64_t rows,
+                       int64_t cols, cudaStream_t stream);
 /* F = fp16_rn(fp32_rn(src)) as FP32 and H = the same values in FP16 (one
  * pass; CholeskyQR's Q for randLRA's FP16 products). */
 int tn_cu_f64_to_f32f16(const double *src, int64_t lds, float *F, int64_t ldf, uint16_t *H,

@@ -126,6 +126,36 @@ static __global__ void convert64_kernel(int op, const void *src, long long lds, 
         }
 }
 
+/* tn_cu_f64_to_f32_t: block (bx, by) rounds the 32 x 32 tile of src at
+ * rows 32 bx .., columns 32 by .. and writes it transposed; a thread copies
+ * 4 entries each way (blockDim 32 x 8) */
+static __global__ void f64_to_f32_t_kernel(const double *src, long long lds, float *dst,
+                                           long long ldd, long long rows, long long cols) {
+    __shared__ float tile[32][33];
+    const long long r0 = (long long)blockIdx.x * 32, c0 = (long long)blockIdx.y * 32;
+    const int tx = threadIdx.x, ty = threadIdx.y;
+    for (int q = ty; q < 32; q += 8) { /* column c0 + q of src, rows r0 + tx */
+        const long long r = r0 + tx, c = c0 + q;
+        if (r < rows && c < cols) tile[q][tx] = __double2float_rn(src[r + c * lds]);
+    }
+    __syncthreads();
+    for (int q = ty; q < 32; q += 8) { /* column r0 + q of dst, rows c0 + tx */
+        const long long r = r0 + q, c = c0 + tx;
+        if (r < rows && c < cols) dst[c + r * ldd] = tile[tx][q];
+    }
+}
+
+extern "C" int tn_cu_f64_to_f32_t(const double *src, int64_t lds, float *dst, int64_t ldd,
+                                  int64_t rows, int64_t cols, cudaStream_t stream) {
+    if (rows <= 0 || cols <= 0) return 0;
+    if (lds < rows || ldd < cols || (rows + 31) / 32 > 2147483647 || (cols + 31) / 32 > 65535)
+        return (int)cudaErrorInvalidValue;
+    f64_to_f32_t_kernel<<<dim3((unsigned)((rows + 31) / 32), (unsigned)((cols + 31) / 32)),
+                          dim3(32, 8), 0, stream>>>(src, (long long)lds, dst, (long long)ldd,
+                                                    (long long)rows, (long long)cols);
+    return (int)cudaGetLastError();
+}
+
 /* FP32 <-> FP64 (16-byte accesses where aligned) and the element-wise
  * fallback of every op; nothing written when *skip != 0 (device) */
 static int convert_wide(int op, const void *src, int64_t lds, int64_t ss, void *dst, int64_t ldd,
