@@ -7,8 +7,9 @@
  *    for the row slabs Y_s of Y, on and above the diagonal, one block per
  *    64 x 64 tile of the upper triangle and slab, in the layout that
  *    tn_cu_gram_reduce sums (n x n each, packed). Y (FP32 or FP64) is
- *    read 32 rows at a time, widened into shared memory (exact) and
- *    multiplied there, the next chunk's loads in flight meanwhile;
+ *    copied 32 rows at a time into shared memory as it is (cp.async of
+ *    16 bytes, two more chunks in flight) and widened (exact) as the
+ *    fragments are read;
  *  - C = A B with A FP32 and B FP64 (tn_cu_gemm_dmma): Q = Y R^-1 in
  *    place (B = R^-1, upper triangular), and the small SVD's V^T = Xs^T
  *    W^T. Each block stages 64 whole rows of A in shared memory (FP32,
@@ -29,12 +30,17 @@
  * H100, bench/fixed_costs.c, 16384 x 266 (the randomized SVD's): the Gram
  * partials with their sum 72 us against 100 for the FP64 path's widening
  * and batch of DGEMMs (24 + 76), Y R^-1 49 us against 99 for its DTRMM
- * and narrowing (75 + 24); the deferred single pass 254-259 us. What bounds
- * the Gram kernel: 15 tiles x 16 slabs = 240 blocks of unequal work (the
- * last block column holds 10 of 64 columns), at most two resident per
- * SM (226 registers), and the L2 traffic of reading each column block
- * once per tile (126 MB). Staging the chunks by cp.async of single
- * elements instead of the loads into registers took 118 us. */
+ * and narrowing (75 + 24); the deferred single pass 254-259 us. The Gram
+ * kernel staged its chunks through registers then (loads a chunk ahead,
+ * widened, stored as FP64: 226 registers, two blocks per SM); with the
+ * chunks copied as they are by 16-byte cp.async and widened as read (149
+ * registers, three blocks per SM) it takes 65-66 us against 71-74 on an
+ * H200 (bench/fixed_costs.c, the partials with their sum; the deferred
+ * single pass 219-220 against 226). Its FP64 input, which only the tests
+ * and that benchmark use, holds two chunks in flight in 82 KB (87 against
+ * 78 us). What bounds it: 15 tiles x 16 slabs = 240 blocks of unequal
+ * work (the last block column holds 10 of 64 columns) and each column
+ * block read once per tile it enters (126 MB through L2). */
 #include "backend/cuda/kernels/sm90_common.cuh"
 #include "backend/cuda/tn_cuda.h"
 
@@ -68,20 +74,54 @@ template <int N> static __device__ __forceinline__ void cp_wait(void) {
 #endif
 
 /* ------------------------------------------------------------ Gram */
-#define GD_T 64       /* tile of G */
-#define GD_KC 32      /* rows of Y per chunk */
-#define GD_S 36       /* a tile column's stride in shared memory (doubles): conflict-free */
+#define GD_T 64        /* tile of G */
+#define GD_KC 32       /* rows of Y per chunk */
+#define GD_S 40        /* a tile column's stride in shared memory (elements) */
 #define GD_THREADS 128 /* 4 warps, 32 x 32 of the tile each */
-#define GD_LD (GD_T * GD_KC / GD_THREADS) /* elements a thread loads per operand and chunk */
 
-static size_t gram_dmma_smem(void) { return sizeof(double) * 2 * 2 * GD_T * GD_S; }
+/* chunks in flight (stages): three of FP32, two of FP64 (two blocks per SM
+ * either way) */
+template <typename T> static constexpr __host__ __device__ int gd_stages(void) {
+    return sizeof(T) == 4 ? 3 : 2;
+}
+template <typename T> static size_t gram_dmma_smem(void) {
+    return sizeof(T) * gd_stages<T>() * 2 * GD_T * GD_S;
+}
 
-template <typename T>
-static __global__ void __launch_bounds__(GD_THREADS)
-    gram_dmma_kernel(const T *__restrict__ Y, long long ldy, long long m, int n, long long slab,
-                     int nslab, double *__restrict__ P) {
 #if S9_ON
-    extern __shared__ double gsm[];
+/* cp.async of 16 bytes, the bytes past nbytes zero-filled */
+static __device__ __forceinline__ void cp_16(void *dst, const void *src, int nbytes) {
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;" ::"r"(s9_smem_u32(dst)), "l"(src),
+                 "r"(nbytes)
+                 : "memory");
+}
+/* two consecutive elements of shared memory, widened */
+static __device__ __forceinline__ void ld_pair(const float *p, double &a, double &b) {
+    const float2 v = *(const float2 *)p;
+    a = (double)v.x, b = (double)v.y;
+}
+static __device__ __forceinline__ void ld_pair(const double *p, double &a, double &b) {
+    const double2 v = *(const double2 *)p;
+    a = v.x, b = v.y;
+}
+#endif
+
+/* Block (tile (I, J) of G's upper triangle, slab s): Y's rows of the slab
+ * in chunks of 32, each chunk's columns of tiles I and J copied into
+ * shared memory as they are (cp.async, 16 bytes at a time where vec: Y
+ * 16-byte aligned, ldy and the slab's rows multiples of 4; else element by
+ * element), gd_stages chunks in flight, widened as the fragments are read. The
+ * product m16n8k8 takes its k index t + 4 h (lane t = lane % 4, h = 0, 1)
+ * as row 2 t + h of the 8, in both operands alike, so that each lane
+ * reads its two rows as one pair (conflict-free with the stride of 40).
+ * The same bits from FP32 and from FP64 Y of the same values. */
+template <typename T>
+static __global__ void __launch_bounds__(GD_THREADS, 3)
+    gram_dmma_kernel(const T *__restrict__ Y, long long ldy, long long m, int n, long long slab,
+                     int nslab, int vec, double *__restrict__ P) {
+#if S9_ON
+    extern __shared__ __align__(16) unsigned char gsm_raw[];
+    T *gsm = (T *)gsm_raw; /* [stage][operand][column][row] */
     const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5, g = lane >> 2, t = lane & 3;
     const int nt = (n + GD_T - 1) / GD_T;
     int p = blockIdx.x, I = 0; /* the tile (I, J), I <= J */
@@ -89,26 +129,30 @@ static __global__ void __launch_bounds__(GD_THREADS)
     const int J = I + p, s = blockIdx.y, diag = I == J;
     const long long r0 = (long long)s * slab, r1 = s == nslab - 1 ? m : r0 + slab;
     const int nch = (int)((r1 - r0 + GD_KC - 1) / GD_KC);
-    double *sa = gsm, *sb = diag ? gsm : gsm + 2 * GD_T * GD_S; /* [buf][col][row] */
-    /* what this thread loads: column c = e / 32, row e % 32 (a warp reads 32 rows of one column) */
-    T ra[GD_LD], rb[GD_LD];
-    auto load = [&](int ch) {
-        const long long rr = r0 + (long long)ch * GD_KC + lane;
-#pragma unroll
-        for (int q = 0; q < GD_LD; q++) {
-            const int c = warp + 4 * q;
-            const int ca = I * GD_T + c, cb = J * GD_T + c;
-            const int ok = rr < r1;
-            ra[q] = ok && ca < n ? Y[rr + (long long)ca * ldy] : (T)0;
-            if (!diag) rb[q] = ok && cb < n ? Y[rr + (long long)cb * ldy] : (T)0;
-        }
-    };
-    auto store = [&](int buf) {
-#pragma unroll
-        for (int q = 0; q < GD_LD; q++) {
-            const int c = warp + 4 * q;
-            sa[(buf * GD_T + c) * GD_S + lane] = (double)ra[q];
-            if (!diag) sb[(buf * GD_T + c) * GD_S + lane] = (double)rb[q];
+    constexpr int EPS16 = 16 / (int)sizeof(T), GD_ST = gd_stages<T>(); /* elements per 16 bytes */
+    /* chunk ch into stage st: operand o's column c (o = 0: tile I; 1: J) */
+    auto load = [&](int ch, int st) {
+        const long long rb = r0 + (long long)ch * GD_KC;
+        for (int o = 0; o <= !diag; o++) {
+            T *dst = gsm + (size_t)(st * 2 + o) * GD_T * GD_S;
+            const int c0 = (o ? J : I) * GD_T;
+            if (vec) { /* a column's 32 rows in 32 / EPS16 pieces of 16 bytes */
+                constexpr int NP = GD_KC / EPS16;
+                for (int e = tid; e < GD_T * NP; e += GD_THREADS) {
+                    const int c = e / NP, q = e % NP, col = c0 + c;
+                    const long long row = rb + q * EPS16;
+                    const long long left = col < n ? r1 - row : 0;
+                    const int nb = left <= 0 ? 0 : left >= EPS16 ? 16 : (int)left * (int)sizeof(T);
+                    cp_16(dst + c * GD_S + q * EPS16, nb ? Y + row + (long long)col * ldy : Y, nb);
+                }
+            } else {
+                for (int e = tid; e < GD_T * GD_KC; e += GD_THREADS) {
+                    const int c = e / GD_KC, r = e % GD_KC, col = c0 + c;
+                    const long long row = rb + r;
+                    const int ok = col < n && row < r1;
+                    cp_elem(dst + c * GD_S + r, ok ? Y + row + (long long)col * ldy : Y, ok);
+                }
+            }
         }
     };
     /* the warp's 32 x 32: rows (of G) wi * 32 .., columns wj * 32 .. of the tile */
@@ -123,37 +167,40 @@ static __global__ void __launch_bounds__(GD_THREADS)
         for (int b = 0; b < 4; b++)
 #pragma unroll
             for (int q = 0; q < 4; q++) acc[a][b][q] = 0.0;
-    load(0);
-    store(0);
-    __syncthreads();
-    for (int ch = 0; ch < nch; ch++) {
-        const int buf = ch & 1;
-        if (ch + 1 < nch) load(ch + 1);
-        if (live) {
 #pragma unroll
-            for (int ks = 0; ks < GD_KC / 8; ks++) {
-                double fa[2][4], fb[4][2];
-#pragma unroll
-                for (int mb = 0; mb < 2; mb++)
-#pragma unroll
-                    for (int q = 0; q < 4; q++)
-                        fa[mb][q] = sa[(buf * GD_T + wi * 32 + mb * 16 + g + 8 * (q & 1)) * GD_S +
-                                       ks * 8 + t + 4 * (q >> 1)];
-#pragma unroll
-                for (int nb = 0; nb < 4; nb++)
-#pragma unroll
-                    for (int q = 0; q < 2; q++)
-                        fb[nb][q] = sb[(buf * GD_T + wj * 32 + nb * 8 + g) * GD_S + ks * 8 + t + 4 * q];
-#pragma unroll
-                for (int nb = 0; nb < 4; nb++)
-                    if (nb < nbl)
-#pragma unroll
-                        for (int mb = 0; mb < 2; mb++) dmma8(acc[mb][nb], fa[mb], fb[nb]);
-            }
-        }
-        if (ch + 1 < nch) store(buf ^ 1);
-        __syncthreads();
+    for (int st = 0; st < GD_ST - 1; st++) {
+        if (st < nch) load(st, st);
+        cp_commit();
     }
+    for (int ch = 0; ch < nch; ch++) {
+        cp_wait<GD_ST - 2>(); /* (this thread's copies of chunk ch) */
+        __syncthreads();      /* (everyone's; and the stage refilled below is read out) */
+        if (ch + GD_ST - 1 < nch) load(ch + GD_ST - 1, (ch + GD_ST - 1) % GD_ST);
+        cp_commit();
+        if (!live) continue;
+        const int st = ch % GD_ST;
+        const T *sa = gsm + (size_t)(st * 2) * GD_T * GD_S;
+        const T *sb = diag ? sa : sa + GD_T * GD_S;
+#pragma unroll
+        for (int ks = 0; ks < GD_KC / 8; ks++) {
+            double fa[2][4], fb[4][2];
+#pragma unroll
+            for (int mb = 0; mb < 2; mb++)
+#pragma unroll
+                for (int h8 = 0; h8 < 2; h8++) /* a_q, q = h8 + 2 h: row 2 t + h */
+                    ld_pair(sa + (wi * 32 + mb * 16 + g + 8 * h8) * GD_S + ks * 8 + 2 * t,
+                            fa[mb][h8], fa[mb][h8 + 2]);
+#pragma unroll
+            for (int nb = 0; nb < 4; nb++) /* b_q: row 2 t + q */
+                ld_pair(sb + (wj * 32 + nb * 8 + g) * GD_S + ks * 8 + 2 * t, fb[nb][0], fb[nb][1]);
+#pragma unroll
+            for (int nb = 0; nb < 4; nb++)
+                if (nb < nbl)
+#pragma unroll
+                    for (int mb = 0; mb < 2; mb++) dmma8(acc[mb][nb], fa[mb], fb[nb]);
+        }
+    }
+    cp_wait<0>();
     if (!live) return;
     double *Ps = P + (long long)s * n * n;
 #pragma unroll
@@ -175,21 +222,24 @@ extern "C" int tn_cu_gram_dmma(const void *Y, int f64, int64_t ldy, int64_t m, i
     if (m < 1 || n < 1 || nslab < 1 || nslab > m || n > 4096) return (int)cudaErrorInvalidValue;
     const int nt = (int)((n + GD_T - 1) / GD_T);
     const dim3 grid((unsigned)(nt * (nt + 1) / 2), (unsigned)nslab);
-    const size_t smem = gram_dmma_smem();
     const long long slab = m / nslab;
+    /* (the same test for both types: the same bits from either) */
+    const int vec = ((uintptr_t)Y & 15u) == 0 && ldy % 4 == 0 && slab % 4 == 0;
     cudaError_t err;
     if (f64) {
+        const size_t smem = gram_dmma_smem<double>();
         err = cudaFuncSetAttribute(gram_dmma_kernel<double>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
         if (!err)
             gram_dmma_kernel<double><<<grid, GD_THREADS, smem, stream>>>(
-                (const double *)Y, (long long)ldy, (long long)m, (int)n, slab, (int)nslab, P);
+                (const double *)Y, (long long)ldy, (long long)m, (int)n, slab, (int)nslab, vec, P);
     } else {
+        const size_t smem = gram_dmma_smem<float>();
         err = cudaFuncSetAttribute(gram_dmma_kernel<float>,
                                    cudaFuncAttributeMaxDynamicSharedMemorySize, (int)smem);
         if (!err)
             gram_dmma_kernel<float><<<grid, GD_THREADS, smem, stream>>>(
-                (const float *)Y, (long long)ldy, (long long)m, (int)n, slab, (int)nslab, P);
+                (const float *)Y, (long long)ldy, (long long)m, (int)n, slab, (int)nslab, vec, P);
     }
     return err ? (int)err : (int)cudaGetLastError();
 }
