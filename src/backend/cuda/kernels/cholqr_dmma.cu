@@ -8,7 +8,7 @@
  *    64 x 64 tile of the upper triangle and slab, in the layout that
  *    tn_cu_gram_reduce sums (n x n each, packed). Y (FP32 or FP64) is
  *    copied 32 rows at a time into shared memory as it is (cp.async of
- *    16 bytes, two more chunks in flight) and widened (exact) as the
+ *    16 bytes, the next chunks in flight) and widened (exact) as the
  *    fragments are read;
  *  - C = A B with A FP32 and B FP64 (tn_cu_gemm_dmma): Q = Y R^-1 in
  *    place (B = R^-1, upper triangular), and the small SVD's V^T = Xs^T
@@ -79,8 +79,8 @@ template <int N> static __device__ __forceinline__ void cp_wait(void) {
 #define GD_S 40        /* a tile column's stride in shared memory (elements) */
 #define GD_THREADS 128 /* 4 warps, 32 x 32 of the tile each */
 
-/* chunks in flight (stages): three of FP32, two of FP64 (two blocks per SM
- * either way) */
+/* chunks in flight (stages): three of FP32 (61 KB, three blocks per SM),
+ * two of FP64 (82 KB, two blocks per SM) */
 template <typename T> static constexpr __host__ __device__ int gd_stages(void) {
     return sizeof(T) == 4 ? 3 : 2;
 }
@@ -129,7 +129,8 @@ static __global__ void __launch_bounds__(GD_THREADS, 3)
     const int J = I + p, s = blockIdx.y, diag = I == J;
     const long long r0 = (long long)s * slab, r1 = s == nslab - 1 ? m : r0 + slab;
     const int nch = (int)((r1 - r0 + GD_KC - 1) / GD_KC);
-    constexpr int EPS16 = 16 / (int)sizeof(T), GD_ST = gd_stages<T>(); /* elements per 16 bytes */
+    constexpr int EPS16 = 16 / (int)sizeof(T); /* elements per 16 bytes */
+    constexpr int GD_ST = gd_stages<T>();
     /* chunk ch into stage st: operand o's column c (o = 0: tile I; 1: J) */
     auto load = [&](int ch, int st) {
         const long long rb = r0 + (long long)ch * GD_KC;
