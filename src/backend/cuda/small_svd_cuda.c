@@ -817,7 +817,7 @@ static int defl_verdict(struct tn_cuda_ctx *c, const int *dinfo) {
     int flag = 0;
     const tn_cuda_read_t rd = {&flag, dinfo, sizeof flag};
     int st = tn_cuda_read_back(c, &rd, 1);
-    if (!st && flag) {
+    if (!st && (flag || c->defl_fault)) {
         c->ssvd.defl_refused = 1;
         st = EIG_FALLBACK;
     }

@@ -234,8 +234,9 @@ TEST(gpu_small_svd_deflate_refusals) {
  * the values to 2^-22 +
  * 8 eps s_1 / s_k of the C reference on the widened W and U = Xk (Xk = X,
  * the right vectors of W) and the rows of VT orthonormal to 16 eps s_1 /
- * s_k + 1e-5, W x_j = s_j v_j to 1e-6 s_1; with small_svd_deflate = 0 it
- * refuses (TN_GRAM_NOT_TAKEN). */
+ * s_k + 1e-5, W x_j = s_j v_j to 1e-6 s_1; with its last check read as
+ * refused (defl_fault) and with small_svd_deflate = 0 it refuses
+ * (TN_GRAM_NOT_TAKEN). */
 static void gram_on_w_case(tcnla_handle_t g, int l) {
     const int n = 2048, k = l - 10;
     const size_t nl = (size_t)n * l;
@@ -305,6 +306,19 @@ static void gram_on_w_case(tcnla_handle_t g, int l) {
                 for (int j = 0; j < k; j++) same &= V[i + (size_t)j * n] == VT[j + (size_t)i * k];
             CHECK_MSG(same, "l %d 1e-%d: V not VT transposed", l, dec);
             free(V);
+            /* the last check read as refused (defl_fault): the call refuses,
+             * in both forms */
+            for (int tr = 0; tr < 2; tr++) {
+                g->cuda->defl_fault = 1;
+                const int sf = tn_cuda_svd_from_gram_rows(g, n, l, k, dW, n, dX, dS, dVT,
+                                                          tr ? n : k, tr, NULL);
+                g->cuda->defl_fault = 0;
+                CHECK_MSG(sf == TN_GRAM_NOT_TAKEN && g->cuda->ssvd.defl_refused == 1 &&
+                              g->cuda->ssvd.path != TN_SSVD_RAN_DEFLATE,
+                          "l %d 1e-%d trans %d, last check refused: status %d, refused %d, "
+                          "ran %d", l, dec, tr, sf, g->cuda->ssvd.defl_refused,
+                          g->cuda->ssvd.path);
+            }
         }
     }
     GT_TUNE(g, small_svd_deflate, 0);
@@ -394,7 +408,9 @@ static double rel_residual(const float *A, int m, int n, const float *U, const f
  * tuning's small_svd_deflate = 0 (gesvdj after W's QR): the values to
  * 1e-6 s_1, the residuals ||A - U S V^T|| / ||A|| to 1e-3 relative plus
  * 1e-7; the known values to 1e-5 s_1 (FP32 data: its rounding alone is
- * about 1e-8 s_1 here). */
+ * about 1e-8 s_1 here). With the deflated path's last check read as
+ * refused (defl_fault) the call ends as the run without the deflated path
+ * does: the refusal reported, the same values and residual. */
 TEST(gpu_rsvd_deflate_spectra) {
     tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
@@ -402,7 +418,7 @@ TEST(gpu_rsvd_deflate_spectra) {
     const int r = 4 * k + 64;
     double *sig = malloc(sizeof(double) * r);
     float *A = malloc(sizeof(float) * (size_t)m * n), *U = malloc(sizeof(float) * (size_t)m * k),
-          *VT = malloc(sizeof(float) * (size_t)k * n), S[2][256];
+          *VT = malloc(sizeof(float) * (size_t)k * n), S[3][256];
     REQUIRE(sig && A && U && VT);
     float *dA = gt_to_dev(g, NULL, (size_t)m * n), *dU = gt_to_dev(g, NULL, (size_t)m * k),
           *dVT = gt_to_dev(g, NULL, (size_t)k * n), *dS = gt_to_dev(g, NULL, k);
@@ -414,11 +430,14 @@ TEST(gpu_rsvd_deflate_spectra) {
                             : (i < k / 2 ? pow(10.0, -2.0 * i / (k / 2)) : 0.0);
         REQUIRE(tn_testmat_svd_fast(m, n, c == 0 ? r : k / 2, sig, 11 + c, A, m) == 0);
         tcnla_memcpy(g, dA, A, sizeof(float) * (size_t)m * n, TCNLA_MEMCPY_HOST_TO_HANDLE);
-        double res[2], known[2];
-        int ran[2], from_w[2], lev[2], filled = 0;
-        for (int j = 0; j < 2; j++) {
-            GT_TUNE(g, small_svd_deflate, j == 0);
+        double res[3], known[3];
+        int ran[3], from_w[3], lev[3], filled = 0, refused = 0;
+        for (int j = 0; j < 3; j++) {
+            GT_TUNE(g, small_svd_deflate, j != 1);
+            g->cuda->defl_fault = j == 2;
             const int st = tcnla_rsvd(g, &o, m, n, dA, m, dU, m, dS, dVT, k);
+            g->cuda->defl_fault = 0;
+            if (j == 2) refused = g->cuda->ssvd.defl_refused;
             ran[j] = g->cuda->ssvd.path, from_w[j] = g->cuda->ssvd.from_w;
             lev[j] = g->cuda->ssvd.levels;
             if (j == 0) filled = g->cuda->ssvd.filled;
@@ -430,8 +449,9 @@ TEST(gpu_rsvd_deflate_spectra) {
                 known[j] = dmax(known[j], fabs(S[j][i] - sig[i]) / sig[0]);
         }
         GT_TUNE(g, small_svd_deflate, 1);
-        double dv = 0;
+        double dv = 0, dvf = 0;
         for (int i = 0; i < k; i++) dv = dmax(dv, fabs((double)S[0][i] - S[1][i]) / S[1][0]);
+        for (int i = 0; i < k; i++) dvf = dmax(dvf, fabs((double)S[2][i] - S[1][i]) / S[1][0]);
         printf("    %s: deflated ran %d (from W %d, levels %d, filled %d), residual %.4e, known "
                "values %.1e s_1; without: ran %d (from W %d), residual %.4e, known values %.1e "
                "s_1; values differ by %.1e s_1\n",
@@ -445,6 +465,14 @@ TEST(gpu_rsvd_deflate_spectra) {
         CHECK_MSG(res[0] <= 1.001 * res[1] + 1e-7, "spectrum %d: residual %.4e against %.4e", c,
                   res[0], res[1]);
         CHECK_MSG(known[0] <= 1e-5, "spectrum %d: known values %.2e s_1", c, known[0]);
+        printf("    %s, last check read as refused: refused %d, ran %d, residual %.4e, values "
+               "differ from the run without by %.1e s_1\n",
+               c ? "low_rank" : "deep_decay", refused, ran[2], res[2], dvf);
+        CHECK_EQ_INT(refused, 1);
+        CHECK(ran[2] != TN_SSVD_RAN_DEFLATE);
+        CHECK_MSG(dvf <= 1e-6, "spectrum %d, refused: values differ by %.2e s_1", c, dvf);
+        CHECK_MSG(res[2] <= 1.001 * res[1] + 1e-7, "spectrum %d, refused: residual %.4e against "
+                  "%.4e", c, res[2], res[1]);
     }
     tcnla_free(g, dA), tcnla_free(g, dU), tcnla_free(g, dVT), tcnla_free(g, dS);
     free(sig), free(A), free(U), free(VT);

@@ -73,6 +73,10 @@ struct tn_cuda_ctx {
      * the event recorded behind it; created on first use */
     int *mark_pinned;
     cudaEvent_t ev_mark;
+    /* (tests only; 0 in use) 1: the deflated small SVD's last check reads
+     * as refused, whatever the device holds, so that its caller takes the
+     * path of a refusal */
+    int defl_fault;
     /* (tests only; 0 in use) 1: tn_cuda_defer_marked reports an
      * orthonormalization's flag as set, whatever the device holds, so that
      * its caller takes the path of a failed verdict */
