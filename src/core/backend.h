@@ -73,6 +73,11 @@ typedef struct tn_backend_ops {
      * trans: VT written transposed (n x k, ld ldvt >= n) */
     int (*svd_from_gram)(tn_call_t *cl, int64_t n, int64_t l, int64_t k, const float *W,
                          int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt, int trans);
+    /* W^T W of the next svd_from_gram (one rank; same W, l, k) queued ahead,
+     * for the GPU to form while the host waits: that call takes it (W must
+     * not change before it). NULL where the backend has no such path. */
+    int (*gram_ahead)(tn_call_t *cl, int64_t n, int64_t l, int64_t k, const float *W,
+                      int64_t ldw);
 
     /* ---- random matrices and element-wise work */
     int (*random_fill)(tn_call_t *cl, tcnla_rand_dist_t dist, tcnla_format_t fmt, int f16,
@@ -145,6 +150,8 @@ typedef struct tn_backend_ops {
      * wait for that copy alone */
     int (*defer_mark)(tn_call_t *cl);
     int (*defer_marked)(tn_call_t *cl, int *flags);
+    /* deferral ended without a wait, on flags defer_marked found all clear */
+    int (*defer_close)(tn_call_t *cl);
     int (*side_begin)(tn_call_t *cl);
     int (*side_end)(tn_call_t *cl);
     int (*side_join)(tn_call_t *cl);

@@ -462,6 +462,7 @@ int tn_defer_end_read(tn_call_t *cl, int *flags, const void *extra, void *host, 
 void tn_defer_hold(tn_call_t *cl, int hold) { cl->defer_held = cl->defer && hold; }
 int tn_defer_mark(tn_call_t *cl) { return cl->h->ops->defer_mark(cl); }
 int tn_defer_marked(tn_call_t *cl, int *flags) { return cl->h->ops->defer_marked(cl, flags); }
+int tn_defer_close(tn_call_t *cl) { return cl->h->ops->defer_close(cl); }
 
 int tn_hosvd_fused(tn_call_t *cl, int64_t I1, int64_t I2, int64_t T, const float *A,
                    const float *Q, int64_t J1, const uint16_t *Om, int64_t J2, float *Out,

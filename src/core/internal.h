@@ -253,6 +253,10 @@ int tn_defer_end_read(tn_call_t *cl, int *flags, const void *extra, void *host, 
  * tn_defer_end. */
 int tn_defer_mark(tn_call_t *cl);
 int tn_defer_marked(tn_call_t *cl, int *flags);
+/* tn_defer_end without its wait, where tn_defer_marked found every flag
+ * clear and nothing queued since the mark sets one (those flags are then
+ * the final ones): TCNLA_ERR_NOT_SUPPORTED outside tn_defer_begin / _end */
+int tn_defer_close(tn_call_t *cl);
 /* hold = 1: the calls that follow check and wait as without deferral (a
  * product whose redo the caller would not run: RP-HOSVD's projections);
  * hold = 0: deferred again. A no-op outside tn_defer_begin / _end. */

@@ -703,8 +703,27 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
                           &trust_pending, &ws, &basis_guard, (double *)R);
         if (st == RSVD_RESTART) continue; /* (deferral ended) */
         if (!deferred) break;
-        int fl[TN_DEFER_SLOTS], any = 0;
-        const int st2 = tn_defer_end(cl, fl);
+        int fl[TN_DEFER_SLOTS], any = 0, closed = 0, st2 = TCNLA_SUCCESS;
+        /* Where svd_from_gram comes next (W = B^T, or with pass_efficient
+         * Y), its Gram matrix is queued behind the copy of the verdicts and
+         * the host waits for that copy alone (tn_defer_mark), so that the
+         * GPU forms it meanwhile instead of idling through the host's wait
+         * and launch. All clear: deferral ends on them. Otherwise the full
+         * read below decides (where a verdict failed, the range finder's
+         * rerun asks for the workspace, which drops the queued Gram). */
+        if (st == TCNLA_SUCCESS && !basis_guard && h->ops->gram_ahead &&
+            tn_defer_mark(cl) == TCNLA_SUCCESS) {
+            st = o->pass_efficient ? h->ops->gram_ahead(cl, m, l, k, Y, m)
+                                   : h->ops->gram_ahead(cl, n, l, k, W, n);
+            st2 = tn_defer_marked(cl, fl);
+            for (int i = 0; i < TN_DEFER_SLOTS; i++) any |= fl[i];
+            if (st == TCNLA_SUCCESS && st2 == TCNLA_SUCCESS && !any)
+                closed = tn_defer_close(cl) == TCNLA_SUCCESS;
+        }
+        if (!closed) {
+            any = 0;
+            st2 = tn_defer_end(cl, fl);
+        }
         deferred = 0;
         if (st == TCNLA_SUCCESS) st = st2;
         for (int i = 0; i < TN_DEFER_SLOTS; i++) any |= fl[i];

@@ -132,6 +132,8 @@ static int cpu_defer_end(tn_call_t *cl, int *flags, const void *extra, void *hos
 
 static int cpu_defer_mark(tn_call_t *cl) { return (void)cl, TCNLA_ERR_NOT_SUPPORTED; }
 
+static int cpu_defer_close(tn_call_t *cl) { return (void)cl, TCNLA_ERR_NOT_SUPPORTED; }
+
 static int cpu_defer_marked(tn_call_t *cl, int *flags) {
     (void)cl;
     memset(flags, 0, sizeof(int) * TN_DEFER_SLOTS);
@@ -184,6 +186,7 @@ const tn_backend_ops tn_cpu_ops = {
     .defer_end = cpu_defer_end,
     .defer_mark = cpu_defer_mark,
     .defer_marked = cpu_defer_marked,
+    .defer_close = cpu_defer_close,
     .side_begin = cpu_side,
     .side_end = cpu_side,
     .side_join = cpu_side,

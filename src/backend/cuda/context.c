@@ -138,7 +138,8 @@ void tn_cuda_destroy(tcnla_handle_t h) {
 }
 
 void *tn_cuda_workspace(struct tn_cuda_ctx *c, size_t bytes) {
-    c->cq_kept.valid = 0; /* whoever asks may overwrite it */
+    c->cq_kept.valid = 0; /* whoever asks may overwrite them */
+    c->gram_ahead.valid = 0;
     if (bytes == 0) bytes = 1;
     if (bytes <= c->ws_bytes) return c->ws;
     /* round up so that slowly growing requests do not reallocate each time */
@@ -420,6 +421,13 @@ int tn_cuda_defer_marked(tn_call_t *cl, int *flags) {
     memcpy(flags, c->mark_pinned, sizeof(int) * TN_DEFER_SLOTS);
     if (c->mark_fault) flags[TN_DEFER_ORTH] |= 1;
     c->marks++;
+    return TCNLA_SUCCESS;
+}
+
+int tn_cuda_defer_close(tn_call_t *cl) {
+    if (!cl->defer) return TCNLA_ERR_NOT_SUPPORTED;
+    cl->defer = NULL, cl->defer_held = 0;
+    cl->h->cuda->defer_zero = 1; /* (the flags as marked, all clear) */
     return TCNLA_SUCCESS;
 }
 

@@ -65,6 +65,11 @@ static int cuda_svd_from_gram(tn_call_t *cl, int64_t n, int64_t l, int64_t k, co
                                       cl->dist_rows ? cl : NULL);
 }
 
+static int cuda_gram_ahead(tn_call_t *cl, int64_t n, int64_t l, int64_t k, const float *W,
+                           int64_t ldw) {
+    return tn_cuda_gram_ahead(cl->h, n, l, k, W, ldw);
+}
+
 const tn_backend_ops tn_cuda_ops = {
     .name = "cuda",
     .destroy = tn_cuda_destroy,
@@ -87,6 +92,7 @@ const tn_backend_ops tn_cuda_ops = {
     .orthonormalize_deferred = tn_cuda_orthonormalize_deferred,
     .small_svd_t = tn_cuda_small_svd_t,
     .svd_from_gram = cuda_svd_from_gram,
+    .gram_ahead = cuda_gram_ahead,
     .random_fill = tn_cuda_random_fill,
     .round_inplace = tn_cuda_round_inplace,
     .add_matrix = tn_cuda_add_matrix,
@@ -109,6 +115,7 @@ const tn_backend_ops tn_cuda_ops = {
     .defer_end = tn_cuda_defer_end,
     .defer_mark = tn_cuda_defer_mark,
     .defer_marked = tn_cuda_defer_marked,
+    .defer_close = tn_cuda_defer_close,
     .side_begin = tn_cuda_side_begin,
     .side_end = tn_cuda_side_end,
     .side_join = tn_cuda_side_join,

@@ -982,57 +982,112 @@ int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, con
     return tn_cuda_svd_from_gram_rows(h, n, l, k, W, ldw, Xk, Sk, VT, ldvt, 0, NULL);
 }
 
+/* tn_cuda_svd_from_gram_rows' workspace for n, l, k (defl: with the
+ * deflated path's room) in one request, and its pointers: FP64 Ww (n x
+ * l), V^T (k x n; the deflated path's Y, n x l, before), the slab
+ * partials P (nslab of l x l), G, X / s (l x k), lam; the deflated path's
+ * X, Xo (l x l), lo (l), defl_ws; eig_ws's (ew, lwork); dinfo. */
+typedef struct {
+    double *Ww, *Vt, *P, *G, *Xs, *lam, *Xd, *Xo, *lo, *lws, *ew;
+    int *dinfo;
+    int64_t nslab;
+    int lwork;
+} gram_ws_t;
+
+static int gram_ws(struct tn_cuda_ctx *c, int64_t n, int64_t l, int64_t k, int defl,
+                   gram_ws_t *g) {
+    const size_t ll = (size_t)l * (size_t)l, nl = (size_t)n * (size_t)l;
+    size_t ews = 0;
+    g->lwork = 0;
+    g->nslab = tn_gram64_nslab(n);
+    int st = eig_ws(c, (int)l, &ews, &g->lwork);
+    if (st) return st;
+    const size_t nvt = (size_t)(defl ? l : k) * (size_t)n, nd = defl ? 2 * ll + l + defl_ws(l) : 0;
+    const size_t fixed = nl + nvt + (size_t)g->nslab * ll + ll + (size_t)l * k + l;
+    double *ws = tn_cuda_workspace(c, sizeof(double) * (fixed + nd + ews) + 64);
+    if (!ws) return TCNLA_ERR_ALLOC;
+    g->Ww = ws, g->Vt = g->Ww + nl, g->P = g->Vt + nvt, g->G = g->P + (size_t)g->nslab * ll;
+    g->Xs = g->G + ll, g->lam = g->Xs + (size_t)l * k, g->Xd = g->lam + l;
+    g->Xo = g->Xd + (defl ? ll : 0), g->lo = g->Xo + (defl ? ll : 0);
+    g->lws = g->lo + (defl ? l : 0), g->ew = g->lws + (defl ? defl_ws(l) : 0);
+    g->dinfo = (int *)(g->ew + ews);
+    return TCNLA_SUCCESS;
+}
+
+/* G = W^T W in FP64 into g->G: on Hopper's FP64 Tensor Cores from W
+ * itself (dm, kernels/cholqr_dmma.cu: the Gram partials, without widening
+ * W; H100, 16384 x 266: 72 us against 24 + 76 for the widening and the
+ * DGEMMs), else W widened into Ww once and the Gram product of
+ * CholeskyQR (tn_cuda_gram64). */
+static int gram_form(tcnla_handle_t h, int dm, const float *W, int64_t ldw, int64_t n, int64_t l,
+                     const gram_ws_t *g) {
+    struct tn_cuda_ctx *c = h->cuda;
+    int st;
+    if (dm) {
+        st = tn_cuda_err((cudaError_t)tn_cu_gram_dmma(W, 0, ldw, n, l, g->nslab, g->P, c->stream));
+        if (!st)
+            st = tn_cuda_err((cudaError_t)tn_cu_gram_reduce(g->P, g->nslab, l, g->G, NULL, NULL,
+                                                            0, c->stream));
+        return st;
+    }
+    st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, W, ldw, g->Ww, n, n, l, NULL,
+                                                c->stream));
+    return st ? st : tn_cuda_gram64(h, n, l, g->Ww, n, g->P, g->G, NULL, NULL);
+}
+
+/* Where tn_cuda_svd_from_gram_rows takes the call (the tuning's rsvd_gram
+ * on, small_svd_jacobi off, 1 <= k <= l) */
+static int gram_path_on(const struct tn_cuda_ctx *c, int64_t l, int64_t k) {
+    return c->tune->rsvd_gram && !c->tune->small_svd_jacobi && k >= 1 && k <= l;
+}
+
+int tn_cuda_gram_ahead(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
+                       int64_t ldw) {
+    struct tn_cuda_ctx *c = h->cuda;
+    if (!gram_path_on(c, l, k)) return TCNLA_SUCCESS;
+    gram_ws_t g;
+    int st = gram_ws(c, n, l, k, c->tune->small_svd_deflate, &g);
+    if (!st) st = gram_form(h, tn_cuda_dmma_cols(c, l), W, ldw, n, l, &g);
+    if (!st) {
+        c->gram_ahead.W = W, c->gram_ahead.n = n, c->gram_ahead.l = l, c->gram_ahead.k = k;
+        c->gram_ahead.ldw = ldw, c->gram_ahead.valid = 1;
+    }
+    return st;
+}
+
 /* trans: V^T written transposed, as V (n x k, ld ldvt; the pass-efficient
  * randomized SVD's U from Y = A Z). dist (the call, or NULL): W's rows are
  * distributed over the ranks of dist->comm; G is the sum of their Gram
- * matrices, V^T this rank's columns */
+ * matrices, V^T this rank's columns. G as tn_cuda_gram_ahead queued it for
+ * the same W, l and k, where it did and nothing asked for the workspace
+ * since. */
 int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k,
                                const float *W, int64_t ldw, float *Xk, float *Sk, float *VT,
                                int64_t ldvt, int trans, tn_call_t *dist) {
     struct tn_cuda_ctx *c = h->cuda;
-    if (!c->tune->rsvd_gram || c->tune->small_svd_jacobi || k < 1 || k > l)
-        return TN_GRAM_NOT_TAKEN;
+    const int ahead = !dist && c->gram_ahead.valid && c->gram_ahead.W == W &&
+                      c->gram_ahead.n == n && c->gram_ahead.l == l && c->gram_ahead.k == k &&
+                      c->gram_ahead.ldw == ldw;
+    c->gram_ahead.valid = 0;
+    if (!gram_path_on(c, l, k)) return TN_GRAM_NOT_TAKEN;
     const int il = (int)l;
-    const size_t ll = (size_t)l * (size_t)l, nl = (size_t)n * (size_t)l;
-    const int64_t nslab = tn_gram64_nslab(n);
+    const size_t ll = (size_t)l * (size_t)l;
     c->ssvd.path = c->ssvd.levels = c->ssvd.defl_refused = 0;
     c->ssvd.syev_repairs = c->ssvd.syevd_runs = c->ssvd.filled = 0;
     c->ssvd.from_w = 1;
     /* the deflated path where the span refuses (not with W's rows over ranks) */
     const int defl = c->tune->small_svd_deflate && !dist;
-    int lwork = 0;
-    size_t ews = 0;
-    int st = eig_ws(c, il, &ews, &lwork);
+    gram_ws_t g;
+    int st = gram_ws(c, n, l, k, defl, &g);
     if (st) return st;
-    /* FP64: Ww (n x l), V^T (k x n; the deflated path's Y, n x l, before),
-     * the slab partials, G, X / s (l x k), lam; the deflated path's X, Xo
-     * (l x l), lo (l), defl_ws */
-    const size_t nvt = (size_t)(defl ? l : k) * (size_t)n, nd = defl ? 2 * ll + l + defl_ws(l) : 0;
-    const size_t fixed = nl + nvt + (size_t)nslab * ll + ll + (size_t)l * k + l;
-    double *ws = tn_cuda_workspace(c, sizeof(double) * (fixed + nd + ews) + 64);
-    if (!ws) return TCNLA_ERR_ALLOC;
     double *hlam = defl ? malloc(sizeof(double) * (size_t)l) : NULL;
     if (defl && !hlam) return TCNLA_ERR_ALLOC;
-    double *Ww = ws, *Vt = Ww + nl, *P = Vt + nvt, *G = P + (size_t)nslab * ll,
-           *Xs = G + ll, *lam = Xs + (size_t)l * k, *Xd = lam + l, *Xo = Xd + (defl ? ll : 0),
-           *lo = Xo + (defl ? ll : 0), *lws = lo + (defl ? l : 0),
-           *ew = lws + (defl ? defl_ws(l) : 0), *X = NULL;
-    int *dinfo = (int *)(ew + ews), xok = 0;
-    /* On Hopper's FP64 Tensor Cores from W itself (kernels/cholqr_dmma.cu):
-     * the Gram partials, V^T, and the deflated path's Y_b, without
-     * widening W (H100, 16384 x 266: the Gram 72 us against 24 + 76 for the
-     * widening and the DGEMMs) */
+    double *Ww = g.Ww, *Vt = g.Vt, *P = g.P, *G = g.G, *Xs = g.Xs, *lam = g.lam, *Xd = g.Xd,
+           *Xo = g.Xo, *lo = g.lo, *lws = g.lws, *ew = g.ew, *X = NULL;
+    int *dinfo = g.dinfo, xok = 0, lwork = g.lwork;
     const int dm = tn_cuda_dmma_cols(c, l);
-    if (dm) {
-        st = tn_cuda_err((cudaError_t)tn_cu_gram_dmma(W, 0, ldw, n, l, nslab, P, c->stream));
-        if (!st)
-            st = tn_cuda_err((cudaError_t)tn_cu_gram_reduce(P, nslab, l, G, NULL, NULL, 0,
-                                                            c->stream));
-    } else {
-        st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F32_TO_F64, W, ldw, Ww, n, n, l, NULL,
-                                                    c->stream));
-        if (!st) st = tn_cuda_gram64(h, n, l, Ww, n, P, G, NULL, NULL);
-    }
+    if (ahead) c->gram_ahead.taken++;
+    else st = gram_form(h, dm, W, ldw, n, l, &g);
     if (!st && dist) st = tn_dist_gram_sum(dist, G, (int64_t)ll);
     /* (the deflated path builds the span of the columns below EIG_XR
      * itself: the fast solver drops them, defl_fill) */

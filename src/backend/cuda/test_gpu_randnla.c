@@ -1567,7 +1567,11 @@ TEST(gpu_rsvd_svd_from_gram) {
  * kind, where the bounded pass decides): the same bits or status. Case 5,
  * both (row 5 small, every product in FP16: no verdict is read before the
  * end of the range finder, and there the products' checks have failed):
- * the same bits. */
+ * the same bits. Where deferral lasts to the end of the range finder, the
+ * small SVD's Gram matrix is queued ahead of its last read of the
+ * verdicts (tn_cuda_gram_ahead): taken where they pass (case 4; at this
+ * size the defaults' early read of the first basis ends deferral),
+ * dropped where the range finder runs again (case 5). */
 TEST(gpu_rsvd_deferred_same_as_waiting) {
     tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
@@ -1603,12 +1607,15 @@ TEST(gpu_rsvd_deferred_same_as_waiting) {
         o.on_breakdown = c == 2 ? TCNLA_BREAKDOWN_ERROR : TCNLA_BREAKDOWN_RETRY;
         if (c >= 4) o.proj_method = o.gemm_method = o.power_method = TCNLA_GEMM_FP16;
         int st[2];
+        unsigned ahead[2];
         tcnla_info_t info[2];
         for (int j = 0; j < 2; j++) {
             o.info = &info[j];
             GT_TUNE(g, defer, !j);
             GT_TUNE(g, trust_bounded, !j);
+            const unsigned before = g->cuda->gram_ahead.taken;
             st[j] = tcnla_rsvd(g, &o, N, N, dA, N, dU, N, dS, dVT, k);
+            ahead[j] = g->cuda->gram_ahead.taken - before;
             GT_TUNE(g, defer, 1);
             GT_TUNE(g, trust_bounded, 1);
             gt_to_host(g, U[j], dU, (size_t)N * k), gt_to_host(g, VT[j], dVT, (size_t)k * N),
@@ -1631,8 +1638,11 @@ TEST(gpu_rsvd_deferred_same_as_waiting) {
         static const char *const what[6] = {"exponential", "rank 5", "", "exponential, row 5 small",
                                             "exponential, FP16 products",
                                             "exponential, row 5 small, FP16 products"};
-        printf("    %s: residual %.3e, s_1 %.4e s_k %.3e, fallbacks %d\n", what[c], res, S[0][0],
-               S[0][k - 1], info[0].fallbacks);
+        printf("    %s: residual %.3e, s_1 %.4e s_k %.3e, fallbacks %d, Gram ahead taken %u\n",
+               what[c], res, S[0][0], S[0][k - 1], info[0].fallbacks, ahead[0]);
+        CHECK_EQ_INT((int)ahead[1], 0); /* (without deferral: no read to go ahead of) */
+        if (c == 4) CHECK_EQ_INT((int)ahead[0], 1);
+        if (c == 5) CHECK_EQ_INT((int)ahead[0], 0);
         if (c == 1) CHECK(res < 1e-5);
     }
     for (int j = 0; j < 2; j++) free(U[j]), free(VT[j]);
@@ -2495,7 +2505,9 @@ TEST(gpu_rsvd_power_shgemm_deep_decay) {
  * tuning's defer = 0) and against the same call told by the test hook
  * mark_fault that every read found a failed verdict (the path of a
  * failure: the verdicts read again in full, and the queued product, which
- * read the basis, run again): the same bits all three. */
+ * read the basis, run again): the same bits all three. Where the small
+ * SVD's Gram matrix is queued ahead of the last read (rsvd.c), that read
+ * is one more such read. */
 TEST(gpu_rsvd_verdicts_behind_product) {
     tcnla_handle_t g = gt_gpu();
     if (!g) SKIP("no GPU");
@@ -2513,7 +2525,7 @@ TEST(gpu_rsvd_verdicts_behind_product) {
     float *dA = gt_to_dev(g, A, (size_t)(m * n)), *dU = gt_to_dev(g, NULL, (size_t)(m * k)),
           *dVT = gt_to_dev(g, NULL, (size_t)(k * n)), *dS = gt_to_dev(g, NULL, (size_t)k);
     REQUIRE(dA && dU && dVT && dS);
-    unsigned marks[3] = {0, 0, 0};
+    unsigned marks[3] = {0, 0, 0}, ahead[3] = {0, 0, 0};
     tcnla_gemm_method_t pw = TCNLA_GEMM_DEFAULT;
     for (int j = 0; j < 3; j++) { /* 0 as in use, 1 every read told of a failure, 2 waiting */
         tcnla_rsvd_opts_t o = tcnla_rsvd_opts_default();
@@ -2522,9 +2534,10 @@ TEST(gpu_rsvd_verdicts_behind_product) {
         o.info = &info;
         GT_TUNE(g, defer, j != 2);
         g->cuda->mark_fault = j == 1;
-        const unsigned before = g->cuda->marks;
+        const unsigned before = g->cuda->marks, abefore = g->cuda->gram_ahead.taken;
         CHECK_EQ_INT(tcnla_rsvd(g, &o, m, n, dA, m, dU, m, dS, dVT, k), 0);
         marks[j] = g->cuda->marks - before;
+        ahead[j] = g->cuda->gram_ahead.taken - abefore;
         g->cuda->mark_fault = 0;
         GT_TUNE(g, defer, 1);
         if (j == 0) pw = info.power_method;
@@ -2532,11 +2545,14 @@ TEST(gpu_rsvd_verdicts_behind_product) {
         gt_to_host(g, S[j], dS, (size_t)k);
     }
     printf("    power iterations %s; verdicts read behind the next product: %u, %u (told of "
-           "failures), %u (waiting)\n",
-           tcnla_gemm_method_name(pw), marks[0], marks[1], marks[2]);
+           "failures), %u (waiting); the Gram matrix queued ahead and taken: %u, %u, %u\n",
+           tcnla_gemm_method_name(pw), marks[0], marks[1], marks[2], ahead[0], ahead[1],
+           ahead[2]);
     CHECK(pw == TCNLA_GEMM_SHGEMM_FP16);
-    CHECK_EQ_INT((int)marks[0], 3); /* after W's basis (iteration 2), Y's (both) */
-    CHECK_EQ_INT((int)marks[1], 3);
+    /* after W's basis (iteration 2), Y's (both), and ahead of the Gram */
+    CHECK_EQ_INT((int)marks[0], 3 + (int)ahead[0]);
+    CHECK_EQ_INT((int)marks[1], 3 + (int)ahead[0]);
+    CHECK_EQ_INT((int)ahead[1], (int)ahead[0]); /* (the full read finds them clear) */
     CHECK_EQ_INT((int)marks[2], 0);
     for (int j = 1; j < 3; j++) {
         CHECK_MSG(memcmp(S[0], S[j], sizeof(float) * (size_t)k) == 0, "run %d: S differs", j);

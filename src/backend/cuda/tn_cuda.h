@@ -95,6 +95,17 @@ struct tn_cuda_ctx {
         int valid;
         unsigned resumed; /* how many redos started from it (tests read it) */
     } cq_kept;
+    /* the Gram matrix W^T W that tn_cuda_gram_ahead queued into the
+     * workspace for the next tn_cuda_svd_from_gram_rows on the same W (n x
+     * l, ld ldw) and k, which takes it instead of forming it; valid until
+     * the workspace is next asked for (tn_cuda_workspace clears it) or that
+     * call has read it */
+    struct {
+        const float *W;
+        int64_t n, l, k, ldw;
+        int valid;
+        unsigned taken; /* how many calls took it (tests read it) */
+    } gram_ahead;
     /* the handle's tuning (h->tuning, tcnla_set_tuning): read at each call */
     const tcnla_tuning_t *tune;
     /* what the last small SVD (tn_cuda_small_svd_path) ran: path (a
@@ -160,6 +171,7 @@ int tn_cuda_defer_begin(tn_call_t *cl);
 int tn_cuda_defer_end(tn_call_t *cl, int *flags, const void *extra, void *host, size_t bytes);
 int tn_cuda_defer_mark(tn_call_t *cl);
 int tn_cuda_defer_marked(tn_call_t *cl, int *flags);
+int tn_cuda_defer_close(tn_call_t *cl);
 void tn_cuda_defer_hold(tn_call_t *cl, int hold);
 int tn_cuda_orthonormalize_deferred(tn_call_t *cl, tcnla_orth_t method, int64_t m, int64_t n,
                                      float *Y, int64_t ldy, int slot);
@@ -206,6 +218,15 @@ int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, con
 int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k,
                                const float *W, int64_t ldw, float *Xk, float *Sk, float *VT,
                                int64_t ldvt, int trans, tn_call_t *dist);
+/* W^T W (W n x l, ld ldw, handle memory) queued on the handle's stream,
+ * where tn_cuda_svd_from_gram_rows (one GPU, k) would form it first: that
+ * call on the same W, l and k, with nothing asking for the workspace in
+ * between, takes it instead. Where the path would not form it (off in the
+ * tuning, k out of range), nothing. For a caller about to wait on the host
+ * (the randomized SVD's deferred verdicts), so that the GPU forms it
+ * meanwhile. W must not change before that call. */
+int tn_cuda_gram_ahead(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
+                       int64_t ldw);
 /* The small SVD's symmetric eigensolver (eig_solve in small_svd_cuda.c)
  * on the n x n G (handle memory, upper triangle, ld n; not written): lam
  * (n, ascending) and X (n x n) in handle memory; *fast = 1 where the
