@@ -44,6 +44,8 @@ static void ctx_release(struct tn_cuda_ctx *c) {
     if (c->late_pinned) cudaFreeHost(c->late_pinned);
     if (c->mark_pinned) cudaFreeHost(c->mark_pinned);
     if (c->ev_mark) cudaEventDestroy(c->ev_mark);
+    if (c->lam_pinned) cudaFreeHost(c->lam_pinned);
+    if (c->ev_lam) cudaEventDestroy(c->ev_lam);
     if (c->cusolver) cusolverDnDestroy(c->cusolver);
     if (c->cublas) cublasDestroy(c->cublas);
     if (c->own_stream) cudaStreamDestroy(c->own_stream);

@@ -54,6 +54,9 @@
 #define EIG_RATIO 1e-8 /* smallest lam_k / lam_1 the eigensolution path takes */
 
 #define EIG_FALLBACK 1 /* (not a status) */
+/* (not a status) the deflated path read values ahead of checks that then
+ * failed (svd_from_gram_run): the call is redone without reading ahead */
+#define DEFL_EARLY_REDO 4
 /* The eigensolutions' columns of values below EIG_XR lam_1 need only span
  * their invariant subspace (eig_solve's xr): no caller takes them as
  * eigenvectors. The eigensolution path takes values down to EIG_RATIO
@@ -183,9 +186,63 @@ static int fast_tail(struct tn_cuda_ctx *c, int n, int upper, const double *G, c
     return st;
 }
 
+/* The eigenvalues read ahead of their checks (eig_solve_d's early), where
+ * a later read of the checks' flag is sure to follow (the deflated path's
+ * last one, defl_verdict): the host waits for the values alone, while the
+ * GPU runs T's vectors and the checks, and queues what follows them
+ * (defl_fill, the next level) before those end, instead of after a read of
+ * values and flag together. EARLY_REFUSAL: only where the values refuse
+ * the span (the deflated path follows; otherwise the usual read);
+ * EARLY_ANY: whatever they say. Either only where the values are finite
+ * with lam_max > 0: the outcome of eig_verdict with a clear flag. Where
+ * the flag then turns out set, the call is redone without this (the repair
+ * or syevd that the flag sends to). */
+#define EARLY_NONE 0
+#define EARLY_REFUSAL 1
+#define EARLY_ANY 2
+
+/* Pinned room for n values and the event behind their copy (NULL where
+ * they cannot be had: the usual read then) */
+static double *early_room(struct tn_cuda_ctx *c, int n) {
+    if (!c->ev_lam && cudaEventCreateWithFlags(&c->ev_lam, cudaEventDisableTiming) != cudaSuccess) {
+        (void)cudaGetLastError();
+        c->ev_lam = NULL;
+        return NULL;
+    }
+    if (c->lam_room < (size_t)n) {
+        if (c->lam_pinned) cudaFreeHost(c->lam_pinned);
+        c->lam_room = 0;
+        if (cudaMallocHost((void **)&c->lam_pinned, sizeof(double) * (size_t)n) != cudaSuccess) {
+            (void)cudaGetLastError();
+            c->lam_pinned = NULL;
+            return NULL;
+        }
+        c->lam_room = (size_t)n;
+    }
+    return c->lam_pinned;
+}
+
+/* The values copied into lh (n, ascending) waited for: EARLY_NONE where
+ * mode does not take them (the usual read follows), else 1 with *st
+ * eig_verdict's outcome for them with a clear flag (0, or `fallback`
+ * where lam_{n-k+1} < EIG_RATIO lam_max), or an error (< 0). */
+static int early_values(struct tn_cuda_ctx *c, int n, int64_t k, const double *lh, int mode,
+                        int fallback, int *st) {
+    const cudaError_t e = cudaEventSynchronize(c->ev_lam);
+    if (e != cudaSuccess) return tn_cuda_err(e);
+    for (int i = 0; i < n; i++)
+        if (!isfinite(lh[i])) return EARLY_NONE;
+    const double top = lh[n - 1], low = lh[n - k];
+    if (!(top > 0.0)) return EARLY_NONE;
+    const int span = low >= EIG_RATIO * top;
+    if (mode == EARLY_REFUSAL && span) return EARLY_NONE;
+    *st = span ? TCNLA_SUCCESS : fallback;
+    return 1;
+}
+
 static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double *G, double **X,
                        double *lam, int *dinfo, double *ws, int lwork, int fallback, int *xok,
-                       double *hlam, double xr, int depth, int drop);
+                       double *hlam, double xr, int depth, int drop, int *early);
 
 #define EIG_NOREPAIR 3   /* (not a status) eig_repair: no clusters it takes, or it cannot run */
 #define REPAIR_TOL 1e-8  /* |z_i . z_j| beyond it: i and j in one cluster */
@@ -512,7 +569,7 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
         if (!st) {
             double *Zs = NULL;
             st = eig_solve_d(c, cn, 1, 1, H, &Zs, mu, dinfo2, sub, 0, EIG_FALLBACK, NULL, NULL,
-                             xcut / top, 1, 0);
+                             xcut / top, 1, 0, NULL);
             if (st == EIG_FALLBACK) st = EIG_NOREPAIR;
             if (!st)
                 st = tn_cublas_st(cublasDgemm(c->cublas, CUBLAS_OP_N, CUBLAS_OP_N, n, cn, cn, &one,
@@ -546,20 +603,36 @@ static int eig_repair(struct tn_cuda_ctx *c, int n, int upper, const double *G, 
  * repair_ws(n, 1) doubles for the top solve's n): no syevd, `fallback`
  * instead, and a repair only of clusters below xr. drop (fast_tail's): the
  * fast solver's columns below xr are not asked to span either; they come
- * out zero (the result of syevd, *X == G, has them as eigenvectors). */
+ * out zero (the result of syevd, *X == G, has them as eigenvectors). early
+ * (may be NULL; in: EARLY_*, out: 1 where it was taken): the fast
+ * solver's values read as soon as its bisection has written them
+ * (early_values), its checks' flag left in dinfo unread. */
 static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double *G, double **X,
                        double *lam, int *dinfo, double *ws, int lwork, int fallback, int *xok,
-                       double *hlam, double xr, int depth, int drop) {
+                       double *hlam, double xr, int depth, int drop, int *early) {
     double *work = ws, *Xf = work + lwork, *fws = Xf + (size_t)n * n;
     int info = 0;
+    const int mode = early ? *early : EARLY_NONE;
+    if (early) *early = 0;
     if (c->tune->syev_fast && tn_cu_syev_fast_ok(n, tn_cuda_cc(c), c->smem_optin)) {
         const size_t nn = (size_t)n * n;
         double *Q = fws, *S1 = Q + nn, *S2 = S1 + nn, *S3 = S2 + nn;
-        int st = tn_cu_syev_fast(n, G, n, upper, Xf, lam, dinfo, fws, !c->mr_off, c->smem_optin,
-                                 c->stream);
+        double *lh = mode != EARLY_NONE ? early_room(c, n) : NULL;
+        int st = lh ? tn_cu_syev_fast_early(n, G, n, upper, Xf, lam, dinfo, fws, !c->mr_off,
+                                            c->smem_optin, lh, c->ev_lam, c->stream)
+                    : tn_cu_syev_fast(n, G, n, upper, Xf, lam, dinfo, fws, !c->mr_off,
+                                      c->smem_optin, c->stream);
         if (!st) st = fast_tail(c, n, upper, G, Q, Xf, S1, S2, S3, lam, xr, Xf, dinfo, drop);
         if (st) (void)cudaGetLastError(); /* a launch refused: syevd below */
         else {
+            int est = 0;
+            if (lh && (st = early_values(c, n, k, lh, mode, fallback, &est)) != EARLY_NONE) {
+                if (st < 0) return st; /* (an error: the wait failed) */
+                *X = Xf, *early = 1;
+                if (xok) *xok = 1;
+                if (hlam) memcpy(hlam, lh, sizeof(double) * (size_t)n);
+                return est;
+            }
             st = eig_verdict(c, n, k, lam, dinfo, fallback, &info, xok, hlam);
             if (st != fallback || info == 0) {
                 *X = Xf;
@@ -593,7 +666,8 @@ static int eig_solve_d(struct tn_cuda_ctx *c, int n, int64_t k, int upper, doubl
 static int eig_solve(struct tn_cuda_ctx *c, int n, int64_t k, int upper, double *G, double **X,
                      double *lam, int *dinfo, double *ws, int lwork, int fallback, int *xok,
                      double *hlam, double xr) {
-    return eig_solve_d(c, n, k, upper, G, X, lam, dinfo, ws, lwork, fallback, xok, hlam, xr, 0, 0);
+    return eig_solve_d(c, n, k, upper, G, X, lam, dinfo, ws, lwork, fallback, xok, hlam, xr, 0, 0,
+                       NULL);
 }
 
 /* Doubles of eig_path's workspace (*ews, *lwork: eig_ws's). */
@@ -714,12 +788,15 @@ static size_t defl_ws(int64_t l) { return 2 * (size_t)l * (size_t)l + (size_t)l 
  * fill: level 1's solve dropped its columns below EIG_XR (defl_fill builds
  * their span before level 2, in ew). TCNLA_SUCCESS, EIG_FALLBACK (NaN /
  * Inf, the eigensolver failed), or an error; c->ssvd.levels / taken /
- * filled say what ran. */
+ * filled say what ran. early (may be NULL): each level's eigenvalues read
+ * ahead of their checks (eig_solve_d's EARLY_ANY), level j's flag in
+ * dinfo[j] (j >= 2, dinfo[0] left as it is), bit j - 1 set in *early
+ * where that read was taken: its flag is for the caller to read. */
 static int defl_levels(tcnla_handle_t h, int trans, int64_t m, int l, int64_t k,
                        const double *Md, const float *Mf, int64_t ldf, double *X, double *lam,
                        double *hlam, double *Y,
                        double *P, double *ws, double *ew, int lwork, int *dinfo, double *Xo,
-                       double *lo, int fill) {
+                       double *lo, int fill, int *early) {
     struct tn_cuda_ctx *c = h->cuda;
     const size_t ll = (size_t)l * (size_t)l;
     double *Gb = ws, *T = Gb + ll, *mu = T + ll;
@@ -750,9 +827,12 @@ static int defl_levels(tcnla_handle_t h, int trans, int64_t m, int l, int64_t k,
             else if (!st)
                 st = tn_cuda_gram64(h, m, b, Y, m, P, Gb, NULL, NULL);
             /* (the level rule judges mu: NaN where the solver failed) */
+            int el = early ? EARLY_ANY : EARLY_NONE;
             if (!st) /* (the last level takes all its values: each an eigenvector) */
-                st = eig_solve(c, b, 1, 1, Gb, &Z, mu, dinfo, ew, lwork, EIG_FALLBACK, NULL, hlam,
-                               lev + 1 == TN_DEFL_LEVELS ? 0.0 : EIG_XR);
+                st = eig_solve_d(c, b, 1, 1, Gb, &Z, mu, early ? dinfo + 1 + lev : dinfo, ew,
+                                 lwork, EIG_FALLBACK, NULL, hlam,
+                                 lev + 1 == TN_DEFL_LEVELS ? 0.0 : EIG_XR, 0, 0, &el);
+            if (el) *early |= 1 << lev;
             if (st == EIG_FALLBACK) st = TCNLA_SUCCESS;
             bt = 0;
             if (!st && isfinite(hlam[b - 1])) { /* X_b Z into T, mu: X_b's, lam_b's values */
@@ -812,12 +892,22 @@ static int defl_check(struct tn_cuda_ctx *c, int64_t k, const double *F, int *di
     return tn_cuda_err((cudaError_t)tn_cu_orth_check_tol(k, F, DEFL_ORTH_TOL, dinfo, c->stream));
 }
 
-/* Reads the check's flag: EIG_FALLBACK where it is set. */
-static int defl_verdict(struct tn_cuda_ctx *c, const int *dinfo) {
-    int flag = 0;
-    const tn_cuda_read_t rd = {&flag, dinfo, sizeof flag};
+/* Reads the flags of the eigensolutions whose values were read ahead of
+ * their checks (bit j of early: dinfo[1 + j]) and, where last, the last
+ * check's (dinfo[0]), in one wait: DEFL_EARLY_REDO where one of the former
+ * is set (or the test hook spec_fault asks for it); else, where last,
+ * EIG_FALLBACK where the latter is. */
+static int defl_verdict(struct tn_cuda_ctx *c, const int *dinfo, int early, int last) {
+    int fl[1 + TN_DEFL_LEVELS] = {0};
+    const int j0 = last ? 0 : 1, j1 = early ? 1 + TN_DEFL_LEVELS : 1;
+    if (j1 <= j0) return TCNLA_SUCCESS;
+    const tn_cuda_read_t rd = {fl + j0, dinfo + j0, sizeof(int) * (size_t)(j1 - j0)};
     int st = tn_cuda_read_back(c, &rd, 1);
-    if (!st && (flag || c->defl_fault)) {
+    if (st) return st;
+    int redo = early && c->spec_fault;
+    for (int j = 0; j < TN_DEFL_LEVELS; j++) redo |= (early >> j & 1) && fl[1 + j];
+    if (redo) return DEFL_EARLY_REDO;
+    if (last && (fl[0] || c->defl_fault)) {
         c->ssvd.defl_refused = 1;
         st = EIG_FALLBACK;
     }
@@ -852,7 +942,7 @@ static int defl_path(tcnla_handle_t h, int64_t l, int64_t k, float *Uk, float *V
                                          c->stream));
     if (!st)
         st = defl_levels(h, 1, l, n, k, Rd, NULL, 0, Xd, lam, hlam, Y, NULL, lws, ew, lwork,
-                         dinfo, Xo, lo, 0);
+                         dinfo, Xo, lo, 0, NULL);
     if (!st)
         st = tn_cuda_err((cudaError_t)tn_cu_eig_to_svd(Xo, lo, l, k, scale_vk, Vs, Vk, Sk,
                                                        c->stream));
@@ -883,7 +973,7 @@ static int defl_path(tcnla_handle_t h, int64_t l, int64_t k, float *Uk, float *V
     }
     if (!st) st = defl_check(c, k, F, dinfo); /* of Ur as it goes out */
     if (!st) st = tn_cuda_err((cudaError_t)tn_cu_epilogue_f64(1.0f, U, 0.0f, Uk, l, l, k, c->stream));
-    if (!st) st = defl_verdict(c, dinfo);
+    if (!st) st = defl_verdict(c, dinfo, 0, 1);
     return st;
 }
 
@@ -1055,28 +1145,23 @@ int tn_cuda_gram_ahead(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const 
     return st;
 }
 
-/* trans: V^T written transposed, as V (n x k, ld ldvt; the pass-efficient
- * randomized SVD's U from Y = A Z). dist (the call, or NULL): W's rows are
- * distributed over the ranks of dist->comm; G is the sum of their Gram
- * matrices, V^T this rank's columns. G as tn_cuda_gram_ahead queued it for
- * the same W, l and k, where it did and nothing asked for the workspace
- * since. */
-int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k,
-                               const float *W, int64_t ldw, float *Xk, float *Sk, float *VT,
-                               int64_t ldvt, int trans, tn_call_t *dist) {
+/* tn_cuda_svd_from_gram_rows' work: ahead, G as tn_cuda_gram_ahead
+ * queued it; early, the deflated path's eigenvalues read ahead of their
+ * checks (EARLY_REFUSAL at level 1, EARLY_ANY after it; the checks' flags
+ * in dinfo[1 + level], read with the last check's), DEFL_EARLY_REDO where
+ * one of those flags is set (the call is then redone without them). */
+static int svd_from_gram_run(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
+                             int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt,
+                             int trans, tn_call_t *dist, int ahead, int early) {
     struct tn_cuda_ctx *c = h->cuda;
-    const int ahead = !dist && c->gram_ahead.valid && c->gram_ahead.W == W &&
-                      c->gram_ahead.n == n && c->gram_ahead.l == l && c->gram_ahead.k == k &&
-                      c->gram_ahead.ldw == ldw;
-    c->gram_ahead.valid = 0;
-    if (!gram_path_on(c, l, k)) return TN_GRAM_NOT_TAKEN;
     const int il = (int)l;
     const size_t ll = (size_t)l * (size_t)l;
     c->ssvd.path = c->ssvd.levels = c->ssvd.defl_refused = 0;
-    c->ssvd.syev_repairs = c->ssvd.syevd_runs = c->ssvd.filled = 0;
+    c->ssvd.syev_repairs = c->ssvd.syevd_runs = c->ssvd.filled = c->ssvd.early = 0;
     c->ssvd.from_w = 1;
     /* the deflated path where the span refuses (not with W's rows over ranks) */
     const int defl = c->tune->small_svd_deflate && !dist;
+    early = early && defl;
     gram_ws_t g;
     int st = gram_ws(c, n, l, k, defl, &g);
     if (st) return st;
@@ -1091,9 +1176,11 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
     if (!st && dist) st = tn_dist_gram_sum(dist, G, (int64_t)ll);
     /* (the deflated path builds the span of the columns below EIG_XR
      * itself: the fast solver drops them, defl_fill) */
+    int e1 = early ? EARLY_REFUSAL : EARLY_NONE;
     if (!st)
-        st = eig_solve_d(c, il, k, 1, G, &X, lam, dinfo, ew, lwork, TN_GRAM_NOT_TAKEN, &xok, hlam,
-                         EIG_XR, 0, defl);
+        st = eig_solve_d(c, il, k, 1, G, &X, lam, dinfo + 1, ew, lwork, TN_GRAM_NOT_TAKEN, &xok,
+                         hlam, EIG_XR, 0, defl, &e1);
+    c->ssvd.early = e1 ? 1 : 0;
     const int dropped = defl && X && X != G;
     double *Xu = X; /* the eigenvectors the outputs come from (ascending), and their values */
     double *lu = lam;
@@ -1106,8 +1193,10 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
          * below; else from Ww, widened above) */
         if (!st)
             st = defl_levels(h, 0, n, il, k, Ww, dm ? W : NULL, ldw, Xd, lam, hlam, Vt, P, lws, ew,
-                             lwork, dinfo, Xo, lo, dropped);
-        if (st == EIG_FALLBACK) {
+                             lwork, dinfo, Xo, lo, dropped, early ? &c->ssvd.early : NULL);
+        /* (a refusal after values read ahead of their checks stands only
+         * where those checks passed) */
+        if (st == EIG_FALLBACK && (st = defl_verdict(c, dinfo, c->ssvd.early, 0)) == 0) {
             c->ssvd.defl_refused = 1;
             st = TN_GRAM_NOT_TAKEN;
         }
@@ -1167,7 +1256,7 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
                                               (int)k));
         }
         if (!st) st = defl_check(c, k, G, dinfo);
-        if (!st) st = defl_verdict(c, dinfo);
+        if (!st) st = defl_verdict(c, dinfo, c->ssvd.early, 1);
         if (st == EIG_FALLBACK) st = TN_GRAM_NOT_TAKEN; /* (Xk, Sk written: the QR path's too) */
     }
     if (!st && trans) /* V = (V^T)^T (n x k), rounded as it is transposed */
@@ -1176,6 +1265,34 @@ int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k
         st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Vf, k, VT, ldvt, k, n,
                                                     NULL, c->stream));
     if (!st) c->ssvd.path = deflating ? TN_SSVD_RAN_DEFLATE : TN_SSVD_RAN_EIG;
+    return st;
+}
+
+/* trans: V^T written transposed, as V (n x k, ld ldvt; the pass-efficient
+ * randomized SVD's U from Y = A Z). dist (the call, or NULL): W's rows are
+ * distributed over the ranks of dist->comm; G is the sum of their Gram
+ * matrices, V^T this rank's columns. G as tn_cuda_gram_ahead queued it for
+ * the same W, l and k, where it did and nothing asked for the workspace
+ * since. The deflated path reads its eigenvalues ahead of their checks
+ * (svd_from_gram_run's early; not with the test hook spec_off), and where
+ * one of those checks failed runs again without that (c->ssvd.early_redo
+ * counts it), deciding as it goes: the outputs of a call that never read
+ * ahead. */
+int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k,
+                               const float *W, int64_t ldw, float *Xk, float *Sk, float *VT,
+                               int64_t ldvt, int trans, tn_call_t *dist) {
+    struct tn_cuda_ctx *c = h->cuda;
+    const int ahead = !dist && c->gram_ahead.valid && c->gram_ahead.W == W &&
+                      c->gram_ahead.n == n && c->gram_ahead.l == l && c->gram_ahead.k == k &&
+                      c->gram_ahead.ldw == ldw;
+    c->gram_ahead.valid = 0;
+    if (!gram_path_on(c, l, k)) return TN_GRAM_NOT_TAKEN;
+    int st = svd_from_gram_run(h, n, l, k, W, ldw, Xk, Sk, VT, ldvt, trans, dist, ahead,
+                               !c->spec_off);
+    if (st == DEFL_EARLY_REDO) {
+        c->ssvd.early_redo++;
+        st = svd_from_gram_run(h, n, l, k, W, ldw, Xk, Sk, VT, ldvt, trans, dist, 0, 0);
+    }
     return st;
 }
 

@@ -236,7 +236,11 @@ TEST(gpu_small_svd_deflate_refusals) {
  * the right vectors of W) and the rows of VT orthonormal to 16 eps s_1 /
  * s_k + 1e-5, W x_j = s_j v_j to 1e-6 s_1; with its last check read as
  * refused (defl_fault) and with small_svd_deflate = 0 it refuses
- * (TN_GRAM_NOT_TAKEN). */
+ * (TN_GRAM_NOT_TAKEN). On Hopper it reads the eigenvalues of level 1 and
+ * of level 2 ahead of their checks (ssvd.early bits 0 and 1): the same
+ * bits, in both forms, as the call that reads them with their checks
+ * (the test hook spec_off) and as the call whose read-ahead checks are
+ * told failed (spec_fault: redone without reading ahead, early_redo). */
 static void gram_on_w_case(tcnla_handle_t g, int l) {
     const int n = 2048, k = l - 10;
     const size_t nl = (size_t)n * l;
@@ -305,6 +309,37 @@ static void gram_on_w_case(tcnla_handle_t g, int l) {
             for (int i = 0; i < n; i++)
                 for (int j = 0; j < k; j++) same &= V[i + (size_t)j * n] == VT[j + (size_t)i * k];
             CHECK_MSG(same, "l %d 1e-%d: V not VT transposed", l, dec);
+            /* read ahead (0), not (1: spec_off), told failed and redone (2) */
+            for (int tr = 0; tr < 2; tr++) {
+                const size_t ov = (size_t)k * n, ox = (size_t)l * k;
+                float *o = malloc(sizeof(float) * 3 * (ov + ox + k));
+                REQUIRE(o);
+                int early[3] = {0, 0, 0};
+                unsigned redo[3] = {0, 0, 0};
+                for (int v = 0; v < 3; v++) {
+                    float *ov_ = o + v * (ov + ox + k);
+                    g->cuda->spec_off = v == 1, g->cuda->spec_fault = v == 2;
+                    const unsigned r0 = g->cuda->ssvd.early_redo;
+                    const int sv = tn_cuda_svd_from_gram_rows(g, n, l, k, dW, n, dX, dS, dVT,
+                                                              tr ? n : k, tr, NULL);
+                    g->cuda->spec_off = g->cuda->spec_fault = 0;
+                    early[v] = g->cuda->ssvd.early, redo[v] = g->cuda->ssvd.early_redo - r0;
+                    CHECK_EQ_INT(sv, 0);
+                    gt_to_host(g, ov_, dVT, ov), gt_to_host(g, ov_ + ov, dX, ox);
+                    gt_to_host(g, ov_ + ov + ox, dS, (size_t)k);
+                }
+                printf("    trans %d: values read ahead (levels, bits) %d, %d (spec_off), %d "
+                       "(told failed; redone %u)\n", tr, early[0], early[1], early[2], redo[2]);
+                if (tn_cuda_cc(g->cuda) == 90) CHECK_EQ_INT(early[0] & 3, 3);
+                CHECK_EQ_INT(early[1], 0);
+                CHECK_EQ_INT(early[2], 0); /* (the redo's) */
+                CHECK_EQ_INT((int)redo[0] + (int)redo[1], 0);
+                CHECK_EQ_INT((int)redo[2], early[0] ? 1 : 0);
+                for (int v = 1; v < 3; v++)
+                    CHECK_MSG(memcmp(o, o + v * (ov + ox + k), sizeof(float) * (ov + ox + k)) == 0,
+                              "l %d 1e-%d trans %d: run %d differs", l, dec, tr, v);
+                free(o);
+            }
             free(V);
             /* the last check read as refused (defl_fault): the call refuses,
              * in both forms */

@@ -77,6 +77,16 @@ struct tn_cuda_ctx {
      * as refused, whatever the device holds, so that its caller takes the
      * path of a refusal */
     int defl_fault;
+    /* The deflated small SVD's eigenvalues read ahead of their checks
+     * (small_svd_cuda.c, eig_solve_d's early): pinned room for them
+     * (lam_room doubles) and the event behind their copy; created on
+     * first use. Tests only (0 in use): spec_off 1 reads them with their
+     * checks, as without it; spec_fault 1 has the last check find a failed
+     * check of such a read, so that the call is redone without them. */
+    double *lam_pinned;
+    size_t lam_room;
+    cudaEvent_t ev_lam;
+    int spec_off, spec_fault;
     /* (tests only; 0 in use) 1: tn_cuda_defer_marked reports an
      * orthonormalization's flag as set, whatever the device holds, so that
      * its caller takes the path of a failed verdict */
@@ -129,6 +139,11 @@ struct tn_cuda_ctx {
          * many went to cuSOLVER's syevd */
         int syev_repairs, syevd_runs;
         int filled; /* the columns the last deflated path's defl_fill built (0: none) */
+        /* the eigensolutions whose values the last deflated path read ahead
+         * of their checks (bit j: level j + 1), and how many times such a
+         * call was redone without it because one of those checks failed */
+        int early;
+        unsigned early_redo;
     } ssvd;
 };
 /* 10 major + minor of the handle's device: 90 is where the sm_90a code
@@ -534,6 +549,12 @@ int tn_cu_syev_fast_ok(int n, int cc, size_t smem_optin);
 size_t tn_cu_syev_fast_ws(int n);
 int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, double *Z, double *lam,
                     int *flag, double *ws, int children, size_t smem_optin, cudaStream_t stream);
+/* tn_cu_syev_fast with lam also copied to lam_host (pinned, n doubles) as
+ * soon as the bisection has written it, then ev recorded: the host may
+ * wait for the values alone while T's vectors and what follows run */
+int tn_cu_syev_fast_early(int n, const double *G, int64_t ldg, int upper, double *Z,
+                          double *lam, int *flag, double *ws, int children, size_t smem_optin,
+                          double *lam_host, cudaEvent_t ev, cudaStream_t stream);
 int tn_cu_syev_orth_check(int n, double *F, const double *lam, double xr, int *flag,
                           cudaStream_t stream);
 int tn_cu_syev_drop(int n, double *X, const double *lam, double xr, cudaStream_t stream);

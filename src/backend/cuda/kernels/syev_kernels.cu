@@ -1133,9 +1133,10 @@ extern "C" int tn_cu_syev_fast_ok(int n, int cc, size_t smem_optin) {
     return cc == 90 && n >= 1 && cluster_for(n, smem_optin) > 0;
 }
 
-extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, double *X,
-                               double *lam, int *flag, double *ws, int children,
-                               size_t smem_optin, cudaStream_t stream) {
+extern "C" int tn_cu_syev_fast_early(int n, const double *G, int64_t ldg, int upper, double *X,
+                                     double *lam, int *flag, double *ws, int children,
+                                     size_t smem_optin, double *lam_host, cudaEvent_t ev,
+                                     cudaStream_t stream) {
     const int C = cluster_for(n, smem_optin);
     if (C == 0) return (int)cudaErrorInvalidValue;
     const size_t nn = (size_t)n * n;
@@ -1191,6 +1192,12 @@ extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, d
                                (int)bq_smem);
     if (err) return (int)err;
     bq_kernel<<<n + qb, BI_THREADS, bq_smem, stream>>>(n, d, e, lam, V, tau, Q);
+    if (lam_host) { /* the values, final here, copied out ahead of the vectors */
+        err = cudaMemcpyAsync(lam_host, lam, sizeof(double) * (size_t)n, cudaMemcpyDeviceToHost,
+                              stream);
+        if (!err) err = cudaEventRecord(ev, stream);
+        if (err) return (int)err;
+    }
     int tw = 32; /* eigenvalues per block of twisted_kernel, as its shared memory allows */
     while (tw > 1 && twisted_smem(n, tw) > smem_optin) tw /= 2;
     err = cudaFuncSetAttribute(twisted_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
@@ -1202,6 +1209,13 @@ extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, d
     /* the groups' members from their children */
     mr_child_kernel<<<n, BI_THREADS, mr_smem(n), stream>>>(n, d, e, lam, X);
     return (int)cudaGetLastError();
+}
+
+extern "C" int tn_cu_syev_fast(int n, const double *G, int64_t ldg, int upper, double *X,
+                               double *lam, int *flag, double *ws, int children,
+                               size_t smem_optin, cudaStream_t stream) {
+    return tn_cu_syev_fast_early(n, G, ldg, upper, X, lam, flag, ws, children, smem_optin, NULL,
+                                 NULL, stream);
 }
 
 extern "C" int tn_cu_syev_orth_check(int n, double *F, const double *lam, double xr, int *flag,
