@@ -13,6 +13,12 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* Work a backend call runs on its outputs before it returns (svd_from_gram) */
+typedef struct {
+    int (*run)(void *arg);
+    void *arg;
+} tn_then_t;
+
 typedef struct tn_backend_ops {
     const char *name; /* "cpu", "cuda" */
 
@@ -70,9 +76,14 @@ typedef struct tn_backend_ops {
     /* RSVD's last step from the eigensolution of W^T W: TN_NOT_TAKEN where
      * the backend has no such path or it does not apply. cl->dist_rows: W's
      * rows are distributed (the Gram matrices summed, VT this rank's columns).
-     * trans: VT written transposed (n x k, ld ldvt >= n) */
+     * trans: VT written transposed (n x k, ld ldvt >= n). then (may be NULL):
+     * the work that follows on Xk, run where the call is taken (status 0),
+     * the backend queuing it ahead of its last wait; where the call is not
+     * taken, it may have run and its outputs are for the caller to write
+     * again, as VT's */
     int (*svd_from_gram)(tn_call_t *cl, int64_t n, int64_t l, int64_t k, const float *W,
-                         int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt, int trans);
+                         int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt, int trans,
+                         const tn_then_t *then);
     /* W^T W of the next svd_from_gram (one rank; same W, l, k) queued ahead,
      * for the GPU to form while the host waits: that call takes it (W must
      * not change before it). NULL where the backend has no such path. */

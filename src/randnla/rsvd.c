@@ -519,6 +519,27 @@ static int range_and_bt(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, in
     return TCNLA_SUCCESS;
 }
 
+/* C = op(A) op(B) in FP32 (TCNLA_GEMM_NATIVE_FP32): the product after the
+ * small SVD, which svd_from_gram runs as its `then` (queued, in the GPU's
+ * deflated path, ahead of its last wait) where it takes the call */
+typedef struct {
+    tn_call_t *cl;
+    tcnla_op_t ta, tb;
+    int64_t m, n, k;
+    const float *A;
+    int64_t lda;
+    const float *B;
+    int64_t ldb;
+    float *C;
+    int64_t ldc;
+} f32_product;
+
+static int f32_product_run(void *arg) {
+    const f32_product *p = arg;
+    return tn_sgemm(p->cl, TCNLA_GEMM_NATIVE_FP32, p->ta, p->tb, p->m, p->n, p->k, 1.0f, p->A,
+                    p->lda, p->B, NULL, p->ldb, 0.0f, p->C, p->ldc);
+}
+
 /* The last step where pass_efficient: A ~ Y Z^T (Y = A Z, m x l, on
  * several ranks this rank's rows of it; Z n x l, orthonormal, whole on
  * every rank), the roles of Q and W in tn_rsvd_run exchanged. The
@@ -533,9 +554,12 @@ static int svd_of_yz(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64
     tcnla_handle_t h = cl->h;
     const tcnla_op_t N = TCNLA_OP_N, T = TCNLA_OP_T;
     const tcnla_gemm_method_t f32 = TCNLA_GEMM_NATIVE_FP32;
+    /* VT = X^T Z^T, by svd_from_gram where it takes the call */
+    f32_product vt = {cl, T, T, k, n, l, Sm, l, Z, n, VT, ldvt};
+    const tn_then_t then = {f32_product_run, &vt};
     if (cl->comm) cl->dist_rows++;
     int st = basis_guard ? TN_GRAM_NOT_TAKEN
-                         : h->ops->svd_from_gram(cl, m, l, k, Y, m, Sm, S, U, ldu, 1);
+                         : h->ops->svd_from_gram(cl, m, l, k, Y, m, Sm, S, U, ldu, 1, &then);
     if (cl->comm) cl->dist_rows--;
     if (st == TN_GRAM_NOT_TAKEN) {
         st = tn_orthonormalize_dist(cl, o->orth, o->on_breakdown, m, l, Y, m, R, l, NULL, NULL,
@@ -544,8 +568,8 @@ static int svd_of_yz(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64
         if (!st) st = tn_small_svd_t(h, l, k, R, Sm, Sm + l * k, S, 0);
         if (!st)
             st = tn_sgemm(cl, f32, N, N, m, k, l, 1.0f, Y, m, Sm + l * k, NULL, l, 0.0f, U, ldu);
+        if (!st) st = f32_product_run(&vt);
     }
-    if (!st) st = tn_sgemm(cl, f32, T, T, k, n, l, 1.0f, Sm, l, Z, NULL, n, 0.0f, VT, ldvt);
     return st;
 }
 
@@ -736,10 +760,13 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
     }
     /* where the backend has it (the GPU's): the eigensolution of W^T W,
      * without W's QR, where the k values are well enough separated from
-     * zero (Sm: Xk, VT written) */
+     * zero (Sm: Xk, VT written; on one rank U = Q Xk too, as its `then`) */
+    f32_product uq = {cl, N, N, m, k, l, Y, m, Sm, l, U, ldu};
+    const tn_then_t then = {f32_product_run, &uq};
+    int u_done = 0;
     if (ws.on) { /* this rank's rows Wb of W: its columns of VT, then all of them */
         cl->dist_rows++;
-        st = h->ops->svd_from_gram(cl, ws.nb, l, k, ws.Wb, ws.nb, Sm, S, VTb, k, 0);
+        st = h->ops->svd_from_gram(cl, ws.nb, l, k, ws.Wb, ws.nb, Sm, S, VTb, k, 0, NULL);
         cl->dist_rows--;
         if (st == TN_GRAM_NOT_TAKEN) {
             TRY(tn_orthonormalize_dist(cl, o->orth, o->on_breakdown, ws.nb, l, ws.Wb, ws.nb, R, l,
@@ -759,7 +786,8 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
          * do the top k values, which the Gram path refuses after forming
          * it; the QR path below is right either way) */
         st = basis_guard ? TN_GRAM_NOT_TAKEN
-                         : h->ops->svd_from_gram(cl, n, l, k, W, n, Sm, S, VT, ldvt, 0);
+                         : h->ops->svd_from_gram(cl, n, l, k, W, n, Sm, S, VT, ldvt, 0, &then);
+        u_done = st == TCNLA_SUCCESS;
     }
     if (st == TN_GRAM_NOT_TAKEN) {
         TRY(tn_orthonormalize(cl, o->orth, o->on_breakdown, n, l, W, n, R, l, NULL));
@@ -772,8 +800,7 @@ int tn_rsvd_run(tn_call_t *cl, const tcnla_rsvd_opts_t *o, int64_t m, int64_t mg
         goto out;
     }
     /* U = Q Ur(:, 1:k) (Ur = Xk on the Gram path) */
-    TRY(tn_sgemm(cl, TCNLA_GEMM_NATIVE_FP32, N, N, m, k, l, 1.0f, Y, m, Sm, NULL, l, 0.0f, U,
-                 ldu));
+    if (!u_done) TRY(f32_product_run(&uq));
 last:
     TRY(mark(h, &tm, TCNLA_RSVD_STEP_SVD));
 #undef TRY

@@ -68,9 +68,9 @@ static int cpu_orthonormalize_deferred(tn_call_t *cl, tcnla_orth_t method, int64
 
 static int cpu_svd_from_gram(tn_call_t *cl, int64_t n, int64_t l, int64_t k, const float *W,
                              int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt,
-                             int trans) {
+                             int trans, const tn_then_t *then) {
     (void)cl, (void)n, (void)l, (void)k, (void)W, (void)ldw, (void)Xk, (void)Sk, (void)VT;
-    (void)ldvt, (void)trans;
+    (void)ldvt, (void)trans, (void)then;
     return TN_NOT_TAKEN;
 }
 

@@ -46,6 +46,8 @@ static void ctx_release(struct tn_cuda_ctx *c) {
     if (c->ev_mark) cudaEventDestroy(c->ev_mark);
     if (c->lam_pinned) cudaFreeHost(c->lam_pinned);
     if (c->ev_lam) cudaEventDestroy(c->ev_lam);
+    if (c->flags_pinned) cudaFreeHost(c->flags_pinned);
+    if (c->ev_flags) cudaEventDestroy(c->ev_flags);
     if (c->cusolver) cusolverDnDestroy(c->cusolver);
     if (c->cublas) cublasDestroy(c->cublas);
     if (c->own_stream) cudaStreamDestroy(c->own_stream);

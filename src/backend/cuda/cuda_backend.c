@@ -60,9 +60,9 @@ static int cuda_copy_matrix(tcnla_handle_t h, int64_t rows, int64_t cols, const 
 
 static int cuda_svd_from_gram(tn_call_t *cl, int64_t n, int64_t l, int64_t k, const float *W,
                               int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt,
-                              int trans) {
+                              int trans, const tn_then_t *then) {
     return tn_cuda_svd_from_gram_rows(cl->h, n, l, k, W, ldw, Xk, Sk, VT, ldvt, trans,
-                                      cl->dist_rows ? cl : NULL);
+                                      cl->dist_rows ? cl : NULL, then);
 }
 
 static int cuda_gram_ahead(tn_call_t *cl, int64_t n, int64_t l, int64_t k, const float *W,

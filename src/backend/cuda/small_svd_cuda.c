@@ -892,26 +892,58 @@ static int defl_check(struct tn_cuda_ctx *c, int64_t k, const double *F, int *di
     return tn_cuda_err((cudaError_t)tn_cu_orth_check_tol(k, F, DEFL_ORTH_TOL, dinfo, c->stream));
 }
 
-/* Reads the flags of the eigensolutions whose values were read ahead of
- * their checks (bit j of early: dinfo[1 + j]) and, where last, the last
- * check's (dinfo[0]), in one wait: DEFL_EARLY_REDO where one of the former
- * is set (or the test hook spec_fault asks for it); else, where last,
- * EIG_FALLBACK where the latter is. */
-static int defl_verdict(struct tn_cuda_ctx *c, const int *dinfo, int early, int last) {
-    int fl[1 + TN_DEFL_LEVELS] = {0};
-    const int j0 = last ? 0 : 1, j1 = early ? 1 + TN_DEFL_LEVELS : 1;
-    if (j1 <= j0) return TCNLA_SUCCESS;
-    const tn_cuda_read_t rd = {fl + j0, dinfo + j0, sizeof(int) * (size_t)(j1 - j0)};
-    int st = tn_cuda_read_back(c, &rd, 1);
-    if (st) return st;
+/* The flags of the eigensolutions whose values were read ahead of their
+ * checks (bit j of early: fl[1 + j], from dinfo[1 + j]) and, where last,
+ * the last check's (fl[0], from dinfo[0]): DEFL_EARLY_REDO where one of
+ * the former is set (or the test hook spec_fault asks for it); else, where
+ * last, EIG_FALLBACK where the latter is. defl_verdict reads them (one
+ * wait) and decides. */
+static int defl_decide(struct tn_cuda_ctx *c, const int *fl, int early, int last) {
     int redo = early && c->spec_fault;
     for (int j = 0; j < TN_DEFL_LEVELS; j++) redo |= (early >> j & 1) && fl[1 + j];
     if (redo) return DEFL_EARLY_REDO;
     if (last && (fl[0] || c->defl_fault)) {
         c->ssvd.defl_refused = 1;
-        st = EIG_FALLBACK;
+        return EIG_FALLBACK;
     }
-    return st;
+    return TCNLA_SUCCESS;
+}
+
+static int defl_verdict(struct tn_cuda_ctx *c, const int *dinfo, int early, int last) {
+    int fl[1 + TN_DEFL_LEVELS] = {0};
+    const int j0 = last ? 0 : 1, j1 = early ? 1 + TN_DEFL_LEVELS : 1;
+    if (j1 <= j0) return TCNLA_SUCCESS;
+    const tn_cuda_read_t rd = {fl + j0, dinfo + j0, sizeof(int) * (size_t)(j1 - j0)};
+    const int st = tn_cuda_read_back(c, &rd, 1);
+    return st ? st : defl_decide(c, fl, early, last);
+}
+
+/* defl_verdict's last read in two halves, so that work may be queued
+ * between them: the flags (dinfo[0 .. TN_DEFL_LEVELS]) copied to pinned
+ * memory behind what is queued so far and an event recorded (no wait);
+ * then the wait for that copy alone and the decision. */
+static int defl_flags_copy(struct tn_cuda_ctx *c, const int *dinfo) {
+    cudaError_t e = cudaSuccess;
+    if (!c->flags_pinned &&
+        (e = cudaMallocHost((void **)&c->flags_pinned, sizeof(int) * (1 + TN_DEFL_LEVELS))) !=
+            cudaSuccess) {
+        c->flags_pinned = NULL;
+        return tn_cuda_err(e);
+    }
+    if (!c->ev_flags &&
+        (e = cudaEventCreateWithFlags(&c->ev_flags, cudaEventDisableTiming)) != cudaSuccess) {
+        c->ev_flags = NULL;
+        return tn_cuda_err(e);
+    }
+    e = cudaMemcpyAsync(c->flags_pinned, dinfo, sizeof(int) * (1 + TN_DEFL_LEVELS),
+                        cudaMemcpyDeviceToHost, c->stream);
+    if (e == cudaSuccess) e = cudaEventRecord(c->ev_flags, c->stream);
+    return tn_cuda_err(e);
+}
+
+static int defl_flags_wait(struct tn_cuda_ctx *c, int early) {
+    const cudaError_t e = cudaEventSynchronize(c->ev_flags);
+    return e != cudaSuccess ? tn_cuda_err(e) : defl_decide(c, c->flags_pinned, early, 1);
 }
 
 /* Doubles of defl_path's workspace for l (after eig_path's). */
@@ -1069,7 +1101,7 @@ static int jacobi_path(tcnla_handle_t h, int64_t l, int64_t k, const double *Rd,
  * small_svd_jacobi = 1, to compare) turns it off. */
 int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
                           int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt) {
-    return tn_cuda_svd_from_gram_rows(h, n, l, k, W, ldw, Xk, Sk, VT, ldvt, 0, NULL);
+    return tn_cuda_svd_from_gram_rows(h, n, l, k, W, ldw, Xk, Sk, VT, ldvt, 0, NULL, NULL);
 }
 
 /* tn_cuda_svd_from_gram_rows' workspace for n, l, k (defl: with the
@@ -1152,7 +1184,8 @@ int tn_cuda_gram_ahead(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const 
  * one of those flags is set (the call is then redone without them). */
 static int svd_from_gram_run(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
                              int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt,
-                             int trans, tn_call_t *dist, int ahead, int early) {
+                             int trans, tn_call_t *dist, const tn_then_t *then, int ahead,
+                             int early) {
     struct tn_cuda_ctx *c = h->cuda;
     const int il = (int)l;
     const size_t ll = (size_t)l * (size_t)l;
@@ -1212,6 +1245,7 @@ static int svd_from_gram_run(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, 
     if (!st && dm && !deflating) { /* V^T = (W Xs)^T (k x n, or V where trans), rounded once */
         st = tn_cuda_err((cudaError_t)tn_cu_gemm_dmma(W, ldw, n, l, k, Xs, l, 0, VT, ldvt, !trans,
                                                       NULL, c->stream));
+        if (!st && then) st = then->run(then->arg);
         if (!st) c->ssvd.path = TN_SSVD_RAN_EIG;
         return st;
     }
@@ -1256,14 +1290,23 @@ static int svd_from_gram_run(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, 
                                               (int)k));
         }
         if (!st) st = defl_check(c, k, G, dinfo);
-        if (!st) st = defl_verdict(c, dinfo, c->ssvd.early, 1);
-        if (st == EIG_FALLBACK) st = TN_GRAM_NOT_TAKEN; /* (Xk, Sk written: the QR path's too) */
+        /* its flags (and the read-ahead levels') copied out, then V^T's
+         * rounding and `then` queued ahead of the wait for that copy alone:
+         * the GPU runs them while the host waits and decides, instead of
+         * after (where the check refuses, the QR path writes their outputs
+         * again) */
+        if (!st) st = defl_flags_copy(c, dinfo);
     }
     if (!st && trans) /* V = (V^T)^T (n x k), rounded as it is transposed */
         st = tn_cuda_err((cudaError_t)tn_cu_f64_to_f32_t(Vf, k, VT, ldvt, k, n, c->stream));
     else if (!st)
         st = tn_cuda_err((cudaError_t)tn_cu_convert(TN_CONV_F64_TO_F32, Vf, k, VT, ldvt, k, n,
                                                     NULL, c->stream));
+    if (!st && then) st = then->run(then->arg);
+    if (!st && deflating) {
+        st = defl_flags_wait(c, c->ssvd.early);
+        if (st == EIG_FALLBACK) st = TN_GRAM_NOT_TAKEN; /* (Xk, Sk, VT written: the QR path's too) */
+    }
     if (!st) c->ssvd.path = deflating ? TN_SSVD_RAN_DEFLATE : TN_SSVD_RAN_EIG;
     return st;
 }
@@ -1280,18 +1323,18 @@ static int svd_from_gram_run(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, 
  * ahead. */
 int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k,
                                const float *W, int64_t ldw, float *Xk, float *Sk, float *VT,
-                               int64_t ldvt, int trans, tn_call_t *dist) {
+                               int64_t ldvt, int trans, tn_call_t *dist, const tn_then_t *then) {
     struct tn_cuda_ctx *c = h->cuda;
     const int ahead = !dist && c->gram_ahead.valid && c->gram_ahead.W == W &&
                       c->gram_ahead.n == n && c->gram_ahead.l == l && c->gram_ahead.k == k &&
                       c->gram_ahead.ldw == ldw;
     c->gram_ahead.valid = 0;
     if (!gram_path_on(c, l, k)) return TN_GRAM_NOT_TAKEN;
-    int st = svd_from_gram_run(h, n, l, k, W, ldw, Xk, Sk, VT, ldvt, trans, dist, ahead,
+    int st = svd_from_gram_run(h, n, l, k, W, ldw, Xk, Sk, VT, ldvt, trans, dist, then, ahead,
                                !c->spec_off);
     if (st == DEFL_EARLY_REDO) {
         c->ssvd.early_redo++;
-        st = svd_from_gram_run(h, n, l, k, W, ldw, Xk, Sk, VT, ldvt, trans, dist, 0, 0);
+        st = svd_from_gram_run(h, n, l, k, W, ldw, Xk, Sk, VT, ldvt, trans, dist, then, 0, 0);
     }
     return st;
 }

@@ -1536,7 +1536,7 @@ TEST(gpu_rsvd_svd_from_gram) {
         /* trans (the pass-efficient SVD's U): VT transposed, bit for bit */
         float *V = malloc(sizeof(float) * n * l);
         REQUIRE(V);
-        REQUIRE(tn_cuda_svd_from_gram_rows(g, n, l, l, dW, n, dX, dS, dVT, n, 1, NULL) == 0);
+        REQUIRE(tn_cuda_svd_from_gram_rows(g, n, l, l, dW, n, dX, dS, dVT, n, 1, NULL, NULL) == 0);
         gt_to_host(g, V, dVT, (size_t)l * n);
         int same = 1;
         for (int j = 0; j < n; j++)

@@ -240,7 +240,27 @@ TEST(gpu_small_svd_deflate_refusals) {
  * of level 2 ahead of their checks (ssvd.early bits 0 and 1): the same
  * bits, in both forms, as the call that reads them with their checks
  * (the test hook spec_off) and as the call whose read-ahead checks are
- * told failed (spec_fault: redone without reading ahead, early_redo). */
+ * told failed (spec_fault: redone without reading ahead, early_redo); its
+ * `then` (a copy of Xk, queued before the last wait) sees the final Xk. */
+/* The caller's next work (svd_from_gram's `then`): Xk copied out on the
+ * handle's stream, the runs counted */
+typedef struct {
+    tcnla_handle_t g;
+    const float *X;
+    float *copy;
+    size_t n;
+    int runs;
+} xk_copy_t;
+
+static int xk_copy_run(void *arg) {
+    xk_copy_t *t = arg;
+    t->runs++;
+    return cudaMemcpyAsync(t->copy, t->X, sizeof(float) * t->n, cudaMemcpyDeviceToDevice,
+                           t->g->cuda->stream) == cudaSuccess
+               ? 0
+               : TCNLA_ERR_CUDA;
+}
+
 static void gram_on_w_case(tcnla_handle_t g, int l) {
     const int n = 2048, k = l - 10;
     const size_t nl = (size_t)n * l;
@@ -303,7 +323,7 @@ static void gram_on_w_case(tcnla_handle_t g, int l) {
             /* trans (the pass-efficient SVD's U): VT transposed, bit for bit */
             float *V = malloc(sizeof(float) * nl);
             REQUIRE(V);
-            REQUIRE(tn_cuda_svd_from_gram_rows(g, n, l, k, dW, n, dX, dS, dVT, n, 1, NULL) == 0);
+            REQUIRE(tn_cuda_svd_from_gram_rows(g, n, l, k, dW, n, dX, dS, dVT, n, 1, NULL, NULL) == 0);
             gt_to_host(g, V, dVT, (size_t)k * n);
             int same = 1;
             for (int i = 0; i < n; i++)
@@ -316,18 +336,27 @@ static void gram_on_w_case(tcnla_handle_t g, int l) {
                 REQUIRE(o);
                 int early[3] = {0, 0, 0};
                 unsigned redo[3] = {0, 0, 0};
+                float *dXc = gt_to_dev(g, NULL, ox), *Xc = malloc(sizeof(float) * ox);
+                REQUIRE(dXc && Xc);
                 for (int v = 0; v < 3; v++) {
                     float *ov_ = o + v * (ov + ox + k);
+                    xk_copy_t xc = {g, dX, dXc, ox, 0};
+                    const tn_then_t then = {xk_copy_run, &xc};
                     g->cuda->spec_off = v == 1, g->cuda->spec_fault = v == 2;
                     const unsigned r0 = g->cuda->ssvd.early_redo;
                     const int sv = tn_cuda_svd_from_gram_rows(g, n, l, k, dW, n, dX, dS, dVT,
-                                                              tr ? n : k, tr, NULL);
+                                                              tr ? n : k, tr, NULL, &then);
                     g->cuda->spec_off = g->cuda->spec_fault = 0;
                     early[v] = g->cuda->ssvd.early, redo[v] = g->cuda->ssvd.early_redo - r0;
                     CHECK_EQ_INT(sv, 0);
                     gt_to_host(g, ov_, dVT, ov), gt_to_host(g, ov_ + ov, dX, ox);
                     gt_to_host(g, ov_ + ov + ox, dS, (size_t)k);
+                    gt_to_host(g, Xc, dXc, ox);
+                    CHECK_EQ_INT(xc.runs, 1 + (int)redo[v]);
+                    CHECK_MSG(memcmp(Xc, ov_ + ov, sizeof(float) * ox) == 0,
+                              "l %d 1e-%d trans %d run %d: then saw another Xk", l, dec, tr, v);
                 }
+                tcnla_free(g, dXc), free(Xc);
                 printf("    trans %d: values read ahead (levels, bits) %d, %d (spec_off), %d "
                        "(told failed; redone %u)\n", tr, early[0], early[1], early[2], redo[2]);
                 if (tn_cuda_cc(g->cuda) == 90) CHECK_EQ_INT(early[0] & 3, 3);
@@ -346,7 +375,7 @@ static void gram_on_w_case(tcnla_handle_t g, int l) {
             for (int tr = 0; tr < 2; tr++) {
                 g->cuda->defl_fault = 1;
                 const int sf = tn_cuda_svd_from_gram_rows(g, n, l, k, dW, n, dX, dS, dVT,
-                                                          tr ? n : k, tr, NULL);
+                                                          tr ? n : k, tr, NULL, NULL);
                 g->cuda->defl_fault = 0;
                 CHECK_MSG(sf == TN_GRAM_NOT_TAKEN && g->cuda->ssvd.defl_refused == 1 &&
                               g->cuda->ssvd.path != TN_SSVD_RAN_DEFLATE,

@@ -86,6 +86,10 @@ struct tn_cuda_ctx {
     double *lam_pinned;
     size_t lam_room;
     cudaEvent_t ev_lam;
+    /* the deflated path's last flags copied out (pinned, 1 + TN_DEFL_LEVELS
+     * ints) and the event behind them (defl_flags_copy); created on first use */
+    int *flags_pinned;
+    cudaEvent_t ev_flags;
     int spec_off, spec_fault;
     /* (tests only; 0 in use) 1: tn_cuda_defer_marked reports an
      * orthonormalization's flag as set, whatever the device holds, so that
@@ -225,14 +229,18 @@ int tn_cuda_small_svd_path(tcnla_handle_t h, int path, int64_t l, int64_t k, con
  * (l x k, leading dimension l; U = Q Xk), Sk (k) and VT (k x n, ldvt);
  * below s_k = 1e-4 s_1 the deflated Gram path (not with dist);
  * TN_GRAM_NOT_TAKEN where that is off or refuses, or the eigensolver fails
- * (nothing written but, where the deflated path's check refused, Xk and
- * Sk): the QR path then runs. _rows: trans, VT written transposed (n x k,
- * ldvt >= n); dist, W's rows over the ranks of dist->comm. */
+ * (nothing written but, where the deflated path's check refused, Xk, Sk,
+ * VT and what `then` writes): the QR path then runs. _rows: trans, VT
+ * written transposed (n x k, ldvt >= n); dist, W's rows over the ranks of
+ * dist->comm; then (may be NULL), the caller's next work on Xk (the
+ * randomized SVD's U = Q Xk), run where the call is taken: in the deflated
+ * path queued behind the copy of its last check's flags, ahead of the wait
+ * for them. */
 int tn_cuda_svd_from_gram(tcnla_handle_t h, int64_t n, int64_t l, int64_t k, const float *W,
                           int64_t ldw, float *Xk, float *Sk, float *VT, int64_t ldvt);
 int tn_cuda_svd_from_gram_rows(tcnla_handle_t h, int64_t n, int64_t l, int64_t k,
                                const float *W, int64_t ldw, float *Xk, float *Sk, float *VT,
-                               int64_t ldvt, int trans, tn_call_t *dist);
+                               int64_t ldvt, int trans, tn_call_t *dist, const tn_then_t *then);
 /* W^T W (W n x l, ld ldw, handle memory) queued on the handle's stream,
  * where tn_cuda_svd_from_gram_rows (one GPU, k) would form it first: that
  * call on the same W, l and k, with nothing asking for the workspace in
