@@ -79,17 +79,18 @@ struct tn_cuda_ctx {
     int defl_fault;
     /* The deflated small SVD's eigenvalues read ahead of their checks
      * (small_svd_cuda.c, eig_solve_d's early): pinned room for them
-     * (lam_room doubles) and the event behind their copy; created on
-     * first use. Tests only (0 in use): spec_off 1 reads them with their
-     * checks, as without it; spec_fault 1 has the last check find a failed
-     * check of such a read, so that the call is redone without them. */
+     * (lam_room doubles) and the event behind their copy; its last flags
+     * copied out (pinned, 1 + TN_DEFL_LEVELS ints) and the event behind
+     * them (defl_flags_copy); created on first use */
     double *lam_pinned;
     size_t lam_room;
     cudaEvent_t ev_lam;
-    /* the deflated path's last flags copied out (pinned, 1 + TN_DEFL_LEVELS
-     * ints) and the event behind them (defl_flags_copy); created on first use */
     int *flags_pinned;
     cudaEvent_t ev_flags;
+    /* (tests only; 0 in use) spec_off 1: the deflated path reads its
+     * eigenvalues with their checks, as without reading ahead; spec_fault
+     * 1: its last read finds a failed check of a read-ahead level, so that
+     * the call is redone without reading ahead */
     int spec_off, spec_fault;
     /* (tests only; 0 in use) 1: tn_cuda_defer_marked reports an
      * orthonormalization's flag as set, whatever the device holds, so that
