@@ -36,9 +36,11 @@
  *     eigenvalues, so their residuals stay at eps ||T||),
  *     then G X - X diag(lam) at most 32 n eps max|lam| elementwise and lam
  *     ascending. Any failure sets the flag; nothing is decided on the host
- *     before the caller's one read of the eigenvalues and the flag. On a
- *     failure the caller repairs clusters of vectors (eig_repair, with the
- *     kernels under "cluster repair" below) and checks again, or runs
+ *     before the caller's one read of the eigenvalues and the flag (or,
+ *     tn_cu_syev_fast_early, of the eigenvalues as soon as the bisection
+ *     has written them, the flag read later: the deflated path's levels).
+ *     On a failure the caller repairs clusters of vectors (eig_repair, with
+ *     the kernels under "cluster repair" below) and checks again, or runs
  *     syevd.
  *
  * Clusters near zero (a rank-deficient Gram matrix, a spectrum decaying
