@@ -224,24 +224,6 @@ TEST(gpu_small_svd_deflate_refusals) {
     tcnla_destroy(g);
 }
 
-/* The Gram-on-W form (tn_cuda_svd_from_gram, the randomized SVD's last
- * step without W's QR) on a tall W = Ua diag(s) Vb^T (n = 2048, l = 266,
- * and l = 120, whose products, below the FP64 Tensor Core kernels' 129
- * columns, run on the widened W; FP32, s_l = 1e-7 and 1e-9 s_1, k = l -
- * 10): it takes the call by the deflated path (ran TN_SSVD_RAN_DEFLATE,
- * from_w; on Hopper level 1's
- * columns below 1e-9 lam_1 dropped and their span built by defl_fill),
- * the values to 2^-22 +
- * 8 eps s_1 / s_k of the C reference on the widened W and U = Xk (Xk = X,
- * the right vectors of W) and the rows of VT orthonormal to 16 eps s_1 /
- * s_k + 1e-5, W x_j = s_j v_j to 1e-6 s_1; with its last check read as
- * refused (defl_fault) and with small_svd_deflate = 0 it refuses
- * (TN_GRAM_NOT_TAKEN). On Hopper it reads the eigenvalues of level 1 and
- * of level 2 ahead of their checks (ssvd.early bits 0 and 1): the same
- * bits, in both forms, as the call that reads them with their checks
- * (the test hook spec_off) and as the call whose read-ahead checks are
- * told failed (spec_fault: redone without reading ahead, early_redo); its
- * `then` (a copy of Xk, queued before the last wait) sees the final Xk. */
 /* The caller's next work (svd_from_gram's `then`): Xk copied out on the
  * handle's stream, the runs counted */
 typedef struct {
@@ -261,6 +243,24 @@ static int xk_copy_run(void *arg) {
                : TCNLA_ERR_CUDA;
 }
 
+/* The Gram-on-W form (tn_cuda_svd_from_gram, the randomized SVD's last
+ * step without W's QR) on a tall W = Ua diag(s) Vb^T (n = 2048, l = 266,
+ * and l = 120, whose products, below the FP64 Tensor Core kernels' 129
+ * columns, run on the widened W; FP32, s_l = 1e-7 and 1e-9 s_1, k = l -
+ * 10): it takes the call by the deflated path (ran TN_SSVD_RAN_DEFLATE,
+ * from_w; on Hopper level 1's
+ * columns below 1e-9 lam_1 dropped and their span built by defl_fill),
+ * the values to 2^-22 +
+ * 8 eps s_1 / s_k of the C reference on the widened W and U = Xk (Xk = X,
+ * the right vectors of W) and the rows of VT orthonormal to 16 eps s_1 /
+ * s_k + 1e-5, W x_j = s_j v_j to 1e-6 s_1; with its last check read as
+ * refused (defl_fault) and with small_svd_deflate = 0 it refuses
+ * (TN_GRAM_NOT_TAKEN). On Hopper it reads the eigenvalues of level 1 and
+ * of level 2 ahead of their checks (ssvd.early bits 0 and 1): the same
+ * bits, in both forms, as the call that reads them with their checks
+ * (the test hook spec_off) and as the call whose read-ahead checks are
+ * told failed (spec_fault: redone without reading ahead, early_redo); its
+ * `then` (a copy of Xk, queued before the last wait) sees the final Xk. */
 static void gram_on_w_case(tcnla_handle_t g, int l) {
     const int n = 2048, k = l - 10;
     const size_t nl = (size_t)n * l;
@@ -323,7 +323,8 @@ static void gram_on_w_case(tcnla_handle_t g, int l) {
             /* trans (the pass-efficient SVD's U): VT transposed, bit for bit */
             float *V = malloc(sizeof(float) * nl);
             REQUIRE(V);
-            REQUIRE(tn_cuda_svd_from_gram_rows(g, n, l, k, dW, n, dX, dS, dVT, n, 1, NULL, NULL) == 0);
+            REQUIRE(tn_cuda_svd_from_gram_rows(g, n, l, k, dW, n, dX, dS, dVT, n, 1, NULL,
+                                               NULL) == 0);
             gt_to_host(g, V, dVT, (size_t)k * n);
             int same = 1;
             for (int i = 0; i < n; i++)
